@@ -1,0 +1,20 @@
+// copy_in: GM -> UB reads only, one DMA instruction per tile. The calibration kernel for MTE2.
+#include "kernels/families.hpp"
+#include "kernels/lowering_support.hpp"
+
+namespace tilesim {
+
+LoweredKernel lower_copy_in(const KernelSpec& spec, const Hardware& hw) {
+  const int64_t tile_bytes = product(spec.tile) * dtype_bytes(spec.dtype);
+  return lower_independent_tiles(
+      spec, hw, "copy_in", [&](const Dims& origin, const Dims& extent, TaskKind& k) {
+        k.label = "copy_in" + format_dims(extent);
+        TileStep st;
+        st.loads.push_back(
+            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes));
+        k.steps.push_back(st);
+        k.buffers.push_back({"in", tile_bytes, BufferRole::kInput, MemSpace::kUb});
+      });
+}
+
+}  // namespace tilesim

@@ -1,0 +1,55 @@
+// Elementwise ops: z = x op y (add, sub, mul, div) or z = f(x) (relu, exp), tile by tile.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "kernels/families.hpp"
+#include "kernels/lowering_support.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct ElementwiseOp {
+  int inputs;
+  VecClass cls;
+};
+
+const std::map<std::string, ElementwiseOp>& elementwise_ops() {
+  static const std::map<std::string, ElementwiseOp> ops = {
+      {"add", {2, VecClass::kSimple}},  {"sub", {2, VecClass::kSimple}},
+      {"mul", {2, VecClass::kSimple}},  {"div", {2, VecClass::kComplex}},
+      {"relu", {1, VecClass::kSimple}}, {"exp", {1, VecClass::kComplex}},
+  };
+  return ops;
+}
+
+}  // namespace
+
+bool is_elementwise_op(const std::string& op) { return elementwise_ops().count(op) > 0; }
+
+LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
+  const ElementwiseOp op = elementwise_ops().at(spec.op);
+  if (!spec.dims.empty()) throw Error(spec.op + ": dim: an elementwise op takes no reduction dim");
+  const int64_t tile_bytes = product(spec.tile) * dtype_bytes(spec.dtype);
+  return lower_independent_tiles(
+      spec, hw, spec.op, [&](const Dims& origin, const Dims& extent, TaskKind& k) {
+        k.label = spec.op + format_dims(extent);
+        TileStep st;
+        const DmaOp read =
+            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes);
+        for (int i = 0; i < op.inputs; ++i) {
+          st.loads.push_back(read);
+          k.buffers.push_back({fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
+        }
+        st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, product(extent)});
+        DmaOp write = read;
+        write.dir = DmaDir::kWrite;
+        st.stores.push_back(write);
+        k.buffers.push_back({"z", tile_bytes, BufferRole::kOutput, MemSpace::kUb});
+        k.steps.push_back(st);
+      });
+}
+
+}  // namespace tilesim

@@ -1,0 +1,44 @@
+#pragma once
+// What the user asks to run: op, shape, dtype, reduction dim(s), tile, loop count and partition.
+// Parsed from a run config; every rejection is one line naming the key and what is allowed.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/dtype.hpp"
+#include "model/tile_geometry.hpp"
+
+namespace tilesim {
+
+enum class PartitionStyle {
+  kPypto,    // PyPTO tile graph: one task per tile subgraph, loop chunks are root functions
+  kAscendC,  // hand-written Ascend C: tiles split evenly over `cores`, one looping task per core
+};
+
+struct KernelSpec {
+  std::string op;
+  Dims shape;
+  DType dtype = DType::kFp32;
+  std::vector<int> dims;  // reduction dims (normalised to 0..rank-1), empty for elementwise
+  Dims tile;
+  int64_t loop_count = 1;
+  int loop_axis = -1;  // -1: the outermost non-reduction axis
+  PartitionStyle partition = PartitionStyle::kPypto;
+  int64_t cores = 0;     // kAscendC: cores used (0: every core of the op's type)
+  int buffer_count = 2;  // requested multi-buffering depth
+  nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
+};
+
+// Keys a run config may hold besides the kernel's (the caller consumes them).
+KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,
+                                 const std::set<std::string>& caller_keys);
+
+// Splits "a,b,c" into dims; throws naming `what` on bad input.
+Dims parse_dims(const std::string& text, const std::string& what);
+std::string format_dims(const Dims& d);
+
+}  // namespace tilesim

@@ -1,0 +1,38 @@
+#pragma once
+// Lowering: (op, shape, dtype, dims, tile, loop_count, partition) -> task graph + diagnostics.
+// Kernels describe work (DMA instructions, vector and cube ops, buffers, dependencies); they never
+// time it. Candidate figures the rulebook talks about come back as data in Diagnostics.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_spec.hpp"
+#include "model/hardware.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+struct Diagnostics {
+  int64_t contiguous_bytes = 0;  // tile[-1] * dtype bytes
+  int64_t prod_tile = 0;
+  int64_t auto_tiles = 0;        // tiles one op over the whole shape expands into
+  int64_t reduction_segments = 0;  // tiles along the reduction dim(s) per output element
+  std::vector<int> tile_exceeds_shape;  // dims where tile > shape
+  int64_t ub_bytes = 0;          // largest UB footprint of any task, at the depth used
+  int buffer_depth = 0;          // smallest multi-buffering depth any task got
+  std::vector<std::string> limit_violations;  // rulebook limits (reported, not enforced)
+  int64_t tasks = 0;
+};
+
+struct LoweredKernel {
+  TaskGraph graph;
+  Diagnostics diag;
+};
+
+// Throws tilesim::Error for an unknown op, rank mismatch, misaligned tile, bad dim or a capacity
+// overflow, with one line saying what is wrong and what is allowed.
+LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw);
+std::vector<std::string> known_ops();
+
+}  // namespace tilesim

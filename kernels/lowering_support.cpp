@@ -1,0 +1,180 @@
+#include "kernels/lowering_support.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/error.hpp"
+#include "model/ub_budget.hpp"
+
+namespace tilesim {
+
+void validate_tile(const KernelSpec& spec, const Hardware& hw) {
+  if (spec.tile.size() != spec.shape.size())
+    throw Error(fmt::format("{}: tile {} has rank {} but shape {} has rank {} (they must match)",
+                            spec.op, format_dims(spec.tile), spec.tile.size(),
+                            format_dims(spec.shape), spec.shape.size()));
+  const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
+  if (last_bytes % hw.ub_align_bytes != 0)
+    throw Error(fmt::format(
+        "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
+        "(use a multiple of {} elements)",
+        spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
+        hw.ub_align_bytes, hw.ub_align_bytes / dtype_bytes(spec.dtype)));
+}
+
+std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
+  const int64_t n = spec.shape[static_cast<size_t>(axis)];
+  if (spec.loop_count > n)
+    throw Error(fmt::format("{}: loop_count {} exceeds the loop axis {} of size {}", spec.op,
+                            spec.loop_count, axis, n));
+  const int64_t batch = ceil_div(n, spec.loop_count);
+  std::vector<Chunk> chunks;
+  for (int64_t off = 0; off < n; off += batch) chunks.push_back({off, std::min(batch, n - off)});
+  return chunks;
+}
+
+std::vector<int64_t> step_signature(const TileStep& st) {
+  std::vector<int64_t> s;
+  for (const auto* ops : {&st.loads, &st.stores}) {
+    s.push_back(static_cast<int64_t>(ops->size()));
+    for (const auto& d : *ops) s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules});
+  }
+  s.push_back(static_cast<int64_t>(st.vec.size()));
+  for (const auto& v : st.vec)
+    s.insert(s.end(), {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch,
+                       v.rows, v.cols});
+  s.push_back(static_cast<int64_t>(st.cube.size()));
+  for (const auto& c : st.cube) s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n});
+  return s;
+}
+
+std::vector<int64_t> kind_signature(const TaskKind& kind) {
+  std::vector<int64_t> s = {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count};
+  for (const auto& b : kind.buffers) {
+    s.push_back(b.bytes);
+    s.push_back(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));
+  }
+  for (const auto& st : kind.steps) {
+    s.push_back(-1);
+    s.push_back(st.repeat);
+    const auto sub = step_signature(st);
+    s.insert(s.end(), sub.begin(), sub.end());
+  }
+  return s;
+}
+
+int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
+  auto sig = kind_signature(kind);
+  auto it = ids_.find(sig);
+  if (it != ids_.end()) return it->second;
+  const int id = graph.add_kind(kind);
+  ids_.emplace(std::move(sig), id);
+  return id;
+}
+
+namespace {
+
+int default_loop_axis(const KernelSpec& spec) {
+  if (spec.loop_axis >= 0) return spec.loop_axis;
+  for (int a = 0; a < static_cast<int>(spec.shape.size()); ++a)
+    if (std::find(spec.dims.begin(), spec.dims.end(), a) == spec.dims.end()) return a;
+  return 0;
+}
+
+}  // namespace
+
+LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
+                                      const std::string& psg, const TileWork& work) {
+  validate_tile(spec, hw);
+  LoweredKernel out;
+  TaskGraph& g = out.graph;
+  const int psg_id = g.add_psg(psg);
+  KindCache cache;
+  auto make_kind = [&](const Dims& origin, const Dims& extent) {
+    TaskKind k;
+    k.psg = psg_id;
+    k.buffer_count = spec.buffer_count;
+    work(origin, extent, k);
+    return k;
+  };
+  if (spec.partition == PartitionStyle::kPypto) {
+    g.runtime = RuntimeStyle::kMpmd;
+    const int axis = default_loop_axis(spec);
+    const auto chunks = loop_chunks(spec, axis);
+    for (size_t r = 0; r < chunks.size(); ++r) {
+      Dims sub = spec.shape;
+      sub[static_cast<size_t>(axis)] = chunks[r].size;
+      const TileGrid grid(sub, spec.tile);
+      for (int64_t i = 0; i < grid.count(); ++i) {
+        Dims origin = grid.origin(i);
+        const Dims extent = grid.extent_at(origin);
+        origin[static_cast<size_t>(axis)] += chunks[r].offset;
+        g.add_task(cache.get(g, make_kind(origin, extent)), static_cast<int32_t>(r));
+      }
+    }
+  } else {
+    if (spec.loop_count != 1)
+      throw Error(fmt::format(
+          "{}: loop_count {} applies to the pypto partition; the ascendc partition splits tiles "
+          "over partition.cores",
+          spec.op, spec.loop_count));
+    g.runtime = RuntimeStyle::kSpmd;
+    const TileGrid grid(spec.shape, spec.tile);
+    const int64_t cores = spec.cores > 0 ? spec.cores : hw.aiv_cores;
+    if (cores > hw.aiv_cores)
+      throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
+                              cores, hw.aiv_cores, hw.name));
+    const int64_t used = std::min(cores, grid.count());
+    for (int64_t c = 0; c < used; ++c) {
+      const int64_t begin = grid.count() * c / used, end = grid.count() * (c + 1) / used;
+      TaskKind core_kind;
+      for (int64_t i = begin; i < end; ++i) {
+        const Dims origin = grid.origin(i);
+        TaskKind tile = make_kind(origin, grid.extent_at(origin));
+        if (core_kind.steps.empty()) {
+          core_kind = tile;
+          continue;
+        }
+        // Consecutive identical tiles become one step repeated; the buffers are the tile's.
+        TileStep& last = core_kind.steps.back();
+        if (step_signature(last) == step_signature(tile.steps.front()))
+          ++last.repeat;
+        else
+          core_kind.steps.push_back(tile.steps.front());
+      }
+      core_kind.label = fmt::format("{}_core{}", psg, c);
+      g.add_task(cache.get(g, core_kind), 0, static_cast<int32_t>(c));
+    }
+  }
+  g.finalize();
+  fill_common_diagnostics(spec, hw, out);
+  return out;
+}
+
+void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, LoweredKernel& out) {
+  Diagnostics& d = out.diag;
+  d.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
+  d.prod_tile = product(spec.tile);
+  d.auto_tiles = auto_tiles(spec.shape, spec.tile);
+  d.reduction_segments = 1;
+  for (int dim : spec.dims)
+    d.reduction_segments *= ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
+  for (size_t i = 0; i < spec.tile.size(); ++i)
+    if (spec.tile[i] > spec.shape[i]) d.tile_exceeds_shape.push_back(static_cast<int>(i));
+  if (d.prod_tile > hw.max_tile_elements)
+    d.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
+                                             d.prod_tile, hw.max_tile_elements));
+  if (d.auto_tiles > hw.max_auto_tiles)
+    d.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
+                                             d.auto_tiles, hw.max_auto_tiles));
+  d.tasks = static_cast<int64_t>(out.graph.tasks.size());
+  d.buffer_depth = 0;
+  for (const auto& k : out.graph.kinds) {
+    const BufferPlan plan = plan_buffers(k, hw);  // throws on overflow
+    d.ub_bytes = std::max(d.ub_bytes, plan.used[static_cast<int>(MemSpace::kUb)]);
+    d.buffer_depth = d.buffer_depth == 0 ? plan.depth : std::min(d.buffer_depth, plan.depth);
+  }
+}
+
+}  // namespace tilesim

@@ -1,0 +1,47 @@
+#pragma once
+// Helpers shared by kernel families: validation, loop chunks, kind de-duplication, the two
+// partition styles for kernels whose tiles are independent, and the diagnostics every family
+// reports.
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/lowering.hpp"
+
+namespace tilesim {
+
+// Rank match, positive dims, last tile dim aligned to the UB block; throws tilesim::Error.
+void validate_tile(const KernelSpec& spec, const Hardware& hw);
+
+struct Chunk {
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+// `loop + view/assemble`: cut `axis` into ceil_div(n, loop_count)-sized chunks (the last may be
+// shorter). Throws when loop_count exceeds the axis.
+std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis);
+
+// Task kinds keyed by the exact work they contain, so identical tiles share one kind.
+class KindCache {
+ public:
+  int get(TaskGraph& graph, const TaskKind& kind);
+
+ private:
+  std::map<std::vector<int64_t>, int> ids_;
+};
+std::vector<int64_t> kind_signature(const TaskKind& kind);
+std::vector<int64_t> step_signature(const TileStep& step);  // work only, not the repeat
+
+// Work of one independent tile: its tile step and buffers.
+using TileWork = std::function<void(const Dims& origin, const Dims& extent, TaskKind& kind)>;
+
+// Lowers a kernel whose tiles are independent (copy, elementwise) in either partition style.
+LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
+                                      const std::string& psg, const TileWork& work);
+
+// Fills the figures common to every kernel (contiguous bytes, auto_tiles, limits, UB use).
+void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, LoweredKernel& out);
+
+}  // namespace tilesim

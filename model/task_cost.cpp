@@ -1,0 +1,176 @@
+#include "model/task_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include "model/cube_cost.hpp"
+#include "model/dma_cost.hpp"
+#include "model/ub_budget.hpp"
+#include "model/vector_cost.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr double kNever = -std::numeric_limits<double>::infinity();
+
+struct StageTimes {
+  double load_occ = 0, load_lat = 0;
+  double compute = 0, vec = 0, cube = 0;
+  double store_occ = 0, store_lat = 0;
+  double read_bytes = 0, write_bytes = 0;
+  bool has_loads = false, has_consumer = false, has_stores = false;
+};
+
+StageTimes stage_times(const TileStep& step, const Hardware& hw) {
+  StageTimes s;
+  for (const auto& op : step.loads) {
+    s.load_occ += dma_occupancy_cycles(op, hw);
+    s.read_bytes += dma_gm_bytes(op, hw);
+  }
+  for (const auto& op : step.stores) {
+    s.store_occ += dma_occupancy_cycles(op, hw);
+    s.write_bytes += dma_gm_bytes(op, hw);
+  }
+  for (const auto& op : step.vec) s.vec += vector_cost(op, hw).cycles;
+  for (const auto& op : step.cube) s.cube += cube_cycles(op, hw);
+  s.compute = s.vec + s.cube;
+  s.has_loads = !step.loads.empty();
+  s.has_stores = !step.stores.empty();
+  s.has_consumer = !step.vec.empty() || !step.cube.empty() || s.has_stores;
+  s.load_lat = s.has_loads ? dma_latency_cycles(DmaDir::kRead, hw) : 0;
+  s.store_lat = s.has_stores ? dma_latency_cycles(DmaDir::kWrite, hw) : 0;
+  return s;
+}
+
+// Pipeline state carried from one iteration to the next (and across steps).
+struct PipeState {
+  double load_free = 0, compute_free = 0, store_free = 0;
+  double end = 0;                         // latest completion of anything
+  double mte2_busy = 0, mte3_busy = 0;    // busy-interval unions
+  double mte2_mark = 0, mte3_mark = 0;    // end of the last counted busy interval
+  std::deque<double> input_release;       // per past iteration: when its inputs were released
+  std::deque<double> output_release;      // per past iteration: when its outputs were released
+};
+
+// Adds [start, end) to a union of start-ordered intervals.
+void add_busy(double& total, double& mark, double start, double end) {
+  const double from = std::max(start, mark);
+  if (end > from) total += end - from;
+  mark = std::max(mark, end);
+}
+
+void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
+  auto released = [&](const std::deque<double>& q) {
+    return q.size() >= depth ? q[q.size() - depth] : kNever;
+  };
+  double data_ready = p.load_free;
+  double load_start = p.load_free;
+  if (s.has_loads) {
+    load_start = s.has_consumer ? std::max(p.load_free, released(p.input_release)) : p.load_free;
+    p.load_free = load_start + s.load_occ;
+    data_ready = p.load_free + s.load_lat;
+    add_busy(p.mte2_busy, p.mte2_mark, load_start, data_ready);
+  }
+  double compute_end = data_ready;
+  if (s.has_consumer) {
+    const double start = std::max({data_ready, p.compute_free, released(p.output_release)});
+    compute_end = start + s.compute;
+    p.compute_free = compute_end;
+  }
+  double store_end = compute_end;
+  if (s.has_stores) {
+    const double start = std::max(compute_end, p.store_free);
+    p.store_free = start + s.store_occ;
+    store_end = p.store_free + s.store_lat;
+    add_busy(p.mte3_busy, p.mte3_mark, start, store_end);
+  }
+  p.end = std::max({p.end, data_ready, compute_end, store_end});
+  p.input_release.push_back(s.has_consumer ? compute_end : kNever);
+  p.output_release.push_back(store_end);
+  if (p.input_release.size() > depth + 4) p.input_release.pop_front();
+  if (p.output_release.size() > depth + 4) p.output_release.pop_front();
+}
+
+// All times of the state, for detecting the periodic regime.
+std::vector<double> snapshot(const PipeState& p) {
+  std::vector<double> v = {p.load_free, p.compute_free, p.store_free, p.end,
+                           p.mte2_busy, p.mte3_busy,    p.mte2_mark,  p.mte3_mark};
+  v.insert(v.end(), p.input_release.begin(), p.input_release.end());
+  v.insert(v.end(), p.output_release.begin(), p.output_release.end());
+  return v;
+}
+
+void shift(PipeState& p, const std::vector<double>& delta, double times) {
+  double* fields[] = {&p.load_free, &p.compute_free, &p.store_free, &p.end,
+                      &p.mte2_busy, &p.mte3_busy,    &p.mte2_mark,  &p.mte3_mark};
+  size_t i = 0;
+  for (double* f : fields) *f += delta[i++] * times;
+  for (double& x : p.input_release) x += delta[i++] * times;
+  for (double& x : p.output_release) x += delta[i++] * times;
+}
+
+bool same_delta(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isinf(a[i]) || std::isinf(b[i])) {
+      if (a[i] != b[i] && !(std::isnan(a[i]) && std::isnan(b[i]))) return false;
+      continue;
+    }
+    if (std::abs(a[i] - b[i]) > 1e-9 * (1.0 + std::abs(a[i]))) return false;
+  }
+  return true;
+}
+
+std::vector<double> diff(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d(a.size());
+  for (size_t i = 0; i < a.size(); ++i) d[i] = (std::isinf(a[i]) && std::isinf(b[i])) ? 0 : a[i] - b[i];
+  return d;
+}
+
+// Runs `n` identical iterations; once consecutive iterations shift the whole state by the same
+// amount (the periodic regime of this max-plus recurrence), the rest is advanced in one jump.
+void run_step(PipeState& p, const StageTimes& s, size_t depth, int64_t n) {
+  const int64_t warmup = static_cast<int64_t>(4 * depth + 8);
+  std::vector<std::vector<double>> hist;
+  for (int64_t i = 0; i < n; ++i) {
+    run_iteration(p, s, depth);
+    if (i + 1 < warmup || i + 1 == n) continue;
+    hist.push_back(snapshot(p));
+    if (hist.size() < 3) continue;
+    const auto d1 = diff(hist[hist.size() - 1], hist[hist.size() - 2]);
+    const auto d0 = diff(hist[hist.size() - 2], hist[hist.size() - 3]);
+    if (!same_delta(d1, d0)) continue;
+    const int64_t remaining = n - (i + 1);
+    shift(p, d1, static_cast<double>(remaining));
+    return;
+  }
+}
+
+}  // namespace
+
+TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
+  const BufferPlan plan = plan_buffers(kind, hw);
+  TaskCost cost;
+  cost.depth = plan.depth;
+  PipeState p;
+  for (const auto& step : kind.steps) {
+    if (step.repeat <= 0) continue;
+    const StageTimes s = stage_times(step, hw);
+    run_step(p, s, static_cast<size_t>(plan.depth), step.repeat);
+    const auto reps = static_cast<double>(step.repeat);
+    cost.vec_busy += reps * s.vec;
+    cost.cube_busy += reps * s.cube;
+    cost.gm_read_bytes += reps * s.read_bytes;
+    cost.gm_write_bytes += reps * s.write_bytes;
+    cost.iterations += step.repeat;
+  }
+  cost.cycles = p.end;
+  cost.mte2_busy = p.mte2_busy;
+  cost.mte3_busy = p.mte3_busy;
+  return cost;
+}
+
+}  // namespace tilesim

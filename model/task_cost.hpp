@@ -1,0 +1,34 @@
+#pragma once
+// The time of one task on an idle machine, from its tile steps.
+//
+// Each iteration of a tile step runs three stages on three pipes: loads (MTE2), compute (vector or
+// cube) and stores (MTE3). With multi-buffering depth B, iteration i may load while iteration i-1
+// computes, as long as iteration i-B has released its input buffers (after its compute) and
+// iteration i-B has released its output buffers (after its store). Fill and drain are therefore
+// exposed and a depth of 1 serialises load and compute. A load whose data nobody consumes (a pure
+// copy-in) streams without waiting for buffers.
+
+#include <cstdint>
+
+#include "model/hardware.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+struct TaskCost {
+  double cycles = 0;         // duration on an idle machine
+  double mte2_busy = 0;      // cycles the load pipe has work outstanding
+  double vec_busy = 0;       // vector pipe busy cycles
+  double cube_busy = 0;      // cube pipe busy cycles
+  double mte3_busy = 0;      // cycles the store pipe has work outstanding
+  double gm_read_bytes = 0;  // through shared global memory (granule waste included)
+  double gm_write_bytes = 0;
+  int depth = 1;             // multi-buffering depth used
+  int64_t iterations = 0;
+  double gm_bytes() const { return gm_read_bytes + gm_write_bytes; }
+};
+
+// Costs one task kind; throws tilesim::Error when its buffers do not fit.
+TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw);
+
+}  // namespace tilesim

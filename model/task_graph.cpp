@@ -1,0 +1,85 @@
+#include "model/task_graph.hpp"
+
+#include <algorithm>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+const char* core_type_name(CoreType t) { return t == CoreType::kAiv ? "AIV" : "AIC"; }
+
+const char* vec_class_name(VecClass c) {
+  switch (c) {
+    case VecClass::kSimple:
+      return "simple";
+    case VecClass::kComplex:
+      return "complex";
+    case VecClass::kReduceLast:
+      return "reduce_last";
+    case VecClass::kReduceRows:
+      return "reduce_rows";
+  }
+  return "?";
+}
+
+const char* mem_space_name(MemSpace m) {
+  switch (m) {
+    case MemSpace::kUb:
+      return "UB";
+    case MemSpace::kL1:
+      return "L1";
+    case MemSpace::kL0a:
+      return "L0A";
+    case MemSpace::kL0b:
+      return "L0B";
+    case MemSpace::kL0c:
+      return "L0C";
+  }
+  return "?";
+}
+
+int TaskGraph::add_psg(const std::string& name) {
+  auto it = std::find(psg_names.begin(), psg_names.end(), name);
+  if (it != psg_names.end()) return static_cast<int>(it - psg_names.begin());
+  psg_names.push_back(name);
+  return static_cast<int>(psg_names.size() - 1);
+}
+
+int TaskGraph::add_kind(TaskKind kind) {
+  kinds.push_back(std::move(kind));
+  return static_cast<int>(kinds.size() - 1);
+}
+
+int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core) {
+  if (kind < 0 || kind >= static_cast<int32_t>(kinds.size()))
+    throw Error("task graph: task refers to unknown kind " + std::to_string(kind));
+  tasks.push_back(Task{kind, root, pinned_core});
+  num_roots_ = std::max(num_roots_, root + 1);
+  return static_cast<int32_t>(tasks.size() - 1);
+}
+
+void TaskGraph::add_edge(int32_t from, int32_t to) { edges_.emplace_back(from, to); }
+
+void TaskGraph::finalize() {
+  const auto n = static_cast<int32_t>(tasks.size());
+  for (const auto& [a, b] : edges_)
+    if (a < 0 || a >= n || b < 0 || b >= n || a == b)
+      throw Error("task graph: bad dependency edge " + std::to_string(a) + " -> " +
+                  std::to_string(b));
+  std::sort(edges_.begin(), edges_.end());
+  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  succ_off_.assign(n + 1, 0);
+  indeg_.assign(n, 0);
+  for (const auto& [a, b] : edges_) {
+    ++succ_off_[a + 1];
+    ++indeg_[b];
+  }
+  for (int32_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
+  succ_.resize(edges_.size());
+  for (size_t i = 0; i < edges_.size(); ++i) succ_[i] = edges_[i].second;  // already sorted by from
+  edges_.clear();
+  edges_.shrink_to_fit();
+  finalized_ = true;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,129 @@
+#pragma once
+// The task-graph IR: what a kernel hands to the cost model and the simulator.
+//
+// A task is a sequence of tile steps on one core type. A tile step is one loop iteration of
+// "DMA in -> compute -> DMA out", repeated `repeat` times; the cost model overlaps consecutive
+// iterations through multi-buffering. Tasks that share the same work share a TaskKind, so a graph
+// of a million tasks holds a handful of kinds.
+//
+// The IR expresses both runtime styles:
+//  - kMpmd (PyPTO): one task per program subgraph instance, grouped into root functions (loop
+//    bodies) that the control AICPU builds and stitches; scheduler AICPUs dispatch ready tasks.
+//  - kSpmd (hand-written Ascend C): one task per core, pinned to it, looping over its tiles; all
+//    cores start at kernel launch.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/dtype.hpp"
+
+namespace tilesim {
+
+enum class CoreType { kAiv, kAic };
+const char* core_type_name(CoreType t);
+
+enum class DmaDir { kRead, kWrite };  // read: GM -> UB/L1 (MTE2); write: UB/L0C -> GM (MTE3/FixP)
+
+// One DMA instruction: `bursts` contiguous runs of `burst_bytes`, plus the extra GM granules its
+// misaligned bursts touch.
+struct DmaOp {
+  DmaDir dir = DmaDir::kRead;
+  int64_t bursts = 0;
+  int64_t burst_bytes = 0;
+  int64_t extra_granules = 0;
+  int64_t bytes() const { return bursts * burst_bytes; }
+};
+
+enum class VecClass {
+  kSimple,      // add, sub, mul, max, min, relu, copy, broadcast: full-rate elementwise
+  kComplex,     // exp, ln, sqrt, div: slower elementwise
+  kReduceLast,  // reduce each row along the last (contiguous) axis: in-row reduce instructions
+  kReduceRows,  // combine `rows` rows elementwise (reduction along a non-last axis)
+};
+const char* vec_class_name(VecClass c);
+
+// One vector operation on a tile: `batch` independent instances of a rows x cols block.
+// Elementwise classes touch batch * rows * cols elements.
+struct VecOp {
+  VecClass cls = VecClass::kSimple;
+  DType dtype = DType::kFp32;
+  int64_t batch = 1;
+  int64_t rows = 1;
+  int64_t cols = 1;
+};
+
+// One cube (matrix) block: m x k times k x n.
+struct CubeOp {
+  DType dtype = DType::kFp16;
+  int64_t m = 0, k = 0, n = 0;
+};
+
+struct TileStep {
+  std::vector<DmaOp> loads;
+  std::vector<VecOp> vec;
+  std::vector<CubeOp> cube;
+  std::vector<DmaOp> stores;
+  int64_t repeat = 1;
+};
+
+enum class MemSpace { kUb, kL1, kL0a, kL0b, kL0c };
+const char* mem_space_name(MemSpace m);
+
+enum class BufferRole { kInput, kOutput, kTemp };  // inputs/outputs rotate with multi-buffering
+
+struct Buffer {
+  std::string name;
+  int64_t bytes = 0;
+  BufferRole role = BufferRole::kTemp;
+  MemSpace space = MemSpace::kUb;
+};
+
+struct TaskKind {
+  std::string label;  // e.g. "add[64x1024]"
+  CoreType core = CoreType::kAiv;
+  int psg = 0;  // program subgraph kind (index into TaskGraph::psg_names)
+  std::vector<TileStep> steps;
+  std::vector<Buffer> buffers;
+  int buffer_count = 2;  // requested multi-buffering depth; the model uses less if UB is short
+};
+
+struct Task {
+  int32_t kind = 0;
+  int32_t root = 0;         // root function (loop body) it belongs to
+  int32_t pinned_core = -1;  // kSpmd: the core it runs on (index among cores of its type)
+};
+
+enum class RuntimeStyle { kMpmd, kSpmd };
+
+class TaskGraph {
+ public:
+  RuntimeStyle runtime = RuntimeStyle::kMpmd;
+  std::vector<std::string> psg_names;
+  std::vector<TaskKind> kinds;
+  std::vector<Task> tasks;
+
+  int add_psg(const std::string& name);
+  int add_kind(TaskKind kind);
+  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1);
+  void add_edge(int32_t from, int32_t to);  // `to` depends on `from`
+  // Builds the successor lists and in-degrees; call once after the last add_edge.
+  void finalize();
+
+  int32_t num_roots() const { return num_roots_; }
+  int64_t num_edges() const { return static_cast<int64_t>(succ_.size()); }
+  const int32_t* succ_begin(int32_t t) const { return succ_.data() + succ_off_[t]; }
+  const int32_t* succ_end(int32_t t) const { return succ_.data() + succ_off_[t + 1]; }
+  int32_t indegree(int32_t t) const { return indeg_[t]; }
+  bool finalized() const { return finalized_; }
+
+ private:
+  std::vector<std::pair<int32_t, int32_t>> edges_;
+  std::vector<int64_t> succ_off_;
+  std::vector<int32_t> succ_;
+  std::vector<int32_t> indeg_;
+  int32_t num_roots_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace tilesim

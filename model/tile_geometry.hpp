@@ -1,0 +1,46 @@
+#pragma once
+// Geometry of a tile inside a row-major tensor: how many tiles, the clipped extent of each, the
+// DMA instruction that moves one, and the rulebook's per-candidate figures.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/dtype.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+using Dims = std::vector<int64_t>;
+
+int64_t product(const Dims& d);
+int64_t ceil_div(int64_t a, int64_t b);
+// prod(ceil(shape[i] / tile[i])): the number of tiles one op over `shape` expands into.
+int64_t auto_tiles(const Dims& shape, const Dims& tile);
+// tile[-1] * dtype bytes: the rulebook's contiguous bytes, from the tile alone.
+int64_t contiguous_bytes(const Dims& tile, DType dtype);
+
+// The tiles of `shape`, in row-major order of tile index.
+class TileGrid {
+ public:
+  TileGrid(Dims shape, Dims tile);
+  int64_t count() const { return count_; }
+  const Dims& counts() const { return counts_; }
+  const Dims& shape() const { return shape_; }
+  const Dims& tile() const { return tile_; }
+  Dims origin(int64_t index) const;
+  // The tile's extent: the tile shape clipped at the tensor's edge (ragged tails stay exact).
+  Dims extent(int64_t index) const;
+  Dims extent_at(const Dims& origin) const;
+
+ private:
+  Dims shape_, tile_, counts_;
+  int64_t count_ = 0;
+};
+
+// One DMA instruction moving the block `extent` at `origin` of a row-major tensor `shape`.
+// Trailing dims the block covers in full merge into one contiguous burst; `granule` is the GM
+// access granule whose boundaries a misaligned burst straddles (assuming a granule-aligned base).
+DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
+                int64_t granule);
+
+}  // namespace tilesim

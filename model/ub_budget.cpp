@@ -1,0 +1,86 @@
+#include "model/ub_budget.hpp"
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+constexpr MemSpace kSpaces[] = {MemSpace::kUb, MemSpace::kL1, MemSpace::kL0a, MemSpace::kL0b,
+                                MemSpace::kL0c};
+int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+}  // namespace
+
+int64_t mem_capacity(MemSpace space, const Hardware& hw) {
+  switch (space) {
+    case MemSpace::kUb:
+      return hw.ub_bytes;
+    case MemSpace::kL1:
+      return hw.l1_bytes;
+    case MemSpace::kL0a:
+      return hw.l0a_bytes;
+    case MemSpace::kL0b:
+      return hw.l0b_bytes;
+    case MemSpace::kL0c:
+      return hw.l0c_bytes;
+  }
+  return 0;
+}
+
+int64_t mem_align(MemSpace space, const Hardware& hw) {
+  // HARDWARE.md: UB/L1 32 B; L0A/L0B 512 B; L0C 64 B. UB alignment is configurable.
+  switch (space) {
+    case MemSpace::kUb:
+    case MemSpace::kL1:
+      return hw.ub_align_bytes;
+    case MemSpace::kL0a:
+    case MemSpace::kL0b:
+      return 512;
+    case MemSpace::kL0c:
+      return 64;
+  }
+  return 1;
+}
+
+int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardware& hw) {
+  int64_t total = 0;
+  for (const auto& b : kind.buffers) {
+    if (b.space != space) continue;
+    const int copies = b.role == BufferRole::kTemp ? 1 : depth;
+    total += round_up(b.bytes, mem_align(space, hw)) * copies;
+  }
+  return total;
+}
+
+BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
+  BufferPlan plan;
+  for (MemSpace s : kSpaces) plan.capacity[static_cast<int>(s)] = mem_capacity(s, hw);
+  for (int depth = std::max(1, kind.buffer_count); depth >= 1; --depth) {
+    bool fits = true;
+    for (MemSpace s : kSpaces) {
+      const int64_t used = footprint(kind, s, depth, hw);
+      plan.used[static_cast<int>(s)] = used;
+      if (used > plan.capacity[static_cast<int>(s)]) fits = false;
+    }
+    if (fits) {
+      plan.depth = depth;
+      return plan;
+    }
+  }
+  for (MemSpace s : kSpaces) {
+    const int64_t used = footprint(kind, s, 1, hw);
+    if (used <= mem_capacity(s, hw)) continue;
+    std::string list;
+    for (const auto& b : kind.buffers) {
+      if (b.space != s) continue;
+      list += fmt::format("{}{} {} B", list.empty() ? "" : ", ", b.name,
+                          round_up(b.bytes, mem_align(s, hw)));
+    }
+    throw Error(fmt::format("{} overflow in task '{}': needs {} B, has {} B (buffers: {})",
+                            mem_space_name(s), kind.label, used, mem_capacity(s, hw), list));
+  }
+  return plan;  // unreachable: depth 1 fits when no space overflows
+}
+
+}  // namespace tilesim

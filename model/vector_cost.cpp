@@ -1,0 +1,78 @@
+#include "model/vector_cost.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct ClassCost {
+  double cycles_per_repeat;
+  double latency;
+};
+
+ClassCost class_cost(VecClass c, const Hardware& hw) {
+  switch (c) {
+    case VecClass::kComplex:
+      return {hw.vector_complex_cycles_per_repeat, hw.vector_complex_latency_cycles};
+    case VecClass::kReduceLast:
+      return {hw.vector_reduce_cycles_per_repeat, hw.vector_reduce_latency_cycles};
+    case VecClass::kSimple:
+    case VecClass::kReduceRows:
+      break;
+  }
+  return {hw.vector_simple_cycles_per_repeat, hw.vector_simple_latency_cycles};
+}
+
+// One logical vector op over `repeats` repeats, split into instructions of at most max_repeats.
+void add_op(VecCost& total, int64_t repeats, ClassCost cc, const Hardware& hw) {
+  if (repeats <= 0) return;
+  const int64_t instr = ceil_div(repeats, hw.vector_max_repeats);
+  total.instructions += instr;
+  total.repeats += repeats;
+  total.cycles += static_cast<double>(instr) * (hw.vector_issue_cycles + cc.latency) +
+                  static_cast<double>(repeats) * cc.cycles_per_repeat;
+}
+
+}  // namespace
+
+VecCost vector_cost(const VecOp& op, const Hardware& hw) {
+  VecCost total;
+  const int64_t per_repeat = hw.vector_bytes_per_repeat / dtype_bytes(op.dtype);
+  const ClassCost simple = class_cost(VecClass::kSimple, hw);
+  switch (op.cls) {
+    case VecClass::kSimple:
+    case VecClass::kComplex: {
+      const int64_t elems = op.batch * op.rows * op.cols;
+      add_op(total, ceil_div(elems, per_repeat), class_cost(op.cls, hw), hw);
+      break;
+    }
+    case VecClass::kReduceLast: {
+      const int64_t rows = op.batch * op.rows;
+      // Halving adds over all rows at once until each row is one repeat wide.
+      int64_t width = ceil_div(op.cols, per_repeat);
+      while (width > 1) {
+        const int64_t half = width / 2;
+        add_op(total, rows * half, simple, hw);
+        width -= half;
+      }
+      add_op(total, rows, class_cost(VecClass::kReduceLast, hw), hw);
+      break;
+    }
+    case VecClass::kReduceRows: {
+      const int64_t row_repeats = ceil_div(op.cols, per_repeat);
+      int64_t rows = op.rows;
+      while (rows > 1) {
+        const int64_t half = rows / 2;
+        add_op(total, op.batch * half * row_repeats, simple, hw);
+        rows -= half;
+      }
+      break;
+    }
+  }
+  return total;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,102 @@
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw) {
+  Metrics m;
+  auto us = [&](double cycles) { return hw.cycles_to_us(cycles); };
+  m.tasks = static_cast<int64_t>(graph.tasks.size());
+  m.edges = graph.num_edges();
+  m.root_functions = graph.num_roots();
+  m.gen_time_us = us(sim.last_end - sim.first_start);
+  m.kernel_time_us = us(sim.last_end) + hw.kernel_launch_us;
+
+  const size_t ncores = sim.core_types.size();
+  std::vector<std::vector<int32_t>> by_core(ncores);
+  for (size_t i = 0; i < sim.tasks.size(); ++i)
+    by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(static_cast<int32_t>(i));
+
+  std::vector<PsgMetrics> psg(graph.psg_names.size());
+  for (size_t p = 0; p < psg.size(); ++p) psg[p].name = graph.psg_names[p];
+
+  for (size_t c = 0; c < ncores; ++c) {
+    auto& list = by_core[c];
+    if (list.empty()) continue;
+    std::sort(list.begin(), list.end(), [&](int32_t a, int32_t b) {
+      const auto &ra = sim.tasks[static_cast<size_t>(a)], &rb = sim.tasks[static_cast<size_t>(b)];
+      return ra.start != rb.start ? ra.start < rb.start : a < b;
+    });
+    CoreMetrics cm;
+    cm.core = static_cast<int32_t>(c);
+    cm.type = sim.core_types[c];
+    double prev_end = sim.first_start;
+    double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
+    for (int32_t t : list) {
+      const auto& r = sim.tasks[static_cast<size_t>(t)];
+      const auto& task = graph.tasks[static_cast<size_t>(t)];
+      const auto& cost = sim.kind_costs[static_cast<size_t>(task.kind)];
+      const double dur = r.end - r.start;
+      wait += r.start - prev_end;
+      wait_sched += r.start - std::max(prev_end, r.pred_end);
+      busy += dur;
+      // Shared-bandwidth slowdown stretches the DMA pipes' busy time, never past the task.
+      const double stretch = cost.cycles > 0 ? std::max(1.0, dur / cost.cycles) : 1.0;
+      mte2 += std::min(dur, cost.mte2_busy * stretch);
+      mte3 += std::min(dur, cost.mte3_busy * stretch);
+      vec += cost.vec_busy;
+      cube += cost.cube_busy;
+      prev_end = r.end;
+      auto& p = psg[static_cast<size_t>(graph.kinds[static_cast<size_t>(task.kind)].psg)];
+      ++p.count;
+      p.sum_dur_us += us(dur);
+      m.gm_read_bytes += cost.gm_read_bytes;
+      m.gm_write_bytes += cost.gm_write_bytes;
+    }
+    cm.execute_task_num = static_cast<int64_t>(list.size());
+    cm.core_total_work_time_us = us(prev_end - sim.first_start);
+    cm.total_wait_time_us = us(wait);
+    cm.wait_schedule_time_us = us(wait_sched);
+    cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
+    cm.busy_us = us(busy);
+    cm.mte2_us = us(mte2);
+    cm.vec_us = us(vec);
+    cm.cube_us = us(cube);
+    cm.mte3_us = us(mte3);
+    m.per_core.push_back(cm);
+  }
+  for (auto& p : psg) {
+    p.avg_dur_us = p.count ? p.sum_dur_us / static_cast<double>(p.count) : 0;
+    m.psg.push_back(p);
+  }
+  const struct {
+    const char* name;
+    double CoreMetrics::*field;
+  } pipes[] = {{"MTE2", &CoreMetrics::mte2_us},
+               {"V", &CoreMetrics::vec_us},
+               {"CUBE", &CoreMetrics::cube_us},
+               {"MTE3", &CoreMetrics::mte3_us}};
+  for (const auto& p : pipes) {
+    PipeMetrics pm;
+    pm.pipe = p.name;
+    int n = 0;
+    for (const auto& c : m.per_core) {
+      const double v = c.*p.field;
+      pm.total_us += v;
+      pm.max_us = std::max(pm.max_us, v);
+      // Vector pipes live on AIV, the cube on AIC; DMA pipes on both.
+      const bool relevant = p.field == &CoreMetrics::cube_us   ? c.type == CoreType::kAic
+                            : p.field == &CoreMetrics::vec_us ? c.type == CoreType::kAiv
+                                                              : true;
+      if (relevant) ++n;
+    }
+    pm.mean_us = n ? pm.total_us / n : 0;
+    m.pipes.push_back(pm);
+  }
+  const double bytes = m.gm_read_bytes + m.gm_write_bytes;
+  m.achieved_gm_gbps = m.gen_time_us > 0 ? bytes / (m.gen_time_us * 1e3) : 0;
+  return m;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,64 @@
+#pragma once
+// Metrics of a simulated run, in PyPTO's vocabulary (definitions: shared/HARDWARE.md,
+// "Per-core metrics PyPTO's swimlane tool prints"):
+//  - gen_time_us: max(end) - min(start) over all tasks;
+//  - per core: Execute task num; Core Total Work Time = last end - global first start;
+//    Total Wait Time = sum(start - previous end on the core, the first measured from the global
+//    first start); Wait Schedule Time = sum(start - max(previous end, latest predecessor end));
+//    Wait Predecessor Time = Total Wait - Wait Schedule;
+//  - per PSG (program subgraph kind): count, sum_dur, avg_dur;
+//  - per pipe busy time; achieved GM bandwidth.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "model/task_graph.hpp"
+#include "sim/simulator.hpp"
+
+namespace tilesim {
+
+struct CoreMetrics {
+  int32_t core = 0;  // global index (AIV first, then AIC)
+  CoreType type = CoreType::kAiv;
+  int64_t execute_task_num = 0;
+  double core_total_work_time_us = 0;
+  double total_wait_time_us = 0;
+  double wait_schedule_time_us = 0;
+  double wait_predecessor_time_us = 0;
+  double busy_us = 0;
+  double mte2_us = 0, vec_us = 0, cube_us = 0, mte3_us = 0;
+};
+
+struct PsgMetrics {
+  std::string name;
+  int64_t count = 0;
+  double sum_dur_us = 0;
+  double avg_dur_us = 0;
+};
+
+struct PipeMetrics {
+  std::string pipe;  // MTE2, V, CUBE, MTE3
+  double mean_us = 0;  // mean over cores that ran at least one task using the pipe's core type
+  double max_us = 0;
+  double total_us = 0;
+};
+
+struct Metrics {
+  double gen_time_us = 0;
+  double kernel_time_us = 0;  // from launch: builds, tasks and kernel.launch_us
+  int64_t tasks = 0;
+  int64_t edges = 0;
+  int64_t root_functions = 0;
+  double gm_read_bytes = 0;
+  double gm_write_bytes = 0;
+  double achieved_gm_gbps = 0;  // GM bytes / gen_time
+  std::vector<CoreMetrics> per_core;  // cores that executed at least one task
+  std::vector<PsgMetrics> psg;
+  std::vector<PipeMetrics> pipes;
+};
+
+Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw);
+
+}  // namespace tilesim

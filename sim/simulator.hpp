@@ -1,0 +1,57 @@
+#pragma once
+// Discrete-event simulation of a task graph on the machine.
+//
+// kMpmd (PyPTO runtime): the control AICPU builds root functions one after another and stitches
+// up to control.stitch_function_max_num of them into a device task, whose tasks are released when
+// it is submitted. Scheduler AICPUs each own a block of AIV and AIC cores; they share one ready
+// queue per core type. A scheduler is a serial server: it polls its cores one register read at a
+// time, and for each completion it sees it pays the completion cost, one resolve per successor
+// edge, and one dispatch per task it hands out. Each core holds one running and one pending task.
+// kSpmd (Ascend C): every task is pinned to its core and all cores start at kernel launch.
+//
+// Running tasks share global-memory bandwidth (SharedBandwidth). Times are in core cycles.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "model/task_cost.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+struct SimOptions {
+  bool record_aicpu = false;  // keep AICPU activity spans (for traces)
+};
+
+struct TaskRecord {
+  int32_t core = -1;       // global core index: AIV cores first, then AIC cores
+  double start = 0;
+  double end = 0;
+  double pred_end = -1;    // latest predecessor end (-1: no predecessor)
+};
+
+struct AicpuSpan {
+  int32_t aicpu;  // 0: control AICPU, 1..: scheduler threads
+  double start, end;
+  int32_t task;   // task dispatched or resolved, -1 for builds
+  enum Kind : uint8_t { kBuild, kResolve, kDispatch } kind;
+};
+
+struct SimResult {
+  std::vector<TaskRecord> tasks;
+  std::vector<TaskCost> kind_costs;  // idle-machine cost of each task kind
+  std::vector<CoreType> core_types;  // per global core index
+  std::vector<AicpuSpan> aicpu_spans;
+  double first_start = 0;
+  double last_end = 0;  // cycles from kernel start, builds included
+};
+
+// Costs every kind (throws tilesim::Error on a capacity overflow) and simulates. Deterministic.
+SimResult simulate(const TaskGraph& graph, const Hardware& hw, const SimOptions& options = {});
+// Simulates with caller-supplied kind costs (for replaying fixed-latency graphs).
+SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_costs,
+                          const Hardware& hw, const SimOptions& options = {});
+
+}  // namespace tilesim
