@@ -27,7 +27,9 @@ const std::map<std::string, ElementwiseOp>& elementwise_ops() {
 
 }  // namespace
 
-bool is_elementwise_op(const std::string& op) { return elementwise_ops().count(op) > 0; }
+bool is_elementwise_op(const std::string& op) {
+  return elementwise_ops().count(op) > 0;
+}
 
 LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
   const ElementwiseOp op = elementwise_ops().at(spec.op);
@@ -41,7 +43,8 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
             block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes);
         for (int i = 0; i < op.inputs; ++i) {
           st.loads.push_back(read);
-          k.buffers.push_back({fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
+          k.buffers.push_back(
+              {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
         st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, product(extent)});
         DmaOp write = read;

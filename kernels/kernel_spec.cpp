@@ -28,7 +28,8 @@ Dims parse_dims(const std::string& text, const std::string& what) {
   size_t pos = 0;
   while (pos <= text.size()) {
     const size_t comma = text.find(',', pos);
-    const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const std::string part =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t used = 0;
     long long v = 0;
     try {
@@ -45,7 +46,9 @@ Dims parse_dims(const std::string& text, const std::string& what) {
   return d;
 }
 
-std::string format_dims(const Dims& d) { return fmt::format("({})", fmt::join(d, ", ")); }
+std::string format_dims(const Dims& d) {
+  return fmt::format("({})", fmt::join(d, ", "));
+}
 
 KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,
                                  const std::set<std::string>& caller_keys) {
@@ -53,8 +56,8 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
     throw Error(origin + ": " + key + ": " + what);
   };
   if (!doc.is_object()) fail("top level", "expected a JSON object");
-  static const std::set<std::string> keys = {"op",         "shape",     "dtype",     "dim",
-                                             "tile",       "loop_count", "loop_axis", "partition",
+  static const std::set<std::string> keys = {"op",           "shape",      "dtype",     "dim",
+                                             "tile",         "loop_count", "loop_axis", "partition",
                                              "buffer_count", "params"};
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (!keys.count(it.key()) && !caller_keys.count(it.key())) {

@@ -16,11 +16,11 @@ namespace tilesim {
 struct Diagnostics {
   int64_t contiguous_bytes = 0;  // tile[-1] * dtype bytes
   int64_t prod_tile = 0;
-  int64_t auto_tiles = 0;        // tiles one op over the whole shape expands into
-  int64_t reduction_segments = 0;  // tiles along the reduction dim(s) per output element
-  std::vector<int> tile_exceeds_shape;  // dims where tile > shape
-  int64_t ub_bytes = 0;          // largest UB footprint of any task, at the depth used
-  int buffer_depth = 0;          // smallest multi-buffering depth any task got
+  int64_t auto_tiles = 0;                     // tiles one op over the whole shape expands into
+  int64_t reduction_segments = 0;             // tiles along the reduction dim(s) per output element
+  std::vector<int> tile_exceeds_shape;        // dims where tile > shape
+  int64_t ub_bytes = 0;                       // largest UB footprint of any task, at the depth used
+  int buffer_depth = 0;                       // smallest multi-buffering depth any task got
   std::vector<std::string> limit_violations;  // rulebook limits (reported, not enforced)
   int64_t tasks = 0;
 };

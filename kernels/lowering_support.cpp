@@ -42,8 +42,8 @@ std::vector<int64_t> step_signature(const TileStep& st) {
   }
   s.push_back(static_cast<int64_t>(st.vec.size()));
   for (const auto& v : st.vec)
-    s.insert(s.end(), {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch,
-                       v.rows, v.cols});
+    s.insert(s.end(),
+             {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
   s.push_back(static_cast<int64_t>(st.cube.size()));
   for (const auto& c : st.cube) s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n});
   return s;
@@ -159,7 +159,8 @@ void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, Lowered
   d.auto_tiles = auto_tiles(spec.shape, spec.tile);
   d.reduction_segments = 1;
   for (int dim : spec.dims)
-    d.reduction_segments *= ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
+    d.reduction_segments *=
+        ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) d.tile_exceeds_shape.push_back(static_cast<int>(i));
   if (d.prod_tile > hw.max_tile_elements)

@@ -4,7 +4,9 @@
 
 namespace tilesim {
 
-int64_t dtype_bytes(DType t) { return t == DType::kFp32 ? 4 : 2; }
+int64_t dtype_bytes(DType t) {
+  return t == DType::kFp32 ? 4 : 2;
+}
 
 std::string_view dtype_name(DType t) {
   switch (t) {

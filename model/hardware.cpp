@@ -77,8 +77,8 @@ const HardwareParam* find_hardware_param(const std::string& key) {
 }
 
 double get_param(const Hardware& hw, const HardwareParam& p) {
-  return std::visit(
-      [&](auto member) -> double { return static_cast<double>(hw.*member); }, p.field);
+  return std::visit([&](auto member) -> double { return static_cast<double>(hw.*member); },
+                    p.field);
 }
 
 void set_param(Hardware& hw, const HardwareParam& p, double value) {
@@ -126,12 +126,13 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
     const auto& v = entry["value"];
     const bool is_int = std::holds_alternative<int64_t Hardware::*>(p.field);
     if (is_int ? !v.is_number_integer() : !v.is_number())
-      fail(where + ".value", std::string("expected ") + (is_int ? "an integer" : "a number") +
-                                 ", got " + v.dump());
+      fail(where + ".value",
+           std::string("expected ") + (is_int ? "an integer" : "a number") + ", got " + v.dump());
     const double x = v.get<double>();
     if (!std::isfinite(x) || x < p.min || x > p.max)
-      fail(where + ".value", "out of range: " + v.dump() + " (allowed " + nlohmann::json(p.min).dump() +
-                                 " to " + nlohmann::json(p.max).dump() + " " + p.unit + ")");
+      fail(where + ".value", "out of range: " + v.dump() + " (allowed " +
+                                 nlohmann::json(p.min).dump() + " to " +
+                                 nlohmann::json(p.max).dump() + " " + p.unit + ")");
     set_param(hw, p, x);
   }
   if (hw.vector_bytes_per_repeat % hw.ub_align_bytes != 0)

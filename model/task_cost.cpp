@@ -48,11 +48,11 @@ StageTimes stage_times(const TileStep& step, const Hardware& hw) {
 // Pipeline state carried from one iteration to the next (and across steps).
 struct PipeState {
   double load_free = 0, compute_free = 0, store_free = 0;
-  double end = 0;                         // latest completion of anything
-  double mte2_busy = 0, mte3_busy = 0;    // busy-interval unions
-  double mte2_mark = 0, mte3_mark = 0;    // end of the last counted busy interval
-  std::deque<double> input_release;       // per past iteration: when its inputs were released
-  std::deque<double> output_release;      // per past iteration: when its outputs were released
+  double end = 0;                       // latest completion of anything
+  double mte2_busy = 0, mte3_busy = 0;  // busy-interval unions
+  double mte2_mark = 0, mte3_mark = 0;  // end of the last counted busy interval
+  std::deque<double> input_release;     // per past iteration: when its inputs were released
+  std::deque<double> output_release;    // per past iteration: when its outputs were released
 };
 
 // Adds [start, end) to a union of start-ordered intervals.
@@ -126,7 +126,8 @@ bool same_delta(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::vector<double> diff(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> d(a.size());
-  for (size_t i = 0; i < a.size(); ++i) d[i] = (std::isinf(a[i]) && std::isinf(b[i])) ? 0 : a[i] - b[i];
+  for (size_t i = 0; i < a.size(); ++i)
+    d[i] = (std::isinf(a[i]) && std::isinf(b[i])) ? 0 : a[i] - b[i];
   return d;
 }
 

@@ -23,7 +23,7 @@ struct TaskCost {
   double mte3_busy = 0;      // cycles the store pipe has work outstanding
   double gm_read_bytes = 0;  // through shared global memory (granule waste included)
   double gm_write_bytes = 0;
-  int depth = 1;             // multi-buffering depth used
+  int depth = 1;  // multi-buffering depth used
   int64_t iterations = 0;
   double gm_bytes() const { return gm_read_bytes + gm_write_bytes; }
 };

@@ -6,7 +6,9 @@
 
 namespace tilesim {
 
-const char* core_type_name(CoreType t) { return t == CoreType::kAiv ? "AIV" : "AIC"; }
+const char* core_type_name(CoreType t) {
+  return t == CoreType::kAiv ? "AIV" : "AIC";
+}
 
 const char* vec_class_name(VecClass c) {
   switch (c) {
@@ -58,7 +60,9 @@ int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core) {
   return static_cast<int32_t>(tasks.size() - 1);
 }
 
-void TaskGraph::add_edge(int32_t from, int32_t to) { edges_.emplace_back(from, to); }
+void TaskGraph::add_edge(int32_t from, int32_t to) {
+  edges_.emplace_back(from, to);
+}
 
 void TaskGraph::finalize() {
   const auto n = static_cast<int32_t>(tasks.size());

@@ -90,7 +90,7 @@ struct TaskKind {
 
 struct Task {
   int32_t kind = 0;
-  int32_t root = 0;         // root function (loop body) it belongs to
+  int32_t root = 0;          // root function (loop body) it belongs to
   int32_t pinned_core = -1;  // kSpmd: the core it runs on (index among cores of its type)
 };
 

@@ -11,7 +11,9 @@ int64_t product(const Dims& d) {
   return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<>());
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 int64_t auto_tiles(const Dims& shape, const Dims& tile) {
   int64_t n = 1;
@@ -49,7 +51,9 @@ Dims TileGrid::extent_at(const Dims& origin) const {
   return e;
 }
 
-Dims TileGrid::extent(int64_t index) const { return extent_at(origin(index)); }
+Dims TileGrid::extent(int64_t index) const {
+  return extent_at(origin(index));
+}
 
 DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
                 int64_t granule) {

@@ -9,7 +9,9 @@ namespace tilesim {
 namespace {
 constexpr MemSpace kSpaces[] = {MemSpace::kUb, MemSpace::kL1, MemSpace::kL0a, MemSpace::kL0b,
                                 MemSpace::kL0c};
-int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+int64_t round_up(int64_t x, int64_t a) {
+  return (x + a - 1) / a * a;
+}
 }  // namespace
 
 int64_t mem_capacity(MemSpace space, const Hardware& hw) {

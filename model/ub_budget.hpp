@@ -14,9 +14,9 @@
 namespace tilesim {
 
 struct BufferPlan {
-  int depth = 1;                     // multi-buffering depth actually used
-  std::array<int64_t, 5> used{};     // bytes per MemSpace at that depth
-  std::array<int64_t, 5> capacity{}; // bytes per MemSpace
+  int depth = 1;                      // multi-buffering depth actually used
+  std::array<int64_t, 5> used{};      // bytes per MemSpace at that depth
+  std::array<int64_t, 5> capacity{};  // bytes per MemSpace
 };
 
 int64_t mem_capacity(MemSpace space, const Hardware& hw);

@@ -6,7 +6,9 @@ namespace tilesim {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 struct ClassCost {
   double cycles_per_repeat;

@@ -10,7 +10,9 @@ namespace tilesim {
 namespace {
 constexpr int kPidAiv = 1, kPidAic = 2, kPidAicpu = 3;
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResult& sim,
@@ -35,8 +37,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}{}"}}}})",
         aiv ? kPidAiv : kPidAic, local, aiv ? "AIV" : "AIC", local));
   }
-  line(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"control"}}}})",
-                   kPidAicpu));
+  line(fmt::format(
+      R"({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"control"}}}})",
+      kPidAicpu));
   for (int64_t s = 0; s < hw.scheduler_threads; ++s)
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"scheduler{}"}}}})",
@@ -54,7 +57,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
         quoted(graph.psg_names[static_cast<size_t>(kind.psg)])));
   }
   for (const auto& s : sim.aicpu_spans) {
-    const char* what = s.kind == AicpuSpan::kBuild      ? "build+stitch"
+    const char* what = s.kind == AicpuSpan::kBuild     ? "build+stitch"
                        : s.kind == AicpuSpan::kResolve ? "complete+resolve"
                                                        : "dispatch";
     line(fmt::format(

@@ -86,7 +86,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       pm.total_us += v;
       pm.max_us = std::max(pm.max_us, v);
       // Vector pipes live on AIV, the cube on AIC; DMA pipes on both.
-      const bool relevant = p.field == &CoreMetrics::cube_us   ? c.type == CoreType::kAic
+      const bool relevant = p.field == &CoreMetrics::cube_us  ? c.type == CoreType::kAic
                             : p.field == &CoreMetrics::vec_us ? c.type == CoreType::kAiv
                                                               : true;
       if (relevant) ++n;

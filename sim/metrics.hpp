@@ -39,7 +39,7 @@ struct PsgMetrics {
 };
 
 struct PipeMetrics {
-  std::string pipe;  // MTE2, V, CUBE, MTE3
+  std::string pipe;    // MTE2, V, CUBE, MTE3
   double mean_us = 0;  // mean over cores that ran at least one task using the pipe's core type
   double max_us = 0;
   double total_us = 0;
@@ -53,7 +53,7 @@ struct Metrics {
   int64_t root_functions = 0;
   double gm_read_bytes = 0;
   double gm_write_bytes = 0;
-  double achieved_gm_gbps = 0;  // GM bytes / gen_time
+  double achieved_gm_gbps = 0;        // GM bytes / gen_time
   std::vector<CoreMetrics> per_core;  // cores that executed at least one task
   std::vector<PsgMetrics> psg;
   std::vector<PipeMetrics> pipes;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <queue>
 
@@ -41,12 +42,14 @@ struct Scheduler {
   double free_at = 0;
   double wake_at = kInf;  // earliest queued wake-up
   std::vector<int32_t> cores;
+  int64_t empty[2] = {0, 0};                        // cores with nothing dispatched, per type
+  int64_t slots[2] = {0, 0};                        // free running + pending slots, per type
+  std::deque<std::pair<int32_t, int32_t>> backlog;  // seen completions (core, task) to handle
 };
 
 class Engine {
  public:
-  Engine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
-         const SimOptions& opt)
+  Engine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw, const SimOptions& opt)
       : g_(g), hw_(hw), opt_(opt), bw_(hw.hbm_bytes_per_cycle()) {
     res_.kind_costs = std::move(costs);
     res_.tasks.assign(g.tasks.size(), TaskRecord{});
@@ -125,12 +128,16 @@ class Engine {
         c.sched = static_cast<int32_t>(j * nsched / std::max<int64_t>(counts[k], 1));
         cores_.push_back(c);
         res_.core_types.push_back(types[k]);
+        ++empty_cores_[k];
       }
     }
     for (size_t c = 0; c < cores_.size(); ++c) {
       auto& s = sched_[static_cast<size_t>(cores_[c].sched)];
+      const int k = cores_[c].type == CoreType::kAiv ? 0 : 1;
       cores_[c].poll_slot = static_cast<int32_t>(s.cores.size());
       s.cores.push_back(static_cast<int32_t>(c));
+      ++s.empty[k];
+      s.slots[k] += 2;
     }
   }
 
@@ -147,10 +154,12 @@ class Engine {
   void start_spmd() {
     for (size_t i = 0; i < g_.tasks.size(); ++i) {
       const auto& t = g_.tasks[i];
-      if (t.pinned_core < 0) throw Error("task graph: SPMD task " + std::to_string(i) + " has no core");
+      if (t.pinned_core < 0)
+        throw Error("task graph: SPMD task " + std::to_string(i) + " has no core");
       if (g_.indegree(static_cast<int32_t>(i)) != 0)
         throw Error("task graph: SPMD tasks cannot have dependencies");
-      cores_[static_cast<size_t>(global_core(g_.kinds[static_cast<size_t>(t.kind)].core, t.pinned_core))]
+      cores_[static_cast<size_t>(
+                 global_core(g_.kinds[static_cast<size_t>(t.kind)].core, t.pinned_core))]
           .pinned.push_back(static_cast<int32_t>(i));
     }
     for (size_t c = 0; c < cores_.size(); ++c) start_next_pinned(static_cast<int32_t>(c), 0);
@@ -201,14 +210,26 @@ class Engine {
     ready_[k].push(task);
   }
 
+  // Whether scheduler `s` could hand out a ready task now: to an empty core, or to a pending slot
+  // once no scheduler has an empty core of that type left (those threads would take it first).
+  bool can_dispatch(const Scheduler& sc) const {
+    for (int k = 0; k < 2; ++k)
+      if (!ready_[k].empty() && (sc.empty[k] > 0 || (empty_cores_[k] == 0 && sc.slots[k] > 0)))
+        return true;
+    return false;
+  }
+
+  void wake(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    const double when = std::max(t, sc.free_at);
+    if (sc.wake_at <= when) return;
+    sc.wake_at = when;
+    push(when, kWake, s);
+  }
+
   void wake_all(double t) {
-    for (size_t s = 0; s < sched_.size(); ++s) {
-      auto& sc = sched_[s];
-      const double when = std::max(t, sc.free_at);
-      if (sc.wake_at <= when) continue;
-      sc.wake_at = when;
-      push(when, kWake, static_cast<int32_t>(s));
-    }
+    for (size_t s = 0; s < sched_.size(); ++s)
+      if (can_dispatch(sched_[s])) wake(static_cast<int32_t>(s), t);
   }
 
   void on_release(int32_t device_task, double t) {
@@ -227,34 +248,65 @@ class Engine {
     auto& sc = sched_[static_cast<size_t>(s)];
     if (sc.wake_at == t) sc.wake_at = kInf;
     if (sc.free_at > t) {
-      if (sc.wake_at > sc.free_at) {
-        sc.wake_at = sc.free_at;
-        push(sc.free_at, kWake, s);
-      }
+      wake(s, sc.free_at);
       return;
     }
-    dispatch(s, t);
+    serve(s, t);
   }
 
-  // Hands ready tasks to free slots of this scheduler's cores, one dispatch cost each.
-  void dispatch(int32_t s, double t) {
+  // The scheduler thread's turn: handle the completions it has seen, in order (completion cost,
+  // one resolve per successor edge), then hand ready tasks to free slots of its cores.
+  void serve(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    double tt = t;
+    while (!sc.backlog.empty()) {
+      const auto [c, task] = sc.backlog.front();
+      sc.backlog.pop_front();
+      const double begin = tt;
+      auto& core = cores_[static_cast<size_t>(c)];
+      const int k = core.type == CoreType::kAiv ? 0 : 1;
+      ++sc.slots[k];
+      if (--core.inflight == 0) {
+        ++sc.empty[k];
+        ++empty_cores_[k];
+      }
+      tt += completion_;
+      const double end = res_.tasks[static_cast<size_t>(task)].end;
+      for (const int32_t* succ = g_.succ_begin(task); succ != g_.succ_end(task); ++succ) {
+        tt += resolve_;
+        auto& pe = res_.tasks[static_cast<size_t>(*succ)].pred_end;
+        pe = std::max(pe, end);
+        if (--remaining_[static_cast<size_t>(*succ)] == 0 && released_[static_cast<size_t>(*succ)])
+          make_ready(*succ, tt);
+      }
+      if (opt_.record_aicpu)
+        res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kResolve});
+    }
+    tt = dispatch(s, tt);
+    sc.free_at = tt;
+    // Others may take what is left: new ready tasks, or pending slots now that cores are taken.
+    if (!ready_[0].empty() || !ready_[1].empty()) wake_all(tt);
+  }
+
+  // Hands ready tasks to free slots of this scheduler's cores, one dispatch cost each; returns the
+  // time the thread is done.
+  double dispatch(int32_t s, double t) {
     auto& sc = sched_[static_cast<size_t>(s)];
     double tt = t;
     for (int k = 0; k < 2; ++k) {
       auto& q = ready_[k];
       const CoreType type = k == 0 ? CoreType::kAiv : CoreType::kAic;
-      while (!q.empty()) {
+      while (!q.empty() && (sc.empty[k] > 0 || (empty_cores_[k] == 0 && sc.slots[k] > 0))) {
         int32_t target = -1;
-        for (int32_t c : sc.cores) {  // an empty core first, then a free pending slot
+        for (int32_t c : sc.cores) {
           const auto& core = cores_[static_cast<size_t>(c)];
           if (core.type != type || core.inflight >= 2) continue;
           if (core.inflight == 0) {
             target = c;
             break;
           }
-          if (target < 0) target = c;
+          if (target < 0 && sc.empty[k] == 0) target = c;
         }
-        if (target < 0) break;
         const int32_t task = q.front();
         q.pop();
         const double begin = std::max(tt, ready_at_[static_cast<size_t>(task)]);
@@ -263,7 +315,11 @@ class Engine {
           res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kDispatch});
         const double arrival = tt + notify_;
         auto& core = cores_[static_cast<size_t>(target)];
-        ++core.inflight;
+        --sc.slots[k];
+        if (core.inflight++ == 0) {
+          --sc.empty[k];
+          --empty_cores_[k];
+        }
         if (core.running < 0) {
           core.running = task;
           push(arrival, kStart, target, task);
@@ -273,14 +329,15 @@ class Engine {
         }
       }
     }
-    sc.free_at = tt;
+    return tt;
   }
 
   void on_start(int32_t c, int32_t task, double t) {
     auto& rec = res_.tasks[static_cast<size_t>(task)];
     rec.core = c;
     rec.start = t;
-    const auto& cost = res_.kind_costs[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
+    const auto& cost =
+        res_.kind_costs[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
     bw_.start(task, t, cost.cycles, cost.gm_bytes());
   }
 
@@ -315,28 +372,13 @@ class Engine {
   }
 
   void on_detect(int32_t c, int32_t task, double t) {
-    auto& sc = sched_[static_cast<size_t>(cores_[static_cast<size_t>(c)].sched)];
-    if (sc.free_at > t) {  // busy: it reaches this core once it is free again
-      push(sc.free_at, kDetect, c, task);
-      return;
-    }
-    --cores_[static_cast<size_t>(c)].inflight;
-    double tt = t + completion_;
-    const double end = res_.tasks[static_cast<size_t>(task)].end;
-    for (const int32_t* s = g_.succ_begin(task); s != g_.succ_end(task); ++s) {
-      tt += resolve_;
-      auto& pe = res_.tasks[static_cast<size_t>(*s)].pred_end;
-      pe = std::max(pe, end);
-      if (--remaining_[static_cast<size_t>(*s)] == 0 && released_[static_cast<size_t>(*s)]) {
-        make_ready(*s, tt);
-      }
-    }
-    if (opt_.record_aicpu)
-      res_.aicpu_spans.push_back({cores_[static_cast<size_t>(c)].sched + 1, t, tt, task,
-                                  AicpuSpan::kResolve});
-    sc.free_at = tt;
-    // A slot of this core is free now, and new ready tasks may fit any scheduler's cores.
-    if (!ready_[0].empty() || !ready_[1].empty()) wake_all(tt);
+    const int32_t s = cores_[static_cast<size_t>(c)].sched;
+    auto& sc = sched_[static_cast<size_t>(s)];
+    sc.backlog.emplace_back(c, task);
+    if (sc.free_at > t)  // busy: it handles the completion when free again
+      wake(s, sc.free_at);
+    else
+      serve(s, t);
   }
 
   const TaskGraph& g_;
@@ -347,6 +389,7 @@ class Engine {
   std::vector<Core> cores_;
   std::vector<Scheduler> sched_;
   int32_t first_core_[2] = {0, 0};
+  int64_t empty_cores_[2] = {0, 0};  // cores with nothing dispatched, per type
   std::queue<int32_t> ready_[2];
   std::vector<int32_t> remaining_;
   std::vector<uint8_t> released_;

@@ -26,16 +26,16 @@ struct SimOptions {
 };
 
 struct TaskRecord {
-  int32_t core = -1;       // global core index: AIV cores first, then AIC cores
+  int32_t core = -1;  // global core index: AIV cores first, then AIC cores
   double start = 0;
   double end = 0;
-  double pred_end = -1;    // latest predecessor end (-1: no predecessor)
+  double pred_end = -1;  // latest predecessor end (-1: no predecessor)
 };
 
 struct AicpuSpan {
   int32_t aicpu;  // 0: control AICPU, 1..: scheduler threads
   double start, end;
-  int32_t task;   // task dispatched or resolved, -1 for builds
+  int32_t task;  // task dispatched or resolved, -1 for builds
   enum Kind : uint8_t { kBuild, kResolve, kDispatch } kind;
 };
 

@@ -78,15 +78,16 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
                           const Metrics& m) {
   std::string s;
   append(s, "tilesim run: {} {} {} tile {} loop_count {} partition {} on {}\n", spec.op,
-      format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
-      spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc", hw.name);
+         format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
+         spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc", hw.name);
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
   append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
   append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
   append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
-      m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.hbm_bandwidth_gbps);
-  append(s, "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
-      d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);
+         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.hbm_bandwidth_gbps);
+  append(s,
+         "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
+         d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);
   if (!d.tile_exceeds_shape.empty())
     append(s, "  flag: tile > shape in dim(s) {}\n", fmt::join(d.tile_exceeds_shape, ", "));
   for (const auto& v : d.limit_violations) append(s, "  limit: {}\n", v);
@@ -97,12 +98,12 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   for (const auto& p : m.psg)
     append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", p.name, p.count, p.sum_dur_us, p.avg_dur_us);
   append(s, "\n  {:<7} {:>6} {:>12} {:>12} {:>12} {:>12}\n", "core", "tasks", "work_us", "wait_us",
-      "wait_sched", "wait_pred");
+         "wait_sched", "wait_pred");
   for (const auto& c : m.per_core)
     append(s, "  {}{:<4} {:>6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", core_type_name(c.type),
-        c.type == CoreType::kAiv ? c.core : c.core - static_cast<int32_t>(hw.aiv_cores),
-        c.execute_task_num, c.core_total_work_time_us, c.total_wait_time_us,
-        c.wait_schedule_time_us, c.wait_predecessor_time_us);
+           c.type == CoreType::kAiv ? c.core : c.core - static_cast<int32_t>(hw.aiv_cores),
+           c.execute_task_num, c.core_total_work_time_us, c.total_wait_time_us,
+           c.wait_schedule_time_us, c.wait_predecessor_time_us);
   return s;
 }
 

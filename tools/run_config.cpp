@@ -38,7 +38,8 @@ RunConfig load_run_config(const std::filesystem::path& file) {
   rc.hardware = default_hardware_path();
   if (doc.contains("hardware")) {
     if (!doc["hardware"].is_string())
-      throw Error(file.string() + ": hardware: expected a file path or a shipped name (ascend910b1)");
+      throw Error(file.string() +
+                  ": hardware: expected a file path or a shipped name (ascend910b1)");
     rc.hardware = resolve_config_path(file, doc["hardware"].get<std::string>());
   }
   if (doc.contains("description")) {

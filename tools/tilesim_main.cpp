@@ -1,6 +1,6 @@
 // tilesim: the command-line entry point. Each subcommand is a thin layer over the libraries.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -28,7 +28,8 @@ int cmd_run(const RunArgs& a) {
   RunConfig rc = load_run_config(a.config);
   if (!a.tile.empty()) rc.spec.tile = parse_dims(a.tile, "--tile");
   if (a.loop > 0) rc.spec.loop_count = a.loop;
-  if (!a.hardware.empty()) rc.hardware = resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+  if (!a.hardware.empty())
+    rc.hardware = resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt;
   opt.record_aicpu = !a.trace.empty();
@@ -47,7 +48,8 @@ int cmd_run(const RunArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << metrics_table(rc.spec, hw, r.kernel.diag, r.metrics);
-    if (!rc.measured.is_null()) std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
+    if (!rc.measured.is_null())
+      std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
     if (!a.trace.empty()) std::cout << "\n  trace written to " << a.trace << "\n";
   }
   return 0;

@@ -1,0 +1,95 @@
+// The tilesim binary: exit codes and one-line messages for bad input.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace tilesim {
+namespace {
+
+struct CmdResult {
+  int code;
+  std::string out;
+};
+
+CmdResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(TILESIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "tilesim_cli_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+void expect_one_line_error(const std::string& config_text, const std::string& needle) {
+  const CmdResult r = run_cli("run " + write_temp("bad.json", config_text));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("tilesim: error: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputExitsNonZeroWithOneLine) {
+  expect_one_line_error(R"({"op": "add", "shape": [16, 64], )", "malformed JSON");
+  expect_one_line_error(R"({"op": "addd", "shape": [16, 64], "tile": [1, 64]})",
+                        "unknown op 'addd'");
+  expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [64]})", "rank");
+  expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [1, 12]})", "misaligned");
+  expect_one_line_error(R"({"op": "add", "shape": [16, 65536], "tile": [1, 65536]})",
+                        "UB overflow");
+  expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [1, 64], "tiel": 1})",
+                        "tiel: unknown key");
+}
+
+TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
+  const CmdResult r =
+      run_cli("run " + test::source_path("configs/examples/add_pypto.json") + " --json --loop 4");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j.at("gen_time_us").get<double>(), 0);
+  EXPECT_EQ(j.at("candidate").at("loop_count"), 4);
+  EXPECT_FALSE(j.at("per_core").empty());
+  for (const char* key : {"execute_task_num", "core_total_work_time_us", "total_wait_time_us",
+                          "wait_schedule_time_us", "wait_predecessor_time_us"})
+    EXPECT_TRUE(j["per_core"][0].contains(key)) << key;
+  EXPECT_TRUE(j.at("psg").is_array());
+  EXPECT_TRUE(j.at("pipes").contains("MTE2"));
+}
+
+TEST(Cli, TraceIsAChromeEventArray) {
+  const std::string trace = write_temp("trace.json", "");
+  const CmdResult r =
+      run_cli("run " + test::source_path("configs/examples/add_pypto.json") + " --trace " + trace);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.is_array());
+  int complete = 0, aicpu = 0;
+  for (const auto& e : j) {
+    if (e.at("ph") == "X") {
+      ++complete;
+      EXPECT_GE(e.at("dur").get<double>(), 0);
+      if (e.at("pid") == 3) ++aicpu;
+    }
+  }
+  EXPECT_GT(complete, 0);
+  EXPECT_GT(aicpu, 0);
+}
+
+}  // namespace
+}  // namespace tilesim

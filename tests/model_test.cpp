@@ -1,0 +1,226 @@
+// model/: hardware loading, cost functions, capacity checks and the in-task pipeline.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/dma_cost.hpp"
+#include "model/error.hpp"
+#include "model/task_cost.hpp"
+#include "model/tile_geometry.hpp"
+#include "model/ub_budget.hpp"
+#include "model/vector_cost.hpp"
+#include "test_support.hpp"
+#include "tools/run_config.hpp"
+
+namespace tilesim {
+namespace {
+
+using test::default_hw;
+
+nlohmann::json default_doc() {
+  return read_json_file(default_hardware_path(), "hardware file");
+}
+
+std::string load_error(const nlohmann::json& doc) {
+  try {
+    hardware_from_json(doc, "hw.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Hardware, ShippedFilesLoadWithSources) {
+  const Hardware b1 = default_hw();
+  EXPECT_EQ(b1.name, "ascend910b1");
+  EXPECT_EQ(b1.aiv_cores, 48);
+  EXPECT_EQ(b1.ub_bytes, 196608);
+  const Hardware b4 = load_hardware(default_config_dir() / "hardware" / "ascend910b4.json");
+  EXPECT_EQ(b4.aiv_cores, 40);
+  EXPECT_LT(b4.clock_mhz, b1.clock_mhz);
+}
+
+TEST(Hardware, RejectsMissingKey) {
+  auto doc = default_doc();
+  doc["parameters"].erase("dma.read.burst_cycles");
+  const std::string msg = load_error(doc);
+  EXPECT_NE(msg.find("hw.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dma.read.burst_cycles"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("missing"), std::string::npos) << msg;
+}
+
+TEST(Hardware, RejectsUnknownKey) {
+  auto doc = default_doc();
+  doc["parameters"]["dma.read.brust_cycles"] = {{"value", 1}, {"source", "typo"}};
+  const std::string msg = load_error(doc);
+  EXPECT_NE(msg.find("dma.read.brust_cycles"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
+}
+
+TEST(Hardware, RejectsWrongTypeAndRange) {
+  auto doc = default_doc();
+  doc["parameters"]["cores.aiv"]["value"] = 47.5;
+  std::string msg = load_error(doc);
+  EXPECT_NE(msg.find("cores.aiv"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("integer"), std::string::npos) << msg;
+  doc = default_doc();
+  doc["parameters"]["gm.hbm_bandwidth_gbps"]["value"] = -5;
+  msg = load_error(doc);
+  EXPECT_NE(msg.find("gm.hbm_bandwidth_gbps"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("out of range"), std::string::npos) << msg;
+  doc = default_doc();
+  doc["parameters"]["clock_mhz"].erase("source");
+  msg = load_error(doc);
+  EXPECT_NE(msg.find("clock_mhz.source"), std::string::npos) << msg;
+}
+
+TEST(DmaCost, InstructionFormula) {
+  const Hardware hw = default_hw();
+  const DmaOp op{DmaDir::kRead, 64, 2048, 0};
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw), hw.read_issue_cycles + 64 * hw.read_burst_cycles +
+                                                     64.0 * 2048 / hw.read_peak_bytes_per_cycle);
+}
+
+TEST(DmaCost, EfficiencyRisesWithContiguousBytesAndSaturates) {
+  const Hardware hw = default_hw();
+  double prev = 0;
+  for (int64_t bytes = 32; bytes <= 65536; bytes *= 2) {
+    const double eff = dma_efficiency(DmaOp{DmaDir::kRead, 64, bytes, 0}, hw);
+    EXPECT_GT(eff, prev);
+    EXPECT_LT(eff, 1.0);
+    prev = eff;
+  }
+  EXPECT_GT(prev, 0.95);
+  EXPECT_LT(dma_efficiency(DmaOp{DmaDir::kRead, 64, 128, 0}, hw), 0.6);
+}
+
+TEST(TileGeometry, FullRowsMergeIntoOneBurst) {
+  const DmaOp full = block_dma(DmaDir::kRead, {8192, 8192}, {0, 0}, {2, 8192}, DType::kFp16, 512);
+  EXPECT_EQ(full.bursts, 1);
+  EXPECT_EQ(full.burst_bytes, 32768);
+  const DmaOp part =
+      block_dma(DmaDir::kRead, {64, 256, 256}, {0, 0, 0}, {1, 16, 256}, DType::kFp32, 512);
+  EXPECT_EQ(part.bursts, 1);  // (1,16,256) covers full rows of 256: one 16 KiB run
+  const DmaOp strided =
+      block_dma(DmaDir::kRead, {16, 256, 256}, {0, 0, 0}, {1, 256, 64}, DType::kFp32, 512);
+  EXPECT_EQ(strided.bursts, 256);
+  EXPECT_EQ(strided.burst_bytes, 256);
+  EXPECT_EQ(strided.extra_granules, 0);
+}
+
+TEST(TileGeometry, MisalignedRowsStraddleGranules) {
+  // 12287 fp16 per row: rows start 2 B earlier each time, so most 2048 B bursts touch 5 granules.
+  const DmaOp op = block_dma(DmaDir::kRead, {12288, 12287}, {0, 0}, {64, 1024}, DType::kFp16, 512);
+  EXPECT_EQ(op.bursts, 64);
+  EXPECT_EQ(op.extra_granules, 63);  // only row 0 starts on a granule
+  const DmaOp aligned =
+      block_dma(DmaDir::kRead, {12288, 12288}, {0, 0}, {64, 1024}, DType::kFp16, 512);
+  EXPECT_EQ(aligned.extra_granules, 0);
+}
+
+TEST(TileGeometry, RaggedTailsAreExact) {
+  const TileGrid g({10, 100}, {4, 64});
+  EXPECT_EQ(g.count(), 6);
+  EXPECT_EQ(g.extent(5), (Dims{2, 36}));
+  EXPECT_EQ(auto_tiles({16, 64, 256, 256}, {1, 16, 1, 256}), 16 * 4 * 256);
+  EXPECT_EQ(contiguous_bytes({1, 256, 64}, DType::kFp32), 256);
+}
+
+TEST(VectorCost, ElementwiseAndReductions) {
+  const Hardware hw = default_hw();
+  // 4096 fp16 = 32 repeats in one instruction.
+  const VecCost add = vector_cost(VecOp{VecClass::kSimple, DType::kFp16, 1, 1, 4096}, hw);
+  EXPECT_EQ(add.instructions, 1);
+  EXPECT_DOUBLE_EQ(add.cycles, hw.vector_issue_cycles + hw.vector_simple_latency_cycles +
+                                   32 * hw.vector_simple_cycles_per_repeat);
+  // 255-repeat limit splits long ops.
+  EXPECT_EQ(vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, 64 * 256}, hw).instructions,
+            2);
+  // Last-axis reduce of 16 rows x 256 fp32: 4 repeats per row -> halving 2+1 per row, then 16
+  // reduce repeats.
+  const VecCost last = vector_cost(VecOp{VecClass::kReduceLast, DType::kFp32, 1, 16, 256}, hw);
+  EXPECT_EQ(last.repeats, 16 * 3 + 16);
+  EXPECT_EQ(last.instructions, 3);
+  // Non-last reduce of 16 rows x 256 fp32: 15 pairwise combines of 4 repeats in 4 tree levels.
+  const VecCost rows = vector_cost(VecOp{VecClass::kReduceRows, DType::kFp32, 1, 16, 256}, hw);
+  EXPECT_EQ(rows.repeats, 15 * 4);
+  EXPECT_EQ(rows.instructions, 4);
+  EXPECT_LT(rows.cycles, last.cycles);  // reducing across rows is cheaper than in-row
+}
+
+TaskKind streaming_kind(int64_t repeat, int depth, int64_t tile_bytes) {
+  TaskKind k;
+  k.label = "t";
+  k.buffer_count = depth;
+  TileStep st;
+  st.loads.push_back(DmaOp{DmaDir::kRead, 1, tile_bytes, 0});
+  st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, tile_bytes / 4});
+  st.stores.push_back(DmaOp{DmaDir::kWrite, 1, tile_bytes, 0});
+  st.repeat = repeat;
+  k.steps.push_back(st);
+  k.buffers = {{"in", tile_bytes, BufferRole::kInput, MemSpace::kUb},
+               {"out", tile_bytes, BufferRole::kOutput, MemSpace::kUb}};
+  return k;
+}
+
+TEST(TaskCost, SingleBufferSerialisesLoadAndCompute) {
+  const Hardware hw = default_hw();
+  const int64_t bytes = 8192;
+  const double load =
+      dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, hw) + hw.read_latency_cycles;
+  const double vec =
+      vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, bytes / 4}, hw).cycles;
+  const double store =
+      dma_occupancy_cycles(DmaOp{DmaDir::kWrite, 1, bytes, 0}, hw) + hw.write_latency_cycles;
+  const int64_t n = 100;
+  const TaskCost c = cost_task_kind(streaming_kind(n, 1, bytes), hw);
+  ASSERT_EQ(c.depth, 1);
+  // Depth 1: iteration i+1 loads after compute i; the store hides under the next load.
+  ASSERT_LT(store, load);
+  EXPECT_NEAR(c.cycles, n * (load + vec) + store, 1e-6);
+  EXPECT_NEAR(c.mte2_busy, n * load, 1e-6);
+}
+
+TEST(TaskCost, DoubleBufferingOverlapsToTheSlowestPipe) {
+  const Hardware hw = default_hw();
+  const int64_t bytes = 8192;
+  const double load_occ = dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, hw);
+  const int64_t n = 1000;
+  const TaskCost c = cost_task_kind(streaming_kind(n, 2, bytes), hw);
+  ASSERT_EQ(c.depth, 2);
+  // Steady state: one load occupancy per iteration (the bottleneck), plus fill and drain.
+  EXPECT_NEAR(c.cycles / n, load_occ, 0.05 * load_occ);
+  EXPECT_LT(c.cycles, cost_task_kind(streaming_kind(n, 1, bytes), hw).cycles * 0.8);
+}
+
+TEST(TaskCost, PeriodicJumpMatchesExplicitIterations) {
+  const Hardware hw = default_hw();
+  for (int depth : {1, 2, 3}) {
+    TaskKind jumped = streaming_kind(5000, depth, 4096);
+    TaskKind explicit_steps = jumped;
+    explicit_steps.steps.assign(5000, jumped.steps.front());
+    for (auto& s : explicit_steps.steps) s.repeat = 1;
+    const TaskCost a = cost_task_kind(jumped, hw), b = cost_task_kind(explicit_steps, hw);
+    EXPECT_NEAR(a.cycles, b.cycles, 1e-6 * b.cycles) << "depth " << depth;
+    EXPECT_NEAR(a.mte2_busy, b.mte2_busy, 1e-6 * b.mte2_busy);
+    EXPECT_NEAR(a.mte3_busy, b.mte3_busy, 1e-6 * b.mte3_busy);
+  }
+}
+
+TEST(UbBudget, FallsBackToSingleBufferThenReportsOverflow) {
+  const Hardware hw = default_hw();
+  TaskKind k = streaming_kind(1, 2, 64 * 1024);  // 2 x 64 KiB x 2 copies = 256 KiB > 192 KiB
+  EXPECT_EQ(plan_buffers(k, hw).depth, 1);
+  k = streaming_kind(1, 2, 128 * 1024);
+  try {
+    plan_buffers(k, hw);
+    FAIL() << "expected an overflow";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("needs 262144 B, has 196608 B"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("in 131072 B"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace tilesim

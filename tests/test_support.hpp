@@ -1,0 +1,27 @@
+#pragma once
+// Helpers shared by the test programs.
+
+#include <string>
+
+#include "model/hardware.hpp"
+
+namespace tilesim::test {
+
+inline Hardware default_hw() {
+  return load_hardware(default_hardware_path());
+}
+
+// The default machine with every runtime overhead set to zero, so closed forms are exact.
+inline Hardware ideal_runtime_hw() {
+  Hardware hw = default_hw();
+  hw.dispatch_cycles = hw.resolve_cycles = hw.completion_cycles = 0;
+  hw.poll_ns = hw.notify_ns = hw.completion_notify_ns = hw.task_gap_ns = 0;
+  hw.root_build_ns = hw.task_build_ns = hw.device_task_submit_ns = 0;
+  return hw;
+}
+
+inline std::string source_path(const std::string& rel) {
+  return std::string(TILESIM_SOURCE_DIR) + "/" + rel;
+}
+
+}  // namespace tilesim::test
