@@ -11,8 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <vector>
+
+#include "sim/dary_heap.hpp"
 
 namespace tilesim {
 
@@ -36,8 +37,10 @@ class SharedBandwidth {
     double vfinish;
     int32_t task;
     double demand;
-    bool operator>(const Flow& o) const {
-      return vfinish != o.vfinish ? vfinish > o.vfinish : task > o.task;
+  };
+  struct FlowBefore {
+    bool operator()(const Flow& a, const Flow& b) const {
+      return a.vfinish != b.vfinish ? a.vfinish < b.vfinish : a.task < b.task;
     }
   };
   double capacity_;
@@ -45,7 +48,7 @@ class SharedBandwidth {
   double vclock_ = 0;
   double rate_ = 1;
   double demand_ = 0;
-  std::priority_queue<Flow, std::vector<Flow>, std::greater<>> heap_;
+  DaryHeap<Flow, FlowBefore> heap_;
 };
 
 }  // namespace tilesim

@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "model/error.hpp"
+#include "sim/dary_heap.hpp"
 #include "sim/shared_bandwidth.hpp"
 
 namespace tilesim {
@@ -23,7 +24,12 @@ struct Event {
   EventType type;
   int32_t a;  // device task / scheduler / core
   int32_t b;  // task
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct EventBefore {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
+  }
 };
 
 struct Core {
@@ -359,14 +365,13 @@ class Engine {
     }
     // The owning scheduler sees the completion when its polling loop next reaches this core.
     const auto& sc = sched_[static_cast<size_t>(core.sched)];
-    const double n = static_cast<double>(sc.cores.size());
     double td = t + completion_notify_;
     if (poll_ > 0) {
-      const double slot = std::floor(td / poll_);
-      const double at = std::fmod(slot, n);
-      const double ahead = std::fmod(static_cast<double>(core.poll_slot) - at + n, n);
-      td = (slot + ahead) * poll_;
-      if (td < t + completion_notify_) td += n * poll_;
+      const auto n = static_cast<int64_t>(sc.cores.size());
+      const auto slot = static_cast<int64_t>(td / poll_);  // poll reads since time 0
+      const int64_t ahead = ((core.poll_slot - slot % n) % n + n) % n;
+      td = static_cast<double>(slot + ahead) * poll_;
+      if (td < t + completion_notify_) td += static_cast<double>(n) * poll_;
     }
     push(td, kDetect, c, task);
   }
@@ -397,7 +402,7 @@ class Engine {
   std::vector<int64_t> root_tasks_off_;
   std::vector<int32_t> root_tasks_;
   std::vector<int32_t> device_first_root_, device_last_root_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  DaryHeap<Event, EventBefore> events_;
   uint64_t seq_ = 0;
   size_t finished_ = 0;
   double dispatch_, resolve_, completion_, poll_, notify_, completion_notify_, gap_;
