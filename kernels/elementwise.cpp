@@ -46,7 +46,8 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
           k.buffers.push_back(
               {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
-        st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, product(extent)});
+        st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1,
+                               product(compute_extent(spec.shape, spec.tile, extent))});
         DmaOp write = read;
         write.dir = DmaDir::kWrite;
         st.stores.push_back(write);

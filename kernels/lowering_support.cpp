@@ -73,6 +73,13 @@ int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
   return id;
 }
 
+Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent) {
+  Dims e = extent;
+  for (size_t d = 0; d < e.size(); ++d)
+    if (tile[d] > shape[d]) e[d] = tile[d];
+  return e;
+}
+
 namespace {
 
 int default_loop_axis(const KernelSpec& spec) {

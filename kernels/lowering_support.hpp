@@ -37,6 +37,11 @@ std::vector<int64_t> step_signature(const TileStep& step);  // work only, not th
 // Work of one independent tile: its tile step and buffers.
 using TileWork = std::function<void(const Dims& origin, const Dims& extent, TaskKind& kind)>;
 
+// The extent vector ops compute over: PyPTO code is generated for the static tile shape, so in a
+// dim where the tile exceeds the tensor the padding is computed too (data moved is only the
+// valid part). Ragged tails inside the tensor compute their valid extent.
+Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
+
 // Lowers a kernel whose tiles are independent (copy, elementwise) in either partition style.
 LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
                                       const std::string& psg, const TileWork& work);

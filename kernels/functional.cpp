@@ -1,0 +1,137 @@
+#include "kernels/functional.hpp"
+
+#include <random>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+int64_t NdArray::offset(const Dims& at) const {
+  int64_t o = 0;
+  for (size_t i = 0; i < shape.size(); ++i) o = o * shape[i] + at[i];
+  return o;
+}
+
+NdArray random_array(const Dims& shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  NdArray a{shape, Eigen::ArrayXd(product(shape))};
+  for (Eigen::Index i = 0; i < a.data.size(); ++i) a.data[i] = u(rng);
+  return a;
+}
+
+NdArray reshaped(NdArray a, const Dims& shape) {
+  if (product(shape) != a.data.size()) throw Error("reshape: element counts differ");
+  a.shape = shape;
+  return a;
+}
+
+namespace {
+
+// Calls f(position) for every position of the block, row-major.
+template <typename F>
+void for_each_position(const Block& b, F&& f) {
+  Dims at = b.origin;
+  const int64_t n = product(b.extent);
+  for (int64_t i = 0; i < n; ++i) {
+    f(at);
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < b.origin[d] + b.extent[d]) break;
+      at[d] = b.origin[d];
+    }
+  }
+}
+
+struct PhaseOutput {
+  NdArray reduced;
+  NdArray applied;
+};
+
+PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
+  const ReductionPlan& p = ph.plan;
+  const ReduceFamily& f = ph.fam;
+  Dims out_shape = p.shape;
+  double count = 1;
+  for (int d : p.dims) {
+    out_shape[static_cast<size_t>(d)] = 1;
+    count *= static_cast<double>(p.shape[static_cast<size_t>(d)]);
+  }
+  PhaseOutput out{NdArray{out_shape, Eigen::ArrayXd::Zero(product(out_shape))},
+                  NdArray{p.shape, Eigen::ArrayXd::Zero(f.second_pass ? product(p.shape) : 0)}};
+  for (const auto& chain : p.chains) {
+    for_each_position(chain.out, [&](const Dims& o) {
+      // Partials per segment, then merges in the plan's order.
+      std::vector<Stats> partial;
+      for (const auto& seg : chain.segments) {
+        Block red = seg;  // this output element's slice of the segment
+        for (size_t d = 0; d < o.size(); ++d)
+          if (!is_reduced(p.dims, d)) {
+            red.origin[d] = o[d];
+            red.extent[d] = 1;
+          }
+        std::vector<Eigen::ArrayXd> values(in.size(), Eigen::ArrayXd(product(red.extent)));
+        int64_t i = 0;
+        for_each_position(red, [&](const Dims& at) {
+          for (size_t t = 0; t < in.size(); ++t) values[t][i] = in[t][at];
+          ++i;
+        });
+        partial.push_back(f.partial(values));
+      }
+      for (const auto& level : merge_levels(static_cast<int>(partial.size()), p.merge))
+        for (const auto& m : level)
+          partial[static_cast<size_t>(m.a)] =
+              f.combine(partial[static_cast<size_t>(m.a)], partial[static_cast<size_t>(m.b)]);
+      const Stats fin = f.finalize(partial[0], count);
+      out.reduced[o] = fin[0];
+      if (!f.second_pass) return;
+      for (const auto& seg : chain.segments) {
+        Block red = seg;
+        for (size_t d = 0; d < o.size(); ++d)
+          if (!is_reduced(p.dims, d)) {
+            red.origin[d] = o[d];
+            red.extent[d] = 1;
+          }
+        for_each_position(red, [&](const Dims& at) {
+          std::vector<double> x;
+          for (size_t t = 0; t < static_cast<size_t>(f.inputs); ++t) x.push_back(in[t][at]);
+          out.applied[at] = f.second(x, fin);
+        });
+      }
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs) {
+  ProgramResult res;
+  std::vector<NdArray> in;
+  for (const auto& a : inputs) in.push_back(reshaped(a, prog.phases.at(0).plan.shape));
+  for (size_t i = 0; i < prog.phases.size(); ++i) {
+    const auto& ph = prog.phases[i];
+    if (i > 0) in = {reshaped(res.reduced, ph.plan.shape)};
+    PhaseOutput o = run_phase(ph, in);
+    res.reduced = std::move(o.reduced);
+    if (i == 0) res.applied = std::move(o.applied);
+  }
+  return res;
+}
+
+NdArray execute_matmul(const MatmulPlan& p, const NdArray& a, const NdArray& b) {
+  NdArray c{{p.m, p.n}, Eigen::ArrayXd::Zero(p.m * p.n)};
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Mat> A(a.data.data(), p.m, p.k), B(b.data.data(), p.k, p.n);
+  Eigen::Map<Mat> C(c.data.data(), p.m, p.n);
+  for (const auto& blk : p.blocks) {
+    Mat acc = Mat::Zero(blk.mext, blk.next);  // L0C accumulates over the k tiles
+    for (int64_t k0 = 0; k0 < p.k; k0 += p.tk) {
+      const int64_t kext = std::min(p.tk, p.k - k0);
+      acc += A.block(blk.m0, k0, blk.mext, kext) * B.block(k0, blk.n0, kext, blk.next);
+    }
+    C.block(blk.m0, blk.n0, blk.mext, blk.next) = acc;
+  }
+  return c;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,35 @@
+#pragma once
+// Numeric execution of a kernel's own tiling with Eigen: the same plan (tile boundaries, ragged
+// tails, loop chunks, merge order) that the task graph is built from, evaluated on real numbers.
+// Tests compare it against an untiled reference to prove each graph computes what it claims.
+
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "kernels/families.hpp"
+
+namespace tilesim {
+
+struct NdArray {
+  Dims shape;
+  Eigen::ArrayXd data;
+  int64_t offset(const Dims& at) const;
+  double& operator[](const Dims& at) { return data[offset(at)]; }
+  double operator[](const Dims& at) const { return data[offset(at)]; }
+};
+
+NdArray random_array(const Dims& shape, unsigned seed);
+NdArray reshaped(NdArray a, const Dims& shape);
+
+struct ProgramResult {
+  NdArray reduced;  // the last phase's reduced output (reduced dims of size 1)
+  NdArray applied;  // phase 0's second-pass output (input shape), when it has one
+};
+
+// `inputs`: phase 0's inputs followed by its side inputs, in the kernel's shape.
+ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs);
+NdArray execute_matmul(const MatmulPlan& plan, const NdArray& a, const NdArray& b);
+
+}  // namespace tilesim

@@ -1,0 +1,162 @@
+// Losses in two phases, each with its own tile: phase 1 reduces each sample over its feature dim
+// to one value, phase 2 takes the batch mean.
+//  - cross_entropy (N, C): per sample logsumexp(x) - x[target] (targets gathered per row);
+//  - mse (N, D): per sample mean((a - b)^2); the batch mean of those is the overall mean;
+//  - triplet_margin (N, D): per sample max(|a - p + eps| - |a - n + eps| + margin, 0).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kernels/families.hpp"
+#include "kernels/reduction_program.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr double kTripletMargin = 1.0;
+constexpr double kPairwiseEps = 1e-6;
+
+ReduceFamily mean_family(const std::string& psg) {
+  ReduceFamily f;
+  f.psg = psg;
+  f.fp32_inputs = true;
+  f.atomic_merge = true;
+  f.partial_work = [](const TileReduceGeometry& g, DType, std::vector<VecOp>& ops) {
+    add_reduce_ops(g, DType::kFp32, ops);
+  };
+  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
+  };
+  f.finalize_work = f.combine_work;
+  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats { return {v[0].sum()}; };
+  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0]}; };
+  f.finalize = [](const Stats& s, double n) -> Stats { return {s[0] / n}; };
+  return f;
+}
+
+ReduceFamily cross_entropy_family() {
+  ReduceFamily f = max_sum_family("cross_entropy");
+  f.stats = 3;        // (max, sum of exp, the target's logit)
+  f.side_inputs = 1;  // one-hot targets, for the math; the work gathers one index per row
+  f.extra_loads = [](const TileReduceGeometry& g, std::vector<DmaOp>& loads) {
+    loads.push_back(DmaOp{DmaDir::kRead, 1, g.out_elems * 4, 0});  // int32 targets of the rows
+  };
+  const auto partial = f.partial;
+  f.partial = [partial](const std::vector<Eigen::ArrayXd>& v) -> Stats {
+    Stats s = partial(v);
+    s.push_back((v[0] * v[1]).sum());  // the target's logit, if it lies in this segment
+    return s;
+  };
+  const auto combine = f.combine;
+  f.combine = [combine](const Stats& a, const Stats& b) -> Stats {
+    Stats s = combine(a, b);
+    s.push_back(a[2] + b[2]);
+    return s;
+  };
+  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_max_sum_combine(n, ops);
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
+  };
+  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+    add_max_sum_partial(g, dt, ops);
+    add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, ops);  // gather the target logit
+  };
+  f.finalize_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kComplex, DType::kFp32, n, 1, ops);  // ln(s)
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 2, ops);   // m + ln(s) - x[t]
+  };
+  f.finalize = [](const Stats& s, double) -> Stats { return {s[0] + std::log(s[1]) - s[2]}; };
+  return f;
+}
+
+ReduceFamily mse_family() {
+  ReduceFamily f;
+  f.psg = "mse";
+  f.inputs = 2;
+  f.atomic_merge = true;  // a sum, scaled linearly
+  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, dt, g.elems, 2, ops);  // a - b, squared
+    add_reduce_ops(g, dt, ops);
+  };
+  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
+  };
+  f.finalize_work = f.combine_work;
+  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
+    return {(v[0] - v[1]).square().sum()};
+  };
+  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0]}; };
+  f.finalize = [](const Stats& s, double n) -> Stats { return {s[0] / n}; };
+  return f;
+}
+
+ReduceFamily triplet_family() {
+  ReduceFamily f;
+  f.psg = "triplet_margin";
+  f.inputs = 3;
+  f.live_inputs = 2;  // a stays; p is consumed into its distance before n is loaded
+  f.stats = 2;
+  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, dt, g.elems, 6, ops);  // 2 x (difference, + eps, square)
+    add_reduce_ops(g, dt, ops);
+    add_reduce_ops(g, dt, ops);
+  };
+  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 2, ops);
+  };
+  f.finalize_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);  // two sqrt
+    add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // difference, margin, relu
+  };
+  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
+    return {(v[0] - v[1] + kPairwiseEps).square().sum(),
+            (v[0] - v[2] + kPairwiseEps).square().sum()};
+  };
+  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0], a[1] + b[1]}; };
+  f.finalize = [](const Stats& s, double) -> Stats {
+    return {std::max(std::sqrt(s[0]) - std::sqrt(s[1]) + kTripletMargin, 0.0)};
+  };
+  return f;
+}
+
+}  // namespace
+
+bool is_loss_op(const std::string& op) {
+  return op == "cross_entropy" || op == "mse" || op == "triplet_margin";
+}
+
+ReductionProgram describe_loss(const KernelSpec& spec) {
+  check_params(spec, {"merge", "phase2_tile"});
+  if (spec.shape.size() != 2)
+    throw Error(
+        fmt::format("{}: shape {} must be (N, features)", spec.op, format_dims(spec.shape)));
+  if (!spec.dims.empty() && spec.dims != std::vector<int>{1})
+    throw Error(spec.op + ": dim: phase 1 reduces the feature dim 1; leave dim out or set 1");
+  const int64_t n = spec.shape[0];
+  // Phase 2 reduces a vector of N fp32 values; its tile must be 32 B aligned like any other.
+  int64_t t2 = std::min<int64_t>(2048, (n + 7) / 8 * 8);
+  if (spec.params.contains("phase2_tile")) {
+    const auto& p = spec.params["phase2_tile"];
+    if (!p.is_array() || p.size() != 1 || !p[0].is_number_integer() || p[0].get<int64_t>() < 1)
+      throw Error(spec.op + ": params.phase2_tile: expected [t] with t >= 1");
+    t2 = p[0].get<int64_t>();
+    if (t2 * 4 % 32 != 0)
+      throw Error(
+          fmt::format("{}: params.phase2_tile: {} x 4 B is not a multiple of 32 B", spec.op, t2));
+  }
+  const MergeMode merge = merge_mode_of(spec);
+  ReduceFamily f1 = spec.op == "cross_entropy" ? cross_entropy_family()
+                    : spec.op == "mse"         ? mse_family()
+                                               : triplet_family();
+  ReductionProgram prog;
+  prog.phases.push_back(
+      make_phase(plan_reduction(spec.shape, spec.tile, {1}, 0, spec.loop_count, merge, spec.op), f1,
+                 Phase::Link::kNone));
+  prog.phases.push_back(make_phase(plan_reduction({n}, {t2}, {0}, 0, 1, merge, spec.op),
+                                   mean_family(spec.op + "_batch"), Phase::Link::kByRows));
+  return prog;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,261 @@
+#include "kernels/reduction_graph.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+struct ReductionBuilder::Ctx {
+  const ReductionPlan& plan;
+  const ReduceFamily& fam;
+  int32_t root_offset;
+  const SegmentDeps& deps;
+  DType in;  // dtype of the tensors the tiles read
+  Dims out_shape;
+  int psg_partial, psg_merge, psg_second, psg_fused;
+};
+
+namespace {
+std::vector<int32_t> merged(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+}  // namespace
+
+TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims& extent) const {
+  TaskKind k;
+  k.label = c.fam.psg + ":" + role + format_dims(extent);
+  k.buffer_count = buffer_count_;
+  const int64_t tile_bytes = product(c.plan.tile) * dtype_bytes(c.in);
+  const int64_t out_elems = product(c.plan.tile) / [&] {
+    int64_t r = 1;
+    for (int d : c.plan.dims) r *= c.plan.tile[static_cast<size_t>(d)];
+    return r;
+  }();
+  const int live = c.fam.live_inputs > 0 ? c.fam.live_inputs : c.fam.inputs;
+  for (int i = 0; i < live; ++i)
+    k.buffers.push_back({"in" + std::to_string(i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
+  // Vector ops work in place on the tile; the running statistics need their own buffer.
+  k.buffers.push_back({"stats", out_elems * c.fam.stats * 4 * 2, BufferRole::kTemp, MemSpace::kUb});
+  const bool full_output = c.fam.second_pass;
+  k.buffers.push_back({"out", full_output ? tile_bytes : out_elems * dtype_bytes(c.fam.out_dtype),
+                       BufferRole::kOutput, MemSpace::kUb});
+  return k;
+}
+
+DmaOp ReductionBuilder::input_dma(const Ctx& c, const Block& b, DmaDir dir) const {
+  return block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.gm_granule_bytes);
+}
+
+DmaOp ReductionBuilder::stats_dma(const Ctx& c, int64_t out_elems, DmaDir dir) const {
+  // Partial statistics live in a contiguous fp32 workspace.
+  return DmaOp{dir, 1, out_elems * c.fam.stats * 4, 0};
+}
+
+DmaOp ReductionBuilder::output_dma(const Ctx& c, const Block& out) const {
+  return block_dma(DmaDir::kWrite, c.out_shape, out.origin, out.extent, c.fam.out_dtype,
+                   hw_.gm_granule_bytes);
+}
+
+int32_t ReductionBuilder::add_task(Ctx& c, TaskKind kind, int32_t root,
+                                   const std::vector<int32_t>& deps) {
+  const int32_t t = g_.add_task(kinds_.get(g_, kind), root + c.root_offset);
+  for (int32_t d : deps) g_.add_edge(d, t);
+  return t;
+}
+
+ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFamily& fam,
+                                     int32_t root_offset, const SegmentDeps& deps) {
+  Ctx c{plan,       fam, root_offset, deps, fam.fp32_inputs ? DType::kFp32 : dtype_,
+        plan.shape, 0,   0,           0,    0};
+  for (int d : plan.dims) c.out_shape[static_cast<size_t>(d)] = 1;
+  c.psg_partial = g_.add_psg(fam.psg + ":partial");
+  c.psg_merge = g_.add_psg(fam.psg + ":merge");
+  c.psg_second = g_.add_psg(fam.psg + ":apply");
+  c.psg_fused = g_.add_psg(fam.psg + ":fused");
+  auto seg_deps = [&](const Block& b) { return deps ? deps(b) : std::vector<int32_t>{}; };
+  auto load_step = [&](const Block& seg) {
+    TileStep st;
+    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(input_dma(c, seg, DmaDir::kRead));
+    if (fam.extra_loads) fam.extra_loads(reduce_geometry(seg.extent, plan.dims), st.loads);
+    return st;
+  };
+  // Vector ops run on the static tile shape where the tile exceeds the tensor (wasted work).
+  const auto geom = [&](const Block& b) {
+    return reduce_geometry(compute_extent(plan.shape, plan.tile, b.extent), plan.dims);
+  };
+  // The output pass of a segment: re-read it, apply the final statistics, write the tile.
+  auto apply_step = [&](const Block& seg, int64_t out_elems, bool load_stats) {
+    TileStep st = load_step(seg);
+    if (load_stats) st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+    fam.second_work(geom(seg), c.in, st.vec);
+    st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+    return st;
+  };
+
+  ReductionTasks out;
+  for (const auto& chain : plan.chains) {
+    const int n = static_cast<int>(chain.segments.size());
+    const int64_t out_elems = product(chain.out.extent);
+    // Finishing a result: finalize, then write the reduced output (unless a second pass uses it).
+    auto finish = [&](TileStep& st) {
+      fam.finalize_work(out_elems, st.vec);
+      if (!fam.second_pass) st.stores.push_back(output_dma(c, chain.out));
+    };
+    auto keep_stats = [&](TileStep& st) {
+      st.stores.push_back(stats_dma(c, out_elems, DmaDir::kWrite));
+    };
+    std::vector<int32_t> finals;
+    std::vector<int32_t> tasks;
+
+    if (n == 1 && fam.fuse_single) {
+      const Block& seg = chain.segments[0];
+      TaskKind k = base_kind(c, "fused", seg.extent);
+      k.psg = c.psg_fused;
+      TileStep st = load_step(seg);
+      fam.partial_work(geom(seg), c.in, st.vec);
+      fam.finalize_work(out_elems, st.vec);
+      fam.second_work(geom(seg), c.in, st.vec);
+      st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+      k.steps.push_back(st);
+      finals.push_back(add_task(c, k, chain.root, seg_deps(seg)));
+      tasks = finals;
+    } else if (plan.merge == MergeMode::kInTask) {
+      // One task walks every segment accumulating in UB, then (second pass) walks them again.
+      TaskKind k = base_kind(c, "chain", chain.segments[0].extent);
+      k.psg = c.psg_partial;
+      std::vector<int32_t> d;
+      for (int s = 0; s < n; ++s) {
+        const Block& seg = chain.segments[static_cast<size_t>(s)];
+        TileStep st = load_step(seg);
+        fam.partial_work(geom(seg), c.in, st.vec);
+        if (s > 0) fam.combine_work(out_elems, st.vec);
+        k.steps.push_back(st);
+        d = merged(d, seg_deps(seg));
+      }
+      TileStep fin;
+      finish(fin);
+      k.steps.push_back(fin);
+      if (fam.second_pass)
+        for (const Block& seg : chain.segments)
+          k.steps.push_back(apply_step(seg, out_elems, false));
+      finals.push_back(add_task(c, k, chain.root, d));
+      tasks = finals;
+    } else {
+      // One task per segment. kChain folds into the previous result, kTree merges pairwise
+      // afterwards, kAtomic accumulates into GM.
+      std::vector<int32_t> holder(static_cast<size_t>(n), -1);
+      for (int s = 0; s < n; ++s) {
+        const Block& seg = chain.segments[static_cast<size_t>(s)];
+        TaskKind k = base_kind(c, "partial", seg.extent);
+        k.psg = c.psg_partial;
+        TileStep st = load_step(seg);
+        fam.partial_work(geom(seg), c.in, st.vec);
+        std::vector<int32_t> d = seg_deps(seg);
+        if (plan.merge == MergeMode::kChain && s > 0) {
+          st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+          fam.combine_work(out_elems, st.vec);
+          d.push_back(holder[static_cast<size_t>(s - 1)]);
+        }
+        const bool completes = plan.merge == MergeMode::kAtomic  ? !fam.second_pass
+                               : plan.merge == MergeMode::kChain ? s == n - 1
+                                                                 : n == 1;
+        if (completes)
+          finish(st);
+        else
+          keep_stats(st);
+        if (completes && fam.second_pass) keep_stats(st);
+        k.steps.push_back(st);
+        holder[static_cast<size_t>(s)] = add_task(c, k, chain.root, d);
+        tasks.push_back(holder[static_cast<size_t>(s)]);
+      }
+      if (plan.merge == MergeMode::kTree) {
+        const auto levels = merge_levels(n, MergeMode::kTree);
+        for (size_t l = 0; l < levels.size(); ++l)
+          for (const auto& m : levels[l]) {
+            TaskKind k = base_kind(c, "merge", chain.out.extent);
+            k.psg = c.psg_merge;
+            TileStep st;
+            st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+            st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+            fam.combine_work(out_elems, st.vec);
+            const bool last = l + 1 == levels.size();
+            if (last) finish(st);
+            if (!last || fam.second_pass) keep_stats(st);
+            k.steps.push_back(st);
+            const int32_t t =
+                add_task(c, k, chain.root,
+                         {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
+            holder[static_cast<size_t>(m.a)] = t;
+            tasks.push_back(t);
+          }
+      }
+      if (plan.merge == MergeMode::kAtomic && fam.second_pass) {
+        // Atomic statistics are raw sums: one task waits for every partial (n edges, not n^2)
+        // and finalises them for the output pass.
+        TaskKind k = base_kind(c, "merge", chain.out.extent);
+        k.psg = c.psg_merge;
+        TileStep st;
+        st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+        fam.finalize_work(out_elems, st.vec);
+        keep_stats(st);
+        k.steps.push_back(st);
+        finals.push_back(add_task(c, k, chain.root, holder));
+        tasks.push_back(finals.back());
+      } else if (plan.merge == MergeMode::kAtomic) {
+        finals = holder;  // the result is complete when every partial has landed
+      } else {
+        finals.push_back(plan.merge == MergeMode::kTree ? holder[0]
+                                                        : holder[static_cast<size_t>(n - 1)]);
+      }
+      if (fam.second_pass)
+        for (const Block& seg : chain.segments) {
+          TaskKind k = base_kind(c, "apply", seg.extent);
+          k.psg = c.psg_second;
+          k.steps.push_back(apply_step(seg, out_elems, true));
+          tasks.push_back(add_task(c, k, chain.root, merged(finals, seg_deps(seg))));
+        }
+    }
+    out.finals.push_back(finals);
+    out.all.insert(out.all.end(), tasks.begin(), tasks.end());
+  }
+  return out;
+}
+
+SegmentDeps deps_by_origin(const ReductionPlan& plan, const ReductionTasks& tasks) {
+  auto index = std::make_shared<std::map<Dims, std::vector<int32_t>>>();
+  for (size_t i = 0; i < plan.chains.size(); ++i)
+    (*index)[plan.chains[i].out.origin] = tasks.finals[i];
+  return [index](const Block& seg) {
+    auto it = index->find(seg.origin);
+    return it == index->end() ? std::vector<int32_t>{} : it->second;
+  };
+}
+
+SegmentDeps deps_by_rows(const ReductionPlan& plan, const ReductionTasks& tasks) {
+  struct Rows {
+    int64_t begin, end;
+    int32_t task;
+  };
+  auto rows = std::make_shared<std::vector<Rows>>();
+  for (size_t i = 0; i < plan.chains.size(); ++i) {
+    const auto& out = plan.chains[i].out;
+    for (int32_t t : tasks.finals[i])
+      rows->push_back({out.origin[0], out.origin[0] + out.extent[0], t});
+  }
+  std::sort(rows->begin(), rows->end(), [](const Rows& a, const Rows& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.task < b.task;
+  });
+  int64_t longest = 0;
+  for (const auto& r : *rows) longest = std::max(longest, r.end - r.begin);
+  return [rows, longest](const Block& seg) {
+    const int64_t b = seg.origin[0], e = seg.origin[0] + seg.extent[0];
+    std::vector<int32_t> d;
+    auto it = std::lower_bound(rows->begin(), rows->end(), b - longest + 1,
+                               [](const Rows& r, int64_t v) { return r.begin < v; });
+    for (; it != rows->end() && it->begin < e; ++it)
+      if (it->end > b) d.push_back(it->task);
+    return d;
+  };
+}
+
+}  // namespace tilesim

@@ -1,0 +1,55 @@
+#pragma once
+// Turns a ReductionPlan and a ReduceFamily into tasks: partial, merge, finalize and second-pass
+// work with their buffers, DMA instructions and dependencies (see MergeMode for the shapes).
+
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "kernels/reduce_family.hpp"
+#include "kernels/reduction_plan.hpp"
+#include "model/hardware.hpp"
+
+namespace tilesim {
+
+struct ReductionTasks {
+  std::vector<std::vector<int32_t>> finals;  // per chain: the tasks that complete its result
+  std::vector<int32_t> all;                  // every task added
+};
+
+// Dependencies of a task that reads the inputs of `segment` (tasks of an earlier phase).
+using SegmentDeps = std::function<std::vector<int32_t>(const Block& segment)>;
+
+class ReductionBuilder {
+ public:
+  ReductionBuilder(TaskGraph& graph, KindCache& kinds, const Hardware& hw, DType dtype,
+                   int buffer_count)
+      : g_(graph), kinds_(kinds), hw_(hw), dtype_(dtype), buffer_count_(buffer_count) {}
+
+  // Adds one reduction. Root functions are plan roots + `root_offset`.
+  ReductionTasks add(const ReductionPlan& plan, const ReduceFamily& fam, int32_t root_offset,
+                     const SegmentDeps& deps = {});
+
+ private:
+  struct Ctx;
+  int32_t add_task(Ctx& c, TaskKind kind, int32_t root, const std::vector<int32_t>& deps);
+  TaskKind base_kind(Ctx& c, const std::string& role, const Dims& extent) const;
+  DmaOp input_dma(const Ctx& c, const Block& b, DmaDir dir) const;
+  DmaOp stats_dma(const Ctx& c, int64_t out_elems, DmaDir dir) const;
+  DmaOp output_dma(const Ctx& c, const Block& out) const;
+
+  TaskGraph& g_;
+  KindCache& kinds_;
+  const Hardware& hw_;
+  DType dtype_;
+  int buffer_count_;
+};
+
+// For a later phase that reads the output of a reduction: the final task of the chain whose
+// output block starts at the same origin (same tile grid, reduced dims collapsed).
+SegmentDeps deps_by_origin(const ReductionPlan& plan, const ReductionTasks& tasks);
+// For a phase reading a 1-D per-row vector: the final tasks of chains whose rows along axis 0
+// overlap the segment's rows along axis 0.
+SegmentDeps deps_by_rows(const ReductionPlan& plan, const ReductionTasks& tasks);
+
+}  // namespace tilesim

@@ -1,0 +1,70 @@
+#pragma once
+// The tiling plan of a reduction: which tiles feed which output block, in which loop chunk, and in
+// which order their partial results merge. Both the task-graph builder and the functional
+// executor (kernels/functional.hpp) walk the same plan, so the proof that the numbers come out
+// right is a proof about the graph that gets timed.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/lowering_support.hpp"
+
+namespace tilesim {
+
+// How partials of one output block merge:
+//  - kInTask: one task walks the block's segments and accumulates in UB (a chain inside a task);
+//  - kChain: one task per segment, each folding its partial into the running result (in GM) after
+//    the previous one;
+//  - kTree: one task per segment writes its partial; merge tasks combine them pairwise, level by
+//    level (ceil(log2(segments)) levels);
+//  - kAtomic: one task per segment accumulates its partial into GM with an atomic DMA write
+//    (sum, max and min statistics only); no merge tasks, the output is assumed initialised
+//    before the kernel, as Ascend C kernels do.
+//  - kAuto (the default) resolves to kAtomic where the family allows it, kTree elsewhere.
+enum class MergeMode { kInTask, kChain, kTree, kAtomic, kAuto };
+MergeMode parse_merge_mode(
+    const std::string& text);  // "in_task", "chain", "tree", "atomic", "auto"
+const char* merge_mode_name(MergeMode m);
+
+struct Block {
+  Dims origin;
+  Dims extent;
+};
+
+// One output block and the tiles (segments) whose partials it needs, in reduction order.
+struct ReduceChain {
+  int32_t root = 0;  // loop chunk
+  Block out;         // in the input's coordinates, reduced dims collapsed to origin 0, extent 1
+  std::vector<Block> segments;
+};
+
+struct ReductionPlan {
+  Dims shape;
+  Dims tile;
+  std::vector<int> dims;  // reduced dims, ascending
+  int loop_axis = 0;
+  MergeMode merge = MergeMode::kTree;
+  std::vector<Chunk> chunks;
+  std::vector<ReduceChain> chains;
+  int64_t segments_per_chain() const {
+    return chains.empty() ? 0 : static_cast<int64_t>(chains[0].segments.size());
+  }
+};
+
+bool is_reduced(const std::vector<int>& dims, size_t d);
+// Cuts `loop_axis` into loop_count chunks and groups each chunk's tiles by output block.
+ReductionPlan plan_reduction(const Dims& shape, const Dims& tile, std::vector<int> dims,
+                             int loop_axis, int64_t loop_count, MergeMode merge,
+                             const std::string& op);
+
+// One merge: partial `b` folds into partial `a` (the result keeps index `a`).
+struct MergeStep {
+  int a;
+  int b;
+};
+// Merge levels for `n` partials: steps within a level are independent. kTree pairs neighbours;
+// kChain, kInTask and kAtomic fold 1, 2, ... into 0 one level at a time.
+std::vector<std::vector<MergeStep>> merge_levels(int n, MergeMode mode);
+
+}  // namespace tilesim

@@ -1,0 +1,72 @@
+#include "kernels/reduction_program.hpp"
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
+                   LoweredKernel& out) {
+  TaskGraph& g = out.graph;
+  g.runtime = RuntimeStyle::kMpmd;
+  KindCache kinds;
+  ReductionBuilder builder(g, kinds, hw, spec.dtype, spec.buffer_count);
+  int32_t root_offset = 0;
+  ReductionTasks prev;
+  const ReductionPlan* prev_plan = nullptr;
+  for (const auto& ph : prog.phases) {
+    if (ph.plan.merge == MergeMode::kAtomic && !ph.fam.atomic_merge)
+      throw Error(spec.op +
+                  ": params.merge: \"atomic\" needs statistics that merge by sum, max "
+                  "or min; " +
+                  ph.fam.psg + " does not (use auto, tree, chain or in_task)");
+    SegmentDeps deps;
+    if (ph.link == Phase::Link::kByOrigin) deps = deps_by_origin(*prev_plan, prev);
+    if (ph.link == Phase::Link::kByRows) deps = deps_by_rows(*prev_plan, prev);
+    prev = builder.add(ph.plan, ph.fam, root_offset, deps);
+    prev_plan = &ph.plan;
+    root_offset += static_cast<int32_t>(ph.plan.chunks.size());
+  }
+  g.finalize();
+}
+
+void fill_reduction_diagnostics(const KernelSpec& spec, const Hardware& hw,
+                                const ReductionProgram& prog, LoweredKernel& out) {
+  fill_common_diagnostics(spec, hw, out);
+  if (!prog.phases.empty()) out.diag.reduction_segments = prog.phases[0].plan.segments_per_chain();
+}
+
+Phase make_phase(ReductionPlan plan, ReduceFamily fam, Phase::Link link) {
+  if (plan.merge == MergeMode::kAuto)
+    plan.merge = fam.atomic_merge ? MergeMode::kAtomic : MergeMode::kTree;
+  return Phase{std::move(plan), std::move(fam), link};
+}
+
+MergeMode merge_mode_of(const KernelSpec& spec) {
+  if (!spec.params.contains("merge")) return MergeMode::kAuto;
+  if (!spec.params["merge"].is_string())
+    throw Error(
+        spec.op +
+        ": params.merge: expected \"auto\", \"in_task\", \"chain\", \"tree\" or \"atomic\"");
+  return parse_merge_mode(spec.params["merge"].get<std::string>());
+}
+
+void check_params(const KernelSpec& spec, const std::vector<std::string>& allowed) {
+  for (auto it = spec.params.begin(); it != spec.params.end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw Error(fmt::format("{}: params.{}: unknown key (allowed for {}: {})", spec.op, it.key(),
+                              spec.op, list.empty() ? "none" : list));
+    }
+}
+
+int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims) {
+  if (spec.loop_axis >= 0) return spec.loop_axis;
+  for (int a = 0; a < static_cast<int>(spec.shape.size()); ++a)
+    if (!is_reduced(dims, static_cast<size_t>(a))) return a;
+  return 0;
+}
+
+}  // namespace tilesim

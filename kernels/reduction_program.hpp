@@ -1,0 +1,45 @@
+#pragma once
+// A reducing kernel as a sequence of phases, each a reduction plan with its family. Phase 0 reads
+// the kernel's inputs; a later phase reads the previous phase's reduced output. The same program
+// is lowered to a task graph (timing) and executed with Eigen (functional proof).
+
+#include <string>
+#include <vector>
+
+#include "kernels/reduce_family.hpp"
+#include "kernels/reduction_graph.hpp"
+#include "kernels/reduction_plan.hpp"
+
+namespace tilesim {
+
+struct Phase {
+  ReductionPlan plan;
+  ReduceFamily fam;
+  // How this phase's tasks wait for the previous phase: the same tile grid (a chained
+  // reduction) or overlapping rows (a per-sample value reduced over the batch).
+  enum class Link { kNone, kByOrigin, kByRows } link = Link::kNone;
+};
+
+// A phase with its merge mode resolved (kAuto -> kAtomic where the family allows, else kTree).
+Phase make_phase(ReductionPlan plan, ReduceFamily fam, Phase::Link link);
+
+struct ReductionProgram {
+  std::vector<Phase> phases;
+};
+
+// Builds every phase's tasks; later phases get root functions after the earlier ones'.
+void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
+                   LoweredKernel& out);
+
+// Diagnostics for a reducing kernel: the common figures plus reduction segments of phase 0.
+void fill_reduction_diagnostics(const KernelSpec& spec, const Hardware& hw,
+                                const ReductionProgram& prog, LoweredKernel& out);
+
+// Shared parameter handling: merge mode ("tree" unless params.merge says otherwise) and a check
+// that params holds only `allowed` keys.
+MergeMode merge_mode_of(const KernelSpec& spec);
+void check_params(const KernelSpec& spec, const std::vector<std::string>& allowed);
+// The loop axis: the spec's, or the outermost axis not in `dims`.
+int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims);
+
+}  // namespace tilesim

@@ -1,0 +1,83 @@
+// softmax and logsoftmax over one dim. A split reduction axis carries (max, sum of exp) partials
+// whose merge rescales by exp(old max - new max); the output pass then re-reads the input.
+#include <cmath>
+
+#include "kernels/families.hpp"
+#include "kernels/reduction_program.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// Partial statistics (m, s): m = max, s = sum(exp(x - m)).
+Stats merge_max_sum(const Stats& a, const Stats& b) {
+  const double m = std::max(a[0], b[0]);
+  return {m, a[1] * std::exp(a[0] - m) + b[1] * std::exp(b[0] - m)};
+}
+
+}  // namespace
+
+void add_max_sum_partial(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+  add_reduce_ops(g, dt, ops);                                // max
+  add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);   // x - max (broadcast)
+  add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);  // exp
+  add_reduce_ops(g, dt, ops);                                // sum
+}
+
+void add_max_sum_combine(int64_t n, std::vector<VecOp>& ops) {
+  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // new max, two differences
+  add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);  // two rescale factors
+  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // two products and a sum
+}
+
+ReduceFamily max_sum_family(const std::string& psg) {
+  ReduceFamily f;
+  f.psg = psg;
+  f.stats = 2;
+  f.partial_work = add_max_sum_partial;
+  f.combine_work = add_max_sum_combine;
+  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
+    const double m = v[0].maxCoeff();
+    return {m, (v[0] - m).exp().sum()};
+  };
+  f.combine = merge_max_sum;
+  return f;
+}
+
+bool is_softmax_op(const std::string& op) {
+  return op == "softmax" || op == "logsoftmax";
+}
+
+ReductionProgram describe_softmax(const KernelSpec& spec) {
+  check_params(spec, {"merge"});
+  if (spec.dims.size() != 1)
+    throw Error(spec.op + ": dim: expected exactly one dim (got " +
+                std::to_string(spec.dims.size()) + ")");
+  const bool log = spec.op == "logsoftmax";
+  ReduceFamily f = max_sum_family(spec.op);
+  f.second_pass = true;
+  f.fuse_single = true;
+  f.finalize_work = [](int64_t n, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kComplex, DType::kFp32, n, 1, ops);  // 1/s or ln(s)
+  };
+  f.second_work = [log](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+    add_elementwise(VecClass::kSimple, dt, g.elems, log ? 2 : 1, ops);  // x - m (- ln s)
+    if (!log) {
+      add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);  // exp
+      add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);   // * 1/s
+    }
+  };
+  f.finalize = [](const Stats& s, double) -> Stats { return {s[0], s[1]}; };
+  f.second = [log](const std::vector<double>& x, const Stats& fin) {
+    return log ? x[0] - fin[0] - std::log(fin[1]) : std::exp(x[0] - fin[0]) / fin[1];
+  };
+  ReductionProgram prog;
+  prog.phases.push_back(
+      make_phase(plan_reduction(spec.shape, spec.tile, spec.dims, loop_axis_of(spec, spec.dims),
+                                spec.loop_count, merge_mode_of(spec), spec.op),
+                 f, Phase::Link::kNone));
+  return prog;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,279 @@
+// The functional proof: each kernel's own tiling (tile boundaries, ragged tails, loop chunks,
+// merge order) executed with Eigen on small random inputs equals an untiled reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "kernels/functional.hpp"
+#include "kernels/lowering.hpp"
+#include "test_support.hpp"
+
+namespace tilesim {
+namespace {
+
+constexpr double kTol = 1e-5;
+
+KernelSpec spec(const std::string& op, Dims shape, Dims tile, std::vector<int> dims,
+                int64_t loop = 1, const std::string& merge = "auto") {
+  KernelSpec s;
+  s.op = op;
+  s.shape = std::move(shape);
+  s.tile = std::move(tile);
+  s.dims = std::move(dims);
+  s.loop_count = loop;
+  s.params["merge"] = merge;
+  return s;
+}
+
+double rel_err(const Eigen::ArrayXd& got, const Eigen::ArrayXd& want) {
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size()) return 1e9;
+  return (got - want).abs().maxCoeff() / std::max(1e-12, want.abs().maxCoeff());
+}
+
+// Untiled references.
+Dims unravel(int64_t i, const Dims& shape) {
+  Dims at(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    at[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return at;
+}
+
+// Groups the elements of `x` by output position (reduced dims set to 0) and folds them.
+Eigen::ArrayXd reference_reduce(const NdArray& x, const std::vector<int>& dims,
+                                const std::function<double(const std::vector<double>&)>& fold) {
+  Dims out_shape = x.shape;
+  for (int d : dims) out_shape[static_cast<size_t>(d)] = 1;
+  std::map<int64_t, std::vector<double>> groups;
+  const NdArray out_index{out_shape, Eigen::ArrayXd()};
+  for (int64_t i = 0; i < x.data.size(); ++i) {
+    Dims at = unravel(i, x.shape);
+    for (int d : dims) at[static_cast<size_t>(d)] = 0;
+    groups[out_index.offset(at)].push_back(x.data[i]);
+  }
+  Eigen::ArrayXd r(static_cast<Eigen::Index>(groups.size()));
+  for (const auto& [k, v] : groups) r[k] = fold(v);
+  return r;
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+ProgramResult run(const KernelSpec& s, const std::vector<NdArray>& in) {
+  lower_kernel(s, test::default_hw());  // the graph must build for the same candidate
+  return execute_program(describe_reduction_program(s), in);
+}
+
+struct Case {
+  Dims shape, tile;
+  std::vector<int> dims;
+  int64_t loop;
+  std::string merge;
+};
+
+// Candidates per family: whole and split reduction axes, ragged tails, several loops and
+// every merge mode.
+const std::vector<Case> kReduceCases = {
+    {{6, 40}, {2, 16}, {1}, 1, "tree"},
+    {{6, 40}, {4, 40}, {1}, 2, "auto"},
+    {{5, 37, 24}, {2, 8, 8}, {1}, 3, "chain"},
+    {{5, 37, 24}, {1, 5, 24}, {1}, 1, "in_task"},
+    {{4, 6, 10, 16}, {1, 4, 3, 8}, {2, 3}, 2, "atomic"},
+    {{3, 9, 8}, {1, 4, 8}, {0}, 1, "tree"},
+};
+
+TEST(Functional, Reductions) {
+  for (const std::string op : {"sum", "amax", "amin", "mean"})
+    for (const auto& c : kReduceCases) {
+      KernelSpec s = spec(op, c.shape, c.tile, c.dims, c.loop, c.merge);
+      if (c.dims.size() > 1) s.params["multi_dim"] = "chained";
+      const NdArray x = random_array(c.shape, 1);
+      const auto got = run(s, {x}).reduced.data;
+      const auto want = reference_reduce(x, c.dims, [&](const std::vector<double>& v) {
+        if (op == "amax") return *std::max_element(v.begin(), v.end());
+        if (op == "amin") return *std::min_element(v.begin(), v.end());
+        return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
+      });
+      EXPECT_LT(rel_err(got, want), kTol)
+          << op << " tile " << format_dims(c.tile) << " " << c.merge;
+    }
+}
+
+TEST(Functional, MergedAdjacentDimsEqualChained) {
+  const NdArray x = random_array({4, 6, 10, 16}, 2);
+  KernelSpec merged = spec("mean", {4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 2, "tree");
+  KernelSpec chained = merged;
+  chained.params["multi_dim"] = "chained";
+  const auto a = run(merged, {x}).reduced.data, b = run(chained, {x}).reduced.data;
+  EXPECT_LT(rel_err(a, b), kTol);
+  const auto want = reference_reduce(x, {2, 3}, [](const std::vector<double>& v) {
+    return sum(v) / static_cast<double>(v.size());
+  });
+  EXPECT_LT(rel_err(a, want), kTol);
+}
+
+Eigen::ArrayXd reference_softmax(const NdArray& x, int dim, bool log) {
+  Eigen::ArrayXd y(x.data.size());
+  const auto m = reference_reduce(
+      x, {dim}, [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+  Dims out_shape = x.shape;
+  out_shape[static_cast<size_t>(dim)] = 1;
+  const NdArray oi{out_shape, {}};
+  NdArray e{x.shape, Eigen::ArrayXd(x.data.size())};
+  for (int64_t i = 0; i < x.data.size(); ++i) {
+    Dims at = unravel(i, x.shape);
+    at[static_cast<size_t>(dim)] = 0;
+    e.data[i] = std::exp(x.data[i] - m[oi.offset(at)]);
+  }
+  const auto s = reference_reduce(e, {dim}, sum);
+  for (int64_t i = 0; i < x.data.size(); ++i) {
+    Dims at = unravel(i, x.shape);
+    at[static_cast<size_t>(dim)] = 0;
+    const int64_t o = oi.offset(at);
+    y[i] = log ? x.data[i] - m[o] - std::log(s[o]) : e.data[i] / s[o];
+  }
+  return y;
+}
+
+TEST(Functional, SoftmaxAndLogSoftmax) {
+  const std::vector<Case> cases = {{{6, 40}, {1, 40}, {1}, 1, "auto"},  // one segment: fused
+                                   {{6, 40}, {2, 16}, {1}, 2, "tree"},  // split, ragged tail
+                                   {{6, 40}, {4, 8}, {1}, 3, "chain"},
+                                   {{6, 40}, {1, 24}, {1}, 1, "in_task"},
+                                   {{4, 20, 8}, {2, 6, 8}, {1}, 2, "tree"}};  // non-last axis
+  for (const std::string op : {"softmax", "logsoftmax"})
+    for (const auto& c : cases) {
+      const NdArray x = random_array(c.shape, 3);
+      const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
+      EXPECT_LT(rel_err(got, reference_softmax(x, c.dims[0], op == "logsoftmax")), kTol)
+          << op << " tile " << format_dims(c.tile) << " " << c.merge;
+    }
+}
+
+// (x - mean) * rstd over `dims` (or x * rms^-1).
+Eigen::ArrayXd reference_norm(const NdArray& x, const std::vector<int>& dims, bool rms) {
+  const auto s1 = reference_reduce(x, dims, sum);
+  const auto s2 = reference_reduce(x, dims, [](const std::vector<double>& v) {
+    double s = 0;
+    for (double a : v) s += a * a;
+    return s;
+  });
+  const auto n = reference_reduce(
+      x, dims, [](const std::vector<double>& v) { return static_cast<double>(v.size()); });
+  Dims out_shape = x.shape;
+  for (int d : dims) out_shape[static_cast<size_t>(d)] = 1;
+  const NdArray oi{out_shape, {}};
+  Eigen::ArrayXd y(x.data.size());
+  for (int64_t i = 0; i < x.data.size(); ++i) {
+    Dims at = unravel(i, x.shape);
+    for (int d : dims) at[static_cast<size_t>(d)] = 0;
+    const int64_t o = oi.offset(at);
+    const double mean = s1[o] / n[o];
+    y[i] = rms ? x.data[i] / std::sqrt(s2[o] / n[o] + 1e-5)
+               : (x.data[i] - mean) / std::sqrt(s2[o] / n[o] - mean * mean + 1e-5);
+  }
+  return y;
+}
+
+TEST(Functional, Norms) {
+  for (const std::string op : {"layernorm", "rmsnorm"})
+    for (const auto& c : std::vector<Case>{{{6, 48}, {2, 16}, {1}, 2, "tree"},
+                                           {{6, 48}, {1, 48}, {1}, 1, "atomic"},
+                                           {{3, 12, 8}, {1, 5, 8}, {1}, 3, "chain"},  // middle C
+                                           {{3, 12, 8}, {2, 4, 8}, {1}, 1, "in_task"}}) {
+      const NdArray x = random_array(c.shape, 4);
+      const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
+      EXPECT_LT(rel_err(got, reference_norm(x, c.dims, op == "rmsnorm")), kTol)
+          << op << " tile " << format_dims(c.tile) << " " << c.merge;
+    }
+  // batchnorm: statistics over N, H, W per channel.
+  for (const auto& merge : {"auto", "tree", "in_task"}) {
+    const NdArray x = random_array({4, 3, 5, 8}, 5);
+    const auto got =
+        run(spec("batchnorm", {4, 3, 5, 8}, {2, 1, 2, 8}, {}, 3, merge), {x}).applied.data;
+    EXPECT_LT(rel_err(got, reference_norm(x, {0, 2, 3}, false)), kTol) << merge;
+  }
+  // groupnorm: 3 groups of 2 channels; statistics over (group channels, H, W).
+  for (const auto& [tile, loop] : std::vector<std::pair<Dims, int64_t>>{
+           {{1, 1, 3, 8}, 4}, {{1, 2, 5, 8}, 1}, {{2, 6, 2, 8}, 2}}) {
+    const NdArray x = random_array({4, 6, 5, 8}, 6);
+    KernelSpec s = spec("groupnorm", {4, 6, 5, 8}, tile, {}, loop, "auto");
+    s.params["groups"] = 3;
+    const auto got = run(s, {x}).applied.data;
+    const auto want = reference_norm(reshaped(x, {12, 2, 5, 8}), {1, 2, 3}, false);
+    EXPECT_LT(rel_err(got, want), kTol) << "groupnorm tile " << format_dims(tile);
+  }
+}
+
+TEST(Functional, Losses) {
+  const int64_t n = 12, c = 40;
+  const NdArray x = random_array({n, c}, 7), p = random_array({n, c}, 8),
+                q = random_array({n, c}, 9);
+  NdArray onehot{{n, c}, Eigen::ArrayXd::Zero(n * c)};
+  std::vector<int64_t> target(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    target[static_cast<size_t>(i)] = (i * 7 + 3) % c;
+    onehot[{i, target[static_cast<size_t>(i)]}] = 1;
+  }
+  double ce = 0, mse = 0, triplet = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double m = -1e300, s = 0, dap = 0, dan = 0;
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, x[{i, j}]);
+    for (int64_t j = 0; j < c; ++j) {
+      s += std::exp(x[{i, j}] - m);
+      mse += std::pow(x[{i, j}] - p[{i, j}], 2);
+      dap += std::pow(x[{i, j}] - p[{i, j}] + 1e-6, 2);
+      dan += std::pow(x[{i, j}] - q[{i, j}] + 1e-6, 2);
+    }
+    ce += m + std::log(s) - x[{i, target[static_cast<size_t>(i)]}];
+    triplet += std::max(std::sqrt(dap) - std::sqrt(dan) + 1.0, 0.0);
+  }
+  for (const auto& c0 : std::vector<Case>{{{n, c}, {2, 16}, {}, 3, "tree"},
+                                          {{n, c}, {4, 40}, {}, 1, "auto"},
+                                          {{n, c}, {3, 8}, {}, 2, "chain"},
+                                          {{n, c}, {1, 24}, {}, 4, "in_task"}}) {
+    for (const auto& [op, inputs, want] :
+         std::vector<std::tuple<std::string, std::vector<NdArray>, double>>{
+             {"cross_entropy", {x, onehot}, ce / n},
+             {"mse", {x, p}, mse / (n * c)},
+             {"triplet_margin", {x, p, q}, triplet / n}}) {
+      KernelSpec s = spec(op, c0.shape, c0.tile, c0.dims, c0.loop, c0.merge);
+      s.params["phase2_tile"] = {8};  // 12 samples: a split batch axis with a ragged tail
+      const auto got = run(s, inputs).reduced.data;
+      ASSERT_EQ(got.size(), 1);
+      EXPECT_NEAR(got[0], want, kTol * std::abs(want)) << op << " " << c0.merge;
+    }
+  }
+}
+
+TEST(Functional, Matmul) {
+  for (const auto& [shape, tile, loop] :
+       std::vector<std::tuple<Dims, Dims, int64_t>>{{{40, 48, 32}, {16, 16, 16}, 3},
+                                                    {{40, 48, 32}, {32, 32, 16}, 1},
+                                                    {{33, 20, 48}, {16, 16, 32}, 4}}) {
+    KernelSpec s;
+    s.op = "matmul";
+    s.shape = shape;
+    s.tile = tile;
+    s.dtype = DType::kFp16;
+    s.loop_count = loop;
+    lower_kernel(s, test::default_hw());
+    const NdArray a = random_array({shape[0], shape[1]}, 10),
+                  b = random_array({shape[1], shape[2]}, 11);
+    const NdArray c = execute_matmul(plan_matmul(s), a, b);
+    using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Mat want = Eigen::Map<const Mat>(a.data.data(), shape[0], shape[1]) *
+                     Eigen::Map<const Mat>(b.data.data(), shape[1], shape[2]);
+    EXPECT_LT(rel_err(c.data, Eigen::Map<const Eigen::ArrayXd>(want.data(), want.size())), kTol);
+  }
+}
+
+}  // namespace
+}  // namespace tilesim
