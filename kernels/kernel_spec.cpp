@@ -128,8 +128,8 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
       style = p.get<std::string>();
     } else if (p.is_object()) {
       for (auto it = p.begin(); it != p.end(); ++it)
-        if (it.key() != "style" && it.key() != "cores")
-          fail("partition." + it.key(), "unknown key (allowed: style, cores)");
+        if (it.key() != "style" && it.key() != "cores" && it.key() != "max_tasks_per_psg")
+          fail("partition." + it.key(), "unknown key (allowed: style, cores, max_tasks_per_psg)");
       if (!p.contains("style") || !p["style"].is_string())
         fail("partition.style", "missing (allowed: pypto, ascendc)");
       style = p["style"].get<std::string>();
@@ -137,6 +137,14 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
         if (!p["cores"].is_number_integer() || p["cores"].get<int64_t>() < 1)
           fail("partition.cores", "expected an integer >= 1, got " + p["cores"].dump());
         s.cores = p["cores"].get<int64_t>();
+      }
+      if (p.contains("max_tasks_per_psg")) {
+        if (!p["max_tasks_per_psg"].is_number_integer() ||
+            p["max_tasks_per_psg"].get<int64_t>() < 0)
+          fail("partition.max_tasks_per_psg",
+               "expected an integer >= 0 (0: one task per tile chain), got " +
+                   p["max_tasks_per_psg"].dump());
+        s.max_tasks_per_psg = p["max_tasks_per_psg"].get<int64_t>();
       }
     } else {
       fail("partition", "expected \"pypto\", \"ascendc\" or {\"style\": ..., \"cores\": N}");

@@ -28,8 +28,10 @@ struct KernelSpec {
   int64_t loop_count = 1;
   int loop_axis = -1;  // -1: the outermost non-reduction axis
   PartitionStyle partition = PartitionStyle::kPypto;
-  int64_t cores = 0;     // kAscendC: cores used (0: every core of the op's type)
-  int buffer_count = 2;  // requested multi-buffering depth
+  int64_t cores = 0;               // kAscendC: cores used (0: every core of the op's type)
+  int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
+                                   // of its type, 0: one task per tile chain)
+  int buffer_count = 2;            // requested multi-buffering depth
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
 };
 

@@ -2,6 +2,7 @@
 
 #include "kernels/families.hpp"
 #include "kernels/lowering_support.hpp"
+#include "kernels/task_packing.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -22,7 +23,9 @@ ReductionProgram describe_reduction_program(const KernelSpec& spec) {
   throw Error("'" + spec.op + "' is not a reducing op");
 }
 
-LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
+namespace {
+
+LoweredKernel lower_unpacked(const KernelSpec& spec, const Hardware& hw) {
   if (spec.op == "copy_in") return lower_copy_in(spec, hw);
   if (is_elementwise_op(spec.op)) return lower_elementwise(spec, hw);
   if (spec.op == "matmul") return lower_matmul(spec, hw);
@@ -40,6 +43,19 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   std::string list;
   for (const auto& op : known_ops()) list += (list.empty() ? "" : ", ") + op;
   throw Error("unknown op '" + spec.op + "' (known: " + list + ")");
+}
+
+}  // namespace
+
+LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
+  LoweredKernel k = lower_unpacked(spec, hw);
+  if (k.graph.runtime == RuntimeStyle::kMpmd && spec.max_tasks_per_psg != 0) {
+    const int64_t cap[2] = {spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.aiv_cores,
+                            spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.aic_cores};
+    k.graph = pack_tasks(k.graph, cap);
+    k.diag.tasks = static_cast<int64_t>(k.graph.tasks.size());
+  }
+  return k;
 }
 
 }  // namespace tilesim

@@ -10,8 +10,11 @@ namespace {
 
 using test::default_hw;
 
+// Hand counts are of the tile-chain graph: packing into program-subgraph tasks is off unless a
+// test turns it on.
 KernelSpec spec(const std::string& op, Dims shape, Dims tile, DType dt = DType::kFp32) {
   KernelSpec s;
+  s.max_tasks_per_psg = 0;
   s.op = op;
   s.shape = std::move(shape);
   s.tile = std::move(tile);
@@ -76,6 +79,149 @@ TEST(Kernels, BadInputIsOneClearError) {
   KernelSpec loop = spec("add", {4, 64}, {1, 64});
   loop.loop_count = 5;
   EXPECT_NE(lower_error(loop).find("loop_count 5 exceeds"), std::string::npos);
+}
+
+// Sums over every task of the graph: GM bytes read and written, and elements touched by vector
+// ops (an elementwise op touches batch*rows*cols, a reduction reads as many).
+struct Totals {
+  double read = 0, write = 0, vec_elems = 0, cube_fractals = 0;
+};
+Totals totals(const LoweredKernel& k) {
+  Totals t;
+  for (const auto& task : k.graph.tasks)
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(task.kind)].steps) {
+      const auto r = static_cast<double>(st.repeat);
+      for (const auto& l : st.loads) t.read += r * static_cast<double>(l.bytes());
+      for (const auto& w : st.stores) t.write += r * static_cast<double>(w.bytes());
+      for (const auto& v : st.vec)
+        t.vec_elems += r * static_cast<double>(v.batch * v.rows * v.cols);
+      for (const auto& c : st.cube)
+        t.cube_fractals +=
+            r * static_cast<double>(((c.m + 15) / 16) * ((c.k + 15) / 16) * ((c.n + 15) / 16));
+    }
+  return t;
+}
+
+TEST(Kernels, SoftmaxSplitRowHandCount) {
+  KernelSpec s = spec("softmax", {16, 16384}, {1, 8192});
+  s.dims = {1};
+  s.params["merge"] = "tree";
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  // 16 rows x (2 partials + 1 merge + 2 output tiles).
+  EXPECT_EQ(k.graph.tasks.size(), 80u);
+  EXPECT_EQ(k.diag.reduction_segments, 2);
+  const Totals t = totals(k);
+  const double x = 16.0 * 16384 * 4;
+  // Input read twice; (max, sum) stats of 8 B: 32 partial writes, 16 merges read 2 and write 1,
+  // 32 output tiles read 1.
+  EXPECT_EQ(t.read, 2 * x + 16 * 2 * 8 + 32 * 8);
+  EXPECT_EQ(t.write, x + 32 * 8 + 16 * 8);
+  // Partial: max, x - max, exp, sum over 8192; merge: 8 ops + finalize 1 on one element;
+  // output: x - max, exp, * 1/s over 8192.
+  EXPECT_EQ(t.vec_elems, 32 * 4 * 8192 + 16 * (8 + 1) + 32 * 3 * 8192);
+}
+
+TEST(Kernels, AtomicMaxHandCount) {
+  KernelSpec s = spec("amax", {16, 256, 256}, {1, 16, 256});
+  s.dims = {1};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  // 16 output rows x 16 segments, each accumulating its partial max atomically: no merge tasks.
+  EXPECT_EQ(k.graph.tasks.size(), 256u);
+  EXPECT_EQ(k.graph.num_edges(), 0);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 16.0 * 256 * 256 * 4);
+  EXPECT_EQ(t.write, 256.0 * 256 * 4);  // every partial writes its 256-element row
+  EXPECT_EQ(t.vec_elems, 256.0 * 16 * 256);
+}
+
+TEST(Kernels, PackingKeepsTheWorkAndBoundsTasksPerRoot) {
+  KernelSpec s = spec("amax", {16, 256, 256}, {1, 16, 256});
+  s.dims = {1};
+  const Totals chains = totals(lower_kernel(s, default_hw()));
+  s.max_tasks_per_psg = -1;  // default: one task per core per PSG and root function
+  const LoweredKernel packed = lower_kernel(s, default_hw());
+  EXPECT_EQ(packed.graph.tasks.size(), 48u);  // 256 chains over 48 AIV cores: 5 or 6 each
+  const Totals t = totals(packed);
+  EXPECT_EQ(t.read, chains.read);
+  EXPECT_EQ(t.write, chains.write);
+  EXPECT_EQ(t.vec_elems, chains.vec_elems);
+  s.loop_count = 4;  // 4 root functions of 64 chains
+  EXPECT_EQ(lower_kernel(s, default_hw()).graph.tasks.size(), 4u * 48);
+  // Dependencies survive packing: a softmax's output tasks still wait for its merges.
+  KernelSpec sm = spec("softmax", {64, 4096}, {1, 1024});
+  sm.dims = {1};
+  sm.max_tasks_per_psg = 8;
+  sm.params["merge"] = "tree";
+  const LoweredKernel p = lower_kernel(sm, default_hw());
+  EXPECT_EQ(p.graph.tasks.size(), 8u * 3);
+  EXPECT_GT(p.graph.num_edges(), 0);
+}
+
+TEST(Kernels, GroupNormHandCount) {
+  KernelSpec s = spec("groupnorm", {2, 8, 4, 64}, {1, 2, 2, 64});
+  s.params["groups"] = 2;
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  // View (4 rows of (n, g), 4 channels, 4, 64): per row 2 x 2 segments; atomic statistics, one
+  // finalize task per row, then one output task per segment.
+  EXPECT_EQ(k.graph.tasks.size(), 4u * (4 + 1 + 4));
+  EXPECT_EQ(k.graph.num_edges(), 4 * (4 + 4));
+  const Totals t = totals(k);
+  const double x = 2.0 * 8 * 4 * 64 * 4;
+  // Input twice; stats (sum, sumsq) 8 B: 16 partial writes, 4 finalize reads and writes,
+  // 16 output tiles read them.
+  EXPECT_EQ(t.read, 2 * x + 4 * 8 + 16 * 8);
+  EXPECT_EQ(t.write, x + 16 * 8 + 4 * 8);
+}
+
+TEST(Kernels, MatmulHandCount) {
+  KernelSpec s = spec("matmul", {256, 128, 256}, {128, 64, 128}, DType::kFp16);
+  s.loop_count = 2;  // BASIC_BATCH 128
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), 4u);  // 2 loop bodies x (1 m tile x 2 n tiles)
+  EXPECT_EQ(k.graph.num_roots(), 2);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 4.0 * (128 * 128 * 2 + 128 * 128 * 2));  // A and B blocks over 2 k steps
+  EXPECT_EQ(t.write, 256.0 * 256 * 2);
+  EXPECT_EQ(t.cube_fractals, 4.0 * 2 * (8 * 4 * 8));
+}
+
+TEST(Kernels, LossPhasesHandCount) {
+  KernelSpec s = spec("cross_entropy", {4096, 10}, {256, 16});
+  s.params["phase2_tile"] = {1024};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  // Phase 1: 16 row blocks, one segment each; phase 2: 4 atomic partial means of 1024 values.
+  EXPECT_EQ(k.graph.tasks.size(), 16u + 4);
+  EXPECT_EQ(k.graph.num_edges(), 16);  // each phase-2 segment waits for its 4 row blocks
+  EXPECT_EQ(k.diag.tile_exceeds_shape, std::vector<int>{1});
+}
+
+TEST(Kernels, BadKernelInput) {
+  const auto hw = default_hw();
+  KernelSpec g = spec("groupnorm", {2, 10, 4, 64}, {1, 2, 2, 64});
+  g.params["groups"] = 3;
+  EXPECT_NE(lower_error(g).find("params.groups 3 does not divide the 10 channels"),
+            std::string::npos);
+  KernelSpec sm = spec("softmax", {4, 64}, {1, 64});
+  sm.dims = {0, 1};
+  EXPECT_NE(lower_error(sm).find("exactly one dim"), std::string::npos);
+  KernelSpec p = spec("sum", {4, 64}, {1, 64});
+  p.dims = {1};
+  p.params["mege"] = "tree";
+  EXPECT_NE(lower_error(p).find("params.mege: unknown key"), std::string::npos);
+  KernelSpec at = spec("softmax", {4, 64}, {1, 32});
+  at.dims = {1};
+  at.params["merge"] = "atomic";
+  EXPECT_NE(lower_error(at).find("\"atomic\" needs"), std::string::npos);
+  try {
+    kernel_spec_from_json(
+        nlohmann::json::parse(R"({"op": "sum", "shape": [4, 64], "tile": [1, 64], "dim": 2})"),
+        "x.json", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dim: 2 is out of range for a rank-2 shape"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Kernels, LimitsAreReportedNotEnforced) {

@@ -1,0 +1,77 @@
+#include "kernels/task_packing.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "kernels/lowering_support.hpp"
+
+namespace tilesim {
+
+TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
+  // Members of each (root, psg) group, in creation order.
+  std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
+  for (size_t i = 0; i < g.tasks.size(); ++i) {
+    const auto& t = g.tasks[i];
+    groups[{t.root, g.kinds[static_cast<size_t>(t.kind)].psg}].push_back(static_cast<int32_t>(i));
+  }
+  // Assign each old task to a packed task; packed tasks are numbered in the order of their first
+  // member, which keeps every edge pointing from an earlier to a later task.
+  std::vector<int32_t> pack_of(g.tasks.size(), -1);
+  std::vector<std::vector<int32_t>> members;
+  std::vector<int32_t> first_member;
+  for (const auto& [key, list] : groups) {
+    const int core =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].core ==
+                CoreType::kAiv
+            ? 0
+            : 1;
+    const int64_t n = static_cast<int64_t>(list.size());
+    const int64_t packs = max_tasks[core] > 0 ? std::min(n, max_tasks[core]) : n;
+    for (int64_t p = 0; p < packs; ++p) {
+      std::vector<int32_t> m(list.begin() + n * p / packs, list.begin() + n * (p + 1) / packs);
+      first_member.push_back(m.front());
+      members.push_back(std::move(m));
+    }
+  }
+  std::vector<size_t> order(members.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return first_member[a] < first_member[b]; });
+
+  TaskGraph out;
+  out.runtime = g.runtime;
+  out.psg_names = g.psg_names;
+  KindCache kinds;
+  for (size_t idx : order) {
+    const auto& m = members[idx];
+    const TaskKind& first =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(m.front())].kind)];
+    TaskKind k = first;
+    k.steps.clear();
+    int64_t biggest = -1;
+    for (int32_t t : m) {
+      const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
+      k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
+      int64_t bytes = 0;
+      for (const auto& b : mk.buffers) bytes += b.bytes;
+      if (bytes > biggest) {  // the largest member's buffers serve them all
+        biggest = bytes;
+        k.buffers = mk.buffers;
+      }
+    }
+    if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
+    const int32_t id =
+        out.add_task(kinds.get(out, k), g.tasks[static_cast<size_t>(m.front())].root);
+    for (int32_t t : m) pack_of[static_cast<size_t>(t)] = id;
+  }
+  for (size_t i = 0; i < g.tasks.size(); ++i)
+    for (const int32_t* s = g.succ_begin(static_cast<int32_t>(i));
+         s != g.succ_end(static_cast<int32_t>(i)); ++s)
+      if (pack_of[i] != pack_of[static_cast<size_t>(*s)])
+        out.add_edge(pack_of[i], pack_of[static_cast<size_t>(*s)]);
+  out.finalize();
+  return out;
+}
+
+}  // namespace tilesim
