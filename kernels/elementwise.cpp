@@ -36,13 +36,15 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
   if (!spec.dims.empty()) throw Error(spec.op + ": dim: an elementwise op takes no reduction dim");
   const int64_t tile_bytes = product(spec.tile) * dtype_bytes(spec.dtype);
   return lower_independent_tiles(
-      spec, hw, spec.op, [&](const Dims& origin, const Dims& extent, TaskKind& k) {
+      spec, hw, spec.op,
+      [&](const Dims& origin, const Dims& extent, TaskKind& k, std::vector<Access>& acc) {
         k.label = spec.op + format_dims(extent);
         TileStep st;
         const DmaOp read =
             block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes);
         for (int i = 0; i < op.inputs; ++i) {
           st.loads.push_back(read);
+          acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false});
           k.buffers.push_back(
               {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
@@ -51,6 +53,7 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
         DmaOp write = read;
         write.dir = DmaDir::kWrite;
         st.stores.push_back(write);
+        acc.push_back({block_key(kOutputTensor, origin), write.bytes(), true});
         k.buffers.push_back({"z", tile_bytes, BufferRole::kOutput, MemSpace::kUb});
         k.steps.push_back(st);
       });

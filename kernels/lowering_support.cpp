@@ -98,11 +98,13 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
   TaskGraph& g = out.graph;
   const int psg_id = g.add_psg(psg);
   KindCache cache;
+  std::vector<Access> accesses;
   auto make_kind = [&](const Dims& origin, const Dims& extent) {
     TaskKind k;
     k.psg = psg_id;
     k.buffer_count = spec.buffer_count;
-    work(origin, extent, k);
+    accesses.clear();
+    work(origin, extent, k, accesses);
     return k;
   };
   if (spec.partition == PartitionStyle::kPypto) {
@@ -117,7 +119,9 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
         Dims origin = grid.origin(i);
         const Dims extent = grid.extent_at(origin);
         origin[static_cast<size_t>(axis)] += chunks[r].offset;
-        g.add_task(cache.get(g, make_kind(origin, extent)), static_cast<int32_t>(r));
+        const int32_t t =
+            g.add_task(cache.get(g, make_kind(origin, extent)), static_cast<int32_t>(r));
+        for (const Access& a : accesses) g.add_access(t, a);
       }
     }
   } else {

@@ -34,8 +34,14 @@ class KindCache {
 std::vector<int64_t> kind_signature(const TaskKind& kind);
 std::vector<int64_t> step_signature(const TileStep& step);  // work only, not the repeat
 
-// Work of one independent tile: its tile step and buffers.
-using TileWork = std::function<void(const Dims& origin, const Dims& extent, TaskKind& kind)>;
+// Work of one independent tile: its tile step and buffers, and the GM blocks it touches.
+using TileWork = std::function<void(const Dims& origin, const Dims& extent, TaskKind& kind,
+                                    std::vector<Access>& accesses)>;
+
+// Tensor ids for Access keys: kernel inputs are 0, 1, ...; these name the rest.
+constexpr uint32_t kOutputTensor = 100;     // the kernel's output
+constexpr uint32_t kWorkspaceTensor = 200;  // intermediates between phases (+ phase index)
+constexpr uint32_t kStatsTensor = 300;      // partial statistics (+ phase index)
 
 // The extent vector ops compute over: PyPTO code is generated for the static tile shape, so in a
 // dim where the tile exceeds the tensor the padding is computed too (data moved is only the

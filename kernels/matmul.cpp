@@ -68,20 +68,27 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
                  {"A0", p.tm * p.tk * b, BufferRole::kTemp, MemSpace::kL0a},
                  {"B0", p.tk * p.tn * b, BufferRole::kTemp, MemSpace::kL0b},
                  {"C0", p.tm * p.tn * 4, BufferRole::kTemp, MemSpace::kL0c}};
+    std::vector<Access> acc;
     for (int64_t k0 = 0; k0 < p.k; k0 += p.tk) {
       const int64_t kext = std::min(p.tk, p.k - k0);
       TileStep st;
       st.loads.push_back(
           block_dma(DmaDir::kRead, a_shape, {blk.m0, k0}, {blk.mext, kext}, dt, gran));
+      acc.push_back({block_key(0, {blk.m0, k0}), st.loads.back().bytes(), false});
       st.loads.push_back(
           block_dma(DmaDir::kRead, b_shape, {k0, blk.n0}, {kext, blk.next}, dt, gran));
+      acc.push_back({block_key(1, {k0, blk.n0}), st.loads.back().bytes(), false});
       st.cube.push_back(CubeOp{dt, blk.mext, kext, blk.next});
       k.steps.push_back(st);
     }
     const DType c_type = p.vector_epilogue ? DType::kFp32 : dt;
     k.steps.back().stores.push_back(
         block_dma(DmaDir::kWrite, c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, c_type, gran));
+    const uint32_t c_tensor = p.vector_epilogue ? kWorkspaceTensor : kOutputTensor;
+    acc.push_back(
+        {block_key(c_tensor, {blk.m0, blk.n0}), k.steps.back().stores.back().bytes(), true});
     const int32_t cube_task = g.add_task(kinds.get(g, k), blk.root);
+    for (const Access& a : acc) g.add_access(cube_task, a);
     if (!p.vector_epilogue) continue;
     TaskKind e;
     e.psg = psg_epi;
@@ -97,6 +104,9 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
         block_dma(DmaDir::kWrite, c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, dt, gran));
     e.steps.push_back(st);
     const int32_t epi = g.add_task(kinds.get(g, e), blk.root);
+    g.add_access(epi,
+                 {block_key(kWorkspaceTensor, {blk.m0, blk.n0}), st.loads.back().bytes(), false});
+    g.add_access(epi, {block_key(kOutputTensor, {blk.m0, blk.n0}), st.stores.back().bytes(), true});
     g.add_edge(cube_task, epi);
   }
   g.finalize();

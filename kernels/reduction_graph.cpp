@@ -11,7 +11,9 @@ struct ReductionBuilder::Ctx {
   const SegmentDeps& deps;
   DType in;  // dtype of the tensors the tiles read
   Dims out_shape;
-  int psg_partial, psg_merge, psg_second, psg_fused;
+  std::vector<Access> acc = {};  // GM blocks of the task being built
+  size_t chain = 0;
+  int psg_partial = 0, psg_merge = 0, psg_second = 0, psg_fused = 0;
 };
 
 namespace {
@@ -42,31 +44,50 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
   return k;
 }
 
-DmaOp ReductionBuilder::input_dma(const Ctx& c, const Block& b, DmaDir dir) const {
-  return block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.gm_granule_bytes);
+DmaOp ReductionBuilder::input_dma(Ctx& c, const Block& b, DmaDir dir) const {
+  const DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.gm_granule_bytes);
+  // Reads of phase 0 are the kernel inputs, later phases read the previous phase's output;
+  // writes of the input's shape are the kernel's output.
+  if (dir == DmaDir::kWrite)
+    c.acc.push_back({block_key(kOutputTensor, b.origin), op.bytes(), true});
+  else
+    for (int i = 0; i < c.fam.inputs; ++i)
+      c.acc.push_back({block_key(phase_ == 0 ? static_cast<uint32_t>(i)
+                                             : kWorkspaceTensor + static_cast<uint32_t>(phase_ - 1),
+                                 b.origin),
+                       op.bytes(), false});
+  return op;
 }
 
-DmaOp ReductionBuilder::stats_dma(const Ctx& c, int64_t out_elems, DmaDir dir) const {
+DmaOp ReductionBuilder::stats_dma(Ctx& c, int64_t out_elems, DmaDir dir) const {
   // Partial statistics live in a contiguous fp32 workspace.
-  return DmaOp{dir, 1, out_elems * c.fam.stats * 4, 0};
+  const DmaOp op{dir, 1, out_elems * c.fam.stats * 4, 0};
+  c.acc.push_back(
+      {block_key(kStatsTensor + static_cast<uint32_t>(phase_), {static_cast<int64_t>(c.chain)}),
+       op.bytes(), dir == DmaDir::kWrite});
+  return op;
 }
 
-DmaOp ReductionBuilder::output_dma(const Ctx& c, const Block& out) const {
-  return block_dma(DmaDir::kWrite, c.out_shape, out.origin, out.extent, c.fam.out_dtype,
-                   hw_.gm_granule_bytes);
+DmaOp ReductionBuilder::output_dma(Ctx& c, const Block& out) const {
+  const DmaOp op = block_dma(DmaDir::kWrite, c.out_shape, out.origin, out.extent, c.fam.out_dtype,
+                             hw_.gm_granule_bytes);
+  c.acc.push_back(
+      {block_key(kWorkspaceTensor + static_cast<uint32_t>(phase_), out.origin), op.bytes(), true});
+  return op;
 }
 
 int32_t ReductionBuilder::add_task(Ctx& c, TaskKind kind, int32_t root,
                                    const std::vector<int32_t>& deps) {
   const int32_t t = g_.add_task(kinds_.get(g_, kind), root + c.root_offset);
   for (int32_t d : deps) g_.add_edge(d, t);
+  for (const Access& a : c.acc) g_.add_access(t, a);
+  c.acc.clear();
   return t;
 }
 
 ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFamily& fam,
                                      int32_t root_offset, const SegmentDeps& deps) {
-  Ctx c{plan,       fam, root_offset, deps, fam.fp32_inputs ? DType::kFp32 : dtype_,
-        plan.shape, 0,   0,           0,    0};
+  Ctx c{plan, fam, root_offset, deps, fam.fp32_inputs ? DType::kFp32 : dtype_, plan.shape};
   for (int d : plan.dims) c.out_shape[static_cast<size_t>(d)] = 1;
   c.psg_partial = g_.add_psg(fam.psg + ":partial");
   c.psg_merge = g_.add_psg(fam.psg + ":merge");
@@ -75,7 +96,8 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   auto seg_deps = [&](const Block& b) { return deps ? deps(b) : std::vector<int32_t>{}; };
   auto load_step = [&](const Block& seg) {
     TileStep st;
-    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(input_dma(c, seg, DmaDir::kRead));
+    const DmaOp read = input_dma(c, seg, DmaDir::kRead);  // records every input's block
+    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(read);
     if (fam.extra_loads) fam.extra_loads(reduce_geometry(seg.extent, plan.dims), st.loads);
     return st;
   };
@@ -93,7 +115,9 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   };
 
   ReductionTasks out;
-  for (const auto& chain : plan.chains) {
+  for (size_t ci = 0; ci < plan.chains.size(); ++ci) {
+    const ReduceChain& chain = plan.chains[ci];
+    c.chain = ci;
     const int n = static_cast<int>(chain.segments.size());
     const int64_t out_elems = product(chain.out.extent);
     // Finishing a result: finalize, then write the reduced output (unless a second pass uses it).
@@ -218,6 +242,7 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
     out.finals.push_back(finals);
     out.all.insert(out.all.end(), tasks.begin(), tasks.end());
   }
+  ++phase_;
   return out;
 }
 

@@ -34,15 +34,17 @@ class ReductionBuilder {
   struct Ctx;
   int32_t add_task(Ctx& c, TaskKind kind, int32_t root, const std::vector<int32_t>& deps);
   TaskKind base_kind(Ctx& c, const std::string& role, const Dims& extent) const;
-  DmaOp input_dma(const Ctx& c, const Block& b, DmaDir dir) const;
-  DmaOp stats_dma(const Ctx& c, int64_t out_elems, DmaDir dir) const;
-  DmaOp output_dma(const Ctx& c, const Block& out) const;
+  // Each DMA helper also records the GM block it touches for the task being built.
+  DmaOp input_dma(Ctx& c, const Block& b, DmaDir dir) const;
+  DmaOp stats_dma(Ctx& c, int64_t out_elems, DmaDir dir) const;
+  DmaOp output_dma(Ctx& c, const Block& out) const;
 
   TaskGraph& g_;
   KindCache& kinds_;
   const Hardware& hw_;
   DType dtype_;
   int buffer_count_;
+  int phase_ = 0;  // how many reductions were added before: names their tensors
 };
 
 // For a later phase that reads the output of a reduction: the final task of the chain whose

@@ -63,7 +63,10 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
     if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
     const int32_t id =
         out.add_task(kinds.get(out, k), g.tasks[static_cast<size_t>(m.front())].root);
-    for (int32_t t : m) pack_of[static_cast<size_t>(t)] = id;
+    for (int32_t t : m) {
+      pack_of[static_cast<size_t>(t)] = id;
+      for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) out.add_access(id, *a);
+    }
   }
   for (size_t i = 0; i < g.tasks.size(); ++i)
     for (const int32_t* s = g.succ_begin(static_cast<int32_t>(i));

@@ -64,6 +64,10 @@ void TaskGraph::add_edge(int32_t from, int32_t to) {
   edges_.emplace_back(from, to);
 }
 
+void TaskGraph::add_access(int32_t task, Access a) {
+  pending_access_.emplace_back(task, a);
+}
+
 void TaskGraph::finalize() {
   const auto n = static_cast<int32_t>(tasks.size());
   for (const auto& [a, b] : edges_)
@@ -83,6 +87,17 @@ void TaskGraph::finalize() {
   for (size_t i = 0; i < edges_.size(); ++i) succ_[i] = edges_[i].second;  // already sorted by from
   edges_.clear();
   edges_.shrink_to_fit();
+  access_off_.assign(n + 1, 0);
+  for (const auto& [t, a] : pending_access_) {
+    if (t < 0 || t >= n) throw Error("task graph: access of unknown task " + std::to_string(t));
+    ++access_off_[t + 1];
+  }
+  for (int32_t i = 0; i < n; ++i) access_off_[i + 1] += access_off_[i];
+  access_.resize(pending_access_.size());
+  std::vector<int64_t> fill(access_off_.begin(), access_off_.end() - 1);
+  for (const auto& [t, a] : pending_access_) access_[static_cast<size_t>(fill[t]++)] = a;
+  pending_access_.clear();
+  pending_access_.shrink_to_fit();
   finalized_ = true;
 }
 

@@ -88,6 +88,15 @@ struct TaskKind {
   int buffer_count = 2;  // requested multi-buffering depth; the model uses less if UB is short
 };
 
+// One GM block a task reads or writes, named by a key that is equal for the same block of the
+// same tensor (model/tile_geometry.hpp block_key). The simulator's L2 model uses them to find
+// re-reads and the kernel's footprint; tasks without accesses count all traffic against HBM.
+struct Access {
+  uint64_t block = 0;
+  int64_t bytes = 0;
+  bool write = false;
+};
+
 struct Task {
   int32_t kind = 0;
   int32_t root = 0;          // root function (loop body) it belongs to
@@ -107,6 +116,7 @@ class TaskGraph {
   int add_kind(TaskKind kind);
   int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1);
   void add_edge(int32_t from, int32_t to);  // `to` depends on `from`
+  void add_access(int32_t task, Access a);
   // Builds the successor lists and in-degrees; call once after the last add_edge.
   void finalize();
 
@@ -115,6 +125,9 @@ class TaskGraph {
   const int32_t* succ_begin(int32_t t) const { return succ_.data() + succ_off_[t]; }
   const int32_t* succ_end(int32_t t) const { return succ_.data() + succ_off_[t + 1]; }
   int32_t indegree(int32_t t) const { return indeg_[t]; }
+  bool has_accesses() const { return !access_.empty(); }
+  const Access* access_begin(int32_t t) const { return access_.data() + access_off_[t]; }
+  const Access* access_end(int32_t t) const { return access_.data() + access_off_[t + 1]; }
   bool finalized() const { return finalized_; }
 
  private:
@@ -122,6 +135,9 @@ class TaskGraph {
   std::vector<int64_t> succ_off_;
   std::vector<int32_t> succ_;
   std::vector<int32_t> indeg_;
+  std::vector<std::pair<int32_t, Access>> pending_access_;
+  std::vector<int64_t> access_off_;
+  std::vector<Access> access_;
   int32_t num_roots_ = 0;
   bool finalized_ = false;
 };

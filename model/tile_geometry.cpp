@@ -55,6 +55,20 @@ Dims TileGrid::extent(int64_t index) const {
   return extent_at(origin(index));
 }
 
+uint64_t block_key(uint32_t tensor, const Dims& origin) {
+  // FNV-1a over the tensor id and the origin.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(tensor);
+  for (int64_t o : origin) mix(static_cast<uint64_t>(o));
+  return h;
+}
+
 DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
                 int64_t granule) {
   const size_t r = shape.size();

@@ -37,6 +37,9 @@ class TileGrid {
   int64_t count_ = 0;
 };
 
+// A key naming the block of tensor `tensor` that starts at `origin` (for Access).
+uint64_t block_key(uint32_t tensor, const Dims& origin);
+
 // One DMA instruction moving the block `extent` at `origin` of a row-major tensor `shape`.
 // Trailing dims the block covers in full merge into one contiguous burst; `granule` is the GM
 // access granule whose boundaries a misaligned burst straddles (assuming a granule-aligned base).
