@@ -37,6 +37,8 @@ const std::vector<HardwareParam>& hardware_params() {
       {"dma.write.latency_cycles", &H::write_latency_cycles, 0, 1e7, "cycles"},
       {"dma.gm_granule_bytes", &H::gm_granule_bytes, 1, 1 << 20, "B"},
       {"gm.hbm_bandwidth_gbps", &H::hbm_bandwidth_gbps, 1, 1e6, "GB/s"},
+      {"gm.l2_bandwidth_gbps", &H::l2_bandwidth_gbps, 1, 1e6, "GB/s"},
+      {"l2.bytes", &H::l2_bytes, 0, 1e12, "B"},
       {"vector.bytes_per_repeat", &H::vector_bytes_per_repeat, 32, 65536, "B"},
       {"vector.max_repeats", &H::vector_max_repeats, 1, 1 << 20, "repeats"},
       {"vector.issue_cycles", &H::vector_issue_cycles, 0, 1e6, "cycles"},

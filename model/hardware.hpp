@@ -40,8 +40,10 @@ struct Hardware {
   double write_latency_cycles = 0;
   int64_t gm_granule_bytes = 0;
 
-  // Shared global memory: all cores' DMA traffic shares this bandwidth.
+  // Shared global memory: all cores' DMA traffic passes L2; misses and write-backs reach HBM.
   double hbm_bandwidth_gbps = 0;
+  double l2_bandwidth_gbps = 0;
+  int64_t l2_bytes = 0;
 
   // Vector pipe (per AIV).
   int64_t vector_bytes_per_repeat = 0;
@@ -84,6 +86,7 @@ struct Hardware {
   double cycles_to_us(double cycles) const { return cycles / clock_mhz; }
   // HBM bandwidth in bytes per core clock cycle.
   double hbm_bytes_per_cycle() const { return hbm_bandwidth_gbps * 1e3 / clock_mhz; }
+  double l2_bytes_per_cycle() const { return l2_bandwidth_gbps * 1e3 / clock_mhz; }
 };
 
 // A named, bounded parameter of Hardware: the loader, the calibrator and reports share this list.

@@ -1,0 +1,42 @@
+#include "sim/l2_residency.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes)
+    : graph_(graph), capacity_(capacity_bytes) {
+  if (!graph.has_accesses()) return;
+  std::unordered_map<uint64_t, int64_t> footprint;
+  for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
+    for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      auto& b = footprint[a->block];
+      b = std::max(b, a->bytes);
+    }
+  double total = 0;
+  for (const auto& [key, bytes] : footprint) total += static_cast<double>(bytes);
+  absorb_writes_ = total <= capacity_;
+  last_touch_.reserve(footprint.size());
+}
+
+Traffic L2Residency::on_start(int32_t task, double bytes) {
+  if (graph_.access_begin(task) == graph_.access_end(task)) return {bytes, bytes};
+  double moved = 0, hbm = 0;
+  for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
+    const auto b = static_cast<double>(a->bytes);
+    moved += b;
+    if (a->write) {
+      if (!absorb_writes_) hbm += b;
+    } else {
+      const auto it = last_touch_.find(a->block);
+      const bool hit = it != last_touch_.end() && stamp_ - it->second < capacity_;
+      if (!hit) hbm += b;
+    }
+    stamp_ += b;
+    last_touch_[a->block] = stamp_;
+  }
+  const double share = moved > 0 ? hbm / moved : 1.0;
+  return {bytes * share, bytes};
+}
+
+}  // namespace tilesim
