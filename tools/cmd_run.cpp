@@ -1,4 +1,5 @@
 // tilesim run <config.json> [--tile a,b,..] [--loop N] [--hardware f] [--trace f] [--json]
+//             [--export-graph f]
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -6,6 +7,7 @@
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
 #include "tools/commands.hpp"
+#include "tools/pypto_graph.hpp"
 #include "tools/report.hpp"
 #include "tools/run_config.hpp"
 #include "tools/run_kernel.hpp"
@@ -20,6 +22,7 @@ struct RunArgs {
   int64_t loop = 0;
   std::string hardware;
   std::string trace;
+  std::string export_graph;
   bool json = false;
 };
 
@@ -38,6 +41,7 @@ int run(const RunArgs& a) {
     if (!out) throw Error(a.trace + ": cannot write trace file");
     write_chrome_trace(out, r.kernel.graph, r.sim, hw);
   }
+  if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
   if (a.json) {
     nlohmann::json j = metrics_to_json(r.metrics);
     j["candidate"] = spec_to_json(rc.spec);
@@ -50,6 +54,12 @@ int run(const RunArgs& a) {
     if (!rc.measured.is_null())
       std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
     if (!a.trace.empty()) std::cout << "\n  trace written to " << a.trace << "\n";
+    if (!a.export_graph.empty())
+      std::cout << "\n  task graph (fixed-latency format) written to " << a.export_graph
+                << (rc.spec.partition == PartitionStyle::kAscendC
+                        ? " (an ascendc run: its pinned per-core tasks replay through the MPMD "
+                          "scheduler)\n"
+                        : "\n");
   }
   return 0;
 }
@@ -64,6 +74,8 @@ CommandAction add_run_command(CLI::App& app) {
   cmd->add_option("--loop", args->loop, "override loop_count")->check(CLI::PositiveNumber);
   cmd->add_option("--hardware", args->hardware, "hardware file or shipped name (ascend910b4)");
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
+  cmd->add_option("--export-graph", args->export_graph,
+                  "write the task graph with modeled task times (PyPTO fixed-latency JSON)");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
   return [cmd, args]() { return *cmd ? run(*args) : -1; };
 }

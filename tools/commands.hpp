@@ -11,5 +11,9 @@ using CommandAction = std::function<int()>;
 
 // Registers `run`; the returned action is valid only if the subcommand was parsed.
 CommandAction add_run_command(CLI::App& app);
+// `replay`: simulate a PyPTO fixed-latency task graph (tools/cmd_replay.cpp).
+CommandAction add_replay_command(CLI::App& app);
+// `analyze`: PyPTO swimlane metrics of a Chrome trace (tools/cmd_analyze.cpp).
+CommandAction add_analyze_command(CLI::App& app);
 
 }  // namespace tilesim

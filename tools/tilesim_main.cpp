@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<tilesim::CommandAction> commands = {
       tilesim::add_run_command(app),
+      tilesim::add_replay_command(app),
+      tilesim::add_analyze_command(app),
   };
   try {
     app.parse(argc, argv);

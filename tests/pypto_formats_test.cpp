@@ -1,0 +1,635 @@
+// PyPTO's formats: fixed-latency task graphs (replay, export) and swimlane traces (analyze), on
+// hand-written fixtures with hand-computed metrics.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.hpp"
+#include "sim/chrome_trace.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+#include "sim/timeline_metrics.hpp"
+#include "test_support.hpp"
+#include "tools/pypto_graph.hpp"
+#include "tools/run_config.hpp"
+#include "tools/run_kernel.hpp"
+#include "tools/swimlane.hpp"
+
+namespace tilesim {
+namespace {
+
+using test::ideal_runtime_hw;
+using test::source_path;
+
+// ---------------------------------------------------------------- helpers
+
+PyptoGraph graph_of(const std::string& text) {
+  return pypto_graph_from_json(nlohmann::json::parse(text), "fixture.json");
+}
+
+SwimlaneTrace trace_of(const std::string& text) {
+  return swimlane_from_json(nlohmann::json::parse(text), "trace.json");
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const CoreMetrics* core_named(const SwimlaneAnalysis& a, const std::string& name) {
+  for (const auto& c : a.metrics.per_core)
+    if (a.lanes.at(static_cast<size_t>(c.core)).name == name) return &c;
+  return nullptr;
+}
+
+const PsgMetrics* psg_named(const Metrics& m, const std::string& name) {
+  for (const auto& p : m.psg)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const CoreMetrics* core_of(const Metrics& m, int32_t core) {
+  for (const auto& c : m.per_core)
+    if (c.core == core) return &c;
+  return nullptr;
+}
+
+struct CmdResult {
+  int code;
+  std::string out;
+};
+
+CmdResult run_cli(const std::string& args, bool with_stderr = true) {
+  const std::string cmd =
+      std::string(TILESIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string temp_file(const std::string& name, const std::string& text = "") {
+  // Per process: other build trees may run this test at the same time.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tilesim_pypto_formats_test." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// Fan-out (10 -> 20, 21), fan-in (20, 21 -> 30; 10, 11 -> 21), AIV and AIC mixed; taskIds are
+// not task indices.
+const char* kSmallGraph = R"([
+  {"taskId": 10, "funcName": "pre", "coreType": "AIV", "execTime": 100, "remainingPredecessors": 0, "successors": [20, 21]},
+  {"taskId": 11, "funcName": "pre", "coreType": "AIV", "execTime": 100, "remainingPredecessors": 0, "successors": [21]},
+  {"taskId": 20, "funcName": "mm", "coreType": "AIC", "execTime": 300, "remainingPredecessors": 1, "successors": [30]},
+  {"taskId": 21, "funcName": "mm", "coreType": "AIC", "execTime": 300, "remainingPredecessors": 2, "successors": [30]},
+  {"taskId": 30, "funcName": "post", "coreType": "AIV", "execTime": 50, "remainingPredecessors": 2, "successors": [], "semanticLabel": "x", "predecessors": [20, 21]}
+])";
+
+// ---------------------------------------------------------------- fixed-latency graphs
+
+TEST(PyptoGraph, ParsesTasksKindsAndEdges) {
+  const PyptoGraph pg = graph_of(kSmallGraph);
+  const TaskGraph& g = pg.graph;
+  ASSERT_EQ(g.tasks.size(), 5u);
+  EXPECT_EQ(pg.task_ids, (std::vector<int64_t>{10, 11, 20, 21, 30}));
+  EXPECT_EQ(g.kinds.size(), 3u);  // (pre, AIV, 100), (mm, AIC, 300), (post, AIV, 50)
+  EXPECT_EQ(g.psg_names, (std::vector<std::string>{"pre", "mm", "post"}));
+  EXPECT_EQ(g.num_edges(), 5);
+  EXPECT_EQ(g.num_roots(), 1);
+  EXPECT_EQ(g.indegree(3), 2);
+  EXPECT_EQ(g.indegree(4), 2);
+  EXPECT_EQ(g.kinds[static_cast<size_t>(g.tasks[2].kind)].core, CoreType::kAic);
+  EXPECT_DOUBLE_EQ(pg.kind_costs[static_cast<size_t>(g.tasks[2].kind)].cycles, 300);
+  EXPECT_EQ(pg.kind_costs[static_cast<size_t>(g.tasks[2].kind)].gm_bytes(), 0);
+  EXPECT_TRUE(pg.warnings.empty());
+}
+
+TEST(PyptoGraph, SameFuncNameWithOtherTimesIsOnePsgSeveralKinds) {
+  const PyptoGraph pg = graph_of(R"([
+    {"taskId": 0, "funcName": "f", "coreType": "AIV", "execTime": 10, "remainingPredecessors": 0, "successors": []},
+    {"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": 20.5, "remainingPredecessors": 0, "successors": []},
+    {"taskId": 2, "funcName": "f", "coreType": "AIV", "execTime": 10, "remainingPredecessors": 0, "successors": []}
+  ])");
+  EXPECT_EQ(pg.graph.kinds.size(), 2u);
+  EXPECT_EQ(pg.graph.psg_names.size(), 1u);
+  EXPECT_EQ(pg.graph.tasks[0].kind, pg.graph.tasks[2].kind);
+}
+
+// One AIV and one AIC core, no runtime overheads: the schedule is computed by hand (cycles).
+//   AIV: 10 [0,100], 11 [100,200] (pending slot), 30 [700,750]
+//   AIC: 20 [100,400] (ready when 10 ends), 21 [400,700] (ready at 200, waits for the core)
+TEST(Replay, ClosedFormOnOneCorePerType) {
+  Hardware hw = ideal_runtime_hw();
+  hw.aiv_cores = 1;
+  hw.aic_cores = 1;
+  const PyptoGraph pg = graph_of(kSmallGraph);
+  const SimResult r = simulate_costed(pg.graph, pg.kind_costs, hw);
+  const double exp_start[] = {0, 100, 100, 400, 700}, exp_end[] = {100, 200, 400, 700, 750};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ(r.tasks[i].start, exp_start[i]) << "task " << i;
+    EXPECT_DOUBLE_EQ(r.tasks[i].end, exp_end[i]) << "task " << i;
+  }
+  const Metrics m = compute_metrics(pg.graph, r, hw);
+  const auto us = [&](double cycles) { return cycles / hw.clock_mhz; };
+  EXPECT_NEAR(m.gen_time_us, us(750), 1e-12);
+  ASSERT_EQ(m.per_core.size(), 2u);
+  const CoreMetrics* aiv = core_of(m, 0);
+  const CoreMetrics* aic = core_of(m, 1);
+  ASSERT_TRUE(aiv && aic);
+  EXPECT_EQ(aiv->execute_task_num, 3);
+  EXPECT_NEAR(aiv->core_total_work_time_us, us(750), 1e-12);
+  EXPECT_NEAR(aiv->total_wait_time_us, us(500), 1e-12);  // 30 waits 200 -> 700
+  EXPECT_NEAR(aiv->wait_schedule_time_us, 0, 1e-12);     // ... all of it for its predecessors
+  EXPECT_NEAR(aiv->wait_predecessor_time_us, us(500), 1e-12);
+  EXPECT_EQ(aic->execute_task_num, 2);
+  EXPECT_NEAR(aic->core_total_work_time_us, us(700), 1e-12);
+  EXPECT_NEAR(aic->total_wait_time_us, us(100), 1e-12);
+  EXPECT_NEAR(aic->wait_schedule_time_us, 0, 1e-12);
+  EXPECT_NEAR(aic->wait_predecessor_time_us, us(100), 1e-12);
+  const PsgMetrics* mm = psg_named(m, "mm");
+  ASSERT_TRUE(mm);
+  EXPECT_EQ(mm->count, 2);
+  EXPECT_NEAR(mm->sum_dur_us, us(600), 1e-12);
+  EXPECT_NEAR(mm->avg_dur_us, us(300), 1e-12);
+}
+
+// The shipped example on a machine without runtime overheads runs at its critical path:
+// cast_in 1 us -> matmul 5 us -> bias_add 2 us -> reduce 1 us = 9 us.
+TEST(Replay, ShippedExampleRunsAtItsCriticalPathWithoutOverheads) {
+  const Hardware hw = ideal_runtime_hw();
+  const PyptoGraph pg = load_pypto_graph(source_path("configs/pypto/example_graph.json"));
+  EXPECT_TRUE(pg.warnings.empty());
+  const SimResult r = simulate_costed(pg.graph, pg.kind_costs, hw);
+  const Metrics m = compute_metrics(pg.graph, r, hw);
+  EXPECT_NEAR(m.gen_time_us, 9.0, 1e-9);
+  int64_t aiv = 0, aic = 0;
+  for (const auto& c : m.per_core) (c.type == CoreType::kAiv ? aiv : aic) += c.execute_task_num;
+  EXPECT_EQ(aiv, 6);
+  EXPECT_EQ(aic, 2);
+  const struct {
+    const char* name;
+    int64_t count;
+    double sum_us;
+  } psg[] = {{"cast_in", 2, 2.0}, {"matmul", 2, 10.0}, {"bias_add", 3, 6.0}, {"reduce", 1, 1.0}};
+  for (const auto& p : psg) {
+    const PsgMetrics* got = psg_named(m, p.name);
+    ASSERT_TRUE(got) << p.name;
+    EXPECT_EQ(got->count, p.count) << p.name;
+    EXPECT_NEAR(got->sum_dur_us, p.sum_us, 1e-9) << p.name;
+  }
+}
+
+TEST(Replay, RuntimeOverheadsOnlyAddTime) {
+  const PyptoGraph pg = load_pypto_graph(source_path("configs/pypto/example_graph.json"));
+  const Hardware hw = test::default_hw();
+  const Metrics m = compute_metrics(pg.graph, simulate_costed(pg.graph, pg.kind_costs, hw), hw);
+  EXPECT_GT(m.gen_time_us, 9.0);
+  EXPECT_LT(m.gen_time_us, 9.0 + 10.0);  // a handful of dispatch/resolve/poll rounds
+}
+
+// MIXAICORE runs on an AIC core; HUB is a zero-cycle task on an AIV core that still goes
+// through the scheduler. One core per type, no overheads:
+//   AIC: mix [0,400], c [400,600];  AIV: hub [400,400], v [400,500].
+TEST(Replay, MixaicoreOnAicAndHubAsZeroCycleTask) {
+  Hardware hw = ideal_runtime_hw();
+  hw.aiv_cores = 1;
+  hw.aic_cores = 1;
+  const PyptoGraph pg = graph_of(R"([
+    {"taskId": 1, "funcName": "mix", "coreType": "MIXAICORE", "execTime": 400, "remainingPredecessors": 0, "successors": [2]},
+    {"taskId": 2, "funcName": "hub", "coreType": "HUB", "execTime": 0, "remainingPredecessors": 1, "successors": [3, 4]},
+    {"taskId": 3, "funcName": "v", "coreType": "AIV", "execTime": 100, "remainingPredecessors": 1, "successors": []},
+    {"taskId": 4, "funcName": "c", "coreType": "AIC", "execTime": 200, "remainingPredecessors": 1, "successors": []}
+  ])");
+  EXPECT_EQ(pg.mixaicore_tasks, 1);
+  EXPECT_EQ(pg.hub_tasks, 1);
+  const SimResult r = simulate_costed(pg.graph, pg.kind_costs, hw);
+  EXPECT_EQ(r.core_types[static_cast<size_t>(r.tasks[0].core)], CoreType::kAic);
+  EXPECT_EQ(r.core_types[static_cast<size_t>(r.tasks[1].core)], CoreType::kAiv);
+  EXPECT_DOUBLE_EQ(r.tasks[1].start, 400);
+  EXPECT_DOUBLE_EQ(r.tasks[1].end, 400);
+  EXPECT_DOUBLE_EQ(r.tasks[2].end, 500);
+  EXPECT_DOUBLE_EQ(r.tasks[3].start, 400);
+  EXPECT_DOUBLE_EQ(r.last_end - r.first_start, 600);
+  // Through the scheduler: with overheads the HUB adds a dispatch/completion round.
+  const Hardware real = test::default_hw();
+  const SimResult rr = simulate_costed(pg.graph, pg.kind_costs, real);
+  EXPECT_GT(rr.tasks[2].start, rr.tasks[1].end);
+}
+
+TEST(Replay, HubWithExecTimeWarnsAndTakesZeroCycles) {
+  const PyptoGraph pg = graph_of(R"([
+    {"taskId": 1, "funcName": "hub", "coreType": "HUB", "execTime": 50, "remainingPredecessors": 0, "successors": []}
+  ])");
+  ASSERT_EQ(pg.warnings.size(), 1u);
+  EXPECT_NE(pg.warnings[0].find("HUB"), std::string::npos);
+  EXPECT_EQ(pg.kind_costs[0].cycles, 0);
+}
+
+TEST(Replay, InconsistentRemainingPredecessorsAndRepeatedSuccessorsWarn) {
+  const PyptoGraph pg = graph_of(R"([
+    {"taskId": 1, "funcName": "a", "coreType": "AIV", "execTime": 5, "remainingPredecessors": 0, "successors": [2, 2]},
+    {"taskId": 2, "funcName": "b", "coreType": "AIV", "execTime": 5, "remainingPredecessors": 3, "successors": []}
+  ])");
+  ASSERT_EQ(pg.warnings.size(), 2u);
+  EXPECT_NE(pg.warnings[0].find("taskId 1 lists successor 2 twice"), std::string::npos)
+      << pg.warnings[0];
+  EXPECT_NE(pg.warnings[1].find("taskId 2 says 3, successor lists give 1"), std::string::npos)
+      << pg.warnings[1];
+  EXPECT_EQ(pg.graph.num_edges(), 1);
+}
+
+TEST(Replay, RootFunctionsFromTilesimRootOrTheDeviceTaskSeq) {
+  // Two PyPTO device tasks (seq 1 and 2 in the upper 32 bits): two root functions, in seq order.
+  const int64_t s1 = int64_t{1} << 32, s2 = int64_t{2} << 32;
+  const std::string text = "[" +
+                           nlohmann::json({{"taskId", s2 + 5},
+                                           {"funcName", "f"},
+                                           {"coreType", "AIV"},
+                                           {"execTime", 1},
+                                           {"remainingPredecessors", 0},
+                                           {"successors", nlohmann::json::array()}})
+                               .dump() +
+                           "," +
+                           nlohmann::json({{"taskId", s1 + 7},
+                                           {"funcName", "f"},
+                                           {"coreType", "AIV"},
+                                           {"execTime", 1},
+                                           {"remainingPredecessors", 0},
+                                           {"successors", {s2 + 5}}})
+                               .dump() +
+                           "]";
+  const PyptoGraph pg = graph_of(text);
+  EXPECT_EQ(pg.graph.num_roots(), 2);
+  EXPECT_EQ(pg.graph.tasks[0].root, 1);
+  EXPECT_EQ(pg.graph.tasks[1].root, 0);
+  const PyptoGraph rooted = graph_of(R"([
+    {"taskId": 0, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": [], "tilesimRoot": 4},
+    {"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": [], "tilesimRoot": 9}
+  ])");
+  EXPECT_EQ(rooted.graph.num_roots(), 2);
+  EXPECT_EQ(rooted.graph.tasks[1].root, 1);
+}
+
+TEST(Replay, MalformedGraphsGiveOneClearError) {
+  const struct {
+    const char* text;
+    const char* needle;
+  } cases[] = {
+      {R"({"taskId": 1})", "fixture.json: expected a fixed-latency task graph (a JSON array"},
+      {R"([])", "fixture.json: the task graph has no tasks"},
+      {R"([3])", "fixture.json: element 0: expected a task object, got number"},
+      {R"([{"funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 0: missing required key 'taskId'"},
+      {R"([{"taskId": "7", "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 0: taskId: expected an integer"},
+      {R"([{"taskId": 7, "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 0 (taskId 7): missing required key 'funcName'"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "NPU", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 0 (taskId 7): coreType: unknown 'NPU' (allowed: AIV, AIC, MIXAICORE, HUB)"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": -1, "remainingPredecessors": 0, "successors": []}])",
+       "element 0 (taskId 7): execTime: -1 is not a cycle count >= 0"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": 8}])",
+       "element 0 (taskId 7): successors: expected an array of taskIds"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []},
+           {"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 1 (taskId 7): duplicate taskId (also element 0)"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": [8]}])",
+       "element 0 (taskId 7): successor 8 is not a taskId of this graph"},
+      {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 1, "successors": [7]}])",
+       "element 0 (taskId 7): lists itself as successor"},
+      {R"([{"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": [2]},
+           {"taskId": 2, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 2, "successors": [3]},
+           {"taskId": 3, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 1, "successors": [2, 4]},
+           {"taskId": 4, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 1, "successors": []}])",
+       "fixture.json: dependency cycle through taskId "},
+      {R"([{"taskId": 0, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": [], "tilesimRoot": 0},
+           {"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
+       "element 1 (taskId 1): tilesimRoot missing"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = error_of([&] { graph_of(c.text); });
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << "got: " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  // The cycle names a task on it (2 or 3), not the task behind it (4).
+  const std::string cycle = error_of([&] { graph_of(cases[12].text); });
+  EXPECT_TRUE(cycle.find("taskId 2 ") != std::string::npos ||
+              cycle.find("taskId 3 ") != std::string::npos)
+      << cycle;
+  const std::string bad = temp_file("bad_graph.json", R"([{"taskId": 1,)");
+  const std::string msg = error_of([&] { load_pypto_graph(bad); });
+  EXPECT_NE(msg.find(bad + ": malformed JSON in fixed-latency task graph"), std::string::npos)
+      << msg;
+}
+
+// ---------------------------------------------------------------- export and round trip
+
+TEST(Export, RoundTripKeepsGenTime) {
+  const RunConfig rc = load_run_config(source_path("configs/examples/add_pypto.json"));
+  const Hardware hw = load_hardware(rc.hardware);
+  const RunOutcome run = run_kernel(rc.spec, hw);
+  const nlohmann::json doc =
+      nlohmann::json::parse(pypto_graph_to_json(run.kernel.graph, run.sim).dump());
+  ASSERT_EQ(doc.size(), run.kernel.graph.tasks.size());
+  for (size_t i = 0; i < doc.size(); i += 97) {
+    const auto& e = doc[i];
+    EXPECT_EQ(e.at("taskId"), static_cast<int64_t>(i));
+    EXPECT_EQ(e.at("execTime").get<double>(), run.sim.tasks[i].end - run.sim.tasks[i].start);
+    EXPECT_EQ(e.at("remainingPredecessors"), run.kernel.graph.indegree(static_cast<int32_t>(i)));
+    EXPECT_EQ(e.at("coreType"), "AIV");
+  }
+  const PyptoGraph pg = pypto_graph_from_json(doc, "export");
+  EXPECT_TRUE(pg.warnings.empty());
+  EXPECT_EQ(pg.graph.num_roots(), run.kernel.graph.num_roots());
+  EXPECT_EQ(pg.graph.num_edges(), run.kernel.graph.num_edges());
+  const Metrics replayed =
+      compute_metrics(pg.graph, simulate_costed(pg.graph, pg.kind_costs, hw), hw);
+  EXPECT_NEAR(replayed.gen_time_us, run.metrics.gen_time_us, 0.01 * run.metrics.gen_time_us);
+  std::cout << "round trip: run gen_time_us " << run.metrics.gen_time_us << ", replay "
+            << replayed.gen_time_us << "\n";
+}
+
+// ---------------------------------------------------------------- swimlane traces
+
+// configs/pypto/example_swimlane.json is a board-style run of example_graph.json (times in us):
+//   AIV_25: 0 [10.0,11.2]  4 [18.0,20.1]  7 [21.0,22.0]
+//   AIV_26: 1 [10.3,11.4]  5 [18.2,20.2]
+//   AIV_27: 6 [17.5,19.7]
+//   AIC_1:  2 [12.0,17.5]      AIC_2: 3 [12.2,17.2]
+// Global first start 10.0. Per core, by hand:
+//   AIV_25: wait 0 + 6.8 + 0.9 = 7.7; schedule 0 + (18.0-17.5) + (21.0-20.2) = 1.3
+//   AIV_26: wait 0.3 + 6.8 = 7.1;     schedule 0.3 + (18.2-17.5) = 1.0
+//   AIV_27: wait 7.5;                 schedule 17.5-17.2 = 0.3
+//   AIC_1:  wait 2.0;                 schedule 12.0-11.4 = 0.6
+//   AIC_2:  wait 2.2;                 schedule 12.2-11.4 = 0.8
+TEST(Swimlane, ShippedExampleWithGraphGivesHandComputedMetrics) {
+  const SwimlaneTrace tr = load_swimlane(source_path("configs/pypto/example_swimlane.json"));
+  EXPECT_EQ(tr.events, 20);
+  EXPECT_EQ(tr.tasks.size(), 8u);
+  const PyptoGraph pg = load_pypto_graph(source_path("configs/pypto/example_graph.json"));
+  const SwimlaneAnalysis a = analyze_swimlane(tr, &pg);
+  EXPECT_TRUE(a.warnings.empty());
+  EXPECT_TRUE(a.dependencies);
+  EXPECT_NEAR(a.metrics.gen_time_us, 12.0, 1e-9);
+  EXPECT_EQ(a.metrics.tasks, 8);
+  const struct {
+    const char* lane;
+    CoreType type;
+    int64_t tasks;
+    double work, wait, sched;
+  } cores[] = {{"AIC_1", CoreType::kAic, 1, 7.5, 2.0, 0.6},
+               {"AIC_2", CoreType::kAic, 1, 7.2, 2.2, 0.8},
+               {"AIV_25", CoreType::kAiv, 3, 12.0, 7.7, 1.3},
+               {"AIV_26", CoreType::kAiv, 2, 10.2, 7.1, 1.0},
+               {"AIV_27", CoreType::kAiv, 1, 9.7, 7.5, 0.3}};
+  ASSERT_EQ(a.metrics.per_core.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    const auto& c = cores[i];
+    const CoreMetrics& got = a.metrics.per_core[i];  // listed in the trace's lane order
+    EXPECT_EQ(a.lanes[static_cast<size_t>(got.core)].name, c.lane);
+    EXPECT_EQ(got.type, c.type) << c.lane;
+    EXPECT_EQ(got.execute_task_num, c.tasks) << c.lane;
+    EXPECT_NEAR(got.core_total_work_time_us, c.work, 1e-9) << c.lane;
+    EXPECT_NEAR(got.total_wait_time_us, c.wait, 1e-9) << c.lane;
+    EXPECT_NEAR(got.wait_schedule_time_us, c.sched, 1e-9) << c.lane;
+    EXPECT_NEAR(got.wait_predecessor_time_us, c.wait - c.sched, 1e-9) << c.lane;
+  }
+  const struct {
+    const char* name;
+    int64_t count;
+    double sum, avg;
+  } psg[] = {{"cast_in", 2, 2.3, 1.15},
+             {"matmul", 2, 10.5, 5.25},
+             {"bias_add", 3, 6.3, 2.1},
+             {"reduce", 1, 1.0, 1.0}};
+  for (const auto& p : psg) {
+    const PsgMetrics* got = psg_named(a.metrics, p.name);
+    ASSERT_TRUE(got) << p.name;
+    EXPECT_EQ(got->count, p.count) << p.name;
+    EXPECT_NEAR(got->sum_dur_us, p.sum, 1e-9) << p.name;
+    EXPECT_NEAR(got->avg_dur_us, p.avg, 1e-9) << p.name;
+  }
+  // Skipped, never fatal: the AICPU dispatch, a flow pair and a counter.
+  EXPECT_EQ(a.skipped.at("X events on AICPU lanes"), 1);
+  EXPECT_EQ(a.skipped.at("flow events (ph s/t/f)"), 2);
+  EXPECT_EQ(a.skipped.at("counter events (ph C)"), 1);
+}
+
+TEST(Swimlane, WithoutGraphEveryWaitIsScheduleAndPsgComesFromTheName) {
+  const SwimlaneTrace tr = load_swimlane(source_path("configs/pypto/example_swimlane.json"));
+  const SwimlaneAnalysis a = analyze_swimlane(tr);
+  EXPECT_FALSE(a.dependencies);
+  const CoreMetrics* c = core_named(a, "AIV_25");
+  ASSERT_TRUE(c);
+  EXPECT_NEAR(c->total_wait_time_us, 7.7, 1e-9);
+  EXPECT_NEAR(c->wait_schedule_time_us, 7.7, 1e-9);
+  EXPECT_NEAR(c->wait_predecessor_time_us, 0, 1e-9);
+  const PsgMetrics* b = psg_named(a.metrics, "1(b)");  // "0-0-2-0-1(b)": psgId 1, label b
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->count, 2);
+  EXPECT_NEAR(b->sum_dur_us, 10.5, 1e-9);
+}
+
+TEST(Swimlane, TaskIdsFromArgsSeqNoOrTheNameAndOverlapLanesMerge) {
+  const SwimlaneTrace tr = trace_of(R"json([
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1000, "args": {"name": "AIV_0"}},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1001, "args": {"name": "AIV_0"}},
+    {"ph": "X", "name": "3-2-1--1-4(x)", "pid": 1, "tid": 1000, "ts": 0, "dur": 2},
+    {"ph": "X", "name": "t", "pid": 1, "tid": 1001, "ts": 1, "dur": 2, "args": {"taskId": 65537, "seqNo": 3}},
+    {"ph": "X", "name": "no id", "pid": 1, "tid": 1000, "ts": 5, "dur": 1},
+    {"ph": "Z", "name": "odd"},
+    {"name": "no phase"}
+  ])json");
+  ASSERT_EQ(tr.tasks.size(), 2u);
+  EXPECT_EQ(tr.tasks[0].task_id, (int64_t{3} << 32) | (2 << 16) | 1);
+  EXPECT_EQ(tr.tasks[0].psg, "4(x)");
+  EXPECT_EQ(tr.tasks[1].task_id, (int64_t{3} << 32) | 65537);
+  EXPECT_EQ(tr.lanes.size(), 1u);  // both tids are core AIV_0
+  EXPECT_EQ(tr.tasks[0].lane, tr.tasks[1].lane);
+  EXPECT_EQ(tr.skipped.at("X events without a task id"), 1);
+  EXPECT_EQ(tr.skipped.at("events of phase 'Z'"), 1);
+  EXPECT_EQ(tr.skipped.at("events without a phase (ph)"), 1);
+}
+
+TEST(Swimlane, TimeUnitsConvertToMicroseconds) {
+  const char* text =
+      R"json([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": 1850, "dur": 3700}])json";
+  const SwimlaneTrace tr = swimlane_from_json(nlohmann::json::parse(text), "t", 1850);
+  ASSERT_EQ(tr.tasks.size(), 1u);
+  EXPECT_DOUBLE_EQ(tr.tasks[0].start_us, 1.0);
+  EXPECT_DOUBLE_EQ(tr.tasks[0].end_us, 3.0);
+  EXPECT_EQ(tr.lanes[0].name, "pid 0 tid 0");
+}
+
+TEST(Swimlane, MalformedTracesGiveOneClearError) {
+  const struct {
+    const char* text;
+    const char* needle;
+  } cases[] = {
+      {"42", "trace.json: expected a Chrome trace"},
+      {R"({"events": []})",
+       "trace.json: expected a Chrome trace: an object with a \"traceEvents\" array"},
+      {R"([1])", "trace.json: event 0: expected an event object, got number"},
+      {R"([{"ph": "X", "pid": 1, "tid": 1, "dur": 1, "args": {"taskId": 1}}])",
+       "trace.json: event 0: complete event (ph X) needs a numeric 'ts'"},
+      {R"([{"ph": "M"}, {"ph": "X", "pid": 1, "tid": 1, "ts": "3", "dur": 1}])",
+       "trace.json: event 1: complete event (ph X) needs a numeric 'ts'"},
+      {R"([{"ph": "X", "pid": 1, "tid": 1, "ts": 3, "dur": -1, "args": {"taskId": 1}}])",
+       "trace.json: event 0: complete event (ph X) has negative dur -1"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = error_of([&] { trace_of(c.text); });
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << "got: " << msg;
+  }
+  const std::string bad = temp_file("bad_trace.json", R"({"traceEvents": [)");
+  const std::string msg = error_of([&] { load_swimlane(bad); });
+  EXPECT_NE(msg.find(bad + ": malformed JSON in swimlane trace"), std::string::npos) << msg;
+}
+
+TEST(Swimlane, GraphAndTraceMismatchesWarn) {
+  const PyptoGraph pg = graph_of(kSmallGraph);
+  const SwimlaneTrace tr = trace_of(R"([
+    {"ph": "X", "pid": 0, "tid": 0, "ts": 0, "dur": 1, "args": {"taskId": 10}},
+    {"ph": "X", "pid": 0, "tid": 1, "ts": 0.5, "dur": 1, "args": {"taskId": 20}},
+    {"ph": "X", "pid": 0, "tid": 0, "ts": 2, "dur": 1, "args": {"taskId": 99}}
+  ])");
+  const SwimlaneAnalysis a = analyze_swimlane(tr, &pg);
+  std::string all;
+  for (const auto& w : a.warnings) all += w + "\n";
+  EXPECT_NE(all.find("1 trace task(s) are not in the graph (first: taskId 99)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("3 graph task(s) are not in the trace"), std::string::npos) << all;
+  EXPECT_NE(all.find("1 task(s) start before a predecessor ends (first: taskId 20)"),
+            std::string::npos)
+      << all;
+  // Lane types come from the graph when the trace does not name them.
+  EXPECT_EQ(a.lanes[1].type, CoreType::kAic);
+  EXPECT_TRUE(a.lanes[1].type_known);
+}
+
+// tilesim's own trace, analysed with the exported graph, gives back the run's metrics.
+TEST(Swimlane, OwnTraceWithExportedGraphReproducesTheRunMetrics) {
+  RunConfig rc = load_run_config(source_path("configs/examples/add_pypto.json"));
+  rc.spec.loop_count = 4;
+  const Hardware hw = load_hardware(rc.hardware);
+  SimOptions opt;
+  opt.record_aicpu = true;
+  const RunOutcome run = run_kernel(rc.spec, hw, opt);
+  std::stringstream trace;
+  write_chrome_trace(trace, run.kernel.graph, run.sim, hw);
+  const SwimlaneTrace tr = swimlane_from_json(nlohmann::json::parse(trace.str()), "own");
+  EXPECT_EQ(tr.skipped.at("X events on AICPU lanes"),
+            static_cast<int64_t>(run.sim.aicpu_spans.size()));
+  const PyptoGraph pg = pypto_graph_from_json(
+      nlohmann::json::parse(pypto_graph_to_json(run.kernel.graph, run.sim).dump()), "export");
+  const SwimlaneAnalysis a = analyze_swimlane(tr, &pg);
+  EXPECT_TRUE(a.warnings.empty());
+  EXPECT_NEAR(a.metrics.gen_time_us, run.metrics.gen_time_us, 1e-3);
+  ASSERT_EQ(a.metrics.per_core.size(), run.metrics.per_core.size());
+  for (size_t i = 0; i < a.metrics.per_core.size(); ++i) {
+    const CoreMetrics &got = a.metrics.per_core[i], &want = run.metrics.per_core[i];
+    const std::string name = a.lanes[static_cast<size_t>(got.core)].name;
+    EXPECT_EQ(name, "AIV" + std::to_string(want.core));
+    EXPECT_EQ(got.execute_task_num, want.execute_task_num) << name;
+    EXPECT_NEAR(got.core_total_work_time_us, want.core_total_work_time_us, 1e-3) << name;
+    EXPECT_NEAR(got.total_wait_time_us, want.total_wait_time_us, 1e-2) << name;
+    EXPECT_NEAR(got.wait_schedule_time_us, want.wait_schedule_time_us, 1e-2) << name;
+  }
+  for (size_t p = 0; p < run.metrics.psg.size(); ++p) {
+    const PsgMetrics* got = psg_named(a.metrics, run.metrics.psg[p].name);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->count, run.metrics.psg[p].count);
+    // The trace prints times to 1e-4 us: each duration is off by up to 1e-4.
+    EXPECT_NEAR(got->sum_dur_us, run.metrics.psg[p].sum_dur_us,
+                1e-4 * static_cast<double>(got->count));
+  }
+}
+
+TEST(TimelineMetrics, RejectsRecordsEndingBeforeTheyStart) {
+  Timeline tl;
+  tl.core_types = {CoreType::kAiv};
+  tl.psg_names = {"p"};
+  tl.records.push_back({0, 0, 5, 4});
+  EXPECT_THROW(timeline_metrics(tl), Error);
+}
+
+// ---------------------------------------------------------------- the CLI
+
+TEST(Cli, ReplayAndAnalyzeTheShippedExamples) {
+  const std::string graph = source_path("configs/pypto/example_graph.json");
+  const std::string swim = source_path("configs/pypto/example_swimlane.json");
+  CmdResult r = run_cli("replay " + graph + " --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j.at("gen_time_us").get<double>(), 9.0);
+  EXPECT_EQ(j.at("tasks"), 8);
+  EXPECT_EQ(j.at("kinds"), 4);
+  EXPECT_TRUE(j.at("per_core")[0].contains("wait_schedule_time_us"));
+
+  r = run_cli("replay " + graph);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gen_time_us"), std::string::npos);
+  EXPECT_NE(r.out.find("bias_add"), std::string::npos);
+
+  r = run_cli("analyze " + swim + " --graph " + graph + " --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j.at("gen_time_us").get<double>(), 12.0, 1e-9);
+  EXPECT_EQ(j.at("per_core")[2].at("lane"), "AIV_25");
+  EXPECT_NEAR(j.at("per_core")[2].at("wait_schedule_time_us").get<double>(), 1.3, 1e-9);
+  EXPECT_EQ(j.at("skipped").at("counter events (ph C)"), 1);
+
+  r = run_cli("analyze " + swim, false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("no graph"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AIV_27"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ExportThenReplayKeepsGenTimeWithinOnePercent) {
+  const std::string exported = temp_file("exported_graph.json");
+  CmdResult r = run_cli("run " + source_path("configs/examples/add_pypto.json") +
+                            " --json --export-graph " + exported,
+                        false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const double run_gen = nlohmann::json::parse(r.out).at("gen_time_us").get<double>();
+  r = run_cli("replay " + exported + " --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const double replay_gen = nlohmann::json::parse(r.out).at("gen_time_us").get<double>();
+  EXPECT_NEAR(replay_gen, run_gen, 0.01 * run_gen);
+  EXPECT_TRUE(nlohmann::json::parse(r.out).at("warnings").empty());
+}
+
+TEST(Cli, MalformedInputsExitTwoWithOneLine) {
+  const std::string bad_graph = temp_file("cli_bad_graph.json", R"([{"taskId": 1}])");
+  const std::string bad_trace = temp_file("cli_bad_trace.json", R"({"traceEvents": 5})");
+  for (const std::string& args : {"replay " + bad_graph, "analyze " + bad_trace,
+                                  "analyze " + source_path("configs/pypto/example_swimlane.json") +
+                                      " --graph " + bad_graph}) {
+    const CmdResult r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_EQ(r.out.rfind("tilesim: error: ", 0), 0u) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace tilesim
