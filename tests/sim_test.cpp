@@ -7,6 +7,7 @@
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "sim/metrics.hpp"
+#include "sim/l2_residency.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
@@ -209,6 +210,32 @@ TEST(Simulator, CycleIsReported) {
   g.add_edge(1, 0);
   g.finalize();
   EXPECT_THROW(simulate_costed(g, fixed_cost(10), hw), Error);
+}
+
+// Two tasks reading the same block, then a task writing: the re-read hits L2 while it is within
+// l2.bytes of traffic, and writes cost HBM only when the footprint exceeds L2.
+TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
+  TaskGraph g = fixed_graph(4);
+  g.add_access(0, {1, 1000, false});
+  g.add_access(1, {1, 1000, false});  // re-read right after: hit
+  g.add_access(2, {2, 5000, false});  // 5000 B of other traffic
+  g.add_access(3, {1, 1000, false});  // re-read 5000 B later
+  g.add_access(3, {3, 1000, true});
+  g.finalize();
+  L2Residency big(g, 100000);  // footprint 7000 B fits: writes absorbed
+  EXPECT_TRUE(big.absorbs_writes());
+  EXPECT_DOUBLE_EQ(big.on_start(0, 1000).hbm, 1000);
+  EXPECT_DOUBLE_EQ(big.on_start(1, 1000).hbm, 0);
+  EXPECT_DOUBLE_EQ(big.on_start(2, 5000).hbm, 5000);
+  EXPECT_DOUBLE_EQ(big.on_start(3, 2000).hbm, 0);
+  L2Residency small(g, 4000);  // re-read 5000 B later misses; footprint 7000 B: writes cost HBM
+  EXPECT_FALSE(small.absorbs_writes());
+  small.on_start(0, 1000);
+  EXPECT_DOUBLE_EQ(small.on_start(1, 1000).hbm, 0);
+  small.on_start(2, 5000);
+  const Traffic t = small.on_start(3, 2000);
+  EXPECT_DOUBLE_EQ(t.hbm, 2000);
+  EXPECT_DOUBLE_EQ(t.l2, 2000);
 }
 
 TEST(SharedBandwidth, ProportionalSlowdown) {
