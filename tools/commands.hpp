@@ -15,5 +15,9 @@ CommandAction add_run_command(CLI::App& app);
 CommandAction add_replay_command(CLI::App& app);
 // `analyze`: PyPTO swimlane metrics of a Chrome trace (tools/cmd_analyze.cpp).
 CommandAction add_analyze_command(CLI::App& app);
+// `sweep`: evaluate, rank and zone a candidate space from a sweep config (tools/cmd_sweep.cpp).
+CommandAction add_sweep_command(CLI::App& app);
+// `calibrate`: fit hardware parameters to measurements (tools/cmd_calibrate.cpp).
+CommandAction add_calibrate_command(CLI::App& app);
 
 }  // namespace tilesim

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
       tilesim::add_run_command(app),
       tilesim::add_replay_command(app),
       tilesim::add_analyze_command(app),
+      tilesim::add_sweep_command(app),
+      tilesim::add_calibrate_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,680 @@
+// The sweep tool's infrastructure: config parsing and candidate generation, the pre-check,
+// determinism across thread counts, the CSV/JSON/SVG outputs, zones on synthetic inputs and the
+// command line. (Rulebook outcomes on the shipped sweeps are in sweep_rules_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.hpp"
+#include "test_support.hpp"
+#include "tools/svg_plot.hpp"
+#include "tools/sweep.hpp"
+#include "tools/sweep_config.hpp"
+#include "tools/sweep_report.hpp"
+#include "tools/zones.hpp"
+
+namespace tilesim {
+namespace {
+
+using nlohmann::json;
+
+SweepConfig parse(const std::string& text) {
+  return sweep_config_from_json(json::parse(text), "test.json");
+}
+
+std::string parse_error(const std::string& text, const Hardware* hw = nullptr) {
+  try {
+    const SweepConfig cfg = parse(text);
+    if (hw) expand_candidates(cfg, *hw);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- config parsing and candidate generation ----
+
+TEST(SweepConfig, ParsesExplicitCandidates) {
+  const auto cfg = parse(R"({
+    "op": "softmax", "shape": [16, 16384], "dtype": "fp32", "dim": 1,
+    "candidates": {"tiles": [[1, 8192], [2, 4096]], "loop_counts": [1, 2, 4]}})");
+  EXPECT_EQ(cfg.base.op, "softmax");
+  EXPECT_EQ(cfg.base.dims, std::vector<int>{1});
+  ASSERT_EQ(cfg.tiles.size(), 2u);
+  EXPECT_EQ(cfg.loop_counts, (std::vector<int64_t>{1, 2, 4}));
+  const auto hw = test::default_hw();
+  const auto cands = expand_candidates(cfg, hw);
+  ASSERT_EQ(cands.size(), 6u);
+  EXPECT_EQ(cands[0].tile, (Dims{1, 8192}));
+  EXPECT_EQ(cands[0].loop_count, 1);
+  EXPECT_EQ(cands[5].tile, (Dims{2, 4096}));
+  EXPECT_EQ(cands[5].loop_count, 4);
+  EXPECT_EQ(cfg.hardware, default_hardware_path());
+}
+
+TEST(SweepConfig, KernelTileAndLoopAreTheDefaultSpace) {
+  const auto cfg = parse(R"({"op": "add", "shape": [16, 64], "tile": [1, 64], "loop_count": 2})");
+  const auto cands = expand_candidates(cfg, test::default_hw());
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_EQ(cands[0].tile, (Dims{1, 64}));
+  EXPECT_EQ(cands[0].loop_count, 2);
+}
+
+TEST(SweepConfig, DuplicatesAreRemovedInOrder) {
+  const auto cfg = parse(R"({"op": "add", "shape": [16, 64],
+    "candidates": {"tiles": [[1, 64], [2, 32], [1, 64]], "loop_counts": [2, 1, 2]}})");
+  const auto cands = expand_candidates(cfg, test::default_hw());
+  ASSERT_EQ(cands.size(), 4u);
+  EXPECT_EQ(cands[0].loop_count, 2);
+  EXPECT_EQ(cands[1].loop_count, 1);
+  EXPECT_EQ(cands[2].tile, (Dims{2, 32}));
+}
+
+TEST(SweepConfig, GeneratesPowersOfTwoAndAlignedLastDim) {
+  const auto hw = test::default_hw();
+  auto cfg = parse(R"({"op": "softmax", "shape": [12, 100], "dim": 1,
+    "candidates": {"generate_tiles": {}}})");
+  auto v = generate_tile_values(cfg, hw);
+  EXPECT_EQ(v[0], (Dims{1, 2, 4, 8, 12}));  // powers of two up to the dim, then the dim
+  Dims aligned;
+  for (int64_t x = 8; x <= 100; x += 8) aligned.push_back(x);  // 32 B / 4 B
+  EXPECT_EQ(v[1], aligned);
+  EXPECT_EQ(expand_candidates(cfg, hw).size(), 5u * aligned.size());
+
+  cfg = parse(R"({"op": "softmax", "shape": [16, 64], "dtype": "fp16", "dim": 1,
+    "candidates": {"generate_tiles": {"fixed": {"0": 1}}}})");
+  v = generate_tile_values(cfg, hw);
+  EXPECT_EQ(v[0], (Dims{1}));
+  EXPECT_EQ(v[1], (Dims{16, 32, 48, 64}));  // 32 B / 2 B
+
+  cfg = parse(R"({"op": "softmax", "shape": [16, 1024], "dim": 1,
+    "candidates": {"generate_tiles": {"fixed": {"-1": 256}, "max": [4, 1024]}}})");
+  v = generate_tile_values(cfg, hw);
+  EXPECT_EQ(v[0], (Dims{1, 2, 4}));
+  EXPECT_EQ(v[1], (Dims{256}));
+
+  cfg = parse(R"({"op": "softmax", "shape": [4, 1000], "dim": 1,
+    "candidates": {"generate_tiles": {"last_dim": "pow2"}}})");
+  v = generate_tile_values(cfg, hw);
+  EXPECT_EQ(v[1], (Dims{8, 16, 32, 64, 128, 256, 512, 1000}));
+}
+
+TEST(SweepConfig, GeneratesLoopCountsOnALogScale) {
+  const auto hw = test::default_hw();
+  auto cfg = parse(R"({"op": "add", "shape": [256, 64], "tile": [1, 64],
+    "candidates": {"generate_loop_counts": {"from": 1, "to": 128}}})");
+  std::vector<int64_t> loops;
+  for (const auto& c : expand_candidates(cfg, hw)) loops.push_back(c.loop_count);
+  EXPECT_EQ(loops, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128}));
+  cfg = parse(R"({"op": "add", "shape": [256, 64], "tile": [1, 64],
+    "candidates": {"loop_counts": [3], "generate_loop_counts": {"from": 2, "to": 100,
+    "factor": 4}}})");
+  loops.clear();
+  for (const auto& c : expand_candidates(cfg, hw)) loops.push_back(c.loop_count);
+  EXPECT_EQ(loops, (std::vector<int64_t>{3, 2, 8, 32}));
+}
+
+TEST(SweepConfig, UnknownKeysNameTheKeyAndTheAllowedOnes) {
+  const std::string k = R"("op": "softmax", "shape": [16, 64], "dim": 1, )";
+  EXPECT_NE(parse_error("{" + k + R"("tiel": [1, 64]})").find("tiel: unknown key"),
+            std::string::npos);
+  std::string e = parse_error("{" + k + R"("candidates": {"tilez": [[1, 64]]}})");
+  EXPECT_NE(e.find("candidates.tilez: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("generate_tiles"), std::string::npos) << e;
+  e = parse_error("{" + k + R"("candidates": {"tiles": [[1, 64]], "constraints": {"limit": 1}}})");
+  EXPECT_NE(e.find("candidates.constraints.limit: unknown key"), std::string::npos) << e;
+  e = parse_error("{" + k + R"("candidates": {"generate_tiles": {"step": 8}}})");
+  EXPECT_NE(e.find("candidates.generate_tiles.step: unknown key"), std::string::npos) << e;
+  e = parse_error("{" + k + R"("candidates": {"generate_loop_counts": {"to": 8, "x": 1}}})");
+  EXPECT_NE(e.find("candidates.generate_loop_counts.x: unknown key"), std::string::npos) << e;
+  e = parse_error("{" + k + R"("tile": [1, 64], "zones": {"tol": 0.1}})");
+  EXPECT_NE(e.find("zones.tol: unknown key"), std::string::npos) << e;
+}
+
+TEST(SweepConfig, ImpossibleSpacesSayWhatIsWrong) {
+  const auto hw = test::default_hw();
+  const std::string k = R"("op": "softmax", "shape": [16, 64], "dim": 1, )";
+  auto has = [&](const std::string& text, const std::string& needle) {
+    const std::string e = parse_error(text, &hw);
+    EXPECT_NE(e.find(needle), std::string::npos) << "error: '" << e << "' for " << text;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  };
+  has("{" + k + R"("candidates": {"generate_loop_counts": {"from": 8, "to": 4}}, "tile": [1, 64]})",
+      "impossible space: to = 4 is below from = 8");
+  has("{" + k + R"("candidates": {"tiles": [[64]]}})",
+      "candidates.tiles[0]: expected an array of 2 positive integers");
+  has("{" + k + R"("candidates": {"tiles": [[1, 0]]}})", "candidates.tiles[0]");
+  has("{" + k + R"("candidates": {"tiles": []}})", "candidates.tiles: expected a non-empty");
+  has("{" + k + R"("candidates": {"loop_counts": [0], "tiles": [[1, 64]]}})",
+      "candidates.loop_counts[0]: expected an integer >= 1");
+  has("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"2": 1}}}})",
+      "candidates.generate_tiles.fixed.2: not a tile dim of a rank-2 shape");
+  has("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"1": 12}}}})",
+      "impossible space: 12 x 4 B is not a multiple of the 32 B alignment");
+  has("{" + k + R"("candidates": {"generate_tiles": {"max": [16, 4]}}})",
+      "impossible space: no aligned tile value up to 4 in dim 1");
+  has("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"0": 32}},
+      "constraints": {"allow_tile_over_shape": false}}})",
+      "32 exceeds the shape (16)");
+  has("{" + k + R"("candidates": {"constraints": {}}})", "no tile space");
+  has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "tile:5"}})", "candidates.axis.5");
+  has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "rows"}})",
+      "is not \"auto\", \"loop_count\" or \"tile:N\"");
+  has(R"({"shape": [16, 64], "candidates": {"tiles": [[1, 64]]}})", "op: missing");
+  has(R"({"op": "softmax", "shape": [16, 64], "dim": 1})", "candidates: missing");
+}
+
+TEST(SweepConfig, EveryShippedSweepParsesAndExpands) {
+  const auto dir = std::filesystem::path(test::source_path("configs/sweeps"));
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const SweepConfig cfg = load_sweep_config(entry.path());
+    const Hardware hw = load_hardware(cfg.hardware);
+    EXPECT_FALSE(expand_candidates(cfg, hw).empty());
+    EXPECT_FALSE(cfg.description.empty());
+    ++n;
+  }
+  EXPECT_GE(n, 8);
+}
+
+TEST(SweepConfig, MatmulLoopSweepDerivesBasicBatchFromTheLoopCount) {
+  const auto cfg =
+      load_sweep_config(test::source_path("configs/sweeps/rule2_matmul_16384_loops.json"));
+  const auto hw = load_hardware(cfg.hardware);
+  std::vector<int64_t> loops;
+  for (const auto& c : expand_candidates(cfg, hw)) loops.push_back(c.loop_count);
+  EXPECT_EQ(loops, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(cfg.base.shape[0], 16384);  // BASIC_BATCH = ceil_div(m, loop) is the kernel's own
+}
+
+// ---- the pre-check ----
+
+TEST(SweepPrecheck, RejectsWithReasonsAndCountsThemByClass) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "softmax", "shape": [16, 16384], "dim": 1,
+    "candidates": {"tiles": [[1, 8192], [1, 12], [1, 8], [32, 512], [1, 2048]],
+                   "constraints": {"allow_tile_over_shape": false, "min_contiguous_bytes": 16384}}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  ASSERT_EQ(r.candidates.size(), 5u);
+  EXPECT_TRUE(r.candidates[0].ok) << r.candidates[0].reason;
+  EXPECT_EQ(r.candidates[1].reject_class, "alignment");
+  EXPECT_NE(r.candidates[1].reason.find("misaligned"), std::string::npos);
+  EXPECT_EQ(r.candidates[2].reject_class, "limits");
+  EXPECT_NE(r.candidates[2].reason.find("auto_tiles = 32768 > limits.max_auto_tiles = 2048"),
+            std::string::npos)
+      << r.candidates[2].reason;
+  EXPECT_EQ(r.candidates[3].reject_class, "tile_over_shape");
+  EXPECT_EQ(r.candidates[4].reject_class, "contiguous");
+  EXPECT_EQ(r.rejected_by_class.at("alignment"), 1);
+  EXPECT_EQ(r.rejected_by_class.at("limits"), 1);
+  EXPECT_EQ(r.rejected_by_class.at("tile_over_shape"), 1);
+  EXPECT_EQ(r.rejected_by_class.at("contiguous"), 1);
+  ASSERT_EQ(r.ranking.size(), 1u);
+  EXPECT_EQ(*r.recommended, 0u);
+}
+
+TEST(SweepPrecheck, UbOverflowComesFromTheModelsBudget) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [16, 65536],
+    "candidates": {"tiles": [[1, 65536], [1, 4096]], "constraints": {"prune_over_limits": false}}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  EXPECT_EQ(r.candidates[0].reject_class, "ub_overflow");
+  EXPECT_NE(r.candidates[0].reason.find("UB overflow"), std::string::npos);
+  EXPECT_NE(r.candidates[0].reason.find("needs"), std::string::npos);
+  EXPECT_TRUE(r.candidates[1].ok);
+  EXPECT_EQ(r.rejected_by_class.at("ub_overflow"), 1);
+}
+
+TEST(SweepPrecheck, LimitsAreFlaggedWhenNotPruned) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [64, 4096],
+    "candidates": {"tiles": [[1, 32], [8, 2048]], "constraints": {"prune_over_limits": false}}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  ASSERT_TRUE(r.candidates[0].ok) << r.candidates[0].reason;
+  const auto f = r.candidates[0].flags();
+  EXPECT_NE(std::find(f.begin(), f.end(), "over_limit"), f.end());
+  EXPECT_NE(std::find(f.begin(), f.end(), "under_1kb"), f.end());  // 32 x 4 B = 128 B
+  EXPECT_EQ(r.candidates[0].auto_tiles, 64 * 128);
+  EXPECT_EQ(r.candidates[0].diag.auto_tiles, r.candidates[0].auto_tiles);  // same figure
+  EXPECT_TRUE(r.candidates[1].flags().empty());
+}
+
+TEST(SweepPrecheck, TileOverShapeIsFlaggedWhenAllowed) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [16, 256],
+    "candidates": {"tiles": [[1, 512], [1, 256]]}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  ASSERT_TRUE(r.candidates[0].ok);
+  EXPECT_EQ(r.candidates[0].tile_over_shape_dims, std::vector<int>{1});
+  EXPECT_EQ(r.candidates[0].flags(), std::vector<std::string>{"tile_over_shape"});
+}
+
+// ---- evaluation ----
+
+SweepConfig small_generated_softmax() {
+  return parse(R"({"op": "softmax", "shape": [8, 1024], "dim": 1,
+    "candidates": {"generate_tiles": {"last_dim": "pow2"}, "loop_counts": [1, 2]}})");
+}
+
+TEST(Sweep, IdenticalOutputForAnyThreadCount) {
+  const auto hw = test::default_hw();
+  const auto cfg = small_generated_softmax();
+  const SweepResult one = run_sweep(cfg, hw, {1, nullptr});
+  const SweepResult two = run_sweep(cfg, hw, {2, nullptr});
+  const SweepResult all = run_sweep(cfg, hw, {0, nullptr});
+  EXPECT_EQ(one.candidates.size(), 4u * 8u * 2u);
+  EXPECT_GT(one.ranking.size(), 40u);
+  EXPECT_EQ(sweep_json(cfg, hw, one).dump(), sweep_json(cfg, hw, two).dump());
+  EXPECT_EQ(sweep_json(cfg, hw, one).dump(), sweep_json(cfg, hw, all).dump());
+  EXPECT_EQ(sweep_csv(one), sweep_csv(two));
+  EXPECT_EQ(sweep_svg(cfg, hw, one), sweep_svg(cfg, hw, two));
+  EXPECT_EQ(sweep_table(cfg, hw, one, 0), sweep_table(cfg, hw, two, 0));
+}
+
+TEST(Sweep, ProgressCountsEveryCandidate) {
+  const auto hw = test::default_hw();
+  const auto cfg = small_generated_softmax();
+  std::atomic<int64_t> done{0};
+  const SweepResult r = run_sweep(cfg, hw, {2, &done});
+  EXPECT_EQ(done.load(), static_cast<int64_t>(r.candidates.size()));
+}
+
+TEST(Sweep, RankingIsFastestFirstAndTheRecommendationIsTheFastest) {
+  const auto hw = test::default_hw();
+  const auto cfg = small_generated_softmax();
+  const SweepResult r = run_sweep(cfg, hw);
+  ASSERT_FALSE(r.ranking.empty());
+  for (size_t i = 1; i < r.ranking.size(); ++i)
+    EXPECT_LE(r.candidates[r.ranking[i - 1]].gen_time_us, r.candidates[r.ranking[i]].gen_time_us);
+  EXPECT_EQ(*r.recommended, r.ranking.front());
+  EXPECT_NE(r.why.find("faster than"), std::string::npos) << r.why;
+  // Each evaluated candidate carries the model's own figures.
+  for (size_t i : r.ranking) {
+    const auto& c = r.candidates[i];
+    EXPECT_GT(c.gen_time_us, 0);
+    EXPECT_GT(c.tasks, 0);
+    EXPECT_GT(c.mte2_us, 0);
+    EXPECT_GT(c.diag.ub_bytes, 0);
+    EXPECT_GE(c.diag.reduction_segments, 1);
+    EXPECT_FALSE(c.psg.empty());
+  }
+}
+
+TEST(Sweep, AutoAxisIsTheLoopCountWhenItVariesElseTheLongestTileSeries) {
+  const auto hw = test::default_hw();
+  auto cfg = parse(R"({"op": "softmax", "shape": [16, 2048], "dim": 1,
+    "candidates": {"tiles": [[1, 2048]], "loop_counts": [1, 2, 4]}})");
+  EXPECT_EQ(resolve_axis(cfg, expand_candidates(cfg, hw)).kind, SweepAxis::Kind::kLoopCount);
+  cfg = parse(R"({"op": "softmax", "shape": [16, 2048], "dim": 1,
+    "candidates": {"tiles": [[1, 512], [1, 1024], [1, 2048], [2, 2048]]}})");
+  const auto a = resolve_axis(cfg, expand_candidates(cfg, hw));
+  EXPECT_EQ(a.kind, SweepAxis::Kind::kTileDim);
+  EXPECT_EQ(a.dim, 1);
+  const SweepResult r = run_sweep(cfg, hw);
+  EXPECT_EQ(r.axis_label, "tile[1] (reduction axis)");
+  // (2, 2048) is alone on its axis: no zone.
+  EXPECT_EQ(r.candidates[3].zone, Zone::kNone);
+  EXPECT_NE(r.candidates[0].zone, Zone::kNone);
+}
+
+// ---- outputs ----
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+SweepConfig mixed_config() {
+  return parse(R"({"op": "softmax", "shape": [16, 4096], "dim": 1,
+    "candidates": {"tiles": [[1, 4096], [1, 1024], [1, 12], [1, 8], [2, 2048]],
+                   "loop_counts": [1, 2]}})");
+}
+
+TEST(SweepReport, CsvHasOneRowPerCandidateRankedThenRejected) {
+  const auto hw = test::default_hw();
+  const auto cfg = mixed_config();
+  const SweepResult r = run_sweep(cfg, hw);
+  std::istringstream in(sweep_csv(r));
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv_line(line);
+  auto col = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t status = col("status"), reason = col("reason"), gen = col("gen_time_us"),
+               tile = col("tile"), zone = col("zone"), flags = col("flags"),
+               rec = col("recommended");
+  size_t rows = 0, recommended = 0;
+  bool seen_rejected = false;
+  double last = 0;
+  while (std::getline(in, line)) {
+    const auto f = split_csv_line(line);
+    ASSERT_EQ(f.size(), header.size()) << line;
+    ++rows;
+    if (f[rec] == "1") ++recommended;
+    if (f[status] == "ok") {
+      EXPECT_FALSE(seen_rejected) << "evaluated rows come first";
+      const double t = std::stod(f[gen]);
+      EXPECT_GE(t, last);
+      last = t;
+      EXPECT_TRUE(f[reason].empty());
+    } else {
+      EXPECT_EQ(f[status], "rejected");
+      seen_rejected = true;
+      EXPECT_FALSE(f[reason].empty());
+      EXPECT_TRUE(f[gen].empty());
+    }
+    EXPECT_NE(f[tile].find('x'), std::string::npos);
+    (void)zone;
+    (void)flags;
+  }
+  EXPECT_EQ(rows, r.candidates.size());
+  EXPECT_EQ(recommended, 1u);
+  EXPECT_TRUE(seen_rejected);
+}
+
+TEST(SweepReport, JsonHasCandidatesAndRecommended) {
+  const auto hw = test::default_hw();
+  const auto cfg = mixed_config();
+  const SweepResult r = run_sweep(cfg, hw);
+  const json j = json::parse(sweep_json(cfg, hw, r).dump());
+  ASSERT_TRUE(j["candidates"].is_array());
+  EXPECT_EQ(j["candidates"].size(), r.candidates.size());
+  for (const auto& c : j["candidates"]) {
+    for (const char* key :
+         {"tile", "loop_count", "status", "reason", "gen_time_us", "flags", "zone", "metrics"})
+      EXPECT_TRUE(c.contains(key)) << key << " in " << c.dump();
+    if (c["status"] == "ok") {
+      EXPECT_TRUE(c["reason"].is_null());
+      EXPECT_TRUE(c["gen_time_us"].is_number());
+      for (const char* key : {"breakdown", "psg", "pipes", "ub_bytes", "reduction_segments",
+                              "tasks_per_core", "dominant_psg"})
+        EXPECT_TRUE(c["metrics"].contains(key)) << key;
+      for (const char* key :
+           {"mte2_us", "vec_us", "mte3_us", "wait_schedule_us", "wait_predecessor_us"})
+        EXPECT_TRUE(c["metrics"]["breakdown"].contains(key)) << key;
+    } else {
+      EXPECT_EQ(c["status"], "rejected");
+      EXPECT_TRUE(c["reason"].is_string());
+      EXPECT_TRUE(c["gen_time_us"].is_null());
+      EXPECT_TRUE(c["metrics"].is_null());
+    }
+  }
+  ASSERT_TRUE(j["recommended"].is_object());
+  EXPECT_EQ(j["recommended"]["tile"], j["candidates"][0]["tile"]);
+  EXPECT_EQ(j["recommended"]["loop_count"], j["candidates"][0]["loop_count"]);
+  EXPECT_TRUE(j["recommended"]["why"].is_string());
+  EXPECT_EQ(j["rejected_by_reason"]["alignment"], 2);  // (1, 12) at both loop counts
+  EXPECT_EQ(j["rejected_by_reason"]["limits"], 2);     // (1, 8): auto_tiles 8192
+  EXPECT_EQ(j["counts"]["candidates"], 10);
+}
+
+size_t count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(SweepReport, SvgIsAWellFormedLabelledPlot) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "groupnorm", "shape": [4, 16, 64, 256], "tile": [1, 8, 8, 256],
+    "params": {"groups": 2}, "candidates": {"generate_loop_counts": {"from": 1, "to": 8},
+    "constraints": {"prune_over_limits": false}}})");
+  const SweepResult r = run_sweep(cfg, hw);
+  const std::string svg = sweep_svg(cfg, hw, r);
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_EQ(count(svg, "<svg"), 1u);
+  EXPECT_NE(svg.find("</svg>\n"), std::string::npos);
+  EXPECT_EQ(count(svg, "<g"), count(svg, "</g>"));
+  EXPECT_EQ(count(svg, "<text"), count(svg, "</text>"));
+  EXPECT_NE(svg.find("id=\"x-label\""), std::string::npos);
+  EXPECT_NE(svg.find("loop_count (log2 scale)"), std::string::npos);
+  EXPECT_NE(svg.find("id=\"y-label\""), std::string::npos);
+  EXPECT_NE(svg.find("modeled gen_time_us"), std::string::npos);
+  EXPECT_NE(svg.find("id=\"best\""), std::string::npos);
+  EXPECT_GE(count(svg, "class=\"zone\""), 1u);
+  EXPECT_NE(svg.find("sweet spot"), std::string::npos);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  // Tick labels: the powers of two on the log axis.
+  for (const char* tick : {">1<", ">2<", ">4<", ">8<"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+}
+
+TEST(SweepReport, SvgPlotPutsPointsInsideTheFrame) {
+  Plot p;
+  p.title = "t & <u>";
+  p.x_label = "x";
+  p.y_label = "y";
+  p.series.push_back({"s", "#000", true, 4, 1, {{1, 10, ""}, {4, 20, ""}, {64, 15, ""}}});
+  p.bands.push_back({0.5, 2, "#0f0", "sweet spot"});
+  p.mark = PlotMark{4, 20, "best"};
+  const std::string svg = render_svg(p);
+  EXPECT_NE(svg.find("t &amp; &lt;u&gt;"), std::string::npos);
+  // Every circle centre lies inside the plot frame.
+  for (size_t pos = svg.find("<circle cx=\""); pos != std::string::npos;
+       pos = svg.find("<circle cx=\"", pos + 1)) {
+    const double cx = std::stod(svg.substr(pos + 12));
+    const size_t cy_pos = svg.find("cy=\"", pos);
+    const double cy = std::stod(svg.substr(cy_pos + 4));
+    if (cx > p.width - 230) continue;  // legend
+    EXPECT_GE(cx, 90);
+    EXPECT_LE(cx, p.width - 230);
+    EXPECT_GE(cy, 64);
+    EXPECT_LE(cy, p.height - 72);
+  }
+}
+
+TEST(SweepReport, TableMarksTheRecommendationAndCountsRejections) {
+  const auto hw = test::default_hw();
+  const auto cfg = mixed_config();
+  const SweepResult r = run_sweep(cfg, hw);
+  const std::string t = sweep_table(cfg, hw, r);
+  EXPECT_NE(t.find("\n*    1  "), std::string::npos) << t;
+  EXPECT_NE(t.find("* recommended: "), std::string::npos);
+  EXPECT_NE(t.find("rejected by the pre-check: 4 (alignment 2, limits 2)"), std::string::npos) << t;
+}
+
+// ---- zones on synthetic inputs ----
+
+ZonePoint point(double x, double t, double wait, double tasks, double avg, double sum) {
+  return {x, t, wait, tasks, {{"body", 1, sum, avg}}};
+}
+
+TEST(Zones, UCurveAlongLoopCount) {
+  // Fewer loops: heavy tasks (avg_dur up); more loops: scheduling waits up.
+  const std::vector<ZonePoint> pts = {
+      point(1, 150, 1, 1, 100, 4800),   point(2, 120, 1, 2, 50, 4900),
+      point(4, 101, 2, 4, 25, 4900),    point(8, 100, 3, 8, 12, 4900),
+      point(16, 101, 4, 16, 6, 4900),   point(32, 115, 9, 32, 3, 4900),
+      point(64, 160, 30, 64, 1.5, 4900)};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  const std::vector<Zone> want = {Zone::kTooCoarse,    Zone::kTooCoarse, Zone::kSweetSpot,
+                                  Zone::kSweetSpot,    Zone::kSweetSpot, Zone::kTooFragmented,
+                                  Zone::kTooFragmented};
+  for (size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(v[i].zone, want[i]) << "x = " << pts[i].x;
+  EXPECT_NE(v[0].evidence.find("avg_dur 100.000 us vs 12.000"), std::string::npos) << v[0].evidence;
+  EXPECT_NE(v[6].evidence.find("wait_schedule/core 30.000 us vs 3.000"), std::string::npos)
+      << v[6].evidence;
+  EXPECT_NE(v[3].evidence.find("fastest"), std::string::npos);
+}
+
+TEST(Zones, OrderOfInputDoesNotMatter) {
+  std::vector<ZonePoint> pts = {point(64, 160, 30, 64, 1.5, 4900), point(1, 150, 1, 1, 100, 4800),
+                                point(8, 100, 3, 8, 12, 4900)};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kTooFragmented);
+  EXPECT_EQ(v[1].zone, Zone::kTooCoarse);
+  EXPECT_EQ(v[2].zone, Zone::kSweetSpot);
+}
+
+TEST(Zones, TileAxisIsCoarserWithLargerTiles) {
+  // A larger tile is a coarser task: its slow end is too coarse, the small-tile end fragmented.
+  const std::vector<ZonePoint> pts = {point(16, 130, 14, 8, 2, 100), point(32, 100, 2, 4, 4, 100),
+                                      point(64, 140, 2, 2, 9, 110)};
+  const auto v = classify_zones(pts, Granularity::kCoarserWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kTooFragmented);
+  EXPECT_EQ(v[1].zone, Zone::kSweetSpot);
+  EXPECT_EQ(v[2].zone, Zone::kTooCoarse);
+}
+
+TEST(Zones, SlowerWithoutTheSidesEvidenceIsNoZone) {
+  // Slower on the fine side but waits flat; slower on the coarse side but the PSG did not grow.
+  const std::vector<ZonePoint> pts = {point(1, 130, 2, 1, 10, 100), point(2, 100, 2, 2, 10, 100),
+                                      point(4, 130, 2, 4, 10, 100)};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kSlower);
+  EXPECT_EQ(v[2].zone, Zone::kSlower);
+  EXPECT_NE(v[2].evidence.find("did not rise"), std::string::npos);
+}
+
+TEST(Zones, AWaitRiseTooSmallToExplainTheLossIsNotFragmentation) {
+  // Both are 20 us slower; one gained 2 us of scheduling waits per core (10%), one 12 us (60%).
+  const std::vector<ZonePoint> pts = {point(1, 100, 1, 1, 10, 100), point(2, 120, 3, 2, 5, 100),
+                                      point(4, 120.5, 13, 4, 2.5, 100)};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[1].zone, Zone::kSlower);
+  EXPECT_NE(v[1].evidence.find("too little to explain the loss"), std::string::npos)
+      << v[1].evidence;
+  EXPECT_EQ(v[2].zone, Zone::kTooFragmented);
+  EXPECT_NE(v[2].evidence.find("jumped"), std::string::npos) << v[2].evidence;
+  ZoneOptions o;
+  o.min_wait_share = 0.05;
+  EXPECT_EQ(classify_zones(pts, Granularity::kFinerWithLargerX, o)[1].zone, Zone::kTooFragmented);
+}
+
+TEST(Zones, ToleranceDefinesTheSweetSpot) {
+  const std::vector<ZonePoint> pts = {point(1, 103, 1, 1, 20, 100), point(2, 100, 1, 2, 10, 100),
+                                      point(4, 101.5, 5, 4, 5, 100)};
+  ZoneOptions o;
+  o.tolerance = 0.02;
+  auto v = classify_zones(pts, Granularity::kFinerWithLargerX, o);
+  EXPECT_EQ(v[0].zone, Zone::kTooCoarse);
+  EXPECT_EQ(v[2].zone, Zone::kSweetSpot);
+  o.tolerance = 0.05;
+  v = classify_zones(pts, Granularity::kFinerWithLargerX, o);
+  EXPECT_EQ(v[0].zone, Zone::kSweetSpot);
+  o.tolerance = 0.0;
+  v = classify_zones(pts, Granularity::kFinerWithLargerX, o);
+  EXPECT_EQ(v[2].zone, Zone::kTooFragmented);
+}
+
+TEST(Zones, DominantPsgIsComparedByName) {
+  // The coarse point's dominant PSG is 'merge'; compared with 'merge' at the best, not 'body'.
+  std::vector<ZonePoint> pts = {{1, 200, 1, 1, {{"body", 1, 50, 50}, {"merge", 1, 150, 150}}},
+                                {2, 100, 1, 2, {{"body", 2, 90, 45}, {"merge", 2, 20, 10}}}};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kTooCoarse);
+  EXPECT_NE(v[0].evidence.find("'merge' avg_dur 150.000 us vs 10.000"), std::string::npos)
+      << v[0].evidence;
+}
+
+TEST(Zones, OnePointHasNoZoneAndDuplicatesAreRejected) {
+  auto v = classify_zones({point(4, 10, 1, 1, 1, 1)}, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kNone);
+  EXPECT_THROW(classify_zones({point(4, 10, 1, 1, 1, 1), point(4, 11, 1, 1, 1, 1)},
+                              Granularity::kFinerWithLargerX),
+               Error);
+  EXPECT_TRUE(classify_zones({}, Granularity::kFinerWithLargerX).empty());
+}
+
+// ---- the command line ----
+
+struct CmdResult {
+  int code;
+  std::string out;
+};
+
+CmdResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(TILESIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::filesystem::path temp_dir() {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tilesim_sweep_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(SweepCli, WritesTableCsvJsonAndSvg) {
+  const auto dir = temp_dir();
+  const auto csv = dir / "a.csv", js = dir / "a.json", svg = dir / "a.svg";
+  const CmdResult r =
+      run_cli("sweep " + test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json") +
+              " -j 2 --csv " + csv.string() + " --json " + js.string() + " --svg " + svg.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("tilesim sweep: softmax (16, 16384) fp32 dim 1"), std::string::npos);
+  EXPECT_NE(r.out.find("* recommended: "), std::string::npos);
+  std::ifstream jin(js);
+  const json j = json::parse(jin);
+  EXPECT_EQ(j["candidates"].size(), 3u);
+  std::ifstream sin(svg);
+  const std::string s((std::istreambuf_iterator<char>(sin)), std::istreambuf_iterator<char>());
+  EXPECT_NE(s.find("</svg>"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::file_size(csv) > 100);
+}
+
+TEST(SweepCli, JsonToStdoutIsTheOnlyStdout) {
+  const std::string cmd = std::string(TILESIM_BINARY) + " sweep " +
+                          test::source_path("configs/sweeps/rule1_c_triplet_128x4096.json") +
+                          " --json - 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  ASSERT_EQ(pclose(p), 0);
+  const json j = json::parse(out);
+  EXPECT_EQ(j["candidates"].size(), 2u);
+}
+
+TEST(SweepCli, BadConfigIsOneLineWithExitCode2) {
+  const auto path = temp_dir() / "bad.json";
+  std::ofstream(path) << R"({"op": "softmax", "shape": [16, 64], "dim": 1,
+    "candidates": {"tiles": [[1, 64]], "constraint": {}}})";
+  const CmdResult r = run_cli("sweep " + path.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("candidates.constraint: unknown key"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tilesim
