@@ -296,20 +296,18 @@ class Engine {
                   " tasks never became ready (dependency cycle, or no core of their type)");
     // Each task's latest predecessor end, in one pass once all ends are known (a max does not
     // depend on the order it is taken in; the pass walks the graph in order, which the cache
-    // prefers to the resolution order).
+    // prefers to the resolution order), with the span.
+    res_.first_start = kInf;
+    res_.last_end = 0;
     for (size_t i = 0; i < res_.tasks.size(); ++i) {
-      const double end = res_.tasks[i].end;
+      const TaskRecord& r = res_.tasks[i];
+      res_.first_start = std::min(res_.first_start, r.start);
+      res_.last_end = std::max(res_.last_end, r.end);
       for (const int32_t* succ = g_.succ_begin(static_cast<int32_t>(i));
            succ != g_.succ_end(static_cast<int32_t>(i)); ++succ) {
         auto& pe = res_.tasks[static_cast<size_t>(*succ)].pred_end;
-        pe = std::max(pe, end);
+        pe = std::max(pe, r.end);
       }
-    }
-    res_.first_start = kInf;
-    res_.last_end = 0;
-    for (const auto& r : res_.tasks) {
-      res_.first_start = std::min(res_.first_start, r.start);
-      res_.last_end = std::max(res_.last_end, r.end);
     }
     if (g_.tasks.empty()) res_.first_start = 0;
     return std::move(res_);

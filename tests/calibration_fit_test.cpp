@@ -545,8 +545,8 @@ TEST(CalibrationShipped, MeasurementsLoadAndCiteTheSharedData) {
 }
 
 TEST(CalibrationShipped, CalibratedHardwareMeetsTheAcceptanceOnShippedMeasurements) {
-  // The default configs/hardware/ascend910b1.json is `tilesim calibrate` on the shipped measurements:
-  // MAPE <= 10% and Spearman >= 0.9 over every row (held-out rows included).
+  // The default configs/hardware/ascend910b1.json is `tilesim calibrate` on the shipped
+  // measurements: MAPE <= 10% and Spearman >= 0.9 over every row (held-out rows included).
   const MeasurementSet set =
       load_measurements(test::source_path("configs/measurements/a2_calibration.json"));
   const Hardware hw = load_hardware(default_hardware_path());

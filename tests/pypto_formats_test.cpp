@@ -68,21 +68,8 @@ const CoreMetrics* core_of(const Metrics& m, int32_t core) {
   return nullptr;
 }
 
-struct CmdResult {
-  int code;
-  std::string out;
-};
-
-CmdResult run_cli(const std::string& args, bool with_stderr = true) {
-  const std::string cmd =
-      std::string(TILESIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using test::CmdResult;
+using test::run_cli;
 
 std::string temp_file(const std::string& name, const std::string& text = "") {
   // Per process: other build trees may run this test at the same time.

@@ -6,8 +6,8 @@
 
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
-#include "sim/metrics.hpp"
 #include "sim/l2_residency.hpp"
+#include "sim/metrics.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

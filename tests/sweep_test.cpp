@@ -613,20 +613,8 @@ TEST(Zones, OnePointHasNoZoneAndDuplicatesAreRejected) {
 
 // ---- the command line ----
 
-struct CmdResult {
-  int code;
-  std::string out;
-};
-
-CmdResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(TILESIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using test::CmdResult;
+using test::run_cli;
 
 std::filesystem::path temp_dir() {
   const auto dir =

@@ -1,6 +1,10 @@
 #pragma once
 // Helpers shared by the test programs.
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <string>
 
 #include "model/hardware.hpp"
@@ -22,6 +26,23 @@ inline Hardware ideal_runtime_hw() {
 
 inline std::string source_path(const std::string& rel) {
   return std::string(TILESIM_SOURCE_DIR) + "/" + rel;
+}
+
+// Runs the tilesim binary with `args`; stdout (and stderr unless told otherwise) captured.
+struct CmdResult {
+  int code;
+  std::string out;
+};
+
+inline CmdResult run_cli(const std::string& args, bool with_stderr = true) {
+  const std::string cmd =
+      std::string(TILESIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 }  // namespace tilesim::test
