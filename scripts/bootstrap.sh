@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (as root) or a developer checkout:
-#   scripts/bootstrap.sh demo      install what is missing, build, run a shipped example
+#   scripts/bootstrap.sh demo      install what is missing, build, run a shipped sweep
 #   scripts/bootstrap.sh test      install what is missing, build, run the whole test suite
 #   scripts/bootstrap.sh sanitize  build the tests with address+undefined sanitizers and run them
 # Idempotent: installed packages and an up-to-date build are left alone.
@@ -36,7 +36,7 @@ install_missing
 case "$mode" in
   demo)
     build build -DCMAKE_BUILD_TYPE=Release
-    ./build/tools/tilesim run configs/examples/add_pypto.json
+    ./build/tools/tilesim sweep configs/sweeps/rule1_a_softmax_16x16384.json
     ;;
   test)
     build build -DCMAKE_BUILD_TYPE=Release
