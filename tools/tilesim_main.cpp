@@ -9,10 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs"};
   app.require_subcommand(1);
   const std::vector<tilesim::CommandAction> commands = {
-      tilesim::add_run_command(app),
-      tilesim::add_replay_command(app),
-      tilesim::add_analyze_command(app),
-      tilesim::add_sweep_command(app),
+      tilesim::add_run_command(app),       tilesim::add_replay_command(app),
+      tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
       tilesim::add_calibrate_command(app),
   };
   try {
