@@ -1,16 +1,11 @@
 #include "tools/report.hpp"
 
 #include <fmt/format.h>
+
 #include <fmt/ranges.h>
+#include "tools/text_append.hpp"
 
 namespace tilesim {
-
-namespace {
-template <typename... T>
-void append(std::string& s, fmt::format_string<T...> f, T&&... args) {
-  fmt::format_to(std::back_inserter(s), f, std::forward<T>(args)...);
-}
-}  // namespace
 
 nlohmann::json spec_to_json(const KernelSpec& spec) {
   nlohmann::json j;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/text_append.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -33,11 +35,6 @@ std::string svg_escape(const std::string& s) {
 }
 
 namespace {
-
-template <typename... T>
-void append(std::string& s, fmt::format_string<T...> f, T&&... args) {
-  fmt::format_to(std::back_inserter(s), f, std::forward<T>(args)...);
-}
 
 // 1, 2 or 5 times a power of ten, giving about `target` intervals over `span`.
 double nice_step(double span, int target) {

@@ -1,7 +1,9 @@
 #include "tools/sweep_report.hpp"
 
 #include <fmt/format.h>
+
 #include <fmt/ranges.h>
+#include "tools/text_append.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,11 +11,6 @@
 namespace tilesim {
 
 namespace {
-
-template <typename... T>
-void append(std::string& s, fmt::format_string<T...> f, T&&... args) {
-  fmt::format_to(std::back_inserter(s), f, std::forward<T>(args)...);
-}
 
 std::string tile_text(const Dims& d) {
   return format_dims(d);

@@ -2,16 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "tools/text_append.hpp"
+
 #include "tools/report.hpp"
 
 namespace tilesim {
-
-namespace {
-template <typename... T>
-void append(std::string& s, fmt::format_string<T...> f, T&&... args) {
-  fmt::format_to(std::back_inserter(s), f, std::forward<T>(args)...);
-}
-}  // namespace
 
 std::vector<std::string> simulated_core_names(const SimResult& sim) {
   std::vector<std::string> names;
