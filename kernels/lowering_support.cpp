@@ -163,23 +163,34 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
   return out;
 }
 
+RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
+  RuleFigures f;
+  f.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
+  f.prod_tile = product(spec.tile);
+  f.auto_tiles = auto_tiles(spec.shape, spec.tile);
+  for (size_t i = 0; i < spec.tile.size(); ++i)
+    if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
+  if (f.prod_tile > hw.max_tile_elements)
+    f.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
+                                             f.prod_tile, hw.max_tile_elements));
+  if (f.auto_tiles > hw.max_auto_tiles)
+    f.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
+                                             f.auto_tiles, hw.max_auto_tiles));
+  return f;
+}
+
 void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, LoweredKernel& out) {
   Diagnostics& d = out.diag;
-  d.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
-  d.prod_tile = product(spec.tile);
-  d.auto_tiles = auto_tiles(spec.shape, spec.tile);
+  RuleFigures f = rule_figures(spec, hw);
+  d.contiguous_bytes = f.contiguous_bytes;
+  d.prod_tile = f.prod_tile;
+  d.auto_tiles = f.auto_tiles;
+  d.tile_exceeds_shape = std::move(f.tile_exceeds_shape);
+  d.limit_violations = std::move(f.limit_violations);
   d.reduction_segments = 1;
   for (int dim : spec.dims)
     d.reduction_segments *=
         ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
-  for (size_t i = 0; i < spec.tile.size(); ++i)
-    if (spec.tile[i] > spec.shape[i]) d.tile_exceeds_shape.push_back(static_cast<int>(i));
-  if (d.prod_tile > hw.max_tile_elements)
-    d.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
-                                             d.prod_tile, hw.max_tile_elements));
-  if (d.auto_tiles > hw.max_auto_tiles)
-    d.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
-                                             d.auto_tiles, hw.max_auto_tiles));
   d.tasks = static_cast<int64_t>(out.graph.tasks.size());
   d.buffer_depth = 0;
   for (const auto& k : out.graph.kinds) {

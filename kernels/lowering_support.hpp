@@ -52,6 +52,16 @@ Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
 LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
                                       const std::string& psg, const TileWork& work);
 
+// The rulebook's figures of a candidate tile, from its geometry alone (no lowering).
+struct RuleFigures {
+  int64_t contiguous_bytes = 0;
+  int64_t prod_tile = 0;
+  int64_t auto_tiles = 0;
+  std::vector<int> tile_exceeds_shape;
+  std::vector<std::string> limit_violations;
+};
+RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw);
+
 // Fills the figures common to every kernel (contiguous bytes, auto_tiles, limits, UB use).
 void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, LoweredKernel& out);
 

@@ -85,17 +85,12 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
     if (spec.tile.size() != spec.shape.size()) return r;
   }
   // 2. Rulebook figures from the tile geometry (the same functions the lowering reports with).
-  r.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
-  r.prod_tile = product(spec.tile);
-  r.auto_tiles = auto_tiles(spec.shape, spec.tile);
-  for (size_t i = 0; i < spec.tile.size(); ++i)
-    if (spec.tile[i] > spec.shape[i]) r.tile_over_shape_dims.push_back(static_cast<int>(i));
-  if (r.prod_tile > hw.max_tile_elements)
-    r.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
-                                             r.prod_tile, hw.max_tile_elements));
-  if (r.auto_tiles > hw.max_auto_tiles)
-    r.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
-                                             r.auto_tiles, hw.max_auto_tiles));
+  RuleFigures f = rule_figures(spec, hw);
+  r.contiguous_bytes = f.contiguous_bytes;
+  r.prod_tile = f.prod_tile;
+  r.auto_tiles = f.auto_tiles;
+  r.tile_over_shape_dims = std::move(f.tile_exceeds_shape);
+  r.limit_violations = std::move(f.limit_violations);
   r.under_contiguous = r.contiguous_bytes < k.flag_contiguous_bytes;
   if (!r.reject_class.empty()) return r;
   if (!k.allow_tile_over_shape && !r.tile_over_shape_dims.empty()) {
