@@ -44,6 +44,10 @@ std::vector<int64_t> step_signature(const TileStep& st) {
   for (const auto& v : st.vec)
     s.insert(s.end(),
              {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
+  s.push_back(st.accumulates ? static_cast<int64_t>(st.fold.size()) : -1);
+  for (const auto& v : st.fold)
+    s.insert(s.end(),
+             {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
   s.push_back(static_cast<int64_t>(st.cube.size()));
   for (const auto& c : st.cube) s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n});
   return s;

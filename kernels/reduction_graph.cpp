@@ -188,6 +188,10 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
         else
           keep_stats(st);
         if (completes && fam.second_pass) keep_stats(st);
+        if (plan.merge == MergeMode::kAtomic) {
+          st.accumulates = true;
+          fam.combine_work(out_elems, st.fold);
+        }
         k.steps.push_back(st);
         holder[static_cast<size_t>(s)] = add_task(c, k, chain.root, d);
         tasks.push_back(holder[static_cast<size_t>(s)]);

@@ -8,6 +8,30 @@
 
 namespace tilesim {
 
+namespace {
+
+// Consecutive steps accumulating into the same GM block (`target`, 0 for other steps): the
+// running partial stays in UB (one fold each) and only the last step of the run stores it.
+void keep_partials_in_ub(std::vector<TileStep>& steps, const std::vector<uint64_t>& target) {
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    TileStep& a = steps[i];
+    TileStep& b = steps[i + 1];
+    if (target[i] == 0 || target[i] != target[i + 1] || a.repeat != 1 || b.repeat != 1) continue;
+    a.stores.pop_back();
+    a.accumulates = false;
+    b.vec.insert(b.vec.end(), b.fold.begin(), b.fold.end());
+  }
+}
+
+// The block a task's accumulating steps add into: its last write.
+uint64_t accumulate_target(const TaskGraph& g, int32_t t) {
+  for (const Access* a = g.access_end(t); a != g.access_begin(t);)
+    if ((--a)->write) return a->block;
+  return 0;
+}
+
+}  // namespace
+
 TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
   // Members of each (root, psg) group, in creation order.
   std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
@@ -50,9 +74,12 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
     TaskKind k = first;
     k.steps.clear();
     int64_t biggest = -1;
+    std::vector<uint64_t> target;
     for (int32_t t : m) {
       const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
       k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
+      const uint64_t into = accumulate_target(g, t);
+      for (const auto& st : mk.steps) target.push_back(st.accumulates ? into : 0);
       int64_t bytes = 0;
       for (const auto& b : mk.buffers) bytes += b.bytes;
       if (bytes > biggest) {  // the largest member's buffers serve them all
@@ -60,6 +87,7 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
         k.buffers = mk.buffers;
       }
     }
+    keep_partials_in_ub(k.steps, target);
     if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
     const int32_t id =
         out.add_task(kinds.get(out, k), g.tasks[static_cast<size_t>(m.front())].root);

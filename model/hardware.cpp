@@ -61,6 +61,7 @@ const std::vector<HardwareParam>& hardware_params() {
       {"scheduler.notify_ns", &H::notify_ns, 0, 1e6, "ns"},
       {"scheduler.completion_notify_ns", &H::completion_notify_ns, 0, 1e6, "ns"},
       {"scheduler.task_gap_ns", &H::task_gap_ns, 0, 1e6, "ns"},
+      {"scheduler.oldest_root_first", &H::oldest_root_first, 0, 1, "flag"},
       {"control.root_build_ns", &H::root_build_ns, 0, 1e9, "ns"},
       {"control.task_build_ns", &H::task_build_ns, 0, 1e9, "ns"},
       {"control.device_task_submit_ns", &H::device_task_submit_ns, 0, 1e9, "ns"},

@@ -65,6 +65,12 @@ struct TileStep {
   std::vector<CubeOp> cube;
   std::vector<DmaOp> stores;
   int64_t repeat = 1;
+  // Set when the step's last store adds its partial result into a GM block (an atomic
+  // accumulate; the block is the task's last write Access), with the vector work that folds one
+  // partial into another in UB. A task that runs consecutive such steps into the same block
+  // keeps the running partial in UB and stores once (kernels/task_packing.cpp).
+  bool accumulates = false;
+  std::vector<VecOp> fold;
 };
 
 enum class MemSpace { kUb, kL1, kL0a, kL0b, kL0c };

@@ -206,18 +206,38 @@ struct Ready {
   double at;  // time it became ready
 };
 
-// FIFO ring buffer: its memory follows the ready backlog, not the graph (and stays in cache
-// when tasks are dispatched about as fast as they become ready).
+// The ready queue of one core type. In FIFO order it is a ring buffer whose memory follows the
+// ready backlog, not the graph (and stays in cache when tasks are dispatched about as fast as
+// they become ready). In oldest-root-first order (scheduler.oldest_root_first) it is a heap on
+// (root function, arrival): a finished statistics pass's successors overtake later roots'
+// fresh tasks, which keeps a root's re-reads close to its first reads (and in L2).
 class ReadyQueue {
  public:
+  void set_root_order(bool on) { by_root_ = on; }
   // Room for `n` tasks before it grows.
-  void reserve(size_t n) { resize(std::bit_ceil(std::max<size_t>(n, 1024))); }
-  bool empty() const { return size_ == 0; }
-  void push(Ready r) {
+  void reserve(size_t n) {
+    if (by_root_)
+      heap_.reserve(n);
+    else
+      resize(std::bit_ceil(std::max<size_t>(n, 1024)));
+  }
+  bool empty() const { return by_root_ ? heap_.empty() : size_ == 0; }
+  void push(Ready r, int32_t root) {
+    if (by_root_) {
+      heap_.push_back({(static_cast<uint64_t>(root) << kSeqBits) | arrivals_++, r});
+      std::push_heap(heap_.begin(), heap_.end(), later);
+      return;
+    }
     if (size_ > mask_) resize(2 * (mask_ + 1));
     ring_[(head_ + size_++) & mask_] = r;
   }
   Ready pop() {
+    if (by_root_) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      const Ready r = heap_.back().ready;
+      heap_.pop_back();
+      return r;
+    }
     const Ready r = ring_[head_];
     head_ = (head_ + 1) & mask_;
     --size_;
@@ -225,6 +245,13 @@ class ReadyQueue {
   }
 
  private:
+  static constexpr int kSeqBits = 40;  // arrivals per run; roots take the 24 bits above
+  struct Keyed {
+    uint64_t key;  // root, then arrival order
+    Ready ready;
+  };
+  static bool later(const Keyed& a, const Keyed& b) { return a.key > b.key; }
+
   void resize(size_t capacity) {  // a power of two, at least size_
     auto bigger = std::make_unique_for_overwrite<Ready[]>(capacity);  // pages touched on use
     for (size_t i = 0; i < size_; ++i) bigger[i] = ring_[(head_ + i) & mask_];
@@ -232,10 +259,13 @@ class ReadyQueue {
     mask_ = capacity - 1;
     head_ = 0;
   }
+  bool by_root_ = false;
   std::unique_ptr<Ready[]> ring_;
   size_t mask_ = 0;
   size_t head_ = 0;
   size_t size_ = 0;
+  std::vector<Keyed> heap_;
+  uint64_t arrivals_ = 0;
 };
 
 class Engine {
@@ -446,7 +476,10 @@ class Engine {
       size_t at_release[2] = {0, 0};
       for (size_t i = 0; i < n; ++i)
         if ((remaining_[i] & kCountMask) == 1) ++at_release[remaining_[i] >> kTypeShift];
-      for (int k = 0; k < 2; ++k) ready_[k].reserve(at_release[k]);
+      for (int k = 0; k < 2; ++k) {
+        ready_[k].set_root_order(hw_.oldest_root_first != 0 && roots > 1);
+        ready_[k].reserve(at_release[k]);
+      }
     }
     if (!roots_in_order) {
       root_tasks_.resize(n);
@@ -475,7 +508,8 @@ class Engine {
   // Counts down one of `task`'s conditions; the last makes it ready at `t`.
   void resolve(int32_t task, double t) {
     const uint32_t left = --remaining_[static_cast<size_t>(task)];
-    if ((left & kCountMask) == 0) ready_[left >> kTypeShift].push({task, t});
+    if ((left & kCountMask) == 0)
+      ready_[left >> kTypeShift].push({task, t}, g_.tasks[static_cast<size_t>(task)].root);
   }
 
   // Whether scheduler `s` could hand out a ready task of type k now: to an empty core, or to a

@@ -103,11 +103,9 @@ TEST(SweepRules, C_FullReductionAxisBeatsTileOverShape) {
 }
 
 // D: max (16, 256, 256) dim 1: (1, 16, 256) is fastest; (1, 256, 64) is flagged under 1 KB and
-// slower.
-// Known model gap (issue 4 stays open): the model puts (1, 32, 256) 0.3% ahead of (1, 16, 256);
-// the sub-1 KB tile is flagged and slower as the rulebook says. Disabled so CI stays green; run
-// with --gtest_also_run_disabled_tests to see where the model stands.
-TEST(SweepRules, DISABLED_D_1x16x256_IsFastestAndTheSub1KbTileIsFlaggedAndSlower) {
+// slower. The 16-row tile wins on the drain: each packed task keeps its running maximum in UB
+// and stores once, and a smaller last tile leaves less vector work after the last load.
+TEST(SweepRules, D_1x16x256_IsFastestAndTheSub1KbTileIsFlaggedAndSlower) {
   const Ran r = run_shipped("rule1_d_amax_16x256x256.json");
   ASSERT_EQ(r.res.ranking.size(), 4u) << summary(r);
   const auto& def = find(r, {1, 16, 256});
@@ -130,10 +128,10 @@ TEST(SweepRules, E_TileOverShapeIsFlagged) {
 }
 
 // Rule 2: GroupNorm loop sweep over {1, ..., 128}: the minimum is at an interior point, both ends
-// are measurably slower and classified too coarse (1) and too fragmented (128).
-// Known model gap (issue 4 stays open): the too-fragmented side emerges (loops 16-128), the
-// too-coarse side does not: loop 1 is within 0.1% of the best. Disabled so CI stays green.
-TEST(SweepRules, DISABLED_GroupNormLoopSweepHasAnInteriorMinimumAndBothZones) {
+// are measurably slower and classified too coarse (1) and too fragmented (128). The coarse side
+// comes from L2: with few loops a root's statistics pass reads more than L2 holds before its
+// apply pass re-reads the same rows; the fragmented side from per-task scheduling.
+TEST(SweepRules, GroupNormLoopSweepHasAnInteriorMinimumAndBothZones) {
   const Ran r = run_shipped("rule2_groupnorm_16x64x256x256_loops.json");
   ASSERT_EQ(r.res.ranking.size(), 8u) << summary(r);
   const auto& best = r.res.candidates[*r.res.recommended];
@@ -146,6 +144,29 @@ TEST(SweepRules, DISABLED_GroupNormLoopSweepHasAnInteriorMinimumAndBothZones) {
   EXPECT_GT(max.gen_time_us, best.gen_time_us * measurable) << summary(r);
   EXPECT_EQ(one.zone, Zone::kTooCoarse) << one.zone_evidence << "\n" << summary(r);
   EXPECT_EQ(max.zone, Zone::kTooFragmented) << max.zone_evidence << "\n" << summary(r);
+}
+
+// The coarse side is L2 reuse between a root's statistics and apply passes: with no L2, or with a
+// FIFO ready queue that runs every root's statistics before any apply pass, loop 1 loses most or
+// all of its penalty. The fragmented side does not depend on either.
+TEST(SweepRules, GroupNormCoarseSideIsLostL2Reuse) {
+  const char* name = "rule2_groupnorm_16x64x256x256_loops.json";
+  auto coarse_penalty = [](const Ran& r) {
+    return find(r, {1, 8, 8, 256}, 1).gen_time_us /
+           r.res.candidates[*r.res.recommended].gen_time_us;
+  };
+  const double base = coarse_penalty(run_shipped(name));
+  Hardware no_l2 = test::default_hw();
+  no_l2.l2_bytes = 0;
+  Hardware fifo = test::default_hw();
+  fifo.oldest_root_first = 0;
+  const Ran a = run_shipped(name, &no_l2);
+  const Ran b = run_shipped(name, &fifo);
+  EXPECT_GT(base, 1.2);
+  EXPECT_LT(coarse_penalty(a) - 1, (base - 1) / 2) << summary(a);
+  EXPECT_LT(coarse_penalty(b), 1.02) << summary(b);
+  for (const Ran* r : {&a, &b})
+    EXPECT_EQ(find(*r, {1, 8, 8, 256}, 128).zone, Zone::kTooFragmented) << summary(*r);
 }
 
 // ---- the answers move with the hardware, for physical reasons ----
