@@ -145,7 +145,16 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
 
 Hardware load_hardware(const std::filesystem::path& file) {
   std::ifstream in(file);
-  if (!in) throw Error(file.string() + ": cannot open hardware file");
+  if (!in) {
+    std::set<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(default_config_dir() / "hardware", ec))
+      if (e.path().extension() == ".json") names.insert(e.path().stem().string());
+    std::string shipped;
+    for (const auto& n : names) shipped += (shipped.empty() ? "" : ", ") + n;
+    throw Error(file.string() + ": cannot open hardware file (give a path or a shipped name: " +
+                (shipped.empty() ? std::string("none found") : shipped) + ")");
+  }
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);

@@ -44,6 +44,29 @@ TEST(Cli, BadInputExitsNonZeroWithOneLine) {
                         "tiel: unknown key");
 }
 
+TEST(Cli, RulesRejectsAnUnknownHardwareInOneLine) {
+  const CmdResult r = run_cli("rules --hardware ascend910z9");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("ascend910z9"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RulesJsonHasAVerdictAndNumbersPerClaim) {
+  const CmdResult r = run_cli("rules --json -", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("results").size(), 1u);
+  const auto& res = j["results"][0];
+  EXPECT_EQ(res.at("hardware"), "ascend910b1");
+  EXPECT_GE(res.at("checks").size(), 10u);
+  for (const auto& c : res["checks"]) {
+    EXPECT_FALSE(c.at("numbers").get<std::string>().empty()) << c.at("id");
+    EXPECT_TRUE(c.at("verdict") == "holds" || c.at("verdict") == "bends" ||
+                c.at("verdict") == "fails");
+  }
+  EXPECT_TRUE(res.at("thresholds").contains("contiguity_knees"));
+}
+
 TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
   const CmdResult r =
       run_cli("run " + test::source_path("configs/examples/add_pypto.json") + " --json --loop 4");

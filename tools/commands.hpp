@@ -19,5 +19,8 @@ CommandAction add_analyze_command(CLI::App& app);
 CommandAction add_sweep_command(CLI::App& app);
 // `calibrate`: fit hardware parameters to measurements (tools/cmd_calibrate.cpp).
 CommandAction add_calibrate_command(CLI::App& app);
+// `rules`: the rulebook's claims checked against the model, thresholds measured
+// (tools/cmd_rules.cpp).
+CommandAction add_rules_command(CLI::App& app);
 
 }  // namespace tilesim

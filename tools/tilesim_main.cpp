@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   const std::vector<tilesim::CommandAction> commands = {
       tilesim::add_run_command(app),       tilesim::add_replay_command(app),
       tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
-      tilesim::add_calibrate_command(app),
+      tilesim::add_calibrate_command(app), tilesim::add_rules_command(app),
   };
   try {
     app.parse(argc, argv);
