@@ -22,10 +22,12 @@ TEST(ContiguityKnee, GridIsAlignedStepsThenPowersOfTwo) {
   const Hardware hw = default_hw();
   const std::vector<int64_t> g = knee_grid(hw);
   ASSERT_EQ(hw.ub_align_bytes, 32);
-  ASSERT_EQ(g.size(), 2048u / 32 + 4);  // 32..2048 step 32, then 4, 8, 16, 32 KiB
+  // 32..2048 step 32, 2304..8192 step 256, then 16 and 32 KiB.
+  ASSERT_EQ(g.size(), 2048u / 32 + (8192u - 2048) / 256 + 2);
   EXPECT_EQ(g.front(), 32);
   EXPECT_EQ(g[63], 2048);
-  EXPECT_EQ(g[64], 4096);
+  EXPECT_EQ(g[64], 2304);
+  EXPECT_EQ(g[63 + 24], 8192);
   EXPECT_EQ(g.back(), kKneeMaxBytes);
   for (size_t i = 1; i < g.size(); ++i) EXPECT_GT(g[i], g[i - 1]);
 }
@@ -40,7 +42,9 @@ TEST(ContiguityKnee, KneeIsTheStartOfTheLastRunAboveTheLevel) {
   EXPECT_FALSE(knee_at({}, 0.9).has_value());
 }
 
-// 1. One core streaming: efficiency rises with contiguous bytes and ends at the plateau.
+// 1. One core streaming: efficiency rises with contiguous bytes and ends at the plateau. A tile
+// holds floor(32 KiB / c) rows, so where c does not divide 32 KiB the per-tile costs spread over
+// a little fewer bytes: a dip of up to 0.5% is that quantisation, not a fall of the curve.
 TEST(ContiguityKnee, IdleCoreEfficiencyIsNonDecreasingUpToThePlateau) {
   const Hardware hw = default_hw();
   const KneeCurve k = measure_knee_curve(hw, DType::kFp32, 1);
@@ -48,7 +52,7 @@ TEST(ContiguityKnee, IdleCoreEfficiencyIsNonDecreasingUpToThePlateau) {
   EXPECT_EQ(k.scenario, "idle core");
   ASSERT_EQ(k.points.size(), knee_grid(hw).size());
   for (size_t i = 1; i < k.points.size(); ++i)
-    EXPECT_GE(k.points[i].efficiency, k.points[i - 1].efficiency - 1e-9)
+    EXPECT_GE(k.points[i].efficiency, k.points[i - 1].efficiency - 0.005)
         << k.points[i].contiguous_bytes << " B";
   EXPECT_DOUBLE_EQ(k.points.back().efficiency, 1.0);
   EXPECT_DOUBLE_EQ(k.plateau_gbps, k.points.back().gbps);

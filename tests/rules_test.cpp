@@ -133,6 +133,9 @@ TEST_F(RulesRegression, ComparisonWithAnotherHardwareShowsTheMoves) {
   const std::string text = format_rules({*result_, other});
   EXPECT_NE(text.find("on " + other.hardware + ": "), std::string::npos);
   EXPECT_NE(text.find("thresholds on " + other.hardware), std::string::npos);
+  EXPECT_NE(
+      text.find("how the thresholds move from " + result_->hardware + " to " + other.hardware),
+      std::string::npos);
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ struct KneeCurve {
   std::optional<int64_t> knee90_bytes, knee95_bytes;
 };
 
-// The contiguous run lengths measured: every multiple of hw.ub_align_bytes up to 2048 B, then
-// powers of two up to kKneeMaxBytes.
+// The contiguous run lengths measured: every multiple of hw.ub_align_bytes up to 2048 B, 256 B
+// steps up to 8 KiB, then powers of two up to kKneeMaxBytes.
 std::vector<int64_t> knee_grid(const Hardware& hw);
 
 // Smallest c of `points` (ascending) with efficiency >= level there and at every larger c.

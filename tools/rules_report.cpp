@@ -13,6 +13,10 @@ std::string bytes_elems(const std::optional<int64_t>& b, DType t) {
   return fmt::format("{} B / {}", *b, *b / dtype_bytes(t));
 }
 
+std::string opt(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : std::string("-");
+}
+
 void append_thresholds(std::string& s, const RulesResult& r) {
   append(s, "\n  thresholds on {}\n", r.hardware);
   append(s,
@@ -34,13 +38,34 @@ void append_thresholds(std::string& s, const RulesResult& r) {
   }
   append(s, "    loop-count zones\n");
   for (const auto& z : r.loop_zones) {
-    auto opt = [](const std::optional<int64_t>& v) {
-      return v ? std::to_string(*v) : std::string("-");
-    };
     append(s,
            "      {:<28} best {}; sweet spot {}..{}; too coarse up to {}; too fragmented from {}\n",
            z.example, z.best, opt(z.sweet_from), opt(z.sweet_to), opt(z.coarse_up_to),
            opt(z.fragmented_from));
+  }
+}
+
+// One line per threshold: its value on the reference and on `other`.
+void append_moves(std::string& s, const RulesResult& ref, const RulesResult& other) {
+  append(s, "\n  how the thresholds move from {} to {}\n", ref.hardware, other.hardware);
+  for (size_t i = 0; i < ref.knees.size() && i < other.knees.size(); ++i) {
+    const auto& a = ref.knees[i];
+    const auto& b = other.knees[i];
+    if (a.dtype != DType::kFp32) continue;  // byte knees are the same for every dtype
+    append(s, "    knee 90% / 95%, {} ({}): {} / {} B -> {} / {} B\n", a.scenario,
+           dtype_name(a.dtype), opt(a.knee90_bytes), opt(a.knee95_bytes), opt(b.knee90_bytes),
+           opt(b.knee95_bytes));
+  }
+  for (size_t i = 0; i < ref.sweet_spots.size() && i < other.sweet_spots.size(); ++i)
+    append(s, "    reduction-axis sweet spot, {}: {} -> {}\n", ref.sweet_spots[i].example,
+           ref.sweet_spots[i].best, other.sweet_spots[i].best);
+  for (size_t i = 0; i < ref.loop_zones.size() && i < other.loop_zones.size(); ++i) {
+    const auto& a = ref.loop_zones[i];
+    const auto& b = other.loop_zones[i];
+    append(s,
+           "    {}: best loop {} -> {}; too coarse up to {} -> {}; too fragmented from {} -> {}\n",
+           a.example, a.best, b.best, opt(a.coarse_up_to), opt(b.coarse_up_to),
+           opt(a.fragmented_from), opt(b.fragmented_from));
   }
 }
 
@@ -70,6 +95,7 @@ std::string format_rules(const std::vector<RulesResult>& results) {
   append(s, "\n  {} claims on {}: {} hold, {} bend, {} fail\n", ref.checks.size(), ref.hardware,
          count["holds"], count["bends"], count["fails"]);
   for (const auto& r : results) append_thresholds(s, r);
+  for (size_t h = 1; h < results.size(); ++h) append_moves(s, ref, results[h]);
   return s;
 }
 
