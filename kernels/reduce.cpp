@@ -81,17 +81,22 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
                           "(use params.multi_dim = \"chained\")",
                           spec.op));
       const size_t d0 = static_cast<size_t>(dims.front()), d1 = static_cast<size_t>(dims.back());
-      for (size_t d = d0 + 1; d <= d1; ++d)
+      // The tile must be one block of the reshaped axis: 1 on the outer merged dims, any
+      // size on one dim k, the inner ones in full.
+      size_t k = d0;
+      while (k < d1 && tile[k] == 1) ++k;
+      for (size_t d = k + 1; d <= d1; ++d)
         if (tile[d] != shape[d])
           throw Error(fmt::format(
-              "{}: merging dims {}..{} by reshape needs the inner merged dims tiled in full "
+              "{}: merging dims {}..{} by reshape needs the tile to be one block of the merged "
+              "axis: 1 on the outer merged dims, then any size, then the inner dims in full "
               "(tile[{}] = {} but shape[{}] = {}); use params.multi_dim = \"chained\"",
               spec.op, d0, d1, d, tile[d], d, shape[d]));
       Dims ms(shape.begin(), shape.begin() + static_cast<long>(d0));
       Dims mt(tile.begin(), tile.begin() + static_cast<long>(d0));
-      int64_t merged_shape = 1, merged_tile = tile[d0];
+      int64_t merged_shape = 1, merged_tile = tile[k];
       for (size_t d = d0; d <= d1; ++d) merged_shape *= shape[d];
-      for (size_t d = d0 + 1; d <= d1; ++d) merged_tile *= shape[d];
+      for (size_t d = k + 1; d <= d1; ++d) merged_tile *= shape[d];
       ms.push_back(merged_shape);
       mt.push_back(merged_tile);
       for (size_t d = d1 + 1; d < shape.size(); ++d) {

@@ -8,6 +8,7 @@
 
 #include "kernels/functional.hpp"
 #include "kernels/lowering.hpp"
+#include "model/error.hpp"
 #include "test_support.hpp"
 
 namespace tilesim {
@@ -117,6 +118,23 @@ TEST(Functional, MergedAdjacentDimsEqualChained) {
     return sum(v) / static_cast<double>(v.size());
   });
   EXPECT_LT(rel_err(a, want), kTol);
+}
+
+// A merged tile may split one merged dim when the outer merged dims are tiled 1 (it is still one
+// block of the reshaped axis); a ragged split makes blocks that cross the outer dim's rows.
+TEST(Functional, MergedTileSplittingOneMergedDimIsExact) {
+  const NdArray x = random_array({3, 2, 10, 16}, 3);
+  const auto want = reference_reduce(x, {1, 2}, [](const std::vector<double>& v) {
+    return sum(v) / static_cast<double>(v.size());
+  });
+  for (const Dims& tile :
+       {Dims{1, 1, 4, 16}, Dims{1, 1, 3, 16}, Dims{1, 1, 5, 8}, Dims{1, 2, 10, 16}}) {
+    const KernelSpec s = spec("mean", {3, 2, 10, 16}, tile, {1, 2}, 1, "tree");
+    EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol) << format_dims(tile);
+  }
+  // Not one block of the merged axis: a partial inner dim under a partial outer one.
+  KernelSpec bad = spec("mean", {3, 2, 10, 16}, {1, 2, 4, 16}, {1, 2}, 1, "tree");
+  EXPECT_THROW(run(bad, {x}), Error);
 }
 
 Eigen::ArrayXd reference_softmax(const NdArray& x, int dim, bool log) {
