@@ -441,7 +441,7 @@ std::vector<RuleCheck> check_examples(Cases& cases) {
 LoopCountZones loop_zones(const std::string& example, const Ran& r) {
   LoopCountZones z{example, {}, best(r).loop_count, {}, {}, {}, {}};
   for (const auto& c : r.res.candidates)
-    if (c.ok) z.curve.push_back({c.loop_count, c.gen_time_us, c.zone});
+    if (c.ok) z.curve.push_back({c.loop_count, c.gen_time_us, c.zone, c.zone_evidence});
   std::sort(z.curve.begin(), z.curve.end(),
             [](const auto& a, const auto& b) { return a.loop_count < b.loop_count; });
   for (const auto& p : z.curve) {
@@ -482,9 +482,12 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
       pts.push_back(
           fmt::format("{}: {:.1f}{}", p.loop_count, p.gen_time_us,
                       p.zone == Zone::kNone ? "" : fmt::format(" ({})", zone_label(p.zone))));
-    k.numbers =
-        fmt::format("{} us; best loop {}; too coarse up to {}, too fragmented from {}",
-                    join(pts, ", "), z.best, opt_text(z.coarse_up_to), opt_text(z.fragmented_from));
+    k.numbers = fmt::format(
+        "{} us; best loop {}; too coarse up to {}, too fragmented from {}; loop {}: {}; loop {}: "
+        "{}",
+        join(pts, ", "), z.best, opt_text(z.coarse_up_to), opt_text(z.fragmented_from),
+        first.loop_count, first.evidence, last.loop_count, last.evidence);
+    k.data["evidence"] = {{"first", first.evidence}, {"last", last.evidence}};
     for (const auto& p : z.curve)
       k.data["curve"].push_back({{"loop_count", p.loop_count},
                                  {"gen_time_us", p.gen_time_us},
