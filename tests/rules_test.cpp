@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/rules.hpp"
 #include "tools/rules_report.hpp"
@@ -109,6 +110,18 @@ TEST_F(RulesRegression, JsonCarriesEveryVerdictAndThreshold) {
   EXPECT_EQ(r["thresholds"]["contiguity_knees"].size(), 6u);
   EXPECT_EQ(r["thresholds"]["reduction_sweet_spots"].size(), 2u);
   EXPECT_EQ(r["thresholds"]["loop_count_zones"].size(), 1u);
+}
+
+TEST(Rules, OnlySelectsClaimsByIdOrPrefixAndMeasuresWhatTheyNeed) {
+  const Hardware hw = test::default_hw();
+  const RulesResult r = check_rules(hw, {0, {"rule1.example", "rule3.merge"}});
+  ASSERT_EQ(r.checks.size(), 6u);
+  for (const auto& k : r.checks)
+    EXPECT_TRUE(k.id.rfind("rule1.example_", 0) == 0 || k.id == "rule3.merge") << k.id;
+  EXPECT_TRUE(r.knees.empty());  // no knee claim selected: no knee measured
+  EXPECT_TRUE(r.loop_zones.empty());
+  EXPECT_THROW(check_rules(hw, {0, {"rule4"}}), Error);
+  EXPECT_EQ(rule_ids().size(), kLocked.size());
 }
 
 // On another hardware description the report says how each verdict and threshold moves: the

@@ -1,4 +1,4 @@
-// tilesim rules [--hardware f] [--compare f]... [--json f] [-j N]
+// tilesim rules [--hardware f] [--compare f]... [--only id]... [--json f] [-j N]
 // Checks every rulebook claim against the model and measures the rulebook's thresholds; with
 // --compare, the same on other hardware descriptions, side by side. Exit code 0 when the checks
 // ran (a claim that fails is a finding, not an error), 2 on bad input.
@@ -20,6 +20,7 @@ struct RulesArgs {
   std::vector<std::string> compare;
   std::string json;
   int threads = 0;
+  std::vector<std::string> only;
 };
 
 int rules_command(const RulesArgs& a) {
@@ -29,7 +30,7 @@ int rules_command(const RulesArgs& a) {
   for (const auto& n : names) {
     const Hardware hw =
         load_hardware(resolve_config_path(std::filesystem::current_path() / "x", n));
-    results.push_back(check_rules(hw, RulesOptions{a.threads}));
+    results.push_back(check_rules(hw, RulesOptions{a.threads, a.only}));
   }
   if (a.json.empty()) {
     std::cout << format_rules(results);
@@ -57,6 +58,8 @@ CommandAction add_rules_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--compare", args->compare,
                   "another hardware file or shipped name to compare with (repeatable)");
+  cmd->add_option("--only", args->only,
+                  "check only these claims: an id or a prefix such as rule2 (repeatable)");
   cmd->add_option("--json", args->json, "write the report as JSON to this file (- for stdout)");
   cmd->add_option("-j,--jobs", args->threads, "worker threads (default: every core)")
       ->check(CLI::PositiveNumber);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -40,6 +41,7 @@ struct Ran {
 class Cases {
  public:
   Cases(const Hardware& hw, const RulesOptions& opt) : hw_(hw) { opt_.threads = opt.threads; }
+  int threads() const { return opt_.threads; }
 
   static SweepConfig shipped(const std::string& file) {
     return load_sweep_config(default_config_dir() / "sweeps" / file);
@@ -523,53 +525,54 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
               {"loop128_zone", zone_name(at(128).zone)}};
     out.push_back(k);
   }
-  {
-    // Matmul: BASIC_BATCH = ceil(m / loop_count); a middle loop count against the fixed
-    // BASIC_BATCH 128 and 256, for several m.
-    RuleCheck k =
-        new_check("rule2.matmul",
-                  "Rule 2 matmul: BASIC_BATCH derived from a middle loop count (16/32) beats fixed "
-                  "BASIC_BATCH 128 and 256, across m");
-    SweepConfig base = Cases::shipped("rule2_matmul_16384_loops.json");
-    int held = 0, n = 0;
-    std::vector<std::string> parts;
-    for (int64_t m : {4096, 16384, 65536}) {
-      SweepConfig cfg = base;
-      cfg.base.shape[0] = m;
-      std::vector<Candidate> cands;
-      std::vector<int64_t> loops;
-      for (int64_t l = 1; l <= m / 128; l *= 2) loops.push_back(l);
-      for (int64_t l : loops) cands.push_back({cfg.base.tile, l});
-      const Ran& r = cases.run(fmt::format("matmul m={}", m), cfg, cands);
-      auto t = [&](int64_t l) { return find(r, cfg.base.tile, l).gen_time_us; };
-      const double mid = std::min(t(16), t(32));
-      const int64_t mid_loop = t(16) <= t(32) ? 16 : 32;
-      const double f128 = t(m / 128), f256 = t(m / 256);
-      const bool ok = mid < f128 && mid < f256;
-      const bool tie = !ok && mid <= std::min(f128, f256);
-      ++n;
-      held += ok;
-      parts.push_back(
-          fmt::format("m {}: loop {} (BB {}) {} vs BB 128 {} / BB 256 {} ({}); best loop {} ({})",
-                      m, mid_loop, (m + mid_loop - 1) / mid_loop, us(mid), us(f128), us(f256),
-                      ok    ? "beats"
-                      : tie ? "ties"
-                            : "loses",
-                      best(r).loop_count, us(best(r).gen_time_us)));
-      k.data.push_back({{"m", m},
-                        {"middle_loop", mid_loop},
-                        {"middle_us", mid},
-                        {"bb128_us", f128},
-                        {"bb256_us", f256},
-                        {"best_loop", best(r).loop_count},
-                        {"best_us", best(r).gen_time_us},
-                        {"holds", ok}});
-    }
-    k.verdict = count_verdict(held, n);
-    k.numbers = join(parts);
-    out.push_back(k);
-  }
   return out;
+}
+
+RuleCheck check_matmul(Cases& cases) {
+  // Matmul: BASIC_BATCH = ceil(m / loop_count); a middle loop count against the fixed
+  // BASIC_BATCH 128 and 256, for several m.
+  RuleCheck k =
+      new_check("rule2.matmul",
+                "Rule 2 matmul: BASIC_BATCH derived from a middle loop count (16/32) beats fixed "
+                "BASIC_BATCH 128 and 256, across m");
+  SweepConfig base = Cases::shipped("rule2_matmul_16384_loops.json");
+  int held = 0, n = 0;
+  std::vector<std::string> parts;
+  for (int64_t m : {4096, 16384, 65536}) {
+    SweepConfig cfg = base;
+    cfg.base.shape[0] = m;
+    std::vector<Candidate> cands;
+    std::vector<int64_t> loops;
+    for (int64_t l = 1; l <= m / 128; l *= 2) loops.push_back(l);
+    for (int64_t l : loops) cands.push_back({cfg.base.tile, l});
+    const Ran& r = cases.run(fmt::format("matmul m={}", m), cfg, cands);
+    auto t = [&](int64_t l) { return find(r, cfg.base.tile, l).gen_time_us; };
+    const double mid = std::min(t(16), t(32));
+    const int64_t mid_loop = t(16) <= t(32) ? 16 : 32;
+    const double f128 = t(m / 128), f256 = t(m / 256);
+    const bool ok = mid < f128 && mid < f256;
+    const bool tie = !ok && mid <= std::min(f128, f256);
+    ++n;
+    held += ok;
+    parts.push_back(
+        fmt::format("m {}: loop {} (BB {}) {} vs BB 128 {} / BB 256 {} ({}); best loop {} ({})", m,
+                    mid_loop, (m + mid_loop - 1) / mid_loop, us(mid), us(f128), us(f256),
+                    ok    ? "beats"
+                    : tie ? "ties"
+                          : "loses",
+                    best(r).loop_count, us(best(r).gen_time_us)));
+    k.data.push_back({{"m", m},
+                      {"middle_loop", mid_loop},
+                      {"middle_us", mid},
+                      {"bb128_us", f128},
+                      {"bb256_us", f256},
+                      {"best_loop", best(r).loop_count},
+                      {"best_us", best(r).gen_time_us},
+                      {"holds", ok}});
+  }
+  k.verdict = count_verdict(held, n);
+  k.numbers = join(parts);
+  return k;
 }
 
 // ---- rule 3 ----
@@ -633,20 +636,74 @@ RuleCheck check_merge(Cases& cases) {
 
 }  // namespace
 
+namespace {
+
+// The checks in report order. A group runs its cases once for all the claims it decides and
+// fills the thresholds those cases measure.
+struct Group {
+  std::vector<std::string> ids;
+  std::function<std::vector<RuleCheck>(Cases&, RulesResult&)> run;
+};
+
+const std::vector<Group>& groups() {
+  using V = std::vector<RuleCheck>;
+  static const std::vector<Group> g = {
+      {{"rule1.contiguous"}, [](Cases& c, RulesResult&) { return V{check_contiguous(c)}; }},
+      {{"rule1.knee"},
+       [](Cases& c, RulesResult& r) {
+         r.knees = measure_contiguity_knees(c.hw(), {DType::kFp32, DType::kFp16, DType::kBf16},
+                                            c.threads());
+         return V{check_knee(r.knees)};
+       }},
+      {{"rule1.tile_over_shape"},
+       [](Cases& c, RulesResult&) { return V{check_tile_over_shape(c)}; }},
+      {{"rule1.reduction_axis_u"},
+       [](Cases& c, RulesResult& r) { return V{check_reduction_u(c, r.sweet_spots)}; }},
+      {{"rule1.non_reduction_growth"},
+       [](Cases& c, RulesResult&) { return V{check_non_reduction_growth(c)}; }},
+      {{"rule1.example_a", "rule1.example_b", "rule1.example_c", "rule1.example_d",
+        "rule1.example_e"},
+       [](Cases& c, RulesResult&) { return check_examples(c); }},
+      {{"rule2.u_shape", "rule2.groupnorm_evidence"},
+       [](Cases& c, RulesResult& r) { return check_loop_count(c, r.loop_zones); }},
+      {{"rule2.matmul"}, [](Cases& c, RulesResult&) { return V{check_matmul(c)}; }},
+      {{"rule3.merge"}, [](Cases& c, RulesResult&) { return V{check_merge(c)}; }},
+  };
+  return g;
+}
+
+bool selected(const std::string& id, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  for (const auto& p : only)
+    if (id.compare(0, p.size(), p) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> rule_ids() {
+  std::vector<std::string> ids;
+  for (const auto& g : groups()) ids.insert(ids.end(), g.ids.begin(), g.ids.end());
+  return ids;
+}
+
 RulesResult check_rules(const Hardware& hw, const RulesOptions& options) {
+  const auto ids = rule_ids();
+  for (const auto& p : options.only)
+    if (std::none_of(ids.begin(), ids.end(),
+                     [&](const std::string& id) { return selected(id, {p}); }))
+      throw Error("rules: --only " + p + ": matches no claim (claims: " + join(ids, ", ") +
+                  "; a prefix such as rule2 selects several)");
   RulesResult out;
   out.hardware = hw.name;
   Cases cases(hw, options);
-  out.knees =
-      measure_contiguity_knees(hw, {DType::kFp32, DType::kFp16, DType::kBf16}, options.threads);
-  out.checks.push_back(check_contiguous(cases));
-  out.checks.push_back(check_knee(out.knees));
-  out.checks.push_back(check_tile_over_shape(cases));
-  out.checks.push_back(check_reduction_u(cases, out.sweet_spots));
-  out.checks.push_back(check_non_reduction_growth(cases));
-  for (auto& k : check_examples(cases)) out.checks.push_back(std::move(k));
-  for (auto& k : check_loop_count(cases, out.loop_zones)) out.checks.push_back(std::move(k));
-  out.checks.push_back(check_merge(cases));
+  for (const auto& g : groups()) {
+    if (std::none_of(g.ids.begin(), g.ids.end(),
+                     [&](const std::string& id) { return selected(id, options.only); }))
+      continue;
+    for (auto& k : g.run(cases, out))
+      if (selected(k.id, options.only)) out.checks.push_back(std::move(k));
+  }
   return out;
 }
 

@@ -70,8 +70,12 @@ struct RulesResult {
 };
 
 struct RulesOptions {
-  int threads = 0;  // 0: every core
+  int threads = 0;                // 0: every core
+  std::vector<std::string> only;  // claim ids or prefixes ("rule2"); empty: every claim
 };
+
+// Every claim id, in report order.
+std::vector<std::string> rule_ids();
 
 // Runs every check on `hw`. Throws tilesim::Error when a shipped case is missing or rejected.
 RulesResult check_rules(const Hardware& hw, const RulesOptions& options = {});

@@ -17,18 +17,27 @@ std::string opt(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : std::string("-");
 }
 
+bool has_thresholds(const RulesResult& r) {
+  return !r.knees.empty() || !r.sweet_spots.empty() || !r.loop_zones.empty();
+}
+
+// The thresholds the checks that ran measured (a section per kind that has any).
 void append_thresholds(std::string& s, const RulesResult& r) {
+  if (!has_thresholds(r)) return;
   append(s, "\n  thresholds on {}\n", r.hardware);
-  append(s,
-         "    contiguous-bytes knee (smallest contiguous run reaching 90% / 95% of the plateau;"
-         " bytes / tile[-1] elements)\n");
-  append(s, "      {:<6} {:<22} {:>18} {:>18} {:>14}\n", "dtype", "scenario", "90%", "95%",
-         "plateau GB/s");
+  if (!r.knees.empty()) {
+    append(s,
+           "    contiguous-bytes knee (smallest contiguous run reaching 90% / 95% of the plateau;"
+           " bytes / tile[-1] elements)\n");
+    append(s, "      {:<6} {:<22} {:>18} {:>18} {:>14}\n", "dtype", "scenario", "90%", "95%",
+           "plateau GB/s");
+  }
   for (const auto& k : r.knees)
     append(s, "      {:<6} {:<22} {:>18} {:>18} {:>14.1f}\n", dtype_name(k.dtype), k.scenario,
            bytes_elems(k.knee90_bytes, k.dtype), bytes_elems(k.knee95_bytes, k.dtype),
            k.plateau_gbps);
-  append(s, "    reduction-axis sweet spot (gen_time_us along the reduction-axis tile)\n");
+  if (!r.sweet_spots.empty())
+    append(s, "    reduction-axis sweet spot (gen_time_us along the reduction-axis tile)\n");
   for (const auto& sp : r.sweet_spots) {
     std::string curve;
     for (const auto& [v, t] : sp.curve)
@@ -36,7 +45,7 @@ void append_thresholds(std::string& s, const RulesResult& r) {
     append(s, "      {:<28} best {:>3} ({})  {}\n", sp.example, sp.best,
            sp.interior ? "interior" : "edge", curve);
   }
-  append(s, "    loop-count zones\n");
+  if (!r.loop_zones.empty()) append(s, "    loop-count zones\n");
   for (const auto& z : r.loop_zones) {
     append(s,
            "      {:<28} best {}; sweet spot {}..{}; too coarse up to {}; too fragmented from {}\n",
@@ -47,6 +56,7 @@ void append_thresholds(std::string& s, const RulesResult& r) {
 
 // One line per threshold: its value on the reference and on `other`.
 void append_moves(std::string& s, const RulesResult& ref, const RulesResult& other) {
+  if (!has_thresholds(ref)) return;
   append(s, "\n  how the thresholds move from {} to {}\n", ref.hardware, other.hardware);
   for (size_t i = 0; i < ref.knees.size() && i < other.knees.size(); ++i) {
     const auto& a = ref.knees[i];
