@@ -169,15 +169,21 @@ RuleCheck check_knee(const std::vector<KneeCurve>& knees) {
       new_check("rule1.knee",
                 "Rule 1.1: DMA efficiency reaches its plateau at about 1 KB contiguous (fp32 "
                 "tile[-1] >= 256, fp16/bf16 >= 512)");
-  std::vector<std::string> parts;
   int held = 0, bent = 0, n = 0;
+  // One phrase per scenario: the byte knee with tile[-1] in elements of each dtype.
+  std::map<std::string, std::pair<std::string, std::string>> phrase;  // scenario -> 90%, 95%
+  std::vector<std::string> order;
   for (const auto& c : knees) {
-    const int64_t eb = dtype_bytes(c.dtype);
-    auto text = [&](const std::optional<int64_t>& b) {
-      return b ? fmt::format("{} B ({} elems)", *b, *b / eb) : std::string("never");
+    if (!phrase.count(c.scenario)) order.push_back(c.scenario);
+    auto& [p90, p95] = phrase[c.scenario];
+    auto add = [&](std::string& p, const std::optional<int64_t>& b) {
+      const std::string elems =
+          b ? fmt::format("{} {}", dtype_name(c.dtype), *b / dtype_bytes(c.dtype)) : "never";
+      p = p.empty() ? fmt::format("{} B ({}", b ? std::to_string(*b) : "-", elems)
+                    : p + ", " + elems;
     };
-    parts.push_back(fmt::format("{} {}: 90% at {}, 95% at {}", dtype_name(c.dtype), c.scenario,
-                                text(c.knee90_bytes), text(c.knee95_bytes)));
+    add(p90, c.knee90_bytes);
+    add(p95, c.knee95_bytes);
     k.data.push_back({{"dtype", std::string(dtype_name(c.dtype))},
                       {"scenario", c.scenario},
                       {"knee90_bytes", c.knee90_bytes ? nlohmann::json(*c.knee90_bytes) : nullptr},
@@ -192,6 +198,10 @@ RuleCheck check_knee(const std::vector<KneeCurve>& knees) {
     else if (b >= 256 && b <= 4096)
       ++bent;
   }
+  std::vector<std::string> parts;
+  for (const auto& sc : order)
+    parts.push_back(fmt::format("{}: 90% at {} elems), 95% at {} elems)", sc, phrase[sc].first,
+                                phrase[sc].second));
   k.verdict = held == n ? Verdict::kHolds : held + bent > 0 ? Verdict::kBends : Verdict::kFails;
   k.numbers = join(parts) + " (holds when the idle-core 90% knee is within 0.5-2 KB)";
   return k;
