@@ -208,49 +208,64 @@ struct Ready {
 
 // The ready queue of one core type. In FIFO order it is a ring buffer whose memory follows the
 // ready backlog, not the graph (and stays in cache when tasks are dispatched about as fast as
-// they become ready). In oldest-root-first order (scheduler.oldest_root_first) it is a heap on
-// (root function, arrival): a finished statistics pass's successors overtake later roots'
-// fresh tasks, which keeps a root's re-reads close to its first reads (and in L2).
+// they become ready). In oldest-root-first order (scheduler.oldest_root_first) it is one FIFO
+// bucket per root function and a bit set of the non-empty ones: a finished statistics pass's
+// successors overtake later roots' fresh tasks, which keeps a root's re-reads close to its first
+// reads (and in L2).
 class ReadyQueue {
  public:
-  void set_root_order(bool on) { by_root_ = on; }
-  // Room for `n` tasks before it grows.
-  void reserve(size_t n) {
-    if (by_root_)
-      heap_.reserve(n);
-    else
-      resize(std::bit_ceil(std::max<size_t>(n, 1024)));
+  void set_root_order(bool on, int32_t roots) {
+    by_root_ = on;
+    if (!on) return;
+    buckets_.assign(static_cast<size_t>(roots), {});
+    nonempty_.assign((static_cast<size_t>(roots) + 63) / 64, 0);
+    first_word_ = nonempty_.size();
   }
-  bool empty() const { return by_root_ ? heap_.empty() : size_ == 0; }
+  // Room for `n` tasks before it grows (FIFO order; buckets grow with their root's backlog).
+  void reserve(size_t n) {
+    if (!by_root_) resize(std::bit_ceil(std::max<size_t>(n, 1024)));
+  }
+  bool empty() const { return size_ == 0; }
   void push(Ready r, int32_t root) {
     if (by_root_) {
-      heap_.push_back({(static_cast<uint64_t>(root) << kSeqBits) | arrivals_++, r});
-      std::push_heap(heap_.begin(), heap_.end(), later);
+      ++size_;
+      Bucket& b = buckets_[static_cast<size_t>(root)];
+      if (b.head == b.items.size()) {  // was empty
+        const size_t w = static_cast<size_t>(root) / 64;
+        nonempty_[w] |= uint64_t{1} << (root % 64);
+        first_word_ = std::min(first_word_, w);
+      }
+      b.items.push_back(r);
       return;
     }
     if (size_ > mask_) resize(2 * (mask_ + 1));
     ring_[(head_ + size_++) & mask_] = r;
   }
   Ready pop() {
+    --size_;
     if (by_root_) {
-      std::pop_heap(heap_.begin(), heap_.end(), later);
-      const Ready r = heap_.back().ready;
-      heap_.pop_back();
+      while (nonempty_[first_word_] == 0) ++first_word_;
+      const auto root =
+          first_word_ * 64 + static_cast<size_t>(std::countr_zero(nonempty_[first_word_]));
+      Bucket& b = buckets_[root];
+      const Ready r = b.items[b.head++];
+      if (b.head == b.items.size()) {
+        b.items.clear();
+        b.head = 0;
+        nonempty_[first_word_] &= ~(uint64_t{1} << (root % 64));
+      }
       return r;
     }
     const Ready r = ring_[head_];
     head_ = (head_ + 1) & mask_;
-    --size_;
     return r;
   }
 
  private:
-  static constexpr int kSeqBits = 40;  // arrivals per run; roots take the 24 bits above
-  struct Keyed {
-    uint64_t key;  // root, then arrival order
-    Ready ready;
+  struct Bucket {
+    std::vector<Ready> items;
+    size_t head = 0;
   };
-  static bool later(const Keyed& a, const Keyed& b) { return a.key > b.key; }
 
   void resize(size_t capacity) {  // a power of two, at least size_
     auto bigger = std::make_unique_for_overwrite<Ready[]>(capacity);  // pages touched on use
@@ -260,12 +275,13 @@ class ReadyQueue {
     head_ = 0;
   }
   bool by_root_ = false;
+  size_t size_ = 0;
   std::unique_ptr<Ready[]> ring_;
   size_t mask_ = 0;
   size_t head_ = 0;
-  size_t size_ = 0;
-  std::vector<Keyed> heap_;
-  uint64_t arrivals_ = 0;
+  std::vector<Bucket> buckets_;
+  std::vector<uint64_t> nonempty_;
+  size_t first_word_ = 0;  // no non-empty bucket below this word
 };
 
 class Engine {
@@ -477,7 +493,7 @@ class Engine {
       for (size_t i = 0; i < n; ++i)
         if ((remaining_[i] & kCountMask) == 1) ++at_release[remaining_[i] >> kTypeShift];
       for (int k = 0; k < 2; ++k) {
-        ready_[k].set_root_order(hw_.oldest_root_first != 0 && roots > 1);
+        ready_[k].set_root_order(hw_.oldest_root_first != 0 && roots > 1, roots);
         ready_[k].reserve(at_release[k]);
       }
     }
