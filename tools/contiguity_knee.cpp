@@ -1,14 +1,11 @@
 #include "tools/contiguity_knee.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "tools/parallel_indices.hpp"
 #include "tools/run_kernel.hpp"
 
 namespace tilesim {
@@ -58,20 +55,6 @@ KneePoint measure_point(const Hardware& hw, DType dtype, int cores, int64_t c) {
   p.contiguous_bytes = c;
   p.gbps = run.metrics.gen_time_us > 0 ? bytes / run.metrics.gen_time_us * 1e-3 : 0.0;
   return p;
-}
-
-template <typename Body>
-void parallel_points(size_t n, int threads, const Body& body) {
-  auto run = [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t i = r.begin(); i != r.end(); ++i) body(i);
-  };
-  const tbb::blocked_range<size_t> all(0, n, 1);
-  if (threads == 1) {
-    run(all);
-    return;
-  }
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-  arena.execute([&] { tbb::parallel_for(all, run); });
 }
 
 void finish_curve(KneeCurve& k) {
@@ -124,8 +107,8 @@ KneeCurve measure_knee_curve(const Hardware& hw, DType dtype, int cores, int thr
   k.cores = cores;
   k.dtype = dtype;
   k.points.resize(grid.size());
-  parallel_points(grid.size(), threads,
-                  [&](size_t i) { k.points[i] = measure_point(m, dtype, cores, grid[i]); });
+  parallel_indices(grid.size(), threads,
+                   [&](size_t i) { k.points[i] = measure_point(m, dtype, cores, grid[i]); });
   finish_curve(k);
   return k;
 }

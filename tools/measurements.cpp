@@ -6,11 +6,9 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "model/error.hpp"
+#include "tools/parallel_indices.hpp"
 #include "tools/report.hpp"
 #include "tools/run_config.hpp"
 #include "tools/run_kernel.hpp"
@@ -276,21 +274,6 @@ RunFigures failed(const std::string& error) {
   f.error = error;
   f.kernel_time_us = f.gen_time_us = f.mte2_us = f.vec_us = f.cube_us = f.mte3_us = kNaN;
   return f;
-}
-
-template <class Body>
-void parallel_indices(size_t total, int threads, Body body) {
-  if (total == 0) return;
-  auto range_body = [&](const tbb::blocked_range<size_t>& range) {
-    for (size_t k = range.begin(); k != range.end(); ++k) body(k);
-  };
-  const tbb::blocked_range<size_t> all(0, total, 1);
-  if (threads == 1) {
-    range_body(all);
-  } else {
-    tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-    arena.execute([&] { tbb::parallel_for(all, range_body); });
-  }
 }
 
 }  // namespace

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <set>
@@ -13,6 +10,7 @@
 #include "model/error.hpp"
 #include "model/tile_geometry.hpp"
 #include "sim/simulator.hpp"
+#include "tools/parallel_indices.hpp"
 
 namespace tilesim {
 
@@ -256,19 +254,10 @@ SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOpt
   if (candidates.empty()) candidates = expand_candidates(cfg, hw);
   SweepResult res;
   res.candidates.resize(candidates.size());
-  auto body = [&](const tbb::blocked_range<size_t>& range) {
-    for (size_t i = range.begin(); i != range.end(); ++i) {
-      res.candidates[i] = evaluate_candidate(cfg, hw, candidates[i], i);
-      if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
-    }
-  };
-  const tbb::blocked_range<size_t> all(0, candidates.size(), 1);
-  if (options.threads == 1) {
-    body(all);
-  } else {
-    tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
-    arena.execute([&] { tbb::parallel_for(all, body); });
-  }
+  parallel_indices(candidates.size(), options.threads, [&](size_t i) {
+    res.candidates[i] = evaluate_candidate(cfg, hw, candidates[i], i);
+    if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
+  });
   for (const auto& c : res.candidates) {
     if (c.ok)
       res.ranking.push_back(c.index);
