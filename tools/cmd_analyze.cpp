@@ -33,8 +33,7 @@ int analyze(const AnalyzeArgs& a) {
     units_per_us = 1000;
   } else if (a.time_unit == "cycles") {
     const auto hw_path =
-        a.hardware.empty() ? default_hardware_path()
-                           : resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+        a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
     units_per_us = load_hardware(hw_path).clock_mhz;
   }
   std::optional<PyptoGraph> graph;

@@ -36,8 +36,7 @@ struct CalibrateArgs {
 int calibrate_command(const CalibrateArgs& a) {
   const MeasurementSet set = load_measurements(a.measurements);
   std::filesystem::path hw_path = set.hardware;
-  if (!a.hardware.empty())
-    hw_path = resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+  if (!a.hardware.empty()) hw_path = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(hw_path);
   // The raw file too: it names the default free parameters and is the template of the output.
   nlohmann::ordered_json hw_doc;

@@ -27,9 +27,8 @@ struct ReplayArgs {
 };
 
 int replay(const ReplayArgs& a) {
-  const auto hw_path = a.hardware.empty()
-                           ? default_hardware_path()
-                           : resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+  const auto hw_path =
+      a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(hw_path);
   const PyptoGraph pg = load_pypto_graph(a.graph);
   for (const auto& w : pg.warnings) std::cerr << "tilesim: warning: " << w << "\n";

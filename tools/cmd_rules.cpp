@@ -28,8 +28,7 @@ int rules_command(const RulesArgs& a) {
   names.insert(names.end(), a.compare.begin(), a.compare.end());
   std::vector<RulesResult> results;
   for (const auto& n : names) {
-    const Hardware hw =
-        load_hardware(resolve_config_path(std::filesystem::current_path() / "x", n));
+    const Hardware hw = load_hardware(resolve_hardware_arg(n));
     results.push_back(check_rules(hw, RulesOptions{a.threads, a.only}));
   }
   if (a.json.empty()) {

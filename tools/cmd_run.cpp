@@ -30,8 +30,7 @@ int run(const RunArgs& a) {
   RunConfig rc = load_run_config(a.config);
   if (!a.tile.empty()) rc.spec.tile = parse_dims(a.tile, "--tile");
   if (a.loop > 0) rc.spec.loop_count = a.loop;
-  if (!a.hardware.empty())
-    rc.hardware = resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+  if (!a.hardware.empty()) rc.hardware = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt;
   opt.record_aicpu = !a.trace.empty();

@@ -96,8 +96,7 @@ class Progress {
 
 int sweep(const SweepArgs& a) {
   SweepConfig cfg = load_sweep_config(a.config);
-  if (!a.hardware.empty())
-    cfg.hardware = resolve_config_path(std::filesystem::current_path() / "x", a.hardware);
+  if (!a.hardware.empty()) cfg.hardware = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(cfg.hardware);
   const auto candidates = expand_candidates(cfg, hw);
   SweepResult res;

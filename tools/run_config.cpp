@@ -30,6 +30,11 @@ std::filesystem::path resolve_config_path(const std::filesystem::path& config,
   return beside;
 }
 
+std::filesystem::path resolve_hardware_arg(const std::string& named) {
+  // As if named by a config file in the working directory.
+  return resolve_config_path(std::filesystem::current_path() / "command-line", named);
+}
+
 RunConfig load_run_config(const std::filesystem::path& file) {
   const auto doc = read_json_file(file, "run config");
   RunConfig rc;

@@ -24,5 +24,7 @@ RunConfig load_run_config(const std::filesystem::path& file);
 // A path named in a config is relative to the config's folder; a bare default names a shipped file.
 std::filesystem::path resolve_config_path(const std::filesystem::path& config,
                                           const std::string& named);
+// A --hardware argument: a path relative to the working directory, or a shipped name.
+std::filesystem::path resolve_hardware_arg(const std::string& named);
 
 }  // namespace tilesim
