@@ -171,7 +171,15 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   RuleFigures f;
   f.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
   f.prod_tile = product(spec.tile);
-  f.auto_tiles = auto_tiles(spec.shape, spec.tile);
+  // Per loop body: loop + view/assemble is the rulebook's remedy for too many tiles, so the limit
+  // applies to the largest chunk's tiles. Kernels that loop over a view (groupnorm's (N*G) rows)
+  // are counted on the tensor's own loop axis, an upper bound.
+  Dims body = spec.shape;
+  if (!body.empty()) {
+    const auto axis = static_cast<size_t>(default_loop_axis(spec));
+    body[axis] = ceil_div(body[axis], std::clamp<int64_t>(spec.loop_count, 1, body[axis]));
+  }
+  f.auto_tiles = auto_tiles(body, spec.tile);
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
   if (f.prod_tile > hw.max_tile_elements)

@@ -619,7 +619,7 @@ RuleCheck check_merge(Cases& cases) {
       cfg.base.shape = s.shape;
       cfg.base.dims = s.dims;
       cfg.base.params["multi_dim"] = forms[f];
-      cfg.constraints.prune_over_limits = false;  // whole-op auto_tiles: loop chunking covers it
+      cfg.constraints.prune_over_limits = false;  // flag limits: the comparison is of the forms
       std::vector<Candidate> cands;
       for (const auto& t : s.tiles) cands.push_back({t, ex.spec.loop_count});
       const Ran& r =
