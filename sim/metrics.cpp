@@ -99,4 +99,10 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   return m;
 }
 
+double pipe_mean_us(const Metrics& m, const std::string& pipe) {
+  for (const auto& p : m.pipes)
+    if (p.pipe == pipe) return p.mean_us;
+  return 0;
+}
+
 }  // namespace tilesim

@@ -60,5 +60,7 @@ struct Metrics {
 };
 
 Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw);
+// The mean busy time of one pipe ("MTE2", "V", "CUBE", "MTE3"); 0 when the run has none.
+double pipe_mean_us(const Metrics& m, const std::string& pipe);
 
 }  // namespace tilesim

@@ -260,12 +260,10 @@ RunFigures figures_of(const Metrics& m) {
   RunFigures f;
   f.kernel_time_us = m.kernel_time_us;
   f.gen_time_us = m.gen_time_us;
-  for (const auto& p : m.pipes) {
-    if (p.pipe == "MTE2") f.mte2_us = p.mean_us;
-    if (p.pipe == "V") f.vec_us = p.mean_us;
-    if (p.pipe == "CUBE") f.cube_us = p.mean_us;
-    if (p.pipe == "MTE3") f.mte3_us = p.mean_us;
-  }
+  f.mte2_us = pipe_mean_us(m, "MTE2");
+  f.vec_us = pipe_mean_us(m, "V");
+  f.cube_us = pipe_mean_us(m, "CUBE");
+  f.mte3_us = pipe_mean_us(m, "MTE3");
   return f;
 }
 

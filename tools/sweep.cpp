@@ -39,12 +39,10 @@ void summarize(CandidateResult& r, const Metrics& m) {
   r.achieved_gm_gbps = m.achieved_gm_gbps;
   r.psg = m.psg;
   r.pipes = m.pipes;
-  for (const auto& p : m.pipes) {
-    if (p.pipe == "MTE2") r.mte2_us = p.mean_us;
-    if (p.pipe == "V") r.vec_us = p.mean_us;
-    if (p.pipe == "CUBE") r.cube_us = p.mean_us;
-    if (p.pipe == "MTE3") r.mte3_us = p.mean_us;
-  }
+  r.mte2_us = pipe_mean_us(m, "MTE2");
+  r.vec_us = pipe_mean_us(m, "V");
+  r.cube_us = pipe_mean_us(m, "CUBE");
+  r.mte3_us = pipe_mean_us(m, "MTE3");
   if (!m.per_core.empty()) {
     double ws = 0, wp = 0, tasks = 0, work = 0;
     for (const auto& c : m.per_core) {
