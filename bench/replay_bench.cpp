@@ -9,7 +9,7 @@
 
 #include "model/hardware.hpp"
 #include "sim/simulator.hpp"
-#include "tools/pypto_graph.hpp"
+#include "tools/formats/pypto_graph.hpp"
 
 namespace tilesim {
 namespace {

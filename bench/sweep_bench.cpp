@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/hardware.hpp"
-#include "tools/sweep.hpp"
-#include "tools/sweep_config.hpp"
+#include "tools/analyses/sweep.hpp"
+#include "tools/formats/sweep_config.hpp"
 
 namespace tilesim {
 namespace {

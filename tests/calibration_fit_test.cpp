@@ -17,10 +17,10 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/calibrate.hpp"
-#include "tools/fit.hpp"
-#include "tools/measurements.hpp"
-#include "tools/run_config.hpp"
+#include "tools/calibration/calibrate.hpp"
+#include "tools/calibration/fit.hpp"
+#include "tools/calibration/measurements.hpp"
+#include "tools/formats/run_config.hpp"
 
 namespace tilesim {
 namespace {

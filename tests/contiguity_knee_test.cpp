@@ -5,7 +5,7 @@
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/contiguity_knee.hpp"
+#include "tools/analyses/contiguity_knee.hpp"
 
 namespace tilesim {
 namespace {

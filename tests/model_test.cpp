@@ -10,7 +10,7 @@
 #include "model/ub_budget.hpp"
 #include "model/vector_cost.hpp"
 #include "test_support.hpp"
-#include "tools/run_config.hpp"
+#include "tools/formats/run_config.hpp"
 
 namespace tilesim {
 namespace {

@@ -20,10 +20,10 @@
 #include "sim/simulator.hpp"
 #include "sim/timeline_metrics.hpp"
 #include "test_support.hpp"
-#include "tools/pypto_graph.hpp"
-#include "tools/run_config.hpp"
-#include "tools/run_kernel.hpp"
-#include "tools/swimlane.hpp"
+#include "tools/formats/pypto_graph.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/swimlane.hpp"
 
 namespace tilesim {
 namespace {

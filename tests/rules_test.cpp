@@ -7,8 +7,8 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/rules.hpp"
-#include "tools/rules_report.hpp"
+#include "tools/analyses/rules.hpp"
+#include "tools/reports/rules_report.hpp"
 
 namespace tilesim {
 namespace {

@@ -16,11 +16,11 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/svg_plot.hpp"
-#include "tools/sweep.hpp"
-#include "tools/sweep_config.hpp"
-#include "tools/sweep_report.hpp"
-#include "tools/zones.hpp"
+#include "tools/reports/svg_plot.hpp"
+#include "tools/analyses/sweep.hpp"
+#include "tools/formats/sweep_config.hpp"
+#include "tools/reports/sweep_report.hpp"
+#include "tools/analyses/zones.hpp"
 
 namespace tilesim {
 namespace {

@@ -1,0 +1,93 @@
+#pragma once
+// Evaluating a sweep: every candidate goes through a cheap pre-check, then (if it passes) the
+// full model. Timeloop-style, the pre-check runs the model's own checks in order of cost:
+//   1. alignment and rank (kernels' validate_tile),
+//   2. the rulebook figures from the tile geometry (prod(tile), auto_tiles, contiguous bytes,
+//      tile > shape), pruning only what the config's constraints say to prune,
+//   3. lowering (lower_kernel: the kernel's own checks and the UB budget of every task kind),
+// and only then simulation. A rejected candidate keeps its reason and its class; the sweep counts
+// rejections by class. Candidates are independent, so evaluation runs in parallel (oneTBB) and
+// the result is identical for any thread count.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/lowering.hpp"
+#include "sim/metrics.hpp"
+#include "tools/formats/sweep_config.hpp"
+#include "tools/analyses/zones.hpp"
+
+namespace tilesim {
+
+struct CandidateResult {
+  size_t index = 0;  // position in the expanded candidate list
+  Dims tile;
+  int64_t loop_count = 1;
+  bool ok = false;
+  std::string reject_class;  // alignment, tile_over_shape, limits, contiguous, ub_overflow,
+                             // lowering, simulation
+  std::string reason;
+
+  // Rulebook figures (filled for every candidate whose tile has the shape's rank).
+  int64_t contiguous_bytes = 0;
+  int64_t prod_tile = 0;
+  int64_t auto_tiles = 0;
+  std::vector<int> tile_over_shape_dims;
+  std::vector<std::string> limit_violations;
+  bool under_contiguous = false;           // contiguous_bytes < constraints.flag_contiguous_bytes
+  std::vector<std::string> flags() const;  // "under_1kb", "tile_over_shape", "over_limit"
+
+  // From lowering (ok candidates).
+  Diagnostics diag;
+
+  // From simulation (ok candidates).
+  double gen_time_us = 0;
+  double kernel_time_us = 0;
+  int64_t tasks = 0, edges = 0, root_functions = 0;
+  double mte2_us = 0, vec_us = 0, cube_us = 0, mte3_us = 0;  // mean busy per core (pipes)
+  double wait_schedule_us = 0;                               // average per core
+  double wait_predecessor_us = 0;                            // average per core
+  double tasks_per_core = 0;                                 // average executed per core
+  double work_us = 0;                                        // average Core Total Work Time
+  double achieved_gm_gbps = 0;
+  std::vector<PsgMetrics> psg;
+  std::vector<PipeMetrics> pipes;
+
+  Zone zone = Zone::kNone;
+  std::string zone_evidence;
+  int series = -1;  // candidates sharing everything but the swept axis
+  double axis_value = 0;
+};
+
+struct SweepResult {
+  std::vector<CandidateResult> candidates;  // in expansion order
+  std::vector<size_t> ranking;              // ok candidates, fastest first (ties: index)
+  std::optional<size_t> recommended;        // index of the fastest candidate
+  std::string why;                          // one line: why the recommendation wins
+  std::map<std::string, int64_t> rejected_by_class;
+  SweepAxis axis;  // resolved (never kAuto)
+  std::string axis_label;
+  bool axis_finer_with_larger = true;
+};
+
+struct SweepOptions {
+  int threads = 0;                           // 0: every core
+  std::atomic<int64_t>* progress = nullptr;  // incremented once per finished candidate
+};
+
+// Pre-check and (if it passes) simulate one candidate. Never throws for a bad candidate.
+CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, const Candidate& c,
+                                   size_t index = 0);
+// Evaluates `candidates` (or the config's whole space when empty), ranks, zones, recommends.
+SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOptions& options = {},
+                      std::vector<Candidate> candidates = {});
+
+// Picks the axis for kAuto: the loop count when it varies, else the tile dim whose series are
+// longest (the first reduction dim on a tie).
+SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates);
+
+}  // namespace tilesim

@@ -1,0 +1,122 @@
+// tilesim calibrate <measurements.json> [--hardware f] [--free key[:min:max]]... [--output f]
+//                   [--json] [-j N] [--max-iter N] [--fd-step h] [--digits N] [--fresh-lowering]
+// Fits the free hardware parameters to the measurements (least squares in log space), prints the
+// fit table and writes the calibrated hardware file with --output. Exit code 0 when the fit ran
+// (degenerate fits and unidentifiable parameters are reported, not errors), 2 on bad input.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+#include "tools/calibration/calibrate.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/formats/run_config.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct CalibrateArgs {
+  std::string measurements;
+  std::string hardware;
+  std::vector<std::string> free;
+  std::string output;
+  bool json = false;
+  int threads = 0;
+  int max_iter = CalibrationOptions::default_fit_options().max_iterations;
+  double fd_step = CalibrationOptions::default_fit_options().fd_step;
+  int digits = 4;
+  bool fresh_lowering = false;
+};
+
+int calibrate_command(const CalibrateArgs& a) {
+  const MeasurementSet set = load_measurements(a.measurements);
+  std::filesystem::path hw_path = set.hardware;
+  if (!a.hardware.empty()) hw_path = resolve_hardware_arg(a.hardware);
+  const Hardware hw = load_hardware(hw_path);
+  // The raw file too: it names the default free parameters and is the template of the output.
+  nlohmann::ordered_json hw_doc;
+  {
+    std::ifstream in(hw_path);
+    hw_doc = nlohmann::ordered_json::parse(in);
+  }
+  std::vector<FreeParam> free;
+  if (!a.free.empty()) {
+    for (const auto& text : a.free) {
+      FreeParam f = parse_free_arg(text);
+      for (const auto& g : free)
+        if (g.key == f.key) throw Error("--free " + text + ": " + f.key + " is listed twice");
+      free.push_back(f);
+    }
+  } else if (set.has_free) {
+    free = set.free;
+  } else {
+    free = default_free_params(nlohmann::json::parse(hw_doc.dump()));
+  }
+
+  CalibrationOptions opt;
+  opt.threads = a.threads;
+  opt.digits = a.digits;
+  opt.reuse_lowering = !a.fresh_lowering;
+  opt.fit.max_iterations = a.max_iter;
+  opt.fit.fd_step = a.fd_step;
+  if (isatty(STDERR_FILENO))
+    opt.fit.on_iteration = [](int it, double cost) {
+      std::cerr << fmt::format("\r  calibrate: iteration {}, cost {:.6g}   ", it, cost)
+                << std::flush;
+    };
+  const CalibrationResult r = calibrate(set, hw, free, opt);
+  if (opt.fit.on_iteration) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+
+  if (!a.output.empty()) {
+    const auto doc = calibrated_hardware_json(hw_doc, r);
+    std::ofstream out(a.output);
+    if (!out) throw Error(a.output + ": cannot write the calibrated hardware file");
+    out << doc.dump(2) << "\n";
+  }
+  if (a.json) {
+    nlohmann::json j = calibration_to_json(r);
+    if (!a.output.empty()) j["output"] = a.output;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << calibration_report(r);
+    if (!a.output.empty()) std::cout << "\n  calibrated hardware written to " << a.output << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_calibrate_command(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "fit hardware parameters to measurements (least squares in log space)");
+  cmd->add_option("measurements", args->measurements, "measurements file (JSON)")->required();
+  cmd->add_option("--hardware", args->hardware,
+                  "hardware file or shipped name to start from (default: the file's)");
+  cmd->add_option("--free", args->free,
+                  "a parameter that may move, key or key:min:max (repeatable; replaces the "
+                  "file's list)")
+      ->allow_extra_args(false);
+  cmd->add_option("--output,-o", args->output, "write the calibrated hardware file");
+  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  cmd->add_option("-j,--threads", args->threads, "worker threads (0: every core)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-iter", args->max_iter, "Levenberg-Marquardt iteration limit")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--fd-step", args->fd_step,
+                  "finite-difference step (relative for log-scaled parameters)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--digits", args->digits,
+                  "significant digits of the fitted values (0: full precision)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--fresh-lowering", args->fresh_lowering,
+                "lower every run at every fit point (slow; the default lowers each run once)");
+  return [cmd, args]() { return *cmd ? calibrate_command(*args) : -1; };
+}
+
+}  // namespace tilesim

@@ -1,0 +1,319 @@
+#include "tools/formats/pypto_graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "model/error.hpp"
+#include "tools/formats/run_config.hpp"
+
+namespace tilesim {
+
+namespace {
+
+enum class PyptoCore { kAiv, kAic, kMix, kHub };
+
+struct RawTask {
+  int64_t id = 0;
+  std::string func;
+  PyptoCore core = PyptoCore::kAiv;
+  double exec = 0;
+  int64_t remaining = 0;
+  std::vector<int64_t> succ;
+  std::optional<int64_t> root;
+};
+
+class Parser {
+ public:
+  explicit Parser(const std::string& origin) : origin_(origin) {}
+
+  [[noreturn]] void fail(size_t index, const std::optional<int64_t>& id,
+                         const std::string& what) const {
+    std::string where = fmt::format("{}: element {}", origin_, index);
+    if (id) where += fmt::format(" (taskId {})", *id);
+    throw Error(where + ": " + what);
+  }
+
+  int64_t integer(const nlohmann::json& v, size_t index, const std::optional<int64_t>& id,
+                  const char* key) const {
+    if (!v.is_number_integer()) fail(index, id, fmt::format("{}: expected an integer", key));
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(index, id, fmt::format("{}: {} does not fit a signed 64-bit integer", key, v.dump()));
+    return v.get<int64_t>();
+  }
+
+  const nlohmann::json& required(const nlohmann::json& obj, size_t index,
+                                 const std::optional<int64_t>& id, const char* key) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(index, id, fmt::format("missing required key '{}'", key));
+    return *it;
+  }
+
+  RawTask element(const nlohmann::json& e, size_t index) const {
+    if (!e.is_object()) fail(index, std::nullopt, "expected a task object, got " + kind_of(e));
+    RawTask t;
+    t.id = integer(required(e, index, std::nullopt, "taskId"), index, std::nullopt, "taskId");
+    const std::optional<int64_t> id = t.id;
+    const auto& func = required(e, index, id, "funcName");
+    if (!func.is_string()) fail(index, id, "funcName: expected a string");
+    t.func = func.get<std::string>();
+    const auto& core = required(e, index, id, "coreType");
+    const std::string ct = core.is_string() ? core.get<std::string>() : core.dump();
+    if (ct == "AIV")
+      t.core = PyptoCore::kAiv;
+    else if (ct == "AIC")
+      t.core = PyptoCore::kAic;
+    else if (ct == "MIXAICORE")
+      t.core = PyptoCore::kMix;
+    else if (ct == "HUB")
+      t.core = PyptoCore::kHub;
+    else
+      fail(index, id,
+           fmt::format("coreType: unknown '{}' (allowed: AIV, AIC, MIXAICORE, HUB)", ct));
+    const auto& exec = required(e, index, id, "execTime");
+    if (!exec.is_number()) fail(index, id, "execTime: expected a number of cycles");
+    t.exec = exec.get<double>();
+    if (!std::isfinite(t.exec) || t.exec < 0)
+      fail(index, id, fmt::format("execTime: {} is not a cycle count >= 0", exec.dump()));
+    t.remaining = integer(required(e, index, id, "remainingPredecessors"), index, id,
+                          "remainingPredecessors");
+    if (t.remaining < 0) fail(index, id, "remainingPredecessors: must be >= 0");
+    const auto& succ = required(e, index, id, "successors");
+    if (!succ.is_array()) fail(index, id, "successors: expected an array of taskIds");
+    t.succ.reserve(succ.size());
+    for (const auto& s : succ) t.succ.push_back(integer(s, index, id, "successors"));
+    if (const auto it = e.find("tilesimRoot"); it != e.end()) {
+      t.root = integer(*it, index, id, "tilesimRoot");
+      if (*t.root < 0) fail(index, id, "tilesimRoot: must be >= 0");
+    }
+    return t;
+  }
+
+  static std::string kind_of(const nlohmann::json& v) { return v.type_name(); }
+
+ private:
+  std::string origin_;
+};
+
+// Dense rank of each value among the distinct values, in increasing order.
+std::vector<int32_t> dense_rank(const std::vector<int64_t>& keys) {
+  std::vector<int64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<int32_t> rank(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i)
+    rank[i] = static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), keys[i]) -
+                                   sorted.begin());
+  return rank;
+}
+
+}  // namespace
+
+PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
+  const Parser p(origin);
+  if (!doc.is_array())
+    throw Error(origin + ": expected a fixed-latency task graph (a JSON array of task objects), " +
+                "got " + std::string(doc.type_name()));
+  if (doc.empty()) throw Error(origin + ": the task graph has no tasks");
+  if (doc.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
+    throw Error(origin + ": too many tasks");
+
+  std::vector<RawTask> raw;
+  raw.reserve(doc.size());
+  for (size_t i = 0; i < doc.size(); ++i) raw.push_back(p.element(doc[i], i));
+  const size_t n = raw.size();
+
+  PyptoGraph out;
+  std::unordered_map<int64_t, int32_t> index_of;
+  index_of.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    const auto [it, fresh] = index_of.emplace(raw[i].id, static_cast<int32_t>(i));
+    if (!fresh) p.fail(i, raw[i].id, fmt::format("duplicate taskId (also element {})", it->second));
+  }
+
+  // Successor lists as indices, duplicates dropped; in-degrees from them.
+  std::vector<std::vector<int32_t>> succ(n);
+  std::vector<int32_t> indeg(n, 0);
+  int64_t duplicate_edges = 0;
+  std::string first_duplicate;
+  for (size_t i = 0; i < n; ++i) {
+    auto& s = succ[i];
+    s.reserve(raw[i].succ.size());
+    for (const int64_t sid : raw[i].succ) {
+      const auto it = index_of.find(sid);
+      if (it == index_of.end())
+        p.fail(i, raw[i].id, fmt::format("successor {} is not a taskId of this graph", sid));
+      if (it->second == static_cast<int32_t>(i)) p.fail(i, raw[i].id, "lists itself as successor");
+      s.push_back(it->second);
+    }
+    std::sort(s.begin(), s.end());
+    const auto dup = std::unique(s.begin(), s.end());
+    if (dup != s.end()) {
+      if (duplicate_edges == 0)
+        first_duplicate = fmt::format("taskId {} lists successor {} twice", raw[i].id,
+                                      raw[static_cast<size_t>(*dup)].id);
+      duplicate_edges += s.end() - dup;
+      s.erase(dup, s.end());
+    }
+    for (const int32_t t : s) ++indeg[static_cast<size_t>(t)];
+  }
+  if (duplicate_edges > 0)
+    out.warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
+                                       origin, duplicate_edges, first_duplicate));
+
+  int64_t mismatched = 0;
+  std::string first_mismatch;
+  for (size_t i = 0; i < n; ++i)
+    if (raw[i].remaining != indeg[i]) {
+      if (mismatched++ == 0)
+        first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw[i].id,
+                                     raw[i].remaining, indeg[i]);
+    }
+  if (mismatched > 0)
+    out.warnings.push_back(
+        fmt::format("{}: remainingPredecessors differs from the successor lists for {} task(s) "
+                    "(first: {}); the successor lists are used",
+                    origin, mismatched, first_mismatch));
+
+  // Cycles: Kahn's algorithm; on failure walk predecessors from a stuck task onto the cycle.
+  {
+    std::vector<int32_t> left = indeg, queue;
+    queue.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
+    for (size_t q = 0; q < queue.size(); ++q)
+      for (const int32_t s : succ[static_cast<size_t>(queue[q])])
+        if (--left[static_cast<size_t>(s)] == 0) queue.push_back(s);
+    if (queue.size() != n) {
+      std::vector<int32_t> stuck_pred(n, -1);
+      for (size_t i = 0; i < n; ++i)
+        if (left[i] > 0)
+          for (const int32_t s : succ[i])
+            if (left[static_cast<size_t>(s)] > 0)
+              stuck_pred[static_cast<size_t>(s)] = static_cast<int32_t>(i);
+      int32_t t = 0;
+      while (left[static_cast<size_t>(t)] == 0) ++t;
+      for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
+      throw Error(
+          fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
+                      "become ready)",
+                      origin, raw[static_cast<size_t>(t)].id, n - queue.size(), n));
+    }
+  }
+
+  // Root functions.
+  const bool with_root = raw[0].root.has_value();
+  for (size_t i = 1; i < n; ++i)
+    if (raw[i].root.has_value() != with_root)
+      p.fail(i, raw[i].id,
+             with_root
+                 ? "tilesimRoot missing (element 0 has one: give it on every task or none)"
+                 : "tilesimRoot given but element 0 has none (give it on every task or none)");
+  std::vector<int64_t> root_key(n);
+  for (size_t i = 0; i < n; ++i) root_key[i] = with_root ? *raw[i].root : (raw[i].id >> 32);
+  const std::vector<int32_t> root = dense_rank(root_key);
+
+  // Kinds: one per (funcName, coreType, execTime); PSG per funcName.
+  TaskGraph& g = out.graph;
+  g.runtime = RuntimeStyle::kMpmd;
+  std::unordered_map<std::string, int> psg_of;
+  std::map<std::tuple<std::string, int, double>, int32_t> kind_of;
+  int64_t hub_nonzero = 0;
+  g.tasks.reserve(n);
+  out.task_ids.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const RawTask& t = raw[i];
+    double cycles = t.exec;
+    if (t.core == PyptoCore::kHub) {
+      ++out.hub_tasks;
+      if (cycles != 0) ++hub_nonzero;
+      cycles = 0;
+    }
+    if (t.core == PyptoCore::kMix) ++out.mixaicore_tasks;
+    const auto key = std::make_tuple(t.func, static_cast<int>(t.core), cycles);
+    auto it = kind_of.find(key);
+    if (it == kind_of.end()) {
+      auto [pit, fresh] = psg_of.emplace(t.func, static_cast<int>(g.psg_names.size()));
+      if (fresh) g.psg_names.push_back(t.func);
+      TaskKind k;
+      k.label = t.func;
+      k.core =
+          t.core == PyptoCore::kAic || t.core == PyptoCore::kMix ? CoreType::kAic : CoreType::kAiv;
+      k.psg = pit->second;
+      it = kind_of.emplace(key, g.add_kind(std::move(k))).first;
+      TaskCost c;
+      c.cycles = cycles;
+      out.kind_costs.push_back(c);
+    }
+    g.add_task(it->second, root[i]);
+    out.task_ids.push_back(t.id);
+  }
+  if (hub_nonzero > 0)
+    out.warnings.push_back(fmt::format(
+        "{}: {} HUB task(s) have a non-zero execTime; HUB tasks are modeled as zero-cycle "
+        "bookkeeping tasks",
+        origin, hub_nonzero));
+  for (size_t i = 0; i < n; ++i)
+    for (const int32_t s : succ[i]) g.add_edge(static_cast<int32_t>(i), s);
+  g.finalize();
+  return out;
+}
+
+PyptoGraph load_pypto_graph(const std::filesystem::path& file) {
+  return pypto_graph_from_json(read_json_file(file, "fixed-latency task graph"), file.string());
+}
+
+nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResult& sim) {
+  if (!graph.finalized() || sim.tasks.size() != graph.tasks.size())
+    throw Error("export graph: needs a finalized graph and its simulation result");
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < graph.tasks.size(); ++i) {
+    const auto t = static_cast<int32_t>(i);
+    const Task& task = graph.tasks[i];
+    const TaskKind& kind = graph.kinds[static_cast<size_t>(task.kind)];
+    const TaskRecord& r = sim.tasks[i];
+    nlohmann::ordered_json succ = nlohmann::ordered_json::array();
+    for (const int32_t* s = graph.succ_begin(t); s != graph.succ_end(t); ++s) succ.push_back(*s);
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    e["taskId"] = static_cast<int64_t>(i);
+    e["funcName"] = graph.psg_names[static_cast<size_t>(kind.psg)];
+    e["coreType"] = core_type_name(kind.core);
+    // Exact durations: rounding them to whole cycles moves completions across polling slots
+    // and the replay drifts (0.4% on configs/examples/add_pypto.json); integral ones print as
+    // integers.
+    const double dur = r.end - r.start;
+    if (dur == std::floor(dur) && std::abs(dur) < 9e15)
+      e["execTime"] = static_cast<int64_t>(dur);
+    else
+      e["execTime"] = dur;
+    e["remainingPredecessors"] = graph.indegree(t);
+    e["successors"] = std::move(succ);
+    e["semanticLabel"] = kind.label;
+    e["tilesimRoot"] = task.root;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void write_pypto_graph(const std::filesystem::path& file, const TaskGraph& graph,
+                       const SimResult& sim) {
+  const nlohmann::ordered_json doc = pypto_graph_to_json(graph, sim);
+  std::ofstream out(file);
+  if (!out) throw Error(file.string() + ": cannot write the task graph");
+  // One task per line: readable, and diff-friendly.
+  out << "[\n";
+  for (size_t i = 0; i < doc.size(); ++i)
+    out << "  " << doc[i].dump() << (i + 1 < doc.size() ? ",\n" : "\n");
+  out << "]\n";
+  if (!out) throw Error(file.string() + ": cannot write the task graph");
+}
+
+}  // namespace tilesim

@@ -1,0 +1,104 @@
+#pragma once
+// A sweep config: one kernel (the keys of a run config) plus the candidate space to evaluate.
+//
+//   {
+//     "description": "...", "hardware": "ascend910b1",
+//     "op": "softmax", "shape": [16, 16384], "dtype": "fp32", "dim": 1, "params": {...},
+//     "candidates": {
+//       "tiles": [[1, 8192], [2, 4096]],          explicit tiles
+//       "loop_counts": [1, 2, 4],                 explicit loop counts
+//       "generate_tiles": {                       generated tiles (cartesian product per dim):
+//         "fixed": {"0": 1},                        dims held at one value
+//         "max": [16, 16384],                       per-dim upper bound (default: the shape)
+//         "last_dim": "aligned"                     "aligned": every multiple of the UB alignment
+//       },                                          (32 B / dtype bytes); "pow2": powers of two
+//       "generate_loop_counts": {"from": 1, "to": 128, "factor": 2},   log scale
+//       "constraints": {
+//         "prune_over_limits": true,      rulebook limits prod(tile), auto_tiles reject (else flag)
+//         "allow_tile_over_shape": true,  false: tile[i] > shape[i] is rejected (else flagged)
+//         "min_contiguous_bytes": 0,      reject tiles whose contiguous run is shorter
+//         "flag_contiguous_bytes": 1024   the rulebook's "< 1 KB" flag
+//       },
+//       "axis": "auto"                    "loop_count", "tile:N" (tile dim N) or "auto"
+//     },
+//     "zones": {"tolerance": 0.02, "evidence_rise": 0.05, "min_wait_share": 0.25}
+//   }
+//
+// Non-last tile dims are generated as powers of two up to the bound (and the bound itself).
+// The tile space is the explicit tiles then the generated ones, or the kernel's "tile" when
+// neither is given; the loop space likewise falls back to "loop_count" (default 1). Candidates are
+// every (tile, loop count) pair, duplicates removed, in that order. Unknown keys and impossible
+// spaces throw tilesim::Error naming the file, the key and what is allowed.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/kernel_spec.hpp"
+#include "model/hardware.hpp"
+#include "tools/analyses/zones.hpp"
+
+namespace tilesim {
+
+struct TileSpaceSpec {
+  bool enabled = false;
+  std::map<int, int64_t> fixed;  // dim -> value
+  Dims max;                      // per-dim upper bound; empty: the shape
+  bool last_dim_pow2 = false;    // false: every multiple of the UB alignment
+};
+
+struct LoopSpaceSpec {
+  bool enabled = false;
+  int64_t from = 1;
+  int64_t to = 1;
+  int64_t factor = 2;
+};
+
+struct SweepConstraints {
+  bool prune_over_limits = true;
+  bool allow_tile_over_shape = true;
+  int64_t min_contiguous_bytes = 0;
+  int64_t flag_contiguous_bytes = 1024;
+};
+
+// The axis results are plotted and zoned along.
+struct SweepAxis {
+  enum class Kind { kAuto, kLoopCount, kTileDim } kind = Kind::kAuto;
+  int dim = -1;  // kTileDim
+};
+
+struct SweepConfig {
+  std::filesystem::path path;
+  std::string description;
+  KernelSpec base;  // tile and loop_count are replaced per candidate
+  std::filesystem::path hardware;
+  std::vector<Dims> tiles;
+  std::vector<int64_t> loop_counts;
+  TileSpaceSpec generate_tiles;
+  LoopSpaceSpec generate_loops;
+  SweepConstraints constraints;
+  SweepAxis axis;
+  ZoneOptions zones;
+};
+
+struct Candidate {
+  Dims tile;
+  int64_t loop_count = 1;
+};
+
+SweepConfig sweep_config_from_json(const nlohmann::json& doc, const std::filesystem::path& origin);
+SweepConfig load_sweep_config(const std::filesystem::path& file);
+
+// Generated tile values per dim (needs the hardware's UB alignment); throws on an empty dim.
+std::vector<Dims> generate_tile_values(const SweepConfig& cfg, const Hardware& hw);
+// Every candidate, explicit first, duplicates removed. Throws when the space is empty.
+std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware& hw);
+KernelSpec candidate_spec(const SweepConfig& cfg, const Candidate& c);
+
+std::string axis_name(const SweepAxis& axis);
+
+}  // namespace tilesim

@@ -1,0 +1,105 @@
+#include "tools/reports/report.hpp"
+
+#include <fmt/format.h>
+
+#include <fmt/ranges.h>
+#include "tools/reports/text_append.hpp"
+
+namespace tilesim {
+
+nlohmann::json spec_to_json(const KernelSpec& spec) {
+  nlohmann::json j;
+  j["op"] = spec.op;
+  j["shape"] = spec.shape;
+  j["dtype"] = std::string(dtype_name(spec.dtype));
+  j["dim"] = spec.dims;
+  j["tile"] = spec.tile;
+  j["loop_count"] = spec.loop_count;
+  j["partition"] = spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc";
+  if (spec.partition == PartitionStyle::kAscendC) j["cores"] = spec.cores;
+  j["buffer_count"] = spec.buffer_count;
+  return j;
+}
+
+nlohmann::json diagnostics_to_json(const Diagnostics& d) {
+  return {{"contiguous_bytes", d.contiguous_bytes},
+          {"prod_tile", d.prod_tile},
+          {"auto_tiles", d.auto_tiles},
+          {"reduction_segments", d.reduction_segments},
+          {"tile_exceeds_shape_dims", d.tile_exceeds_shape},
+          {"ub_bytes", d.ub_bytes},
+          {"buffer_depth", d.buffer_depth},
+          {"limit_violations", d.limit_violations},
+          {"tasks", d.tasks}};
+}
+
+nlohmann::json metrics_to_json(const Metrics& m) {
+  nlohmann::json j;
+  j["gen_time_us"] = m.gen_time_us;
+  j["kernel_time_us"] = m.kernel_time_us;
+  j["tasks"] = m.tasks;
+  j["edges"] = m.edges;
+  j["root_functions"] = m.root_functions;
+  j["gm"] = {{"read_bytes", m.gm_read_bytes},
+             {"write_bytes", m.gm_write_bytes},
+             {"achieved_gbps", m.achieved_gm_gbps}};
+  j["per_core"] = nlohmann::json::array();
+  for (const auto& c : m.per_core)
+    j["per_core"].push_back({{"core", c.core},
+                             {"type", core_type_name(c.type)},
+                             {"execute_task_num", c.execute_task_num},
+                             {"core_total_work_time_us", c.core_total_work_time_us},
+                             {"total_wait_time_us", c.total_wait_time_us},
+                             {"wait_schedule_time_us", c.wait_schedule_time_us},
+                             {"wait_predecessor_time_us", c.wait_predecessor_time_us},
+                             {"busy_us", c.busy_us},
+                             {"mte2_us", c.mte2_us},
+                             {"vec_us", c.vec_us},
+                             {"cube_us", c.cube_us},
+                             {"mte3_us", c.mte3_us}});
+  j["psg"] = nlohmann::json::array();
+  for (const auto& p : m.psg)
+    j["psg"].push_back({{"name", p.name},
+                        {"count", p.count},
+                        {"sum_dur_us", p.sum_dur_us},
+                        {"avg_dur_us", p.avg_dur_us}});
+  j["pipes"] = nlohmann::json::object();
+  for (const auto& p : m.pipes)
+    j["pipes"][p.pipe] = {{"mean_us", p.mean_us}, {"max_us", p.max_us}, {"total_us", p.total_us}};
+  return j;
+}
+
+std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
+                          const Metrics& m) {
+  std::string s;
+  append(s, "tilesim run: {} {} {} tile {} loop_count {} partition {} on {}\n", spec.op,
+         format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
+         spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc", hw.name);
+  append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
+  append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
+  append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
+  append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
+         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.hbm_bandwidth_gbps);
+  append(s,
+         "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
+         d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);
+  if (!d.tile_exceeds_shape.empty())
+    append(s, "  flag: tile > shape in dim(s) {}\n", fmt::join(d.tile_exceeds_shape, ", "));
+  for (const auto& v : d.limit_violations) append(s, "  limit: {}\n", v);
+  append(s, "\n  {:<6} {:>10} {:>10} {:>10}\n", "pipe", "mean_us", "max_us", "total_us");
+  for (const auto& p : m.pipes)
+    append(s, "  {:<6} {:>10.3f} {:>10.3f} {:>10.3f}\n", p.pipe, p.mean_us, p.max_us, p.total_us);
+  append(s, "\n  {:<24} {:>8} {:>12} {:>12}\n", "psg", "count", "sum_dur_us", "avg_dur_us");
+  for (const auto& p : m.psg)
+    append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", p.name, p.count, p.sum_dur_us, p.avg_dur_us);
+  append(s, "\n  {:<7} {:>6} {:>12} {:>12} {:>12} {:>12}\n", "core", "tasks", "work_us", "wait_us",
+         "wait_sched", "wait_pred");
+  for (const auto& c : m.per_core)
+    append(s, "  {}{:<4} {:>6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", core_type_name(c.type),
+           c.type == CoreType::kAiv ? c.core : c.core - static_cast<int32_t>(hw.aiv_cores),
+           c.execute_task_num, c.core_total_work_time_us, c.total_wait_time_us,
+           c.wait_schedule_time_us, c.wait_predecessor_time_us);
+  return s;
+}
+
+}  // namespace tilesim

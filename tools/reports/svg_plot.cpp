@@ -1,0 +1,234 @@
+#include "tools/reports/svg_plot.hpp"
+
+#include <fmt/format.h>
+
+#include "tools/reports/text_append.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace tilesim {
+
+std::string svg_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// 1, 2 or 5 times a power of ten, giving about `target` intervals over `span`.
+double nice_step(double span, int target) {
+  const double raw = span / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag) return m * mag;
+  return 10.0 * mag;
+}
+
+std::string number(double v) {
+  if (v == 0) return "0";
+  const double a = std::fabs(v);
+  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3g}", v);
+  if (std::fabs(v - std::round(v)) < 1e-9) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+}  // namespace
+
+std::string render_svg(const Plot& p) {
+  const double left = 90, right = 230, top = 64, bottom = 72;
+  const double pw = p.width - left - right, ph = p.height - top - bottom;
+  auto fx = [&](double x) { return p.log_x ? std::log2(std::max(x, 1e-300)) : x; };
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
+  double ymin = xmin, ymax = -xmin;
+  for (const auto& s : p.series)
+    for (const auto& pt : s.points) {
+      xmin = std::min(xmin, fx(pt.x));
+      xmax = std::max(xmax, fx(pt.x));
+      ymin = std::min(ymin, pt.y);
+      ymax = std::max(ymax, pt.y);
+    }
+  for (const auto& b : p.bands) {
+    xmin = std::min(xmin, fx(b.x0));
+    xmax = std::max(xmax, fx(b.x1));
+  }
+  if (!std::isfinite(xmin)) xmin = 0, xmax = 1;
+  if (!std::isfinite(ymin)) ymin = 0, ymax = 1;
+  if (p.log_x) {
+    xmin -= 0.35, xmax += 0.35;
+  } else {
+    const double pad = xmax > xmin ? (xmax - xmin) * 0.05 : 1;
+    xmin -= pad, xmax += pad;
+  }
+  if (ymax - ymin < 1e-9 * std::max(1.0, std::fabs(ymax))) {
+    const double pad = std::max(std::fabs(ymax) * 0.05, 1e-6);
+    ymin -= pad, ymax += pad;
+  }
+  const double ystep = nice_step(ymax - ymin, 6);
+  double ylo = std::floor(ymin / ystep) * ystep, yhi = std::ceil(ymax / ystep) * ystep;
+  if (ylo == ymin) ylo -= ystep * 0.25;
+  if (yhi == ymax) yhi += ystep * 0.25;
+  auto px = [&](double x) { return left + (fx(x) - xmin) / (xmax - xmin) * pw; };
+  auto pxl = [&](double lx) { return left + (lx - xmin) / (xmax - xmin) * pw; };
+  auto py = [&](double y) { return top + (yhi - y) / (yhi - ylo) * ph; };
+  auto clampx = [&](double v) { return std::clamp(v, left, left + pw); };
+
+  std::string s;
+  append(s,
+         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
+         "{}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+         p.width, p.height, p.width, p.height);
+  append(s, "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", p.width,
+         p.height);
+  append(s, "<text x=\"{}\" y=\"26\" font-size=\"17\" font-weight=\"bold\">{}</text>\n", left,
+         svg_escape(p.title));
+  if (!p.subtitle.empty())
+    append(s, "<text x=\"{}\" y=\"46\" font-size=\"12\" fill=\"#444\">{}</text>\n", left,
+           svg_escape(p.subtitle));
+  // Zone bands.
+  append(s, "<g id=\"bands\">\n");
+  for (const auto& b : p.bands) {
+    const double x0 = clampx(px(b.x0)), x1 = clampx(px(b.x1));
+    if (x1 <= x0) continue;
+    append(s,
+           "<rect class=\"zone\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+           "fill=\"{}\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
+           x0, top, x1 - x0, ph, b.color, svg_escape(b.label));
+  }
+  append(s, "</g>\n");
+  // Grid, ticks and tick labels.
+  append(s, "<g id=\"y-axis\" font-size=\"12\" text-anchor=\"end\">\n");
+  for (double y = ylo; y <= yhi + ystep * 1e-6; y += ystep) {
+    if (y < ylo) continue;
+    const double yy = py(y);
+    append(s,
+           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
+           "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+           left, yy, left + pw, yy, left - 8, yy + 4, number(std::fabs(y) < ystep * 1e-6 ? 0 : y));
+  }
+  append(s, "</g>\n<g id=\"x-axis\" font-size=\"12\" text-anchor=\"middle\">\n");
+  if (p.log_x) {
+    const int lo = static_cast<int>(std::ceil(xmin)), hi = static_cast<int>(std::floor(xmax));
+    const int step = std::max(1, (hi - lo) / 12 + 1);
+    for (int e = lo; e <= hi; ++e) {
+      if ((e - lo) % step) continue;
+      const double xx = pxl(e);
+      append(s,
+             "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
+             "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+             xx, top, xx, top + ph, xx, top + ph + 18, number(std::ldexp(1.0, e)));
+    }
+  } else {
+    const double xstep = nice_step(xmax - xmin, 8);
+    for (double x = std::ceil(xmin / xstep) * xstep; x <= xmax; x += xstep) {
+      const double xx = pxl(x);
+      append(s,
+             "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
+             "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+             xx, top, xx, top + ph, xx, top + ph + 18, number(x));
+    }
+  }
+  append(s, "</g>\n");
+  append(s, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+         left, top, pw, ph);
+  append(s,
+         "<text id=\"x-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" "
+         "text-anchor=\"middle\">{}</text>\n",
+         left + pw / 2, top + ph + 48, svg_escape(p.x_label));
+  append(s,
+         "<text id=\"y-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" text-anchor=\"middle\" "
+         "transform=\"rotate(-90 {:.1f} {:.1f})\">{}</text>\n",
+         left - 62, top + ph / 2, left - 62, top + ph / 2, svg_escape(p.y_label));
+  // Series.
+  for (const auto& ser : p.series) {
+    std::vector<PlotPoint> pts = ser.points;
+    std::stable_sort(pts.begin(), pts.end(),
+                     [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
+    append(s, "<g class=\"series\" opacity=\"{:.2f}\">\n", ser.opacity);
+    if (ser.line && pts.size() > 1) {
+      append(s, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"", ser.color);
+      for (const auto& pt : pts) append(s, "{:.1f},{:.1f} ", px(pt.x), py(pt.y));
+      append(s, "\"/>\n");
+    }
+    if (ser.radius > 0)
+      for (const auto& pt : pts)
+        append(s,
+               "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" stroke=\"{}\" "
+               "stroke-width=\"1\"/>\n",
+               px(pt.x), py(pt.y), ser.radius, pt.fill.empty() ? ser.color : pt.fill, ser.color);
+    append(s, "</g>\n");
+  }
+  if (p.mark) {
+    const double mx = px(p.mark->x), my = py(p.mark->y);
+    // The label goes on the side of the point with more room, and never past the plot's edges.
+    const bool above = my > top + ph * 0.5;
+    const double ty = above ? my - 40 : my + 48;
+    const double ly0 = above ? my - 10 : my + 10, ly1 = above ? my - 30 : my + 34;
+    const char* anchor = mx > left + pw * 0.7 ? "end" : (mx < left + pw * 0.3 ? "start" : "middle");
+    const double tx = std::string(anchor) == "start" ? std::max(mx - 10, left + 4)
+                      : std::string(anchor) == "end" ? std::min(mx + 10, left + pw - 4)
+                                                     : mx;
+    append(s,
+           "<g id=\"best\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"10\" fill=\"none\" "
+           "stroke=\"#d62728\" stroke-width=\"3\"/>\n"
+           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#d62728\" "
+           "stroke-width=\"1.5\"/>\n"
+           "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" font-weight=\"bold\" fill=\"#d62728\" "
+           "stroke=\"white\" stroke-width=\"4\" paint-order=\"stroke\" "
+           "text-anchor=\"{}\">{}</text></g>\n",
+           mx, my, mx, ly0, mx, ly1, tx, ty, anchor, svg_escape(p.mark->label));
+  }
+  // Legend.
+  double ly = top + 8;
+  const double lx = left + pw + 18;
+  append(s, "<g id=\"legend\" font-size=\"12\">\n");
+  std::set<std::string> seen;
+  for (const auto& b : p.bands) {
+    if (b.label.empty() || !seen.insert(b.label).second) continue;
+    append(s,
+           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"14\" fill=\"{}\" "
+           "fill-opacity=\"0.5\" stroke=\"#888\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+           lx, ly, b.color, lx + 20, ly + 11, svg_escape(b.label));
+    ly += 22;
+  }
+  for (const auto& ser : p.series) {
+    if (ser.name.empty()) continue;
+    append(s,
+           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\" opacity=\"{:.2f}\"/><text "
+           "x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+           lx + 7, ly + 7, ser.color, std::max(ser.opacity, 0.5), lx + 20, ly + 11,
+           svg_escape(ser.name));
+    ly += 22;
+  }
+  if (p.mark) {
+    append(s,
+           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"none\" stroke=\"#d62728\" "
+           "stroke-width=\"2.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">recommended</text>\n",
+           lx + 7, ly + 7, lx + 20, ly + 11);
+  }
+  append(s, "</g>\n</svg>\n");
+  return s;
+}
+
+}  // namespace tilesim
