@@ -12,7 +12,7 @@ LoweredKernel lower_copy_in(const KernelSpec& spec, const Hardware& hw) {
         k.label = "copy_in" + format_dims(extent);
         TileStep st;
         st.loads.push_back(
-            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes));
+            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes));
         acc.push_back({block_key(0, origin), st.loads.back().bytes(), false});
         k.steps.push_back(st);
         k.buffers.push_back({"in", tile_bytes, BufferRole::kInput, MemSpace::kUb});

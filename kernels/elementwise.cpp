@@ -41,7 +41,7 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
         k.label = spec.op + format_dims(extent);
         TileStep st;
         const DmaOp read =
-            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.gm_granule_bytes);
+            block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);
         for (int i = 0; i < op.inputs; ++i) {
           st.loads.push_back(read);
           acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false});

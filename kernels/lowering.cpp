@@ -50,8 +50,8 @@ LoweredKernel lower_unpacked(const KernelSpec& spec, const Hardware& hw) {
 LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   LoweredKernel k = lower_unpacked(spec, hw);
   if (k.graph.runtime == RuntimeStyle::kMpmd && spec.max_tasks_per_psg != 0) {
-    const int64_t cap[2] = {spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.aiv_cores,
-                            spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.aic_cores};
+    const int64_t cap[2] = {spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aiv,
+                            spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aic};
     k.graph = pack_tasks(k.graph, cap);
     k.diag.tasks = static_cast<int64_t>(k.graph.tasks.size());
   }

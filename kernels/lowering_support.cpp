@@ -15,12 +15,12 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
                             spec.op, format_dims(spec.tile), spec.tile.size(),
                             format_dims(spec.shape), spec.shape.size()));
   const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
-  if (last_bytes % hw.ub_align_bytes != 0)
+  if (last_bytes % hw.ub.align_bytes != 0)
     throw Error(fmt::format(
         "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
         "(use a multiple of {} elements)",
         spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
-        hw.ub_align_bytes, hw.ub_align_bytes / dtype_bytes(spec.dtype)));
+        hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)));
 }
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
@@ -136,10 +136,10 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
           spec.op, spec.loop_count));
     g.runtime = RuntimeStyle::kSpmd;
     const TileGrid grid(spec.shape, spec.tile);
-    const int64_t cores = spec.cores > 0 ? spec.cores : hw.aiv_cores;
-    if (cores > hw.aiv_cores)
+    const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
+    if (cores > hw.cores.aiv)
       throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
-                              cores, hw.aiv_cores, hw.name));
+                              cores, hw.cores.aiv, hw.name));
     const int64_t used = std::min(cores, grid.count());
     for (int64_t c = 0; c < used; ++c) {
       const int64_t begin = grid.count() * c / used, end = grid.count() * (c + 1) / used;
@@ -182,12 +182,12 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   f.auto_tiles = auto_tiles(body, spec.tile);
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
-  if (f.prod_tile > hw.max_tile_elements)
+  if (f.prod_tile > hw.limits.max_tile_elements)
     f.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
-                                             f.prod_tile, hw.max_tile_elements));
-  if (f.auto_tiles > hw.max_auto_tiles)
+                                             f.prod_tile, hw.limits.max_tile_elements));
+  if (f.auto_tiles > hw.limits.max_auto_tiles)
     f.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
-                                             f.auto_tiles, hw.max_auto_tiles));
+                                             f.auto_tiles, hw.limits.max_auto_tiles));
   return f;
 }
 

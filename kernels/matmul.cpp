@@ -56,7 +56,7 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   const int psg_cube = g.add_psg("matmul:cube");
   const int psg_epi = g.add_psg("matmul:epilogue");
   const Dims a_shape = {p.m, p.k}, b_shape = {p.k, p.n}, c_shape = {p.m, p.n};
-  const int64_t gran = hw.gm_granule_bytes;
+  const int64_t gran = hw.dma.gm_granule_bytes;
   for (const auto& blk : p.blocks) {
     TaskKind k;
     k.core = CoreType::kAic;

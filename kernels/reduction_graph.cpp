@@ -45,7 +45,7 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
 }
 
 DmaOp ReductionBuilder::input_dma(Ctx& c, const Block& b, DmaDir dir) const {
-  const DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.gm_granule_bytes);
+  const DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.dma.gm_granule_bytes);
   // Reads of phase 0 are the kernel inputs, later phases read the previous phase's output;
   // writes of the input's shape are the kernel's output.
   if (dir == DmaDir::kWrite)
@@ -70,7 +70,7 @@ DmaOp ReductionBuilder::stats_dma(Ctx& c, int64_t out_elems, DmaDir dir) const {
 
 DmaOp ReductionBuilder::output_dma(Ctx& c, const Block& out) const {
   const DmaOp op = block_dma(DmaDir::kWrite, c.out_shape, out.origin, out.extent, c.fam.out_dtype,
-                             hw_.gm_granule_bytes);
+                             hw_.dma.gm_granule_bytes);
   c.acc.push_back(
       {block_key(kWorkspaceTensor + static_cast<uint32_t>(phase_), out.origin), op.bytes(), true});
   return op;

@@ -1,15 +1,53 @@
 #pragma once
 // One error type for every user-facing failure: the message is a single line that names
-// where the problem is (file, key, op, dim) and what is allowed.
+// where the problem is (file, key, op, dim) and what is allowed, and the kind says which class
+// of mistake it is (a sweep files its rejections by kind, never by matching message text).
+// A broken internal invariant is an InternalError: a bug in tilesim, not in the user's input.
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tilesim {
 
+enum class ErrorKind {
+  kInput,      // malformed or unknown input: bad JSON, unknown key or op, wrong type, bad value
+  kParams,     // an op's params: unknown param, wrong type, value not allowed
+  kCapacity,   // a buffer does not fit its memory (UB, L1, L0A/B/C)
+  kAlignment,  // a tile or copy breaks an alignment rule (32 B last dim, fractal multiples)
+  kLimits,     // a limit of the model or of the rulebook (rank, supported combinations)
+};
+
+constexpr std::string_view error_kind_name(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::kInput:
+      return "input";
+    case ErrorKind::kParams:
+      return "params";
+    case ErrorKind::kCapacity:
+      return "capacity";
+    case ErrorKind::kAlignment:
+      return "alignment";
+    case ErrorKind::kLimits:
+      return "limits";
+  }
+  return "input";
+}
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message, ErrorKind kind = ErrorKind::kInput)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// A broken invariant inside tilesim (exit code 3), never the user's input (exit code 2).
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& message) : std::logic_error(message) {}
 };
 
 }  // namespace tilesim

@@ -12,66 +12,75 @@
 namespace tilesim {
 
 namespace {
-using H = Hardware;
 constexpr double kBig = 1e12;
+
+template <class T>
+HardwareParam make_param(const char* key, T& (*field)(Hardware&), double min, double max,
+                         const char* unit) {
+  return {key, field, min, max, unit};
+}
 }  // namespace
+
+// The key is spelled once: it is the member's path, stringified.
+#define P(path, ...) \
+  make_param(#path, +[](Hardware& h) -> auto& { return h.path; }, __VA_ARGS__)
 
 const std::vector<HardwareParam>& hardware_params() {
   static const std::vector<HardwareParam> params = {
-      {"clock_mhz", &H::clock_mhz, 100, 10000, "MHz"},
-      {"cores.aiv", &H::aiv_cores, 1, 1024, "cores"},
-      {"cores.aic", &H::aic_cores, 0, 1024, "cores"},
-      {"ub.bytes", &H::ub_bytes, 1024, 1 << 30, "B"},
-      {"ub.align_bytes", &H::ub_align_bytes, 1, 4096, "B"},
-      {"l1.bytes", &H::l1_bytes, 1024, 1 << 30, "B"},
-      {"l0a.bytes", &H::l0a_bytes, 1024, 1 << 30, "B"},
-      {"l0b.bytes", &H::l0b_bytes, 1024, 1 << 30, "B"},
-      {"l0c.bytes", &H::l0c_bytes, 1024, 1 << 30, "B"},
-      {"dma.read.issue_cycles", &H::read_issue_cycles, 0, 1e6, "cycles"},
-      {"dma.read.burst_cycles", &H::read_burst_cycles, 0, 1e6, "cycles"},
-      {"dma.read.peak_bytes_per_cycle", &H::read_peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"},
-      {"dma.read.latency_cycles", &H::read_latency_cycles, 0, 1e7, "cycles"},
-      {"dma.write.issue_cycles", &H::write_issue_cycles, 0, 1e6, "cycles"},
-      {"dma.write.burst_cycles", &H::write_burst_cycles, 0, 1e6, "cycles"},
-      {"dma.write.peak_bytes_per_cycle", &H::write_peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"},
-      {"dma.write.latency_cycles", &H::write_latency_cycles, 0, 1e7, "cycles"},
-      {"dma.gm_granule_bytes", &H::gm_granule_bytes, 1, 1 << 20, "B"},
-      {"gm.hbm_bandwidth_gbps", &H::hbm_bandwidth_gbps, 1, 1e6, "GB/s"},
-      {"gm.l2_bandwidth_gbps", &H::l2_bandwidth_gbps, 1, 1e6, "GB/s"},
-      {"l2.bytes", &H::l2_bytes, 0, 1e12, "B"},
-      {"vector.bytes_per_repeat", &H::vector_bytes_per_repeat, 32, 65536, "B"},
-      {"vector.max_repeats", &H::vector_max_repeats, 1, 1 << 20, "repeats"},
-      {"vector.issue_cycles", &H::vector_issue_cycles, 0, 1e6, "cycles"},
-      {"vector.simple.cycles_per_repeat", &H::vector_simple_cycles_per_repeat, 0.01, 1e4, "cycles"},
-      {"vector.simple.latency_cycles", &H::vector_simple_latency_cycles, 0, 1e6, "cycles"},
-      {"vector.complex.cycles_per_repeat", &H::vector_complex_cycles_per_repeat, 0.01, 1e4,
-       "cycles"},
-      {"vector.complex.latency_cycles", &H::vector_complex_latency_cycles, 0, 1e6, "cycles"},
-      {"vector.reduce.cycles_per_repeat", &H::vector_reduce_cycles_per_repeat, 0.01, 1e4, "cycles"},
-      {"vector.reduce.latency_cycles", &H::vector_reduce_latency_cycles, 0, 1e6, "cycles"},
-      {"cube.fractal", &H::cube_fractal, 1, 1024, "elements"},
-      {"cube.fp16_cycles_per_fractal", &H::cube_fp16_cycles_per_fractal, 0.01, 1e4, "cycles"},
-      {"cube.fp32_cycles_per_fractal", &H::cube_fp32_cycles_per_fractal, 0.01, 1e4, "cycles"},
-      {"cube.block_overhead_cycles", &H::cube_block_overhead_cycles, 0, 1e6, "cycles"},
-      {"scheduler.threads", &H::scheduler_threads, 1, 64, "threads"},
-      {"scheduler.dispatch_cycles", &H::dispatch_cycles, 0, 1e7, "cycles"},
-      {"scheduler.resolve_cycles", &H::resolve_cycles, 0, 1e7, "cycles"},
-      {"scheduler.completion_cycles", &H::completion_cycles, 0, 1e7, "cycles"},
-      {"scheduler.poll_ns", &H::poll_ns, 0, 1e6, "ns"},
-      {"scheduler.notify_ns", &H::notify_ns, 0, 1e6, "ns"},
-      {"scheduler.completion_notify_ns", &H::completion_notify_ns, 0, 1e6, "ns"},
-      {"scheduler.task_gap_ns", &H::task_gap_ns, 0, 1e6, "ns"},
-      {"scheduler.oldest_root_first", &H::oldest_root_first, 0, 1, "flag"},
-      {"control.root_build_ns", &H::root_build_ns, 0, 1e9, "ns"},
-      {"control.task_build_ns", &H::task_build_ns, 0, 1e9, "ns"},
-      {"control.device_task_submit_ns", &H::device_task_submit_ns, 0, 1e9, "ns"},
-      {"control.stitch_function_max_num", &H::stitch_function_max_num, 1, 1 << 20, "functions"},
-      {"kernel.launch_us", &H::kernel_launch_us, 0, 1e6, "us"},
-      {"limits.max_tile_elements", &H::max_tile_elements, 1, kBig, "elements"},
-      {"limits.max_auto_tiles", &H::max_auto_tiles, 1, kBig, "tiles"},
+      P(clock_mhz, 100, 10000, "MHz"),
+      P(cores.aiv, 1, 1024, "cores"),
+      P(cores.aic, 0, 1024, "cores"),
+      P(ub.bytes, 1024, 1 << 30, "B"),
+      P(ub.align_bytes, 1, 4096, "B"),
+      P(l1.bytes, 1024, 1 << 30, "B"),
+      P(l0a.bytes, 1024, 1 << 30, "B"),
+      P(l0b.bytes, 1024, 1 << 30, "B"),
+      P(l0c.bytes, 1024, 1 << 30, "B"),
+      P(dma.read.issue_cycles, 0, 1e6, "cycles"),
+      P(dma.read.burst_cycles, 0, 1e6, "cycles"),
+      P(dma.read.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"),
+      P(dma.read.latency_cycles, 0, 1e7, "cycles"),
+      P(dma.write.issue_cycles, 0, 1e6, "cycles"),
+      P(dma.write.burst_cycles, 0, 1e6, "cycles"),
+      P(dma.write.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"),
+      P(dma.write.latency_cycles, 0, 1e7, "cycles"),
+      P(dma.gm_granule_bytes, 1, 1 << 20, "B"),
+      P(gm.hbm_bandwidth_gbps, 1, 1e6, "GB/s"),
+      P(l2.bytes, 0, 1e12, "B"),
+      P(vector.bytes_per_repeat, 32, 65536, "B"),
+      P(vector.max_repeats, 1, 1 << 20, "repeats"),
+      P(vector.issue_cycles, 0, 1e6, "cycles"),
+      P(vector.simple.cycles_per_repeat, 0.01, 1e4, "cycles"),
+      P(vector.simple.latency_cycles, 0, 1e6, "cycles"),
+      P(vector.complex.cycles_per_repeat, 0.01, 1e4,
+       "cycles"),
+      P(vector.complex.latency_cycles, 0, 1e6, "cycles"),
+      P(vector.reduce.cycles_per_repeat, 0.01, 1e4, "cycles"),
+      P(vector.reduce.latency_cycles, 0, 1e6, "cycles"),
+      P(cube.fractal, 1, 1024, "elements"),
+      P(cube.fp16_cycles_per_fractal, 0.01, 1e4, "cycles"),
+      P(cube.fp32_cycles_per_fractal, 0.01, 1e4, "cycles"),
+      P(cube.block_overhead_cycles, 0, 1e6, "cycles"),
+      P(scheduler.threads, 1, 64, "threads"),
+      P(scheduler.dispatch_cycles, 0, 1e7, "cycles"),
+      P(scheduler.resolve_cycles, 0, 1e7, "cycles"),
+      P(scheduler.completion_cycles, 0, 1e7, "cycles"),
+      P(scheduler.poll_ns, 0, 1e6, "ns"),
+      P(scheduler.notify_ns, 0, 1e6, "ns"),
+      P(scheduler.completion_notify_ns, 0, 1e6, "ns"),
+      P(scheduler.task_gap_ns, 0, 1e6, "ns"),
+      P(scheduler.oldest_root_first, 0, 1, "flag"),
+      P(control.root_build_ns, 0, 1e9, "ns"),
+      P(control.task_build_ns, 0, 1e9, "ns"),
+      P(control.device_task_submit_ns, 0, 1e9, "ns"),
+      P(control.stitch_function_max_num, 1, 1 << 20, "functions"),
+      P(kernel.launch_us, 0, 1e6, "us"),
+      P(limits.max_tile_elements, 1, kBig, "elements"),
+      P(limits.max_auto_tiles, 1, kBig, "tiles"),
   };
   return params;
 }
+#undef P
 
 const HardwareParam* find_hardware_param(const std::string& key) {
   for (const auto& p : hardware_params())
@@ -80,15 +89,16 @@ const HardwareParam* find_hardware_param(const std::string& key) {
 }
 
 double get_param(const Hardware& hw, const HardwareParam& p) {
-  return std::visit([&](auto member) -> double { return static_cast<double>(hw.*member); },
-                    p.field);
+  return std::visit(
+      [&](auto field) -> double { return static_cast<double>(field(const_cast<Hardware&>(hw))); },
+      p.field);
 }
 
 void set_param(Hardware& hw, const HardwareParam& p, double value) {
   std::visit(
-      [&](auto member) {
-        using T = std::remove_reference_t<decltype(hw.*member)>;
-        hw.*member = static_cast<T>(value);
+      [&](auto field) {
+        auto& member = field(hw);
+        member = static_cast<std::remove_reference_t<decltype(member)>>(value);
       },
       p.field);
 }
@@ -127,7 +137,7 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
       fail(where + ".fitted", "expected true or false");
     if (!entry.contains("value")) fail(where + ".value", "missing");
     const auto& v = entry["value"];
-    const bool is_int = std::holds_alternative<int64_t Hardware::*>(p.field);
+    const bool is_int = p.is_integer();
     if (is_int ? !v.is_number_integer() : !v.is_number())
       fail(where + ".value",
            std::string("expected ") + (is_int ? "an integer" : "a number") + ", got " + v.dump());
@@ -138,7 +148,7 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
                                  nlohmann::json(p.max).dump() + " " + p.unit + ")");
     set_param(hw, p, x);
   }
-  if (hw.vector_bytes_per_repeat % hw.ub_align_bytes != 0)
+  if (hw.vector.bytes_per_repeat % hw.ub.align_bytes != 0)
     fail("parameters.vector.bytes_per_repeat", "must be a multiple of ub.align_bytes");
   return hw;
 }

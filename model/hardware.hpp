@@ -17,87 +17,107 @@ struct Hardware {
   std::string name;
   std::string path;  // file it was loaded from ("" when built in code)
 
+  // ---- The chip ----
   double clock_mhz = 0;
-  int64_t aiv_cores = 0;
-  int64_t aic_cores = 0;
+  struct Cores {
+    int64_t aiv = 0;
+    int64_t aic = 0;
+  } cores;
 
   // On-chip memories (bytes) and the alignment of their allocations.
-  int64_t ub_bytes = 0;
-  int64_t ub_align_bytes = 0;
-  int64_t l1_bytes = 0;
-  int64_t l0a_bytes = 0;
-  int64_t l0b_bytes = 0;
-  int64_t l0c_bytes = 0;
+  struct Memory {
+    int64_t bytes = 0;
+  };
+  struct AlignedMemory {
+    int64_t bytes = 0;
+    int64_t align_bytes = 0;
+  };
+  AlignedMemory ub;
+  Memory l1, l0a, l0b, l0c;
 
   // DMA engines: one instruction = issue + bursts * burst + bytes / peak; data lands after latency.
-  double read_issue_cycles = 0;
-  double read_burst_cycles = 0;
-  double read_peak_bytes_per_cycle = 0;
-  double read_latency_cycles = 0;
-  double write_issue_cycles = 0;
-  double write_burst_cycles = 0;
-  double write_peak_bytes_per_cycle = 0;
-  double write_latency_cycles = 0;
-  int64_t gm_granule_bytes = 0;
+  struct DmaDirection {
+    double issue_cycles = 0;
+    double burst_cycles = 0;
+    double peak_bytes_per_cycle = 0;
+    double latency_cycles = 0;
+  };
+  struct Dma {
+    DmaDirection read, write;
+    int64_t gm_granule_bytes = 0;
+  } dma;
 
   // Shared global memory: all cores' DMA traffic passes L2; misses and write-backs reach HBM.
-  double hbm_bandwidth_gbps = 0;
-  double l2_bandwidth_gbps = 0;
-  int64_t l2_bytes = 0;
+  struct Gm {
+    double hbm_bandwidth_gbps = 0;
+  } gm;
+  Memory l2;
 
-  // Vector pipe (per AIV).
-  int64_t vector_bytes_per_repeat = 0;
-  int64_t vector_max_repeats = 0;
-  double vector_issue_cycles = 0;
-  double vector_simple_cycles_per_repeat = 0;
-  double vector_simple_latency_cycles = 0;
-  double vector_complex_cycles_per_repeat = 0;
-  double vector_complex_latency_cycles = 0;
-  double vector_reduce_cycles_per_repeat = 0;
-  double vector_reduce_latency_cycles = 0;
+  // Vector pipe (per AIV): an instruction issues, then runs its repeats at its class's rate.
+  struct VectorClass {
+    double cycles_per_repeat = 0;
+    double latency_cycles = 0;
+  };
+  struct Vector {
+    int64_t bytes_per_repeat = 0;
+    int64_t max_repeats = 0;
+    double issue_cycles = 0;
+    VectorClass simple, complex, reduce;
+  } vector;
 
   // Cube pipe (per AIC).
-  int64_t cube_fractal = 0;
-  double cube_fp16_cycles_per_fractal = 0;
-  double cube_fp32_cycles_per_fractal = 0;
-  double cube_block_overhead_cycles = 0;
+  struct Cube {
+    int64_t fractal = 0;
+    double fp16_cycles_per_fractal = 0;
+    double fp32_cycles_per_fractal = 0;
+    double block_overhead_cycles = 0;
+  } cube;
 
-  // Runtime: scheduler AICPUs and the control AICPU.
-  int64_t scheduler_threads = 0;
-  double dispatch_cycles = 0;
-  double resolve_cycles = 0;
-  double completion_cycles = 0;
-  double poll_ns = 0;
-  double notify_ns = 0;
-  double completion_notify_ns = 0;
-  double task_gap_ns = 0;
-  // Ready queues serve the oldest root function's tasks first (1) or FIFO by ready time (0).
-  int64_t oldest_root_first = 0;
-  double root_build_ns = 0;
-  double task_build_ns = 0;
-  double device_task_submit_ns = 0;
-  int64_t stitch_function_max_num = 0;
-  double kernel_launch_us = 0;
+  // ---- The AICPU runtime's costs: scheduler threads, the control AICPU, the launch ----
+  struct Scheduler {
+    int64_t threads = 0;
+    double dispatch_cycles = 0;
+    double resolve_cycles = 0;
+    double completion_cycles = 0;
+    double poll_ns = 0;
+    double notify_ns = 0;
+    double completion_notify_ns = 0;
+    double task_gap_ns = 0;
+    // Ready queues serve the oldest root function's tasks first (1) or FIFO by ready time (0).
+    int64_t oldest_root_first = 0;
+  } scheduler;
+  struct Control {
+    double root_build_ns = 0;
+    double task_build_ns = 0;
+    double device_task_submit_ns = 0;
+    int64_t stitch_function_max_num = 0;
+  } control;
+  struct Kernel {
+    double launch_us = 0;
+  } kernel;
 
-  // The rulebook's limits, reported as limit violations (not capacity errors).
-  int64_t max_tile_elements = 0;
-  int64_t max_auto_tiles = 0;
+  // ---- The rulebook's limits, reported as limit violations (not capacity errors) ----
+  struct Limits {
+    int64_t max_tile_elements = 0;
+    int64_t max_auto_tiles = 0;
+  } limits;
 
   double cycles_per_ns() const { return clock_mhz / 1000.0; }
   double ns_to_cycles(double ns) const { return ns * cycles_per_ns(); }
   double cycles_to_us(double cycles) const { return cycles / clock_mhz; }
   // HBM bandwidth in bytes per core clock cycle.
-  double hbm_bytes_per_cycle() const { return hbm_bandwidth_gbps * 1e3 / clock_mhz; }
-  double l2_bytes_per_cycle() const { return l2_bandwidth_gbps * 1e3 / clock_mhz; }
+  double hbm_bytes_per_cycle() const { return gm.hbm_bandwidth_gbps * 1e3 / clock_mhz; }
 };
 
 // A named, bounded parameter of Hardware: the loader, the calibrator and reports share this list.
+// The key is the member's path in Hardware (`dma.read.issue_cycles` is hw.dma.read.issue_cycles).
 struct HardwareParam {
-  const char* key;  // key in the JSON "parameters" object
-  std::variant<double Hardware::*, int64_t Hardware::*> field;
+  const char* key;
+  std::variant<double& (*)(Hardware&), int64_t& (*)(Hardware&)> field;
   double min;
   double max;
   const char* unit;
+  bool is_integer() const { return std::holds_alternative<int64_t& (*)(Hardware&)>(field); }
 };
 
 const std::vector<HardwareParam>& hardware_params();

@@ -17,15 +17,15 @@ int64_t round_up(int64_t x, int64_t a) {
 int64_t mem_capacity(MemSpace space, const Hardware& hw) {
   switch (space) {
     case MemSpace::kUb:
-      return hw.ub_bytes;
+      return hw.ub.bytes;
     case MemSpace::kL1:
-      return hw.l1_bytes;
+      return hw.l1.bytes;
     case MemSpace::kL0a:
-      return hw.l0a_bytes;
+      return hw.l0a.bytes;
     case MemSpace::kL0b:
-      return hw.l0b_bytes;
+      return hw.l0b.bytes;
     case MemSpace::kL0c:
-      return hw.l0c_bytes;
+      return hw.l0c.bytes;
   }
   return 0;
 }
@@ -35,7 +35,7 @@ int64_t mem_align(MemSpace space, const Hardware& hw) {
   switch (space) {
     case MemSpace::kUb:
     case MemSpace::kL1:
-      return hw.ub_align_bytes;
+      return hw.ub.align_bytes;
     case MemSpace::kL0a:
     case MemSpace::kL0b:
       return 512;

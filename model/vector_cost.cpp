@@ -18,23 +18,23 @@ struct ClassCost {
 ClassCost class_cost(VecClass c, const Hardware& hw) {
   switch (c) {
     case VecClass::kComplex:
-      return {hw.vector_complex_cycles_per_repeat, hw.vector_complex_latency_cycles};
+      return {hw.vector.complex.cycles_per_repeat, hw.vector.complex.latency_cycles};
     case VecClass::kReduceLast:
-      return {hw.vector_reduce_cycles_per_repeat, hw.vector_reduce_latency_cycles};
+      return {hw.vector.reduce.cycles_per_repeat, hw.vector.reduce.latency_cycles};
     case VecClass::kSimple:
     case VecClass::kReduceRows:
       break;
   }
-  return {hw.vector_simple_cycles_per_repeat, hw.vector_simple_latency_cycles};
+  return {hw.vector.simple.cycles_per_repeat, hw.vector.simple.latency_cycles};
 }
 
 // One logical vector op over `repeats` repeats, split into instructions of at most max_repeats.
 void add_op(VecCost& total, int64_t repeats, ClassCost cc, const Hardware& hw) {
   if (repeats <= 0) return;
-  const int64_t instr = ceil_div(repeats, hw.vector_max_repeats);
+  const int64_t instr = ceil_div(repeats, hw.vector.max_repeats);
   total.instructions += instr;
   total.repeats += repeats;
-  total.cycles += static_cast<double>(instr) * (hw.vector_issue_cycles + cc.latency) +
+  total.cycles += static_cast<double>(instr) * (hw.vector.issue_cycles + cc.latency) +
                   static_cast<double>(repeats) * cc.cycles_per_repeat;
 }
 
@@ -42,7 +42,7 @@ void add_op(VecCost& total, int64_t repeats, ClassCost cc, const Hardware& hw) {
 
 VecCost vector_cost(const VecOp& op, const Hardware& hw) {
   VecCost total;
-  const int64_t per_repeat = hw.vector_bytes_per_repeat / dtype_bytes(op.dtype);
+  const int64_t per_repeat = hw.vector.bytes_per_repeat / dtype_bytes(op.dtype);
   const ClassCost simple = class_cost(VecClass::kSimple, hw);
   switch (op.cls) {
     case VecClass::kSimple:

@@ -29,7 +29,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
                    kPidAic));
   line(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"AICPU"}}}})",
                    kPidAicpu));
-  const int32_t naiv = static_cast<int32_t>(hw.aiv_cores);
+  const int32_t naiv = static_cast<int32_t>(hw.cores.aiv);
   for (size_t c = 0; c < sim.core_types.size(); ++c) {
     const bool aiv = sim.core_types[c] == CoreType::kAiv;
     const int32_t local = aiv ? static_cast<int32_t>(c) : static_cast<int32_t>(c) - naiv;
@@ -40,7 +40,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
   line(fmt::format(
       R"({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"control"}}}})",
       kPidAicpu));
-  for (int64_t s = 0; s < hw.scheduler_threads; ++s)
+  for (int64_t s = 0; s < hw.scheduler.threads; ++s)
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"scheduler{}"}}}})",
         kPidAicpu, s + 1, s));

@@ -297,14 +297,14 @@ class Engine {
                         bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
                         SharedBandwidth::demand_of(cost.cycles, cost.gm_bytes())});
     }
-    dispatch_ = hw.dispatch_cycles;
-    resolve_ = hw.resolve_cycles;
-    completion_ = hw.completion_cycles;
-    poll_ = hw.ns_to_cycles(hw.poll_ns);
-    notify_ = hw.ns_to_cycles(hw.notify_ns);
-    completion_notify_ = hw.ns_to_cycles(hw.completion_notify_ns);
-    gap_ = hw.ns_to_cycles(hw.task_gap_ns);
-    if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2_bytes));
+    dispatch_ = hw.scheduler.dispatch_cycles;
+    resolve_ = hw.scheduler.resolve_cycles;
+    completion_ = hw.scheduler.completion_cycles;
+    poll_ = hw.ns_to_cycles(hw.scheduler.poll_ns);
+    notify_ = hw.ns_to_cycles(hw.scheduler.notify_ns);
+    completion_notify_ = hw.ns_to_cycles(hw.scheduler.completion_notify_ns);
+    gap_ = hw.ns_to_cycles(hw.scheduler.task_gap_ns);
+    if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes));
     build_cores();
   }
 
@@ -369,9 +369,9 @@ class Engine {
   }
 
   void build_cores() {
-    const int64_t counts[2] = {hw_.aiv_cores, hw_.aic_cores};
+    const int64_t counts[2] = {hw_.cores.aiv, hw_.cores.aic};
     const CoreType types[2] = {CoreType::kAiv, CoreType::kAic};
-    const int64_t nsched = spmd_ ? 1 : hw_.scheduler_threads;
+    const int64_t nsched = spmd_ ? 1 : hw_.scheduler.threads;
     sched_.resize(static_cast<size_t>(nsched));
     cores_.reserve(static_cast<size_t>(counts[0] + counts[1]));
     for (int k = 0; k < 2; ++k) {
@@ -425,7 +425,7 @@ class Engine {
 
   int32_t global_core(CoreType t, int32_t index) const {
     const int k = t == CoreType::kAiv ? 0 : 1;
-    const int64_t n = k == 0 ? hw_.aiv_cores : hw_.aic_cores;
+    const int64_t n = k == 0 ? hw_.cores.aiv : hw_.cores.aic;
     if (index < 0 || index >= n)
       throw Error("task graph: task pinned to " + std::string(core_type_name(t)) + " core " +
                   std::to_string(index) + " but the hardware has " + std::to_string(n));
@@ -493,7 +493,7 @@ class Engine {
       for (size_t i = 0; i < n; ++i)
         if ((remaining_[i] & kCountMask) == 1) ++at_release[remaining_[i] >> kTypeShift];
       for (int k = 0; k < 2; ++k) {
-        ready_[k].set_root_order(hw_.oldest_root_first != 0 && roots > 1, roots);
+        ready_[k].set_root_order(hw_.scheduler.oldest_root_first != 0 && roots > 1, roots);
         ready_[k].reserve(at_release[k]);
       }
     }
@@ -504,16 +504,16 @@ class Engine {
         root_tasks_[static_cast<size_t>(fill[static_cast<size_t>(g_.tasks[i].root)]++)] =
             static_cast<int32_t>(i);
     }
-    const int64_t stitch = hw_.stitch_function_max_num;
+    const int64_t stitch = hw_.control.stitch_function_max_num;
     double t = 0;
     for (int32_t first = 0; first < roots; first += static_cast<int32_t>(stitch)) {
       const int32_t last = std::min<int32_t>(roots, first + static_cast<int32_t>(stitch));
       const double begin = t;
       for (int32_t r = first; r < last; ++r) {
         const double ntasks = static_cast<double>(root_tasks_off_[r + 1] - root_tasks_off_[r]);
-        t += hw_.ns_to_cycles(hw_.root_build_ns + ntasks * hw_.task_build_ns);
+        t += hw_.ns_to_cycles(hw_.control.root_build_ns + ntasks * hw_.control.task_build_ns);
       }
-      t += hw_.ns_to_cycles(hw_.device_task_submit_ns);
+      t += hw_.ns_to_cycles(hw_.control.device_task_submit_ns);
       if (opt_.record_aicpu) res_.aicpu_spans.push_back({0, begin, t, -1, AicpuSpan::kBuild});
       device_first_root_.push_back(first);
       device_last_root_.push_back(last);

@@ -316,8 +316,8 @@ TEST(CalibrationCli, FitsPrintsJsonAndWritesAHardwareFile) {
   };
   const auto file = dir.write("m.json", text(1, 1));
   Hardware truth = test::default_hw();
-  truth.read_issue_cycles = 15;
-  truth.read_burst_cycles = 5;
+  truth.dma.read.issue_cycles = 15;
+  truth.dma.read.burst_cycles = 5;
   const auto modeled = model_measurements(load_measurements(file), truth);
   dir.write("m.json", text(modeled[0], modeled[1]));
   const auto out = dir.path() / "out.json";
@@ -337,9 +337,9 @@ TEST(CalibrationCli, FitsPrintsJsonAndWritesAHardwareFile) {
   EXPECT_EQ(j["parameters"][2]["identifiable"], false);
   EXPECT_EQ(j["output"], out.string());
   const Hardware hw = load_hardware(out);
-  EXPECT_NEAR(hw.read_issue_cycles, j["parameters"][0]["after"].get<double>(), 1e-12);
-  EXPECT_NE(hw.read_issue_cycles, test::default_hw().read_issue_cycles);
-  EXPECT_EQ(hw.cube_fp16_cycles_per_fractal, test::default_hw().cube_fp16_cycles_per_fractal);
+  EXPECT_NEAR(hw.dma.read.issue_cycles, j["parameters"][0]["after"].get<double>(), 1e-12);
+  EXPECT_NE(hw.dma.read.issue_cycles, test::default_hw().dma.read.issue_cycles);
+  EXPECT_EQ(hw.cube.fp16_cycles_per_fractal, test::default_hw().cube.fp16_cycles_per_fractal);
 
   // The table names the parameter nothing touches.
   const CmdResult t =
@@ -428,9 +428,9 @@ MeasurementSet copy_in_measurements() {
 
 TEST(CalibrationFit, RecoversKnownHardwareParametersFromGeneratedMeasurements) {
   Hardware truth = test::default_hw();
-  truth.read_burst_cycles = 5.3;
-  truth.read_issue_cycles = 16.0;
-  truth.hbm_bandwidth_gbps = 1320.0;
+  truth.dma.read.burst_cycles = 5.3;
+  truth.dma.read.issue_cycles = 16.0;
+  truth.gm.hbm_bandwidth_gbps = 1320.0;
   MeasurementSet set = copy_in_measurements();
   generate(set, truth, 0.01);
 
@@ -441,16 +441,16 @@ TEST(CalibrationFit, RecoversKnownHardwareParametersFromGeneratedMeasurements) {
   const CalibrationResult r = calibrate(set, start, free);
   ASSERT_TRUE(r.fit.converged) << r.fit.stop_reason;
   EXPECT_FALSE(r.fit.degenerate) << calibration_report(r);
-  EXPECT_NEAR(r.after.read_burst_cycles / truth.read_burst_cycles, 1, 0.02);
-  EXPECT_NEAR(r.after.read_issue_cycles / truth.read_issue_cycles, 1, 0.02);
-  EXPECT_NEAR(r.after.hbm_bandwidth_gbps / truth.hbm_bandwidth_gbps, 1, 0.02);
+  EXPECT_NEAR(r.after.dma.read.burst_cycles / truth.dma.read.burst_cycles, 1, 0.02);
+  EXPECT_NEAR(r.after.dma.read.issue_cycles / truth.dma.read.issue_cycles, 1, 0.02);
+  EXPECT_NEAR(r.after.gm.hbm_bandwidth_gbps / truth.gm.hbm_bandwidth_gbps, 1, 0.02);
   EXPECT_LT(r.mape_after, r.mape_before);
   EXPECT_LT(r.mape_after, 2.0);  // what is left is the 1% noise
   EXPECT_GT(r.spearman_after, 0.99);
   for (const auto& p : r.fit.params) EXPECT_TRUE(p.identifiable) << p.name;
   // Nothing moved but the free parameters.
-  EXPECT_EQ(r.after.read_peak_bytes_per_cycle, start.read_peak_bytes_per_cycle);
-  EXPECT_EQ(r.after.kernel_launch_us, start.kernel_launch_us);
+  EXPECT_EQ(r.after.dma.read.peak_bytes_per_cycle, start.dma.read.peak_bytes_per_cycle);
+  EXPECT_EQ(r.after.kernel.launch_us, start.kernel.launch_us);
 }
 
 TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
@@ -466,23 +466,23 @@ TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
                      {"buffer_count", 2}}),
             "add_" + std::to_string(cols), {"vec_time_us", "task_duration_us"});
   Hardware truth = test::default_hw();
-  truth.vector_issue_cycles = 14;
+  truth.vector.issue_cycles = 14;
   generate(set, truth, 0.0);
   const std::vector<FreeParam> free = {{"vector.issue_cycles", 0, 100},
                                        {"cube.fp32_cycles_per_fractal", 0.01, 1e4}};
   const CalibrationResult r = calibrate(set, test::default_hw(), free);
-  EXPECT_NEAR(r.after.vector_issue_cycles, 14, 0.01);
+  EXPECT_NEAR(r.after.vector.issue_cycles, 14, 0.01);
   {
     CalibrationOptions serial;
     serial.threads = 1;
     const CalibrationResult s = calibrate(set, test::default_hw(), free, serial);
-    EXPECT_EQ(s.after.vector_issue_cycles, r.after.vector_issue_cycles);  // thread count: no effect
+    EXPECT_EQ(s.after.vector.issue_cycles, r.after.vector.issue_cycles);  // thread count: no effect
     EXPECT_EQ(s.fit.iterations, r.fit.iterations);
   }
   EXPECT_TRUE(r.fit.params[0].identifiable);
   EXPECT_FALSE(r.fit.params[1].identifiable);
   EXPECT_EQ(r.fit.unidentifiable, std::vector<std::string>{"cube.fp32_cycles_per_fractal"});
-  EXPECT_EQ(r.after.cube_fp32_cycles_per_fractal, test::default_hw().cube_fp32_cycles_per_fractal);
+  EXPECT_EQ(r.after.cube.fp32_cycles_per_fractal, test::default_hw().cube.fp32_cycles_per_fractal);
   const std::string report = calibration_report(r);
   EXPECT_NE(report.find("cube.fp32_cycles_per_fractal is unidentifiable"), std::string::npos)
       << report;
@@ -511,7 +511,7 @@ TEST(CalibrationFit, ReusedLoweringMatchesFreshRunsOnEveryExample) {
   const Hardware base = test::default_hw();
   Hardware moved = base;
   for (const auto& p : hardware_params()) {
-    if (std::holds_alternative<int64_t Hardware::*>(p.field)) continue;
+    if (p.is_integer()) continue;
     set_param(moved, p, std::clamp(get_param(base, p) * 1.3 + 1, p.min, p.max));
   }
   int compared = 0;

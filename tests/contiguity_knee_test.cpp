@@ -21,7 +21,7 @@ const KneePoint& point_at(const KneeCurve& k, int64_t bytes) {
 TEST(ContiguityKnee, GridIsAlignedStepsThenPowersOfTwo) {
   const Hardware hw = default_hw();
   const std::vector<int64_t> g = knee_grid(hw);
-  ASSERT_EQ(hw.ub_align_bytes, 32);
+  ASSERT_EQ(hw.ub.align_bytes, 32);
   // 32..2048 step 32, 2304..8192 step 256, then 16 and 32 KiB.
   ASSERT_EQ(g.size(), 2048u / 32 + (8192u - 2048) / 256 + 2);
   EXPECT_EQ(g.front(), 32);
@@ -84,21 +84,21 @@ TEST(ContiguityKnee, IdleCoreBandwidthMatchesTheDmaOccupancyClosedForm) {
 TEST(ContiguityKnee, AllCoresAreBoundByHbmAndReachTheKneeNoLater) {
   const Hardware hw = default_hw();
   const KneeCurve idle = measure_knee_curve(hw, DType::kFp32, 1);
-  const KneeCurve all = measure_knee_curve(hw, DType::kFp32, static_cast<int>(hw.aiv_cores));
+  const KneeCurve all = measure_knee_curve(hw, DType::kFp32, static_cast<int>(hw.cores.aiv));
   EXPECT_EQ(all.scenario, "all cores streaming");
   for (const auto& p : all.points)
-    EXPECT_LE(p.gbps, hw.hbm_bandwidth_gbps * (1 + 1e-6)) << p.contiguous_bytes << " B";
+    EXPECT_LE(p.gbps, hw.gm.hbm_bandwidth_gbps * (1 + 1e-6)) << p.contiguous_bytes << " B";
   // 48 cores at the idle-core plateau ask for more than HBM gives: the plateau is HBM's.
-  ASSERT_GT(idle.plateau_gbps * static_cast<double>(hw.aiv_cores), hw.hbm_bandwidth_gbps);
-  EXPECT_NEAR(all.plateau_gbps, hw.hbm_bandwidth_gbps, 1e-6 * hw.hbm_bandwidth_gbps);
+  ASSERT_GT(idle.plateau_gbps * static_cast<double>(hw.cores.aiv), hw.gm.hbm_bandwidth_gbps);
+  EXPECT_NEAR(all.plateau_gbps, hw.gm.hbm_bandwidth_gbps, 1e-6 * hw.gm.hbm_bandwidth_gbps);
   ASSERT_TRUE(idle.knee90_bytes && all.knee90_bytes);
   EXPECT_LE(*all.knee90_bytes, *idle.knee90_bytes);
   ASSERT_TRUE(idle.knee95_bytes && all.knee95_bytes);
   EXPECT_LE(*all.knee95_bytes, *idle.knee95_bytes);
   // Below saturation each core streams as it would alone.
   const KneePoint& shortest = all.points.front();
-  EXPECT_LT(shortest.gbps, hw.hbm_bandwidth_gbps * 0.99);
-  EXPECT_NEAR(shortest.gbps, idle.points.front().gbps * static_cast<double>(hw.aiv_cores),
+  EXPECT_LT(shortest.gbps, hw.gm.hbm_bandwidth_gbps * 0.99);
+  EXPECT_NEAR(shortest.gbps, idle.points.front().gbps * static_cast<double>(hw.cores.aiv),
               1e-6 * shortest.gbps);
 }
 
@@ -112,7 +112,7 @@ TEST(ContiguityKnee, KneesAgreeInBytesAcrossDtypes) {
   const DType order[] = {DType::kFp32, DType::kFp16, DType::kBf16};
   for (size_t i = 0; i < curves.size(); ++i) {
     EXPECT_EQ(curves[i].dtype, order[i / 2]);
-    EXPECT_EQ(curves[i].cores, i % 2 == 0 ? 1 : hw.aiv_cores);
+    EXPECT_EQ(curves[i].cores, i % 2 == 0 ? 1 : hw.cores.aiv);
   }
   for (size_t s = 0; s < 2; ++s) {
     const KneeCurve& f32 = curves[s];
@@ -134,7 +134,7 @@ TEST(ContiguityKnee, KneesAgreeInBytesAcrossDtypes) {
 TEST(ContiguityKnee, CheaperBurstsNeverRaiseTheIdleCoreKnee) {
   const Hardware hw = default_hw();
   Hardware cheap = hw;
-  cheap.read_burst_cycles /= 2;
+  cheap.dma.read.burst_cycles /= 2;
   const KneeCurve base = measure_knee_curve(hw, DType::kFp32, 1);
   const KneeCurve fast = measure_knee_curve(cheap, DType::kFp32, 1);
   ASSERT_TRUE(base.knee90_bytes && base.knee95_bytes);
@@ -156,7 +156,7 @@ TEST(ContiguityKnee, PackedBurstsAreNeverFasterThanGranuleAlignedOnes) {
   for (size_t i = 0; i < aligned.points.size(); ++i) {
     const int64_t c = aligned.points[i].contiguous_bytes;
     EXPECT_LE(packed.points[i].gbps, aligned.points[i].gbps * (1 + 1e-9)) << c << " B";
-    if (c % hw.gm_granule_bytes == 0) {
+    if (c % hw.dma.gm_granule_bytes == 0) {
       EXPECT_NEAR(packed.points[i].gbps, aligned.points[i].gbps, 1e-9 * aligned.points[i].gbps)
           << c << " B";
     }
@@ -169,7 +169,7 @@ TEST(ContiguityKnee, PackedBurstsAreNeverFasterThanGranuleAlignedOnes) {
 
 TEST(ContiguityKnee, ResultDoesNotDependOnThreadCount) {
   const Hardware hw = default_hw();
-  const int all = static_cast<int>(hw.aiv_cores);
+  const int all = static_cast<int>(hw.cores.aiv);
   const KneeCurve one = measure_knee_curve(hw, DType::kBf16, all, 1);
   const KneeCurve many = measure_knee_curve(hw, DType::kBf16, all, 2);
   ASSERT_EQ(one.points.size(), many.points.size());
@@ -184,7 +184,7 @@ TEST(ContiguityKnee, ResultDoesNotDependOnThreadCount) {
 TEST(ContiguityKnee, RejectsCoreCountsTheMachineDoesNotHave) {
   const Hardware hw = default_hw();
   EXPECT_THROW(measure_knee_curve(hw, DType::kFp32, 0), Error);
-  EXPECT_THROW(measure_knee_curve(hw, DType::kFp32, static_cast<int>(hw.aiv_cores) + 1), Error);
+  EXPECT_THROW(measure_knee_curve(hw, DType::kFp32, static_cast<int>(hw.cores.aiv) + 1), Error);
 }
 
 }  // namespace

@@ -33,10 +33,10 @@ std::string load_error(const nlohmann::json& doc) {
 TEST(Hardware, ShippedFilesLoadWithSources) {
   const Hardware b1 = default_hw();
   EXPECT_EQ(b1.name, "ascend910b1");
-  EXPECT_EQ(b1.aiv_cores, 48);
-  EXPECT_EQ(b1.ub_bytes, 196608);
+  EXPECT_EQ(b1.cores.aiv, 48);
+  EXPECT_EQ(b1.ub.bytes, 196608);
   const Hardware b4 = load_hardware(default_config_dir() / "hardware" / "ascend910b4.json");
-  EXPECT_EQ(b4.aiv_cores, 40);
+  EXPECT_EQ(b4.cores.aiv, 40);
   EXPECT_LT(b4.clock_mhz, b1.clock_mhz);
 }
 
@@ -77,8 +77,8 @@ TEST(Hardware, RejectsWrongTypeAndRange) {
 TEST(DmaCost, InstructionFormula) {
   const Hardware hw = default_hw();
   const DmaOp op{DmaDir::kRead, 64, 2048, 0};
-  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw), hw.read_issue_cycles + 64 * hw.read_burst_cycles +
-                                                     64.0 * 2048 / hw.read_peak_bytes_per_cycle);
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw), hw.dma.read.issue_cycles + 64 * hw.dma.read.burst_cycles +
+                                                     64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle);
 }
 
 TEST(DmaCost, EfficiencyRisesWithContiguousBytesAndSaturates) {
@@ -131,8 +131,8 @@ TEST(VectorCost, ElementwiseAndReductions) {
   // 4096 fp16 = 32 repeats in one instruction.
   const VecCost add = vector_cost(VecOp{VecClass::kSimple, DType::kFp16, 1, 1, 4096}, hw);
   EXPECT_EQ(add.instructions, 1);
-  EXPECT_DOUBLE_EQ(add.cycles, hw.vector_issue_cycles + hw.vector_simple_latency_cycles +
-                                   32 * hw.vector_simple_cycles_per_repeat);
+  EXPECT_DOUBLE_EQ(add.cycles, hw.vector.issue_cycles + hw.vector.simple.latency_cycles +
+                                   32 * hw.vector.simple.cycles_per_repeat);
   // 255-repeat limit splits long ops.
   EXPECT_EQ(vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, 64 * 256}, hw).instructions,
             2);
@@ -167,11 +167,11 @@ TEST(TaskCost, SingleBufferSerialisesLoadAndCompute) {
   const Hardware hw = default_hw();
   const int64_t bytes = 8192;
   const double load =
-      dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, hw) + hw.read_latency_cycles;
+      dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, hw) + hw.dma.read.latency_cycles;
   const double vec =
       vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, bytes / 4}, hw).cycles;
   const double store =
-      dma_occupancy_cycles(DmaOp{DmaDir::kWrite, 1, bytes, 0}, hw) + hw.write_latency_cycles;
+      dma_occupancy_cycles(DmaOp{DmaDir::kWrite, 1, bytes, 0}, hw) + hw.dma.write.latency_cycles;
   const int64_t n = 100;
   const TaskCost c = cost_task_kind(streaming_kind(n, 1, bytes), hw);
   ASSERT_EQ(c.depth, 1);

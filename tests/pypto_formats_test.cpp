@@ -126,8 +126,8 @@ TEST(PyptoGraph, SameFuncNameWithOtherTimesIsOnePsgSeveralKinds) {
 //   AIC: 20 [100,400] (ready when 10 ends), 21 [400,700] (ready at 200, waits for the core)
 TEST(Replay, ClosedFormOnOneCorePerType) {
   Hardware hw = ideal_runtime_hw();
-  hw.aiv_cores = 1;
-  hw.aic_cores = 1;
+  hw.cores.aiv = 1;
+  hw.cores.aic = 1;
   const PyptoGraph pg = graph_of(kSmallGraph);
   const SimResult r = simulate_costed(pg.graph, pg.kind_costs, hw);
   const double exp_start[] = {0, 100, 100, 400, 700}, exp_end[] = {100, 200, 400, 700, 750};
@@ -198,8 +198,8 @@ TEST(Replay, RuntimeOverheadsOnlyAddTime) {
 //   AIC: mix [0,400], c [400,600];  AIV: hub [400,400], v [400,500].
 TEST(Replay, MixaicoreOnAicAndHubAsZeroCycleTask) {
   Hardware hw = ideal_runtime_hw();
-  hw.aiv_cores = 1;
-  hw.aic_cores = 1;
+  hw.cores.aiv = 1;
+  hw.cores.aic = 1;
   const PyptoGraph pg = graph_of(R"([
     {"taskId": 1, "funcName": "mix", "coreType": "MIXAICORE", "execTime": 400, "remainingPredecessors": 0, "successors": [2]},
     {"taskId": 2, "funcName": "hub", "coreType": "HUB", "execTime": 0, "remainingPredecessors": 1, "successors": [3, 4]},

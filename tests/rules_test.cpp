@@ -136,9 +136,9 @@ TEST_F(RulesRegression, ComparisonWithAnotherHardwareShowsTheMoves) {
     const auto& a = result_->knees[i];
     const auto& b = other.knees[i];
     if (a.cores == 1) continue;
-    EXPECT_NEAR(b.plateau_gbps, b4.hbm_bandwidth_gbps, 1e-6 * b4.hbm_bandwidth_gbps);
+    EXPECT_NEAR(b.plateau_gbps, b4.gm.hbm_bandwidth_gbps, 1e-6 * b4.gm.hbm_bandwidth_gbps);
     EXPECT_NEAR(a.plateau_gbps,
-                result_->hardware == b4.name ? 0 : test::default_hw().hbm_bandwidth_gbps,
+                result_->hardware == b4.name ? 0 : test::default_hw().gm.hbm_bandwidth_gbps,
                 1e-6 * a.plateau_gbps);
     ASSERT_TRUE(a.knee90_bytes && b.knee90_bytes);
     EXPECT_LE(*b.knee90_bytes, *a.knee90_bytes) << dtype_name(a.dtype);

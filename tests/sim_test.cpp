@@ -56,8 +56,8 @@ TEST(Simulator, LoneDmaEqualsItsFormula) {
   g.add_task(0, 0, 0);
   g.finalize();
   const SimResult r = simulate(g, hw);
-  const double expected = hw.read_issue_cycles + 64 * hw.read_burst_cycles +
-                          64.0 * 2048 / hw.read_peak_bytes_per_cycle + hw.read_latency_cycles;
+  const double expected = hw.dma.read.issue_cycles + 64 * hw.dma.read.burst_cycles +
+                          64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle + hw.dma.read.latency_cycles;
   EXPECT_NEAR(r.last_end - r.first_start, expected, 1e-9 * expected);
 }
 
@@ -83,9 +83,9 @@ TEST(Simulator, EqualTasksPayBoundedSchedulingCosts) {
   const double span = r.last_end - r.first_start;
   // Each core holds a pending task, so back-to-back tasks are separated by the task gap only;
   // the first wave starts over one scheduler's serial dispatches.
-  const double startup = 12 * (hw.dispatch_cycles) + hw.ns_to_cycles(hw.notify_ns);
-  EXPECT_GE(span, waves * d + (waves - 1) * hw.ns_to_cycles(hw.task_gap_ns) - 1e-6);
-  EXPECT_LE(span, waves * (d + hw.ns_to_cycles(hw.task_gap_ns)) + startup);
+  const double startup = 12 * (hw.scheduler.dispatch_cycles) + hw.ns_to_cycles(hw.scheduler.notify_ns);
+  EXPECT_GE(span, waves * d + (waves - 1) * hw.ns_to_cycles(hw.scheduler.task_gap_ns) - 1e-6);
+  EXPECT_LE(span, waves * (d + hw.ns_to_cycles(hw.scheduler.task_gap_ns)) + startup);
 }
 
 TEST(Simulator, StreamingCoresSaturateHbmAndGoNoFaster) {
@@ -124,9 +124,9 @@ TEST(Simulator, DependencyChainSerialises) {
     const double span = r.last_end - r.first_start;
     // Each edge costs at least: completion notify, completion handling, one resolve, one
     // dispatch and the notify to the core; polling adds at most one loop over the cores.
-    const double edge = hw.ns_to_cycles(hw.completion_notify_ns + hw.notify_ns) +
-                        hw.completion_cycles + hw.resolve_cycles + hw.dispatch_cycles;
-    const double poll_loop = hw.ns_to_cycles(hw.poll_ns) * 18;  // 12 AIV + 6 AIC per scheduler
+    const double edge = hw.ns_to_cycles(hw.scheduler.completion_notify_ns + hw.scheduler.notify_ns) +
+                        hw.scheduler.completion_cycles + hw.scheduler.resolve_cycles + hw.scheduler.dispatch_cycles;
+    const double poll_loop = hw.ns_to_cycles(hw.scheduler.poll_ns) * 18;  // 12 AIV + 6 AIC per scheduler
     EXPECT_GE(span, k * d + (k - 1) * edge - 1e-6);
     EXPECT_LE(span, k * d + (k - 1) * (edge + poll_loop) + 1e-6);
     for (int i = 0; i + 1 < k; ++i) EXPECT_GE(r.tasks[i + 1].start, r.tasks[i].end);
@@ -191,8 +191,8 @@ TEST(Simulator, Deterministic) {
 
 TEST(Simulator, StitchingReleasesDeviceTasksInOrder) {
   Hardware hw = ideal_runtime_hw();
-  hw.device_task_submit_ns = 1000;
-  hw.stitch_function_max_num = 4;
+  hw.control.device_task_submit_ns = 1000;
+  hw.control.stitch_function_max_num = 4;
   TaskGraph g = fixed_graph(0);
   for (int r = 0; r < 10; ++r) g.add_task(0, r);  // 10 roots -> 3 device tasks
   g.finalize();

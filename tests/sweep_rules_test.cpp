@@ -157,9 +157,9 @@ TEST(SweepRules, GroupNormCoarseSideIsLostL2Reuse) {
   };
   const double base = coarse_penalty(run_shipped(name));
   Hardware no_l2 = test::default_hw();
-  no_l2.l2_bytes = 0;
+  no_l2.l2.bytes = 0;
   Hardware fifo = test::default_hw();
-  fifo.oldest_root_first = 0;
+  fifo.scheduler.oldest_root_first = 0;
   const Ran a = run_shipped(name, &no_l2);
   const Ran b = run_shipped(name, &fifo);
   EXPECT_GT(base, 1.2);
@@ -186,7 +186,7 @@ TEST(SweepRules, HalvingHbmBandwidthSlowsExactlyTheBandwidthBoundCandidates) {
   std::ofstream(file) << doc.dump(1);
   const Hardware half = load_hardware(file);
   std::filesystem::remove(file);
-  ASSERT_DOUBLE_EQ(half.hbm_bandwidth_gbps, base.hbm_bandwidth_gbps / 2);
+  ASSERT_DOUBLE_EQ(half.gm.hbm_bandwidth_gbps, base.gm.hbm_bandwidth_gbps / 2);
   int bound = 0, unbound = 0;
   for (const char* name : {"rule1_a_softmax_16x16384.json", "rule1_b_sum_16x64x256x256.json"}) {
     const Ran a = run_shipped(name, &base);
@@ -195,12 +195,12 @@ TEST(SweepRules, HalvingHbmBandwidthSlowsExactlyTheBandwidthBoundCandidates) {
       const auto& x = a.res.candidates[i];
       const auto& y = b.res.candidates[i];
       ASSERT_TRUE(y.ok);
-      const double util = x.achieved_gm_gbps / base.hbm_bandwidth_gbps;
+      const double util = x.achieved_gm_gbps / base.gm.hbm_bandwidth_gbps;
       const double slow = y.gen_time_us / x.gen_time_us;
       SCOPED_TRACE(std::string(name) + " " + format_dims(x.tile) + ": utilisation " +
                    std::to_string(util) + ", slowdown " + std::to_string(slow));
       EXPECT_GE(slow, 0.999);  // less bandwidth never helps
-      EXPECT_LE(y.achieved_gm_gbps, half.hbm_bandwidth_gbps * 1.001);
+      EXPECT_LE(y.achieved_gm_gbps, half.gm.hbm_bandwidth_gbps * 1.001);
       if (util > 0.75) {
         EXPECT_GT(slow, 1.6);
         ++bound;
@@ -221,16 +221,16 @@ TEST(SweepRules, HalvingHbmBandwidthSlowsExactlyTheBandwidthBoundCandidates) {
 TEST(SweepRules, SchedulingCostMovesTheFragmentedZone) {
   const Hardware base = test::default_hw();
   Hardware dear = base, cheap = base;
-  dear.dispatch_cycles *= 4;
-  dear.resolve_cycles *= 4;
-  dear.completion_cycles *= 4;
-  cheap.dispatch_cycles /= 4;
-  cheap.resolve_cycles /= 4;
-  cheap.completion_cycles /= 4;
-  cheap.poll_ns /= 4;
-  cheap.notify_ns /= 4;
-  cheap.completion_notify_ns /= 4;
-  cheap.task_gap_ns /= 4;
+  dear.scheduler.dispatch_cycles *= 4;
+  dear.scheduler.resolve_cycles *= 4;
+  dear.scheduler.completion_cycles *= 4;
+  cheap.scheduler.dispatch_cycles /= 4;
+  cheap.scheduler.resolve_cycles /= 4;
+  cheap.scheduler.completion_cycles /= 4;
+  cheap.scheduler.poll_ns /= 4;
+  cheap.scheduler.notify_ns /= 4;
+  cheap.scheduler.completion_notify_ns /= 4;
+  cheap.scheduler.task_gap_ns /= 4;
   auto first_fragmented = [](const Ran& r) {
     int64_t first = 1 << 30;
     for (const auto& c : r.res.candidates)

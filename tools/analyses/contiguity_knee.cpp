@@ -38,8 +38,8 @@ KernelSpec knee_spec(DType dtype, int cores, int64_t c) {
 // (start and length multiples of it) straddles none, as a granule-aligned burst would.
 Hardware knee_machine(const Hardware& hw, KneeBursts bursts) {
   Hardware m = hw;
-  if (bursts == KneeBursts::kGranuleAligned && hw.ub_align_bytes > 0)
-    m.gm_granule_bytes = std::min(hw.gm_granule_bytes, hw.ub_align_bytes);
+  if (bursts == KneeBursts::kGranuleAligned && hw.ub.align_bytes > 0)
+    m.dma.gm_granule_bytes = std::min(hw.dma.gm_granule_bytes, hw.ub.align_bytes);
   return m;
 }
 
@@ -66,21 +66,21 @@ void finish_curve(KneeCurve& k) {
 
 std::string scenario_name(const Hardware& hw, int cores) {
   return cores == 1              ? "idle core"
-         : cores == hw.aiv_cores ? "all cores streaming"
+         : cores == hw.cores.aiv ? "all cores streaming"
                                  : fmt::format("{} cores streaming", cores);
 }
 
 void check_cores(const Hardware& hw, int cores) {
-  if (cores < 1 || cores > hw.aiv_cores)
+  if (cores < 1 || cores > hw.cores.aiv)
     throw Error(fmt::format("contiguity knee: {} streaming cores (allowed: 1..{} on {})", cores,
-                            hw.aiv_cores, hw.name));
+                            hw.cores.aiv, hw.name));
 }
 
 }  // namespace
 
 std::vector<int64_t> knee_grid(const Hardware& hw) {
   std::vector<int64_t> grid;
-  const int64_t step = std::max<int64_t>(1, hw.ub_align_bytes);
+  const int64_t step = std::max<int64_t>(1, hw.ub.align_bytes);
   int64_t c = step;
   for (; c <= 2048; c += step) grid.push_back(c);
   // The 95% level is crossed between 2 and 8 KiB on the shipped machines: 256 B steps there.
@@ -117,7 +117,7 @@ std::vector<KneeCurve> measure_contiguity_knees(const Hardware& hw,
                                                 const std::vector<DType>& dtypes, int threads) {
   std::vector<KneeCurve> curves;
   for (DType t : dtypes)
-    for (int cores : {1, static_cast<int>(hw.aiv_cores)})
+    for (int cores : {1, static_cast<int>(hw.cores.aiv)})
       curves.push_back(measure_knee_curve(hw, t, cores, threads));
   return curves;
 }

@@ -51,7 +51,7 @@ struct KneeCurve {
   std::optional<int64_t> knee90_bytes, knee95_bytes;
 };
 
-// The contiguous run lengths measured: every multiple of hw.ub_align_bytes up to 2048 B, 256 B
+// The contiguous run lengths measured: every multiple of hw.ub.align_bytes up to 2048 B, 256 B
 // steps up to 8 KiB, then powers of two up to kKneeMaxBytes.
 std::vector<int64_t> knee_grid(const Hardware& hw);
 
@@ -59,7 +59,7 @@ std::vector<int64_t> knee_grid(const Hardware& hw);
 std::optional<int64_t> knee_at(const std::vector<KneePoint>& points, double level);
 
 // One curve: `cores` cores each streaming their own tiles of `dtype` (throws tilesim::Error when
-// `cores` is not in 1..hw.aiv_cores).
+// `cores` is not in 1..hw.cores.aiv).
 KneeCurve measure_knee_curve(const Hardware& hw, DType dtype, int cores, int threads = 0,
                              KneeBursts bursts = KneeBursts::kGranuleAligned);
 

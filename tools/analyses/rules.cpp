@@ -266,7 +266,7 @@ ReductionSweetSpot sweet_spot(Cases& cases, const std::string& file, const std::
     return p;
   }();
   const int64_t limit = std::min(cfg.base.shape[static_cast<size_t>(axis)],
-                                 cases.hw().max_tile_elements / std::max<int64_t>(others, 1));
+                                 cases.hw().limits.max_tile_elements / std::max<int64_t>(others, 1));
   for (int64_t v = 1; v <= limit; v *= 2) {
     tile[static_cast<size_t>(axis)] = v;
     cands.push_back({tile, cfg.base.loop_count});

@@ -64,7 +64,7 @@ FreeParam make_free_param(const std::string& key, double min, double max,
                           const std::string& where) {
   const HardwareParam* p = find_hardware_param(key);
   if (!p) throw Error(where + ": unknown hardware parameter '" + key + "'");
-  if (std::holds_alternative<int64_t Hardware::*>(p->field))
+  if (p->is_integer())
     throw Error(where + ": " + key +
                 " is an integer parameter; calibrate fits real-valued parameters only");
   FreeParam f{key, std::isnan(min) ? p->min : min, std::isnan(max) ? p->max : max};
@@ -111,7 +111,7 @@ std::vector<FreeParam> default_free_params(const nlohmann::json& hardware_doc) {
     if (!params.contains(p.key)) continue;
     const auto& e = params[p.key];
     if (!e.is_object() || !e.contains("fitted") || e["fitted"] != true) continue;
-    if (std::holds_alternative<int64_t Hardware::*>(p.field)) continue;
+    if (p.is_integer()) continue;
     out.push_back({p.key, p.min, p.max});
   }
   return out;

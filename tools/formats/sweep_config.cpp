@@ -260,14 +260,14 @@ std::vector<Dims> generate_tile_values(const SweepConfig& cfg, const Hardware& h
   std::vector<Dims> values(shape.size());
   const size_t last = shape.size() - 1;
   const int64_t bytes = dtype_bytes(cfg.base.dtype);
-  const int64_t align = std::max<int64_t>(1, hw.ub_align_bytes / bytes);
+  const int64_t align = std::max<int64_t>(1, hw.ub.align_bytes / bytes);
   for (size_t d = 0; d < shape.size(); ++d) {
     Dims& v = values[d];
     if (auto it = g.fixed.find(static_cast<int>(d)); it != g.fixed.end()) {
-      if (d == last && (it->second * bytes) % hw.ub_align_bytes != 0)
+      if (d == last && (it->second * bytes) % hw.ub.align_bytes != 0)
         throw Error(fmt::format(
             "{}.fixed.{}: impossible space: {} x {} B is not a multiple of the {} B alignment", w,
-            d, it->second, bytes, hw.ub_align_bytes));
+            d, it->second, bytes, hw.ub.align_bytes));
       v.push_back(it->second);
       continue;
     }
@@ -275,16 +275,16 @@ std::vector<Dims> generate_tile_values(const SweepConfig& cfg, const Hardware& h
       for (int64_t x = align; x <= bound[d]; x += align) v.push_back(x);
     } else {
       for (int64_t x = 1; x <= bound[d]; x *= 2)
-        if (d != last || (x * bytes) % hw.ub_align_bytes == 0) v.push_back(x);
+        if (d != last || (x * bytes) % hw.ub.align_bytes == 0) v.push_back(x);
       if (v.empty() || v.back() != bound[d]) {
-        if (d != last || (bound[d] * bytes) % hw.ub_align_bytes == 0) v.push_back(bound[d]);
+        if (d != last || (bound[d] * bytes) % hw.ub.align_bytes == 0) v.push_back(bound[d]);
       }
     }
     if (v.empty())
       throw Error(fmt::format(
           "{}: impossible space: no {}tile value up to {} in dim {} (the last dim needs a "
           "multiple of {} elements for {} B alignment)",
-          w, d == last ? "aligned " : "", bound[d], d, align, hw.ub_align_bytes));
+          w, d == last ? "aligned " : "", bound[d], d, align, hw.ub.align_bytes));
   }
   return values;
 }

@@ -79,7 +79,7 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
   append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
   append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
-         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.hbm_bandwidth_gbps);
+         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.gm.hbm_bandwidth_gbps);
   append(s,
          "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
          d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);
@@ -96,7 +96,7 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
          "wait_sched", "wait_pred");
   for (const auto& c : m.per_core)
     append(s, "  {}{:<4} {:>6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", core_type_name(c.type),
-           c.type == CoreType::kAiv ? c.core : c.core - static_cast<int32_t>(hw.aiv_cores),
+           c.type == CoreType::kAiv ? c.core : c.core - static_cast<int32_t>(hw.cores.aiv),
            c.execute_task_num, c.core_total_work_time_us, c.total_wait_time_us,
            c.wait_schedule_time_us, c.wait_predecessor_time_us);
   return s;
