@@ -5,6 +5,7 @@
 
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 #include "model/task_cost.hpp"
 #include "model/tile_geometry.hpp"
 #include "model/ub_budget.hpp"
@@ -77,8 +78,9 @@ TEST(Hardware, RejectsWrongTypeAndRange) {
 TEST(DmaCost, InstructionFormula) {
   const Hardware hw = default_hw();
   const DmaOp op{DmaDir::kRead, 64, 2048, 0};
-  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw), hw.dma.read.issue_cycles + 64 * hw.dma.read.burst_cycles +
-                                                     64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle);
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw),
+                   hw.dma.read.issue_cycles + 64 * hw.dma.read.burst_cycles +
+                       64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle);
 }
 
 TEST(DmaCost, EfficiencyRisesWithContiguousBytesAndSaturates) {
@@ -219,6 +221,41 @@ TEST(UbBudget, FallsBackToSingleBufferThenReportsOverflow) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("needs 262144 B, has 196608 B"), std::string::npos) << msg;
     EXPECT_NE(msg.find("in 131072 B"), std::string::npos) << msg;
+  }
+}
+
+TEST(JsonReader, NamesFileKeyPathAndAllowedValuesInEveryRejection) {
+  const auto doc = nlohmann::json::parse(
+      R"({"a": {"n": 5, "s": "x", "list": [1, 2, -3]}, "f": 0.5, "b": true})");
+  const JsonReader r(doc, "cfg.json");
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(r.at("a").at("n").integer(1, 8), 5);
+  EXPECT_EQ(message([&] { r.at("a").at("n").integer(6, 8); }),
+            "cfg.json: a.n: out of range: 5 (allowed 6..8)");
+  EXPECT_EQ(message([&] { r.at("a").at("missing"); }), "cfg.json: a.missing: missing");
+  EXPECT_EQ(message([&] { r.check_keys({"a", "f"}); }), "cfg.json: b: unknown key (allowed: a, f)");
+  EXPECT_EQ(message([&] {
+              r.at("a").at("s").one_of({"y", "z"});
+            }),
+            "cfg.json: a.s: \"x\" is not allowed (allowed: y, z)");
+  EXPECT_EQ(message([&] { r.at("a").at("list").positive_ints(); }),
+            "cfg.json: a.list: expected a non-empty array of positive integers, got [1,2,-3]");
+  EXPECT_EQ(r.at("a").at("list").items()[2].path(), "a.list[2]");
+  EXPECT_DOUBLE_EQ(r.number_or("f", 1.0, 0, 1), 0.5);
+  EXPECT_EQ(r.integer_or("absent", 7), 7);
+  EXPECT_TRUE(r.at("b").boolean());
+  try {
+    r.at("a").with_kind(ErrorKind::kParams).at("s").integer();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kParams);
   }
 }
 

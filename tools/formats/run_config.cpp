@@ -3,18 +3,13 @@
 #include <fstream>
 
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 #include "model/hardware.hpp"
 
 namespace tilesim {
 
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw Error(file.string() + ": cannot open " + what);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file.string() + ": malformed JSON in " + what + ": " + e.what());
-  }
+  return JsonReader::parse_file(file, what);
 }
 
 std::filesystem::path resolve_config_path(const std::filesystem::path& config,

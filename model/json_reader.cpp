@@ -1,0 +1,182 @@
+#include "model/json_reader.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+namespace tilesim {
+
+namespace {
+
+std::string range_text(double min, double max) {
+  const bool lo = std::isfinite(min), hi = std::isfinite(max);
+  if (lo && hi) return fmt::format("{} to {}", min, max);
+  if (lo) return fmt::format(">= {}", min);
+  if (hi) return fmt::format("<= {}", max);
+  return "any number";
+}
+
+std::string range_text(int64_t min, int64_t max) {
+  constexpr auto kMin = std::numeric_limits<int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<int64_t>::max();
+  if (min != kMin && max != kMax) return fmt::format("{}..{}", min, max);
+  if (min != kMin) return fmt::format(">= {}", min);
+  if (max != kMax) return fmt::format("<= {}", max);
+  return "any integer";
+}
+
+}  // namespace
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string origin, std::string path,
+                       ErrorKind kind)
+    : value_(&value), origin_(std::move(origin)), path_(std::move(path)), kind_(kind) {}
+
+nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const std::string& what) {
+  std::ifstream in(file);
+  if (!in) throw Error(file.string() + ": cannot open " + what);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(file.string() + ": malformed JSON in " + what + ": " + e.what());
+  }
+}
+
+std::string JsonReader::where() const {
+  return path_.empty() ? "top level" : path_;
+}
+
+JsonReader JsonReader::with_kind(ErrorKind kind) const {
+  JsonReader r = *this;
+  r.kind_ = kind;
+  return r;
+}
+
+void JsonReader::fail(const std::string& what) const {
+  fail(what, kind_);
+}
+
+void JsonReader::fail(const std::string& what, ErrorKind kind) const {
+  throw Error(origin_ + ": " + where() + ": " + what, kind);
+}
+
+std::string JsonReader::child_path(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+void JsonReader::expect_object() const {
+  if (!value_->is_object()) fail("expected a JSON object, got " + value_->dump());
+}
+
+void JsonReader::check_keys(const std::vector<std::string>& allowed) const {
+  expect_object();
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      JsonReader(it.value(), origin_, child_path(it.key()), kind_)
+          .fail(fmt::format("unknown key (allowed: {})", fmt::join(allowed, ", ")));
+}
+
+bool JsonReader::has(const std::string& key) const {
+  return value_->is_object() && value_->contains(key);
+}
+
+JsonReader JsonReader::at(const std::string& key) const {
+  expect_object();
+  const auto it = value_->find(key);
+  if (it == value_->end()) {
+    static const nlohmann::json kNull;
+    JsonReader(kNull, origin_, child_path(key), kind_).fail("missing");
+  }
+  return JsonReader(*it, origin_, child_path(key), kind_);
+}
+
+std::optional<JsonReader> JsonReader::find(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return at(key);
+}
+
+void JsonReader::for_each_member(
+    const std::function<void(const std::string&, const JsonReader&)>& f) const {
+  expect_object();
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    f(it.key(), JsonReader(it.value(), origin_, child_path(it.key()), kind_));
+}
+
+std::vector<JsonReader> JsonReader::items() const {
+  if (!value_->is_array()) fail("expected an array, got " + value_->dump());
+  std::vector<JsonReader> out;
+  out.reserve(value_->size());
+  for (size_t i = 0; i < value_->size(); ++i)
+    out.emplace_back((*value_)[i], origin_, fmt::format("{}[{}]", path_, i), kind_);
+  return out;
+}
+
+std::string JsonReader::string() const {
+  if (!value_->is_string()) fail("expected a string, got " + value_->dump());
+  return value_->get<std::string>();
+}
+
+std::string JsonReader::one_of(const std::vector<std::string>& allowed) const {
+  if (!value_->is_string() ||
+      std::find(allowed.begin(), allowed.end(), value_->get<std::string>()) == allowed.end())
+    fail(fmt::format("{} is not allowed (allowed: {})", value_->dump(), fmt::join(allowed, ", ")));
+  return value_->get<std::string>();
+}
+
+bool JsonReader::boolean() const {
+  if (!value_->is_boolean()) fail("expected true or false, got " + value_->dump());
+  return value_->get<bool>();
+}
+
+int64_t JsonReader::integer(int64_t min, int64_t max) const {
+  if (!value_->is_number_integer())
+    fail(fmt::format("expected an integer ({}), got {}", range_text(min, max), value_->dump()));
+  const auto v = value_->get<int64_t>();
+  if (v < min || v > max)
+    fail(fmt::format("out of range: {} (allowed {})", v, range_text(min, max)));
+  return v;
+}
+
+double JsonReader::number(double min, double max) const {
+  if (!value_->is_number())
+    fail(fmt::format("expected a number ({}), got {}", range_text(min, max), value_->dump()));
+  const double v = value_->get<double>();
+  if (!std::isfinite(v) || v < min || v > max)
+    fail(fmt::format("out of range: {} (allowed {})", value_->dump(), range_text(min, max)));
+  return v;
+}
+
+std::vector<int64_t> JsonReader::positive_ints(size_t rank) const {
+  const bool shape_ok = value_->is_array() && !value_->empty() &&
+                        (rank == 0 || value_->size() == rank) &&
+                        std::all_of(value_->begin(), value_->end(), [](const nlohmann::json& x) {
+                          return x.is_number_integer() && x.get<int64_t>() > 0;
+                        });
+  if (!shape_ok)
+    fail(rank == 0 ? "expected a non-empty array of positive integers, got " + value_->dump()
+                   : fmt::format("expected an array of {} positive integers, got {}", rank,
+                                 value_->dump()));
+  return value_->get<std::vector<int64_t>>();
+}
+
+std::string JsonReader::string_or(const std::string& key, const std::string& fallback) const {
+  return has(key) ? at(key).string() : fallback;
+}
+
+bool JsonReader::boolean_or(const std::string& key, bool fallback) const {
+  return has(key) ? at(key).boolean() : fallback;
+}
+
+int64_t JsonReader::integer_or(const std::string& key, int64_t fallback, int64_t min,
+                               int64_t max) const {
+  return has(key) ? at(key).integer(min, max) : fallback;
+}
+
+double JsonReader::number_or(const std::string& key, double fallback, double min,
+                             double max) const {
+  return has(key) ? at(key).number(min, max) : fallback;
+}
+
+}  // namespace tilesim
