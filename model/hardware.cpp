@@ -1,13 +1,16 @@
 #include "model/hardware.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 
 namespace tilesim {
 
@@ -16,71 +19,99 @@ constexpr double kBig = 1e12;
 
 template <class T>
 HardwareParam make_param(const char* key, T& (*field)(Hardware&), double min, double max,
-                         const char* unit) {
-  return {key, field, min, max, unit};
+                         const char* unit, const char* doc) {
+  return {key, field, min, max, unit, doc, ""};
+}
+
+// Tags each parameter of a part with the part's name.
+void add_part(std::vector<HardwareParam>& out, const char* part,
+              std::initializer_list<HardwareParam> params) {
+  for (HardwareParam p : params) {
+    p.part = part;
+    out.push_back(p);
+  }
+}
+
+// The table: one entry per parameter, P(member path, min, max, unit, one-line doc). The key is the
+// member's path, stringified; the type is the member's. Values and sources live in
+// configs/hardware/*.json; docs/hardware.md is rendered from this table (model/hardware_doc.cpp).
+// clang-format off
+#define P(path, ...) make_param(#path, +[](Hardware& h) -> auto& { return h.path; }, __VA_ARGS__)
+// clang-format on
+
+std::vector<HardwareParam> make_table() {
+  const std::initializer_list<HardwareParam> chip = {
+      P(clock_mhz, 100, 10000, "MHz", "core clock: converts cycles to time"),
+      P(cores.aiv, 1, 1024, "cores", "vector cores (AIV)"),
+      P(cores.aic, 0, 1024, "cores", "cube cores (AIC)"),
+      P(ub.bytes, 1024, 1 << 30, "B", "Unified Buffer per AIV"),
+      P(ub.align_bytes, 1, 4096, "B", "UB allocations and a tile's last dim align to it"),
+      P(l1.bytes, 1024, 1 << 30, "B", "L1 buffer per AIC"),
+      P(l1.align_bytes, 1, 4096, "B", "L1 allocations align to it"),
+      P(l0a.bytes, 1024, 1 << 30, "B", "L0A (cube left operand) per AIC"),
+      P(l0a.align_bytes, 1, 65536, "B", "L0A allocations align to it (one fractal)"),
+      P(l0b.bytes, 1024, 1 << 30, "B", "L0B (cube right operand) per AIC"),
+      P(l0b.align_bytes, 1, 65536, "B", "L0B allocations align to it (one fractal)"),
+      P(l0c.bytes, 1024, 1 << 30, "B", "L0C (cube accumulator) per AIC"),
+      P(l0c.align_bytes, 1, 65536, "B", "L0C allocations align to it"),
+      P(dma.read.issue_cycles, 0, 1e6, "cycles", "GM->UB/L1: cost per instruction"),
+      P(dma.read.burst_cycles, 0, 1e6, "cycles", "GM->UB/L1: cost per burst"),
+      P(dma.read.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle", "GM->UB/L1: engine peak"),
+      P(dma.read.latency_cycles, 0, 1e7, "cycles", "GM->UB/L1: data usable this late"),
+      P(dma.write.issue_cycles, 0, 1e6, "cycles", "UB/L0C->GM: cost per instruction"),
+      P(dma.write.burst_cycles, 0, 1e6, "cycles", "UB/L0C->GM: cost per burst"),
+      P(dma.write.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle", "UB/L0C->GM: engine peak"),
+      P(dma.write.latency_cycles, 0, 1e7, "cycles", "UB/L0C->GM: data lands this late"),
+      P(dma.gm_granule_bytes, 1, 1 << 20, "B", "GM granule; a misaligned burst pays more"),
+      P(gm.hbm_bandwidth_gbps, 1, 1e6, "GB/s", "HBM bandwidth all cores' DMA shares"),
+      P(l2.bytes, 0, 1e12, "B", "L2 cache shared by all cores"),
+      P(vector.bytes_per_repeat, 32, 65536, "B", "bytes one vector repeat processes"),
+      P(vector.max_repeats, 1, 1 << 20, "repeats", "repeats one instruction may carry"),
+      P(vector.issue_cycles, 0, 1e6, "cycles", "cost per vector instruction"),
+      P(vector.simple.cycles_per_repeat, 0.01, 1e4, "cycles", "add, mul, max, ..."),
+      P(vector.simple.latency_cycles, 0, 1e6, "cycles", "add, mul, max, ...: latency"),
+      P(vector.complex.cycles_per_repeat, 0.01, 1e4, "cycles", "exp, div, sqrt, ..."),
+      P(vector.complex.latency_cycles, 0, 1e6, "cycles", "exp, div, sqrt, ...: latency"),
+      P(vector.reduce.cycles_per_repeat, 0.01, 1e4, "cycles", "in-row reduce"),
+      P(vector.reduce.latency_cycles, 0, 1e6, "cycles", "in-row reduce: latency"),
+      P(cube.fractal, 1, 1024, "elements", "cube step along m, k and n"),
+      P(cube.fp16_cycles_per_fractal, 0.01, 1e4, "cycles", "fp16 cube: per fractal"),
+      P(cube.fp32_cycles_per_fractal, 0.01, 1e4, "cycles", "fp32 cube: per fractal"),
+      P(cube.block_overhead_cycles, 0, 1e6, "cycles", "cube: per L0 block"),
+  };
+  const std::initializer_list<HardwareParam> runtime = {
+      P(scheduler.threads, 1, 64, "threads", "scheduler AICPU threads"),
+      P(scheduler.dispatch_cycles, 0, 1e7, "cycles", "per task dispatched"),
+      P(scheduler.resolve_cycles, 0, 1e7, "cycles", "per successor count decremented"),
+      P(scheduler.completion_cycles, 0, 1e7, "cycles", "per completion handled"),
+      P(scheduler.poll_ns, 0, 1e6, "ns", "polling one core's status, serial per thread"),
+      P(scheduler.notify_ns, 0, 1e6, "ns", "AICPU->AICore: task start notice"),
+      P(scheduler.completion_notify_ns, 0, 1e6, "ns", "AICore->AICPU: completion notice"),
+      P(scheduler.task_gap_ns, 0, 1e6, "ns", "gap between back-to-back tasks on a core"),
+      P(scheduler.oldest_root_first, 0, 1, "flag", "1: oldest root's tasks first; 0: FIFO"),
+      P(control.root_build_ns, 0, 1e9, "ns", "control AICPU: per root function built"),
+      P(control.task_build_ns, 0, 1e9, "ns", "control AICPU: per task of a root built"),
+      P(control.device_task_submit_ns, 0, 1e9, "ns", "per stitched device task"),
+      P(control.stitch_function_max_num, 1, 1 << 20, "functions", "most roots per device task"),
+      P(kernel.launch_us, 0, 1e6, "us", "kernel launch + completion outside the tasks"),
+  };
+  const std::initializer_list<HardwareParam> limits = {
+      P(limits.max_tile_elements, 1, kBig, "elements", "prod(tile) at most"),
+      P(limits.max_auto_tiles, 1, kBig, "tiles", "auto_tiles at most"),
+  };
+  std::vector<HardwareParam> t;
+  add_part(t, "The chip", chip);
+  add_part(t, "The AICPU runtime", runtime);
+  add_part(t, "The rulebook's limits", limits);
+  return t;
 }
 }  // namespace
-
-// The key is spelled once: it is the member's path, stringified.
-#define P(path, ...) \
-  make_param(#path, +[](Hardware& h) -> auto& { return h.path; }, __VA_ARGS__)
+#undef P
 
 const std::vector<HardwareParam>& hardware_params() {
-  static const std::vector<HardwareParam> params = {
-      P(clock_mhz, 100, 10000, "MHz"),
-      P(cores.aiv, 1, 1024, "cores"),
-      P(cores.aic, 0, 1024, "cores"),
-      P(ub.bytes, 1024, 1 << 30, "B"),
-      P(ub.align_bytes, 1, 4096, "B"),
-      P(l1.bytes, 1024, 1 << 30, "B"),
-      P(l0a.bytes, 1024, 1 << 30, "B"),
-      P(l0b.bytes, 1024, 1 << 30, "B"),
-      P(l0c.bytes, 1024, 1 << 30, "B"),
-      P(dma.read.issue_cycles, 0, 1e6, "cycles"),
-      P(dma.read.burst_cycles, 0, 1e6, "cycles"),
-      P(dma.read.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"),
-      P(dma.read.latency_cycles, 0, 1e7, "cycles"),
-      P(dma.write.issue_cycles, 0, 1e6, "cycles"),
-      P(dma.write.burst_cycles, 0, 1e6, "cycles"),
-      P(dma.write.peak_bytes_per_cycle, 0.01, 1e6, "B/cycle"),
-      P(dma.write.latency_cycles, 0, 1e7, "cycles"),
-      P(dma.gm_granule_bytes, 1, 1 << 20, "B"),
-      P(gm.hbm_bandwidth_gbps, 1, 1e6, "GB/s"),
-      P(l2.bytes, 0, 1e12, "B"),
-      P(vector.bytes_per_repeat, 32, 65536, "B"),
-      P(vector.max_repeats, 1, 1 << 20, "repeats"),
-      P(vector.issue_cycles, 0, 1e6, "cycles"),
-      P(vector.simple.cycles_per_repeat, 0.01, 1e4, "cycles"),
-      P(vector.simple.latency_cycles, 0, 1e6, "cycles"),
-      P(vector.complex.cycles_per_repeat, 0.01, 1e4,
-       "cycles"),
-      P(vector.complex.latency_cycles, 0, 1e6, "cycles"),
-      P(vector.reduce.cycles_per_repeat, 0.01, 1e4, "cycles"),
-      P(vector.reduce.latency_cycles, 0, 1e6, "cycles"),
-      P(cube.fractal, 1, 1024, "elements"),
-      P(cube.fp16_cycles_per_fractal, 0.01, 1e4, "cycles"),
-      P(cube.fp32_cycles_per_fractal, 0.01, 1e4, "cycles"),
-      P(cube.block_overhead_cycles, 0, 1e6, "cycles"),
-      P(scheduler.threads, 1, 64, "threads"),
-      P(scheduler.dispatch_cycles, 0, 1e7, "cycles"),
-      P(scheduler.resolve_cycles, 0, 1e7, "cycles"),
-      P(scheduler.completion_cycles, 0, 1e7, "cycles"),
-      P(scheduler.poll_ns, 0, 1e6, "ns"),
-      P(scheduler.notify_ns, 0, 1e6, "ns"),
-      P(scheduler.completion_notify_ns, 0, 1e6, "ns"),
-      P(scheduler.task_gap_ns, 0, 1e6, "ns"),
-      P(scheduler.oldest_root_first, 0, 1, "flag"),
-      P(control.root_build_ns, 0, 1e9, "ns"),
-      P(control.task_build_ns, 0, 1e9, "ns"),
-      P(control.device_task_submit_ns, 0, 1e9, "ns"),
-      P(control.stitch_function_max_num, 1, 1 << 20, "functions"),
-      P(kernel.launch_us, 0, 1e6, "us"),
-      P(limits.max_tile_elements, 1, kBig, "elements"),
-      P(limits.max_auto_tiles, 1, kBig, "tiles"),
-  };
+  static const std::vector<HardwareParam> params = make_table();
   return params;
 }
-#undef P
 
 const HardwareParam* find_hardware_param(const std::string& key) {
   for (const auto& p : hardware_params())
@@ -103,75 +134,190 @@ void set_param(Hardware& hw, const HardwareParam& p, double value) {
       p.field);
 }
 
-Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin) {
-  auto fail = [&](const std::string& where, const std::string& what) -> void {
-    throw Error(origin + ": " + where + ": " + what);
-  };
-  if (!doc.is_object()) fail("top level", "expected a JSON object");
-  static const std::set<std::string> top_keys = {"name", "description", "parameters"};
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (!top_keys.count(it.key()))
-      fail(it.key(), "unknown key (allowed: name, description, parameters)");
+namespace {
+
+// The parameter key closest to a misspelt one (edit distance at most 3), or "".
+std::string nearest_key(const std::string& key) {
+  std::string best;
+  size_t best_d = 4;
+  for (const auto& p : hardware_params()) {
+    const std::string k = p.key;
+    std::vector<size_t> row(k.size() + 1);
+    for (size_t j = 0; j <= k.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= key.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= k.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (key[i - 1] != k[j - 1])});
+        diag = up;
+      }
+    }
+    if (row[k.size()] < best_d) best_d = row[k.size()], best = k;
+  }
+  return best;
+}
+
+std::string allowed_range(const HardwareParam& p) {
+  return fmt::format("{} to {} {}", p.min, p.max, p.unit);
+}
+
+// One parameter's entry: {"value": ..., "source": "..."[, "fitted": true|false]}.
+void check_entry(const JsonReader& e, const HardwareParam& p) {
+  if (!e.json().is_object())
+    e.fail("expected an object {\"value\": ..., \"source\": \"...\"}, got " + e.json().dump());
+  e.check_keys({"value", "source", "fitted"});
+  if (!e.has("source") || !e.json()["source"].is_string() ||
+      e.json()["source"].get<std::string>().empty())
+    e.fail("source missing: every value must say where it comes from (a non-empty string)");
+  if (e.has("fitted")) e.at("fitted").boolean();
+  const JsonReader v = e.at("value");
+  const bool is_int = p.is_integer();
+  if (is_int ? !v.json().is_number_integer() : !v.json().is_number())
+    v.fail(fmt::format("expected {} ({}), got {}", is_int ? "an integer" : "a number",
+                       allowed_range(p), v.json().dump()));
+  const double x = v.json().get<double>();
+  if (!std::isfinite(x) || x < p.min || x > p.max)
+    v.fail(fmt::format("out of range: {} (allowed {})", v.json().dump(), allowed_range(p)));
+}
+
+std::string shipped_list() {
+  const auto names = shipped_hardware_names();
+  return names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// "base": a shipped name, or a path (it has a '/' or ends in .json) relative to the file.
+std::filesystem::path base_file(const JsonReader& base) {
+  const std::string named = base.string();
+  const bool is_path = named.find('/') != std::string::npos ||
+                       (named.size() > 5 && named.compare(named.size() - 5, 5, ".json") == 0);
+  if (!is_path) {
+    const auto shipped = shipped_hardware_path(named);
+    if (!std::filesystem::exists(shipped))
+      base.fail(
+          fmt::format("no shipped hardware named '{}' (shipped: {}; or a .json path "
+                      "relative to this file)",
+                      named, shipped_list()));
+    return shipped;
+  }
+  std::filesystem::path p(named);
+  if (p.is_relative()) p = std::filesystem::path(base.origin()).parent_path() / p;
+  if (!std::filesystem::exists(p))
+    base.fail(fmt::format("{} not found (a path relative to this file, or a shipped name: {})",
+                          p.string(), shipped_list()));
+  return p;
+}
+
+std::string canonical_name(const std::string& file) {
+  std::error_code ec;
+  const auto c = std::filesystem::weakly_canonical(file, ec);
+  return ec ? file : c.string();
+}
+
+// The entries of `doc` over those of its bases, each checked in the file that states it.
+struct Merged {
+  std::string name, description;
+  std::map<std::string, nlohmann::ordered_json> entries;
+  std::vector<std::string> files;  // this file, then its bases
+};
+
+// `chain` holds the files on the way here (as named, and canonical to detect a cycle of bases).
+struct Chain {
+  std::vector<std::string> named, canonical;
+};
+
+Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) {
+  const JsonReader top(doc, origin);
+  top.check_keys({"name", "description", "base", "parameters"});
+  const std::string name = top.at("name").string();
+  const std::string description = top.string_or("description", "");
+  const JsonReader params = top.at("parameters");
+  params.for_each_member([&](const std::string& key, const JsonReader& e) {
+    const HardwareParam* p = find_hardware_param(key);
+    if (!p) {
+      const std::string near = nearest_key(key);
+      e.fail(fmt::format("unknown key{} (every key is listed in docs/hardware.md)",
+                         near.empty() ? "" : "; did you mean " + near + "?"));
+    }
+    check_entry(e, *p);
+  });
+  chain.named.push_back(origin);
+  chain.canonical.push_back(canonical_name(origin));
+  Merged m;
+  if (const auto base = top.find("base")) {
+    const auto file = base_file(*base);
+    const std::string c = canonical_name(file.string());
+    if (std::find(chain.canonical.begin(), chain.canonical.end(), c) != chain.canonical.end())
+      base->fail(
+          fmt::format("cycle of bases: {} -> {}", fmt::join(chain.named, " -> "), file.string()));
+    m = merge(JsonReader::parse_file(file, "hardware file (a base)"), file.string(), chain);
+  }
+  m.name = name;
+  m.description = description;
+  m.files.insert(m.files.begin(), origin);
+  // Entries keep the schema's order: value, source, fitted.
+  for (auto it = params.json().begin(); it != params.json().end(); ++it) {
+    nlohmann::ordered_json e;
+    for (const char* k : {"value", "source", "fitted"})
+      if (it.value().contains(k)) e[k] = nlohmann::ordered_json::parse(it.value()[k].dump());
+    m.entries[it.key()] = e;
+  }
+  return m;
+}
+
+}  // namespace
+
+nlohmann::ordered_json merged_hardware_json(const nlohmann::json& doc, const std::string& origin) {
+  const Merged m = merge(doc, origin, Chain{});
+  nlohmann::ordered_json out;
+  out["name"] = m.name;
+  if (!m.description.empty()) out["description"] = m.description;
+  auto& params = out["parameters"] = nlohmann::ordered_json::object();
+  for (const auto& p : hardware_params()) {
+    const auto it = m.entries.find(p.key);
+    if (it == m.entries.end()) {
+      const std::vector<std::string> bases(m.files.begin() + 1, m.files.end());
+      throw Error(fmt::format(
+          "{}: parameters.{}: missing{}: every parameter needs a value ({}, {}) and a source",
+          origin, p.key,
+          bases.empty()
+              ? ""
+              : fmt::format(" (neither here nor in its bases {})", fmt::join(bases, ", ")),
+          p.is_integer() ? "an integer" : "a number", allowed_range(p)));
+    }
+    params[p.key] = it->second;
+  }
+  return out;
+}
+
+nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw Error(file.string() + ": cannot open hardware file (give a path or a shipped name: " +
+                shipped_list() + ")");
+  return merged_hardware_json(JsonReader::parse_file(file, "hardware file"), file.string());
+}
+
+namespace {
+Hardware hardware_from_merged(const nlohmann::ordered_json& doc, const std::string& origin) {
   Hardware hw;
   hw.path = origin;
-  if (!doc.contains("name") || !doc["name"].is_string()) fail("name", "missing or not a string");
   hw.name = doc["name"].get<std::string>();
-  if (!doc.contains("parameters") || !doc["parameters"].is_object())
-    fail("parameters", "missing or not an object");
-  const auto& params = doc["parameters"];
-  for (auto it = params.begin(); it != params.end(); ++it)
-    if (!find_hardware_param(it.key()))
-      fail("parameters." + it.key(), "unknown key (see docs/hardware.md for the list)");
-  for (const auto& p : hardware_params()) {
-    const std::string where = std::string("parameters.") + p.key;
-    if (!params.contains(p.key)) fail(where, "missing");
-    const auto& entry = params[p.key];
-    if (!entry.is_object()) fail(where, "expected an object {\"value\": ..., \"source\": \"...\"}");
-    for (auto e = entry.begin(); e != entry.end(); ++e)
-      if (e.key() != "value" && e.key() != "source" && e.key() != "fitted")
-        fail(where + "." + e.key(), "unknown key (allowed: value, source, fitted)");
-    if (!entry.contains("source") || !entry["source"].is_string() ||
-        entry["source"].get<std::string>().empty())
-      fail(where + ".source", "missing: every value must say where it comes from");
-    if (entry.contains("fitted") && !entry["fitted"].is_boolean())
-      fail(where + ".fitted", "expected true or false");
-    if (!entry.contains("value")) fail(where + ".value", "missing");
-    const auto& v = entry["value"];
-    const bool is_int = p.is_integer();
-    if (is_int ? !v.is_number_integer() : !v.is_number())
-      fail(where + ".value",
-           std::string("expected ") + (is_int ? "an integer" : "a number") + ", got " + v.dump());
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || x < p.min || x > p.max)
-      fail(where + ".value", "out of range: " + v.dump() + " (allowed " +
-                                 nlohmann::json(p.min).dump() + " to " +
-                                 nlohmann::json(p.max).dump() + " " + p.unit + ")");
-    set_param(hw, p, x);
-  }
+  for (const auto& p : hardware_params())
+    set_param(hw, p, doc["parameters"][p.key]["value"].get<double>());
   if (hw.vector.bytes_per_repeat % hw.ub.align_bytes != 0)
-    fail("parameters.vector.bytes_per_repeat", "must be a multiple of ub.align_bytes");
+    throw Error(origin + ": parameters.vector.bytes_per_repeat: must be a multiple of " +
+                "ub.align_bytes (" + std::to_string(hw.ub.align_bytes) + ")");
   return hw;
+}
+}  // namespace
+
+Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin) {
+  return hardware_from_merged(merged_hardware_json(doc, origin), origin);
 }
 
 Hardware load_hardware(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) {
-    std::set<std::string> names;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(default_config_dir() / "hardware", ec))
-      if (e.path().extension() == ".json") names.insert(e.path().stem().string());
-    std::string shipped;
-    for (const auto& n : names) shipped += (shipped.empty() ? "" : ", ") + n;
-    throw Error(file.string() + ": cannot open hardware file (give a path or a shipped name: " +
-                (shipped.empty() ? std::string("none found") : shipped) + ")");
-  }
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file.string() + ": malformed JSON: " + e.what());
-  }
-  return hardware_from_json(doc, file.string());
+  return hardware_from_merged(merged_hardware_file(file), file.string());
 }
 
 std::filesystem::path default_config_dir() {
@@ -184,7 +330,20 @@ std::filesystem::path default_config_dir() {
 }
 
 std::filesystem::path default_hardware_path() {
-  return default_config_dir() / "hardware" / "ascend910b1.json";
+  return shipped_hardware_path("ascend910b1");
+}
+
+std::filesystem::path shipped_hardware_path(const std::string& name) {
+  return default_config_dir() / "hardware" / (name + ".json");
+}
+
+std::vector<std::string> shipped_hardware_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(default_config_dir() / "hardware", ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace tilesim

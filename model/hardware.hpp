@@ -32,8 +32,7 @@ struct Hardware {
     int64_t bytes = 0;
     int64_t align_bytes = 0;
   };
-  AlignedMemory ub;
-  Memory l1, l0a, l0b, l0c;
+  AlignedMemory ub, l1, l0a, l0b, l0c;
 
   // DMA engines: one instruction = issue + bursts * burst + bytes / peak; data lands after latency.
   struct DmaDirection {
@@ -109,14 +108,17 @@ struct Hardware {
   double hbm_bytes_per_cycle() const { return gm.hbm_bandwidth_gbps * 1e3 / clock_mhz; }
 };
 
-// A named, bounded parameter of Hardware: the loader, the calibrator and reports share this list.
-// The key is the member's path in Hardware (`dma.read.issue_cycles` is hw.dma.read.issue_cycles).
+// One parameter of Hardware, declared once in the table (model/hardware.cpp): the loader, the
+// calibrator and docs/hardware.md all read this list. The key is the member's path in Hardware
+// (`dma.read.issue_cycles` is hw.dma.read.issue_cycles); the type is the member's.
 struct HardwareParam {
   const char* key;
   std::variant<double& (*)(Hardware&), int64_t& (*)(Hardware&)> field;
   double min;
   double max;
   const char* unit;
+  const char* doc;   // one line: what it is, what it costs
+  const char* part;  // the chip, the AICPU runtime or the rulebook limits
   bool is_integer() const { return std::holds_alternative<int64_t& (*)(Hardware&)>(field); }
 };
 
@@ -125,14 +127,26 @@ const HardwareParam* find_hardware_param(const std::string& key);
 double get_param(const Hardware& hw, const HardwareParam& p);
 void set_param(Hardware& hw, const HardwareParam& p, double value);
 
-// Parse a hardware description; `origin` names it in error messages. Rejects a missing key, an
-// unknown key, a wrong type or an out-of-range value with one line naming the key.
+// A hardware document with its "base" chain merged: a self-contained hardware file (name,
+// description, every parameter in table order, each entry {"value", "source"[, "fitted"]} from the
+// nearest file that sets it; no "base"). `origin` is the document's file: a relative base is
+// found beside it. Rejects, with one line naming the file (a base's own errors name the base) and
+// the key: an unknown key, a missing key (in neither the file nor its bases), a wrong type, an
+// out-of-range value, a value without a source, a base that is not found, a cycle of bases.
+nlohmann::ordered_json merged_hardware_json(const nlohmann::json& doc, const std::string& origin);
+nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file);
+
+// The machine a hardware document describes (validated as merged_hardware_json does).
 Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin);
+// `file` is a path; a file that cannot be opened is rejected with the shipped names listed.
 Hardware load_hardware(const std::filesystem::path& file);
 
 // The shipped default description (configs/hardware/ascend910b1.json), found relative to the
 // source tree or the TILESIM_CONFIG_DIR environment variable.
 std::filesystem::path default_config_dir();
 std::filesystem::path default_hardware_path();
+// configs/hardware/<name>.json of a shipped name, and the shipped names (sorted).
+std::filesystem::path shipped_hardware_path(const std::string& name);
+std::vector<std::string> shipped_hardware_names();
 
 }  // namespace tilesim

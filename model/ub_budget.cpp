@@ -14,35 +14,30 @@ int64_t round_up(int64_t x, int64_t a) {
 }
 }  // namespace
 
-int64_t mem_capacity(MemSpace space, const Hardware& hw) {
+namespace {
+const Hardware::AlignedMemory& memory(MemSpace space, const Hardware& hw) {
   switch (space) {
     case MemSpace::kUb:
-      return hw.ub.bytes;
+      return hw.ub;
     case MemSpace::kL1:
-      return hw.l1.bytes;
+      return hw.l1;
     case MemSpace::kL0a:
-      return hw.l0a.bytes;
+      return hw.l0a;
     case MemSpace::kL0b:
-      return hw.l0b.bytes;
+      return hw.l0b;
     case MemSpace::kL0c:
-      return hw.l0c.bytes;
+      return hw.l0c;
   }
-  return 0;
+  throw InternalError("memory: unknown MemSpace");
+}
+}  // namespace
+
+int64_t mem_capacity(MemSpace space, const Hardware& hw) {
+  return memory(space, hw).bytes;
 }
 
 int64_t mem_align(MemSpace space, const Hardware& hw) {
-  // HARDWARE.md: UB/L1 32 B; L0A/L0B 512 B; L0C 64 B. UB alignment is configurable.
-  switch (space) {
-    case MemSpace::kUb:
-    case MemSpace::kL1:
-      return hw.ub.align_bytes;
-    case MemSpace::kL0a:
-    case MemSpace::kL0b:
-      return 512;
-    case MemSpace::kL0c:
-      return 64;
-  }
-  return 1;
+  return memory(space, hw).align_bytes;
 }
 
 int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardware& hw) {

@@ -1,4 +1,4 @@
-// model/: hardware loading, cost functions, capacity checks and the in-task pipeline.
+// model/: cost functions, capacity checks, the in-task pipeline (hardware files: hardware_test).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -17,63 +17,6 @@ namespace tilesim {
 namespace {
 
 using test::default_hw;
-
-nlohmann::json default_doc() {
-  return read_json_file(default_hardware_path(), "hardware file");
-}
-
-std::string load_error(const nlohmann::json& doc) {
-  try {
-    hardware_from_json(doc, "hw.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(Hardware, ShippedFilesLoadWithSources) {
-  const Hardware b1 = default_hw();
-  EXPECT_EQ(b1.name, "ascend910b1");
-  EXPECT_EQ(b1.cores.aiv, 48);
-  EXPECT_EQ(b1.ub.bytes, 196608);
-  const Hardware b4 = load_hardware(default_config_dir() / "hardware" / "ascend910b4.json");
-  EXPECT_EQ(b4.cores.aiv, 40);
-  EXPECT_LT(b4.clock_mhz, b1.clock_mhz);
-}
-
-TEST(Hardware, RejectsMissingKey) {
-  auto doc = default_doc();
-  doc["parameters"].erase("dma.read.burst_cycles");
-  const std::string msg = load_error(doc);
-  EXPECT_NE(msg.find("hw.json"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("dma.read.burst_cycles"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("missing"), std::string::npos) << msg;
-}
-
-TEST(Hardware, RejectsUnknownKey) {
-  auto doc = default_doc();
-  doc["parameters"]["dma.read.brust_cycles"] = {{"value", 1}, {"source", "typo"}};
-  const std::string msg = load_error(doc);
-  EXPECT_NE(msg.find("dma.read.brust_cycles"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
-}
-
-TEST(Hardware, RejectsWrongTypeAndRange) {
-  auto doc = default_doc();
-  doc["parameters"]["cores.aiv"]["value"] = 47.5;
-  std::string msg = load_error(doc);
-  EXPECT_NE(msg.find("cores.aiv"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("integer"), std::string::npos) << msg;
-  doc = default_doc();
-  doc["parameters"]["gm.hbm_bandwidth_gbps"]["value"] = -5;
-  msg = load_error(doc);
-  EXPECT_NE(msg.find("gm.hbm_bandwidth_gbps"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("out of range"), std::string::npos) << msg;
-  doc = default_doc();
-  doc["parameters"]["clock_mhz"].erase("source");
-  msg = load_error(doc);
-  EXPECT_NE(msg.find("clock_mhz.source"), std::string::npos) << msg;
-}
 
 TEST(DmaCost, InstructionFormula) {
   const Hardware hw = default_hw();

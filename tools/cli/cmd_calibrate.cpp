@@ -38,12 +38,9 @@ int calibrate_command(const CalibrateArgs& a) {
   std::filesystem::path hw_path = set.hardware;
   if (!a.hardware.empty()) hw_path = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(hw_path);
-  // The raw file too: it names the default free parameters and is the template of the output.
-  nlohmann::ordered_json hw_doc;
-  {
-    std::ifstream in(hw_path);
-    hw_doc = nlohmann::ordered_json::parse(in);
-  }
+  // The file merged with its bases: it names the default free parameters and is the template of
+  // the output (a self-contained hardware file).
+  const nlohmann::ordered_json hw_doc = merged_hardware_file(hw_path);
   std::vector<FreeParam> free;
   if (!a.free.empty()) {
     for (const auto& text : a.free) {
