@@ -270,6 +270,38 @@ TEST(HardwareBase, ABaseFilesOwnMistakeNamesTheBase) {
                                  "cores), got 2.5");
 }
 
+TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandaloneFile) {
+  Dir dir;
+  // A variant of ascend910b4 that sets nothing fitted itself: calibrate's default free
+  // parameters are the "fitted" ones of the merged file (14 on ascend910b4), and -o writes
+  // every parameter, bases merged in, that loads on its own anywhere.
+  dir.write(
+      "variant.json",
+      {{"name", "variant"}, {"base", "ascend910b4"}, {"parameters", {{"cores.aic", entry(16)}}}});
+  const std::string config = test::source_path("configs/examples/add_pypto.json");
+  const auto m = dir.write(
+      "m.json",
+      {{"hardware", "variant.json"},
+       {"measurements",
+        {{{"id", "t"}, {"config_file", config}, {"metric", "kernel_time_us"}, {"measured", 300}},
+         {{"id", "m"}, {"config_file", config}, {"metric", "mte2_time_us"}, {"measured", 150}}}}});
+  const auto out = dir.path() / "out.json";
+  const test::CmdResult r = test::run_cli("calibrate " + m.string() + " --json -o " + out.string(),
+                                          /*with_stderr=*/false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 14u);
+  const auto written = JsonReader::parse_file(out, "calibrated hardware file");
+  EXPECT_FALSE(written.contains("base"));
+  EXPECT_EQ(written["parameters"].size(), hardware_params().size());
+  std::filesystem::rename(out, std::filesystem::temp_directory_path() / out.filename());
+  const auto moved = std::filesystem::temp_directory_path() / out.filename();
+  const Hardware hw = load_hardware(moved);
+  std::filesystem::remove(moved);
+  EXPECT_EQ(hw.name, "variant");
+  EXPECT_EQ(hw.cores.aic, 16);
+  EXPECT_EQ(hw.cores.aiv, 40);
+}
+
 // ---- exact rejections ----
 
 TEST(Hardware, RejectsMissingKey) {
