@@ -231,16 +231,23 @@ Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) 
   top.check_keys({"name", "description", "base", "parameters"});
   const std::string name = top.at("name").string();
   const std::string description = top.string_or("description", "");
-  const JsonReader params = top.at("parameters");
-  params.for_each_member([&](const std::string& key, const JsonReader& e) {
-    const HardwareParam* p = find_hardware_param(key);
-    if (!p) {
-      const std::string near = nearest_key(key);
-      e.fail(fmt::format("unknown key{} (every key is listed in docs/hardware.md)",
-                         near.empty() ? "" : "; did you mean " + near + "?"));
-    }
-    check_entry(e, *p);
-  });
+  // A file with a base may leave "parameters" out: it is then its base under another name.
+  std::map<std::string, nlohmann::ordered_json> own;
+  const auto params = top.has("base") ? top.find("parameters") : top.at("parameters");
+  if (params)
+    params->for_each_member([&](const std::string& key, const JsonReader& e) {
+      const HardwareParam* p = find_hardware_param(key);
+      if (!p) {
+        const std::string near = nearest_key(key);
+        e.fail(fmt::format("unknown key{} (every key is listed in docs/hardware.md)",
+                           near.empty() ? "" : "; did you mean " + near + "?"));
+      }
+      check_entry(e, *p);
+      // The schema's order: value, source, fitted.
+      auto& entry = own[key];
+      for (const char* k : {"value", "source", "fitted"})
+        if (e.has(k)) entry[k] = nlohmann::ordered_json::parse(e.json()[k].dump());
+    });
   chain.named.push_back(origin);
   chain.canonical.push_back(canonical_name(origin));
   Merged m;
@@ -255,13 +262,7 @@ Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) 
   m.name = name;
   m.description = description;
   m.files.insert(m.files.begin(), origin);
-  // Entries keep the schema's order: value, source, fitted.
-  for (auto it = params.json().begin(); it != params.json().end(); ++it) {
-    nlohmann::ordered_json e;
-    for (const char* k : {"value", "source", "fitted"})
-      if (it.value().contains(k)) e[k] = nlohmann::ordered_json::parse(it.value()[k].dump());
-    m.entries[it.key()] = e;
-  }
+  for (auto& [key, entry] : own) m.entries[key] = std::move(entry);
   return m;
 }
 

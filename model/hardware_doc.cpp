@@ -35,8 +35,8 @@ constexpr const char* kFormat =
 ```
 
 - `base` (optional): a shipped name (`configs/hardware/<name>.json`) or a `.json` path relative to
-  the file. The file then lists only what differs; bases may chain (a cycle is an error). A key in
-  neither the file nor its bases is missing.
+  the file. The file then lists only what differs (`parameters` may be left out); bases may chain
+  (a cycle is an error). A key in neither the file nor its bases is missing.
 - `value`: within the allowed range; `integer` parameters take integers.
 - `source` (required, non-empty): a section of `shared/HARDWARE.md`, a vendor file, a measurement
   or a fit.

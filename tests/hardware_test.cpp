@@ -208,6 +208,15 @@ TEST(HardwareBase, BasesChainAndTheNearestFileWins) {
   EXPECT_EQ(load_hardware(nested).cores.aiv, 32);
 }
 
+TEST(HardwareBase, AFileWithABaseMayLeaveParametersOut) {
+  Dir dir;
+  const auto alias = dir.write("alias.json", {{"name", "alias"}, {"base", "ascend910b1"}});
+  const Hardware hw = load_hardware(alias);
+  EXPECT_EQ(hw.name, "alias");
+  expect_same_machine(hw, default_hw());
+  EXPECT_EQ(load_error({{"name", "alone"}}), "hw.json: parameters: missing");
+}
+
 TEST(HardwareBase, CycleIsAnError) {
   Dir dir;
   const auto a = dir.write(
