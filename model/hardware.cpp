@@ -186,26 +186,19 @@ std::string shipped_list() {
   return names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "));
 }
 
-// "base": a shipped name, or a path (it has a '/' or ends in .json) relative to the file.
+// "base": a path relative to the file, or a shipped name (as a run config's "hardware" is found).
 std::filesystem::path base_file(const JsonReader& base) {
   const std::string named = base.string();
-  const bool is_path = named.find('/') != std::string::npos ||
-                       (named.size() > 5 && named.compare(named.size() - 5, 5, ".json") == 0);
-  if (!is_path) {
-    const auto shipped = shipped_hardware_path(named);
-    if (!std::filesystem::exists(shipped))
-      base.fail(
-          fmt::format("no shipped hardware named '{}' (shipped: {}; or a .json path "
-                      "relative to this file)",
-                      named, shipped_list()));
-    return shipped;
-  }
-  std::filesystem::path p(named);
-  if (p.is_relative()) p = std::filesystem::path(base.origin()).parent_path() / p;
-  if (!std::filesystem::exists(p))
-    base.fail(fmt::format("{} not found (a path relative to this file, or a shipped name: {})",
-                          p.string(), shipped_list()));
-  return p;
+  const std::filesystem::path p(named);
+  const auto beside = p.is_absolute() ? p : std::filesystem::path(base.origin()).parent_path() / p;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(beside, ec)) return beside;
+  if (p.is_relative() && !named.empty())
+    for (const auto& shipped :
+         {shipped_hardware_path(named), default_config_dir() / "hardware" / p})
+      if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
+  base.fail(fmt::format("'{}' is neither a file beside this one ({}) nor a shipped name ({})",
+                        named, beside.string(), shipped_list()));
 }
 
 std::string canonical_name(const std::string& file) {

@@ -34,9 +34,9 @@ constexpr const char* kFormat =
    "kernel.launch_us": {"value": 8.0, "source": "fitted to ...", "fitted": true}}}
 ```
 
-- `base` (optional): a shipped name (`configs/hardware/<name>.json`) or a `.json` path relative to
-  the file. The file then lists only what differs (`parameters` may be left out); bases may chain
-  (a cycle is an error). A key in neither the file nor its bases is missing.
+- `base` (optional): a path relative to the file, or a shipped name (`configs/hardware/<name>.json`).
+  The file then lists only what differs (`parameters` may be left out); bases may chain (a cycle
+  is an error). A key in neither the file nor its bases is missing.
 - `value`: within the allowed range; `integer` parameters take integers.
 - `source` (required, non-empty): a section of `shared/HARDWARE.md`, a vendor file, a measurement
   or a fit.
