@@ -12,9 +12,7 @@ constexpr MemSpace kSpaces[] = {MemSpace::kUb, MemSpace::kL1, MemSpace::kL0a, Me
 int64_t round_up(int64_t x, int64_t a) {
   return (x + a - 1) / a * a;
 }
-}  // namespace
 
-namespace {
 const Hardware::AlignedMemory& memory(MemSpace space, const Hardware& hw) {
   switch (space) {
     case MemSpace::kUb:
