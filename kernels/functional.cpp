@@ -21,7 +21,7 @@ NdArray random_array(const Dims& shape, unsigned seed) {
 }
 
 NdArray reshaped(NdArray a, const Dims& shape) {
-  if (product(shape) != a.data.size()) throw Error("reshape: element counts differ");
+  if (product(shape) != a.data.size()) throw InternalError("reshape: element counts differ");
   a.shape = shape;
   return a;
 }

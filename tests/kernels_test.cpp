@@ -212,7 +212,9 @@ TEST(Kernels, BadKernelInput) {
   KernelSpec p = spec("sum", {4, 64}, {1, 64});
   p.dims = {1};
   p.params["mege"] = "tree";
-  EXPECT_NE(lower_error(p).find("params.mege: unknown key"), std::string::npos);
+  EXPECT_NE(
+      lower_error(p).find("sum: params.mege: unknown param for sum (allowed: merge, multi_dim)"),
+      std::string::npos);
   KernelSpec at = spec("softmax", {4, 64}, {1, 32});
   at.dims = {1};
   at.params["merge"] = "atomic";
