@@ -20,7 +20,7 @@ std::string unknown_op_message(const std::string& op) {
 
 ReductionProgram describe_reduction_program(const KernelSpec& spec) {
   const KernelFamily* f = find_family(spec.op);
-  if (!f || !f->describe) throw Error("'" + spec.op + "' is not a reducing op");
+  if (!f || !f->describe) throw InternalError("'" + spec.op + "' is not a reducing op");
   return f->describe(spec);
 }
 

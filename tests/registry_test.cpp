@@ -32,7 +32,6 @@ TEST(Registry, EveryOpHasAShippedExample) {
 
 TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
   EXPECT_EQ(known_ops(), registered_ops());
-  EXPECT_EQ(registered_ops().size(), 21u);
   EXPECT_EQ(find_family("relu")->name, "elementwise");
   EXPECT_EQ(find_family("groupnorm")->name, "norm");
   EXPECT_EQ(find_family("nope"), nullptr);
