@@ -65,8 +65,9 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
     style = p.string();
   } else if (p.json().is_object()) {
     p.check_keys({"style", "cores", "max_tasks_per_psg"});
-    if (!p.has("style") || !p.json()["style"].is_string())
-      p.at("style").fail("missing (allowed: pypto, ascendc)");
+    if (!p.has("style"))
+      JsonReader(nullptr, p.origin(), p.path() + ".style")
+          .fail("missing (allowed: pypto, ascendc)");
     style = p.at("style").string();
     s.cores = p.integer_or("cores", s.cores, 1);
     if (const auto m = p.find("max_tasks_per_psg")) {

@@ -310,5 +310,32 @@ TEST(Kernels, RejectionsCarryTheirKind) {
   }
 }
 
+// kernel_spec_from_json: each rejection names the file and the key path.
+TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
+  auto error = [](const std::string& extra) {
+    try {
+      kernel_spec_from_json(
+          nlohmann::json::parse(R"({"op": "add", "shape": [16, 64], "tile": [1, 64])" + extra +
+                                "}"),
+          "r.json", {"hardware"});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(R"(, "partition": {"cores": 2})"),
+            "r.json: partition.style: missing (allowed: pypto, ascendc)");
+  EXPECT_EQ(error(R"(, "partition": "spmd")"),
+            "r.json: partition: unknown style 'spmd' (allowed: pypto, ascendc)");
+  EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
+  EXPECT_EQ(error(R"(, "buffer_count": 9)"),
+            "r.json: buffer_count: out of range: 9 (allowed 1..8)");
+  EXPECT_EQ(error(R"(, "dtype": "fp8")"),
+            "r.json: dtype: unknown dtype 'fp8' (allowed: fp32, fp16, bf16)");
+  EXPECT_EQ(error(R"(, "tiel": 1)"),
+            "r.json: tiel: unknown key (allowed: buffer_count, dim, dtype, loop_axis, loop_count, "
+            "op, params, partition, shape, tile, hardware)");
+}
+
 }  // namespace
 }  // namespace tilesim
