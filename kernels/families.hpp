@@ -1,27 +1,16 @@
 #pragma once
-// One entry point per kernel family (each in its own file): lowering for timing, and for the
-// reducing families a ReductionProgram that the functional executor can run as well.
+// What kernel families share beyond the registry: the reducing families' program for a spec,
+// softmax-style (max, sum of exp) statistics, and the matmul plan the functional executor runs.
 
 #include <string>
 
 #include "kernels/lowering.hpp"
 #include "kernels/reduce_family.hpp"
 #include "kernels/reduction_program.hpp"
+#include "kernels/registry.hpp"
 
 namespace tilesim {
 
-LoweredKernel lower_copy_in(const KernelSpec& spec, const Hardware& hw);
-bool is_elementwise_op(const std::string& op);
-LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw);
-
-bool is_reduce_op(const std::string& op);
-ReductionProgram describe_reduce(const KernelSpec& spec);
-bool is_softmax_op(const std::string& op);
-ReductionProgram describe_softmax(const KernelSpec& spec);
-bool is_norm_op(const std::string& op);
-ReductionProgram describe_norm(const KernelSpec& spec);
-bool is_loss_op(const std::string& op);
-ReductionProgram describe_loss(const KernelSpec& spec);
 // The reducing families' program for `spec` (throws for other ops).
 ReductionProgram describe_reduction_program(const KernelSpec& spec);
 
@@ -41,6 +30,5 @@ struct MatmulPlan {
   std::vector<MatmulBlock> blocks;
 };
 MatmulPlan plan_matmul(const KernelSpec& spec);
-LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw);
 
 }  // namespace tilesim

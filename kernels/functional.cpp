@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "kernels/lowering_support.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -21,7 +22,7 @@ NdArray random_array(const Dims& shape, unsigned seed) {
 }
 
 NdArray reshaped(NdArray a, const Dims& shape) {
-  if (product(shape) != a.data.size()) throw Error("reshape: element counts differ");
+  if (product(shape) != a.data.size()) throw InternalError("reshape: element counts differ");
   a.shape = shape;
   return a;
 }
@@ -132,6 +133,23 @@ NdArray execute_matmul(const MatmulPlan& p, const NdArray& a, const NdArray& b) 
     C.block(blk.m0, blk.n0, blk.mext, blk.next) = acc;
   }
   return c;
+}
+
+TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs) {
+  const KernelOp* op = find_op(spec.op);
+  if (!op || !op->value) throw InternalError(spec.op + " has no elementwise value");
+  if (inputs.size() != static_cast<size_t>(op->inputs))
+    throw InternalError(spec.op + ": wrong number of inputs");
+  const int64_t n = product(spec.shape);
+  TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
+                NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
+  for_each_loop_tile(spec, [&](const Dims& origin, const Dims& extent, int32_t) {
+    for_each_position(Block{origin, extent}, [&](const Dims& at) {
+      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? inputs[1][at] : 0.0);
+      r.covered[at] += 1;
+    });
+  });
+  return r;
 }
 
 }  // namespace tilesim

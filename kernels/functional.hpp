@@ -32,4 +32,13 @@ struct ProgramResult {
 ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs);
 NdArray execute_matmul(const MatmulPlan& plan, const NdArray& a, const NdArray& b);
 
+// Kernels of independent tiles (copy_in, elementwise) over the pypto partition's own tiles:
+// z = value(x, y) tile by tile, and how many tiles computed each element (1 everywhere when the
+// tiles cover the tensor exactly once).
+struct TilesResult {
+  NdArray out;
+  NdArray covered;
+};
+TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs);
+
 }  // namespace tilesim

@@ -3,25 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/lowering.hpp"
+#include "kernels/registry.hpp"
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 
 namespace tilesim {
-
-namespace {
-
-Dims dims_from_json(const nlohmann::json& v, const std::string& where) {
-  if (!v.is_array() || v.empty())
-    throw Error(where + ": expected a non-empty array of positive integers, got " + v.dump());
-  Dims d;
-  for (const auto& x : v) {
-    if (!x.is_number_integer() || x.get<int64_t>() <= 0)
-      throw Error(where + ": expected positive integers, got " + v.dump());
-    d.push_back(x.get<int64_t>());
-  }
-  return d;
-}
-
-}  // namespace
 
 Dims parse_dims(const std::string& text, const std::string& what) {
   Dims d;
@@ -50,116 +37,92 @@ std::string format_dims(const Dims& d) {
   return fmt::format("({})", fmt::join(d, ", "));
 }
 
+namespace {
+
+// The reduction dim(s): one integer or an array, each normalised into 0..rank-1.
+std::vector<int> read_dims(const JsonReader& d, int64_t rank) {
+  std::vector<JsonReader> raw;
+  if (d.json().is_array())
+    raw = d.items();
+  else
+    raw.push_back(d);
+  std::vector<int> dims;
+  for (const auto& x : raw) {
+    if (!x.json().is_number_integer()) d.fail("expected an integer or an array of integers");
+    const auto v = x.json().get<int64_t>();
+    if (v < -rank || v >= rank)
+      d.fail(fmt::format("{} is out of range for a rank-{} shape (allowed {}..{})", v, rank, -rank,
+                         rank - 1));
+    dims.push_back(static_cast<int>(v < 0 ? v + rank : v));
+  }
+  return dims;
+}
+
+// "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N}.
+void read_partition(const JsonReader& p, KernelSpec& s) {
+  std::string style;
+  if (p.json().is_string()) {
+    style = p.string();
+  } else if (p.json().is_object()) {
+    p.check_keys({"style", "cores", "max_tasks_per_psg"});
+    if (!p.has("style"))
+      JsonReader(nullptr, p.origin(), p.path() + ".style")
+          .fail("missing (allowed: pypto, ascendc)");
+    style = p.at("style").string();
+    s.cores = p.integer_or("cores", s.cores, 1);
+    if (const auto m = p.find("max_tasks_per_psg")) {
+      if (!m->json().is_number_integer() || m->json().get<int64_t>() < 0)
+        m->fail("expected an integer >= 0 (0: one task per tile chain), got " + m->json().dump());
+      s.max_tasks_per_psg = m->json().get<int64_t>();
+    }
+  } else {
+    p.fail("expected \"pypto\", \"ascendc\" or {\"style\": ..., \"cores\": N}");
+  }
+  if (style == "pypto")
+    s.partition = PartitionStyle::kPypto;
+  else if (style == "ascendc")
+    s.partition = PartitionStyle::kAscendC;
+  else
+    p.fail("unknown style '" + style + "' (allowed: pypto, ascendc)");
+}
+
+DType read_dtype(const JsonReader& r) {
+  if (!r.json().is_string()) r.fail("expected a string (fp32, fp16, bf16)");
+  try {
+    return parse_dtype(r.string());
+  } catch (const Error& e) {
+    r.fail(e.what());
+  }
+}
+
+}  // namespace
+
 KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,
                                  const std::set<std::string>& caller_keys) {
-  auto fail = [&](const std::string& key, const std::string& what) {
-    throw Error(origin + ": " + key + ": " + what);
-  };
-  if (!doc.is_object()) fail("top level", "expected a JSON object");
-  static const std::set<std::string> keys = {"op",           "shape",      "dtype",     "dim",
-                                             "tile",         "loop_count", "loop_axis", "partition",
-                                             "buffer_count", "params"};
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (!keys.count(it.key()) && !caller_keys.count(it.key())) {
-      std::string allowed;
-      for (const auto& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
-      for (const auto& k : caller_keys) allowed += ", " + k;
-      fail(it.key(), "unknown key (allowed: " + allowed + ")");
-    }
+  const JsonReader r(doc, origin);
+  std::vector<std::string> allowed = {"buffer_count", "dim", "dtype",  "loop_axis",
+                                      "loop_count",   "op",  "params", "partition",
+                                      "shape",        "tile"};
+  allowed.insert(allowed.end(), caller_keys.begin(), caller_keys.end());
+  r.check_keys(allowed);
   KernelSpec s;
-  if (!doc.contains("op") || !doc["op"].is_string()) fail("op", "missing or not a string");
-  s.op = doc["op"].get<std::string>();
-  if (!doc.contains("shape")) fail("shape", "missing");
-  s.shape = dims_from_json(doc["shape"], origin + ": shape");
-  if (s.shape.size() > 5) fail("shape", "at most 5 dims are supported");
-  if (doc.contains("dtype")) {
-    if (!doc["dtype"].is_string()) fail("dtype", "expected a string (fp32, fp16, bf16)");
-    try {
-      s.dtype = parse_dtype(doc["dtype"].get<std::string>());
-    } catch (const Error& e) {
-      fail("dtype", e.what());
-    }
-  }
-  if (!doc.contains("tile")) fail("tile", "missing");
-  s.tile = dims_from_json(doc["tile"], origin + ": tile");
-  if (doc.contains("dim")) {
-    const auto& d = doc["dim"];
-    std::vector<int64_t> raw;
-    if (d.is_number_integer())
-      raw.push_back(d.get<int64_t>());
-    else if (d.is_array()) {
-      for (const auto& x : d) {
-        if (!x.is_number_integer()) fail("dim", "expected an integer or an array of integers");
-        raw.push_back(x.get<int64_t>());
-      }
-    } else {
-      fail("dim", "expected an integer or an array of integers");
-    }
-    const auto rank = static_cast<int64_t>(s.shape.size());
-    for (int64_t x : raw) {
-      if (x < -rank || x >= rank)
-        fail("dim", fmt::format("{} is out of range for a rank-{} shape (allowed {}..{})", x, rank,
-                                -rank, rank - 1));
-      s.dims.push_back(static_cast<int>(x < 0 ? x + rank : x));
-    }
-  }
-  if (doc.contains("loop_count")) {
-    if (!doc["loop_count"].is_number_integer() || doc["loop_count"].get<int64_t>() < 1)
-      fail("loop_count", "expected an integer >= 1, got " + doc["loop_count"].dump());
-    s.loop_count = doc["loop_count"].get<int64_t>();
-  }
-  if (doc.contains("loop_axis")) {
-    const auto rank = static_cast<int64_t>(s.shape.size());
-    if (!doc["loop_axis"].is_number_integer() || doc["loop_axis"].get<int64_t>() < 0 ||
-        doc["loop_axis"].get<int64_t>() >= rank)
-      fail("loop_axis", fmt::format("expected an integer in 0..{}", rank - 1));
-    s.loop_axis = doc["loop_axis"].get<int>();
-  }
-  if (doc.contains("buffer_count")) {
-    if (!doc["buffer_count"].is_number_integer() || doc["buffer_count"].get<int64_t>() < 1 ||
-        doc["buffer_count"].get<int64_t>() > 8)
-      fail("buffer_count", "expected an integer in 1..8, got " + doc["buffer_count"].dump());
-    s.buffer_count = doc["buffer_count"].get<int>();
-  }
-  if (doc.contains("partition")) {
-    const auto& p = doc["partition"];
-    std::string style;
-    if (p.is_string()) {
-      style = p.get<std::string>();
-    } else if (p.is_object()) {
-      for (auto it = p.begin(); it != p.end(); ++it)
-        if (it.key() != "style" && it.key() != "cores" && it.key() != "max_tasks_per_psg")
-          fail("partition." + it.key(), "unknown key (allowed: style, cores, max_tasks_per_psg)");
-      if (!p.contains("style") || !p["style"].is_string())
-        fail("partition.style", "missing (allowed: pypto, ascendc)");
-      style = p["style"].get<std::string>();
-      if (p.contains("cores")) {
-        if (!p["cores"].is_number_integer() || p["cores"].get<int64_t>() < 1)
-          fail("partition.cores", "expected an integer >= 1, got " + p["cores"].dump());
-        s.cores = p["cores"].get<int64_t>();
-      }
-      if (p.contains("max_tasks_per_psg")) {
-        if (!p["max_tasks_per_psg"].is_number_integer() ||
-            p["max_tasks_per_psg"].get<int64_t>() < 0)
-          fail("partition.max_tasks_per_psg",
-               "expected an integer >= 0 (0: one task per tile chain), got " +
-                   p["max_tasks_per_psg"].dump());
-        s.max_tasks_per_psg = p["max_tasks_per_psg"].get<int64_t>();
-      }
-    } else {
-      fail("partition", "expected \"pypto\", \"ascendc\" or {\"style\": ..., \"cores\": N}");
-    }
-    if (style == "pypto")
-      s.partition = PartitionStyle::kPypto;
-    else if (style == "ascendc")
-      s.partition = PartitionStyle::kAscendC;
-    else
-      fail("partition", "unknown style '" + style + "' (allowed: pypto, ascendc)");
-  }
-  if (doc.contains("params")) {
-    if (!doc["params"].is_object()) fail("params", "expected an object");
-    s.params = doc["params"];
-  }
+  s.op = r.at("op").string();
+  if (!find_family(s.op)) r.at("op").fail(unknown_op_message(s.op));
+  s.shape = r.at("shape").positive_ints();
+  const auto rank = static_cast<int64_t>(s.shape.size());
+  if (rank > 5) r.at("shape").fail("at most 5 dims are supported", ErrorKind::kLimits);
+  if (const auto d = r.find("dtype")) s.dtype = read_dtype(*d);
+  s.tile = r.at("tile").positive_ints();
+  if (const auto d = r.find("dim")) s.dims = read_dims(*d, rank);
+  s.loop_count = r.integer_or("loop_count", s.loop_count, 1);
+  s.loop_axis = static_cast<int>(r.integer_or("loop_axis", s.loop_axis, 0, rank - 1));
+  s.buffer_count = static_cast<int>(r.integer_or("buffer_count", s.buffer_count, 1, 8));
+  if (const auto p = r.find("partition")) read_partition(*p, s);
+  // Params are checked here, so a typo is one load error naming the file and key.
+  static const nlohmann::json kNoParams = nlohmann::json::object();
+  const auto params = r.find("params");
+  validate_params(s.op, params ? *params : JsonReader(kNoParams, origin, "params"));
+  if (params) s.params = params->json();
   return s;
 }
 

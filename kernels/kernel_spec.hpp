@@ -1,6 +1,7 @@
 #pragma once
 // What the user asks to run: op, shape, dtype, reduction dim(s), tile, loop count and partition.
-// Parsed from a run config; every rejection is one line naming the key and what is allowed.
+// Parsed from a run config with JsonReader; every rejection is one line naming the file, the key
+// and what is allowed, and the op's params are checked against its registry declaration.
 
 #include <cstdint>
 #include <set>

@@ -121,14 +121,7 @@ ReduceFamily triplet_family() {
   return f;
 }
 
-}  // namespace
-
-bool is_loss_op(const std::string& op) {
-  return op == "cross_entropy" || op == "mse" || op == "triplet_margin";
-}
-
 ReductionProgram describe_loss(const KernelSpec& spec) {
-  check_params(spec, {"merge", "phase2_tile"});
   if (spec.shape.size() != 2)
     throw Error(
         fmt::format("{}: shape {} must be (N, features)", spec.op, format_dims(spec.shape)));
@@ -137,14 +130,12 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
   const int64_t n = spec.shape[0];
   // Phase 2 reduces a vector of N fp32 values; its tile must be 32 B aligned like any other.
   int64_t t2 = std::min<int64_t>(2048, (n + 7) / 8 * 8);
-  if (spec.params.contains("phase2_tile")) {
-    const auto& p = spec.params["phase2_tile"];
-    if (!p.is_array() || p.size() != 1 || !p[0].is_number_integer() || p[0].get<int64_t>() < 1)
-      throw Error(spec.op + ": params.phase2_tile: expected [t] with t >= 1");
-    t2 = p[0].get<int64_t>();
+  if (has_param(spec, "phase2_tile")) {
+    t2 = param_ints(spec, "phase2_tile")[0];
     if (t2 * 4 % 32 != 0)
       throw Error(
-          fmt::format("{}: params.phase2_tile: {} x 4 B is not a multiple of 32 B", spec.op, t2));
+          fmt::format("{}: params.phase2_tile: {} x 4 B is not a multiple of 32 B", spec.op, t2),
+          ErrorKind::kAlignment);
   }
   const MergeMode merge = merge_mode_of(spec);
   ReduceFamily f1 = spec.op == "cross_entropy" ? cross_entropy_family()
@@ -157,6 +148,26 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
   prog.phases.push_back(make_phase(plan_reduction({n}, {t2}, {0}, 0, 1, merge, spec.op),
                                    mean_family(spec.op + "_batch"), Phase::Link::kByRows));
   return prog;
+}
+
+}  // namespace
+
+KernelFamily loss_kernels() {
+  KernelFamily f;
+  f.name = "loss";
+  f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]"},
+           {"mse", "(N, D) pairs: mean of (a - b)^2"},
+           {"triplet_margin", "(N, D) triplets: batch mean of max(|a-p| - |a-n| + 1, 0)"}};
+  ParamDecl t2;
+  t2.name = "phase2_tile";
+  t2.type = ParamType::kIntList;
+  t2.list_size = 1;
+  t2.min = 1;
+  t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
+  f.params = {merge_param(), t2};
+  f.lower = lower_reducing_kernel;
+  f.describe = describe_loss;
+  return f;
 }
 
 }  // namespace tilesim

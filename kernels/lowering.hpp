@@ -15,8 +15,8 @@ namespace tilesim {
 
 struct Diagnostics {
   int64_t contiguous_bytes = 0;  // tile[-1] * dtype bytes
-  int64_t prod_tile = 0;
-  int64_t auto_tiles = 0;                     // tiles one op over the whole shape expands into
+  int64_t prod_tile = 0;         // elements the prod(tile) limit counts (a cube tile: its operands)
+  int64_t auto_tiles = 0;        // tiles one op over the whole shape expands into
   int64_t reduction_segments = 0;             // tiles along the reduction dim(s) per output element
   std::vector<int> tile_exceeds_shape;        // dims where tile > shape
   int64_t ub_bytes = 0;                       // largest UB footprint of any task, at the depth used
@@ -33,6 +33,8 @@ struct LoweredKernel {
 // Throws tilesim::Error for an unknown op, rank mismatch, misaligned tile, bad dim or a capacity
 // overflow, with one line saying what is wrong and what is allowed.
 LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw);
+// The registry's ops, and the one-line rejection of any other op.
 std::vector<std::string> known_ops();
+std::string unknown_op_message(const std::string& op);
 
 }  // namespace tilesim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/registry.hpp"
 #include "model/error.hpp"
 #include "model/ub_budget.hpp"
 
@@ -13,21 +14,25 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
   if (spec.tile.size() != spec.shape.size())
     throw Error(fmt::format("{}: tile {} has rank {} but shape {} has rank {} (they must match)",
                             spec.op, format_dims(spec.tile), spec.tile.size(),
-                            format_dims(spec.shape), spec.shape.size()));
+                            format_dims(spec.shape), spec.shape.size()),
+                ErrorKind::kInput);
   const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
   if (last_bytes % hw.ub.align_bytes != 0)
-    throw Error(fmt::format(
-        "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
-        "(use a multiple of {} elements)",
-        spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
-        hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)));
+    throw Error(
+        fmt::format(
+            "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
+            "(use a multiple of {} elements)",
+            spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
+            hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)),
+        ErrorKind::kAlignment);
 }
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
   const int64_t n = spec.shape[static_cast<size_t>(axis)];
   if (spec.loop_count > n)
     throw Error(fmt::format("{}: loop_count {} exceeds the loop axis {} of size {}", spec.op,
-                            spec.loop_count, axis, n));
+                            spec.loop_count, axis, n),
+                ErrorKind::kLimits);
   const int64_t batch = ceil_div(n, spec.loop_count);
   std::vector<Chunk> chunks;
   for (int64_t off = 0; off < n; off += batch) chunks.push_back({off, std::min(batch, n - off)});
@@ -95,6 +100,22 @@ int default_loop_axis(const KernelSpec& spec) {
 
 }  // namespace
 
+void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit) {
+  const int axis = default_loop_axis(spec);
+  const auto chunks = loop_chunks(spec, axis);
+  for (size_t r = 0; r < chunks.size(); ++r) {
+    Dims sub = spec.shape;
+    sub[static_cast<size_t>(axis)] = chunks[r].size;
+    const TileGrid grid(sub, spec.tile);
+    for (int64_t i = 0; i < grid.count(); ++i) {
+      Dims origin = grid.origin(i);
+      const Dims extent = grid.extent_at(origin);
+      origin[static_cast<size_t>(axis)] += chunks[r].offset;
+      visit(origin, extent, static_cast<int32_t>(r));
+    }
+  }
+}
+
 LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
                                       const std::string& psg, const TileWork& work) {
   validate_tile(spec, hw);
@@ -113,33 +134,24 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
   };
   if (spec.partition == PartitionStyle::kPypto) {
     g.runtime = RuntimeStyle::kMpmd;
-    const int axis = default_loop_axis(spec);
-    const auto chunks = loop_chunks(spec, axis);
-    for (size_t r = 0; r < chunks.size(); ++r) {
-      Dims sub = spec.shape;
-      sub[static_cast<size_t>(axis)] = chunks[r].size;
-      const TileGrid grid(sub, spec.tile);
-      for (int64_t i = 0; i < grid.count(); ++i) {
-        Dims origin = grid.origin(i);
-        const Dims extent = grid.extent_at(origin);
-        origin[static_cast<size_t>(axis)] += chunks[r].offset;
-        const int32_t t =
-            g.add_task(cache.get(g, make_kind(origin, extent)), static_cast<int32_t>(r));
-        for (const Access& a : accesses) g.add_access(t, a);
-      }
-    }
+    for_each_loop_tile(spec, [&](const Dims& origin, const Dims& extent, int32_t root) {
+      const int32_t t = g.add_task(cache.get(g, make_kind(origin, extent)), root);
+      for (const Access& a : accesses) g.add_access(t, a);
+    });
   } else {
     if (spec.loop_count != 1)
-      throw Error(fmt::format(
-          "{}: loop_count {} applies to the pypto partition; the ascendc partition splits tiles "
-          "over partition.cores",
-          spec.op, spec.loop_count));
+      throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the ascendc "
+                              "partition splits tiles "
+                              "over partition.cores",
+                              spec.op, spec.loop_count),
+                  ErrorKind::kLimits);
     g.runtime = RuntimeStyle::kSpmd;
     const TileGrid grid(spec.shape, spec.tile);
     const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
     if (cores > hw.cores.aiv)
       throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
-                              cores, hw.cores.aiv, hw.name));
+                              cores, hw.cores.aiv, hw.name),
+                  ErrorKind::kLimits);
     const int64_t used = std::min(cores, grid.count());
     for (int64_t c = 0; c < used; ++c) {
       const int64_t begin = grid.count() * c / used, end = grid.count() * (c + 1) / used;
@@ -170,7 +182,9 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
 RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   RuleFigures f;
   f.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
-  f.prod_tile = product(spec.tile);
+  // The elements the limit counts: prod(tile), or what the family says one tile holds.
+  const KernelFamily* family = find_family(spec.op);
+  f.prod_tile = family && family->tile_elements ? family->tile_elements(spec) : product(spec.tile);
   // Per loop body: loop + view/assemble is the rulebook's remedy for too many tiles, so the limit
   // applies to the largest chunk's tiles. Kernels that loop over a view (groupnorm's (N*G) rows)
   // are counted on the tensor's own loop axis, an upper bound.
@@ -183,8 +197,10 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
   if (f.prod_tile > hw.limits.max_tile_elements)
-    f.limit_violations.push_back(fmt::format("prod(tile) = {} > limits.max_tile_elements = {}",
-                                             f.prod_tile, hw.limits.max_tile_elements));
+    f.limit_violations.push_back(
+        fmt::format("{} = {} > limits.max_tile_elements = {}",
+                    family && family->tile_elements ? "largest operand tile" : "prod(tile)",
+                    f.prod_tile, hw.limits.max_tile_elements));
   if (f.auto_tiles > hw.limits.max_auto_tiles)
     f.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
                                              f.auto_tiles, hw.limits.max_auto_tiles));

@@ -48,6 +48,11 @@ constexpr uint32_t kStatsTensor = 300;      // partial statistics (+ phase index
 // valid part). Ragged tails inside the tensor compute their valid extent.
 Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
 
+// The pypto partition's tiles: every loop chunk's tile grid, in the order tasks are built, with
+// the tile's origin in the full tensor and its root function (loop chunk).
+using LoopTileVisitor = std::function<void(const Dims& origin, const Dims& extent, int32_t root)>;
+void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit);
+
 // Lowers a kernel whose tiles are independent (copy, elementwise) in either partition style.
 LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
                                       const std::string& psg, const TileWork& work);
@@ -55,7 +60,7 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
 // The rulebook's figures of a candidate tile, from its geometry alone (no lowering).
 struct RuleFigures {
   int64_t contiguous_bytes = 0;
-  int64_t prod_tile = 0;
+  int64_t prod_tile = 0;  // elements the prod(tile) limit counts (a cube tile: its operands)
   int64_t auto_tiles = 0;
   std::vector<int> tile_exceeds_shape;
   std::vector<std::string> limit_violations;

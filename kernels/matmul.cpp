@@ -13,7 +13,6 @@
 namespace tilesim {
 
 MatmulPlan plan_matmul(const KernelSpec& spec) {
-  check_params(spec, {"vector_epilogue"});
   if (spec.shape.size() != 3 || spec.tile.size() != 3)
     throw Error(
         fmt::format("matmul: shape and tile must be [m, k, n] and [tm, tk, tn] (got {} and {})",
@@ -26,11 +25,7 @@ MatmulPlan plan_matmul(const KernelSpec& spec) {
   p.tm = spec.tile[0];
   p.tk = spec.tile[1];
   p.tn = spec.tile[2];
-  if (spec.params.contains("vector_epilogue")) {
-    if (!spec.params["vector_epilogue"].is_boolean())
-      throw Error("matmul: params.vector_epilogue: expected true or false");
-    p.vector_epilogue = spec.params["vector_epilogue"].get<bool>();
-  }
+  p.vector_epilogue = param_bool(spec, "vector_epilogue");
   p.basic_batch = ceil_div(p.m, spec.loop_count);
   p.chunks = loop_chunks(spec, 0);
   for (size_t r = 0; r < p.chunks.size(); ++r)
@@ -42,10 +37,12 @@ MatmulPlan plan_matmul(const KernelSpec& spec) {
   return p;
 }
 
+namespace {
+
 LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   validate_tile(spec, hw);
   if (spec.partition != PartitionStyle::kPypto)
-    throw Error("matmul: only the pypto partition is modelled");
+    throw Error("matmul: only the pypto partition is modelled", ErrorKind::kLimits);
   const MatmulPlan p = plan_matmul(spec);
   const DType dt = spec.dtype;
   const int64_t b = dtype_bytes(dt);
@@ -113,6 +110,36 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   fill_common_diagnostics(spec, hw, out);
   out.diag.reduction_segments = ceil_div(p.k, p.tk);
   return out;
+}
+
+// The rulebook's prod(tile) <= 16384 bounds the elements of one tile that one instruction works
+// on and one DMA moves into a buffer (a vector tile is a single UB buffer of prod(tile)
+// elements). A cube tile [tm, tk, tn] is not one buffer: m * k * n elements never exist
+// anywhere. Its GM-fed buffers are the operand tiles A[tm, tk] and B[tk, tn], so those are what
+// the limit counts. The C tile [tm, tn] is an fp32 accumulator in L0C whose bound is L0C's
+// capacity (the buffer plan rejects an overflow as kCapacity); the vendor's own cube tile
+// (128, 64, 256) has a 32768-element C tile, so counting C against 16384 would flag it.
+int64_t cube_tile_elements(const KernelSpec& spec) {
+  if (spec.tile.size() != 3) return product(spec.tile);
+  const int64_t tm = spec.tile[0], tk = spec.tile[1], tn = spec.tile[2];
+  return std::max(tm * tk, tk * tn);
+}
+
+}  // namespace
+
+KernelFamily matmul_kernels() {
+  KernelFamily f;
+  f.name = "matmul";
+  f.ops = {{"matmul", "C[m, n] = A[m, k] @ B[k, n] on the cube cores; shape and tile [m, k, n]"}};
+  ParamDecl epi;
+  epi.name = "vector_epilogue";
+  epi.type = ParamType::kBool;
+  epi.fallback = false;
+  epi.doc = "write C as fp32 to a workspace that an AIV task casts and writes";
+  f.params = {epi};
+  f.lower = lower_matmul;
+  f.tile_elements = cube_tile_elements;
+  return f;
 }
 
 }  // namespace tilesim

@@ -65,17 +65,10 @@ Phase norm_phase(const KernelSpec& spec, const Dims& shape, const Dims& tile,
                     norm_family(psg, rms), Phase::Link::kNone);
 }
 
-}  // namespace
-
-bool is_norm_op(const std::string& op) {
-  return op == "layernorm" || op == "rmsnorm" || op == "groupnorm" || op == "batchnorm";
-}
-
 ReductionProgram describe_norm(const KernelSpec& spec) {
   ReductionProgram prog;
   const auto rank = static_cast<int>(spec.shape.size());
   if (spec.op == "layernorm" || spec.op == "rmsnorm") {
-    check_params(spec, {"merge"});
     std::vector<int> dims = spec.dims.empty() ? std::vector<int>{rank - 1} : spec.dims;
     prog.phases.push_back(
         norm_phase(spec, spec.shape, spec.tile, dims, spec.op, spec.op == "rmsnorm"));
@@ -85,7 +78,6 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
     throw Error(fmt::format("{}: shape {} must be (N, C, ...) with at least 3 dims", spec.op,
                             format_dims(spec.shape)));
   if (spec.op == "batchnorm") {
-    check_params(spec, {"merge"});
     std::vector<int> dims = {0};
     for (int d = 2; d < rank; ++d) dims.push_back(d);
     if (!spec.dims.empty() && spec.dims != dims)
@@ -94,15 +86,12 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
     return prog;
   }
   // groupnorm: view (N, C, rest...) as (N * G, C / G, rest...) and reduce all but the first.
-  check_params(spec, {"merge", "groups"});
-  if (!spec.params.contains("groups") || !spec.params["groups"].is_number_integer() ||
-      spec.params["groups"].get<int64_t>() < 1)
-    throw Error(spec.op + ": params.groups: required, an integer >= 1");
-  const int64_t groups = spec.params["groups"].get<int64_t>();
+  const int64_t groups = param_int(spec, "groups");
   const int64_t n = spec.shape[0], c = spec.shape[1];
   if (c % groups != 0)
     throw Error(
-        fmt::format("{}: params.groups {} does not divide the {} channels", spec.op, groups, c));
+        fmt::format("{}: params.groups {} does not divide the {} channels", spec.op, groups, c),
+        ErrorKind::kParams);
   if (!spec.dims.empty())
     throw Error(spec.op +
                 ": dim: groupnorm reduces each group's channels and spatial dims; leave dim out");
@@ -113,17 +102,17 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
   const int64_t tc = spec.tile[1], tn = spec.tile[0];
   if (tc <= cpg) {
     if (tn != 1)
-      throw Error(
-          fmt::format("{}: tile[0] = {} must be 1 when tile[1] = {} is within one group "
-                      "of {} channels",
-                      spec.op, tn, tc, cpg));
+      throw Error(fmt::format("{}: tile[0] = {} must be 1 when tile[1] = {} is within one group "
+                              "of {} channels",
+                              spec.op, tn, tc, cpg),
+                  ErrorKind::kLimits);
     tile[0] = 1;
   } else {
     if (tc % cpg != 0 || (tn != 1 && tc != c))
-      throw Error(
-          fmt::format("{}: tile[1] = {} must be a multiple of the {} channels per group "
-                      "(and the full {} channels when tile[0] > 1)",
-                      spec.op, tc, cpg, c));
+      throw Error(fmt::format("{}: tile[1] = {} must be a multiple of the {} channels per group "
+                              "(and the full {} channels when tile[0] > 1)",
+                              spec.op, tc, cpg, c),
+                  ErrorKind::kLimits);
     tile[0] = tn * (tc / cpg);
     tile[1] = cpg;
   }
@@ -131,6 +120,28 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
   for (int d = 1; d < rank; ++d) dims.push_back(d);
   prog.phases.push_back(norm_phase(spec, shape, tile, dims, spec.op, false));
   return prog;
+}
+
+}  // namespace
+
+KernelFamily norm_kernels() {
+  KernelFamily f;
+  f.name = "norm";
+  f.ops = {{"layernorm", "(x - mean) * rstd over dim(s), the last by default"},
+           {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default"},
+           {"groupnorm", "(N, C, ...): statistics per sample and group of channels"},
+           {"batchnorm", "(N, C, ...): statistics per channel over N and the spatial dims"}};
+  ParamDecl groups;
+  groups.name = "groups";
+  groups.type = ParamType::kInt;
+  groups.required = true;
+  groups.min = 1;
+  groups.ops = {"groupnorm"};
+  groups.doc = "channel groups, an integer >= 1 dividing C";
+  f.params = {merge_param(), groups};
+  f.lower = lower_reducing_kernel;
+  f.describe = describe_norm;
+  return f;
 }
 
 }  // namespace tilesim

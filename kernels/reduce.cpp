@@ -42,14 +42,7 @@ ReduceFamily reduce_family(const std::string& op, Combine how, double mean_count
   return f;
 }
 
-}  // namespace
-
-bool is_reduce_op(const std::string& op) {
-  return op == "sum" || op == "amax" || op == "amin" || op == "mean";
-}
-
 ReductionProgram describe_reduce(const KernelSpec& spec) {
-  check_params(spec, {"merge", "multi_dim"});
   if (spec.dims.empty()) throw Error(spec.op + ": dim: a reduction needs at least one dim");
   std::vector<int> dims = spec.dims;
   std::sort(dims.begin(), dims.end());
@@ -60,15 +53,7 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
   for (int d : dims) count *= static_cast<double>(spec.shape[static_cast<size_t>(d)]);
   const double mean_count = spec.op == "mean" ? count : 0;
   const MergeMode merge = merge_mode_of(spec);
-  std::string multi = "merged";
-  if (spec.params.contains("multi_dim")) {
-    if (!spec.params["multi_dim"].is_string())
-      throw Error(spec.op + ": params.multi_dim: expected \"merged\" or \"chained\"");
-    multi = spec.params["multi_dim"].get<std::string>();
-    if (multi != "merged" && multi != "chained")
-      throw Error(spec.op + ": params.multi_dim: unknown value '" + multi +
-                  "' (allowed: merged, chained)");
-  }
+  const std::string multi = param_string(spec, "multi_dim");
   ReductionProgram prog;
   if (dims.size() == 1 || multi == "merged") {
     Dims shape = spec.shape, tile = spec.tile;
@@ -76,10 +61,10 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
       // Rule 3: reshape adjacent reduced dims into one, then reduce once.
       for (size_t i = 1; i < dims.size(); ++i)
         if (dims[i] != dims[i - 1] + 1)
-          throw Error(
-              fmt::format("{}: dims are not adjacent, so they cannot be merged by reshape "
-                          "(use params.multi_dim = \"chained\")",
-                          spec.op));
+          throw Error(fmt::format("{}: dims are not adjacent, so they cannot be merged by reshape "
+                                  "(use params.multi_dim = \"chained\")",
+                                  spec.op),
+                      ErrorKind::kLimits);
       const size_t d0 = static_cast<size_t>(dims.front()), d1 = static_cast<size_t>(dims.back());
       // The tile must be one block of the reshaped axis: 1 on the outer merged dims, any
       // size on one dim k, the inner ones in full.
@@ -87,11 +72,13 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
       while (k < d1 && tile[k] == 1) ++k;
       for (size_t d = k + 1; d <= d1; ++d)
         if (tile[d] != shape[d])
-          throw Error(fmt::format(
-              "{}: merging dims {}..{} by reshape needs the tile to be one block of the merged "
-              "axis: 1 on the outer merged dims, then any size, then the inner dims in full "
-              "(tile[{}] = {} but shape[{}] = {}); use params.multi_dim = \"chained\"",
-              spec.op, d0, d1, d, tile[d], d, shape[d]));
+          throw Error(
+              fmt::format(
+                  "{}: merging dims {}..{} by reshape needs the tile to be one block of the merged "
+                  "axis: 1 on the outer merged dims, then any size, then the inner dims in full "
+                  "(tile[{}] = {} but shape[{}] = {}); use params.multi_dim = \"chained\"",
+                  spec.op, d0, d1, d, tile[d], d, shape[d]),
+              ErrorKind::kLimits);
       Dims ms(shape.begin(), shape.begin() + static_cast<long>(d0));
       Dims mt(tile.begin(), tile.begin() + static_cast<long>(d0));
       int64_t merged_shape = 1, merged_tile = tile[k];
@@ -133,6 +120,26 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
     tile[static_cast<size_t>(d)] = 1;
   }
   return prog;
+}
+
+}  // namespace
+
+KernelFamily reduce_kernels() {
+  KernelFamily f;
+  f.name = "reduce";
+  f.ops = {{"sum", "sum over dim(s)"},
+           {"amax", "maximum over dim(s)"},
+           {"amin", "minimum over dim(s)"},
+           {"mean", "sum over dim(s) / count"}};
+  ParamDecl multi;
+  multi.name = "multi_dim";
+  multi.fallback = "merged";
+  multi.allowed = {"merged", "chained"};
+  multi.doc = "several adjacent dims: merged by reshape into one (rule 3), or chained one by one";
+  f.params = {merge_param(), multi};
+  f.lower = lower_reducing_kernel;
+  f.describe = describe_reduce;
+  return f;
 }
 
 }  // namespace tilesim

@@ -15,8 +15,9 @@ MergeMode parse_merge_mode(const std::string& text) {
   if (text == "tree") return MergeMode::kTree;
   if (text == "atomic") return MergeMode::kAtomic;
   if (text == "auto") return MergeMode::kAuto;
-  throw Error("params.merge: unknown merge '" + text +
-              "' (allowed: auto, in_task, chain, tree, atomic)");
+  throw Error(
+      "params.merge: unknown merge '" + text + "' (allowed: auto, in_task, chain, tree, atomic)",
+      ErrorKind::kParams);
 }
 
 const char* merge_mode_name(MergeMode m) {
@@ -56,7 +57,8 @@ ReductionPlan plan_reduction(const Dims& shape, const Dims& tile, std::vector<in
   chunking.loop_count = loop_count;
   if (is_reduced(dims, static_cast<size_t>(loop_axis)) && loop_count > 1)
     throw Error(fmt::format("{}: loop_axis {} is a reduced dim; loop over a non-reduced axis", op,
-                            loop_axis));
+                            loop_axis),
+                ErrorKind::kLimits);
   p.chunks = loop_chunks(chunking, loop_axis);
   for (size_t r = 0; r < p.chunks.size(); ++r) {
     Dims sub = shape;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/families.hpp"
+#include "kernels/lowering_support.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -18,9 +20,10 @@ void build_program(const ReductionProgram& prog, const KernelSpec& spec, const H
   for (const auto& ph : prog.phases) {
     if (ph.plan.merge == MergeMode::kAtomic && !ph.fam.atomic_merge)
       throw Error(spec.op +
-                  ": params.merge: \"atomic\" needs statistics that merge by sum, max "
-                  "or min; " +
-                  ph.fam.psg + " does not (use auto, tree, chain or in_task)");
+                      ": params.merge: \"atomic\" needs statistics that merge by sum, max "
+                      "or min; " +
+                      ph.fam.psg + " does not (use auto, tree, chain or in_task)",
+                  ErrorKind::kParams);
     SegmentDeps deps;
     if (ph.link == Phase::Link::kByOrigin) deps = deps_by_origin(*prev_plan, prev);
     if (ph.link == Phase::Link::kByRows) deps = deps_by_rows(*prev_plan, prev);
@@ -43,23 +46,32 @@ Phase make_phase(ReductionPlan plan, ReduceFamily fam, Phase::Link link) {
   return Phase{std::move(plan), std::move(fam), link};
 }
 
-MergeMode merge_mode_of(const KernelSpec& spec) {
-  if (!spec.params.contains("merge")) return MergeMode::kAuto;
-  if (!spec.params["merge"].is_string())
-    throw Error(
-        spec.op +
-        ": params.merge: expected \"auto\", \"in_task\", \"chain\", \"tree\" or \"atomic\"");
-  return parse_merge_mode(spec.params["merge"].get<std::string>());
+LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) {
+  validate_tile(spec, hw);
+  if (spec.partition != PartitionStyle::kPypto)
+    throw Error(spec.op + ": only the pypto partition is modelled for reducing ops",
+                ErrorKind::kLimits);
+  const ReductionProgram prog = describe_reduction_program(spec);
+  LoweredKernel out;
+  build_program(prog, spec, hw, out);
+  fill_reduction_diagnostics(spec, hw, prog, out);
+  return out;
 }
 
-void check_params(const KernelSpec& spec, const std::vector<std::string>& allowed) {
-  for (auto it = spec.params.begin(); it != spec.params.end(); ++it)
-    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw Error(fmt::format("{}: params.{}: unknown key (allowed for {}: {})", spec.op, it.key(),
-                              spec.op, list.empty() ? "none" : list));
-    }
+ParamDecl merge_param() {
+  ParamDecl p;
+  p.name = "merge";
+  p.type = ParamType::kString;
+  p.fallback = "auto";
+  p.allowed = {"auto", "in_task", "chain", "tree", "atomic"};
+  p.doc =
+      "how partials of a split reduction axis merge (auto: atomic where the statistics allow, "
+      "else tree)";
+  return p;
+}
+
+MergeMode merge_mode_of(const KernelSpec& spec) {
+  return parse_merge_mode(param_string(spec, "merge"));
 }
 
 int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims) {

@@ -9,6 +9,7 @@
 #include "kernels/reduce_family.hpp"
 #include "kernels/reduction_graph.hpp"
 #include "kernels/reduction_plan.hpp"
+#include "kernels/registry.hpp"
 
 namespace tilesim {
 
@@ -35,10 +36,12 @@ void build_program(const ReductionProgram& prog, const KernelSpec& spec, const H
 void fill_reduction_diagnostics(const KernelSpec& spec, const Hardware& hw,
                                 const ReductionProgram& prog, LoweredKernel& out);
 
-// Shared parameter handling: merge mode ("tree" unless params.merge says otherwise) and a check
-// that params holds only `allowed` keys.
+// Lowering of every reducing family: validate the tile, describe the program, build its tasks.
+LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw);
+
+// The merge param every reducing family declares, and its value for a spec.
+ParamDecl merge_param();
 MergeMode merge_mode_of(const KernelSpec& spec);
-void check_params(const KernelSpec& spec, const std::vector<std::string>& allowed);
 // The loop axis: the spec's, or the outermost axis not in `dims`.
 int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims);
 

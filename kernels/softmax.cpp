@@ -45,12 +45,9 @@ ReduceFamily max_sum_family(const std::string& psg) {
   return f;
 }
 
-bool is_softmax_op(const std::string& op) {
-  return op == "softmax" || op == "logsoftmax";
-}
+namespace {
 
 ReductionProgram describe_softmax(const KernelSpec& spec) {
-  check_params(spec, {"merge"});
   if (spec.dims.size() != 1)
     throw Error(spec.op + ": dim: expected exactly one dim (got " +
                 std::to_string(spec.dims.size()) + ")");
@@ -78,6 +75,19 @@ ReductionProgram describe_softmax(const KernelSpec& spec) {
                                 spec.loop_count, merge_mode_of(spec), spec.op),
                  f, Phase::Link::kNone));
   return prog;
+}
+
+}  // namespace
+
+KernelFamily softmax_kernels() {
+  KernelFamily f;
+  f.name = "softmax";
+  f.ops = {{"softmax", "exp(x - max) / sum over one dim"},
+           {"logsoftmax", "x - max - ln(sum of exp) over one dim"}};
+  f.params = {merge_param()};
+  f.lower = lower_reducing_kernel;
+  f.describe = describe_softmax;
+  return f;
 }
 
 }  // namespace tilesim

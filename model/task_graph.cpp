@@ -54,7 +54,7 @@ int TaskGraph::add_kind(TaskKind kind) {
 
 int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core) {
   if (kind < 0 || kind >= static_cast<int32_t>(kinds.size()))
-    throw Error("task graph: task refers to unknown kind " + std::to_string(kind));
+    throw InternalError("task graph: task refers to unknown kind " + std::to_string(kind));
   tasks.push_back(Task{kind, root, pinned_core});
   num_roots_ = std::max(num_roots_, root + 1);
   return static_cast<int32_t>(tasks.size() - 1);
@@ -72,8 +72,8 @@ void TaskGraph::finalize() {
   const auto n = static_cast<int32_t>(tasks.size());
   for (const auto& [a, b] : edges_)
     if (a < 0 || a >= n || b < 0 || b >= n || a == b)
-      throw Error("task graph: bad dependency edge " + std::to_string(a) + " -> " +
-                  std::to_string(b));
+      throw InternalError("task graph: bad dependency edge " + std::to_string(a) + " -> " +
+                          std::to_string(b));
   std::sort(edges_.begin(), edges_.end());
   edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
   succ_off_.assign(n + 1, 0);
@@ -89,7 +89,8 @@ void TaskGraph::finalize() {
   edges_.shrink_to_fit();
   access_off_.assign(n + 1, 0);
   for (const auto& [t, a] : pending_access_) {
-    if (t < 0 || t >= n) throw Error("task graph: access of unknown task " + std::to_string(t));
+    if (t < 0 || t >= n)
+      throw InternalError("task graph: access of unknown task " + std::to_string(t));
     ++access_off_[t + 1];
   }
   for (int32_t i = 0; i < n; ++i) access_off_[i + 1] += access_off_[i];

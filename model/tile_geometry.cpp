@@ -27,10 +27,10 @@ int64_t contiguous_bytes(const Dims& tile, DType dtype) {
 
 TileGrid::TileGrid(Dims shape, Dims tile) : shape_(std::move(shape)), tile_(std::move(tile)) {
   if (shape_.size() != tile_.size() || shape_.empty())
-    throw Error("tile grid: tile rank must equal shape rank");
+    throw InternalError("tile grid: tile rank must equal shape rank");
   counts_.resize(shape_.size());
   for (size_t i = 0; i < shape_.size(); ++i) {
-    if (shape_[i] <= 0 || tile_[i] <= 0) throw Error("tile grid: dims must be positive");
+    if (shape_[i] <= 0 || tile_[i] <= 0) throw InternalError("tile grid: dims must be positive");
     counts_[i] = ceil_div(shape_[i], tile_[i]);
   }
   count_ = product(counts_);

@@ -8,6 +8,7 @@
 
 #include "kernels/functional.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/registry.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
 
@@ -90,21 +91,19 @@ const std::vector<Case> kReduceCases = {
     {{3, 9, 8}, {1, 4, 8}, {0}, 1, "tree"},
 };
 
-TEST(Functional, Reductions) {
-  for (const std::string op : {"sum", "amax", "amin", "mean"})
-    for (const auto& c : kReduceCases) {
-      KernelSpec s = spec(op, c.shape, c.tile, c.dims, c.loop, c.merge);
-      if (c.dims.size() > 1) s.params["multi_dim"] = "chained";
-      const NdArray x = random_array(c.shape, 1);
-      const auto got = run(s, {x}).reduced.data;
-      const auto want = reference_reduce(x, c.dims, [&](const std::vector<double>& v) {
-        if (op == "amax") return *std::max_element(v.begin(), v.end());
-        if (op == "amin") return *std::min_element(v.begin(), v.end());
-        return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
-      });
-      EXPECT_LT(rel_err(got, want), kTol)
-          << op << " tile " << format_dims(c.tile) << " " << c.merge;
-    }
+void check_reduction(const std::string& op) {
+  for (const auto& c : kReduceCases) {
+    KernelSpec s = spec(op, c.shape, c.tile, c.dims, c.loop, c.merge);
+    if (c.dims.size() > 1) s.params["multi_dim"] = "chained";
+    const NdArray x = random_array(c.shape, 1);
+    const auto got = run(s, {x}).reduced.data;
+    const auto want = reference_reduce(x, c.dims, [&](const std::vector<double>& v) {
+      if (op == "amax") return *std::max_element(v.begin(), v.end());
+      if (op == "amin") return *std::min_element(v.begin(), v.end());
+      return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
+    });
+    EXPECT_LT(rel_err(got, want), kTol) << op << " tile " << format_dims(c.tile) << " " << c.merge;
+  }
 }
 
 TEST(Functional, MergedAdjacentDimsEqualChained) {
@@ -160,19 +159,18 @@ Eigen::ArrayXd reference_softmax(const NdArray& x, int dim, bool log) {
   return y;
 }
 
-TEST(Functional, SoftmaxAndLogSoftmax) {
+void check_softmax(const std::string& op) {
   const std::vector<Case> cases = {{{6, 40}, {1, 40}, {1}, 1, "auto"},  // one segment: fused
                                    {{6, 40}, {2, 16}, {1}, 2, "tree"},  // split, ragged tail
                                    {{6, 40}, {4, 8}, {1}, 3, "chain"},
                                    {{6, 40}, {1, 24}, {1}, 1, "in_task"},
                                    {{4, 20, 8}, {2, 6, 8}, {1}, 2, "tree"}};  // non-last axis
-  for (const std::string op : {"softmax", "logsoftmax"})
-    for (const auto& c : cases) {
-      const NdArray x = random_array(c.shape, 3);
-      const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
-      EXPECT_LT(rel_err(got, reference_softmax(x, c.dims[0], op == "logsoftmax")), kTol)
-          << op << " tile " << format_dims(c.tile) << " " << c.merge;
-    }
+  for (const auto& c : cases) {
+    const NdArray x = random_array(c.shape, 3);
+    const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
+    EXPECT_LT(rel_err(got, reference_softmax(x, c.dims[0], op == "logsoftmax")), kTol)
+        << op << " tile " << format_dims(c.tile) << " " << c.merge;
+  }
 }
 
 // (x - mean) * rstd over `dims` (or x * rms^-1).
@@ -200,25 +198,30 @@ Eigen::ArrayXd reference_norm(const NdArray& x, const std::vector<int>& dims, bo
   return y;
 }
 
-TEST(Functional, Norms) {
-  for (const std::string op : {"layernorm", "rmsnorm"})
-    for (const auto& c : std::vector<Case>{{{6, 48}, {2, 16}, {1}, 2, "tree"},
-                                           {{6, 48}, {1, 48}, {1}, 1, "atomic"},
-                                           {{3, 12, 8}, {1, 5, 8}, {1}, 3, "chain"},  // middle C
-                                           {{3, 12, 8}, {2, 4, 8}, {1}, 1, "in_task"}}) {
-      const NdArray x = random_array(c.shape, 4);
-      const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
-      EXPECT_LT(rel_err(got, reference_norm(x, c.dims, op == "rmsnorm")), kTol)
-          << op << " tile " << format_dims(c.tile) << " " << c.merge;
-    }
-  // batchnorm: statistics over N, H, W per channel.
+void check_layer_norm(const std::string& op) {  // layernorm, rmsnorm
+  for (const auto& c : std::vector<Case>{{{6, 48}, {2, 16}, {1}, 2, "tree"},
+                                         {{6, 48}, {1, 48}, {1}, 1, "atomic"},
+                                         {{3, 12, 8}, {1, 5, 8}, {1}, 3, "chain"},  // middle C
+                                         {{3, 12, 8}, {2, 4, 8}, {1}, 1, "in_task"}}) {
+    const NdArray x = random_array(c.shape, 4);
+    const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
+    EXPECT_LT(rel_err(got, reference_norm(x, c.dims, op == "rmsnorm")), kTol)
+        << op << " tile " << format_dims(c.tile) << " " << c.merge;
+  }
+}
+
+// batchnorm: statistics over N, H, W per channel.
+void check_batchnorm(const std::string&) {
   for (const auto& merge : {"auto", "tree", "in_task"}) {
     const NdArray x = random_array({4, 3, 5, 8}, 5);
     const auto got =
         run(spec("batchnorm", {4, 3, 5, 8}, {2, 1, 2, 8}, {}, 3, merge), {x}).applied.data;
     EXPECT_LT(rel_err(got, reference_norm(x, {0, 2, 3}, false)), kTol) << merge;
   }
-  // groupnorm: 3 groups of 2 channels; statistics over (group channels, H, W).
+}
+
+// groupnorm: 3 groups of 2 channels; statistics over (group channels, H, W).
+void check_groupnorm(const std::string&) {
   for (const auto& [tile, loop] : std::vector<std::pair<Dims, int64_t>>{
            {{1, 1, 3, 8}, 4}, {{1, 2, 5, 8}, 1}, {{2, 6, 2, 8}, 2}}) {
     const NdArray x = random_array({4, 6, 5, 8}, 6);
@@ -230,7 +233,7 @@ TEST(Functional, Norms) {
   }
 }
 
-TEST(Functional, Losses) {
+void check_loss(const std::string& loss) {
   const int64_t n = 12, c = 40;
   const NdArray x = random_array({n, c}, 7), p = random_array({n, c}, 8),
                 q = random_array({n, c}, 9);
@@ -262,6 +265,7 @@ TEST(Functional, Losses) {
              {"cross_entropy", {x, onehot}, ce / n},
              {"mse", {x, p}, mse / (n * c)},
              {"triplet_margin", {x, p, q}, triplet / n}}) {
+      if (op != loss) continue;
       KernelSpec s = spec(op, c0.shape, c0.tile, c0.dims, c0.loop, c0.merge);
       s.params["phase2_tile"] = {8};  // 12 samples: a split batch axis with a ragged tail
       const auto got = run(s, inputs).reduced.data;
@@ -271,7 +275,7 @@ TEST(Functional, Losses) {
   }
 }
 
-TEST(Functional, Matmul) {
+void check_matmul(const std::string&) {
   for (const auto& [shape, tile, loop] :
        std::vector<std::tuple<Dims, Dims, int64_t>>{{{40, 48, 32}, {16, 16, 16}, 3},
                                                     {{40, 48, 32}, {32, 32, 16}, 1},
@@ -291,6 +295,72 @@ TEST(Functional, Matmul) {
                      Eigen::Map<const Mat>(b.data.data(), shape[1], shape[2]);
     EXPECT_LT(rel_err(c.data, Eigen::Map<const Eigen::ArrayXd>(want.data(), want.size())), kTol);
   }
+}
+
+// Elementwise ops and copy_in: each tile computes its own block, and the tiles (ragged tails,
+// loop chunks on the loop axis) cover every element exactly once.
+void check_independent_tiles(const std::string& op) {
+  const KernelOp& info = *find_op(op);
+  for (const auto& [shape, tile, loop] : std::vector<std::tuple<Dims, Dims, int64_t>>{
+           {{6, 40}, {4, 16}, 1}, {{6, 40}, {2, 24}, 3}, {{5, 7, 24}, {2, 3, 8}, 2}}) {
+    KernelSpec s;
+    s.op = op;
+    s.shape = shape;
+    s.tile = tile;
+    s.loop_count = loop;
+    lower_kernel(s, test::default_hw());
+    std::vector<NdArray> in;
+    for (int i = 0; i < info.inputs; ++i)
+      in.push_back(random_array(shape, 20 + static_cast<unsigned>(i)));
+    if (op == "div") in[1].data = in[1].data.abs() + 0.5;  // away from 0
+    const TilesResult r = execute_independent_tiles(s, in);
+    Eigen::ArrayXd want(in[0].data.size());
+    for (Eigen::Index i = 0; i < want.size(); ++i) {
+      const double x = in[0].data[i], y = info.inputs > 1 ? in[1].data[i] : 0.0;
+      want[i] = op == "add"    ? x + y
+                : op == "sub"  ? x - y
+                : op == "mul"  ? x * y
+                : op == "div"  ? x / y
+                : op == "relu" ? std::max(x, 0.0)
+                : op == "exp"  ? std::exp(x)
+                               : x;  // copy_in reads x
+    }
+    EXPECT_LT(rel_err(r.out.data, want), kTol) << op << " tile " << format_dims(tile);
+    EXPECT_TRUE((r.covered.data == 1.0).all()) << op << " tile " << format_dims(tile);
+  }
+}
+
+// The functional case of every registered op; the registry walk requires one per op.
+const std::map<std::string, std::function<void(const std::string&)>>& op_cases() {
+  static const auto cases = [] {
+    std::map<std::string, std::function<void(const std::string&)>> m;
+    for (const char* op : {"copy_in", "add", "sub", "mul", "div", "relu", "exp"})
+      m[op] = check_independent_tiles;
+    for (const char* op : {"sum", "amax", "amin", "mean"}) m[op] = check_reduction;
+    for (const char* op : {"softmax", "logsoftmax"}) m[op] = check_softmax;
+    for (const char* op : {"layernorm", "rmsnorm"}) m[op] = check_layer_norm;
+    m["batchnorm"] = check_batchnorm;
+    m["groupnorm"] = check_groupnorm;
+    for (const char* op : {"cross_entropy", "mse", "triplet_margin"}) m[op] = check_loss;
+    m["matmul"] = check_matmul;
+    return m;
+  }();
+  return cases;
+}
+
+TEST(Functional, EveryRegisteredOpHasAnEigenCaseThatHolds) {
+  for (const std::string& op : registered_ops()) {
+    SCOPED_TRACE(op);
+    const auto it = op_cases().find(op);
+    if (it == op_cases().end()) {
+      ADD_FAILURE() << "no functional (Eigen) case for op '" << op
+                    << "' in tests/functional_test.cpp op_cases()";
+      continue;
+    }
+    it->second(op);
+  }
+  for (const auto& [op, check] : op_cases())
+    EXPECT_NE(find_family(op), nullptr) << "case for unregistered op " << op;
 }
 
 }  // namespace

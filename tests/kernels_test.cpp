@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "kernels/lowering.hpp"
+#include "kernels/lowering_support.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
+#include "tools/formats/sweep_config.hpp"
 
 namespace tilesim {
 namespace {
@@ -212,7 +214,9 @@ TEST(Kernels, BadKernelInput) {
   KernelSpec p = spec("sum", {4, 64}, {1, 64});
   p.dims = {1};
   p.params["mege"] = "tree";
-  EXPECT_NE(lower_error(p).find("params.mege: unknown key"), std::string::npos);
+  EXPECT_NE(
+      lower_error(p).find("sum: params.mege: unknown param for sum (allowed: merge, multi_dim)"),
+      std::string::npos);
   KernelSpec at = spec("softmax", {4, 64}, {1, 32});
   at.dims = {1};
   at.params["merge"] = "atomic";
@@ -235,6 +239,102 @@ TEST(Kernels, LimitsAreReportedNotEnforced) {
   EXPECT_NE(k.diag.limit_violations[0].find("auto_tiles"), std::string::npos);
   const LoweredKernel big = lower_kernel(spec("add", {128, 4096}, {1, 16384}), default_hw());
   EXPECT_EQ(big.diag.tile_exceeds_shape, std::vector<int>{1});
+}
+
+// The prod(tile) <= 16384 limit counts a cube tile's operand tiles A[tm, tk] and B[tk, tn], not
+// m * k * n (kernels/matmul.cpp says why): the rule-2 matmul sweep's (128, 64, 256) is within it
+// (B = 64 * 256 = 16384), while an operand over 16384 elements is still flagged.
+TEST(Kernels, MatmulLimitCountsTheOperandTiles) {
+  const auto hw = default_hw();
+  const SweepConfig cfg =
+      load_sweep_config(test::source_path("configs/sweeps/rule2_matmul_16384_loops.json"));
+  const auto candidates = expand_candidates(cfg, hw);
+  ASSERT_EQ(candidates.size(), 8u);
+  for (const auto& c : candidates) {
+    const RuleFigures f = rule_figures(candidate_spec(cfg, c), hw);
+    EXPECT_EQ(f.prod_tile, 16384) << "loop " << c.loop_count;
+    for (const auto& v : f.limit_violations)  // only auto_tiles, at loop counts 1 and 2
+      EXPECT_EQ(v.find("auto_tiles"), 0u) << v;
+  }
+  const KernelSpec wide_a = spec("matmul", {4096, 1024, 1024}, {256, 128, 64}, DType::kFp16);
+  EXPECT_EQ(rule_figures(wide_a, hw).limit_violations,
+            std::vector<std::string>{"largest operand tile = 32768 > limits.max_tile_elements = "
+                                     "16384"});
+  const KernelSpec wide_b = spec("matmul", {4096, 1024, 1024}, {16, 128, 256}, DType::kFp16);
+  EXPECT_EQ(rule_figures(wide_b, hw).prod_tile, 32768);
+  // A vector tile still counts prod(tile).
+  EXPECT_EQ(rule_figures(spec("add", {4096, 4096}, {2, 16384}), hw).limit_violations.at(0),
+            "prod(tile) = 32768 > limits.max_tile_elements = 16384");
+}
+
+ErrorKind lower_kind(const KernelSpec& s) {
+  try {
+    lower_kernel(s, default_hw());
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << s.op << " " << format_dims(s.tile) << " lowered";
+  return ErrorKind::kInput;
+}
+
+// Each rejection carries its class where it is thrown (a sweep files rejections by kind).
+TEST(Kernels, RejectionsCarryTheirKind) {
+  EXPECT_EQ(lower_kind(spec("add", {16, 65536}, {1, 65536})), ErrorKind::kCapacity);  // UB
+  EXPECT_EQ(lower_kind(spec("matmul", {512, 512, 512}, {256, 256, 16}, DType::kFp16)),
+            ErrorKind::kCapacity);  // L0A: 256 x 256 x 2 B > 64 KiB
+  EXPECT_EQ(lower_kind(spec("add", {16, 64}, {1, 12})), ErrorKind::kAlignment);
+  EXPECT_EQ(lower_kind(spec("add", {16, 64}, {64})), ErrorKind::kInput);  // rank mismatch
+  KernelSpec loops = spec("add", {4, 64}, {1, 64});
+  loops.loop_count = 8;
+  EXPECT_EQ(lower_kind(loops), ErrorKind::kLimits);
+  KernelSpec reducing = spec("softmax", {4, 64}, {1, 64});
+  reducing.dims = {1};
+  reducing.partition = PartitionStyle::kAscendC;
+  EXPECT_EQ(lower_kind(reducing), ErrorKind::kLimits);
+  KernelSpec groups = spec("groupnorm", {2, 10, 4, 64}, {1, 2, 2, 64});
+  groups.params["groups"] = 3;
+  EXPECT_EQ(lower_kind(groups), ErrorKind::kParams);
+  KernelSpec phase2 = spec("mse", {128, 64}, {4, 64});
+  phase2.params["phase2_tile"] = {12};
+  EXPECT_EQ(lower_kind(phase2), ErrorKind::kAlignment);
+  EXPECT_EQ(lower_kind(spec("softmaxx", {4, 64}, {1, 64})), ErrorKind::kInput);
+  try {
+    kernel_spec_from_json(
+        nlohmann::json::parse(
+            R"({"op": "add", "shape": [2, 2, 2, 2, 2, 8], "tile": [1, 1, 1, 1, 1, 8]})"),
+        "r.json", {});
+    ADD_FAILURE() << "rank 6 loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "r.json: shape: at most 5 dims are supported");
+    EXPECT_EQ(e.kind(), ErrorKind::kLimits);
+  }
+}
+
+// kernel_spec_from_json: each rejection names the file and the key path.
+TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
+  auto error = [](const std::string& extra) {
+    try {
+      kernel_spec_from_json(
+          nlohmann::json::parse(R"({"op": "add", "shape": [16, 64], "tile": [1, 64])" + extra +
+                                "}"),
+          "r.json", {"hardware"});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(R"(, "partition": {"cores": 2})"),
+            "r.json: partition.style: missing (allowed: pypto, ascendc)");
+  EXPECT_EQ(error(R"(, "partition": "spmd")"),
+            "r.json: partition: unknown style 'spmd' (allowed: pypto, ascendc)");
+  EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
+  EXPECT_EQ(error(R"(, "buffer_count": 9)"),
+            "r.json: buffer_count: out of range: 9 (allowed 1..8)");
+  EXPECT_EQ(error(R"(, "dtype": "fp8")"),
+            "r.json: dtype: unknown dtype 'fp8' (allowed: fp32, fp16, bf16)");
+  EXPECT_EQ(error(R"(, "tiel": 1)"),
+            "r.json: tiel: unknown key (allowed: buffer_count, dim, dtype, loop_axis, loop_count, "
+            "op, params, partition, shape, tile, hardware)");
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+#pragma once
+// The one kernel registry: each kernel family is one record holding its op names, its params
+// (declared with type, default and allowed values) and its lowering. lower_kernel, the known-ops
+// list of error messages and the run-config parser (params are validated when a config is
+// loaded) all read it. Adding an op to a family is one entry in its record; a new family is its
+// own file plus one line in registry.cpp.
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/lowering.hpp"
+#include "model/json_reader.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+struct ReductionProgram;
+
+enum class ParamType { kInt, kBool, kString, kIntList };
+
+struct ParamDecl {
+  std::string name;
+  ParamType type = ParamType::kString;
+  nlohmann::json fallback;           // the default; null: required, or derived (see `doc`)
+  bool required = false;             // no default: the config must give it
+  std::vector<std::string> allowed;  // kString: the allowed values
+  int64_t min = std::numeric_limits<int64_t>::min();  // kInt / kIntList elements
+  int64_t max = std::numeric_limits<int64_t>::max();
+  size_t list_size = 0;          // kIntList: exact length (0: any non-empty length)
+  std::vector<std::string> ops;  // the ops that take it (empty: every op of the family)
+  std::string doc;               // one line
+};
+
+struct KernelOp {
+  KernelOp(std::string op, std::string what) : name(std::move(op)), doc(std::move(what)) {}
+  KernelOp(std::string op, std::string what, int n, VecClass c,
+           std::function<double(double, double)> v)
+      : name(std::move(op)), doc(std::move(what)), inputs(n), cls(c), value(std::move(v)) {}
+
+  std::string name;
+  std::string doc;
+  // Elementwise ops: inputs, the class of their vector instruction and their value (`y` unused
+  // by unary ops), which the functional executor applies tile by tile.
+  int inputs = 1;
+  VecClass cls = VecClass::kSimple;
+  std::function<double(double x, double y)> value;
+};
+
+struct KernelFamily {
+  std::string name;
+  std::vector<KernelOp> ops;
+  std::vector<ParamDecl> params;
+  std::function<LoweredKernel(const KernelSpec&, const Hardware&)> lower;
+  // Reducing families: the program that is both lowered and executed with Eigen.
+  std::function<ReductionProgram(const KernelSpec&)> describe;
+  // Elements the rulebook's prod(tile) limit counts for one tile (unset: prod(tile)).
+  std::function<int64_t(const KernelSpec&)> tile_elements;
+};
+
+// Every family, in registration order.
+const std::vector<KernelFamily>& kernel_families();
+// The family of `op`, or nullptr.
+const KernelFamily* find_family(const std::string& op);
+const KernelOp* find_op(const std::string& op);
+// Every op name in registration order.
+std::vector<std::string> registered_ops();
+// The params `op` takes.
+std::vector<const ParamDecl*> op_params(const std::string& op);
+
+// Checks `params` (a reader of the spec's "params" object) against the declarations of `op`:
+// unknown keys, types, allowed values, bounds and required params; every failure is kParams.
+void validate_params(const std::string& op, const JsonReader& params);
+// Same for a spec built in code (the message names the op as its origin).
+void validate_params(const KernelSpec& spec);
+
+// Typed reads of a spec's (already validated) params, the declaration's default when absent.
+// Reading a param the op does not declare is a bug in the kernel (InternalError).
+bool has_param(const KernelSpec& spec, const std::string& name);
+int64_t param_int(const KernelSpec& spec, const std::string& name);
+bool param_bool(const KernelSpec& spec, const std::string& name);
+std::string param_string(const KernelSpec& spec, const std::string& name);
+std::vector<int64_t> param_ints(const KernelSpec& spec, const std::string& name);
+
+}  // namespace tilesim

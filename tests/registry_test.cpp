@@ -1,0 +1,155 @@
+// The kernel registry is the one house of every op: each op has a shipped example and (see
+// functional_test.cpp) an Eigen case, its declared params are well formed, and a config's params
+// are checked at load with one error naming the file and the key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "kernels/lowering.hpp"
+#include "kernels/registry.hpp"
+#include "model/error.hpp"
+#include "test_support.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/formats/sweep_config.hpp"
+
+namespace tilesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Registry, EveryOpHasAShippedExample) {
+  std::map<std::string, std::string> example_of;
+  for (const auto& e : fs::directory_iterator(test::source_path("configs/examples"))) {
+    if (e.path().extension() != ".json") continue;
+    const RunConfig rc = load_run_config(e.path());  // every example loads, params included
+    example_of.emplace(rc.spec.op, e.path().filename().string());
+  }
+  for (const auto& op : registered_ops())
+    EXPECT_TRUE(example_of.count(op)) << "no example in configs/examples/ has op '" << op << "'";
+}
+
+TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
+  EXPECT_EQ(known_ops(), registered_ops());
+  EXPECT_EQ(find_family("relu")->name, "elementwise");
+  EXPECT_EQ(find_family("groupnorm")->name, "norm");
+  EXPECT_EQ(find_family("nope"), nullptr);
+  EXPECT_EQ(find_op("div")->cls, VecClass::kComplex);
+  EXPECT_EQ(find_op("add")->inputs, 2);
+}
+
+// Each declaration is usable: it has a doc, and its own default passes its own validation.
+TEST(Registry, DeclaredDefaultsValidate) {
+  for (const auto& op : registered_ops())
+    for (const ParamDecl* p : op_params(op)) {
+      EXPECT_FALSE(p->doc.empty()) << op << "." << p->name;
+      if (p->fallback.is_null()) continue;
+      nlohmann::json params = {{p->name, p->fallback}};
+      for (const ParamDecl* q : op_params(op))
+        if (q->required && q != p) params[q->name] = q->min;
+      EXPECT_NO_THROW(validate_params(op, JsonReader(params, "decl", "params")))
+          << op << "." << p->name;
+    }
+}
+
+struct Failure {
+  std::string message;
+  ErrorKind kind = ErrorKind::kInput;
+};
+
+template <typename F>
+Failure failure(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.what(), e.kind()};
+  }
+  ADD_FAILURE() << "expected an error";
+  return {};
+}
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Registry, ParamsTypoInARunConfigIsOneLoadErrorNamingFileAndKey) {
+  const fs::path f = write_config(
+      "registry_typo_run.json",
+      R"({"op": "softmax", "shape": [16, 64], "dim": 1, "tile": [1, 64], "params": {"mege": "tree"}})");
+  const Failure e = failure([&] { load_run_config(f); });
+  EXPECT_EQ(e.message, f.string() + ": params.mege: unknown param for softmax (allowed: merge)");
+  EXPECT_EQ(e.kind, ErrorKind::kParams);
+}
+
+TEST(Registry, ParamsTypoInASweepConfigIsOneLoadErrorNamingFileAndKey) {
+  const fs::path f = write_config("registry_typo_sweep.json",
+                                  R"({"op": "groupnorm", "shape": [4, 8, 16, 64],
+      "params": {"groups": 2, "merg": "tree"},
+      "candidates": {"tiles": [[1, 2, 4, 64]], "loop_counts": [1, 2]}})");
+  const Failure e = failure([&] { load_sweep_config(f); });
+  EXPECT_EQ(e.message,
+            f.string() + ": params.merg: unknown param for groupnorm (allowed: merge, groups)");
+  EXPECT_EQ(e.kind, ErrorKind::kParams);
+}
+
+TEST(Registry, ParamValuesAreCheckedAgainstTheirDeclaration) {
+  auto load = [](const std::string& op, const std::string& extra) {
+    const nlohmann::json doc = nlohmann::json::parse(
+        R"({"op": ")" + op + R"(", "shape": [4, 8, 16, 64], "tile": [1, 2, 4, 64)" + "]" + extra +
+        "}");
+    return failure([&] { kernel_spec_from_json(doc, "k.json", {}); });
+  };
+  const auto kind_is_params = [](const Failure& f) { return f.kind == ErrorKind::kParams; };
+  Failure f = load("sum", R"(, "dim": 1, "params": {"multi_dim": "stacked"})");
+  EXPECT_EQ(f.message,
+            "k.json: params.multi_dim: \"stacked\" is not allowed (allowed: merged, chained)");
+  EXPECT_TRUE(kind_is_params(f));
+  f = load("groupnorm", R"(, "params": {"groups": 0})");
+  EXPECT_EQ(f.message, "k.json: params.groups: out of range: 0 (allowed >= 1)");
+  EXPECT_TRUE(kind_is_params(f));
+  f = load("groupnorm", "");
+  EXPECT_EQ(f.message,
+            "k.json: params.groups: missing: groupnorm needs it (channel groups, an integer >= 1 "
+            "dividing C)");
+  EXPECT_TRUE(kind_is_params(f));
+  f = load("batchnorm", R"(, "params": {"groups": 2})");
+  EXPECT_EQ(f.message, "k.json: params.groups: unknown param for batchnorm (allowed: merge)");
+  f = load("mse", R"(, "params": {"phase2_tile": [8, 8]})");
+  EXPECT_EQ(f.message, "k.json: params.phase2_tile: expected an array of 1 integer(s), got [8,8]");
+  f = load("matmul", R"(, "params": {"vector_epilogue": 1})");
+  EXPECT_EQ(f.message, "k.json: params.vector_epilogue: expected true or false, got 1");
+  f = load("relu", R"(, "params": {"merge": "tree"})");
+  EXPECT_EQ(f.message, "k.json: params.merge: unknown param for relu (allowed: none)");
+}
+
+TEST(Registry, UnknownOpAtLoadListsTheRegistry) {
+  const Failure f = failure([] {
+    kernel_spec_from_json(nlohmann::json::parse(R"({"op": "softmaxx", "shape": [4], "tile": [8]})"),
+                          "k.json", {});
+  });
+  std::string list;
+  for (const auto& op : registered_ops()) list += (list.empty() ? "" : ", ") + op;
+  EXPECT_EQ(f.message, "k.json: op: unknown op 'softmaxx' (known: " + list + ")");
+  EXPECT_EQ(f.kind, ErrorKind::kInput);
+}
+
+// A spec built in code is checked the same way when it is lowered.
+TEST(Registry, LoweringChecksParamsOfSpecsBuiltInCode) {
+  KernelSpec s;
+  s.op = "layernorm";
+  s.shape = {4, 64};
+  s.tile = {1, 64};
+  s.params["merge"] = "fast";
+  const Failure f = failure([&] { lower_kernel(s, test::default_hw()); });
+  EXPECT_EQ(
+      f.message,
+      "layernorm: params.merge: \"fast\" is not allowed (allowed: auto, in_task, chain, tree, "
+      "atomic)");
+  EXPECT_EQ(f.kind, ErrorKind::kParams);
+}
+
+}  // namespace
+}  // namespace tilesim
