@@ -80,7 +80,8 @@ BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
                           round_up(b.bytes, mem_align(s, hw)));
     }
     throw Error(fmt::format("{} overflow in task '{}': needs {} B, has {} B (buffers: {})",
-                            mem_space_name(s), kind.label, used, mem_capacity(s, hw), list));
+                            mem_space_name(s), kind.label, used, mem_capacity(s, hw), list),
+                ErrorKind::kCapacity);
   }
   return plan;  // unreachable: depth 1 fits when no space overflows
 }
