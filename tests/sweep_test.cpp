@@ -174,6 +174,26 @@ TEST(SweepConfig, ImpossibleSpacesSayWhatIsWrong) {
   has(R"({"op": "softmax", "shape": [16, 64], "dim": 1})", "candidates: missing");
 }
 
+// Errors carry their class where they are thrown: a malformed key is input, a space the UB
+// alignment leaves empty is alignment.
+TEST(SweepConfig, ErrorsCarryTheirKind) {
+  const auto hw = test::default_hw();
+  const std::string k = R"("op": "softmax", "shape": [16, 64], "dim": 1, )";
+  auto kind_of = [&](const std::string& text) {
+    try {
+      expand_candidates(parse(text), hw);
+    } catch (const Error& e) {
+      return std::string(error_kind_name(e.kind()));
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"tiles": [[1, 0]]}})"), "input");
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"1": 12}}}})"),
+            "alignment");
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"generate_tiles": {"max": [16, 4]}}})"),
+            "alignment");
+}
+
 TEST(SweepConfig, EveryShippedSweepParsesAndExpands) {
   const auto dir = std::filesystem::path(test::source_path("configs/sweeps"));
   int n = 0;

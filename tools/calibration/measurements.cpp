@@ -66,8 +66,9 @@ FreeParam make_free_param(const std::string& key, double min, double max,
   const HardwareParam* p = find_hardware_param(key);
   if (!p) throw Error(where + ": unknown hardware parameter '" + key + "'");
   if (p->is_integer())
-    throw Error(where + ": " + key +
-                " is an integer parameter; calibrate fits real-valued parameters only");
+    throw Error(
+        where + ": " + key + " is an integer parameter; calibrate fits real-valued parameters only",
+        ErrorKind::kLimits);
   FreeParam f{key, std::isnan(min) ? p->min : min, std::isnan(max) ? p->max : max};
   if (!std::isfinite(f.min) || f.min < p->min)
     throw Error(where + ": " + key + " min " + num(f.min) + " is below the registry bound " +
@@ -162,7 +163,7 @@ CalibrationRun parse_run(const JsonReader& e, const std::string& id,
   const std::string named = file_config->string();
   const std::filesystem::path p = file.parent_path() / named;
   if (!std::filesystem::exists(p)) file_config->fail("no such file: " + p.string());
-  run.spec = run_spec(load_run_config(p));
+  run.spec = run_spec(load_run_config(p), {}, "a measured run needs one");
   run.label = named;
   return run;
 }
@@ -299,7 +300,8 @@ double metric_value(const RunFigures& f, const std::string& metric) {
   if (metric == "vec_time_us") return f.vec_us;
   if (metric == "cube_time_us") return f.cube_us;
   if (metric == "mte3_time_us") return f.mte3_us;
-  throw Error("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
+  // Metrics are checked when the file is read: an unknown one here is a bug.
+  throw InternalError("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
 }
 
 std::vector<std::vector<RunFigures>> evaluate_runs(const std::vector<Hardware>& hws,

@@ -63,17 +63,17 @@ RunConfig load_run_config(const std::filesystem::path& file) {
   rc.hardware = config_hardware(doc);
   rc.description = config_description(doc);
   if (const auto m = doc.find("measured")) {
-    if (!m->json().is_object()) m->fail("expected an object of measured figures");
+    if (!m->json().is_object())
+      m->fail("expected an object of measured figures, got " + m->json().dump());
     rc.measured = m->json();
   }
   return rc;
 }
 
-KernelSpec run_spec(const RunConfig& rc, const Dims& tile) {
+KernelSpec run_spec(const RunConfig& rc, const Dims& tile, const std::string& how) {
   KernelSpec spec = rc.spec;
   if (!tile.empty()) spec.tile = tile;
-  if (spec.tile.empty())
-    throw Error(rc.path.string() + ": tile: missing (give it in the config or with --tile)");
+  if (spec.tile.empty()) throw Error(rc.path.string() + ": tile: missing (" + how + ")");
   return spec;
 }
 

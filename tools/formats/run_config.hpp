@@ -25,8 +25,9 @@ struct RunConfig {
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what);
 RunConfig load_run_config(const std::filesystem::path& file);
 // The kernel to run: the config's, with `tile` (from --tile) when it is not empty. Fails
-// "<file>: tile: missing (give it in the config or with --tile)" when neither has a tile.
-KernelSpec run_spec(const RunConfig& rc, const Dims& tile = {});
+// "<file>: tile: missing (<how>)" when neither has a tile.
+KernelSpec run_spec(const RunConfig& rc, const Dims& tile = {},
+                    const std::string& how = "give it in the config or with --tile");
 
 // The kernel keys of a config whose "tile" may be left out (the spec's tile is then empty):
 // run configs, and sweep configs whose candidates supply the tiles. `caller_keys` are the keys
