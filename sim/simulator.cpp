@@ -427,8 +427,9 @@ class Engine {
     const int k = t == CoreType::kAiv ? 0 : 1;
     const int64_t n = k == 0 ? hw_.cores.aiv : hw_.cores.aic;
     if (index < 0 || index >= n)
-      throw Error("task graph: task pinned to " + std::string(core_type_name(t)) + " core " +
-                  std::to_string(index) + " but the hardware has " + std::to_string(n));
+      throw InternalError("task graph: task pinned to " + std::string(core_type_name(t)) +
+                          " core " + std::to_string(index) + " but the hardware has " +
+                          std::to_string(n));
     return first_core_[k] + index;
   }
 
@@ -440,9 +441,9 @@ class Engine {
     for (size_t i = 0; i < g_.tasks.size(); ++i) {
       const auto& t = g_.tasks[i];
       if (t.pinned_core < 0)
-        throw Error("task graph: SPMD task " + std::to_string(i) + " has no core");
+        throw InternalError("task graph: SPMD task " + std::to_string(i) + " has no core");
       if (g_.indegree(static_cast<int32_t>(i)) != 0)
-        throw Error("task graph: SPMD tasks cannot have dependencies");
+        throw InternalError("task graph: SPMD tasks cannot have dependencies");
       core_of[i] = global_core(g_.kinds[static_cast<size_t>(t.kind)].core, t.pinned_core);
       ++pinned_off_[static_cast<size_t>(core_of[i]) + 1];
     }
@@ -730,9 +731,9 @@ class Engine {
 
 SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_costs,
                           const Hardware& hw, const SimOptions& options) {
-  if (!graph.finalized()) throw Error("task graph: simulate() needs a finalized graph");
+  if (!graph.finalized()) throw InternalError("task graph: simulate() needs a finalized graph");
   if (kind_costs.size() != graph.kinds.size())
-    throw Error("task graph: one cost per task kind is required");
+    throw InternalError("task graph: one cost per task kind is required");
   Engine engine(graph, std::move(kind_costs), hw, options);
   return engine.run();
 }

@@ -8,7 +8,7 @@
 namespace tilesim {
 
 Metrics timeline_metrics(const Timeline& tl) {
-  if (!(tl.units_per_us > 0)) throw Error("timeline: time units per us must be positive");
+  if (!(tl.units_per_us > 0)) throw InternalError("timeline: time units per us must be positive");
   const auto ncores = static_cast<int32_t>(tl.core_types.size());
   const auto npsg = static_cast<int32_t>(tl.psg_names.size());
   // Times are shifted so the first start is 0: board timestamps can be large, and compute_metrics
@@ -17,9 +17,10 @@ Metrics timeline_metrics(const Timeline& tl) {
   for (size_t i = 0; i < tl.records.size(); ++i) {
     const auto& r = tl.records[i];
     if (r.core < 0 || r.core >= ncores || r.psg < 0 || r.psg >= npsg)
-      throw Error("timeline: record " + std::to_string(i) + " names an unknown core or PSG");
+      throw InternalError("timeline: record " + std::to_string(i) +
+                          " names an unknown core or PSG");
     if (!(r.end >= r.start) || !std::isfinite(r.start) || !std::isfinite(r.end))
-      throw Error("timeline: record " + std::to_string(i) + " ends before it starts");
+      throw InternalError("timeline: record " + std::to_string(i) + " ends before it starts");
     first = std::min(first, r.start);
   }
   if (tl.records.empty()) first = 0;

@@ -87,6 +87,28 @@ TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
   EXPECT_TRUE(j.at("pipes").contains("MTE2"));
 }
 
+// A config without "tile" runs with --tile (and --loop); without either it fails naming both.
+TEST(Cli, RunTakesTheTileFromTheCommandLineWhenTheConfigHasNone) {
+  const std::string cfg = write_temp("no_tile.json", R"({"op": "add", "shape": [16, 4096]})");
+  const CmdResult r = run_cli("run " + cfg + " --tile 1,4096 --loop 4 --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("candidate").at("tile"), nlohmann::json::array({1, 4096}));
+  EXPECT_EQ(j.at("candidate").at("loop_count"), 4);
+  const CmdResult same = run_cli(
+      "run " +
+          write_temp("with_tile.json", R"({"op": "add", "shape": [16, 4096], "tile": [1, 4096]})") +
+          " --loop 4 --json",
+      false);
+  ASSERT_EQ(same.code, 0) << same.out;
+  EXPECT_EQ(nlohmann::json::parse(same.out).at("gen_time_us"), j.at("gen_time_us"));
+
+  const CmdResult missing = run_cli("run " + cfg + " --loop 4");
+  EXPECT_EQ(missing.code, 2) << missing.out;
+  EXPECT_EQ(missing.out,
+            "tilesim: error: " + cfg + ": tile: missing (give it in the config or with --tile)\n");
+}
+
 TEST(Cli, TraceIsAChromeEventArray) {
   const std::string trace = write_temp("trace.json", "");
   const CmdResult r =

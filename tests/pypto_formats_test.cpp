@@ -20,9 +20,9 @@
 #include "sim/simulator.hpp"
 #include "sim/timeline_metrics.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/run_kernel.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
-#include "tools/analyses/run_kernel.hpp"
 #include "tools/formats/swimlane.hpp"
 
 namespace tilesim {
@@ -281,21 +281,22 @@ TEST(Replay, MalformedGraphsGiveOneClearError) {
     const char* text;
     const char* needle;
   } cases[] = {
-      {R"({"taskId": 1})", "fixture.json: expected a fixed-latency task graph (a JSON array"},
-      {R"([])", "fixture.json: the task graph has no tasks"},
+      {R"({"taskId": 1})",
+       "fixture.json: top level: expected a fixed-latency task graph (a JSON array"},
+      {R"([])", "fixture.json: top level: the task graph has no tasks"},
       {R"([3])", "fixture.json: element 0: expected a task object, got number"},
       {R"([{"funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0: missing required key 'taskId'"},
+       "fixture.json: element 0.taskId: missing"},
       {R"([{"taskId": "7", "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0: taskId: expected an integer"},
+       "fixture.json: element 0.taskId: expected an integer (any integer), got \"7\""},
       {R"([{"taskId": 7, "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0 (taskId 7): missing required key 'funcName'"},
+       "fixture.json: element 0 (taskId 7).funcName: missing"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "NPU", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0 (taskId 7): coreType: unknown 'NPU' (allowed: AIV, AIC, MIXAICORE, HUB)"},
+       "element 0 (taskId 7).coreType: \"NPU\" is not allowed (allowed: AIV, AIC, MIXAICORE, HUB)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": -1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0 (taskId 7): execTime: -1 is not a cycle count >= 0"},
+       "element 0 (taskId 7).execTime: out of range: -1 (allowed >= 0)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": 8}])",
-       "element 0 (taskId 7): successors: expected an array of taskIds"},
+       "element 0 (taskId 7).successors: expected an array of taskIds, got 8"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []},
            {"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
        "element 1 (taskId 7): duplicate taskId (also element 0)"},
@@ -472,9 +473,9 @@ TEST(Swimlane, MalformedTracesGiveOneClearError) {
     const char* text;
     const char* needle;
   } cases[] = {
-      {"42", "trace.json: expected a Chrome trace"},
+      {"42", "trace.json: top level: expected a Chrome trace"},
       {R"({"events": []})",
-       "trace.json: expected a Chrome trace: an object with a \"traceEvents\" array"},
+       "trace.json: top level: expected a Chrome trace: an object with a \"traceEvents\" array"},
       {R"([1])", "trace.json: event 0: expected an event object, got number"},
       {R"([{"ph": "X", "pid": 1, "tid": 1, "dur": 1, "args": {"taskId": 1}}])",
        "trace.json: event 0: complete event (ph X) needs a numeric 'ts'"},
@@ -556,7 +557,7 @@ TEST(TimelineMetrics, RejectsRecordsEndingBeforeTheyStart) {
   tl.core_types = {CoreType::kAiv};
   tl.psg_names = {"p"};
   tl.records.push_back({0, 0, 5, 4});
-  EXPECT_THROW(timeline_metrics(tl), Error);
+  EXPECT_THROW(timeline_metrics(tl), InternalError);  // the trace reader rejects negative dur
 }
 
 // ---------------------------------------------------------------- the CLI

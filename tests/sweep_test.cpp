@@ -16,11 +16,11 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/reports/svg_plot.hpp"
 #include "tools/analyses/sweep.hpp"
-#include "tools/formats/sweep_config.hpp"
-#include "tools/reports/sweep_report.hpp"
 #include "tools/analyses/zones.hpp"
+#include "tools/formats/sweep_config.hpp"
+#include "tools/reports/svg_plot.hpp"
+#include "tools/reports/sweep_report.hpp"
 
 namespace tilesim {
 namespace {
@@ -155,7 +155,7 @@ TEST(SweepConfig, ImpossibleSpacesSayWhatIsWrong) {
   has("{" + k + R"("candidates": {"tiles": [[1, 0]]}})", "candidates.tiles[0]");
   has("{" + k + R"("candidates": {"tiles": []}})", "candidates.tiles: expected a non-empty");
   has("{" + k + R"("candidates": {"loop_counts": [0], "tiles": [[1, 64]]}})",
-      "candidates.loop_counts[0]: expected an integer >= 1");
+      "candidates.loop_counts[0]: out of range: 0 (allowed >= 1)");
   has("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"2": 1}}}})",
       "candidates.generate_tiles.fixed.2: not a tile dim of a rank-2 shape");
   has("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"1": 12}}}})",
@@ -166,11 +166,32 @@ TEST(SweepConfig, ImpossibleSpacesSayWhatIsWrong) {
       "constraints": {"allow_tile_over_shape": false}}})",
       "32 exceeds the shape (16)");
   has("{" + k + R"("candidates": {"constraints": {}}})", "no tile space");
-  has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "tile:5"}})", "candidates.axis.5");
+  has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "tile:5"}})",
+      "candidates.axis: 'tile:5' names no tile dim of a rank-2 shape (allowed -2..1)");
   has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "rows"}})",
       "is not \"auto\", \"loop_count\" or \"tile:N\"");
   has(R"({"shape": [16, 64], "candidates": {"tiles": [[1, 64]]}})", "op: missing");
   has(R"({"op": "softmax", "shape": [16, 64], "dim": 1})", "candidates: missing");
+}
+
+// Errors carry their class where they are thrown: a malformed key is input, a space the UB
+// alignment leaves empty is alignment.
+TEST(SweepConfig, ErrorsCarryTheirKind) {
+  const auto hw = test::default_hw();
+  const std::string k = R"("op": "softmax", "shape": [16, 64], "dim": 1, )";
+  auto kind_of = [&](const std::string& text) {
+    try {
+      expand_candidates(parse(text), hw);
+    } catch (const Error& e) {
+      return std::string(error_kind_name(e.kind()));
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"tiles": [[1, 0]]}})"), "input");
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"generate_tiles": {"fixed": {"1": 12}}}})"),
+            "alignment");
+  EXPECT_EQ(kind_of("{" + k + R"("candidates": {"generate_tiles": {"max": [16, 4]}}})"),
+            "alignment");
 }
 
 TEST(SweepConfig, EveryShippedSweepParsesAndExpands) {
@@ -229,11 +250,26 @@ TEST(SweepPrecheck, UbOverflowComesFromTheModelsBudget) {
   const auto cfg = parse(R"({"op": "add", "shape": [16, 65536],
     "candidates": {"tiles": [[1, 65536], [1, 4096]], "constraints": {"prune_over_limits": false}}})");
   const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
-  EXPECT_EQ(r.candidates[0].reject_class, "ub_overflow");
+  EXPECT_EQ(r.candidates[0].reject_class, "capacity");
   EXPECT_NE(r.candidates[0].reason.find("UB overflow"), std::string::npos);
   EXPECT_NE(r.candidates[0].reason.find("needs"), std::string::npos);
   EXPECT_TRUE(r.candidates[1].ok);
-  EXPECT_EQ(r.rejected_by_class.at("ub_overflow"), 1);
+  EXPECT_EQ(r.rejected_by_class.at("capacity"), 1);
+}
+
+// The class comes from the error's kind, not its text: a cube buffer overflow is capacity too.
+TEST(SweepPrecheck, L0OverflowIsFiledUnderCapacity) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "matmul", "shape": [1024, 4096, 1024], "dtype": "fp16",
+    "candidates": {"tiles": [[128, 512, 64], [128, 64, 256]],
+                   "constraints": {"prune_over_limits": false}}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  EXPECT_EQ(r.candidates[0].reject_class, "capacity") << r.candidates[0].reason;
+  EXPECT_NE(r.candidates[0].reason.find("L0A overflow"), std::string::npos)
+      << r.candidates[0].reason;
+  EXPECT_TRUE(r.candidates[1].ok) << r.candidates[1].reason;
+  EXPECT_EQ(r.rejected_by_class.at("capacity"), 1);
+  EXPECT_EQ(r.rejected_by_class.count("lowering"), 0u);
 }
 
 TEST(SweepPrecheck, LimitsAreFlaggedWhenNotPruned) {
@@ -607,7 +643,7 @@ TEST(Zones, OnePointHasNoZoneAndDuplicatesAreRejected) {
   EXPECT_EQ(v[0].zone, Zone::kNone);
   EXPECT_THROW(classify_zones({point(4, 10, 1, 1, 1, 1), point(4, 11, 1, 1, 1, 1)},
                               Granularity::kFinerWithLargerX),
-               Error);
+               InternalError);
   EXPECT_TRUE(classify_zones({}, Granularity::kFinerWithLargerX).empty());
 }
 

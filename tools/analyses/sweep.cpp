@@ -24,9 +24,9 @@ std::vector<std::string> CandidateResult::flags() const {
 
 namespace {
 
-void reject(CandidateResult& r, const char* cls, std::string reason) {
+void reject(CandidateResult& r, std::string cls, std::string reason) {
   r.ok = false;
-  r.reject_class = cls;
+  r.reject_class = std::move(cls);
   r.reason = std::move(reason);
 }
 
@@ -112,8 +112,9 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   try {
     lowered = lower_kernel(spec, hw);
   } catch (const Error& e) {
-    const std::string msg = e.what();
-    reject(r, msg.find("UB overflow") != std::string::npos ? "ub_overflow" : "lowering", msg);
+    // Filed by the kind the error carries where it was thrown, never by its text: capacity (a
+    // buffer does not fit UB, L1 or L0A/B/C), alignment, limits, params or input.
+    reject(r, std::string(error_kind_name(e.kind())), e.what());
     return r;
   }
   r.diag = lowered.diag;

@@ -18,8 +18,8 @@
 
 #include "kernels/lowering.hpp"
 #include "sim/metrics.hpp"
-#include "tools/formats/sweep_config.hpp"
 #include "tools/analyses/zones.hpp"
+#include "tools/formats/sweep_config.hpp"
 
 namespace tilesim {
 
@@ -28,8 +28,10 @@ struct CandidateResult {
   Dims tile;
   int64_t loop_count = 1;
   bool ok = false;
-  std::string reject_class;  // alignment, tile_over_shape, limits, contiguous, ub_overflow,
-                             // lowering, simulation
+  // Pre-check: alignment, tile_over_shape, limits, contiguous. Lowering: the ErrorKind of its
+  // error (capacity: UB, L1 or L0A/B/C overflow; alignment; limits; params; input). Then
+  // simulation.
+  std::string reject_class;
   std::string reason;
 
   // Rulebook figures (filled for every candidate whose tile has the shape's rank).

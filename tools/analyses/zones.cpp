@@ -68,7 +68,8 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
   for (size_t i = 0; i < points.size(); ++i)
     for (size_t j = i + 1; j < points.size(); ++j)
       if (points[i].x == points[j].x)
-        throw Error(fmt::format("zones: two points at the same axis value {}", points[i].x));
+        throw InternalError(
+            fmt::format("zones: two points at the same axis value {}", points[i].x));
   if (points.size() == 1) {
     out[0].evidence = "the only point on its axis: nothing to compare";
     return out;

@@ -169,7 +169,7 @@ CalibrationResult calibrate(const MeasurementSet& set, const Hardware& hw,
   Eigen::VectorXd original(static_cast<Eigen::Index>(free.size()));
   for (size_t j = 0; j < free.size(); ++j) {
     const HardwareParam* p = find_hardware_param(free[j].key);
-    if (!p) throw Error("unknown hardware parameter '" + free[j].key + "'");
+    if (!p) throw InternalError("unknown hardware parameter '" + free[j].key + "'");
     hp.push_back(p);
     const double v = get_param(hw, *p);
     original[static_cast<Eigen::Index>(j)] = v;

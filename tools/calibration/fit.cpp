@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/error.hpp"
+
 namespace tilesim {
 
 namespace {
@@ -90,10 +92,10 @@ FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const Bat
     for (const auto& v : us) pts.push_back(natural(v));
     std::vector<Eigen::VectorXd> rs = f(pts);
     if (rs.size() != us.size())
-      throw std::logic_error("residual function returned the wrong number of vectors");
+      throw InternalError("residual function returned the wrong number of vectors");
     for (const auto& r : rs)
       if (static_cast<size_t>(r.size()) != m)
-        throw std::logic_error("residual function changed the residual count");
+        throw InternalError("residual function changed the residual count");
     res.evaluations += static_cast<int>(us.size());
     return rs;
   };
@@ -101,7 +103,7 @@ FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const Bat
   {
     std::vector<Eigen::VectorXd> first = f({natural(u)});
     res.evaluations = 1;
-    if (first.size() != 1) throw std::logic_error("residual function returned no vector");
+    if (first.size() != 1) throw InternalError("residual function returned no vector");
     m = static_cast<size_t>(first[0].size());
     res.initial_residuals = first[0];
   }
@@ -404,7 +406,7 @@ std::vector<double> average_ranks(const std::vector<double>& v) {
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) throw std::invalid_argument("spearman: sizes differ");
+  if (a.size() != b.size()) throw InternalError("spearman: sizes differ");
   if (a.size() < 2) return kNaN;
   const auto ra = average_ranks(a), rb = average_ranks(b);
   const double n = static_cast<double>(a.size());
@@ -421,7 +423,7 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 double mape_percent(const std::vector<double>& modeled, const std::vector<double>& measured) {
-  if (modeled.size() != measured.size()) throw std::invalid_argument("mape: sizes differ");
+  if (modeled.size() != measured.size()) throw InternalError("mape: sizes differ");
   if (modeled.empty()) return kNaN;
   double sum = 0;
   for (size_t i = 0; i < modeled.size(); ++i) sum += std::abs(modeled[i] / measured[i] - 1);

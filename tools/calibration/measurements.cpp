@@ -8,10 +8,11 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 #include "tools/analyses/parallel_indices.hpp"
-#include "tools/reports/report.hpp"
-#include "tools/formats/run_config.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/reports/report.hpp"
 
 namespace tilesim {
 
@@ -65,8 +66,9 @@ FreeParam make_free_param(const std::string& key, double min, double max,
   const HardwareParam* p = find_hardware_param(key);
   if (!p) throw Error(where + ": unknown hardware parameter '" + key + "'");
   if (p->is_integer())
-    throw Error(where + ": " + key +
-                " is an integer parameter; calibrate fits real-valued parameters only");
+    throw Error(
+        where + ": " + key + " is an integer parameter; calibrate fits real-valued parameters only",
+        ErrorKind::kLimits);
   FreeParam f{key, std::isnan(min) ? p->min : min, std::isnan(max) ? p->max : max};
   if (!std::isfinite(f.min) || f.min < p->min)
     throw Error(where + ": " + key + " min " + num(f.min) + " is below the registry bound " +
@@ -117,136 +119,120 @@ std::vector<FreeParam> default_free_params(const nlohmann::json& hardware_doc) {
   return out;
 }
 
-MeasurementSet measurements_from_json(const nlohmann::json& doc,
+namespace {
+
+// One entry of "free": a key, or {"key", "min", "max"} with bounds that may only narrow.
+FreeParam parse_free_entry(const JsonReader& e) {
+  const std::string where = e.origin() + ": " + e.path();
+  if (e.json().is_string()) return make_free_param(e.string(), kNaN, kNaN, where);
+  if (!e.json().is_object())
+    e.fail("expected a parameter key or {\"key\", \"min\", \"max\"}, got " + e.json().dump());
+  e.check_keys({"key", "min", "max"});
+  return make_free_param(e.at("key").string(), e.number_or("min", kNaN), e.number_or("max", kNaN),
+                         where);
+}
+
+std::vector<FreeParam> parse_free(const JsonReader& fr) {
+  if (!fr.json().is_array()) fr.fail("expected an array of keys or {key, min, max} objects");
+  std::vector<FreeParam> out;
+  std::set<std::string> seen;
+  for (const auto& e : fr.items()) {
+    out.push_back(parse_free_entry(e));
+    if (!seen.insert(out.back().key).second) e.fail(out.back().key + " is listed twice");
+  }
+  return out;
+}
+
+// The run a measurement names: an inline run config or a run config file beside the set.
+CalibrationRun parse_run(const JsonReader& e, const std::string& id,
+                         const std::filesystem::path& file) {
+  const auto inline_config = e.find("config"), file_config = e.find("config_file");
+  if (inline_config.has_value() == file_config.has_value())
+    e.fail("needs exactly one of config (an inline run config) or config_file");
+  CalibrationRun run;
+  if (inline_config) {
+    if (!inline_config->json().is_object()) inline_config->fail("expected a run config object");
+    run.spec =
+        kernel_spec_from_json(inline_config->json(), e.origin() + ": " + inline_config->path(),
+                              {"hardware", "description", "measured"});
+    run.label = id + " (inline)";
+    return run;
+  }
+  if (!file_config->json().is_string())
+    file_config->fail("expected a path relative to the measurements file");
+  const std::string named = file_config->string();
+  const std::filesystem::path p = file.parent_path() / named;
+  if (!std::filesystem::exists(p)) file_config->fail("no such file: " + p.string());
+  run.spec = run_spec(load_run_config(p), {}, "a measured run needs one");
+  run.label = named;
+  return run;
+}
+
+Measurement parse_measurement(const JsonReader& e) {
+  Measurement m;
+  const auto metric = e.at("metric");
+  if (!metric.json().is_string())
+    metric.fail("expected a string (allowed: " + allowed_metrics() + ")");
+  m.metric = metric.string();
+  if (!is_calibration_metric(m.metric))
+    metric.fail("unknown metric '" + m.metric + "' (allowed: " + allowed_metrics() + ")");
+  m.source = e.string_or("source", "");
+  m.note = e.string_or("note", "");
+  const auto measured = e.at("measured");
+  m.measured = measured.number();
+  if (!(m.measured > 0))
+    measured.fail("must be a positive number (the fit compares logarithms), got " +
+                  measured.json().dump());
+  if (const auto w = e.find("weight")) {
+    m.weight = w->number();
+    if (m.weight < 0)
+      w->fail("must be a number >= 0 (0: reported, not fitted), got " + w->json().dump());
+  }
+  return m;
+}
+
+}  // namespace
+
+MeasurementSet measurements_from_json(const nlohmann::json& json,
                                       const std::filesystem::path& file) {
-  const std::string origin = file.string();
-  auto fail = [&](const std::string& where, const std::string& what) -> void {
-    throw Error(origin + ": " + where + ": " + what);
-  };
-  if (!doc.is_object()) fail("top level", "expected a JSON object");
-  static const std::set<std::string> top = {"description", "hardware", "free", "measurements"};
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (!top.count(it.key()))
-      fail(it.key(), "unknown key (allowed: description, hardware, free, measurements)");
+  const JsonReader doc(json, file.string());
+  doc.check_keys({"description", "hardware", "free", "measurements"});
   MeasurementSet set;
   set.path = file;
-  if (doc.contains("description")) {
-    if (!doc["description"].is_string()) fail("description", "expected a string");
-    set.description = doc["description"].get<std::string>();
-  }
-  set.hardware = default_hardware_path();
-  if (doc.contains("hardware")) {
-    if (!doc["hardware"].is_string())
-      fail("hardware", "expected a file path or a shipped name (ascend910b1)");
-    set.hardware = resolve_config_path(file, doc["hardware"].get<std::string>());
-  }
-  if (doc.contains("free")) {
+  set.description = config_description(doc);
+  set.hardware = config_hardware(doc);
+  if (const auto fr = doc.find("free")) {
     set.has_free = true;
-    const auto& fr = doc["free"];
-    if (!fr.is_array()) fail("free", "expected an array of keys or {key, min, max} objects");
-    std::set<std::string> seen;
-    for (size_t i = 0; i < fr.size(); ++i) {
-      const std::string where = origin + ": free[" + std::to_string(i) + "]";
-      const auto& e = fr[i];
-      FreeParam f;
-      if (e.is_string()) {
-        f = make_free_param(e.get<std::string>(), kNaN, kNaN, where);
-      } else if (e.is_object()) {
-        for (auto it = e.begin(); it != e.end(); ++it)
-          if (it.key() != "key" && it.key() != "min" && it.key() != "max")
-            throw Error(where + "." + it.key() + ": unknown key (allowed: key, min, max)");
-        if (!e.contains("key") || !e["key"].is_string())
-          throw Error(where + ".key: missing or not a string");
-        double bounds[2] = {kNaN, kNaN};
-        const char* names[2] = {"min", "max"};
-        for (int b = 0; b < 2; ++b)
-          if (e.contains(names[b])) {
-            if (!e[names[b]].is_number())
-              throw Error(where + "." + names[b] + ": expected a number, got " +
-                          e[names[b]].dump());
-            bounds[b] = e[names[b]].get<double>();
-          }
-        f = make_free_param(e["key"].get<std::string>(), bounds[0], bounds[1], where);
-      } else {
-        throw Error(where + ": expected a parameter key or {\"key\", \"min\", \"max\"}");
-      }
-      if (!seen.insert(f.key).second) throw Error(where + ": " + f.key + " is listed twice");
-      set.free.push_back(f);
-    }
+    set.free = parse_free(*fr);
   }
-  if (!doc.contains("measurements") || !doc["measurements"].is_array() ||
-      doc["measurements"].empty())
-    fail("measurements", "missing or not a non-empty array");
-  static const std::set<std::string> mkeys = {"id",     "source",   "config", "config_file",
-                                              "metric", "measured", "weight", "note"};
+  const JsonReader ms = doc.at("measurements");
+  if (!ms.json().is_array() || ms.json().empty()) ms.fail("expected a non-empty array");
   std::set<std::string> ids;
   std::map<std::string, size_t> run_index;
-  const auto& ms = doc["measurements"];
-  for (size_t i = 0; i < ms.size(); ++i) {
-    const auto& e = ms[i];
-    std::string where = "measurements[" + std::to_string(i) + "]";
-    if (!e.is_object()) fail(where, "expected an object");
-    if (e.contains("id") && e["id"].is_string()) where += " (" + e["id"].get<std::string>() + ")";
-    for (auto it = e.begin(); it != e.end(); ++it)
-      if (!mkeys.count(it.key()))
-        fail(where + "." + it.key(),
-             "unknown key (allowed: id, source, config, config_file, metric, measured, weight, "
-             "note)");
-    Measurement m;
-    if (!e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>().empty())
-      fail(where + ".id", "missing or not a non-empty string");
-    m.id = e["id"].get<std::string>();
-    if (!ids.insert(m.id).second) fail(where + ".id", "duplicate id '" + m.id + "'");
-    for (const char* k : {"source", "note"})
-      if (e.contains(k) && !e[k].is_string()) fail(where + "." + k, "expected a string");
-    if (e.contains("source")) m.source = e["source"].get<std::string>();
-    if (e.contains("note")) m.note = e["note"].get<std::string>();
-    if (!e.contains("metric") || !e["metric"].is_string())
-      fail(where + ".metric", "missing or not a string (allowed: " + allowed_metrics() + ")");
-    m.metric = e["metric"].get<std::string>();
-    if (!is_calibration_metric(m.metric))
-      fail(where + ".metric",
-           "unknown metric '" + m.metric + "' (allowed: " + allowed_metrics() + ")");
-    if (!e.contains("measured") || !e["measured"].is_number())
-      fail(where + ".measured", "missing or not a number");
-    m.measured = e["measured"].get<double>();
-    if (!std::isfinite(m.measured) || m.measured <= 0)
-      fail(where + ".measured",
-           "must be a positive number (the fit compares logarithms), got " + e["measured"].dump());
-    if (e.contains("weight")) {
-      if (!e["weight"].is_number()) fail(where + ".weight", "expected a number");
-      m.weight = e["weight"].get<double>();
-      if (!std::isfinite(m.weight) || m.weight < 0)
-        fail(where + ".weight",
-             "must be a number >= 0 (0: reported, not fitted), got " + e["weight"].dump());
-    }
-    const bool inline_config = e.contains("config"), file_config = e.contains("config_file");
-    if (inline_config == file_config)
-      fail(where, "needs exactly one of config (an inline run config) or config_file");
-    CalibrationRun run;
-    if (inline_config) {
-      if (!e["config"].is_object()) fail(where + ".config", "expected a run config object");
-      run.spec = kernel_spec_from_json(e["config"], origin + ": " + where + ".config",
-                                       {"hardware", "description", "measured"});
-      run.label = m.id + " (inline)";
-    } else {
-      if (!e["config_file"].is_string())
-        fail(where + ".config_file", "expected a path relative to the measurements file");
-      const std::string named = e["config_file"].get<std::string>();
-      const std::filesystem::path p = file.parent_path() / named;
-      if (!std::filesystem::exists(p)) fail(where + ".config_file", "no such file: " + p.string());
-      run.spec = load_run_config(p).spec;
-      run.label = named;
-    }
-    const std::string key = run_key(run.spec);
-    auto [it, fresh] = run_index.emplace(key, set.runs.size());
+  for (const auto& item : ms.items()) {
+    item.expect_object();
+    const auto id = item.find("id");
+    // Every key below names the measurement by its id, too.
+    const JsonReader e =
+        id && id->json().is_string()
+            ? JsonReader(item.json(), item.origin(), item.path() + " (" + id->string() + ")")
+            : item;
+    e.check_keys({"id", "source", "config", "config_file", "metric", "measured", "weight", "note"});
+    const auto id_r = e.at("id");
+    if (!id_r.json().is_string() || id_r.json().get<std::string>().empty())
+      id_r.fail("expected a non-empty string");
+    Measurement m = parse_measurement(e);
+    m.id = id_r.string();
+    if (!ids.insert(m.id).second) id_r.fail("duplicate id '" + m.id + "'");
+    const CalibrationRun run = parse_run(e, m.id, file);
+    auto [it, fresh] = run_index.emplace(run_key(run.spec), set.runs.size());
     if (fresh) set.runs.push_back(run);
     m.run = it->second;
     set.measurements.push_back(m);
   }
   bool any_weight = false;
   for (const auto& m : set.measurements) any_weight = any_weight || m.weight > 0;
-  if (!any_weight) fail("measurements", "every weight is 0: nothing to fit");
+  if (!any_weight) ms.fail("every weight is 0: nothing to fit");
   return set;
 }
 
@@ -314,7 +300,8 @@ double metric_value(const RunFigures& f, const std::string& metric) {
   if (metric == "vec_time_us") return f.vec_us;
   if (metric == "cube_time_us") return f.cube_us;
   if (metric == "mte3_time_us") return f.mte3_us;
-  throw Error("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
+  // Metrics are checked when the file is read: an unknown one here is a bug.
+  throw InternalError("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
 }
 
 std::vector<std::vector<RunFigures>> evaluate_runs(const std::vector<Hardware>& hws,

@@ -6,11 +6,11 @@
 
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
+#include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/formats/pypto_graph.hpp"
-#include "tools/reports/report.hpp"
 #include "tools/formats/run_config.hpp"
-#include "tools/analyses/run_kernel.hpp"
+#include "tools/reports/report.hpp"
 
 namespace tilesim {
 
@@ -28,13 +28,13 @@ struct RunArgs {
 
 int run(const RunArgs& a) {
   RunConfig rc = load_run_config(a.config);
-  if (!a.tile.empty()) rc.spec.tile = parse_dims(a.tile, "--tile");
-  if (a.loop > 0) rc.spec.loop_count = a.loop;
+  KernelSpec spec = run_spec(rc, a.tile.empty() ? Dims{} : parse_dims(a.tile, "--tile"));
+  if (a.loop > 0) spec.loop_count = a.loop;
   if (!a.hardware.empty()) rc.hardware = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt;
   opt.record_aicpu = !a.trace.empty();
-  const RunOutcome r = run_kernel(rc.spec, hw, opt);
+  const RunOutcome r = run_kernel(spec, hw, opt);
   if (!a.trace.empty()) {
     std::ofstream out(a.trace);
     if (!out) throw Error(a.trace + ": cannot write trace file");
@@ -43,19 +43,19 @@ int run(const RunArgs& a) {
   if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
   if (a.json) {
     nlohmann::json j = metrics_to_json(r.metrics);
-    j["candidate"] = spec_to_json(rc.spec);
+    j["candidate"] = spec_to_json(spec);
     j["hardware"] = hw.name;
     j["diagnostics"] = diagnostics_to_json(r.kernel.diag);
     if (!rc.measured.is_null()) j["measured"] = rc.measured;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << metrics_table(rc.spec, hw, r.kernel.diag, r.metrics);
+    std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics);
     if (!rc.measured.is_null())
       std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
     if (!a.trace.empty()) std::cout << "\n  trace written to " << a.trace << "\n";
     if (!a.export_graph.empty())
       std::cout << "\n  task graph (fixed-latency format) written to " << a.export_graph
-                << (rc.spec.partition == PartitionStyle::kAscendC
+                << (spec.partition == PartitionStyle::kAscendC
                         ? " (an ascendc run: its pinned per-core tasks replay through the MPMD "
                           "scheduler)\n"
                         : "\n");

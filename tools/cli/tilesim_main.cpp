@@ -21,9 +21,12 @@ int main(int argc, char** argv) {
   try {
     for (const auto& action : commands)
       if (const int rc = action(); rc >= 0) return rc;
-  } catch (const tilesim::Error& e) {
+  } catch (const tilesim::Error& e) {  // the user's input: exit 2
     std::cerr << "tilesim: error: " << e.what() << "\n";
     return 2;
+  } catch (const tilesim::InternalError& e) {  // a broken invariant, a bug in tilesim: exit 3
+    std::cerr << "tilesim: internal error: " << e.what() << "\n";
+    return 3;
   } catch (const std::exception& e) {
     std::cerr << "tilesim: internal error: " << e.what() << "\n";
     return 3;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "model/error.hpp"
+#include "model/json_reader.hpp"
 #include "tools/formats/run_config.hpp"
 
 namespace tilesim {
@@ -30,78 +31,61 @@ struct RawTask {
   std::optional<int64_t> root;
 };
 
-class Parser {
- public:
-  explicit Parser(const std::string& origin) : origin_(origin) {}
+// Where element `index` is: "element 3", or "element 3 (taskId 7)" once its id is known.
+std::string element_path(size_t index, const std::optional<int64_t>& id) {
+  return id ? fmt::format("element {} (taskId {})", index, *id) : fmt::format("element {}", index);
+}
 
+// The document's elements, each read with its index (and taskId) in every message.
+class Elements {
+ public:
+  Elements(const nlohmann::json& doc, std::string origin) : doc_(doc), origin_(std::move(origin)) {}
+  JsonReader at(size_t index, const std::optional<int64_t>& id = std::nullopt) const {
+    return JsonReader(doc_[index], origin_, element_path(index, id));
+  }
   [[noreturn]] void fail(size_t index, const std::optional<int64_t>& id,
                          const std::string& what) const {
-    std::string where = fmt::format("{}: element {}", origin_, index);
-    if (id) where += fmt::format(" (taskId {})", *id);
-    throw Error(where + ": " + what);
+    at(index, id).fail(what);
   }
-
-  int64_t integer(const nlohmann::json& v, size_t index, const std::optional<int64_t>& id,
-                  const char* key) const {
-    if (!v.is_number_integer()) fail(index, id, fmt::format("{}: expected an integer", key));
-    if (v.is_number_unsigned() &&
-        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      fail(index, id, fmt::format("{}: {} does not fit a signed 64-bit integer", key, v.dump()));
-    return v.get<int64_t>();
-  }
-
-  const nlohmann::json& required(const nlohmann::json& obj, size_t index,
-                                 const std::optional<int64_t>& id, const char* key) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail(index, id, fmt::format("missing required key '{}'", key));
-    return *it;
-  }
-
-  RawTask element(const nlohmann::json& e, size_t index) const {
-    if (!e.is_object()) fail(index, std::nullopt, "expected a task object, got " + kind_of(e));
-    RawTask t;
-    t.id = integer(required(e, index, std::nullopt, "taskId"), index, std::nullopt, "taskId");
-    const std::optional<int64_t> id = t.id;
-    const auto& func = required(e, index, id, "funcName");
-    if (!func.is_string()) fail(index, id, "funcName: expected a string");
-    t.func = func.get<std::string>();
-    const auto& core = required(e, index, id, "coreType");
-    const std::string ct = core.is_string() ? core.get<std::string>() : core.dump();
-    if (ct == "AIV")
-      t.core = PyptoCore::kAiv;
-    else if (ct == "AIC")
-      t.core = PyptoCore::kAic;
-    else if (ct == "MIXAICORE")
-      t.core = PyptoCore::kMix;
-    else if (ct == "HUB")
-      t.core = PyptoCore::kHub;
-    else
-      fail(index, id,
-           fmt::format("coreType: unknown '{}' (allowed: AIV, AIC, MIXAICORE, HUB)", ct));
-    const auto& exec = required(e, index, id, "execTime");
-    if (!exec.is_number()) fail(index, id, "execTime: expected a number of cycles");
-    t.exec = exec.get<double>();
-    if (!std::isfinite(t.exec) || t.exec < 0)
-      fail(index, id, fmt::format("execTime: {} is not a cycle count >= 0", exec.dump()));
-    t.remaining = integer(required(e, index, id, "remainingPredecessors"), index, id,
-                          "remainingPredecessors");
-    if (t.remaining < 0) fail(index, id, "remainingPredecessors: must be >= 0");
-    const auto& succ = required(e, index, id, "successors");
-    if (!succ.is_array()) fail(index, id, "successors: expected an array of taskIds");
-    t.succ.reserve(succ.size());
-    for (const auto& s : succ) t.succ.push_back(integer(s, index, id, "successors"));
-    if (const auto it = e.find("tilesimRoot"); it != e.end()) {
-      t.root = integer(*it, index, id, "tilesimRoot");
-      if (*t.root < 0) fail(index, id, "tilesimRoot: must be >= 0");
-    }
-    return t;
-  }
-
-  static std::string kind_of(const nlohmann::json& v) { return v.type_name(); }
 
  private:
+  const nlohmann::json& doc_;
   std::string origin_;
 };
+
+// A signed 64-bit integer >= `min` (PyPTO ids are 64-bit; a larger unsigned value is rejected
+// rather than wrapped).
+int64_t int64_at_least(const JsonReader& r, int64_t min) {
+  const auto& v = r.json();
+  if (v.is_number_unsigned() &&
+      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    r.fail(v.dump() + " does not fit a signed 64-bit integer");
+  return r.integer(min);
+}
+
+RawTask parse_task(const Elements& elements, size_t index) {
+  const JsonReader first = elements.at(index);
+  if (!first.json().is_object())
+    first.fail(std::string("expected a task object, got ") + first.json().type_name());
+  RawTask t;
+  t.id = int64_at_least(first.at("taskId"), std::numeric_limits<int64_t>::min());
+  const JsonReader e = elements.at(index, t.id);
+  t.func = e.at("funcName").string();
+  const std::string ct = e.at("coreType").one_of({"AIV", "AIC", "MIXAICORE", "HUB"});
+  t.core = ct == "AIV"   ? PyptoCore::kAiv
+           : ct == "AIC" ? PyptoCore::kAic
+           : ct == "HUB" ? PyptoCore::kHub
+                         : PyptoCore::kMix;
+  t.exec = e.at("execTime").number(0);
+  t.remaining = int64_at_least(e.at("remainingPredecessors"), 0);
+  const JsonReader succ = e.at("successors");
+  if (!succ.json().is_array()) succ.fail("expected an array of taskIds, got " + succ.json().dump());
+  t.succ.reserve(succ.json().size());
+  for (const auto& s : succ.items())
+    t.succ.push_back(int64_at_least(s, std::numeric_limits<int64_t>::min()));
+  if (const auto root = e.find("tilesimRoot")) t.root = int64_at_least(*root, 0);
+  return t;
+}
 
 // Dense rank of each value among the distinct values, in increasing order.
 std::vector<int32_t> dense_rank(const std::vector<int64_t>& keys) {
@@ -115,33 +99,20 @@ std::vector<int32_t> dense_rank(const std::vector<int64_t>& keys) {
   return rank;
 }
 
-}  // namespace
-
-PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
-  const Parser p(origin);
-  if (!doc.is_array())
-    throw Error(origin + ": expected a fixed-latency task graph (a JSON array of task objects), " +
-                "got " + std::string(doc.type_name()));
-  if (doc.empty()) throw Error(origin + ": the task graph has no tasks");
-  if (doc.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
-    throw Error(origin + ": too many tasks");
-
-  std::vector<RawTask> raw;
-  raw.reserve(doc.size());
-  for (size_t i = 0; i < doc.size(); ++i) raw.push_back(p.element(doc[i], i));
+// Successor lists as task indices, a repeated successor counted once (with a warning).
+std::vector<std::vector<int32_t>> successor_indices(const Elements& elements,
+                                                    const std::vector<RawTask>& raw,
+                                                    const std::string& origin,
+                                                    std::vector<std::string>& warnings) {
   const size_t n = raw.size();
-
-  PyptoGraph out;
   std::unordered_map<int64_t, int32_t> index_of;
   index_of.reserve(n * 2);
   for (size_t i = 0; i < n; ++i) {
     const auto [it, fresh] = index_of.emplace(raw[i].id, static_cast<int32_t>(i));
-    if (!fresh) p.fail(i, raw[i].id, fmt::format("duplicate taskId (also element {})", it->second));
+    if (!fresh)
+      elements.fail(i, raw[i].id, fmt::format("duplicate taskId (also element {})", it->second));
   }
-
-  // Successor lists as indices, duplicates dropped; in-degrees from them.
   std::vector<std::vector<int32_t>> succ(n);
-  std::vector<int32_t> indeg(n, 0);
   int64_t duplicate_edges = 0;
   std::string first_duplicate;
   for (size_t i = 0; i < n; ++i) {
@@ -150,8 +121,9 @@ PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& o
     for (const int64_t sid : raw[i].succ) {
       const auto it = index_of.find(sid);
       if (it == index_of.end())
-        p.fail(i, raw[i].id, fmt::format("successor {} is not a taskId of this graph", sid));
-      if (it->second == static_cast<int32_t>(i)) p.fail(i, raw[i].id, "lists itself as successor");
+        elements.fail(i, raw[i].id, fmt::format("successor {} is not a taskId of this graph", sid));
+      if (it->second == static_cast<int32_t>(i))
+        elements.fail(i, raw[i].id, "lists itself as successor");
       s.push_back(it->second);
     }
     std::sort(s.begin(), s.end());
@@ -163,70 +135,83 @@ PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& o
       duplicate_edges += s.end() - dup;
       s.erase(dup, s.end());
     }
-    for (const int32_t t : s) ++indeg[static_cast<size_t>(t)];
   }
   if (duplicate_edges > 0)
-    out.warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
-                                       origin, duplicate_edges, first_duplicate));
+    warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
+                                   origin, duplicate_edges, first_duplicate));
+  return succ;
+}
 
+// remainingPredecessors against the in-degrees the successor lists give (a warning: the lists
+// are what the scheduler resolves).
+void check_remaining(const std::vector<RawTask>& raw, const std::vector<int32_t>& indeg,
+                     const std::string& origin, std::vector<std::string>& warnings) {
   int64_t mismatched = 0;
   std::string first_mismatch;
-  for (size_t i = 0; i < n; ++i)
-    if (raw[i].remaining != indeg[i]) {
-      if (mismatched++ == 0)
-        first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw[i].id,
-                                     raw[i].remaining, indeg[i]);
-    }
+  for (size_t i = 0; i < raw.size(); ++i)
+    if (raw[i].remaining != indeg[i] && mismatched++ == 0)
+      first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw[i].id,
+                                   raw[i].remaining, indeg[i]);
   if (mismatched > 0)
-    out.warnings.push_back(
+    warnings.push_back(
         fmt::format("{}: remainingPredecessors differs from the successor lists for {} task(s) "
                     "(first: {}); the successor lists are used",
                     origin, mismatched, first_mismatch));
+}
 
-  // Cycles: Kahn's algorithm; on failure walk predecessors from a stuck task onto the cycle.
-  {
-    std::vector<int32_t> left = indeg, queue;
-    queue.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-      if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
-    for (size_t q = 0; q < queue.size(); ++q)
-      for (const int32_t s : succ[static_cast<size_t>(queue[q])])
-        if (--left[static_cast<size_t>(s)] == 0) queue.push_back(s);
-    if (queue.size() != n) {
-      std::vector<int32_t> stuck_pred(n, -1);
-      for (size_t i = 0; i < n; ++i)
-        if (left[i] > 0)
-          for (const int32_t s : succ[i])
-            if (left[static_cast<size_t>(s)] > 0)
-              stuck_pred[static_cast<size_t>(s)] = static_cast<int32_t>(i);
-      int32_t t = 0;
-      while (left[static_cast<size_t>(t)] == 0) ++t;
-      for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
-      throw Error(
-          fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
-                      "become ready)",
-                      origin, raw[static_cast<size_t>(t)].id, n - queue.size(), n));
-    }
-  }
+// Kahn's algorithm; on a cycle, walks predecessors from a stuck task onto the cycle and names it.
+void check_acyclic(const std::vector<std::vector<int32_t>>& succ, std::vector<int32_t> left,
+                   const std::vector<RawTask>& raw, const std::string& origin) {
+  const size_t n = succ.size();
+  std::vector<int32_t> queue;
+  queue.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
+  for (size_t q = 0; q < queue.size(); ++q)
+    for (const int32_t s : succ[static_cast<size_t>(queue[q])])
+      if (--left[static_cast<size_t>(s)] == 0) queue.push_back(s);
+  if (queue.size() == n) return;
+  std::vector<int32_t> stuck_pred(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    if (left[i] > 0)
+      for (const int32_t s : succ[i])
+        if (left[static_cast<size_t>(s)] > 0)
+          stuck_pred[static_cast<size_t>(s)] = static_cast<int32_t>(i);
+  int32_t t = 0;
+  while (left[static_cast<size_t>(t)] == 0) ++t;
+  for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
+  throw Error(
+      fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
+                  "become ready)",
+                  origin, raw[static_cast<size_t>(t)].id, n - queue.size(), n));
+}
 
-  // Root functions.
+// Root function of each task: tilesimRoot on every task or none; without it, the PyPTO device
+// task (taskId >> 32).
+std::vector<int32_t> root_functions(const Elements& elements, const std::vector<RawTask>& raw) {
+  const size_t n = raw.size();
   const bool with_root = raw[0].root.has_value();
   for (size_t i = 1; i < n; ++i)
     if (raw[i].root.has_value() != with_root)
-      p.fail(i, raw[i].id,
-             with_root
-                 ? "tilesimRoot missing (element 0 has one: give it on every task or none)"
-                 : "tilesimRoot given but element 0 has none (give it on every task or none)");
+      elements.fail(
+          i, raw[i].id,
+          with_root ? "tilesimRoot missing (element 0 has one: give it on every task or none)"
+                    : "tilesimRoot given but element 0 has none (give it on every task or none)");
   std::vector<int64_t> root_key(n);
   for (size_t i = 0; i < n; ++i) root_key[i] = with_root ? *raw[i].root : (raw[i].id >> 32);
-  const std::vector<int32_t> root = dense_rank(root_key);
+  return dense_rank(root_key);
+}
 
-  // Kinds: one per (funcName, coreType, execTime); PSG per funcName.
+// The graph: one kind per (funcName, coreType, execTime), one PSG per funcName.
+void build_graph(const std::vector<RawTask>& raw, const std::vector<int32_t>& root,
+                 const std::vector<std::vector<int32_t>>& succ, const std::string& origin,
+                 PyptoGraph& out) {
   TaskGraph& g = out.graph;
   g.runtime = RuntimeStyle::kMpmd;
   std::unordered_map<std::string, int> psg_of;
   std::map<std::tuple<std::string, int, double>, int32_t> kind_of;
   int64_t hub_nonzero = 0;
+  const size_t n = raw.size();
   g.tasks.reserve(n);
   out.task_ids.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -264,6 +249,34 @@ PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& o
   for (size_t i = 0; i < n; ++i)
     for (const int32_t s : succ[i]) g.add_edge(static_cast<int32_t>(i), s);
   g.finalize();
+}
+
+}  // namespace
+
+PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
+  const JsonReader top(doc, origin);
+  if (!doc.is_array())
+    top.fail(std::string("expected a fixed-latency task graph (a JSON array of task objects), "
+                         "got ") +
+             doc.type_name());
+  if (doc.empty()) top.fail("the task graph has no tasks");
+  if (doc.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
+    top.fail(fmt::format("{} tasks (allowed: up to {})", doc.size(),
+                         std::numeric_limits<int32_t>::max() - 1),
+             ErrorKind::kLimits);
+  const Elements elements(doc, origin);
+  std::vector<RawTask> raw;
+  raw.reserve(doc.size());
+  for (size_t i = 0; i < doc.size(); ++i) raw.push_back(parse_task(elements, i));
+
+  PyptoGraph out;
+  const auto succ = successor_indices(elements, raw, origin, out.warnings);
+  std::vector<int32_t> indeg(raw.size(), 0);
+  for (const auto& s : succ)
+    for (const int32_t t : s) ++indeg[static_cast<size_t>(t)];
+  check_remaining(raw, indeg, origin, out.warnings);
+  check_acyclic(succ, indeg, raw, origin);
+  build_graph(raw, root_functions(elements, raw), succ, origin, out);
   return out;
 }
 
@@ -273,7 +286,7 @@ PyptoGraph load_pypto_graph(const std::filesystem::path& file) {
 
 nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResult& sim) {
   if (!graph.finalized() || sim.tasks.size() != graph.tasks.size())
-    throw Error("export graph: needs a finalized graph and its simulation result");
+    throw InternalError("export graph: needs a finalized graph and its simulation result");
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < graph.tasks.size(); ++i) {
     const auto t = static_cast<int32_t>(i);

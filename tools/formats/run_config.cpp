@@ -1,9 +1,6 @@
 #include "tools/formats/run_config.hpp"
 
-#include <fstream>
-
 #include "model/error.hpp"
-#include "model/json_reader.hpp"
 #include "model/hardware.hpp"
 
 namespace tilesim {
@@ -30,29 +27,54 @@ std::filesystem::path resolve_hardware_arg(const std::string& named) {
   return resolve_config_path(std::filesystem::current_path() / "command-line", named);
 }
 
+KernelSpec kernel_spec_tile_optional(const JsonReader& doc,
+                                     const std::set<std::string>& caller_keys) {
+  doc.expect_object();
+  const bool has_tile = doc.has("tile");
+  const auto& shape = doc.json().find("shape");
+  if (has_tile || shape == doc.json().end() || !shape->is_array())
+    return kernel_spec_from_json(doc.json(), doc.origin(), caller_keys);
+  // The kernel checks need a tile: the shape stands in, and is dropped again.
+  nlohmann::json kernel = doc.json();
+  kernel["tile"] = *shape;
+  KernelSpec spec = kernel_spec_from_json(kernel, doc.origin(), caller_keys);
+  spec.tile.clear();
+  return spec;
+}
+
+std::filesystem::path config_hardware(const JsonReader& doc) {
+  const auto h = doc.find("hardware");
+  if (!h) return default_hardware_path();
+  if (!h->json().is_string())
+    h->fail("expected a file path or a shipped name (ascend910b1), got " + h->json().dump());
+  return resolve_config_path(doc.origin(), h->string());
+}
+
+std::string config_description(const JsonReader& doc) {
+  return doc.string_or("description", "");
+}
+
 RunConfig load_run_config(const std::filesystem::path& file) {
-  const auto doc = read_json_file(file, "run config");
+  const auto json = read_json_file(file, "run config");
+  const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;
-  rc.spec = kernel_spec_from_json(doc, file.string(), {"hardware", "description", "measured"});
-  rc.hardware = default_hardware_path();
-  if (doc.contains("hardware")) {
-    if (!doc["hardware"].is_string())
-      throw Error(file.string() +
-                  ": hardware: expected a file path or a shipped name (ascend910b1)");
-    rc.hardware = resolve_config_path(file, doc["hardware"].get<std::string>());
-  }
-  if (doc.contains("description")) {
-    if (!doc["description"].is_string())
-      throw Error(file.string() + ": description: expected a string");
-    rc.description = doc["description"].get<std::string>();
-  }
-  if (doc.contains("measured")) {
-    if (!doc["measured"].is_object())
-      throw Error(file.string() + ": measured: expected an object of measured figures");
-    rc.measured = doc["measured"];
+  rc.spec = kernel_spec_tile_optional(doc, {"hardware", "description", "measured"});
+  rc.hardware = config_hardware(doc);
+  rc.description = config_description(doc);
+  if (const auto m = doc.find("measured")) {
+    if (!m->json().is_object())
+      m->fail("expected an object of measured figures, got " + m->json().dump());
+    rc.measured = m->json();
   }
   return rc;
+}
+
+KernelSpec run_spec(const RunConfig& rc, const Dims& tile, const std::string& how) {
+  KernelSpec spec = rc.spec;
+  if (!tile.empty()) spec.tile = tile;
+  if (spec.tile.empty()) throw Error(rc.path.string() + ": tile: missing (" + how + ")");
+  return spec;
 }
 
 }  // namespace tilesim

@@ -1,19 +1,22 @@
 #pragma once
 // A run config file: a kernel spec plus the hardware file to run it on (resolved relative to the
-// config file), an optional description and an optional "measured" block for experiments.
+// config file), an optional description and an optional "measured" block for experiments. The
+// config may leave out "tile" when the run gives one (run --tile).
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/kernel_spec.hpp"
+#include "model/json_reader.hpp"
 
 namespace tilesim {
 
 struct RunConfig {
   std::filesystem::path path;
-  KernelSpec spec;
+  KernelSpec spec;                 // spec.tile is empty when the config gives none
   std::filesystem::path hardware;  // resolved path
   std::string description;
   nlohmann::json measured;  // null when absent
@@ -21,6 +24,22 @@ struct RunConfig {
 
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what);
 RunConfig load_run_config(const std::filesystem::path& file);
+// The kernel to run: the config's, with `tile` (from --tile) when it is not empty. Fails
+// "<file>: tile: missing (<how>)" when neither has a tile.
+KernelSpec run_spec(const RunConfig& rc, const Dims& tile = {},
+                    const std::string& how = "give it in the config or with --tile");
+
+// The kernel keys of a config whose "tile" may be left out (the spec's tile is then empty):
+// run configs, and sweep configs whose candidates supply the tiles. `caller_keys` are the keys
+// the caller reads itself.
+KernelSpec kernel_spec_tile_optional(const JsonReader& doc,
+                                     const std::set<std::string>& caller_keys);
+// A config's "hardware": a path relative to the config file or a shipped name; the default
+// hardware when absent.
+std::filesystem::path config_hardware(const JsonReader& doc);
+// A config's optional "description" string.
+std::string config_description(const JsonReader& doc);
+
 // A path named in a config is relative to the config's folder; a bare default names a shipped file.
 std::filesystem::path resolve_config_path(const std::filesystem::path& config,
                                           const std::string& named);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "model/error.hpp"
@@ -14,54 +15,8 @@ namespace tilesim {
 
 namespace {
 
-class Reader {
- public:
-  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw Error(origin_ + ": " + key + ": " + what);
-  }
-  void check_keys(const nlohmann::json& obj, const std::string& where,
-                  const std::vector<std::string>& allowed) const {
-    if (!obj.is_object()) fail(where, "expected an object, got " + obj.dump());
-    for (auto it = obj.begin(); it != obj.end(); ++it)
-      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-        fail(where + "." + it.key(),
-             fmt::format("unknown key (allowed: {})", fmt::join(allowed, ", ")));
-  }
-  int64_t positive(const nlohmann::json& v, const std::string& key) const {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1)
-      fail(key, "expected an integer >= 1, got " + v.dump());
-    return v.get<int64_t>();
-  }
-  int64_t non_negative(const nlohmann::json& v, const std::string& key) const {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0)
-      fail(key, "expected an integer >= 0, got " + v.dump());
-    return v.get<int64_t>();
-  }
-  bool boolean(const nlohmann::json& v, const std::string& key) const {
-    if (!v.is_boolean()) fail(key, "expected true or false, got " + v.dump());
-    return v.get<bool>();
-  }
-  double fraction(const nlohmann::json& v, const std::string& key) const {
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
-      fail(key, "expected a number in 0..1, got " + v.dump());
-    return v.get<double>();
-  }
-  Dims dims(const nlohmann::json& v, const std::string& key, size_t rank) const {
-    if (!v.is_array() || v.size() != rank)
-      fail(key, fmt::format("expected an array of {} positive integers (the shape's rank), got {}",
-                            rank, v.dump()));
-    Dims d;
-    for (const auto& x : v) d.push_back(positive(x, key));
-    return d;
-  }
-  const std::string& origin() const { return origin_; }
-
- private:
-  std::string origin_;
-};
-
-int parse_dim_key(const Reader& r, const std::string& key, const std::string& where, size_t rank) {
+// A tile dim named by text ("1", "-1") in a rank-`rank` shape, normalised to 0..rank-1.
+std::optional<int> dim_of(const std::string& key, size_t rank) {
   const auto n = static_cast<int64_t>(rank);
   size_t used = 0;
   long long v = 0;
@@ -70,16 +25,19 @@ int parse_dim_key(const Reader& r, const std::string& key, const std::string& wh
   } catch (...) {
     used = 0;
   }
-  if (used == 0 || used != key.size() || v < -n || v >= n)
-    r.fail(where + "." + key,
-           fmt::format("not a tile dim of a rank-{} shape (allowed {}..{})", n, -n, n - 1));
+  if (used == 0 || used != key.size() || v < -n || v >= n) return std::nullopt;
   return static_cast<int>(v < 0 ? v + n : v);
 }
 
-SweepAxis parse_axis(const Reader& r, const nlohmann::json& v, size_t rank) {
-  const std::string key = "candidates.axis";
-  if (!v.is_string()) r.fail(key, "expected \"auto\", \"loop_count\" or \"tile:N\"");
-  const std::string s = v.get<std::string>();
+std::string dims_allowed(size_t rank) {
+  const auto n = static_cast<int64_t>(rank);
+  return fmt::format("a rank-{} shape (allowed {}..{})", n, -n, n - 1);
+}
+
+SweepAxis parse_axis(const JsonReader& r, size_t rank) {
+  const char* allowed = "allowed: \"auto\", \"loop_count\" or \"tile:N\"";
+  if (!r.json().is_string()) r.fail(fmt::format("expected a string ({})", allowed));
+  const std::string s = r.string();
   SweepAxis a;
   if (s == "auto") return a;
   if (s == "loop_count") {
@@ -87,11 +45,104 @@ SweepAxis parse_axis(const Reader& r, const nlohmann::json& v, size_t rank) {
     return a;
   }
   if (s.rfind("tile:", 0) == 0) {
+    const auto d = dim_of(s.substr(5), rank);
+    if (!d) r.fail(fmt::format("'{}' names no tile dim of {}", s, dims_allowed(rank)));
     a.kind = SweepAxis::Kind::kTileDim;
-    a.dim = parse_dim_key(r, s.substr(5), key, rank);
+    a.dim = *d;
     return a;
   }
-  r.fail(key, "'" + s + "' is not \"auto\", \"loop_count\" or \"tile:N\"");
+  r.fail(fmt::format("'{}' is not \"auto\", \"loop_count\" or \"tile:N\"", s));
+}
+
+void parse_zones(const JsonReader& z, ZoneOptions& zones) {
+  z.check_keys({"tolerance", "evidence_rise", "min_abs_rise_us", "min_wait_share"});
+  zones.tolerance = z.number_or("tolerance", zones.tolerance, 0, 1);
+  zones.evidence_rise = z.number_or("evidence_rise", zones.evidence_rise, 0, 1);
+  zones.min_wait_share = z.number_or("min_wait_share", zones.min_wait_share, 0, 1);
+  zones.min_abs_rise_us = z.number_or("min_abs_rise_us", zones.min_abs_rise_us, 0);
+}
+
+// A non-empty array; `what` says what it should hold.
+std::vector<JsonReader> non_empty_items(const JsonReader& r, const std::string& what) {
+  if (!r.json().is_array() || r.json().empty()) r.fail("expected a non-empty array of " + what);
+  return r.items();
+}
+
+// A missing member, with what it should be.
+[[noreturn]] void fail_missing(const JsonReader& parent, const std::string& key,
+                               const std::string& what) {
+  static const nlohmann::json kAbsent;
+  JsonReader(kAbsent, parent.origin(), parent.path().empty() ? key : parent.path() + "." + key)
+      .fail("missing: " + what);
+}
+
+// With constraints.allow_tile_over_shape false, a fixed value or bound above the shape leaves
+// nothing to generate in that dim.
+void parse_generate_tiles(const JsonReader& g, const Dims& shape, bool allow_over_shape,
+                          TileSpaceSpec& t) {
+  const char* over = "while constraints.allow_tile_over_shape is false";
+  g.check_keys({"fixed", "max", "last_dim"});
+  t.enabled = true;
+  if (const auto fixed = g.find("fixed")) {
+    if (!fixed->json().is_object())
+      fixed->fail("expected an object of dim -> value, e.g. {\"0\": 1}");
+    fixed->for_each_member([&](const std::string& key, const JsonReader& v) {
+      const auto d = dim_of(key, shape.size());
+      if (!d) v.fail("not a tile dim of " + dims_allowed(shape.size()));
+      const int64_t value = v.integer(1);
+      if (!allow_over_shape && value > shape[static_cast<size_t>(*d)])
+        v.fail(fmt::format("impossible space: {} exceeds the shape ({}) {}", value,
+                           shape[static_cast<size_t>(*d)], over));
+      t.fixed[*d] = value;
+    });
+  }
+  if (const auto max = g.find("max")) {
+    t.max = max->positive_ints(shape.size());
+    for (size_t d = 0; d < t.max.size() && !allow_over_shape; ++d)
+      if (t.max[d] > shape[d])
+        max->fail(
+            fmt::format("dim {} bound {} exceeds the shape ({}) {}", d, t.max[d], shape[d], over));
+  }
+  if (const auto last = g.find("last_dim"))
+    t.last_dim_pow2 = last->one_of({"aligned", "pow2"}) == "pow2";
+}
+
+void parse_generate_loops(const JsonReader& g, LoopSpaceSpec& l) {
+  g.check_keys({"from", "to", "factor"});
+  if (!g.has("to")) fail_missing(g, "to", "the largest loop count");
+  l.enabled = true;
+  l.from = g.integer_or("from", l.from, 1);
+  l.to = g.at("to").integer(1);
+  l.factor = g.integer_or("factor", l.factor, 2);  // a log-scale step
+  if (l.to < l.from)
+    g.fail(fmt::format("impossible space: to = {} is below from = {}", l.to, l.from));
+}
+
+void parse_constraints(const JsonReader& k, SweepConstraints& s) {
+  k.check_keys({"prune_over_limits", "allow_tile_over_shape", "min_contiguous_bytes",
+                "flag_contiguous_bytes"});
+  s.prune_over_limits = k.boolean_or("prune_over_limits", s.prune_over_limits);
+  s.allow_tile_over_shape = k.boolean_or("allow_tile_over_shape", s.allow_tile_over_shape);
+  s.min_contiguous_bytes = k.integer_or("min_contiguous_bytes", s.min_contiguous_bytes, 0);
+  s.flag_contiguous_bytes = k.integer_or("flag_contiguous_bytes", s.flag_contiguous_bytes, 0);
+}
+
+void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
+  c.check_keys(
+      {"tiles", "loop_counts", "generate_tiles", "generate_loop_counts", "constraints", "axis"});
+  const size_t rank = cfg.base.shape.size();
+  if (const auto t = c.find("tiles"))
+    for (const auto& tile : non_empty_items(*t, "tiles, e.g. [[1, 8192]]"))
+      cfg.tiles.push_back(tile.positive_ints(rank));
+  if (const auto l = c.find("loop_counts"))
+    for (const auto& loop : non_empty_items(*l, "integers >= 1"))
+      cfg.loop_counts.push_back(loop.integer(1));
+  if (const auto k = c.find("constraints")) parse_constraints(*k, cfg.constraints);
+  if (const auto g = c.find("generate_tiles"))
+    parse_generate_tiles(*g, cfg.base.shape, cfg.constraints.allow_tile_over_shape,
+                         cfg.generate_tiles);
+  if (const auto g = c.find("generate_loop_counts")) parse_generate_loops(*g, cfg.generate_loops);
+  if (const auto a = c.find("axis")) cfg.axis = parse_axis(*a, rank);
 }
 
 }  // namespace
@@ -108,143 +159,29 @@ std::string axis_name(const SweepAxis& axis) {
   return "auto";
 }
 
-SweepConfig sweep_config_from_json(const nlohmann::json& doc, const std::filesystem::path& origin) {
-  const Reader r(origin.string());
-  if (!doc.is_object()) r.fail("top level", "expected a JSON object");
+SweepConfig sweep_config_from_json(const nlohmann::json& json,
+                                   const std::filesystem::path& origin) {
+  const JsonReader doc(json, origin.string());
   SweepConfig cfg;
   cfg.path = origin;
   // The kernel keys are a run config's; "tile" may be left out (the candidates supply it).
-  nlohmann::json kernel = doc;
-  if (!kernel.contains("tile") && kernel.contains("shape") && kernel["shape"].is_array())
-    kernel["tile"] = kernel["shape"];
-  cfg.base = kernel_spec_from_json(kernel, origin.string(),
-                                   {"hardware", "description", "candidates", "zones"});
-  const size_t rank = cfg.base.shape.size();
-  cfg.hardware = default_hardware_path();
-  if (doc.contains("hardware")) {
-    if (!doc["hardware"].is_string())
-      r.fail("hardware", "expected a file path or a shipped name (ascend910b1)");
-    cfg.hardware = resolve_config_path(origin, doc["hardware"].get<std::string>());
+  cfg.base = kernel_spec_tile_optional(doc, {"hardware", "description", "candidates", "zones"});
+  cfg.hardware = config_hardware(doc);
+  cfg.description = config_description(doc);
+  if (const auto z = doc.find("zones")) parse_zones(*z, cfg.zones);
+  const bool explicit_tile = !cfg.base.tile.empty();
+  if (const auto c = doc.find("candidates")) {
+    parse_candidates(*c, cfg);
+  } else if (!explicit_tile) {
+    fail_missing(doc, "candidates", "give candidates.tiles, candidates.generate_tiles or a tile");
   }
-  if (doc.contains("description")) {
-    if (!doc["description"].is_string()) r.fail("description", "expected a string");
-    cfg.description = doc["description"].get<std::string>();
-  }
-  if (doc.contains("zones")) {
-    const auto& z = doc["zones"];
-    r.check_keys(z, "zones", {"tolerance", "evidence_rise", "min_abs_rise_us", "min_wait_share"});
-    if (z.contains("tolerance"))
-      cfg.zones.tolerance = r.fraction(z["tolerance"], "zones.tolerance");
-    if (z.contains("evidence_rise"))
-      cfg.zones.evidence_rise = r.fraction(z["evidence_rise"], "zones.evidence_rise");
-    if (z.contains("min_wait_share"))
-      cfg.zones.min_wait_share = r.fraction(z["min_wait_share"], "zones.min_wait_share");
-    if (z.contains("min_abs_rise_us")) {
-      if (!z["min_abs_rise_us"].is_number() || z["min_abs_rise_us"].get<double>() < 0)
-        r.fail("zones.min_abs_rise_us", "expected a number >= 0");
-      cfg.zones.min_abs_rise_us = z["min_abs_rise_us"].get<double>();
-    }
-  }
-  const bool explicit_tile = doc.contains("tile");
-  if (!doc.contains("candidates")) {
-    if (!explicit_tile)
-      r.fail("candidates", "missing: give candidates.tiles, candidates.generate_tiles or a tile");
-    cfg.tiles.push_back(cfg.base.tile);
-    cfg.loop_counts.push_back(cfg.base.loop_count);
-    return cfg;
-  }
-  const auto& c = doc["candidates"];
-  r.check_keys(
-      c, "candidates",
-      {"tiles", "loop_counts", "generate_tiles", "generate_loop_counts", "constraints", "axis"});
-  if (c.contains("tiles")) {
-    const auto& t = c["tiles"];
-    if (!t.is_array() || t.empty())
-      r.fail("candidates.tiles", "expected a non-empty array of tiles, e.g. [[1, 8192]]");
-    for (size_t i = 0; i < t.size(); ++i)
-      cfg.tiles.push_back(r.dims(t[i], fmt::format("candidates.tiles[{}]", i), rank));
-  }
-  if (c.contains("loop_counts")) {
-    const auto& l = c["loop_counts"];
-    if (!l.is_array() || l.empty())
-      r.fail("candidates.loop_counts", "expected a non-empty array of integers >= 1");
-    for (size_t i = 0; i < l.size(); ++i)
-      cfg.loop_counts.push_back(r.positive(l[i], fmt::format("candidates.loop_counts[{}]", i)));
-  }
-  if (c.contains("generate_tiles")) {
-    const auto& g = c["generate_tiles"];
-    const std::string w = "candidates.generate_tiles";
-    r.check_keys(g, w, {"fixed", "max", "last_dim"});
-    cfg.generate_tiles.enabled = true;
-    if (g.contains("fixed") && !g["fixed"].is_object())
-      r.fail(w + ".fixed", "expected an object of dim -> value, e.g. {\"0\": 1}");
-    if (g.contains("fixed"))
-      for (auto it = g["fixed"].begin(); it != g["fixed"].end(); ++it) {
-        const int d = parse_dim_key(r, it.key(), w + ".fixed", rank);
-        cfg.generate_tiles.fixed[d] = r.positive(it.value(), w + ".fixed." + it.key());
-      }
-    if (g.contains("max")) cfg.generate_tiles.max = r.dims(g["max"], w + ".max", rank);
-    if (g.contains("last_dim")) {
-      const auto& l = g["last_dim"];
-      if (!l.is_string() || (l != "aligned" && l != "pow2"))
-        r.fail(w + ".last_dim", "expected \"aligned\" (multiples of the UB alignment) or \"pow2\"");
-      cfg.generate_tiles.last_dim_pow2 = l == "pow2";
-    }
-  }
-  if (c.contains("generate_loop_counts")) {
-    const auto& g = c["generate_loop_counts"];
-    const std::string w = "candidates.generate_loop_counts";
-    r.check_keys(g, w, {"from", "to", "factor"});
-    if (!g.contains("to")) r.fail(w + ".to", "missing (the largest loop count)");
-    auto& l = cfg.generate_loops;
-    l.enabled = true;
-    if (g.contains("from")) l.from = r.positive(g["from"], w + ".from");
-    l.to = r.positive(g["to"], w + ".to");
-    if (g.contains("factor")) l.factor = r.positive(g["factor"], w + ".factor");
-    if (l.factor < 2) r.fail(w + ".factor", "expected an integer >= 2 (a log-scale step)");
-    if (l.to < l.from)
-      r.fail(w, fmt::format("impossible space: to = {} is below from = {}", l.to, l.from));
-  }
-  if (c.contains("constraints")) {
-    const auto& k = c["constraints"];
-    const std::string w = "candidates.constraints";
-    r.check_keys(k, w,
-                 {"prune_over_limits", "allow_tile_over_shape", "min_contiguous_bytes",
-                  "flag_contiguous_bytes"});
-    auto& s = cfg.constraints;
-    if (k.contains("prune_over_limits"))
-      s.prune_over_limits = r.boolean(k["prune_over_limits"], w + ".prune_over_limits");
-    if (k.contains("allow_tile_over_shape"))
-      s.allow_tile_over_shape = r.boolean(k["allow_tile_over_shape"], w + ".allow_tile_over_shape");
-    if (k.contains("min_contiguous_bytes"))
-      s.min_contiguous_bytes =
-          r.non_negative(k["min_contiguous_bytes"], w + ".min_contiguous_bytes");
-    if (k.contains("flag_contiguous_bytes"))
-      s.flag_contiguous_bytes =
-          r.non_negative(k["flag_contiguous_bytes"], w + ".flag_contiguous_bytes");
-  }
-  if (c.contains("axis")) cfg.axis = parse_axis(r, c["axis"], rank);
   if (cfg.tiles.empty() && !cfg.generate_tiles.enabled) {
     if (!explicit_tile)
-      r.fail("candidates", "no tile space: give tiles, generate_tiles or a top-level tile");
+      doc.at("candidates").fail("no tile space: give tiles, generate_tiles or a top-level tile");
     cfg.tiles.push_back(cfg.base.tile);
   }
   if (cfg.loop_counts.empty() && !cfg.generate_loops.enabled)
     cfg.loop_counts.push_back(cfg.base.loop_count);
-  if (!cfg.constraints.allow_tile_over_shape)
-    for (const auto& [d, value] : cfg.generate_tiles.fixed)
-      if (value > cfg.base.shape[static_cast<size_t>(d)])
-        r.fail(fmt::format("candidates.generate_tiles.fixed.{}", d),
-               fmt::format("impossible space: {} exceeds the shape ({}) while "
-                           "constraints.allow_tile_over_shape is false",
-                           value, cfg.base.shape[static_cast<size_t>(d)]));
-  if (!cfg.constraints.allow_tile_over_shape && cfg.generate_tiles.enabled)
-    for (size_t d = 0; d < cfg.generate_tiles.max.size(); ++d)
-      if (cfg.generate_tiles.max[d] > cfg.base.shape[d])
-        r.fail("candidates.generate_tiles.max",
-               fmt::format("dim {} bound {} exceeds the shape ({}) while "
-                           "constraints.allow_tile_over_shape is false",
-                           d, cfg.generate_tiles.max[d], cfg.base.shape[d]));
   return cfg;
 }
 
@@ -265,9 +202,11 @@ std::vector<Dims> generate_tile_values(const SweepConfig& cfg, const Hardware& h
     Dims& v = values[d];
     if (auto it = g.fixed.find(static_cast<int>(d)); it != g.fixed.end()) {
       if (d == last && (it->second * bytes) % hw.ub.align_bytes != 0)
-        throw Error(fmt::format(
-            "{}.fixed.{}: impossible space: {} x {} B is not a multiple of the {} B alignment", w,
-            d, it->second, bytes, hw.ub.align_bytes));
+        throw Error(
+            fmt::format(
+                "{}.fixed.{}: impossible space: {} x {} B is not a multiple of the {} B alignment",
+                w, d, it->second, bytes, hw.ub.align_bytes),
+            ErrorKind::kAlignment);
       v.push_back(it->second);
       continue;
     }
@@ -281,10 +220,12 @@ std::vector<Dims> generate_tile_values(const SweepConfig& cfg, const Hardware& h
       }
     }
     if (v.empty())
-      throw Error(fmt::format(
-          "{}: impossible space: no {}tile value up to {} in dim {} (the last dim needs a "
-          "multiple of {} elements for {} B alignment)",
-          w, d == last ? "aligned " : "", bound[d], d, align, hw.ub.align_bytes));
+      throw Error(
+          fmt::format(
+              "{}: impossible space: no {}tile value up to {} in dim {} (the last dim needs a "
+              "multiple of {} elements for {} B alignment)",
+              w, d == last ? "aligned " : "", bound[d], d, align, hw.ub.align_bytes),
+          ErrorKind::kAlignment);
   }
   return values;
 }
