@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "tools/reports/csv.hpp"
 
 namespace tilesim {
 
@@ -328,6 +329,18 @@ std::string calibration_report(const CalibrationResult& r) {
     for (const auto& d : r.fit.diagnostics) s += "    - " + d + "\n";
     for (const auto& d : r.notes) s += "    - " + d + "\n";
   }
+  return s;
+}
+
+std::string calibration_csv(const CalibrationResult& r) {
+  std::string s =
+      "id,metric,source,weight,measured,before,after,error_before_pct,error_after_pct,"
+      "hardware\n";
+  for (const auto& row : r.rows)
+    s += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{}\n", csv_field(row.id),
+                     csv_field(row.metric), csv_field(row.source), row.weight, row.measured,
+                     row.before, row.after, row.error_before_pct(), row.error_after_pct(),
+                     csv_field(r.before.name));
   return s;
 }
 

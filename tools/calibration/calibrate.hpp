@@ -72,6 +72,8 @@ std::vector<double> model_measurements(const MeasurementSet& set, const Hardware
 
 std::string calibration_report(const CalibrationResult& r);
 nlohmann::json calibration_to_json(const CalibrationResult& r);
+// One row per measurement: id, metric, source, weight, measured, before, after, errors.
+std::string calibration_csv(const CalibrationResult& r);
 // The hardware file `original` (same schema as configs/hardware/*.json) with the moved
 // parameters' values replaced, their "source" saying which measurements fitted them and
 // "fitted": true. Validated with hardware_from_json before it is returned.
