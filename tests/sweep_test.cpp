@@ -482,6 +482,24 @@ TEST(SweepReport, SvgIsAWellFormedLabelledPlot) {
   // Tick labels: the powers of two on the log axis.
   for (const char* tick : {">1<", ">2<", ">4<", ">8<"})
     EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  // Every point but the marked best carries its time.
+  for (size_t i : r.ranking) {
+    const auto& c = r.candidates[i];
+    if (c.index == *r.recommended) continue;
+    EXPECT_NE(svg.find(fmt::format(">{:.1f}</text>", c.gen_time_us)), std::string::npos)
+        << "loop " << c.loop_count;
+  }
+}
+
+// Example A: the recommended (1, 8192) is alone on its axis; the other two candidates are drawn
+// labelled with their tiles, not as anonymous grey dots.
+TEST(SweepReport, SvgLabelsFewOtherCandidates) {
+  const auto hw = test::default_hw();
+  const auto cfg =
+      load_sweep_config(test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json"));
+  const std::string svg = sweep_svg(cfg, hw, run_sweep(cfg, hw));
+  for (const char* label : {">(2, 4096)</text>", ">(4, 4096)</text>"})
+    EXPECT_EQ(count(svg, label), 1u) << label;
 }
 
 TEST(SweepReport, SvgPlotPutsPointsInsideTheFrame) {
@@ -489,7 +507,8 @@ TEST(SweepReport, SvgPlotPutsPointsInsideTheFrame) {
   p.title = "t & <u>";
   p.x_label = "x";
   p.y_label = "y";
-  p.series.push_back({"s", "#000", true, 4, 1, {{1, 10, ""}, {4, 20, ""}, {64, 15, ""}}});
+  p.series.push_back(
+      {"s", "#000", true, 4, 1, {{1, 10, "", ""}, {4, 20, "", ""}, {64, 15, "", ""}}});
   p.bands.push_back({0.5, 2, "#0f0", "sweet spot"});
   p.mark = PlotMark{4, 20, "best"};
   const std::string svg = render_svg(p);

@@ -259,8 +259,12 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
         const std::string head =
             fmt::format("  {} {:<18} {:>11.3f} us  {:<15} ", c.index == b.index ? "*" : " ",
                         axis_value_text(res, c), c.gen_time_us, zone_label(c.zone));
-        append(s, "{}{}\n", head,
-               wrap(c.zone_evidence, head.size(), head.size(), kTerminalColumns));
+        // The evidence follows on the same line when it fits, else on its own lines below.
+        if (head.size() + c.zone_evidence.size() <= kTerminalColumns)
+          append(s, "{}{}\n", head, c.zone_evidence);
+        else
+          append(s, "{}\n      {}\n", head.substr(0, head.find_last_not_of(' ') + 1),
+                 wrap(c.zone_evidence, 6, 6, kTerminalColumns));
       }
     }
     for (const auto& v : b.limit_violations) append(s, "  recommended is over a limit: {}\n", v);
@@ -429,11 +433,21 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
                   ? fmt::format("tile {}", tile_text(best.tile))
                   : fmt::format("tile {} loop {}", swept_tile_text(best.tile, res.axis.dim),
                                 best.loop_count);
+  // Few points are each labelled (time on the recommended's series, the tile on the others) and
+  // drawn opaque; many stay a cloud.
+  constexpr size_t kLabelled = 16;
+  size_t n_others = 0;
+  for (const auto& c : res.candidates) n_others += c.ok && c.series != best.series;
+  if (n_others <= kLabelled) others.radius = 4, others.opacity = 0.9;
   for (const auto& c : res.candidates)
-    if (c.ok && c.series != best.series) others.points.push_back({c.axis_value, c.gen_time_us, ""});
+    if (c.ok && c.series != best.series)
+      others.points.push_back(
+          {c.axis_value, c.gen_time_us, "", n_others <= kLabelled ? tile_text(c.tile) : ""});
   for (size_t i : members) {
     const auto& c = res.candidates[i];
-    main.points.push_back({c.axis_value, c.gen_time_us, zone_color(c.zone)});
+    main.points.push_back(
+        {c.axis_value, c.gen_time_us, zone_color(c.zone),
+         members.size() <= kLabelled ? fmt::format("{:.1f}", c.gen_time_us) : ""});
   }
   // Zone bands: each point of the recommended's series owns the axis up to halfway (in log
   // space) to its neighbours.
