@@ -74,6 +74,30 @@ TEST(Cli, RulesJsonHasAVerdictAndNumbersPerClaim) {
   }
 }
 
+TEST(Cli, RulesCsvHasARowPerClaim) {
+  const CmdResult r = run_cli("rules --only rule1.example --csv", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("hardware,id,verdict,claim,numbers\n", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6) << r.out;
+  EXPECT_NE(r.out.find("\nascend910b1,rule1.example_"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CalibrateCsvHasARowPerMeasurement) {
+  const std::string file = write_temp("m.json", R"({"measurements": [{"id": "a", "config":
+    {"op": "copy_in", "shape": [96, 256], "dtype": "fp16", "tile": [8, 64],
+     "partition": {"style": "ascendc", "cores": 48}, "buffer_count": 1},
+    "metric": "mte2_time_us", "measured": 10, "source": "hand, x"}]})");
+  const CmdResult r =
+      run_cli("calibrate " + file + " --free dma.read.issue_cycles --max-iter 2 -j 1 --csv", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("id,metric,source,weight,measured,before,after,error_before_pct,"
+                        "error_after_pct,hardware\na,mte2_time_us,\"hand, x\",1,10.000000,",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+}
+
 TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
   const CmdResult r =
       run_cli("run " + test::source_path("configs/examples/add_pypto.json") + " --json --loop 4");

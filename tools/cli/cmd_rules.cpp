@@ -1,4 +1,4 @@
-// tilesim rules [--hardware f] [--compare f]... [--only id]... [--json [f]] [-j N]
+// tilesim rules [--hardware f] [--compare f]... [--only id]... [--json [f]] [--csv [f]] [-j N]
 // Checks every rulebook claim against the model and measures the rulebook's thresholds; with
 // --compare, the same on other hardware descriptions, side by side. Exit code 0 when the checks
 // ran (a claim that fails is a finding, not an error), 2 on bad input.
@@ -18,7 +18,7 @@ namespace {
 struct RulesArgs {
   std::string hardware = "ascend910b1";
   std::vector<std::string> compare;
-  std::string json;
+  std::string json, csv;
   int threads = 0;
   std::vector<std::string> only;
 };
@@ -32,7 +32,11 @@ int rules_command(const RulesArgs& a) {
     results.push_back(check_rules(hw, RulesOptions{a.threads, a.only}));
   }
   if (!a.json.empty()) write_json(a.json, rules_json(results));
-  if (a.json != "-") std::cout << format_rules(results);
+  if (!a.csv.empty()) write_output(a.csv, rules_csv(results), "CSV");
+  if (a.json == "-" || a.csv == "-") return 0;
+  std::cout << format_rules(results);
+  for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
+    if (!path.empty()) std::cout << "\n  " << what << " written to " << path << "\n";
   return 0;
 }
 
@@ -48,6 +52,7 @@ CommandAction add_rules_command(CLI::App& app) {
   cmd->add_option("--only", args->only,
                   "check only these claims: an id or a prefix such as rule2 (repeatable)");
   add_json_option(cmd, args->json);
+  add_csv_option(cmd, args->csv, "the verdict table (one row per hardware and claim)");
   add_jobs_option(cmd, args->threads);
   return [cmd, args]() { return *cmd ? rules_command(*args) : -1; };
 }
