@@ -96,6 +96,15 @@ TEST(Cli, CalibrateCsvHasARowPerMeasurement) {
             0u)
       << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  // The JSON carries each run's Metrics record; the rows compare with its fields.
+  const CmdResult j = run_cli(
+      "calibrate " + file + " --free dma.read.issue_cycles --max-iter 2 -j 1 --json", false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc.at("run_metrics").size(), 1u);
+  for (const char* side : {"before", "after"})
+    EXPECT_EQ(doc["rows"][0].at(side), doc["run_metrics"][0].at(side).at("breakdown").at("mte2_us"))
+        << side;
 }
 
 TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {

@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "tools/reports/csv.hpp"
+#include "tools/reports/report.hpp"
 
 namespace tilesim {
 
@@ -243,6 +244,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const Hardware& hw,
     ev.check(after_figs, "with the fitted parameters");
   }
   const std::vector<double> after = ev.modeled(after_figs);
+  for (size_t k = 0; k < set.runs.size(); ++k)
+    res.run_metrics.push_back({set.runs[k].label, before_figs[k].metrics, after_figs[k].metrics});
   res.fit.residuals = ev.residuals(after_figs);
   res.fit.cost = 0.5 * res.fit.residuals.squaredNorm();
   res.after = ev.hardware_at(after_point);
@@ -361,6 +364,11 @@ nlohmann::json calibration_to_json(const CalibrationResult& r) {
                     {"error_before_pct", row.error_before_pct()},
                     {"error_after_pct", row.error_after_pct()}});
   j["rows"] = rows;
+  j["run_metrics"] = nlohmann::json::array();
+  for (const auto& m : r.run_metrics)
+    j["run_metrics"].push_back({{"run", m.label},
+                                {"before", metrics_to_json(m.before, false)},
+                                {"after", metrics_to_json(m.after, false)}});
   auto worst = [&](size_t i, bool after) {
     const auto& row = r.rows[i];
     return nlohmann::json{{"id", row.id},

@@ -45,6 +45,12 @@ struct CalibrationRow {
   double error_after_pct() const { return 100 * (after / measured - 1); }
 };
 
+// One distinct run's Metrics record on the starting and on the fitted hardware.
+struct CalibrationRunMetrics {
+  std::string label;
+  Metrics before, after;
+};
+
 struct CalibrationResult {
   std::string measurements_label;  // the measurements file as reported and cited
   std::string description;
@@ -52,6 +58,7 @@ struct CalibrationResult {
   std::vector<FreeParam> free;
   std::vector<CalibrationRow> rows;
   size_t runs = 0;  // distinct kernel runs
+  std::vector<CalibrationRunMetrics> run_metrics;
   FitResult fit;
   double mape_before = 0, mape_after = 0;  // every row, held-out (weight 0) rows included
   double mape_fitted_before = 0, mape_fitted_after = 0;  // rows with a positive weight

@@ -101,8 +101,8 @@ std::string wrap(const std::string& text, size_t first_used, size_t indent, size
   return out + line;
 }
 
-// One column of the ranked table. `wide` columns appear with --wide only; the others are added in
-// order while the table fits kTerminalColumns (the required ones always).
+// One column of the ranked table: required ones always show, optional ones join (in priority
+// order) while the table fits kTerminalColumns, wide ones only with --wide (which shows all).
 struct Column {
   std::string header;
   size_t width;
