@@ -236,7 +236,8 @@ std::string explain(const SweepConfig& cfg, const SweepResult& res) {
   for (const auto& t : terms)
     if (above_noise(t) && (!lead || t.other - t.best > lead->other - lead->best)) lead = &t;
   if (lead)
-    s += fmt::format(": less {} ({:.3f} vs {:.3f} us)", lead->what, lead->best, lead->other);
+    s += fmt::format("{} less {} ({:.3f} vs {:.3f} us)", res.tie ? "; it has" : ":", lead->what,
+                     lead->best, lead->other);
   if (b.zone == Zone::kSweetSpot) s += "; sweet spot of its axis";
   const auto f = b.flags();
   if (!f.empty()) s += fmt::format("; flags: {}", fmt::join(f, ", "));

@@ -1,8 +1,8 @@
 // tilesim sweep <config.json> [-j N] [--csv [f]] [--json [f]] [--svg f] [--hardware f] [--top N]
 //                             [--wide] [--quiet]
 // An output file may be "-" (stdout, also --csv or --json without a file); the table then goes to
-// stderr. Exit code 0 when some
-// candidate was evaluated, 1 when every candidate was rejected, 2 on bad input.
+// stderr. Exit code 0 when some candidate was evaluated, 1 when every candidate was rejected, 2 on
+// bad input.
 #include <unistd.h>
 
 #include <atomic>
