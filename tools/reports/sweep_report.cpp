@@ -56,9 +56,10 @@ std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
              : fmt::format("tile[{}] = {}", res.axis.dim, c.axis_value);
 }
 
-bool any_cube(const SweepResult& res) {
+// Some evaluated candidate keeps the pipe busy (a column of zeros moves to --wide).
+bool any_busy(const SweepResult& res, const char* pipe) {
   for (const auto& c : res.candidates)
-    if (c.ok && pipe_mean_us(c, "CUBE") > 0) return true;
+    if (c.ok && pipe_mean_us(c, pipe) > 0) return true;
   return false;
 }
 
@@ -136,6 +137,7 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
   auto wait = [](double CoreMetrics::*f) {
     return [f](const CandidateResult& c) { return us_cell(mean_per_core(c, f)); };
   };
+  auto busy = [&](const char* p) { return any_busy(res, p) ? Column::kOptional : Column::kWide; };
   auto pipe = [](const char* p) {
     return [p](const CandidateResult& c) { return us_cell(pipe_mean_us(c, p)); };
   };
@@ -153,10 +155,10 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
          return fmt::format("{:+.1f}%", (c.gen_time_us / best->gen_time_us - 1.0) * 100.0);
        }},
       {"zone", 14, true, Column::kRequired, [](const auto& c) { return zone_label(c.zone); }},
-      {"MTE2_us", 9, false, Column::kOptional, pipe("MTE2")},
-      {"V_us", 9, false, Column::kOptional, pipe("V")},
-      {"CUBE_us", 9, false, any_cube(res) ? Column::kOptional : Column::kWide, pipe("CUBE")},
-      {"MTE3_us", 9, false, Column::kOptional, pipe("MTE3")},
+      {"MTE2_us", 9, false, busy("MTE2"), pipe("MTE2")},
+      {"V_us", 9, false, busy("V"), pipe("V")},
+      {"CUBE_us", 9, false, busy("CUBE"), pipe("CUBE")},
+      {"MTE3_us", 9, false, busy("MTE3"), pipe("MTE3")},
       {"wsched_us", 9, false, Column::kOptional, wait(&CoreMetrics::wait_schedule_time_us)},
       {"wpred_us", 9, false, Column::kWide, wait(&CoreMetrics::wait_predecessor_time_us)},
       {"tasks/c", 7, false, Column::kOptional,
@@ -175,11 +177,11 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
       {"flags", fw, true, Column::kOptional, flags_text},
   };
-  // The marker and two spaces lead each row; each column after the first adds a space.
-  size_t used = 1;
+  // A row is the marker, then each column after a space (two before the tile).
+  size_t used = 2;
   std::vector<const Column*> shown_cols;
   for (const auto& c : cols)
-    if (c.when == Column::kRequired) used += c.width + 2;
+    if (c.when == Column::kRequired) used += c.width + 1;
   // Optional columns join in priority order (the pipes, then the rulebook flags); they are shown in
   // the order declared, with the zone last (its labels vary in length).
   const std::vector<std::string> priority = {"MTE2_us",   "V_us",  "CUBE_us", "MTE3_us",
