@@ -28,7 +28,7 @@ CLI::Validator integer_at_least(int64_t min) {
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {
   return cmd
       ->add_option("--json", path,
-                   "write the result as JSON to FILE (stdout, instead of the table, when no FILE)")
+                   "write the result as JSON to FILE (to stdout when no FILE is given)")
       ->expected(0, 1)
       ->default_str("-")
       ->type_name("[FILE]");
@@ -37,7 +37,7 @@ CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {
 CLI::Option* add_csv_option(CLI::App* cmd, std::string& path, const std::string& what) {
   return cmd
       ->add_option("--csv", path,
-                   "write " + what + " as CSV to FILE (stdout, instead of the table, when no FILE)")
+                   "write " + what + " as CSV to FILE (to stdout when no FILE is given)")
       ->expected(0, 1)
       ->default_str("-")
       ->type_name("[FILE]");
