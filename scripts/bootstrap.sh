@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (as root) or a developer checkout:
-#   scripts/bootstrap.sh demo      install what is missing, build, run a shipped sweep
+#   scripts/bootstrap.sh demo      install what is missing, build tilesim only, run a shipped
+#                                  sweep (GroupNorm's loop count: a U-shaped curve) and plot it
 #   scripts/bootstrap.sh test      install what is missing, build, run the whole test suite
 #   scripts/bootstrap.sh sanitize  build the tests with address+undefined sanitizers and run them
 # Idempotent: installed packages and an up-to-date build are left alone.
@@ -24,26 +25,29 @@ install_missing() {
   fi
 }
 
-build() {  # build <dir> [cmake args...]
-  local dir=$1
-  shift
+build() {  # build <dir> <target or "" for all> [cmake args...]
+  local dir=$1 target=$2
+  shift 2
   [ -f "$dir/build.ninja" ] || cmake -S . -B "$dir" -G Ninja "$@"
-  cmake --build "$dir" --parallel "$(nproc)"
+  cmake --build "$dir" --parallel "$(nproc)" ${target:+--target "$target"}
 }
 
 mode=${1:-demo}
 install_missing
 case "$mode" in
   demo)
-    build build -DCMAKE_BUILD_TYPE=Release
-    ./build/tools/tilesim sweep configs/sweeps/rule1_a_softmax_16x16384.json
+    build build tilesim -DCMAKE_BUILD_TYPE=Release
+    mkdir -p build/demo
+    ./build/tools/tilesim sweep configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json \
+      --svg build/demo/groupnorm_loops.svg
+    echo "bootstrap: the curve is in build/demo/groupnorm_loops.svg (open it in a browser)"
     ;;
   test)
-    build build -DCMAKE_BUILD_TYPE=Release
+    build build "" -DCMAKE_BUILD_TYPE=Release
     ctest --test-dir build --output-on-failure --parallel "$(nproc)"
     ;;
   sanitize)
-    build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILESIM_SANITIZE=ON -DTILESIM_BUILD_BENCH=OFF
+    build build-asan "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILESIM_SANITIZE=ON -DTILESIM_BUILD_BENCH=OFF
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)"
     ;;

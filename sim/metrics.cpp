@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/error.hpp"
+
 namespace tilesim {
 
 Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw) {
@@ -103,6 +105,53 @@ double pipe_mean_us(const Metrics& m, const std::string& pipe) {
   for (const auto& p : m.pipes)
     if (p.pipe == pipe) return p.mean_us;
   return 0;
+}
+
+double mean_per_core(const Metrics& m, double CoreMetrics::*field) {
+  if (m.per_core.empty()) return 0;
+  double sum = 0;
+  for (const auto& c : m.per_core) sum += c.*field;
+  return sum / static_cast<double>(m.per_core.size());
+}
+
+double mean_tasks_per_core(const Metrics& m) {
+  if (m.per_core.empty()) return 0;
+  double sum = 0;
+  for (const auto& c : m.per_core) sum += static_cast<double>(c.execute_task_num);
+  return sum / static_cast<double>(m.per_core.size());
+}
+
+const std::vector<MetricField>& metric_fields() {
+  using M = const Metrics&;
+  static const std::vector<MetricField> fields = {
+      {"gen_time_us", "", "gen_time_us", false, [](M m) { return m.gen_time_us; }},
+      {"kernel_time_us", "", "kernel_time_us", false, [](M m) { return m.kernel_time_us; }},
+      {"tasks", "", "tasks", true, [](M m) { return static_cast<double>(m.tasks); }},
+      {"edges", "", "edges", true, [](M m) { return static_cast<double>(m.edges); }},
+      {"root_functions", "", "root_functions", true,
+       [](M m) { return static_cast<double>(m.root_functions); }},
+      {"gm_read_bytes", "gm", "read_bytes", false, [](M m) { return m.gm_read_bytes; }},
+      {"gm_write_bytes", "gm", "write_bytes", false, [](M m) { return m.gm_write_bytes; }},
+      {"achieved_gm_gbps", "gm", "achieved_gbps", false, [](M m) { return m.achieved_gm_gbps; }},
+      {"mte2_us", "breakdown", "mte2_us", false, [](M m) { return pipe_mean_us(m, "MTE2"); }},
+      {"vec_us", "breakdown", "vec_us", false, [](M m) { return pipe_mean_us(m, "V"); }},
+      {"cube_us", "breakdown", "cube_us", false, [](M m) { return pipe_mean_us(m, "CUBE"); }},
+      {"mte3_us", "breakdown", "mte3_us", false, [](M m) { return pipe_mean_us(m, "MTE3"); }},
+      {"wait_schedule_us", "breakdown", "wait_schedule_us", false,
+       [](M m) { return mean_per_core(m, &CoreMetrics::wait_schedule_time_us); }},
+      {"wait_predecessor_us", "breakdown", "wait_predecessor_us", false,
+       [](M m) { return mean_per_core(m, &CoreMetrics::wait_predecessor_time_us); }},
+      {"work_us", "breakdown", "work_us", false,
+       [](M m) { return mean_per_core(m, &CoreMetrics::core_total_work_time_us); }},
+      {"tasks_per_core", "", "tasks_per_core", false, [](M m) { return mean_tasks_per_core(m); }},
+  };
+  return fields;
+}
+
+double metric_field_value(const Metrics& m, const std::string& name) {
+  for (const auto& f : metric_fields())
+    if (name == f.name) return f.get(m);
+  throw InternalError("metrics: no field named '" + name + "'");
 }
 
 }  // namespace tilesim

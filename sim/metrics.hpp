@@ -62,5 +62,22 @@ struct Metrics {
 Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw);
 // The mean busy time of one pipe ("MTE2", "V", "CUBE", "MTE3"); 0 when the run has none.
 double pipe_mean_us(const Metrics& m, const std::string& pipe);
+// The mean of one per-core figure over the cores that executed a task; 0 when none did.
+double mean_per_core(const Metrics& m, double CoreMetrics::*field);
+double mean_tasks_per_core(const Metrics& m);
+
+// The scalar figures of a run by name, in the order every result lists them (run and sweep JSON,
+// sweep CSV columns, calibration metrics): a new figure is added here and every writer has it.
+// `group` nests it in JSON ("gm", "breakdown"; empty: top level) under `key`.
+struct MetricField {
+  const char* name;  // CSV column and lookup name
+  const char* group;
+  const char* key;
+  bool integer;
+  double (*get)(const Metrics&);
+};
+const std::vector<MetricField>& metric_fields();
+// The value of the field named `name`; throws InternalError for an unknown name.
+double metric_field_value(const Metrics& m, const std::string& name);
 
 }  // namespace tilesim

@@ -1,7 +1,9 @@
-// The tilesim binary: exit codes and one-line messages for bad input.
+// The tilesim binary: exit codes, one-line messages for bad input, and the one CLI convention
+// (--json [FILE], --csv [FILE], -j/--jobs, --version, usage errors exit 2 with the usage line).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -57,7 +59,7 @@ TEST(Cli, RulesRejectsBadInputInOneLine) {
 
 // The examples only (the whole rulebook runs in tests/rules_test.cpp, in process).
 TEST(Cli, RulesJsonHasAVerdictAndNumbersPerClaim) {
-  const CmdResult r = run_cli("rules --only rule1.example --json -", false);
+  const CmdResult r = run_cli("rules --only rule1.example --json", false);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("results").size(), 1u);
@@ -70,6 +72,39 @@ TEST(Cli, RulesJsonHasAVerdictAndNumbersPerClaim) {
     EXPECT_TRUE(c.at("verdict") == "holds" || c.at("verdict") == "bends" ||
                 c.at("verdict") == "fails");
   }
+}
+
+TEST(Cli, RulesCsvHasARowPerClaim) {
+  const CmdResult r = run_cli("rules --only rule1.example --csv", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("hardware,id,verdict,claim,numbers\n", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6) << r.out;
+  EXPECT_NE(r.out.find("\nascend910b1,rule1.example_"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CalibrateCsvHasARowPerMeasurement) {
+  const std::string file = write_temp("m.json", R"({"measurements": [{"id": "a", "config":
+    {"op": "copy_in", "shape": [96, 256], "dtype": "fp16", "tile": [8, 64],
+     "partition": {"style": "ascendc", "cores": 48}, "buffer_count": 1},
+    "metric": "mte2_time_us", "measured": 10, "source": "hand, x"}]})");
+  const CmdResult r =
+      run_cli("calibrate " + file + " --free dma.read.issue_cycles --max-iter 2 -j 1 --csv", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("id,metric,source,weight,measured,before,after,error_before_pct,"
+                        "error_after_pct,hardware\na,mte2_time_us,\"hand, x\",1,10.000000,",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  // The JSON carries each run's Metrics record; the rows compare with its fields.
+  const CmdResult j = run_cli(
+      "calibrate " + file + " --free dma.read.issue_cycles --max-iter 2 -j 1 --json", false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc.at("run_metrics").size(), 1u);
+  for (const char* side : {"before", "after"})
+    EXPECT_EQ(doc["rows"][0].at(side), doc["run_metrics"][0].at(side).at("breakdown").at("mte2_us"))
+        << side;
 }
 
 TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
@@ -85,6 +120,71 @@ TEST(Cli, RunPrintsJsonWithTheDocumentedFields) {
     EXPECT_TRUE(j["per_core"][0].contains(key)) << key;
   EXPECT_TRUE(j.at("psg").is_array());
   EXPECT_TRUE(j.at("pipes").contains("MTE2"));
+  EXPECT_EQ(j.at("tilesim_version"), TILESIM_VERSION);
+}
+
+TEST(Cli, VersionAndHelpExitZero) {
+  for (const char* args : {"--version", "run --version", "sweep --version"}) {
+    const CmdResult r = run_cli(args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.out;
+    EXPECT_EQ(r.out, std::string("tilesim ") + TILESIM_VERSION + "\n") << args;
+  }
+  EXPECT_EQ(run_cli("calibrate --help").code, 0);
+}
+
+// Every usage error: exit 2, the error, then the command's usage line.
+TEST(Cli, UsageErrorsExitTwoWithTheUsageLine) {
+  const std::string cfg = test::source_path("configs/examples/add_pypto.json");
+  const std::pair<std::string, std::string> cases[] = {
+      {"run", "Usage: tilesim run [OPTIONS] config"},
+      {"run " + cfg + " --bogus", "Usage: tilesim run [OPTIONS] config"},
+      {"run " + cfg + " --loop x", "'x' is not an integer >= 1"},
+      {"sweep", "Usage: tilesim sweep [OPTIONS] config"},
+      {"rules -j -1", "Usage: tilesim rules [OPTIONS]"},
+      {"calibrate", "Usage: tilesim calibrate [OPTIONS] measurements"},
+      {"replay", "Usage: tilesim replay [OPTIONS] graph"},
+      {"analyze", "Usage: tilesim analyze [OPTIONS] trace"},
+      {"", "Usage: tilesim [OPTIONS] SUBCOMMAND"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const CmdResult r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("tilesim: error: ", 0), 0u) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << args << ": " << r.out;
+  }
+}
+
+// --json FILE writes the file and keeps the table on stdout; --json alone prints only the JSON.
+TEST(Cli, JsonTakesAnOptionalFile) {
+  const std::string cfg = test::source_path("configs/examples/add_pypto.json");
+  const std::string file = write_temp("run.json", "");
+  const CmdResult to_file = run_cli("run " + cfg + " --json " + file, false);
+  ASSERT_EQ(to_file.code, 0) << to_file.out;
+  EXPECT_EQ(to_file.out.rfind("tilesim run: ", 0), 0u) << to_file.out;
+  EXPECT_NE(to_file.out.find("JSON written to " + file), std::string::npos) << to_file.out;
+  std::ifstream in(file);
+  const auto from_file = nlohmann::json::parse(in);
+  const CmdResult to_stdout = run_cli("run --json " + cfg, false);
+  ASSERT_EQ(to_stdout.code, 0) << to_stdout.out;
+  EXPECT_EQ(nlohmann::json::parse(to_stdout.out), from_file);
+  EXPECT_EQ(from_file.at("tilesim_version"), TILESIM_VERSION);
+}
+
+TEST(Cli, SweepJsonAndCsvGoToStdoutWithoutAFile) {
+  const std::string cfg = test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json");
+  const CmdResult j = run_cli("sweep " + cfg + " -j 1 --json", false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc.at("tilesim_version"), TILESIM_VERSION);
+  EXPECT_EQ(doc.at("candidates").size(), 3u);
+  const CmdResult c = run_cli("sweep " + cfg + " --jobs 1 --csv", false);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_EQ(c.out.rfind("op,shape,dtype,hardware,rank,index,tile0,tile1,loop_count,", 0), 0u)
+      << c.out;
+  EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 4) << c.out;
+  EXPECT_NE(c.out.find("\nsoftmax,16x16384,fp32,ascend910b1,1,0,1,8192,1,ok,"), std::string::npos)
+      << c.out;
 }
 
 // A config without "tile" runs with --tile (and --loop); without either it fails naming both.

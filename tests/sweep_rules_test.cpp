@@ -253,7 +253,7 @@ TEST(SweepRules, SchedulingCostMovesTheFragmentedZone) {
   // The mechanism is the one rule 2 names: Wait Schedule Time per core at 128 loops.
   auto wait_at_max = [](const Ran& r) {
     for (const auto& c : r.res.candidates)
-      if (c.loop_count == 128) return c.wait_schedule_us;
+      if (c.loop_count == 128) return mean_per_core(c, &CoreMetrics::wait_schedule_time_us);
     return 0.0;
   };
   EXPECT_GT(wait_at_max(d), wait_at_max(b));

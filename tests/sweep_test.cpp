@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
@@ -313,7 +314,7 @@ TEST(Sweep, IdenticalOutputForAnyThreadCount) {
   EXPECT_GT(one.ranking.size(), 40u);
   EXPECT_EQ(sweep_json(cfg, hw, one).dump(), sweep_json(cfg, hw, two).dump());
   EXPECT_EQ(sweep_json(cfg, hw, one).dump(), sweep_json(cfg, hw, all).dump());
-  EXPECT_EQ(sweep_csv(one), sweep_csv(two));
+  EXPECT_EQ(sweep_csv(cfg, hw, one), sweep_csv(cfg, hw, two));
   EXPECT_EQ(sweep_svg(cfg, hw, one), sweep_svg(cfg, hw, two));
   EXPECT_EQ(sweep_table(cfg, hw, one, 0), sweep_table(cfg, hw, two, 0));
 }
@@ -334,13 +335,13 @@ TEST(Sweep, RankingIsFastestFirstAndTheRecommendationIsTheFastest) {
   for (size_t i = 1; i < r.ranking.size(); ++i)
     EXPECT_LE(r.candidates[r.ranking[i - 1]].gen_time_us, r.candidates[r.ranking[i]].gen_time_us);
   EXPECT_EQ(*r.recommended, r.ranking.front());
-  EXPECT_NE(r.why.find("faster than"), std::string::npos) << r.why;
+  EXPECT_NE(r.why.find(r.tie ? ", a tie with " : "% less time than "), std::string::npos) << r.why;
   // Each evaluated candidate carries the model's own figures.
   for (size_t i : r.ranking) {
     const auto& c = r.candidates[i];
     EXPECT_GT(c.gen_time_us, 0);
     EXPECT_GT(c.tasks, 0);
-    EXPECT_GT(c.mte2_us, 0);
+    EXPECT_GT(pipe_mean_us(c, "MTE2"), 0);
     EXPECT_GT(c.diag.ub_bytes, 0);
     EXPECT_GE(c.diag.reduction_segments, 1);
     EXPECT_FALSE(c.psg.empty());
@@ -401,7 +402,7 @@ TEST(SweepReport, CsvHasOneRowPerCandidateRankedThenRejected) {
   const auto hw = test::default_hw();
   const auto cfg = mixed_config();
   const SweepResult r = run_sweep(cfg, hw);
-  std::istringstream in(sweep_csv(r));
+  std::istringstream in(sweep_csv(cfg, hw, r));
   std::string line;
   std::getline(in, line);
   const auto header = split_csv_line(line);
@@ -411,8 +412,12 @@ TEST(SweepReport, CsvHasOneRowPerCandidateRankedThenRejected) {
     return static_cast<size_t>(it - header.begin());
   };
   const size_t status = col("status"), reason = col("reason"), gen = col("gen_time_us"),
-               tile = col("tile"), zone = col("zone"), flags = col("flags"),
-               rec = col("recommended");
+               tile0 = col("tile0"), tile1 = col("tile1"), zone = col("zone"), flags = col("flags"),
+               rec = col("recommended"), op = col("op"), shape = col("shape"), dtype = col("dtype"),
+               hardware = col("hardware");
+  // Every Metrics field is a column (the one writer's).
+  for (const auto& f : metric_fields()) col(f.name);
+  EXPECT_EQ(std::count(header.begin(), header.end(), "tile2"), 0);
   size_t rows = 0, recommended = 0;
   bool seen_rejected = false;
   double last = 0;
@@ -433,7 +438,12 @@ TEST(SweepReport, CsvHasOneRowPerCandidateRankedThenRejected) {
       EXPECT_FALSE(f[reason].empty());
       EXPECT_TRUE(f[gen].empty());
     }
-    EXPECT_NE(f[tile].find('x'), std::string::npos);
+    EXPECT_EQ(f[op], "softmax");
+    EXPECT_EQ(f[shape], "16x4096");
+    EXPECT_EQ(f[dtype], "fp32");
+    EXPECT_EQ(f[hardware], hw.name);
+    EXPECT_GT(std::stoll(f[tile0]), 0);
+    EXPECT_GT(std::stoll(f[tile1]), 0);
     (void)zone;
     (void)flags;
   }
@@ -456,7 +466,7 @@ TEST(SweepReport, JsonHasCandidatesAndRecommended) {
     if (c["status"] == "ok") {
       EXPECT_TRUE(c["reason"].is_null());
       EXPECT_TRUE(c["gen_time_us"].is_number());
-      for (const char* key : {"breakdown", "psg", "pipes", "ub_bytes", "reduction_segments",
+      for (const char* key : {"breakdown", "psg", "pipes", "gm", "ub_bytes", "reduction_segments",
                               "tasks_per_core", "dominant_psg"})
         EXPECT_TRUE(c["metrics"].contains(key)) << key;
       for (const char* key :
@@ -508,6 +518,24 @@ TEST(SweepReport, SvgIsAWellFormedLabelledPlot) {
   // Tick labels: the powers of two on the log axis.
   for (const char* tick : {">1<", ">2<", ">4<", ">8<"})
     EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  // Every point but the marked best carries its time.
+  for (size_t i : r.ranking) {
+    const auto& c = r.candidates[i];
+    if (c.index == *r.recommended) continue;
+    EXPECT_NE(svg.find(fmt::format(">{:.1f}</text>", c.gen_time_us)), std::string::npos)
+        << "loop " << c.loop_count;
+  }
+}
+
+// Example A: the recommended (1, 8192) is alone on its axis; the other two candidates are drawn
+// labelled with their tiles, not as anonymous grey dots.
+TEST(SweepReport, SvgLabelsFewOtherCandidates) {
+  const auto hw = test::default_hw();
+  const auto cfg =
+      load_sweep_config(test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json"));
+  const std::string svg = sweep_svg(cfg, hw, run_sweep(cfg, hw));
+  for (const char* label : {">(2, 4096)</text>", ">(4, 4096)</text>"})
+    EXPECT_EQ(count(svg, label), 1u) << label;
 }
 
 TEST(SweepReport, SvgPlotPutsPointsInsideTheFrame) {
@@ -515,7 +543,8 @@ TEST(SweepReport, SvgPlotPutsPointsInsideTheFrame) {
   p.title = "t & <u>";
   p.x_label = "x";
   p.y_label = "y";
-  p.series.push_back({"s", "#000", true, 4, 1, {{1, 10, ""}, {4, 20, ""}, {64, 15, ""}}});
+  p.series.push_back(
+      {"s", "#000", true, 4, 1, {{1, 10, "", ""}, {4, 20, "", ""}, {64, 15, "", ""}}});
   p.bands.push_back({0.5, 2, "#0f0", "sweet spot"});
   p.mark = PlotMark{4, 20, "best"};
   const std::string svg = render_svg(p);
@@ -542,6 +571,78 @@ TEST(SweepReport, TableMarksTheRecommendationAndCountsRejections) {
   EXPECT_NE(t.find("\n*    1  "), std::string::npos) << t;
   EXPECT_NE(t.find("* recommended: "), std::string::npos);
   EXPECT_NE(t.find("rejected by the pre-check: 4 (alignment 2, limits 2)"), std::string::npos) << t;
+}
+
+size_t widest_line(const std::string& text) {
+  size_t widest = 0, start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    widest = std::max(widest, end - start);
+    start = end + 1;
+  }
+  return widest;
+}
+
+// The default table fits a 120-column terminal; --wide adds the rest of the columns.
+TEST(SweepReport, TableFitsOneHundredTwentyColumns) {
+  const auto hw = test::default_hw();
+  for (const auto& entry :
+       std::filesystem::directory_iterator(test::source_path("configs/sweeps"))) {
+    const auto cfg = load_sweep_config(entry.path());
+    const SweepResult r = run_sweep(cfg, hw);
+    const std::string narrow = sweep_table(cfg, hw, r, 0);
+    EXPECT_LE(widest_line(narrow), 120u) << entry.path();
+    // Example E is about the flag: it fits in the default table.
+    if (entry.path().filename() == "rule1_e_amax_16x256x256_over.json") {
+      EXPECT_NE(narrow.find("tile_over_shape "), std::string::npos) << narrow;
+    }
+    EXPECT_EQ(narrow.find("wpred_us"), std::string::npos);
+    const std::string wide = sweep_table(cfg, hw, r, 0, true);
+    for (const char* col : {"wpred_us", "contigB", "UB_KiB", "segs", "tasks/c", "flags"})
+      EXPECT_NE(wide.find(col), std::string::npos) << col;
+  }
+}
+
+// The recommendation is the sweet spot of its own axis even when it shares it with nothing: in
+// example A, (1, 8192) is alone along tile[0] while (2, 4096) and (4, 4096) share theirs.
+TEST(SweepReport, RecommendedIsAlwaysZonedSweetSpot) {
+  const auto hw = test::default_hw();
+  const auto cfg =
+      load_sweep_config(test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json"));
+  const SweepResult r = run_sweep(cfg, hw);
+  ASSERT_TRUE(r.recommended);
+  const auto& b = r.candidates[*r.recommended];
+  EXPECT_EQ(b.tile, (Dims{1, 8192}));
+  EXPECT_EQ(b.zone, Zone::kSweetSpot);
+  EXPECT_NE(b.zone_evidence.find("no other point on its axis"), std::string::npos);
+  // "x% less time" is measured against the runner-up's time.
+  const auto& r2 = r.candidates[*r.runner_up];
+  EXPECT_FALSE(r.tie);
+  EXPECT_NE(r.why.find(fmt::format("{:.1f}% less time than tile (2, 4096)",
+                                   (1 - b.gen_time_us / r2.gen_time_us) * 100)),
+            std::string::npos)
+      << r.why;
+  EXPECT_EQ(r.why.find("faster"), std::string::npos) << r.why;
+}
+
+// Within the zones tolerance the table and the why line say "tie"; a term is named only when it
+// differs by more than the zones' noise thresholds.
+TEST(SweepReport, TiesAreCalledTies) {
+  const auto hw = test::default_hw();
+  auto cfg = mixed_config();
+  cfg.zones.tolerance = 100;  // every evaluated candidate within the tolerance of the best
+  SweepResult r = run_sweep(cfg, hw);
+  ASSERT_TRUE(r.runner_up);
+  EXPECT_TRUE(r.tie);
+  EXPECT_NE(r.why.find(", a tie with tile "), std::string::npos) << r.why;
+  const std::string t = sweep_table(cfg, hw, r, 0);
+  size_t ties = 0;
+  for (size_t p = t.find("    tie "); p != std::string::npos; p = t.find("    tie ", p + 1)) ++ties;
+  EXPECT_EQ(ties, r.ranking.size() - 1) << t;
+  cfg.zones.evidence_rise = 1e9;  // no difference is above noise
+  r = run_sweep(cfg, hw);
+  EXPECT_EQ(r.why.find(" less "), std::string::npos) << r.why;
 }
 
 // ---- zones on synthetic inputs ----

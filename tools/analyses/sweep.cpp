@@ -30,35 +30,6 @@ void reject(CandidateResult& r, std::string cls, std::string reason) {
   r.reason = std::move(reason);
 }
 
-void summarize(CandidateResult& r, const Metrics& m) {
-  r.gen_time_us = m.gen_time_us;
-  r.kernel_time_us = m.kernel_time_us;
-  r.tasks = m.tasks;
-  r.edges = m.edges;
-  r.root_functions = m.root_functions;
-  r.achieved_gm_gbps = m.achieved_gm_gbps;
-  r.psg = m.psg;
-  r.pipes = m.pipes;
-  r.mte2_us = pipe_mean_us(m, "MTE2");
-  r.vec_us = pipe_mean_us(m, "V");
-  r.cube_us = pipe_mean_us(m, "CUBE");
-  r.mte3_us = pipe_mean_us(m, "MTE3");
-  if (!m.per_core.empty()) {
-    double ws = 0, wp = 0, tasks = 0, work = 0;
-    for (const auto& c : m.per_core) {
-      ws += c.wait_schedule_time_us;
-      wp += c.wait_predecessor_time_us;
-      tasks += static_cast<double>(c.execute_task_num);
-      work += c.core_total_work_time_us;
-    }
-    const auto n = static_cast<double>(m.per_core.size());
-    r.wait_schedule_us = ws / n;
-    r.wait_predecessor_us = wp / n;
-    r.tasks_per_core = tasks / n;
-    r.work_us = work / n;
-  }
-}
-
 std::string dims_text(const Dims& d) {
   return format_dims(d);
 }
@@ -121,13 +92,17 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   // 4. Simulation.
   try {
     const SimResult sim = simulate(lowered.graph, hw);
-    summarize(r, compute_metrics(lowered.graph, sim, hw));
+    static_cast<Metrics&>(r) = compute_metrics(lowered.graph, sim, hw);
   } catch (const Error& e) {
     reject(r, "simulation", e.what());
     return r;
   }
   r.ok = true;
   return r;
+}
+
+bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other) {
+  return other.gen_time_us <= best.gen_time_us * (1.0 + cfg.zones.tolerance);
 }
 
 SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates) {
@@ -203,7 +178,9 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     std::vector<ZonePoint> pts;
     for (size_t i : members) {
       const auto& c = res.candidates[i];
-      pts.push_back({c.axis_value, c.gen_time_us, c.wait_schedule_us, c.tasks_per_core, c.psg});
+      pts.push_back({c.axis_value, c.gen_time_us,
+                     mean_per_core(c, &CoreMetrics::wait_schedule_time_us), mean_tasks_per_core(c),
+                     c.psg});
     }
     const auto verdicts = classify_zones(pts, dir, cfg.zones);
     for (size_t j = 0; j < members.size(); ++j) {
@@ -212,34 +189,56 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
       c.zone_evidence = verdicts[j].evidence;
     }
   }
+  // The fastest candidate is the sweet spot of its own axis, even when nothing shares its series.
+  if (res.recommended) {
+    auto& b = res.candidates[*res.recommended];
+    if (b.zone == Zone::kNone) {
+      b.zone = Zone::kSweetSpot;
+      b.zone_evidence =
+          fmt::format("fastest of all ({:.3f} us); no other point on its axis", b.gen_time_us);
+    }
+  }
 }
 
-std::string explain(const SweepResult& res) {
+std::string explain(const SweepConfig& cfg, const SweepResult& res) {
   if (!res.recommended) return "no candidate passed the pre-check";
   const auto& b = res.candidates[*res.recommended];
   std::string s =
       fmt::format("tile {} loop {}: {:.3f} us", dims_text(b.tile), b.loop_count, b.gen_time_us);
-  if (res.ranking.size() < 2) return s + ", the only candidate that passed the pre-check";
-  const auto& r = res.candidates[res.ranking[1]];
-  s += fmt::format(", {:.1f}% faster than tile {} loop {} ({:.3f} us)",
-                   (r.gen_time_us / b.gen_time_us - 1.0) * 100.0, dims_text(r.tile), r.loop_count,
-                   r.gen_time_us);
+  if (!res.runner_up) return s + ", the only candidate that passed the pre-check";
+  const auto& r = res.candidates[*res.runner_up];
+  if (res.tie)
+    s += fmt::format(", a tie with tile {} loop {} ({:.3f} us, within the {:.1f}% zones tolerance)",
+                     dims_text(r.tile), r.loop_count, r.gen_time_us, cfg.zones.tolerance * 100.0);
+  else
+    s += fmt::format(", {:.1f}% less time than tile {} loop {} ({:.3f} us)",
+                     (1.0 - b.gen_time_us / r.gen_time_us) * 100.0, dims_text(r.tile), r.loop_count,
+                     r.gen_time_us);
   struct Term {
     const char* what;
     double best, other;
   };
+  auto wait = [](const CandidateResult& c, double CoreMetrics::*f) { return mean_per_core(c, f); };
   const Term terms[] = {
-      {"MTE2 busy per core", b.mte2_us, r.mte2_us},
-      {"V busy per core", b.vec_us, r.vec_us},
-      {"CUBE busy per core", b.cube_us, r.cube_us},
-      {"MTE3 busy per core", b.mte3_us, r.mte3_us},
-      {"Wait Schedule per core", b.wait_schedule_us, r.wait_schedule_us},
-      {"Wait Predecessor per core", b.wait_predecessor_us, r.wait_predecessor_us}};
+      {"MTE2 busy per core", pipe_mean_us(b, "MTE2"), pipe_mean_us(r, "MTE2")},
+      {"V busy per core", pipe_mean_us(b, "V"), pipe_mean_us(r, "V")},
+      {"CUBE busy per core", pipe_mean_us(b, "CUBE"), pipe_mean_us(r, "CUBE")},
+      {"MTE3 busy per core", pipe_mean_us(b, "MTE3"), pipe_mean_us(r, "MTE3")},
+      {"Wait Schedule per core", wait(b, &CoreMetrics::wait_schedule_time_us),
+       wait(r, &CoreMetrics::wait_schedule_time_us)},
+      {"Wait Predecessor per core", wait(b, &CoreMetrics::wait_predecessor_time_us),
+       wait(r, &CoreMetrics::wait_predecessor_time_us)}};
+  // Only a term that differs by more than noise (the zones' evidence thresholds) explains a win.
+  auto above_noise = [&](const Term& t) {
+    return t.other > t.best * (1.0 + cfg.zones.evidence_rise) &&
+           t.other - t.best > cfg.zones.min_abs_rise_us;
+  };
   const Term* lead = nullptr;
   for (const auto& t : terms)
-    if (t.other - t.best > 0 && (!lead || t.other - t.best > lead->other - lead->best)) lead = &t;
+    if (above_noise(t) && (!lead || t.other - t.best > lead->other - lead->best)) lead = &t;
   if (lead)
-    s += fmt::format(": less {} ({:.3f} vs {:.3f} us)", lead->what, lead->best, lead->other);
+    s += fmt::format("{} less {} ({:.3f} vs {:.3f} us)", res.tie ? "; it has" : ":", lead->what,
+                     lead->best, lead->other);
   if (b.zone == Zone::kSweetSpot) s += "; sweet spot of its axis";
   const auto f = b.flags();
   if (!f.empty()) s += fmt::format("; flags: {}", fmt::join(f, ", "));
@@ -267,9 +266,13 @@ SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOpt
     return res.candidates[a].gen_time_us < res.candidates[b].gen_time_us;
   });
   if (!res.ranking.empty()) res.recommended = res.ranking.front();
+  if (res.ranking.size() > 1) {
+    res.runner_up = res.ranking[1];
+    res.tie = ties(cfg, res.candidates[*res.recommended], res.candidates[*res.runner_up]);
+  }
   res.axis = resolve_axis(cfg, candidates);
   assign_zones(cfg, res);
-  res.why = explain(res);
+  res.why = explain(cfg, res);
   return res;
 }
 

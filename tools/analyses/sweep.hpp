@@ -23,7 +23,9 @@
 
 namespace tilesim {
 
-struct CandidateResult {
+// An evaluated candidate is its run's Metrics record (all zero for a rejected one) plus what the
+// sweep knows about it: the figures are never copied into fields of its own.
+struct CandidateResult : Metrics {
   size_t index = 0;  // position in the expanded candidate list
   Dims tile;
   int64_t loop_count = 1;
@@ -46,19 +48,6 @@ struct CandidateResult {
   // From lowering (ok candidates).
   Diagnostics diag;
 
-  // From simulation (ok candidates).
-  double gen_time_us = 0;
-  double kernel_time_us = 0;
-  int64_t tasks = 0, edges = 0, root_functions = 0;
-  double mte2_us = 0, vec_us = 0, cube_us = 0, mte3_us = 0;  // mean busy per core (pipes)
-  double wait_schedule_us = 0;                               // average per core
-  double wait_predecessor_us = 0;                            // average per core
-  double tasks_per_core = 0;                                 // average executed per core
-  double work_us = 0;                                        // average Core Total Work Time
-  double achieved_gm_gbps = 0;
-  std::vector<PsgMetrics> psg;
-  std::vector<PipeMetrics> pipes;
-
   Zone zone = Zone::kNone;
   std::string zone_evidence;
   int series = -1;  // candidates sharing everything but the swept axis
@@ -69,7 +58,9 @@ struct SweepResult {
   std::vector<CandidateResult> candidates;  // in expansion order
   std::vector<size_t> ranking;              // ok candidates, fastest first (ties: index)
   std::optional<size_t> recommended;        // index of the fastest candidate
-  std::string why;                          // one line: why the recommendation wins
+  std::optional<size_t> runner_up;          // the second in the ranking
+  bool tie = false;  // the runner-up is within the zones tolerance of the recommended
+  std::string why;   // one line: why the recommendation wins
   std::map<std::string, int64_t> rejected_by_class;
   SweepAxis axis;  // resolved (never kAuto)
   std::string axis_label;
@@ -87,6 +78,9 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
 // Evaluates `candidates` (or the config's whole space when empty), ranks, zones, recommends.
 SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOptions& options = {},
                       std::vector<Candidate> candidates = {});
+
+// `other` is within the zones tolerance of `best`'s time: a tie, not a difference.
+bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other);
 
 // Picks the axis for kAuto: the loop count when it varies, else the tile dim whose series are
 // longest (the first reduction dim on a tie).

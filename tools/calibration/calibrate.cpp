@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "tools/reports/csv.hpp"
+#include "tools/reports/report.hpp"
 
 namespace tilesim {
 
@@ -242,6 +244,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const Hardware& hw,
     ev.check(after_figs, "with the fitted parameters");
   }
   const std::vector<double> after = ev.modeled(after_figs);
+  for (size_t k = 0; k < set.runs.size(); ++k)
+    res.run_metrics.push_back({set.runs[k].label, before_figs[k].metrics, after_figs[k].metrics});
   res.fit.residuals = ev.residuals(after_figs);
   res.fit.cost = 0.5 * res.fit.residuals.squaredNorm();
   res.after = ev.hardware_at(after_point);
@@ -331,6 +335,18 @@ std::string calibration_report(const CalibrationResult& r) {
   return s;
 }
 
+std::string calibration_csv(const CalibrationResult& r) {
+  std::string s =
+      "id,metric,source,weight,measured,before,after,error_before_pct,error_after_pct,"
+      "hardware\n";
+  for (const auto& row : r.rows)
+    s += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{}\n", csv_field(row.id),
+                     csv_field(row.metric), csv_field(row.source), row.weight, row.measured,
+                     row.before, row.after, row.error_before_pct(), row.error_after_pct(),
+                     csv_field(r.before.name));
+  return s;
+}
+
 nlohmann::json calibration_to_json(const CalibrationResult& r) {
   nlohmann::json j;
   j["measurements_file"] = r.measurements_label;
@@ -348,6 +364,11 @@ nlohmann::json calibration_to_json(const CalibrationResult& r) {
                     {"error_before_pct", row.error_before_pct()},
                     {"error_after_pct", row.error_after_pct()}});
   j["rows"] = rows;
+  j["run_metrics"] = nlohmann::json::array();
+  for (const auto& m : r.run_metrics)
+    j["run_metrics"].push_back({{"run", m.label},
+                                {"before", metrics_to_json(m.before, false)},
+                                {"after", metrics_to_json(m.after, false)}});
   auto worst = [&](size_t i, bool after) {
     const auto& row = r.rows[i];
     return nlohmann::json{{"id", row.id},

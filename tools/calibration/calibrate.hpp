@@ -45,6 +45,12 @@ struct CalibrationRow {
   double error_after_pct() const { return 100 * (after / measured - 1); }
 };
 
+// One distinct run's Metrics record on the starting and on the fitted hardware.
+struct CalibrationRunMetrics {
+  std::string label;
+  Metrics before, after;
+};
+
 struct CalibrationResult {
   std::string measurements_label;  // the measurements file as reported and cited
   std::string description;
@@ -52,6 +58,7 @@ struct CalibrationResult {
   std::vector<FreeParam> free;
   std::vector<CalibrationRow> rows;
   size_t runs = 0;  // distinct kernel runs
+  std::vector<CalibrationRunMetrics> run_metrics;
   FitResult fit;
   double mape_before = 0, mape_after = 0;  // every row, held-out (weight 0) rows included
   double mape_fitted_before = 0, mape_fitted_after = 0;  // rows with a positive weight
@@ -72,6 +79,8 @@ std::vector<double> model_measurements(const MeasurementSet& set, const Hardware
 
 std::string calibration_report(const CalibrationResult& r);
 nlohmann::json calibration_to_json(const CalibrationResult& r);
+// One row per measurement: id, metric, source, weight, measured, before, after, errors.
+std::string calibration_csv(const CalibrationResult& r);
 // The hardware file `original` (same schema as configs/hardware/*.json) with the moved
 // parameters' values replaced, their "source" saying which measurements fitted them and
 // "fitted": true. Validated with hardware_from_json before it is returned.

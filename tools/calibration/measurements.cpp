@@ -43,14 +43,15 @@ std::string run_key(const KernelSpec& spec) {
 
 const std::vector<CalibrationMetric>& calibration_metrics() {
   static const std::vector<CalibrationMetric> metrics = {
-      {"task_duration_us", "kernel_time_us (launch + root-function builds + tasks)"},
-      {"kernel_time_us", "kernel_time_us"},
-      {"time_ms", "kernel_time_us / 1000"},
-      {"gen_time_us", "gen_time_us (span of all tasks)"},
-      {"mte2_time_us", "pipes MTE2 mean_us (mean busy per core)"},
-      {"vec_time_us", "pipes V mean_us"},
-      {"cube_time_us", "pipes CUBE mean_us"},
-      {"mte3_time_us", "pipes MTE3 mean_us"},
+      {"task_duration_us", "kernel_time_us (launch + root-function builds + tasks)",
+       "kernel_time_us", 1},
+      {"kernel_time_us", "kernel_time_us", "kernel_time_us", 1},
+      {"time_ms", "kernel_time_us / 1000", "kernel_time_us", 1000},
+      {"gen_time_us", "gen_time_us (span of all tasks)", "gen_time_us", 1},
+      {"mte2_time_us", "pipes MTE2 mean_us (mean busy per core)", "mte2_us", 1},
+      {"vec_time_us", "pipes V mean_us", "vec_us", 1},
+      {"cube_time_us", "pipes CUBE mean_us", "cube_us", 1},
+      {"mte3_time_us", "pipes MTE3 mean_us", "mte3_us", 1},
   };
   return metrics;
 }
@@ -242,21 +243,9 @@ MeasurementSet load_measurements(const std::filesystem::path& file) {
 
 namespace {
 
-RunFigures figures_of(const Metrics& m) {
-  RunFigures f;
-  f.kernel_time_us = m.kernel_time_us;
-  f.gen_time_us = m.gen_time_us;
-  f.mte2_us = pipe_mean_us(m, "MTE2");
-  f.vec_us = pipe_mean_us(m, "V");
-  f.cube_us = pipe_mean_us(m, "CUBE");
-  f.mte3_us = pipe_mean_us(m, "MTE3");
-  return f;
-}
-
 RunFigures failed(const std::string& error) {
   RunFigures f;
   f.error = error;
-  f.kernel_time_us = f.gen_time_us = f.mte2_us = f.vec_us = f.cube_us = f.mte3_us = kNaN;
   return f;
 }
 
@@ -267,7 +256,7 @@ RunFigures run_figures(const CalibrationRun& run, const Hardware& hw) {
   if (!run.lowered) return run_figures(run.spec, hw);
   try {
     const SimResult sim = simulate(run.lowered->graph, hw);
-    return figures_of(compute_metrics(run.lowered->graph, sim, hw));
+    return {compute_metrics(run.lowered->graph, sim, hw), ""};
   } catch (const Error& e) {
     return failed(e.what());
   }
@@ -286,20 +275,16 @@ void lower_runs(std::vector<CalibrationRun>& runs, const Hardware& hw, int threa
 RunFigures run_figures(const KernelSpec& spec, const Hardware& hw) {
   try {
     const RunOutcome r = run_kernel(spec, hw);
-    return figures_of(r.metrics);
+    return {r.metrics, ""};
   } catch (const Error& e) {
     return failed(e.what());
   }
 }
 
 double metric_value(const RunFigures& f, const std::string& metric) {
-  if (metric == "task_duration_us" || metric == "kernel_time_us") return f.kernel_time_us;
-  if (metric == "time_ms") return f.kernel_time_us / 1000;
-  if (metric == "gen_time_us") return f.gen_time_us;
-  if (metric == "mte2_time_us") return f.mte2_us;
-  if (metric == "vec_time_us") return f.vec_us;
-  if (metric == "cube_time_us") return f.cube_us;
-  if (metric == "mte3_time_us") return f.mte3_us;
+  for (const auto& m : calibration_metrics())
+    if (metric == m.name)
+      return f.error.empty() ? metric_field_value(f.metrics, m.field) / m.divisor : kNaN;
   // Metrics are checked when the file is read: an unknown one here is a bug.
   throw InternalError("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
 }

@@ -40,12 +40,15 @@
 #include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
 #include "model/hardware.hpp"
+#include "sim/metrics.hpp"
 
 namespace tilesim {
 
 struct CalibrationMetric {
   const char* name;
   const char* maps_to;  // human-readable: what it is compared with
+  const char* field;    // the Metrics field (metric_fields() in sim/metrics.hpp) ...
+  double divisor;       // ... divided by this
 };
 const std::vector<CalibrationMetric>& calibration_metrics();
 bool is_calibration_metric(const std::string& name);
@@ -100,12 +103,10 @@ FreeParam parse_free_arg(const std::string& text);
 // The parameters a hardware file marks "fitted": true, with registry bounds.
 std::vector<FreeParam> default_free_params(const nlohmann::json& hardware_doc);
 
-// Figures of one run that measurements can compare with.
+// One run as measurements see it: the Metrics record, or why the model rejected the run.
 struct RunFigures {
-  double kernel_time_us = 0;
-  double gen_time_us = 0;
-  double mte2_us = 0, vec_us = 0, cube_us = 0, mte3_us = 0;
-  std::string error;  // non-empty when the model rejected the run (the figures are NaN)
+  Metrics metrics;
+  std::string error;  // non-empty when the model rejected the run (every metric_value is NaN)
 };
 
 // Lowers, simulates and measures (run_kernel).

@@ -1,5 +1,5 @@
 // tilesim analyze <trace.json> [--graph graph.json] [--time-unit us|ns|cycles] [--hardware f]
-//                 [--json]
+//                 [--json [f]]
 // PyPTO's swimlane metrics of a trace: tilesim's own or a board swimlane.
 #include <iostream>
 #include <memory>
@@ -10,6 +10,7 @@
 #include "model/error.hpp"
 #include "model/hardware.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
@@ -24,7 +25,7 @@ struct AnalyzeArgs {
   std::string graph;
   std::string time_unit = "us";
   std::string hardware;
-  bool json = false;
+  std::string json;
 };
 
 int analyze(const AnalyzeArgs& a) {
@@ -43,13 +44,13 @@ int analyze(const AnalyzeArgs& a) {
   if (graph)
     an.warnings.insert(an.warnings.begin(), graph->warnings.begin(), graph->warnings.end());
   for (const auto& w : an.warnings) std::cerr << "tilesim: warning: " << w << "\n";
-  if (a.json) {
+  if (!a.json.empty()) {
     nlohmann::json j = swimlane_analysis_to_json(an);
     j["trace"] = a.trace;
     if (graph) j["graph"] = a.graph;
     j["events"] = trace.events;
-    std::cout << j.dump(2) << "\n";
-    return 0;
+    write_json(a.json, j);
+    if (a.json == "-") return 0;
   }
   std::vector<std::string> names;
   for (const auto& l : an.lanes) names.push_back(l.name);
@@ -62,6 +63,7 @@ int analyze(const AnalyzeArgs& a) {
     s += fmt::format("  skipped {} {}\n", count, reason);
   s += fmt::format("\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", an.metrics.gen_time_us);
   s += timeline_tables(an.metrics, names, an.dependencies);
+  if (!a.json.empty()) s += fmt::format("\n  JSON written to {}\n", a.json);
   std::cout << s;
   return 0;
 }
@@ -77,9 +79,8 @@ CommandAction add_analyze_command(CLI::App& app) {
                   "fixed-latency task graph giving the dependencies (Wait Schedule / Predecessor)");
   cmd->add_option("--time-unit", args->time_unit, "unit of ts and dur in the trace (default us)")
       ->check(CLI::IsMember({"us", "ns", "cycles"}));
-  cmd->add_option("--hardware", args->hardware,
-                  "clock for --time-unit cycles (default ascend910b1)");
-  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  add_hardware_option(cmd, args->hardware, "clock for --time-unit cycles (default ascend910b1)");
+  add_json_option(cmd, args->json);
   return [cmd, args]() { return *cmd ? analyze(*args) : -1; };
 }
 

@@ -1,5 +1,6 @@
 // tilesim calibrate <measurements.json> [--hardware f] [--free key[:min:max]]... [--output f]
-//                   [--json] [-j N] [--max-iter N] [--fd-step h] [--digits N] [--fresh-lowering]
+//                   [--json [f]] [--csv [f]] [-j N] [--max-iter N] [--fd-step h] [--digits N]
+//                   [--fresh-lowering]
 // Fits the free hardware parameters to the measurements (least squares in log space), prints the
 // fit table and writes the calibrated hardware file with --output. Exit code 0 when the fit ran
 // (degenerate fits and unidentifiable parameters are reported, not errors), 2 on bad input.
@@ -14,6 +15,7 @@
 #include "model/error.hpp"
 #include "tools/calibration/calibrate.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"
 
 namespace tilesim {
@@ -25,7 +27,7 @@ struct CalibrateArgs {
   std::string hardware;
   std::vector<std::string> free;
   std::string output;
-  bool json = false;
+  std::string json, csv;
   int threads = 0;
   int max_iter = CalibrationOptions::default_fit_options().max_iterations;
   double fd_step = CalibrationOptions::default_fit_options().fd_step;
@@ -75,13 +77,17 @@ int calibrate_command(const CalibrateArgs& a) {
     if (!out) throw Error(a.output + ": cannot write the calibrated hardware file");
     out << doc.dump(2) << "\n";
   }
-  if (a.json) {
+  if (!a.json.empty()) {
     nlohmann::json j = calibration_to_json(r);
     if (!a.output.empty()) j["output"] = a.output;
-    std::cout << j.dump(2) << "\n";
-  } else {
+    write_json(a.json, j);
+  }
+  if (!a.csv.empty()) write_output(a.csv, calibration_csv(r), "CSV");
+  if (a.json != "-" && a.csv != "-") {
     std::cout << calibration_report(r);
     if (!a.output.empty()) std::cout << "\n  calibrated hardware written to " << a.output << "\n";
+    for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
+      if (!path.empty()) std::cout << "  " << what << " written to " << path << "\n";
   }
   return 0;
 }
@@ -93,24 +99,24 @@ CommandAction add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "calibrate", "fit hardware parameters to measurements (least squares in log space)");
   cmd->add_option("measurements", args->measurements, "measurements file (JSON)")->required();
-  cmd->add_option("--hardware", args->hardware,
-                  "hardware file or shipped name to start from (default: the file's)");
+  add_hardware_option(cmd, args->hardware,
+                      "hardware file or shipped name to start from (default: the file's)");
   cmd->add_option("--free", args->free,
                   "a parameter that may move, key or key:min:max (repeatable; replaces the "
                   "file's list)")
       ->allow_extra_args(false);
   cmd->add_option("--output,-o", args->output, "write the calibrated hardware file");
-  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
-  cmd->add_option("-j,--threads", args->threads, "worker threads (0: every core)")
-      ->check(CLI::NonNegativeNumber);
+  add_json_option(cmd, args->json);
+  add_csv_option(cmd, args->csv, "one row per measurement");
+  add_jobs_option(cmd, args->threads);
   cmd->add_option("--max-iter", args->max_iter, "Levenberg-Marquardt iteration limit")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   cmd->add_option("--fd-step", args->fd_step,
                   "finite-difference step (relative for log-scaled parameters)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--digits", args->digits,
                   "significant digits of the fitted values (0: full precision)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_flag("--fresh-lowering", args->fresh_lowering,
                 "lower every run at every fit point (slow; the default lowers each run once)");
   return [cmd, args]() { return *cmd ? calibrate_command(*args) : -1; };

@@ -1,4 +1,4 @@
-// tilesim replay <graph.json> [--hardware f] [--trace f] [--json]
+// tilesim replay <graph.json> [--hardware f] [--trace f] [--json [f]]
 // Simulates a PyPTO fixed-latency task graph on tilesim's runtime model.
 #include <fstream>
 #include <iostream>
@@ -10,9 +10,10 @@
 #include "sim/chrome_trace.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
 #include "tools/formats/pypto_graph.hpp"
-#include "tools/reports/report.hpp"
 #include "tools/formats/run_config.hpp"
+#include "tools/reports/report.hpp"
 #include "tools/reports/timeline_report.hpp"
 
 namespace tilesim {
@@ -23,7 +24,7 @@ struct ReplayArgs {
   std::string graph;
   std::string hardware;
   std::string trace;
-  bool json = false;
+  std::string json;
 };
 
 int replay(const ReplayArgs& a) {
@@ -42,9 +43,9 @@ int replay(const ReplayArgs& a) {
     write_chrome_trace(out, pg.graph, sim, hw);
   }
   const auto names = simulated_core_names(sim);
-  if (a.json) {
+  if (!a.json.empty()) {
     nlohmann::json j = metrics_to_json(m);
-    for (const char* key : {"gm", "pipes"}) j.erase(key);
+    for (const char* key : {"gm", "pipes", "breakdown", "tasks_per_core"}) j.erase(key);
     for (size_t i = 0; i < m.per_core.size(); ++i) {
       auto& c = j["per_core"][i];
       c["name"] = names.at(static_cast<size_t>(m.per_core[i].core));
@@ -56,8 +57,8 @@ int replay(const ReplayArgs& a) {
     j["mixaicore_tasks"] = pg.mixaicore_tasks;
     j["hub_tasks"] = pg.hub_tasks;
     j["warnings"] = pg.warnings;
-    std::cout << j.dump(2) << "\n";
-    return 0;
+    write_json(a.json, j);
+    if (a.json == "-") return 0;
   }
   std::string s = fmt::format("tilesim replay: {} on {}\n", a.graph, hw.name);
   s += fmt::format("  {} tasks, {} edges, {} PSGs (funcName), {} task kinds, {} root function(s)\n",
@@ -70,6 +71,7 @@ int replay(const ReplayArgs& a) {
   s += fmt::format("  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
   s += timeline_tables(m, names, true);
   if (!a.trace.empty()) s += fmt::format("\n  trace written to {}\n", a.trace);
+  if (!a.json.empty()) s += fmt::format("\n  JSON written to {}\n", a.json);
   std::cout << s;
   return 0;
 }
@@ -81,9 +83,9 @@ CommandAction add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "replay", "simulate a PyPTO fixed-latency task graph (tasks take their execTime)");
   cmd->add_option("graph", args->graph, "fixed-latency task graph (JSON array)")->required();
-  cmd->add_option("--hardware", args->hardware, "hardware file or shipped name (ascend910b4)");
+  add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
-  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  add_json_option(cmd, args->json);
   return [cmd, args]() { return *cmd ? replay(*args) : -1; };
 }
 

@@ -1,15 +1,15 @@
-// tilesim rules [--hardware f] [--compare f]... [--only id]... [--json f] [-j N]
+// tilesim rules [--hardware f] [--compare f]... [--only id]... [--json [f]] [--csv [f]] [-j N]
 // Checks every rulebook claim against the model and measures the rulebook's thresholds; with
 // --compare, the same on other hardware descriptions, side by side. Exit code 0 when the checks
 // ran (a claim that fails is a finding, not an error), 2 on bad input.
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "model/error.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/reports/rules_report.hpp"
+#include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"
+#include "tools/reports/rules_report.hpp"
 
 namespace tilesim {
 
@@ -18,7 +18,7 @@ namespace {
 struct RulesArgs {
   std::string hardware = "ascend910b1";
   std::vector<std::string> compare;
-  std::string json;
+  std::string json, csv;
   int threads = 0;
   std::vector<std::string> only;
 };
@@ -31,19 +31,12 @@ int rules_command(const RulesArgs& a) {
     const Hardware hw = load_hardware(resolve_hardware_arg(n));
     results.push_back(check_rules(hw, RulesOptions{a.threads, a.only}));
   }
-  if (a.json.empty()) {
-    std::cout << format_rules(results);
-    return 0;
-  }
-  const std::string text = rules_json(results).dump(2) + "\n";
-  if (a.json == "-") {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream out(a.json);
-  if (!out) throw Error(a.json + ": cannot write the JSON report");
-  out << text;
+  if (!a.json.empty()) write_json(a.json, rules_json(results));
+  if (!a.csv.empty()) write_output(a.csv, rules_csv(results), "CSV");
+  if (a.json == "-" || a.csv == "-") return 0;
   std::cout << format_rules(results);
+  for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
+    if (!path.empty()) std::cout << "\n  " << what << " written to " << path << "\n";
   return 0;
 }
 
@@ -53,15 +46,14 @@ CommandAction add_rules_command(CLI::App& app) {
   auto args = std::make_shared<RulesArgs>();
   CLI::App* cmd = app.add_subcommand(
       "rules", "check the rulebook's claims against the model and measure its thresholds");
-  cmd->add_option("--hardware", args->hardware, "hardware file or shipped name")
-      ->capture_default_str();
+  add_hardware_option(cmd, args->hardware, "hardware file or shipped name")->capture_default_str();
   cmd->add_option("--compare", args->compare,
                   "another hardware file or shipped name to compare with (repeatable)");
   cmd->add_option("--only", args->only,
                   "check only these claims: an id or a prefix such as rule2 (repeatable)");
-  cmd->add_option("--json", args->json, "write the report as JSON to this file (- for stdout)");
-  cmd->add_option("-j,--jobs", args->threads, "worker threads (default: every core)")
-      ->check(CLI::PositiveNumber);
+  add_json_option(cmd, args->json);
+  add_csv_option(cmd, args->csv, "the verdict table (one row per hardware and claim)");
+  add_jobs_option(cmd, args->threads);
   return [cmd, args]() { return *cmd ? rules_command(*args) : -1; };
 }
 

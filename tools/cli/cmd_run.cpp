@@ -1,4 +1,4 @@
-// tilesim run <config.json> [--tile a,b,..] [--loop N] [--hardware f] [--trace f] [--json]
+// tilesim run <config.json> [--tile a,b,..] [--loop N] [--hardware f] [--trace f] [--json [f]]
 //             [--export-graph f]
 #include <fstream>
 #include <iostream>
@@ -8,6 +8,7 @@
 #include "sim/chrome_trace.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/reports/report.hpp"
@@ -23,7 +24,7 @@ struct RunArgs {
   std::string hardware;
   std::string trace;
   std::string export_graph;
-  bool json = false;
+  std::string json;
 };
 
 int run(const RunArgs& a) {
@@ -41,18 +42,20 @@ int run(const RunArgs& a) {
     write_chrome_trace(out, r.kernel.graph, r.sim, hw);
   }
   if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
-  if (a.json) {
+  if (!a.json.empty()) {
     nlohmann::json j = metrics_to_json(r.metrics);
     j["candidate"] = spec_to_json(spec);
     j["hardware"] = hw.name;
     j["diagnostics"] = diagnostics_to_json(r.kernel.diag);
     if (!rc.measured.is_null()) j["measured"] = rc.measured;
-    std::cout << j.dump(2) << "\n";
-  } else {
+    write_json(a.json, j);
+  }
+  if (a.json != "-") {
     std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics);
     if (!rc.measured.is_null())
       std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
     if (!a.trace.empty()) std::cout << "\n  trace written to " << a.trace << "\n";
+    if (!a.json.empty()) std::cout << "\n  JSON written to " << a.json << "\n";
     if (!a.export_graph.empty())
       std::cout << "\n  task graph (fixed-latency format) written to " << a.export_graph
                 << (spec.partition == PartitionStyle::kAscendC
@@ -70,12 +73,12 @@ CommandAction add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "simulate one kernel candidate from a run config");
   cmd->add_option("config", args->config, "run config (JSON)")->required();
   cmd->add_option("--tile", args->tile, "override the tile, e.g. 1,8192");
-  cmd->add_option("--loop", args->loop, "override loop_count")->check(CLI::PositiveNumber);
-  cmd->add_option("--hardware", args->hardware, "hardware file or shipped name (ascend910b4)");
+  cmd->add_option("--loop", args->loop, "override loop_count")->check(integer_at_least(1));
+  add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   cmd->add_option("--export-graph", args->export_graph,
                   "write the task graph with modeled task times (PyPTO fixed-latency JSON)");
-  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  add_json_option(cmd, args->json);
   return [cmd, args]() { return *cmd ? run(*args) : -1; };
 }
 

@@ -1,13 +1,13 @@
-// tilesim sweep <config.json> [-j N] [--csv f] [--json f] [--svg f] [--hardware f] [--top N]
-//                             [--quiet]
-// An output file may be "-" (stdout); the table then goes to stderr. Exit code 0 when some
-// candidate was evaluated, 1 when every candidate was rejected, 2 on bad input.
+// tilesim sweep <config.json> [-j N] [--csv [f]] [--json [f]] [--svg f] [--hardware f] [--top N]
+//                             [--wide] [--quiet]
+// An output file may be "-" (stdout, also --csv or --json without a file); the table then goes to
+// stderr. Exit code 0 when some candidate was evaluated, 1 when every candidate was rejected, 2 on
+// bad input.
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -16,9 +16,10 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
-#include "tools/cli/commands.hpp"
-#include "tools/formats/run_config.hpp"
 #include "tools/analyses/sweep.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
+#include "tools/formats/run_config.hpp"
 #include "tools/reports/sweep_report.hpp"
 
 namespace tilesim {
@@ -31,18 +32,9 @@ struct SweepArgs {
   std::string csv, json, svg;
   std::string hardware;
   size_t top = 25;
+  bool wide = false;
   bool quiet = false;
 };
-
-void write_output(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot write " + what);
-  out << text;
-}
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
 class Progress {
@@ -112,11 +104,11 @@ int sweep(const SweepArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool stdout_taken = a.csv == "-" || a.json == "-" || a.svg == "-";
   if (!a.quiet) {
-    const std::string table = sweep_table(cfg, hw, res, a.top);
+    const std::string table = sweep_table(cfg, hw, res, a.top, a.wide);
     (stdout_taken ? std::cerr : std::cout) << table;
   }
-  if (!a.csv.empty()) write_output(a.csv, sweep_csv(res), "CSV");
-  if (!a.json.empty()) write_output(a.json, sweep_json(cfg, hw, res).dump(2) + "\n", "JSON");
+  if (!a.csv.empty()) write_output(a.csv, sweep_csv(cfg, hw, res), "CSV");
+  if (!a.json.empty()) write_json(a.json, sweep_json(cfg, hw, res));
   if (!a.svg.empty()) write_output(a.svg, sweep_svg(cfg, hw, res), "SVG");
   if (!a.quiet) {
     std::ostream& note = stdout_taken ? std::cerr : std::cout;
@@ -137,13 +129,14 @@ CommandAction add_sweep_command(CLI::App& app) {
       "evaluate a candidate space of tiles and loop counts from a sweep config; rank, "
       "zone and recommend");
   cmd->add_option("config", args->config, "sweep config (JSON)")->required();
-  cmd->add_option("-j,--jobs", args->threads, "worker threads (default: every core)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--csv", args->csv, "write every candidate as CSV (- for stdout)");
-  cmd->add_option("--json", args->json, "write every candidate as JSON (- for stdout)");
+  add_jobs_option(cmd, args->threads);
+  add_csv_option(cmd, args->csv, "every candidate");
+  add_json_option(cmd, args->json);
   cmd->add_option("--svg", args->svg, "write a plot of modeled time along the swept axis");
-  cmd->add_option("--hardware", args->hardware, "hardware file or shipped name (ascend910b4)");
+  add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   cmd->add_option("--top", args->top, "evaluated candidates in the table (0: all)");
+  cmd->add_flag("--wide", args->wide,
+                "every column in the table (the default fits 120 columns; CSV and JSON keep all)");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }

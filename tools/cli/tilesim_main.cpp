@@ -1,22 +1,51 @@
 // tilesim: the command-line entry point. Each subcommand lives in its own cmd_*.cpp.
+// Exit codes: 0 done (--help and --version too), 2 bad input (usage errors included: the error
+// and the command's usage line), 3 internal error.
 #include <iostream>
 #include <vector>
 
 #include "model/error.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/reports/version.hpp"
+
+namespace {
+
+// The usage line of the subcommand being parsed when the error struck (the app's otherwise).
+std::string usage_line(const CLI::App& app) {
+  const CLI::App* cmd = &app;
+  for (const CLI::App* sub : app.get_subcommands()) cmd = sub;
+  std::string name = app.get_name();
+  if (cmd != &app) name += " " + cmd->get_name();
+  std::string usage = CLI::Formatter().make_usage(cmd, name);
+  while (!usage.empty() && usage.back() == '\n') usage.pop_back();
+  return usage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs"};
+  CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs",
+               "tilesim"};
+  app.set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());
   app.require_subcommand(1);
   const std::vector<tilesim::CommandAction> commands = {
       tilesim::add_run_command(app),       tilesim::add_replay_command(app),
       tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
       tilesim::add_calibrate_command(app), tilesim::add_rules_command(app),
   };
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tilesim: error: " << e.what() << "\n" << usage_line(app) << "\n";
+    return 2;
   }
   try {
     for (const auto& action : commands)

@@ -33,40 +33,64 @@ nlohmann::json diagnostics_to_json(const Diagnostics& d) {
           {"tasks", d.tasks}};
 }
 
-nlohmann::json metrics_to_json(const Metrics& m) {
+nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : psg)
+    j.push_back({{"name", p.name},
+                 {"count", p.count},
+                 {"sum_dur_us", p.sum_dur_us},
+                 {"avg_dur_us", p.avg_dur_us}});
+  return j;
+}
+
+nlohmann::json metrics_to_json(const Metrics& m, bool per_core) {
   nlohmann::json j;
-  j["gen_time_us"] = m.gen_time_us;
-  j["kernel_time_us"] = m.kernel_time_us;
-  j["tasks"] = m.tasks;
-  j["edges"] = m.edges;
-  j["root_functions"] = m.root_functions;
-  j["gm"] = {{"read_bytes", m.gm_read_bytes},
-             {"write_bytes", m.gm_write_bytes},
-             {"achieved_gbps", m.achieved_gm_gbps}};
-  j["per_core"] = nlohmann::json::array();
-  for (const auto& c : m.per_core)
-    j["per_core"].push_back({{"core", c.core},
-                             {"type", core_type_name(c.type)},
-                             {"execute_task_num", c.execute_task_num},
-                             {"core_total_work_time_us", c.core_total_work_time_us},
-                             {"total_wait_time_us", c.total_wait_time_us},
-                             {"wait_schedule_time_us", c.wait_schedule_time_us},
-                             {"wait_predecessor_time_us", c.wait_predecessor_time_us},
-                             {"busy_us", c.busy_us},
-                             {"mte2_us", c.mte2_us},
-                             {"vec_us", c.vec_us},
-                             {"cube_us", c.cube_us},
-                             {"mte3_us", c.mte3_us}});
-  j["psg"] = nlohmann::json::array();
-  for (const auto& p : m.psg)
-    j["psg"].push_back({{"name", p.name},
-                        {"count", p.count},
-                        {"sum_dur_us", p.sum_dur_us},
-                        {"avg_dur_us", p.avg_dur_us}});
+  for (const auto& f : metric_fields()) {
+    nlohmann::json& slot = *f.group ? j[f.group][f.key] : j[f.key];
+    const double v = f.get(m);
+    slot = f.integer ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
+  }
+  if (per_core) {
+    j["per_core"] = nlohmann::json::array();
+    for (const auto& c : m.per_core)
+      j["per_core"].push_back({{"core", c.core},
+                               {"type", core_type_name(c.type)},
+                               {"execute_task_num", c.execute_task_num},
+                               {"core_total_work_time_us", c.core_total_work_time_us},
+                               {"total_wait_time_us", c.total_wait_time_us},
+                               {"wait_schedule_time_us", c.wait_schedule_time_us},
+                               {"wait_predecessor_time_us", c.wait_predecessor_time_us},
+                               {"busy_us", c.busy_us},
+                               {"mte2_us", c.mte2_us},
+                               {"vec_us", c.vec_us},
+                               {"cube_us", c.cube_us},
+                               {"mte3_us", c.mte3_us}});
+  }
+  j["psg"] = psg_to_json(m.psg);
   j["pipes"] = nlohmann::json::object();
   for (const auto& p : m.pipes)
     j["pipes"][p.pipe] = {{"mean_us", p.mean_us}, {"max_us", p.max_us}, {"total_us", p.total_us}};
   return j;
+}
+
+std::string metrics_csv_header() {
+  std::string s;
+  for (const auto& f : metric_fields()) s += std::string(s.empty() ? "" : ",") + f.name;
+  return s;
+}
+
+std::string metrics_csv_cells(const Metrics* m) {
+  std::string s;
+  for (const auto& f : metric_fields()) {
+    if (&f != &metric_fields().front()) s += ',';
+    if (!m) continue;
+    const double v = f.get(*m);
+    if (f.integer)
+      append(s, "{}", static_cast<int64_t>(v));
+    else
+      append(s, "{:.6f}", v);
+  }
+  return s;
 }
 
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
@@ -79,7 +103,8 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
   append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
   append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
-         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps, hw.gm.hbm_bandwidth_gbps);
+         m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps,
+         hw.gm.hbm_bandwidth_gbps);
   append(s,
          "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
          d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);

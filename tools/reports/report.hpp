@@ -1,5 +1,5 @@
 #pragma once
-// Presenting a run: a readable terminal table or one JSON object.
+// Presenting a run: a readable terminal table, one JSON object, CSV cells.
 
 #include <string>
 
@@ -14,7 +14,14 @@ namespace tilesim {
 
 nlohmann::json spec_to_json(const KernelSpec& spec);
 nlohmann::json diagnostics_to_json(const Diagnostics& d);
-nlohmann::json metrics_to_json(const Metrics& m);
+// The one writer of the Metrics record: every field of metric_fields() (grouped as it says), the
+// PSG and pipe tables and, with per_core, one entry per core. Run, replay, analyze and every sweep
+// candidate write their figures with it.
+nlohmann::json metrics_to_json(const Metrics& m, bool per_core = true);
+nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg);
+// The metric_fields() as CSV: the header, and one row's cells (empty cells for no metrics).
+std::string metrics_csv_header();
+std::string metrics_csv_cells(const Metrics* m);
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m);
 

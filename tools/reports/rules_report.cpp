@@ -1,5 +1,7 @@
 #include "tools/reports/rules_report.hpp"
 
+#include "tools/reports/csv.hpp"
+
 #include <map>
 
 #include "tools/reports/text_append.hpp"
@@ -106,6 +108,15 @@ std::string format_rules(const std::vector<RulesResult>& results) {
          count["holds"], count["bends"], count["fails"]);
   for (const auto& r : results) append_thresholds(s, r);
   for (size_t h = 1; h < results.size(); ++h) append_moves(s, ref, results[h]);
+  return s;
+}
+
+std::string rules_csv(const std::vector<RulesResult>& results) {
+  std::string s = "hardware,id,verdict,claim,numbers\n";
+  for (const auto& r : results)
+    for (const auto& k : r.checks)
+      s += csv_field(r.hardware) + "," + csv_field(k.id) + "," + verdict_name(k.verdict) + "," +
+           csv_field(k.claim) + "," + csv_field(k.numbers) + "\n";
   return s;
 }
 

@@ -14,5 +14,7 @@ namespace tilesim {
 
 std::string format_rules(const std::vector<RulesResult>& results);
 nlohmann::json rules_json(const std::vector<RulesResult>& results);
+// The verdict table: one row per (hardware, claim) with its verdict and deciding numbers.
+std::string rules_csv(const std::vector<RulesResult>& results);
 
 }  // namespace tilesim

@@ -179,12 +179,25 @@ std::string render_svg(const Plot& p) {
                px(pt.x), py(pt.y), ser.radius, pt.fill.empty() ? ser.color : pt.fill, ser.color);
     append(s, "</g>\n");
   }
+  // Point labels, above the point (below it near the top edge); the marked point has its own.
+  append(s,
+         "<g class=\"point-labels\" font-size=\"10\" fill=\"#222\" text-anchor=\"middle\" "
+         "stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">\n");
+  for (const auto& ser : p.series)
+    for (const auto& pt : ser.points) {
+      if (pt.label.empty() || (p.mark && pt.x == p.mark->x && pt.y == p.mark->y)) continue;
+      const double yy = py(pt.y) - ser.radius - 5 < top + 12 ? py(pt.y) + ser.radius + 13
+                                                             : py(pt.y) - ser.radius - 5;
+      append(s, "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", px(pt.x), yy, svg_escape(pt.label));
+    }
+  append(s, "</g>\n");
   if (p.mark) {
     const double mx = px(p.mark->x), my = py(p.mark->y);
-    // The label goes on the side of the point with more room, and never past the plot's edges.
+    // The label goes to the far edge of the plot on the side of the point with more room (above
+    // a curve's minimum there is nothing but the curve's arms), joined to the point by a line.
     const bool above = my > top + ph * 0.5;
-    const double ty = above ? my - 40 : my + 48;
-    const double ly0 = above ? my - 10 : my + 10, ly1 = above ? my - 30 : my + 34;
+    const double ty = above ? top + 18 : top + ph - 10;
+    const double ly0 = above ? my - 10 : my + 10, ly1 = above ? ty + 6 : ty - 16;
     const char* anchor = mx > left + pw * 0.7 ? "end" : (mx < left + pw * 0.3 ? "start" : "middle");
     const double tx = std::string(anchor) == "start" ? std::max(mx - 10, left + 4)
                       : std::string(anchor) == "end" ? std::min(mx + 10, left + pw - 4)

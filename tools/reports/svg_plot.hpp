@@ -11,7 +11,8 @@ namespace tilesim {
 struct PlotPoint {
   double x = 0;
   double y = 0;
-  std::string fill;  // marker colour ("" : the series colour)
+  std::string fill;   // marker colour ("" : the series colour)
+  std::string label;  // text beside the marker ("" : none)
 };
 
 struct PlotSeries {

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
+#include "tools/reports/csv.hpp"
+#include "tools/reports/report.hpp"
 #include "tools/reports/text_append.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 
 namespace tilesim {
 
@@ -26,16 +30,6 @@ std::string swept_tile_text(const Dims& d, int dim) {
 
 std::string tile_csv(const Dims& d) {
   return fmt::format("{}", fmt::join(d, "x"));
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string kernel_title(const SweepConfig& cfg, const Hardware& hw) {
@@ -62,10 +56,16 @@ std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
              : fmt::format("tile[{}] = {}", res.axis.dim, c.axis_value);
 }
 
-bool any_cube(const SweepResult& res) {
+// Some evaluated candidate keeps the pipe busy (a column of zeros moves to --wide).
+bool any_busy(const SweepResult& res, const char* pipe) {
   for (const auto& c : res.candidates)
-    if (c.ok && c.cube_us > 0) return true;
+    if (c.ok && pipe_mean_us(c, pipe) > 0) return true;
   return false;
+}
+
+std::string flags_text(const CandidateResult& c) {
+  const auto f = c.flags();
+  return f.empty() ? "-" : fmt::format("{}", fmt::join(f, ","));
 }
 
 }  // namespace
@@ -77,52 +77,160 @@ std::vector<size_t> report_order(const SweepResult& res) {
   return order;
 }
 
+namespace {
+
+constexpr size_t kTerminalColumns = 120;
+
+// Words of `text` on lines of at most `width` columns; lines after the first start with `indent`.
+std::string wrap(const std::string& text, size_t first_used, size_t indent, size_t width) {
+  std::string out, line;
+  size_t used = first_used;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (!line.empty() && used + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+      used = indent;
+    }
+    used += (line.empty() ? 0 : 1) + word.size();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+// One column of the ranked table: required ones always show, optional ones join (in priority
+// order) while the table fits kTerminalColumns, wide ones only with --wide (which shows all).
+struct Column {
+  std::string header;
+  size_t width;
+  bool left;  // left-aligned
+  enum { kRequired, kOptional, kWide } when;
+  std::function<std::string(const CandidateResult&)> cell;
+};
+
+std::string pad(const std::string& text, size_t width, bool left) {
+  return left ? fmt::format("{:<{}}", text, width) : fmt::format("{:>{}}", text, width);
+}
+
+std::string us_cell(double v) {
+  return fmt::format("{:.3f}", v);
+}
+
+}  // namespace
+
 std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res,
-                        size_t top) {
+                        size_t top, bool wide) {
   std::string s;
   append(s, "tilesim sweep: {}\n", kernel_title(cfg, hw));
-  if (!cfg.description.empty()) append(s, "  {}\n", cfg.description);
+  if (!cfg.description.empty()) append(s, "  {}\n", wrap(cfg.description, 2, 2, kTerminalColumns));
   append(s, "  {} candidates: {} evaluated, {} rejected by the pre-check; axis {}\n\n",
          res.candidates.size(), res.ranking.size(), res.candidates.size() - res.ranking.size(),
          res.axis_label);
-  const bool cube = any_cube(res);
-  size_t tw = 4;
+  const CandidateResult* best = res.recommended ? &res.candidates[*res.recommended] : nullptr;
+  size_t tw = 4, fw = 5;
   for (const auto& c : res.candidates) tw = std::max(tw, tile_text(c.tile).size());
-  const double best = res.recommended ? res.candidates[*res.recommended].gen_time_us : 0;
-  append(s,
-         "  {:>4}  {:<{}} {:>5} {:>11} {:>7} {:>9} {:>9} {}{:>9} {:>9} {:>9} {:>7} {:>7} {:>6} "
-         "{:>6} {:>7} {:>4} {:<22} {}\n",
-         "rank", "tile", tw, "loop", "gen_us", "vs best", "MTE2_us", "V_us",
-         cube ? fmt::format("{:>9} ", "CUBE_us") : "", "MTE3_us", "wsched_us", "wpred_us",
-         "tasks/c", "contigB", "auto", "prod", "UB_KiB", "segs", "flags", "zone");
+  for (size_t i : res.ranking) fw = std::max(fw, flags_text(res.candidates[i]).size());
+  auto wait = [](double CoreMetrics::*f) {
+    return [f](const CandidateResult& c) { return us_cell(mean_per_core(c, f)); };
+  };
+  auto busy = [&](const char* p) { return any_busy(res, p) ? Column::kOptional : Column::kWide; };
+  auto pipe = [](const char* p) {
+    return [p](const CandidateResult& c) { return us_cell(pipe_mean_us(c, p)); };
+  };
+  std::vector<Column> cols = {
+      {"rank", 4, false, Column::kRequired, nullptr},
+      {"tile", tw, true, Column::kRequired, [](const auto& c) { return tile_text(c.tile); }},
+      {"loop", 5, false, Column::kRequired,
+       [](const auto& c) { return fmt::format("{}", c.loop_count); }},
+      {"gen_us", 10, false, Column::kRequired,
+       [](const auto& c) { return us_cell(c.gen_time_us); }},
+      {"vs best", 7, false, Column::kRequired,
+       [&](const CandidateResult& c) -> std::string {
+         if (&c == best) return "best";
+         if (ties(cfg, *best, c)) return "tie";
+         return fmt::format("{:+.1f}%", (c.gen_time_us / best->gen_time_us - 1.0) * 100.0);
+       }},
+      {"zone", 14, true, Column::kRequired, [](const auto& c) { return zone_label(c.zone); }},
+      {"MTE2_us", 9, false, busy("MTE2"), pipe("MTE2")},
+      {"V_us", 9, false, busy("V"), pipe("V")},
+      {"CUBE_us", 9, false, busy("CUBE"), pipe("CUBE")},
+      {"MTE3_us", 9, false, busy("MTE3"), pipe("MTE3")},
+      {"wsched_us", 9, false, Column::kOptional, wait(&CoreMetrics::wait_schedule_time_us)},
+      {"wpred_us", 9, false, Column::kWide, wait(&CoreMetrics::wait_predecessor_time_us)},
+      {"tasks/c", 7, false, Column::kOptional,
+       [](const auto& c) { return fmt::format("{:.1f}", mean_tasks_per_core(c)); }},
+      {"contigB", 7, false, Column::kWide,
+       [](const auto& c) { return fmt::format("{}", c.contiguous_bytes); }},
+      {"auto", 6, false, Column::kWide,
+       [](const auto& c) { return fmt::format("{}", c.auto_tiles); }},
+      {"prod", 6, false, Column::kWide,
+       [](const auto& c) { return fmt::format("{}", c.prod_tile); }},
+      {"UB_KiB", 7, false, Column::kWide,
+       [](const auto& c) {
+         return fmt::format("{:.1f}", static_cast<double>(c.diag.ub_bytes) / 1024.0);
+       }},
+      {"segs", 4, false, Column::kWide,
+       [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
+      {"flags", fw, true, Column::kOptional, flags_text},
+  };
+  // A row is the marker, then each column after a space (two before the tile).
+  size_t used = 2;
+  std::vector<const Column*> shown_cols;
+  for (const auto& c : cols)
+    if (c.when == Column::kRequired) used += c.width + 1;
+  // Optional columns join in priority order (the pipes, then the rulebook flags); they are shown in
+  // the order declared, with the zone last (its labels vary in length).
+  const std::vector<std::string> priority = {"MTE2_us",   "V_us",  "CUBE_us", "MTE3_us",
+                                             "wsched_us", "flags", "tasks/c"};
+  std::set<std::string> chosen;
+  for (const auto& name : priority)
+    for (const auto& c : cols)
+      if (c.header == name && c.when == Column::kOptional &&
+          used + c.width + 1 <= kTerminalColumns) {
+        used += c.width + 1;
+        chosen.insert(name);
+      }
+  for (const auto& c : cols)
+    if (c.when == Column::kRequired || wide || chosen.count(c.header)) shown_cols.push_back(&c);
+  std::stable_partition(shown_cols.begin(), shown_cols.end(),
+                        [](const Column* c) { return c->header != "zone"; });
+  auto row = [&](const std::string& marker, auto&& text) {
+    std::string line = marker;
+    for (size_t i = 0; i < shown_cols.size(); ++i)
+      line += (i == 1 ? "  " : " ") +
+              pad(text(*shown_cols[i]), shown_cols[i]->width, shown_cols[i]->left);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + "\n";
+  };
+  s += row(" ", [](const Column& c) { return c.header; });
   size_t shown = 0;
   for (size_t rank = 0; rank < res.ranking.size(); ++rank) {
     const auto& c = res.candidates[res.ranking[rank]];
-    const bool rec = res.recommended && c.index == *res.recommended;
+    const bool rec = best && c.index == best->index;
     if (top > 0 && shown >= top && !rec) continue;
     ++shown;
-    const auto flags = c.flags();
-    append(s,
-           "{} {:>4}  {:<{}} {:>5} {:>11.3f} {:>+6.1f}% {:>9.3f} {:>9.3f} {}{:>9.3f} {:>9.3f} "
-           "{:>9.3f} {:>7.1f} {:>7} {:>6} {:>6} {:>7.1f} {:>4} {:<22} {}\n",
-           rec ? "*" : " ", rank + 1, tile_text(c.tile), tw, c.loop_count, c.gen_time_us,
-           best > 0 ? (c.gen_time_us / best - 1.0) * 100.0 : 0.0, c.mte2_us, c.vec_us,
-           cube ? fmt::format("{:>9.3f} ", c.cube_us) : "", c.mte3_us, c.wait_schedule_us,
-           c.wait_predecessor_us, c.tasks_per_core, c.contiguous_bytes, c.auto_tiles, c.prod_tile,
-           static_cast<double>(c.diag.ub_bytes) / 1024.0, c.diag.reduction_segments,
-           flags.empty() ? "-" : fmt::format("{}", fmt::join(flags, ",")), zone_label(c.zone));
+    s += row(rec ? "*" : " ", [&](const Column& col) {
+      return col.cell ? col.cell(c) : fmt::format("{}", rank + 1);
+    });
   }
   if (shown < res.ranking.size())
     append(s, "  ... {} more evaluated candidates (--top 0, --csv or --json for all)\n",
            res.ranking.size() - shown);
-  append(s,
-         "\n  (vs best: time above the fastest; wsched/wpred: average Wait Schedule / Wait "
-         "Predecessor Time per core; tasks/c: executed tasks per core; segs: reduction "
-         "segments; flags: under_1kb = contiguous < {} B, tile_over_shape, over_limit)\n",
-         cfg.constraints.flag_contiguous_bytes);
+  std::string legend = fmt::format(
+      "(vs best: time above the fastest, \"tie\" within the {:.1f}% zones tolerance; wsched/wpred: "
+      "average Wait Schedule / Wait Predecessor Time per core; tasks/c: executed tasks per core; "
+      "segs: reduction segments; flags: under_1kb = contiguous < {} B, tile_over_shape, "
+      "over_limit; zone: along the axis, among candidates that differ only there",
+      cfg.zones.tolerance * 100.0, cfg.constraints.flag_contiguous_bytes);
+  legend += wide ? ")" : "; --wide for every column)";
+  append(s, "\n  {}\n", wrap(legend, 2, 3, kTerminalColumns));
   if (res.recommended) {
     const auto& b = res.candidates[*res.recommended];
-    append(s, "\n  * recommended: {}\n", res.why);
+    append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
     const auto members = series_members(res, b.series);
     if (members.size() > 1) {
       std::string fixed =
@@ -150,8 +258,15 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
           continue;
         }
         const auto& c = res.candidates[members[k]];
-        append(s, "  {} {:<18} {:>11.3f} us  {:<15} {}\n", c.index == b.index ? "*" : " ",
-               axis_value_text(res, c), c.gen_time_us, zone_label(c.zone), c.zone_evidence);
+        const std::string head =
+            fmt::format("  {} {:<18} {:>11.3f} us  {:<15} ", c.index == b.index ? "*" : " ",
+                        axis_value_text(res, c), c.gen_time_us, zone_label(c.zone));
+        // The evidence follows on the same line when it fits, else on its own lines below.
+        if (head.size() + c.zone_evidence.size() <= kTerminalColumns)
+          append(s, "{}{}\n", head, c.zone_evidence);
+        else
+          append(s, "{}\n      {}\n", head.substr(0, head.find_last_not_of(' ') + 1),
+                 wrap(c.zone_evidence, 6, 6, kTerminalColumns));
       }
     }
     for (const auto& v : b.limit_violations) append(s, "  recommended is over a limit: {}\n", v);
@@ -171,34 +286,37 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
         append(s, "    ... (--top 0, --csv or --json for every reason)\n");
         break;
       }
-      append(s, "    tile {} loop {}: {}: {}\n", tile_text(c.tile), c.loop_count, c.reject_class,
-             c.reason);
+      const std::string line = fmt::format("tile {} loop {}: {}: {}", tile_text(c.tile),
+                                           c.loop_count, c.reject_class, c.reason);
+      append(s, "    {}\n", wrap(line, 4, 6, kTerminalColumns));
       ++listed;
     }
   }
   return s;
 }
 
-std::string sweep_csv(const SweepResult& res) {
-  std::string s =
-      "rank,index,tile,loop_count,status,reject_class,reason,gen_time_us,kernel_time_us,"
-      "mte2_us,vec_us,cube_us,mte3_us,wait_schedule_us,wait_predecessor_us,tasks_per_core,"
-      "tasks,contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,"
-      "flags,zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
+std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
+  size_t rank = cfg.base.shape.size();
+  for (const auto& c : res.candidates) rank = std::max(rank, c.tile.size());
+  std::string s = "op,shape,dtype,hardware,rank,index,";
+  for (size_t d = 0; d < rank; ++d) append(s, "tile{},", d);
+  s += "loop_count,status,reject_class,reason," + metrics_csv_header() +
+       ",contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,flags,"
+       "zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
+  const std::string kernel =
+      fmt::format("{},{},{},{},", csv_field(cfg.base.op), tile_csv(cfg.base.shape),
+                  dtype_name(cfg.base.dtype), csv_field(hw.name));
   const auto order = report_order(res);
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const auto& c = res.candidates[order[pos]];
     const PsgMetrics* dom = c.ok ? dominant_psg(c.psg) : nullptr;
     const bool rec = res.recommended && *res.recommended == c.index;
-    append(s, "{},{},{},{},{},{},{},", c.ok ? fmt::format("{}", pos + 1) : "", c.index,
-           tile_csv(c.tile), c.loop_count, c.ok ? "ok" : "rejected", c.reject_class,
-           csv_field(c.reason));
-    if (c.ok)
-      append(s, "{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},", c.gen_time_us,
-             c.kernel_time_us, c.mte2_us, c.vec_us, c.cube_us, c.mte3_us, c.wait_schedule_us,
-             c.wait_predecessor_us, c.tasks_per_core, c.tasks);
-    else
-      s += ",,,,,,,,,,";
+    s += kernel;
+    append(s, "{},{},", c.ok ? fmt::format("{}", pos + 1) : "", c.index);
+    for (size_t d = 0; d < rank; ++d)
+      s += d < c.tile.size() ? fmt::format("{},", c.tile[d]) : std::string(",");
+    append(s, "{},{},{},{},{},", c.loop_count, c.ok ? "ok" : "rejected", c.reject_class,
+           csv_field(c.reason), metrics_csv_cells(c.ok ? &c : nullptr));
     append(s, "{},{},{},", c.contiguous_bytes, c.auto_tiles, c.prod_tile);
     if (c.ok)
       append(s, "{},{},{},", c.diag.ub_bytes, c.diag.buffer_depth, c.diag.reduction_segments);
@@ -254,36 +372,12 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                          {"tile_exceeds_shape_dims", c.tile_over_shape_dims},
                          {"limit_violations", c.limit_violations}};
     if (c.ok) {
-      nlohmann::json m;
-      m["gen_time_us"] = c.gen_time_us;
-      m["kernel_time_us"] = c.kernel_time_us;
-      m["tasks"] = c.tasks;
-      m["edges"] = c.edges;
-      m["root_functions"] = c.root_functions;
-      m["breakdown"] = {{"mte2_us", c.mte2_us},
-                        {"vec_us", c.vec_us},
-                        {"cube_us", c.cube_us},
-                        {"mte3_us", c.mte3_us},
-                        {"wait_schedule_us", c.wait_schedule_us},
-                        {"wait_predecessor_us", c.wait_predecessor_us},
-                        {"work_us", c.work_us}};
-      m["tasks_per_core"] = c.tasks_per_core;
-      m["achieved_gm_gbps"] = c.achieved_gm_gbps;
+      nlohmann::json m = metrics_to_json(c, false);
       m["ub_bytes"] = c.diag.ub_bytes;
       m["buffer_depth"] = c.diag.buffer_depth;
       m["reduction_segments"] = c.diag.reduction_segments;
-      m["psg"] = nlohmann::json::array();
-      for (const auto& p : c.psg)
-        m["psg"].push_back({{"name", p.name},
-                            {"count", p.count},
-                            {"sum_dur_us", p.sum_dur_us},
-                            {"avg_dur_us", p.avg_dur_us}});
       const PsgMetrics* dom = dominant_psg(c.psg);
       m["dominant_psg"] = dom ? nlohmann::json(dom->name) : nlohmann::json(nullptr);
-      m["pipes"] = nlohmann::json::object();
-      for (const auto& p : c.pipes)
-        m["pipes"][p.pipe] = {
-            {"mean_us", p.mean_us}, {"max_us", p.max_us}, {"total_us", p.total_us}};
       e["metrics"] = m;
       e["axis_value"] = c.axis_value;
       e["series"] = c.series;
@@ -341,11 +435,21 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
                   ? fmt::format("tile {}", tile_text(best.tile))
                   : fmt::format("tile {} loop {}", swept_tile_text(best.tile, res.axis.dim),
                                 best.loop_count);
+  // Few points are each labelled (time on the recommended's series, the tile on the others) and
+  // drawn opaque; many stay a cloud.
+  constexpr size_t kLabelled = 16;
+  size_t n_others = 0;
+  for (const auto& c : res.candidates) n_others += c.ok && c.series != best.series;
+  if (n_others <= kLabelled) others.radius = 4, others.opacity = 0.9;
   for (const auto& c : res.candidates)
-    if (c.ok && c.series != best.series) others.points.push_back({c.axis_value, c.gen_time_us, ""});
+    if (c.ok && c.series != best.series)
+      others.points.push_back(
+          {c.axis_value, c.gen_time_us, "", n_others <= kLabelled ? tile_text(c.tile) : ""});
   for (size_t i : members) {
     const auto& c = res.candidates[i];
-    main.points.push_back({c.axis_value, c.gen_time_us, zone_color(c.zone)});
+    main.points.push_back(
+        {c.axis_value, c.gen_time_us, zone_color(c.zone),
+         members.size() <= kLabelled ? fmt::format("{:.1f}", c.gen_time_us) : ""});
   }
   // Zone bands: each point of the recommended's series owns the axis up to halfway (in log
   // space) to its neighbours.

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "model/hardware.hpp"
-#include "tools/reports/svg_plot.hpp"
 #include "tools/analyses/sweep.hpp"
 #include "tools/formats/sweep_config.hpp"
+#include "tools/reports/svg_plot.hpp"
 
 namespace tilesim {
 
@@ -19,9 +19,12 @@ namespace tilesim {
 std::vector<size_t> report_order(const SweepResult& res);
 
 // `top`: evaluated candidates shown (0: all); the recommendation and its axis are always shown.
+// The table fits 120 columns; `wide` shows every column (CSV and JSON always have them all).
 std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res,
-                        size_t top = 25);
-std::string sweep_csv(const SweepResult& res);
+                        size_t top = 25, bool wide = false);
+// One row per candidate: op, shape, dtype, hardware, one column per tile dim, the Metrics record's
+// fields (tools/reports/report.hpp) and the sweep's own figures.
+std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 std::string sweep_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);

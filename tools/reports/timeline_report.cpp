@@ -40,7 +40,9 @@ std::string timeline_tables(const Metrics& m, const std::vector<std::string>& co
 
 nlohmann::json swimlane_analysis_to_json(const SwimlaneAnalysis& a) {
   nlohmann::json j = metrics_to_json(a.metrics);
-  for (const char* key : {"kernel_time_us", "edges", "root_functions", "gm", "pipes"}) j.erase(key);
+  for (const char* key :
+       {"kernel_time_us", "edges", "root_functions", "gm", "pipes", "breakdown", "tasks_per_core"})
+    j.erase(key);
   for (size_t i = 0; i < a.metrics.per_core.size(); ++i) {
     auto& c = j["per_core"][i];
     const auto& lane = a.lanes.at(static_cast<size_t>(a.metrics.per_core[i].core));

@@ -1,0 +1,29 @@
+#pragma once
+// The options every command spells the same way (--json [FILE], --csv [FILE], -j/--jobs N,
+// --hardware) and where their output goes. An output path "-" means stdout.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tilesim {
+
+// --json [FILE]: FILE, or "-" (stdout) when given without one; empty when not given.
+CLI::Option* add_json_option(CLI::App* cmd, std::string& path);
+// --csv [FILE]: as --json, for the command's table as CSV.
+CLI::Option* add_csv_option(CLI::App* cmd, std::string& path, const std::string& what);
+// -j/--jobs N: worker threads (0, the default: every core).
+CLI::Option* add_jobs_option(CLI::App* cmd, int& jobs);
+// --hardware FILE|NAME.
+CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std::string& what);
+
+// An integer of at least `min` (CLI11's number checks print a 300-digit range for "x").
+CLI::Validator integer_at_least(int64_t min);
+
+// Writes text to `path` ("-": stdout); `what` names the output in the error.
+void write_output(const std::string& path, const std::string& text, const char* what);
+// A JSON result, stamped with the tilesim version, to `path` ("-": stdout).
+void write_json(const std::string& path, nlohmann::json j);
+
+}  // namespace tilesim
