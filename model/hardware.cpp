@@ -69,7 +69,6 @@ const std::vector<HardwareParam>& hardware_params() {
       P(scheduler.notify_ns, 0, 1e6, "ns"),
       P(scheduler.completion_notify_ns, 0, 1e6, "ns"),
       P(scheduler.task_gap_ns, 0, 1e6, "ns"),
-      P(scheduler.oldest_root_first, 0, 1, "flag"),
       P(control.root_build_ns, 0, 1e9, "ns"),
       P(control.task_build_ns, 0, 1e9, "ns"),
       P(control.device_task_submit_ns, 0, 1e9, "ns"),

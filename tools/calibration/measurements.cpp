@@ -227,7 +227,8 @@ MeasurementSet measurements_from_json(const nlohmann::json& doc,
     if (inline_config) {
       if (!e["config"].is_object()) fail(where + ".config", "expected a run config object");
       run.spec = kernel_spec_from_json(e["config"], origin + ": " + where + ".config",
-                                       {"hardware", "description", "measured"});
+                                       {"hardware", "description", "measured", "runtime"});
+      run.options = runtime_options_from_json(e["config"], origin + ": " + where + ".config");
       run.label = m.id + " (inline)";
     } else {
       if (!e["config_file"].is_string())
@@ -235,10 +236,12 @@ MeasurementSet measurements_from_json(const nlohmann::json& doc,
       const std::string named = e["config_file"].get<std::string>();
       const std::filesystem::path p = file.parent_path() / named;
       if (!std::filesystem::exists(p)) fail(where + ".config_file", "no such file: " + p.string());
-      run.spec = load_run_config(p).spec;
+      const RunConfig rc = load_run_config(p);
+      run.spec = rc.spec;
+      run.options = rc.options;
       run.label = named;
     }
-    const std::string key = run_key(run.spec);
+    const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order);
     auto [it, fresh] = run_index.emplace(key, set.runs.size());
     if (fresh) set.runs.push_back(run);
     m.run = it->second;
@@ -278,9 +281,9 @@ RunFigures failed(const std::string& error) {
 
 RunFigures run_figures(const CalibrationRun& run, const Hardware& hw) {
   if (!run.lower_error.empty()) return failed(run.lower_error);
-  if (!run.lowered) return run_figures(run.spec, hw);
+  if (!run.lowered) return run_figures(run.spec, hw, run.options);
   try {
-    const SimResult sim = simulate(run.lowered->graph, hw);
+    const SimResult sim = simulate(run.lowered->graph, hw, run.options);
     return figures_of(compute_metrics(run.lowered->graph, sim, hw));
   } catch (const Error& e) {
     return failed(e.what());
@@ -297,9 +300,9 @@ void lower_runs(std::vector<CalibrationRun>& runs, const Hardware& hw, int threa
   });
 }
 
-RunFigures run_figures(const KernelSpec& spec, const Hardware& hw) {
+RunFigures run_figures(const KernelSpec& spec, const Hardware& hw, const SimOptions& options) {
   try {
-    const RunOutcome r = run_kernel(spec, hw);
+    const RunOutcome r = run_kernel(spec, hw, options);
     return figures_of(r.metrics);
   } catch (const Error& e) {
     return failed(e.what());

@@ -30,11 +30,27 @@ std::filesystem::path resolve_hardware_arg(const std::string& named) {
   return resolve_config_path(std::filesystem::current_path() / "command-line", named);
 }
 
+SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::string& origin) {
+  SimOptions options;
+  const auto runtime = JsonReader(doc, origin).find("runtime");
+  if (!runtime) return options;
+  runtime->check_keys({"ready_order"});
+  if (const auto order = runtime->find("ready_order")) {
+    const std::vector<std::string> names = {ready_order_name(ReadyOrder::kOldestRootFirst),
+                                            ready_order_name(ReadyOrder::kFifo)};
+    options.ready_order =
+        order->one_of(names) == names[0] ? ReadyOrder::kOldestRootFirst : ReadyOrder::kFifo;
+  }
+  return options;
+}
+
 RunConfig load_run_config(const std::filesystem::path& file) {
   const auto doc = read_json_file(file, "run config");
   RunConfig rc;
   rc.path = file;
-  rc.spec = kernel_spec_from_json(doc, file.string(), {"hardware", "description", "measured"});
+  rc.spec =
+      kernel_spec_from_json(doc, file.string(), {"hardware", "description", "measured", "runtime"});
+  rc.options = runtime_options_from_json(doc, file.string());
   rc.hardware = default_hardware_path();
   if (doc.contains("hardware")) {
     if (!doc["hardware"].is_string())

@@ -118,7 +118,8 @@ SweepConfig sweep_config_from_json(const nlohmann::json& doc, const std::filesys
   if (!kernel.contains("tile") && kernel.contains("shape") && kernel["shape"].is_array())
     kernel["tile"] = kernel["shape"];
   cfg.base = kernel_spec_from_json(kernel, origin.string(),
-                                   {"hardware", "description", "candidates", "zones"});
+                                   {"hardware", "description", "candidates", "zones", "runtime"});
+  cfg.options = runtime_options_from_json(doc, origin.string());
   const size_t rank = cfg.base.shape.size();
   cfg.hardware = default_hardware_path();
   if (doc.contains("hardware")) {
