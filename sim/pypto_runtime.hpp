@@ -11,9 +11,12 @@
 // per successor edge, and one dispatch per task it hands out. Each core holds one running and one
 // pending task.
 //
-// PyptoMachine is the part that does not depend on the ready order (cores, schedulers, the control
-// AICPU's build schedule); PyptoRuntime<ReadyQueue> adds the scheduler threads' hot path for one
-// ready-queue type (sim/ready_queue.hpp).
+// In PyPTO's terms: a Scheduler here is one scheduler thread's AiCoreManager (its block of cores,
+// their running and pending task ids: two tasks per core register); the ready queues are the
+// device task's readyAivCoreFunctionQue / readyAicCoreFunctionQue; dispatch() is its
+// DispatchAiCoreTask. PyptoMachine is the part that does not depend on the ready order (cores,
+// schedulers, the control AICPU's build schedule); PyptoRuntime<ReadyQueue> adds the scheduler
+// threads' hot path for one ready-queue type (sim/ready_queue.hpp).
 
 #include <algorithm>
 #include <bit>
