@@ -4,12 +4,12 @@
 // runs as a flow of the shared global-memory bandwidth (sim/shared_bandwidth.hpp) with its HBM
 // share set by L2 (sim/l2_residency.hpp), and its end is handed to the runtime.
 //
-// A runtime is a type with
-//   void start();                              queue the first events
-//   void on_event(const Event& e, double t);   an event of one of its own types (>=
-//   kFirstRuntimeEvent) void on_task_end(int32_t task, double t);  a task has finished (its
-//   record's end is set)
-// run<Runtime>() is the event loop over it: a template, so the loop makes direct calls only.
+// A runtime derives from TaskEngine (one object, so the hot loop reaches the engine's state and
+// the runtime's through one pointer) and provides
+//   start()                  queues the first events;
+//   on_event(event, t)       handles an event of one of its own types (>= kFirstRuntimeEvent);
+//   on_task_end(task, t)     reacts to a task's end (its record's end is already set);
+// and runs with TaskEngine::run(*this), a template: the event loop makes direct calls only.
 
 #include <cstdint>
 #include <limits>
@@ -36,10 +36,6 @@ class TaskEngine {
   TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
              const SimOptions& opt);
 
-  const TaskGraph& graph() const { return g_; }
-  const Hardware& hw() const { return hw_; }
-  const SimOptions& options() const { return opt_; }
-  SimResult& result() { return res_; }
   TaskRecord& record(int32_t task) { return res_.tasks[static_cast<size_t>(task)]; }
   CoreType core_type_of_task(int32_t task) const {
     return kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)].core;
