@@ -1,4 +1,5 @@
-// Simulator throughput: simulated tasks per second on independent and dependent graphs.
+// Simulator throughput: simulated tasks per second on independent and dependent graphs, under the
+// default ready order (oldest root first) and, for the dependent graph, FIFO.
 #include <benchmark/benchmark.h>
 
 #include "model/hardware.hpp"
@@ -41,10 +42,13 @@ std::vector<TaskCost> costs(const Hardware& hw) {
   return {c};
 }
 
-void run(benchmark::State& state, const TaskGraph& g) {
+void run(benchmark::State& state, const TaskGraph& g,
+         ReadyOrder order = ReadyOrder::kOldestRootFirst) {
   const Hardware hw = load_hardware(default_hardware_path());
   const auto kc = costs(hw);
-  for (auto _ : state) benchmark::DoNotOptimize(simulate_costed(g, kc, hw).last_end);
+  SimOptions opt;
+  opt.ready_order = order;
+  for (auto _ : state) benchmark::DoNotOptimize(simulate_costed(g, kc, hw, opt).last_end);
   state.counters["tasks_per_s"] = benchmark::Counter(
       static_cast<double>(g.tasks.size()) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
@@ -56,6 +60,9 @@ void BM_IndependentTasks(benchmark::State& state) {
 }
 void BM_LayeredTasks(benchmark::State& state) {
   run(state, layered_graph(state.range(0)));
+}
+void BM_LayeredTasksFifo(benchmark::State& state) {
+  run(state, layered_graph(state.range(0)), ReadyOrder::kFifo);
 }
 
 BENCHMARK(BM_IndependentTasks)
@@ -69,6 +76,7 @@ BENCHMARK(BM_LayeredTasks)
     ->Arg(100'000)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oNLogN);
+BENCHMARK(BM_LayeredTasksFifo)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tilesim

@@ -82,8 +82,6 @@ struct Hardware {
     double notify_ns = 0;
     double completion_notify_ns = 0;
     double task_gap_ns = 0;
-    // Ready queues serve the oldest root function's tasks first (1) or FIFO by ready time (0).
-    int64_t oldest_root_first = 0;
   } scheduler;
   struct Control {
     double root_build_ns = 0;

@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
 namespace tilesim {
 
 namespace {
@@ -13,11 +17,29 @@ constexpr int kPidAiv = 1, kPidAic = 2, kPidAicpu = 3;
 std::string quoted(const std::string& s) {
   return nlohmann::json(s).dump();
 }
+
+// Times are written in whole ticks of the trace's resolution (0.1 ns). Each slice's start and end
+// are rounded, and its duration is their difference: rounding keeps order, so a slice that ends
+// when or before the next one on its lane starts still does in the trace (Perfetto flags the
+// overlap of separately rounded ts and dur as bad nesting).
+constexpr double kTicksPerUs = 1e4;
+
+struct Ticks {
+  int64_t start, end;
+};
+
+std::string tick_text(int64_t ticks) {  // ticks >= 0, in us with four decimals
+  const auto per_us = static_cast<int64_t>(kTicksPerUs);
+  return fmt::format("{}.{:04}", ticks / per_us, ticks % per_us);
+}
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResult& sim,
                         const Hardware& hw) {
-  auto us = [&](double cycles) { return hw.cycles_to_us(cycles); };
+  auto ticks = [&](double start, double end) {
+    return Ticks{std::llround(hw.cycles_to_us(start) * kTicksPerUs),
+                 std::llround(hw.cycles_to_us(end) * kTicksPerUs)};
+  };
   bool first = true;
   auto line = [&](const std::string& s) {
     out << (first ? "[\n" : ",\n") << s;
@@ -44,25 +66,55 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"scheduler{}"}}}})",
         kPidAicpu, s + 1, s));
+  // A task's lane (pid, tid).
+  auto lane = [&](size_t task) {
+    const int32_t core = sim.tasks[task].core;
+    const bool aiv = sim.core_types[static_cast<size_t>(core)] == CoreType::kAiv;
+    return std::pair{aiv ? kPidAiv : kPidAic, aiv ? core : core - naiv};
+  };
   for (size_t i = 0; i < sim.tasks.size(); ++i) {
     const auto& r = sim.tasks[i];
     const auto& task = graph.tasks[i];
     const auto& kind = graph.kinds[static_cast<size_t>(task.kind)];
-    const bool aiv = sim.core_types[static_cast<size_t>(r.core)] == CoreType::kAiv;
-    const int32_t local = aiv ? r.core : r.core - naiv;
+    const auto [pid, tid] = lane(i);
+    const Ticks t = ticks(r.start, r.end);
     line(fmt::format(
-        R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},"args":{{"taskId":{},"root":{},"psg":{}}}}})",
-        quoted(kind.label), quoted(graph.psg_names[static_cast<size_t>(kind.psg)]),
-        aiv ? kPidAiv : kPidAic, local, us(r.start), us(r.end - r.start), i, task.root,
+        R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"taskId":{},"root":{},"psg":{}}}}})",
+        quoted(kind.label), quoted(graph.psg_names[static_cast<size_t>(kind.psg)]), pid, tid,
+        tick_text(t.start), tick_text(t.end - t.start), i, task.root,
         quoted(graph.psg_names[static_cast<size_t>(kind.psg)])));
+  }
+  // One flow arrow per dependency edge, from the predecessor's slice to the successor's. Each end
+  // is bound to the slice enclosing its time ("bp":"e"), so it sits mid-slice, clear of the
+  // neighbours that share the slice's first and last tick; a slice shorter than a tick has none.
+  int64_t flow = 0;
+  for (size_t i = 0; i < sim.tasks.size(); ++i) {
+    const Ticks from = ticks(sim.tasks[i].start, sim.tasks[i].end);
+    if (from.end - from.start < 2) continue;
+    const auto [pid, tid] = lane(i);
+    const auto src = static_cast<int32_t>(i);
+    for (const int32_t* succ = graph.succ_begin(src); succ != graph.succ_end(src); ++succ) {
+      const auto j = static_cast<size_t>(*succ);
+      const Ticks to = ticks(sim.tasks[j].start, sim.tasks[j].end);
+      if (to.end - to.start < 2) continue;
+      const auto [to_pid, to_tid] = lane(j);
+      line(fmt::format(
+          R"({{"ph":"s","name":"dependency","cat":"dependency","id":{},"pid":{},"tid":{},"ts":{},"bp":"e"}})",
+          flow, pid, tid, tick_text((from.start + from.end) / 2)));
+      line(fmt::format(
+          R"({{"ph":"f","name":"dependency","cat":"dependency","id":{},"pid":{},"tid":{},"ts":{},"bp":"e"}})",
+          flow, to_pid, to_tid, tick_text((to.start + to.end) / 2)));
+      ++flow;
+    }
   }
   for (const auto& s : sim.aicpu_spans) {
     const char* what = s.kind == AicpuSpan::kBuild     ? "build+stitch"
                        : s.kind == AicpuSpan::kResolve ? "complete+resolve"
                                                        : "dispatch";
+    const Ticks t = ticks(s.start, s.end);
     line(fmt::format(
-        R"({{"ph":"X","name":"{}","cat":"aicpu","pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},"args":{{"taskId":{}}}}})",
-        what, kPidAicpu, s.aicpu, us(s.start), us(s.end - s.start), s.task));
+        R"({{"ph":"X","name":"{}","cat":"aicpu","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"taskId":{}}}}})",
+        what, kPidAicpu, s.aicpu, tick_text(t.start), tick_text(t.end - t.start), s.task));
   }
   out << (first ? "[]\n" : "\n]\n");
 }

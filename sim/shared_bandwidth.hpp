@@ -30,7 +30,7 @@ class SharedBandwidth {
 
   void start(int32_t task, double now, double duration, double gm_bytes);
   // start() with its per-kind terms precomputed: run_time(), demand_of() and flow_class().
-  void start_flow(int32_t task, double now, int32_t cls, double demand) {
+  [[gnu::always_inline]] void start_flow(int32_t task, double now, int32_t cls, double demand) {
     advance(now);
     demand_ += demand;
     auto& q = classes_[static_cast<size_t>(cls)];
@@ -54,7 +54,7 @@ class SharedBandwidth {
   // Time of the next finish, +inf when nothing runs. Cached: the simulator asks once per event.
   double next_finish() const { return next_; }
   // Removes the flow finishing next; call at time next_finish().
-  int32_t finish_next() {
+  [[gnu::always_inline]] int32_t finish_next() {
     advance(next_);
     const int32_t cls = heads_.top_class();
     auto& q = classes_[static_cast<size_t>(cls)];

@@ -1,6 +1,9 @@
 #pragma once
 // Discrete-event simulation of a task graph on the machine.
 //
+// The runtime is a component chosen once per run (sim/pypto_runtime.hpp, sim/spmd_runtime.hpp) on
+// a shared engine that executes tasks (sim/task_engine.hpp).
+//
 // kMpmd (PyPTO runtime): the control AICPU builds root functions one after another and stitches
 // up to control.stitch_function_max_num of them into a device task, whose tasks are released when
 // it is submitted. Scheduler AICPUs each own a block of AIV and AIC cores; they share one ready
@@ -21,8 +24,17 @@
 
 namespace tilesim {
 
+// The order a ready queue hands out tasks: a policy of the runtime, set by the run config
+// ("runtime": {"ready_order": ...}), not a fact of the hardware.
+enum class ReadyOrder {
+  kOldestRootFirst,  // the oldest root function (loop body) first, FIFO within a root
+  kFifo,             // first ready, first dispatched
+};
+const char* ready_order_name(ReadyOrder order);
+
 struct SimOptions {
   bool record_aicpu = false;  // keep AICPU activity spans (for traces)
+  ReadyOrder ready_order = ReadyOrder::kOldestRootFirst;
 };
 
 struct TaskRecord {

@@ -379,7 +379,7 @@ KernelSpec spec_of(const nlohmann::json& cfg) {
 // Adds a run and one measurement per metric (measured filled in later).
 void add_run(MeasurementSet& set, const KernelSpec& spec, const std::string& name,
              const std::vector<std::string>& metrics) {
-  set.runs.push_back({spec, name, nullptr, ""});
+  set.runs.push_back({spec, name, nullptr, "", {}});
   for (const auto& metric : metrics)
     set.measurements.push_back(
         {name + "." + metric, "", metric, 1.0, 1.0, "", set.runs.size() - 1});
@@ -518,7 +518,8 @@ TEST(CalibrationFit, ReusedLoweringMatchesFreshRunsOnEveryExample) {
   for (const auto& entry :
        std::filesystem::directory_iterator(test::source_path("configs/examples"))) {
     const RunConfig rc = load_run_config(entry.path());
-    std::vector<CalibrationRun> runs = {{rc.spec, entry.path().filename().string(), nullptr, ""}};
+    std::vector<CalibrationRun> runs = {
+        {rc.spec, entry.path().filename().string(), nullptr, "", rc.options}};
     lower_runs(runs, base, 1);
     ASSERT_TRUE(runs[0].lowered) << runs[0].label << ": " << runs[0].lower_error;
     const RunFigures reused = run_figures(runs[0], moved);

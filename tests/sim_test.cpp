@@ -1,16 +1,26 @@
 // sim/: the event simulation against closed-form expectations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
+#include "sim/chrome_trace.hpp"
 #include "sim/l2_residency.hpp"
 #include "sim/metrics.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/formats/sweep_config.hpp"
 
 namespace tilesim {
 namespace {
@@ -57,7 +67,8 @@ TEST(Simulator, LoneDmaEqualsItsFormula) {
   g.finalize();
   const SimResult r = simulate(g, hw);
   const double expected = hw.dma.read.issue_cycles + 64 * hw.dma.read.burst_cycles +
-                          64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle + hw.dma.read.latency_cycles;
+                          64.0 * 2048 / hw.dma.read.peak_bytes_per_cycle +
+                          hw.dma.read.latency_cycles;
   EXPECT_NEAR(r.last_end - r.first_start, expected, 1e-9 * expected);
 }
 
@@ -83,7 +94,8 @@ TEST(Simulator, EqualTasksPayBoundedSchedulingCosts) {
   const double span = r.last_end - r.first_start;
   // Each core holds a pending task, so back-to-back tasks are separated by the task gap only;
   // the first wave starts over one scheduler's serial dispatches.
-  const double startup = 12 * (hw.scheduler.dispatch_cycles) + hw.ns_to_cycles(hw.scheduler.notify_ns);
+  const double startup =
+      12 * (hw.scheduler.dispatch_cycles) + hw.ns_to_cycles(hw.scheduler.notify_ns);
   EXPECT_GE(span, waves * d + (waves - 1) * hw.ns_to_cycles(hw.scheduler.task_gap_ns) - 1e-6);
   EXPECT_LE(span, waves * (d + hw.ns_to_cycles(hw.scheduler.task_gap_ns)) + startup);
 }
@@ -124,9 +136,11 @@ TEST(Simulator, DependencyChainSerialises) {
     const double span = r.last_end - r.first_start;
     // Each edge costs at least: completion notify, completion handling, one resolve, one
     // dispatch and the notify to the core; polling adds at most one loop over the cores.
-    const double edge = hw.ns_to_cycles(hw.scheduler.completion_notify_ns + hw.scheduler.notify_ns) +
-                        hw.scheduler.completion_cycles + hw.scheduler.resolve_cycles + hw.scheduler.dispatch_cycles;
-    const double poll_loop = hw.ns_to_cycles(hw.scheduler.poll_ns) * 18;  // 12 AIV + 6 AIC per scheduler
+    const double edge =
+        hw.ns_to_cycles(hw.scheduler.completion_notify_ns + hw.scheduler.notify_ns) +
+        hw.scheduler.completion_cycles + hw.scheduler.resolve_cycles + hw.scheduler.dispatch_cycles;
+    const double poll_loop =
+        hw.ns_to_cycles(hw.scheduler.poll_ns) * 18;  // 12 AIV + 6 AIC per scheduler
     EXPECT_GE(span, k * d + (k - 1) * edge - 1e-6);
     EXPECT_LE(span, k * d + (k - 1) * (edge + poll_loop) + 1e-6);
     for (int i = 0; i + 1 < k; ++i) EXPECT_GE(r.tasks[i + 1].start, r.tasks[i].end);
@@ -210,6 +224,156 @@ TEST(Simulator, CycleIsReported) {
   g.add_edge(1, 0);
   g.finalize();
   EXPECT_THROW(simulate_costed(g, fixed_cost(10), hw), Error);
+}
+
+// N identical tasks on C cores take ceil(N / C) waves, under either ready order.
+TEST(Simulator, EqualTasksOnCCoresTakeCeilNOverCWaves) {
+  for (const ReadyOrder order : {ReadyOrder::kOldestRootFirst, ReadyOrder::kFifo})
+    for (const int64_t cores : {1, 5, 48})
+      for (const int n : {1, 4, 5, 6, 23, 97}) {
+        Hardware hw = ideal_runtime_hw();
+        hw.cores.aiv = cores;
+        TaskGraph g = fixed_graph(0);
+        for (int i = 0; i < n; ++i) g.add_task(0, i % 3);  // three root functions
+        g.finalize();
+        SimOptions opt;
+        opt.ready_order = order;
+        const SimResult r = simulate_costed(g, fixed_cost(1000), hw, opt);
+        const double waves = std::ceil(static_cast<double>(n) / static_cast<double>(cores));
+        EXPECT_NEAR(r.last_end - r.first_start, waves * 1000, 1e-9)
+            << n << " tasks on " << cores << " cores, " << ready_order_name(order);
+      }
+}
+
+// SPMD: every core starts its first block at launch, with no AICPU in between, and runs its
+// blocks back to back a task gap apart.
+TEST(Simulator, SpmdCoresAllStartAtLaunch) {
+  const Hardware hw = default_hw();
+  const double d = 5000, gap = hw.ns_to_cycles(hw.scheduler.task_gap_ns);
+  TaskGraph g = fixed_graph(0);
+  g.runtime = RuntimeStyle::kSpmd;
+  const int cores = static_cast<int>(hw.cores.aiv);
+  for (int round = 0; round < 3; ++round)
+    for (int c = 0; c < cores; ++c) g.add_task(0, 0, c);
+  g.finalize();
+  SimOptions opt;
+  opt.record_aicpu = true;
+  const SimResult r = simulate_costed(g, fixed_cost(d), hw, opt);
+  EXPECT_TRUE(r.aicpu_spans.empty());
+  for (int round = 0; round < 3; ++round)
+    for (int c = 0; c < cores; ++c) {
+      const auto& t = r.tasks[static_cast<size_t>(round * cores + c)];
+      EXPECT_EQ(t.core, c);
+      EXPECT_NEAR(t.start, round * (d + gap), 1e-9) << "core " << c << " round " << round;
+    }
+}
+
+// One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released
+// together: A0 runs and A1 waits in the core's pending slot. When A0 ends, B0 becomes ready behind
+// C1; the order decides which fills the pending slot: B0 (oldest root first) or C1 (FIFO).
+TEST(Simulator, ReadyOrderDecidesWhichRootRunsNext) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aiv = 1;
+  const double d = 1000;
+  TaskGraph g = fixed_graph(0);
+  const int32_t a0 = g.add_task(0, 0), b0 = g.add_task(0, 0);
+  const int32_t a1 = g.add_task(0, 1), c1 = g.add_task(0, 1);
+  g.add_edge(a0, b0);
+  g.finalize();
+  auto starts = [&](ReadyOrder order) {
+    SimOptions opt;
+    opt.ready_order = order;
+    const SimResult r = simulate_costed(g, fixed_cost(d), hw, opt);
+    return std::vector<double>{r.tasks[a0].start, r.tasks[b0].start, r.tasks[a1].start,
+                               r.tasks[c1].start};
+  };
+  EXPECT_EQ(starts(ReadyOrder::kOldestRootFirst), (std::vector<double>{0, 2 * d, d, 3 * d}));
+  EXPECT_EQ(starts(ReadyOrder::kFifo), (std::vector<double>{0, 3 * d, d, 2 * d}));
+}
+
+// The ready order is a runtime policy of the run config and of the sweep config.
+TEST(ReadyOrder, IsReadFromTheRuntimeKeyOfRunAndSweepConfigs) {
+  const auto base = nlohmann::json::parse(
+      R"({"op": "add", "shape": [64, 1024], "tile": [8, 1024], "dtype": "fp32"})");
+  EXPECT_EQ(runtime_options_from_json(base, "a.json").ready_order, ReadyOrder::kOldestRootFirst);
+  auto fifo = base;
+  fifo["runtime"] = {{"ready_order", "fifo"}};
+  EXPECT_EQ(runtime_options_from_json(fifo, "a.json").ready_order, ReadyOrder::kFifo);
+  EXPECT_EQ(sweep_config_from_json(fifo, "s.json").options.ready_order, ReadyOrder::kFifo);
+  auto bad = base;
+  bad["runtime"] = {{"ready_order", "lifo"}};
+  try {
+    runtime_options_from_json(bad, "a.json");
+    ADD_FAILURE() << "accepted ready_order lifo";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "a.json: runtime.ready_order: \"lifo\" is not allowed (allowed: oldest_root_first, "
+              "fifo)");
+  }
+  auto unknown = base;
+  unknown["runtime"] = {{"order", "fifo"}};
+  EXPECT_THROW(runtime_options_from_json(unknown, "a.json"), Error);
+}
+
+// The Chrome trace of a real run (a two-pass kernel: dependencies between tasks): on every lane
+// each slice ends no later than the next one starts, in the trace's own rounded numbers, and each
+// dependency edge is one flow arrow from inside its predecessor's slice to inside its successor's.
+TEST(ChromeTrace, LanesNeverOverlapAndEdgesAreFlowArrows) {
+  RunConfig rc = load_run_config(test::source_path("configs/examples/softmax_16x16384.json"));
+  rc.spec.tile = {1, 4096};
+  rc.spec.loop_count = 4;
+  const Hardware hw = load_hardware(rc.hardware);
+  SimOptions opt;
+  opt.record_aicpu = true;
+  const RunOutcome run = run_kernel(rc.spec, hw, opt);
+  const TaskGraph& g = run.kernel.graph;
+  int64_t edges = 0;
+  for (size_t i = 0; i < g.tasks.size(); ++i)
+    edges += g.succ_end(static_cast<int32_t>(i)) - g.succ_begin(static_cast<int32_t>(i));
+  ASSERT_GT(edges, 0);
+  std::stringstream text;
+  write_chrome_trace(text, g, run.sim, hw);
+  const auto trace = nlohmann::json::parse(text.str());
+  auto ticks = [](const nlohmann::json& v) { return std::llround(v.get<double>() * 1e4); };
+  struct Slice {
+    int64_t start, end, task;
+  };
+  std::map<std::pair<int, int>, std::vector<Slice>> lanes;
+  std::map<int64_t, std::pair<std::pair<int, int>, int64_t>> flow_start, flow_end;
+  for (const auto& e : trace) {
+    const auto lane = std::pair{e.value("pid", 0), e.value("tid", 0)};
+    if (e["ph"] == "X") {
+      lanes[lane].push_back(
+          {ticks(e["ts"]), ticks(e["ts"]) + ticks(e["dur"]), e["args"]["taskId"].get<int64_t>()});
+    } else if (e["ph"] == "s" || e["ph"] == "f") {
+      EXPECT_EQ(e["bp"], "e");
+      auto& flows = e["ph"] == "s" ? flow_start : flow_end;
+      EXPECT_TRUE(flows.emplace(e["id"].get<int64_t>(), std::pair{lane, ticks(e["ts"])}).second);
+    }
+  }
+  size_t slices = 0;
+  for (auto& [lane, v] : lanes) {
+    std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.start < b.start; });
+    for (size_t i = 0; i + 1 < v.size(); ++i)
+      EXPECT_LE(v[i].end, v[i + 1].start) << "lane " << lane.first << "/" << lane.second;
+    slices += v.size();
+  }
+  EXPECT_EQ(slices, g.tasks.size() + run.sim.aicpu_spans.size());
+  // Flows: one per edge, each end strictly inside the slice of its task on that lane.
+  ASSERT_EQ(static_cast<int64_t>(flow_start.size()), edges);
+  ASSERT_EQ(flow_end.size(), flow_start.size());
+  auto task_at = [&](const std::pair<std::pair<int, int>, int64_t>& at) {
+    for (const auto& s : lanes[at.first])
+      if (at.first.first != 3 && s.start < at.second && at.second < s.end) return s.task;
+    return int64_t{-1};
+  };
+  std::set<std::pair<int64_t, int64_t>> arrows, want;
+  for (const auto& [id, at] : flow_start) arrows.insert({task_at(at), task_at(flow_end.at(id))});
+  for (size_t i = 0; i < g.tasks.size(); ++i)
+    for (const int32_t* s = g.succ_begin(static_cast<int32_t>(i));
+         s != g.succ_end(static_cast<int32_t>(i)); ++s)
+      want.insert({static_cast<int64_t>(i), *s});
+  EXPECT_EQ(arrows, want);
 }
 
 // Two tasks reading the same block, then a task writing: the re-read hits L2 while it is within

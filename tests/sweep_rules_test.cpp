@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -28,9 +29,11 @@ struct Ran {
   SweepResult res;
 };
 
-Ran run_shipped(const std::string& name, const Hardware* hw_override = nullptr) {
+Ran run_shipped(const std::string& name, const Hardware* hw_override = nullptr,
+                std::optional<ReadyOrder> ready_order = std::nullopt) {
   Ran r;
   r.cfg = load_sweep_config(test::source_path("configs/sweeps/" + name));
+  if (ready_order) r.cfg.options.ready_order = *ready_order;
   r.hw = hw_override ? *hw_override : load_hardware(r.cfg.hardware);
   r.res = run_sweep(r.cfg, r.hw);
   return r;
@@ -158,10 +161,8 @@ TEST(SweepRules, GroupNormCoarseSideIsLostL2Reuse) {
   const double base = coarse_penalty(run_shipped(name));
   Hardware no_l2 = test::default_hw();
   no_l2.l2.bytes = 0;
-  Hardware fifo = test::default_hw();
-  fifo.scheduler.oldest_root_first = 0;
   const Ran a = run_shipped(name, &no_l2);
-  const Ran b = run_shipped(name, &fifo);
+  const Ran b = run_shipped(name, nullptr, ReadyOrder::kFifo);
   EXPECT_GT(base, 1.2);
   EXPECT_LT(coarse_penalty(a) - 1, (base - 1) / 2) << summary(a);
   EXPECT_LT(coarse_penalty(b), 1.02) << summary(b);

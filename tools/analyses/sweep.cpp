@@ -91,7 +91,7 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   r.diag = lowered.diag;
   // 4. Simulation.
   try {
-    const SimResult sim = simulate(lowered.graph, hw);
+    const SimResult sim = simulate(lowered.graph, hw, cfg.options);
     static_cast<Metrics&>(r) = compute_metrics(lowered.graph, sim, hw);
   } catch (const Error& e) {
     reject(r, "simulation", e.what());

@@ -155,7 +155,9 @@ CalibrationRun parse_run(const JsonReader& e, const std::string& id,
     if (!inline_config->json().is_object()) inline_config->fail("expected a run config object");
     run.spec =
         kernel_spec_from_json(inline_config->json(), e.origin() + ": " + inline_config->path(),
-                              {"hardware", "description", "measured"});
+                              {"hardware", "description", "measured", "runtime"});
+    run.options =
+        runtime_options_from_json(inline_config->json(), e.origin() + ": " + inline_config->path());
     run.label = id + " (inline)";
     return run;
   }
@@ -164,7 +166,9 @@ CalibrationRun parse_run(const JsonReader& e, const std::string& id,
   const std::string named = file_config->string();
   const std::filesystem::path p = file.parent_path() / named;
   if (!std::filesystem::exists(p)) file_config->fail("no such file: " + p.string());
-  run.spec = run_spec(load_run_config(p), {}, "a measured run needs one");
+  const RunConfig rc = load_run_config(p);
+  run.spec = run_spec(rc, {}, "a measured run needs one");
+  run.options = rc.options;
   run.label = named;
   return run;
 }
@@ -226,7 +230,8 @@ MeasurementSet measurements_from_json(const nlohmann::json& json,
     m.id = id_r.string();
     if (!ids.insert(m.id).second) id_r.fail("duplicate id '" + m.id + "'");
     const CalibrationRun run = parse_run(e, m.id, file);
-    auto [it, fresh] = run_index.emplace(run_key(run.spec), set.runs.size());
+    const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order);
+    auto [it, fresh] = run_index.emplace(key, set.runs.size());
     if (fresh) set.runs.push_back(run);
     m.run = it->second;
     set.measurements.push_back(m);
@@ -253,9 +258,9 @@ RunFigures failed(const std::string& error) {
 
 RunFigures run_figures(const CalibrationRun& run, const Hardware& hw) {
   if (!run.lower_error.empty()) return failed(run.lower_error);
-  if (!run.lowered) return run_figures(run.spec, hw);
+  if (!run.lowered) return run_figures(run.spec, hw, run.options);
   try {
-    const SimResult sim = simulate(run.lowered->graph, hw);
+    const SimResult sim = simulate(run.lowered->graph, hw, run.options);
     return {compute_metrics(run.lowered->graph, sim, hw), ""};
   } catch (const Error& e) {
     return failed(e.what());
@@ -272,9 +277,9 @@ void lower_runs(std::vector<CalibrationRun>& runs, const Hardware& hw, int threa
   });
 }
 
-RunFigures run_figures(const KernelSpec& spec, const Hardware& hw) {
+RunFigures run_figures(const KernelSpec& spec, const Hardware& hw, const SimOptions& options) {
   try {
-    const RunOutcome r = run_kernel(spec, hw);
+    const RunOutcome r = run_kernel(spec, hw, options);
     return {r.metrics, ""};
   } catch (const Error& e) {
     return failed(e.what());

@@ -41,6 +41,7 @@
 #include "kernels/lowering.hpp"
 #include "model/hardware.hpp"
 #include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
 
 namespace tilesim {
 
@@ -62,6 +63,7 @@ struct CalibrationRun {
   // simulates (tests/calibration_fit_test.cpp checks the equivalence on every kernel family).
   std::shared_ptr<const LoweredKernel> lowered;
   std::string lower_error;  // lowering rejected the run
+  SimOptions options;       // the run config's "runtime" policies
 };
 
 struct Measurement {
@@ -110,7 +112,7 @@ struct RunFigures {
 };
 
 // Lowers, simulates and measures (run_kernel).
-RunFigures run_figures(const KernelSpec& spec, const Hardware& hw);
+RunFigures run_figures(const KernelSpec& spec, const Hardware& hw, const SimOptions& options = {});
 // Simulates the run's pre-lowered graph when it has one, else as above.
 RunFigures run_figures(const CalibrationRun& run, const Hardware& hw);
 // Lowers every run once on `hw` (in parallel).

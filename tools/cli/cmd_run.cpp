@@ -33,7 +33,7 @@ int run(const RunArgs& a) {
   if (a.loop > 0) spec.loop_count = a.loop;
   if (!a.hardware.empty()) rc.hardware = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(rc.hardware);
-  SimOptions opt;
+  SimOptions opt = rc.options;
   opt.record_aicpu = !a.trace.empty();
   const RunOutcome r = run_kernel(spec, hw, opt);
   if (!a.trace.empty()) {

@@ -54,12 +54,27 @@ std::string config_description(const JsonReader& doc) {
   return doc.string_or("description", "");
 }
 
+SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::string& origin) {
+  SimOptions options;
+  const auto runtime = JsonReader(doc, origin).find("runtime");
+  if (!runtime) return options;
+  runtime->check_keys({"ready_order"});
+  if (const auto order = runtime->find("ready_order")) {
+    const std::vector<std::string> names = {ready_order_name(ReadyOrder::kOldestRootFirst),
+                                            ready_order_name(ReadyOrder::kFifo)};
+    options.ready_order =
+        order->one_of(names) == names[0] ? ReadyOrder::kOldestRootFirst : ReadyOrder::kFifo;
+  }
+  return options;
+}
+
 RunConfig load_run_config(const std::filesystem::path& file) {
   const auto json = read_json_file(file, "run config");
   const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;
-  rc.spec = kernel_spec_tile_optional(doc, {"hardware", "description", "measured"});
+  rc.spec = kernel_spec_tile_optional(doc, {"hardware", "description", "measured", "runtime"});
+  rc.options = runtime_options_from_json(json, file.string());
   rc.hardware = config_hardware(doc);
   rc.description = config_description(doc);
   if (const auto m = doc.find("measured")) {

@@ -1,7 +1,9 @@
 #pragma once
 // A run config file: a kernel spec plus the hardware file to run it on (resolved relative to the
-// config file), an optional description and an optional "measured" block for experiments. The
-// config may leave out "tile" when the run gives one (run --tile).
+// config file), an optional description, an optional "measured" block for experiments and the
+// runtime policies to simulate it with:
+//   "runtime": {"ready_order": "oldest_root_first" | "fifo"}   (default oldest_root_first)
+// The config may leave out "tile" when the run gives one (run --tile).
 
 #include <filesystem>
 #include <set>
@@ -11,6 +13,7 @@
 
 #include "kernels/kernel_spec.hpp"
 #include "model/json_reader.hpp"
+#include "sim/simulator.hpp"
 
 namespace tilesim {
 
@@ -20,6 +23,7 @@ struct RunConfig {
   std::filesystem::path hardware;  // resolved path
   std::string description;
   nlohmann::json measured;  // null when absent
+  SimOptions options;       // the "runtime" policies
 };
 
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what);
@@ -40,6 +44,8 @@ std::filesystem::path config_hardware(const JsonReader& doc);
 // A config's optional "description" string.
 std::string config_description(const JsonReader& doc);
 
+// The "runtime" policies of a run or sweep config `doc` (defaults when the key is absent).
+SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::string& origin);
 // A path named in a config is relative to the config's folder; a bare default names a shipped file.
 std::filesystem::path resolve_config_path(const std::filesystem::path& config,
                                           const std::string& named);

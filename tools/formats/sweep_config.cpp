@@ -165,7 +165,9 @@ SweepConfig sweep_config_from_json(const nlohmann::json& json,
   SweepConfig cfg;
   cfg.path = origin;
   // The kernel keys are a run config's; "tile" may be left out (the candidates supply it).
-  cfg.base = kernel_spec_tile_optional(doc, {"hardware", "description", "candidates", "zones"});
+  cfg.base =
+      kernel_spec_tile_optional(doc, {"hardware", "description", "candidates", "zones", "runtime"});
+  cfg.options = runtime_options_from_json(doc.json(), doc.origin());
   cfg.hardware = config_hardware(doc);
   cfg.description = config_description(doc);
   if (const auto z = doc.find("zones")) parse_zones(*z, cfg.zones);

@@ -21,7 +21,8 @@
 //       },
 //       "axis": "auto"                    "loop_count", "tile:N" (tile dim N) or "auto"
 //     },
-//     "zones": {"tolerance": 0.02, "evidence_rise": 0.05, "min_wait_share": 0.25}
+//     "zones": {"tolerance": 0.02, "evidence_rise": 0.05, "min_wait_share": 0.25},
+//     "runtime": {"ready_order": "oldest_root_first"}   runtime policies, as in a run config
 //   }
 //
 // Non-last tile dims are generated as powers of two up to the bound (and the bound itself).
@@ -40,6 +41,7 @@
 
 #include "kernels/kernel_spec.hpp"
 #include "model/hardware.hpp"
+#include "sim/simulator.hpp"
 #include "tools/analyses/zones.hpp"
 
 namespace tilesim {
@@ -83,6 +85,7 @@ struct SweepConfig {
   SweepConstraints constraints;
   SweepAxis axis;
   ZoneOptions zones;
+  SimOptions options;  // the "runtime" policies
 };
 
 struct Candidate {

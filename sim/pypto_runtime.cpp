@@ -1,0 +1,96 @@
+#include "sim/pypto_runtime.hpp"
+
+namespace tilesim {
+
+PyptoMachine::PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
+                           const SimOptions& opt)
+    : TaskEngine(g, std::move(costs), hw, opt) {
+  dispatch_ = hw.scheduler.dispatch_cycles;
+  resolve_ = hw.scheduler.resolve_cycles;
+  completion_ = hw.scheduler.completion_cycles;
+  poll_ = hw.ns_to_cycles(hw.scheduler.poll_ns);
+  notify_ = hw.ns_to_cycles(hw.scheduler.notify_ns);
+  completion_notify_ = hw.ns_to_cycles(hw.scheduler.completion_notify_ns);
+  gap_ = hw.ns_to_cycles(hw.scheduler.task_gap_ns);
+  // Each core type's cores are split into consecutive blocks, one per scheduler thread.
+  const int64_t nsched = hw.scheduler.threads;
+  sched_.resize(static_cast<size_t>(nsched));
+  cores_.resize(static_cast<size_t>(num_cores()));
+  for (size_t c = 0; c < cores_.size(); ++c) {
+    Core& core = cores_[c];
+    core.type = core_type(static_cast<int32_t>(c));
+    const int64_t j = static_cast<int64_t>(c) - global_core(core.type, 0);
+    core.sched = static_cast<int32_t>(j * nsched / cores_of(core.type));
+    ++empty_cores_[core.type];
+  }
+  // Poll order: a scheduler's cores in global order (its AIV block, then its AIC block).
+  for (size_t c = 0; c < cores_.size(); ++c) {
+    auto& core = cores_[c];
+    auto& s = sched_[static_cast<size_t>(core.sched)];
+    const CoreType t = core.type;
+    core.poll_slot = static_cast<int32_t>(s.ncores++);
+    if (s.empty[t] == 0) s.group[t].base = static_cast<int32_t>(c);
+    core.bit = static_cast<int32_t>(c) - s.group[t].base;
+    ++s.empty[t];
+    s.slots[t] += 2;
+  }
+  for (auto& s : sched_)
+    for (const CoreType t : kCoreTypes) {
+      auto& grp = s.group[t];
+      grp.words = static_cast<int32_t>((s.empty[t] + 63) / 64);
+      grp.idle = bits_.size();
+      grp.half = grp.idle + static_cast<size_t>(grp.words);
+      bits_.resize(grp.half + static_cast<size_t>(grp.words), 0);
+    }
+  for (const auto& core : cores_)
+    set_bit(sched_[static_cast<size_t>(core.sched)].group[core.type].idle, core.bit);
+}
+
+ByCoreType<size_t> PyptoMachine::count_conditions() {
+  const size_t n = g_.tasks.size();
+  const int32_t roots = g_.num_roots();
+  remaining_.resize(n);
+  root_tasks_off_.assign(static_cast<size_t>(roots) + 1, 0);
+  bool roots_in_order = true;  // tasks numbered root by root: the order needs no array
+  ByCoreType<size_t> at_release;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& t = g_.tasks[i];
+    const int32_t preds = g_.indegree(static_cast<int32_t>(i));
+    const CoreType type = core_type_of_task(static_cast<int32_t>(i));
+    remaining_[i] = static_cast<uint32_t>(preds + 1) | (static_cast<uint32_t>(type) << kTypeShift);
+    if (preds == 0) ++at_release[type];
+    ++root_tasks_off_[static_cast<size_t>(t.root) + 1];
+    roots_in_order = roots_in_order && (i == 0 || g_.tasks[i - 1].root <= t.root);
+  }
+  for (int32_t r = 0; r < roots; ++r) root_tasks_off_[r + 1] += root_tasks_off_[r];
+  if (!roots_in_order) {
+    root_tasks_.resize(n);
+    std::vector<int64_t> fill(root_tasks_off_.begin(), root_tasks_off_.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+      root_tasks_[static_cast<size_t>(fill[static_cast<size_t>(g_.tasks[i].root)]++)] =
+          static_cast<int32_t>(i);
+  }
+  return at_release;
+}
+
+void PyptoMachine::build_device_tasks() {
+  const Hardware& hw = hw_;
+  const int32_t roots = g_.num_roots();
+  const auto stitch = static_cast<int32_t>(hw.control.stitch_function_max_num);
+  double t = 0;
+  for (int32_t first = 0; first < roots; first += stitch) {
+    const int32_t last = std::min<int32_t>(roots, first + stitch);
+    const double begin = t;
+    for (int32_t r = first; r < last; ++r) {
+      const double ntasks = static_cast<double>(root_tasks_off_[r + 1] - root_tasks_off_[r]);
+      t += hw.ns_to_cycles(hw.control.root_build_ns + ntasks * hw.control.task_build_ns);
+    }
+    t += hw.ns_to_cycles(hw.control.device_task_submit_ns);
+    if (opt_.record_aicpu) res_.aicpu_spans.push_back({0, begin, t, -1, AicpuSpan::kBuild});
+    device_first_root_.push_back(first);
+    device_last_root_.push_back(last);
+    push(kControlLane, t, kRelease, static_cast<int32_t>(device_first_root_.size() - 1));
+  }
+}
+
+}  // namespace tilesim

@@ -1,0 +1,303 @@
+#pragma once
+// The PyPTO (MPMD) runtime, after PyPTO's device runtime (machine/device/dynamic): a control AICPU
+// and scheduler AICPUs.
+//
+// The control AICPU builds root functions one after another (control.root_build_ns +
+// control.task_build_ns per task) and stitches up to control.stitch_function_max_num of them into
+// a device task, whose tasks are released when it is submitted (control.device_task_submit_ns).
+// Scheduler AICPUs each own a block of AIV and AIC cores and share one ready queue per core type.
+// A scheduler is a serial server: it polls its cores one register read at a time
+// (scheduler.poll_ns), and for each completion it sees it pays the completion cost, one resolve
+// per successor edge, and one dispatch per task it hands out. Each core holds one running and one
+// pending task.
+//
+// In PyPTO's terms: a Scheduler here is one scheduler thread's AiCoreManager (its block of cores,
+// their running and pending task ids: two tasks per core register); the ready queues are the
+// device task's readyAivCoreFunctionQue / readyAicCoreFunctionQue; dispatch() is its
+// DispatchAiCoreTask. PyptoMachine is the part that does not depend on the ready order (cores,
+// schedulers, the control AICPU's build schedule); PyptoRuntime<ReadyQueue> adds the scheduler
+// threads' hot path for one ready-queue type (sim/ready_queue.hpp).
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "sim/by_core_type.hpp"
+#include "sim/ready_queue.hpp"
+#include "sim/task_engine.hpp"
+
+namespace tilesim {
+
+class PyptoMachine : public TaskEngine {
+ protected:
+  // Event types and lanes (see EventQueue): each source pushes in nearly increasing time.
+  static constexpr uint8_t kRelease = TaskEngine::kFirstRuntimeEvent;  // id: device task
+  static constexpr uint8_t kWake = kRelease + 1;                       // id: scheduler
+  static constexpr uint8_t kDetect = kWake + 1;                        // id: task
+  enum Lane : int { kEndStartLane, kDispatchLane, kControlLane, kDetectLane };
+  static constexpr int kDetectLanes = EventQueue::kLanes - kDetectLane;
+
+  // Kept small: dispatch and task ends touch it.
+  struct Core {
+    int32_t running = -1;
+    int32_t pending = -1;
+    int32_t inflight = 0;  // dispatched and not yet seen complete by the scheduler (<= 2)
+    int32_t sched = 0;
+    int32_t poll_slot = 0;  // position in its scheduler's polling loop
+    int32_t bit = 0;        // position among its scheduler's cores of its type
+    CoreType type = CoreType::kAiv;
+    double pending_arrival = 0;
+  };
+
+  // A scheduler's cores of one type are consecutive global indices (block partition), in poll
+  // order. Two bit sets over them, inflight == 0 and inflight == 1, replace scanning the cores.
+  struct CoreGroup {
+    int32_t base = 0;   // global index of bit 0
+    int32_t words = 0;  // 64-bit words per set
+    size_t idle = 0;    // offset in bits_ of the inflight == 0 set
+    size_t half = 0;    // offset of the inflight == 1 set
+  };
+
+  struct Scheduler {
+    double free_at = 0;
+    double wake_at = kInf;      // earliest queued wake-up
+    ByCoreType<int64_t> empty;  // cores with nothing dispatched
+    ByCoreType<int64_t> slots;  // free running + pending slots
+    int64_t ncores = 0;
+    ByCoreType<CoreGroup> group;
+    std::vector<int32_t> backlog;  // seen completions (tasks), drained whole by each serve
+  };
+
+  PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
+               const SimOptions& opt);
+
+  // Per task: its unresolved conditions (below) and core type; the tasks of each root. Returns,
+  // per core type, how many tasks are ready as soon as their device task is released.
+  ByCoreType<size_t> count_conditions();
+  // The control AICPU: builds and stitches every device task and queues its release.
+  void build_device_tasks();
+
+  void set_bit(size_t set, int32_t bit) {
+    bits_[set + static_cast<size_t>(bit >> 6)] |= uint64_t{1} << (bit & 63);
+  }
+  void clear_bit(size_t set, int32_t bit) {
+    bits_[set + static_cast<size_t>(bit >> 6)] &= ~(uint64_t{1} << (bit & 63));
+  }
+  // Lowest set bit of a non-empty set.
+  int32_t first_bit(size_t set, int32_t words) const {
+    for (int32_t w = 0;; ++w)
+      if (const uint64_t x = bits_[set + static_cast<size_t>(w)]; x != 0 || w + 1 == words)
+        return w * 64 + std::countr_zero(x);
+  }
+
+  std::vector<Core> cores_;
+  std::vector<Scheduler> sched_;
+  std::vector<uint64_t> bits_;       // CoreGroup bit sets
+  ByCoreType<int64_t> empty_cores_;  // cores with nothing dispatched
+  // A task becomes ready when its device task is released and its last predecessor resolved: per
+  // task, unresolved predecessors + 1 until released (low bits) and its core type (top bit).
+  static constexpr int kTypeShift = 31;
+  static constexpr uint32_t kCountMask = (uint32_t{1} << kTypeShift) - 1;
+  std::vector<uint32_t> remaining_;
+  std::vector<int64_t> root_tasks_off_;
+  std::vector<int32_t> root_tasks_;  // tasks by root; empty when numbered root by root
+  std::vector<int32_t> device_first_root_, device_last_root_;
+  double dispatch_, resolve_, completion_, poll_, notify_, completion_notify_, gap_;
+};
+
+template <class ReadyQueue>
+class PyptoRuntime : public PyptoMachine {
+ public:
+  PyptoRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
+               const SimOptions& opt)
+      : PyptoMachine(g, std::move(costs), hw, opt) {}
+  SimResult run() { return TaskEngine::run(*this); }
+
+  void start() {
+    const ByCoreType<size_t> at_release = count_conditions();
+    for (const CoreType t : kCoreTypes) ready_[t].init(g_.num_roots(), at_release[t]);
+    build_device_tasks();
+  }
+
+  void on_event(const Event& e, double t) {
+    switch (e.type) {
+      case kRelease:
+        on_release(e.id, t);
+        break;
+      case kWake:
+        on_wake(e.id, t);
+        break;
+      case kDetect:
+        on_detect(e.id, t);
+        break;
+    }
+  }
+
+  [[gnu::always_inline]] void on_task_end(int32_t task, double t) {
+    auto& core = cores_[static_cast<size_t>(record(task).core)];
+    core.running = -1;
+    if (core.pending >= 0) {
+      core.running = core.pending;
+      core.pending = -1;
+      push(kEndStartLane, std::max(t + gap_, core.pending_arrival), kStart, core.running);
+    }
+    // The owning scheduler sees the completion when its polling loop next reaches this core.
+    const double seen = t + completion_notify_;
+    double td = seen;
+    if (poll_ > 0) {
+      const int64_t n = sched_[static_cast<size_t>(core.sched)].ncores;
+      const auto slot = static_cast<int64_t>(td / poll_);  // poll reads since time 0
+      int64_t ahead = core.poll_slot - slot % n;
+      if (ahead < 0) ahead += n;  // slot >= 0, so this is the remainder modulo n
+      td = static_cast<double>(slot + ahead) * poll_;
+      if (td < seen) td += static_cast<double>(n) * poll_;
+    }
+    push(kDetectLane + core.sched % kDetectLanes, td, kDetect, task);
+  }
+
+ private:
+  // Counts down one of `task`'s conditions; the last makes it ready at `t`.
+  void resolve(int32_t task, double t) {
+    const uint32_t left = --remaining_[static_cast<size_t>(task)];
+    if ((left & kCountMask) == 0)
+      ready_[static_cast<CoreType>(left >> kTypeShift)].push(
+          {task, t}, g_.tasks[static_cast<size_t>(task)].root);
+  }
+
+  // Whether scheduler `sc` could hand out a ready task of type `t` now: to an empty core, or to a
+  // pending slot once no scheduler has an empty core of that type left (those threads would take
+  // it first).
+  bool can_dispatch(const Scheduler& sc, CoreType t) const {
+    return !ready_[t].empty() && (sc.empty[t] > 0 || (empty_cores_[t] == 0 && sc.slots[t] > 0));
+  }
+  bool any_ready() const {
+    return !ready_[CoreType::kAiv].empty() || !ready_[CoreType::kAic].empty();
+  }
+
+  void wake(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    const double when = std::max(t, sc.free_at);
+    if (sc.wake_at <= when) return;
+    sc.wake_at = when;
+    push(kControlLane, when, kWake, s);
+  }
+
+  void wake_all(double t) {
+    for (size_t s = 0; s < sched_.size(); ++s)
+      if (can_dispatch(sched_[s], CoreType::kAiv) || can_dispatch(sched_[s], CoreType::kAic))
+        wake(static_cast<int32_t>(s), t);
+  }
+
+  void on_release(int32_t device_task, double t) {
+    for (int32_t r = device_first_root_[static_cast<size_t>(device_task)];
+         r < device_last_root_[static_cast<size_t>(device_task)]; ++r) {
+      for (int64_t i = root_tasks_off_[r]; i < root_tasks_off_[r + 1]; ++i)
+        resolve(root_tasks_.empty() ? static_cast<int32_t>(i) : root_tasks_[static_cast<size_t>(i)],
+                t);
+    }
+    wake_all(t);
+  }
+
+  void on_wake(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    if (sc.wake_at == t) sc.wake_at = kInf;
+    if (sc.free_at > t) {
+      wake(s, sc.free_at);
+      return;
+    }
+    serve(s, t);
+  }
+
+  void on_detect(int32_t task, double t) {
+    const int32_t s = cores_[static_cast<size_t>(record(task).core)].sched;
+    auto& sc = sched_[static_cast<size_t>(s)];
+    sc.backlog.push_back(task);
+    if (sc.free_at > t)  // busy: it handles the completion when free again
+      wake(s, sc.free_at);
+    else
+      serve(s, t);
+  }
+
+  // The scheduler thread's turn: handle the completions it has seen, in order (completion cost,
+  // one resolve per successor edge), then hand ready tasks to free slots of its cores.
+  void serve(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    const bool keep_spans = opt_.record_aicpu;
+    double tt = t;
+    for (const int32_t task : sc.backlog) {
+      const double begin = tt;
+      auto& core = cores_[static_cast<size_t>(record(task).core)];
+      const CoreType type = core.type;
+      const auto& grp = sc.group[type];
+      ++sc.slots[type];
+      if (--core.inflight == 0) {
+        ++sc.empty[type];
+        ++empty_cores_[type];
+        clear_bit(grp.half, core.bit);
+        set_bit(grp.idle, core.bit);
+      } else {
+        set_bit(grp.half, core.bit);
+      }
+      tt += completion_;
+      for (const int32_t* succ = g_.succ_begin(task); succ != g_.succ_end(task); ++succ) {
+        tt += resolve_;
+        resolve(*succ, tt);
+      }
+      if (keep_spans) res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kResolve});
+    }
+    sc.backlog.clear();
+    tt = dispatch(s, tt);
+    sc.free_at = tt;
+    // Others may take what is left: new ready tasks, or pending slots now that cores are taken.
+    if (any_ready()) wake_all(tt);
+  }
+
+  // Hands ready tasks to free slots of this scheduler's cores, one dispatch cost each; returns the
+  // time the thread is done. The target is the first core in poll order with nothing in flight,
+  // else (no such core) the first with one task in flight.
+  [[gnu::always_inline]] double dispatch(int32_t s, double t) {
+    auto& sc = sched_[static_cast<size_t>(s)];
+    const bool keep_spans = opt_.record_aicpu;
+    double tt = t;
+    for (const CoreType type : kCoreTypes) {
+      auto& q = ready_[type];
+      const auto& grp = sc.group[type];
+      while (can_dispatch(sc, type)) {
+        const bool to_empty = sc.empty[type] > 0;
+        const int32_t bit = first_bit(to_empty ? grp.idle : grp.half, grp.words);
+        const int32_t target = grp.base + bit;
+        const auto [task, ready_at] = q.pop();
+        // START reads its kind no earlier than a notify later: fetch it now.
+        __builtin_prefetch(&g_.tasks[static_cast<size_t>(task)]);
+        const double begin = std::max(tt, ready_at);
+        tt = begin + dispatch_;
+        if (keep_spans) res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kDispatch});
+        const double arrival = tt + notify_;
+        auto& core = cores_[static_cast<size_t>(target)];
+        --sc.slots[type];
+        if (core.inflight++ == 0) {
+          --sc.empty[type];
+          --empty_cores_[type];
+          clear_bit(grp.idle, bit);
+          set_bit(grp.half, bit);
+        } else {
+          clear_bit(grp.half, bit);
+        }
+        record(task).core = target;
+        if (core.running < 0) {
+          core.running = task;
+          push(kDispatchLane, arrival, kStart, task);
+        } else {
+          core.pending = task;
+          core.pending_arrival = arrival;
+        }
+      }
+    }
+    return tt;
+  }
+
+  ByCoreType<ReadyQueue> ready_;
+};
+
+}  // namespace tilesim

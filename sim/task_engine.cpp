@@ -1,0 +1,60 @@
+#include "sim/task_engine.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
+                       const SimOptions& opt)
+    : g_(g), hw_(hw), opt_(opt), bw_(hw.hbm_bytes_per_cycle()) {
+  res_.kind_costs = std::move(costs);
+  res_.tasks.assign(g.tasks.size(), TaskRecord{});
+  for (size_t i = 0; i < g.kinds.size(); ++i) {
+    const auto& cost = res_.kind_costs[i];
+    kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
+                      SharedBandwidth::demand_of(cost.cycles, cost.gm_bytes())});
+  }
+  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes));
+  count_[CoreType::kAiv] = hw.cores.aiv;
+  count_[CoreType::kAic] = hw.cores.aic;
+  for (const CoreType t : kCoreTypes) {
+    first_core_[t] = num_cores();
+    res_.core_types.insert(res_.core_types.end(), static_cast<size_t>(count_[t]), t);
+  }
+}
+
+int32_t TaskEngine::global_core(CoreType t, int32_t index) const {
+  if (index < 0 || index >= count_[t])
+    throw InternalError("task graph: task pinned to " + std::string(core_type_name(t)) + " core " +
+                        std::to_string(index) + " but the hardware has " +
+                        std::to_string(count_[t]));
+  return first_core_[t] + index;
+}
+
+SimResult TaskEngine::finish() {
+  if (finished_ != g_.tasks.size())
+    throw Error("task graph: " + std::to_string(g_.tasks.size() - finished_) +
+                " tasks never became ready (dependency cycle, or no core of their type)");
+  // Each task's latest predecessor end, in one pass once all ends are known (a max does not
+  // depend on the order it is taken in; the pass walks the graph in order, which the cache
+  // prefers to the resolution order), with the span.
+  res_.first_start = kInf;
+  res_.last_end = 0;
+  for (size_t i = 0; i < res_.tasks.size(); ++i) {
+    const TaskRecord& r = res_.tasks[i];
+    res_.first_start = std::min(res_.first_start, r.start);
+    res_.last_end = std::max(res_.last_end, r.end);
+    for (const int32_t* succ = g_.succ_begin(static_cast<int32_t>(i));
+         succ != g_.succ_end(static_cast<int32_t>(i)); ++succ) {
+      auto& pe = res_.tasks[static_cast<size_t>(*succ)].pred_end;
+      pe = std::max(pe, r.end);
+    }
+  }
+  if (g_.tasks.empty()) res_.first_start = 0;
+  return std::move(res_);
+}
+
+}  // namespace tilesim

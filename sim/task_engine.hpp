@@ -1,0 +1,108 @@
+#pragma once
+// The part of the simulation every runtime shares: the machine's cores (global index: AIV cores
+// first, then AIC cores), the event queue, and task execution. A task starts on a kStart event,
+// runs as a flow of the shared global-memory bandwidth (sim/shared_bandwidth.hpp) with its HBM
+// share set by L2 (sim/l2_residency.hpp), and its end is handed to the runtime.
+//
+// A runtime derives from TaskEngine (one object, so the hot loop reaches the engine's state and
+// the runtime's through one pointer) and provides
+//   start()                  queues the first events;
+//   on_event(event, t)       handles an event of one of its own types (>= kFirstRuntimeEvent);
+//   on_task_end(task, t)     reacts to a task's end (its record's end is already set);
+// and runs with TaskEngine::run(*this), a template: the event loop makes direct calls only.
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "model/task_cost.hpp"
+#include "model/task_graph.hpp"
+#include "sim/by_core_type.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/l2_residency.hpp"
+#include "sim/shared_bandwidth.hpp"
+#include "sim/simulator.hpp"
+
+namespace tilesim {
+
+class TaskEngine {
+ public:
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr uint8_t kStart = 0;  // event: the task `id` starts on its recorded core
+  static constexpr uint8_t kFirstRuntimeEvent = 1;
+
+  TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
+             const SimOptions& opt);
+
+  TaskRecord& record(int32_t task) { return res_.tasks[static_cast<size_t>(task)]; }
+  CoreType core_type_of_task(int32_t task) const {
+    return kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)].core;
+  }
+
+  int32_t num_cores() const { return static_cast<int32_t>(res_.core_types.size()); }
+  CoreType core_type(int32_t core) const { return res_.core_types[static_cast<size_t>(core)]; }
+  int64_t cores_of(CoreType t) const { return count_[t]; }
+  // The global index of core `index` of type `t`; throws naming the task graph when out of range.
+  int32_t global_core(CoreType t, int32_t index) const;
+
+  [[gnu::always_inline]] void push(int lane, double t, uint8_t type, int32_t id) {
+    events_.push(lane, t, type, id);
+  }
+
+  // The event loop; `runtime` is this engine.
+  template <class Runtime>
+  SimResult run(Runtime& runtime) {
+    runtime.start();
+    for (;;) {
+      const double tf = bw_.next_finish();
+      const double te = events_.next_time();
+      if (tf <= te) {
+        if (tf == kInf) break;  // then te is +inf too
+        const int32_t task = bw_.finish_next();
+        record(task).end = tf;
+        ++finished_;
+        runtime.on_task_end(task, tf);
+        continue;
+      }
+      const Event e = events_.pop();
+      if (e.type == kStart)
+        start_task(e.id, te);
+      else
+        runtime.on_event(e, te);
+    }
+    return finish();
+  }
+
+ protected:
+  struct KindInfo {
+    CoreType core;
+    int32_t flow_class;  // SharedBandwidth class of its run time
+    double demand;       // SharedBandwidth::demand_of of its cost
+  };
+
+  [[gnu::always_inline]] void start_task(int32_t task, double t) {
+    record(task).start = t;
+    const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
+    // Only L2 misses and write-backs draw on HBM (sim/l2_residency.hpp).
+    const double hbm_share = l2_ ? l2_->on_start(task, 1.0).hbm : 1.0;
+    bw_.start_flow(task, t, kind.flow_class, kind.demand * hbm_share);
+  }
+  // Checks every task ran; fills the predecessor ends and the span.
+  SimResult finish();
+
+  const TaskGraph& g_;
+  const Hardware& hw_;
+  SimOptions opt_;
+  SharedBandwidth bw_;
+  std::optional<L2Residency> l2_;
+  SimResult res_;
+  std::vector<KindInfo> kinds_;
+  ByCoreType<int32_t> first_core_;
+  ByCoreType<int64_t> count_;
+  EventQueue events_;
+  size_t finished_ = 0;
+};
+
+}  // namespace tilesim
