@@ -128,15 +128,10 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
   if (!spec.dims.empty() && spec.dims != std::vector<int>{1})
     throw Error(spec.op + ": dim: phase 1 reduces the feature dim 1; leave dim out or set 1");
   const int64_t n = spec.shape[0];
-  // Phase 2 reduces a vector of N fp32 values; its tile must be 32 B aligned like any other.
-  int64_t t2 = std::min<int64_t>(2048, (n + 7) / 8 * 8);
-  if (has_param(spec, "phase2_tile")) {
-    t2 = param_ints(spec, "phase2_tile")[0];
-    if (t2 * 4 % 32 != 0)
-      throw Error(
-          fmt::format("{}: params.phase2_tile: {} x 4 B is not a multiple of 32 B", spec.op, t2),
-          ErrorKind::kAlignment);
-  }
+  // Phase 2 reduces a vector of N fp32 values; the lowering checks its tile's alignment. The
+  // default is the batch rounded up to 8 values (32 B, the A2's UB alignment), at most 2048.
+  const int64_t t2 = has_param(spec, "phase2_tile") ? param_ints(spec, "phase2_tile")[0]
+                                                    : std::min<int64_t>(2048, (n + 7) / 8 * 8);
   const MergeMode merge = merge_mode_of(spec);
   ReduceFamily f1 = spec.op == "cross_entropy" ? cross_entropy_family()
                     : spec.op == "mse"         ? mse_family()
@@ -147,6 +142,7 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
                  Phase::Link::kNone));
   prog.phases.push_back(make_phase(plan_reduction({n}, {t2}, {0}, 0, 1, merge, spec.op),
                                    mean_family(spec.op + "_batch"), Phase::Link::kByRows));
+  prog.phases.back().tile_key = "params.phase2_tile";
   return prog;
 }
 

@@ -43,8 +43,28 @@ void fill_reduction_diagnostics(const KernelSpec& spec, const Hardware& hw,
 Phase make_phase(ReductionPlan plan, ReduceFamily fam, Phase::Link link) {
   if (plan.merge == MergeMode::kAuto)
     plan.merge = fam.atomic_merge ? MergeMode::kAtomic : MergeMode::kTree;
-  return Phase{std::move(plan), std::move(fam), link};
+  return Phase{std::move(plan), std::move(fam), link, ""};
 }
+
+namespace {
+
+// A later phase tiles its own tensor (a per-sample vector, say): its last tile dim obeys the same
+// UB alignment as the spec's tile, which validate_tile checked.
+void validate_phase_tiles(const ReductionProgram& prog, const KernelSpec& spec,
+                          const Hardware& hw) {
+  for (const Phase& ph : prog.phases) {
+    if (ph.tile_key.empty()) continue;
+    const int64_t bytes = dtype_bytes(ph.fam.fp32_inputs ? DType::kFp32 : spec.dtype);
+    const int64_t last = ph.plan.tile.back();
+    if (last * bytes % hw.ub.align_bytes != 0)
+      throw Error(
+          fmt::format("{}: {}: {} x {} B is not a multiple of {} B (use a multiple of {})", spec.op,
+                      ph.tile_key, last, bytes, hw.ub.align_bytes, hw.ub.align_bytes / bytes),
+          ErrorKind::kAlignment);
+  }
+}
+
+}  // namespace
 
 LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) {
   validate_tile(spec, hw);
@@ -52,6 +72,7 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
     throw Error(spec.op + ": only the pypto partition is modelled for reducing ops",
                 ErrorKind::kLimits);
   const ReductionProgram prog = describe_reduction_program(spec);
+  validate_phase_tiles(prog, spec, hw);
   LoweredKernel out;
   build_program(prog, spec, hw, out);
   fill_reduction_diagnostics(spec, hw, prog, out);

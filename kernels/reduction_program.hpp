@@ -19,6 +19,8 @@ struct Phase {
   // How this phase's tasks wait for the previous phase: the same tile grid (a chained
   // reduction) or overlapping rows (a per-sample value reduced over the batch).
   enum class Link { kNone, kByOrigin, kByRows } link = Link::kNone;
+  // Where a later phase's tile comes from, for messages ("params.phase2_tile"); "" = the spec's.
+  std::string tile_key;
 };
 
 // A phase with its merge mode resolved (kAuto -> kAtomic where the family allows, else kTree).

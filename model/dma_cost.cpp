@@ -20,8 +20,8 @@ double dma_latency_cycles(DmaDir dir, const Hardware& hw) {
 }
 
 double dma_efficiency(const DmaOp& op, const Hardware& hw) {
-  const double peak =
-      op.dir == DmaDir::kRead ? hw.dma.read.peak_bytes_per_cycle : hw.dma.write.peak_bytes_per_cycle;
+  const double peak = op.dir == DmaDir::kRead ? hw.dma.read.peak_bytes_per_cycle
+                                              : hw.dma.write.peak_bytes_per_cycle;
   return static_cast<double>(op.bytes()) / peak / dma_occupancy_cycles(op, hw);
 }
 

@@ -218,6 +218,18 @@ struct Chain {
   std::vector<std::string> named, canonical;
 };
 
+// Keys that left the hardware file, and where their setting lives now.
+const char* retired_key_home(const std::string& key) {
+  static const std::map<std::string, const char*> retired = {
+      {"scheduler.oldest_root_first",
+       "the ready-queue order is a runtime policy of the run or sweep config, "
+       "\"runtime\": {\"ready_order\": \"oldest_root_first\" | \"fifo\"}"},
+      {"gm.l2_bandwidth_gbps", "nothing read it; L2 is modelled by l2.bytes (sim/l2_residency)"},
+  };
+  const auto it = retired.find(key);
+  return it == retired.end() ? nullptr : it->second;
+}
+
 Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) {
   const JsonReader top(doc, origin);
   top.check_keys({"name", "description", "base", "parameters"});
@@ -230,6 +242,8 @@ Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) 
     params->for_each_member([&](const std::string& key, const JsonReader& e) {
       const HardwareParam* p = find_hardware_param(key);
       if (!p) {
+        if (const char* moved = retired_key_home(key))
+          e.fail(fmt::format("no longer a hardware parameter: {}", moved));
         const std::string near = nearest_key(key);
         e.fail(fmt::format("unknown key{} (every key is listed in docs/hardware.md)",
                            near.empty() ? "" : "; did you mean " + near + "?"));

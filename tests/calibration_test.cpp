@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "test_support.hpp"
-#include "tools/formats/run_config.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/run_config.hpp"
 
 namespace tilesim {
 namespace {

@@ -329,8 +329,14 @@ TEST(Hardware, RejectsUnknownKeyPointingAtTheExistingDocs) {
   doc = default_doc();
   doc["parameters"]["gm.l2_bandwidth_gbps"] = entry(1, "dropped");
   EXPECT_EQ(load_error(doc),
-            "hw.json: parameters.gm.l2_bandwidth_gbps: unknown key; did you mean "
-            "gm.hbm_bandwidth_gbps? (every key is listed in docs/hardware.md)");
+            "hw.json: parameters.gm.l2_bandwidth_gbps: no longer a hardware parameter: nothing "
+            "read it; L2 is modelled by l2.bytes (sim/l2_residency)");
+  doc = default_doc();
+  doc["parameters"]["scheduler.oldest_root_first"] = entry(1, "moved");
+  EXPECT_EQ(load_error(doc),
+            "hw.json: parameters.scheduler.oldest_root_first: no longer a hardware parameter: the "
+            "ready-queue order is a runtime policy of the run or sweep config, \"runtime\": "
+            "{\"ready_order\": \"oldest_root_first\" | \"fifo\"}");
   doc = default_doc();
   doc["parameters"]["something_else"] = entry(1);
   EXPECT_EQ(load_error(doc),

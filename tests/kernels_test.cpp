@@ -297,6 +297,17 @@ TEST(Kernels, RejectionsCarryTheirKind) {
   KernelSpec phase2 = spec("mse", {128, 64}, {4, 64});
   phase2.params["phase2_tile"] = {12};
   EXPECT_EQ(lower_kind(phase2), ErrorKind::kAlignment);
+  try {
+    lower_kernel(phase2, default_hw());
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "mse: params.phase2_tile: 12 x 4 B is not a multiple of 32 B (use a multiple of 8)");
+  }
+  Hardware wide = default_hw();  // the alignment comes from the hardware, not the kernel
+  wide.ub.align_bytes = 64;
+  phase2.params["phase2_tile"] = {8};
+  EXPECT_THROW(lower_kernel(phase2, wide), Error);
+  EXPECT_NO_THROW(lower_kernel(phase2, default_hw()));
   EXPECT_EQ(lower_kind(spec("softmaxx", {4, 64}, {1, 64})), ErrorKind::kInput);
   try {
     kernel_spec_from_json(

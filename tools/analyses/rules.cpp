@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
-#include "tools/formats/run_config.hpp"
 #include "tools/analyses/sweep.hpp"
+#include "tools/formats/run_config.hpp"
 #include "tools/formats/sweep_config.hpp"
 
 namespace tilesim {
@@ -265,8 +265,9 @@ ReductionSweetSpot sweet_spot(Cases& cases, const std::string& file, const std::
       if (static_cast<int>(d) != axis) p *= tile[d];
     return p;
   }();
-  const int64_t limit = std::min(cfg.base.shape[static_cast<size_t>(axis)],
-                                 cases.hw().limits.max_tile_elements / std::max<int64_t>(others, 1));
+  const int64_t limit =
+      std::min(cfg.base.shape[static_cast<size_t>(axis)],
+               cases.hw().limits.max_tile_elements / std::max<int64_t>(others, 1));
   for (int64_t v = 1; v <= limit; v *= 2) {
     tile[static_cast<size_t>(axis)] = v;
     cands.push_back({tile, cfg.base.loop_count});
