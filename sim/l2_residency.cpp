@@ -1,22 +1,34 @@
 #include "sim/l2_residency.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace tilesim {
 
-L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes)
+L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, bool warm)
     : graph_(graph), capacity_(capacity_bytes) {
   if (!graph.has_accesses()) return;
   std::unordered_map<uint64_t, int64_t> footprint;
+  std::vector<std::pair<uint64_t, int64_t>> inputs;  // first touched by a read, in task order
   for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
-      auto& b = footprint[a->block];
-      b = std::max(b, a->bytes);
+      const auto [it, fresh] = footprint.emplace(a->block, a->bytes);
+      it->second = std::max(it->second, a->bytes);
+      if (fresh && !a->write) inputs.emplace_back(a->block, a->bytes);
     }
   double total = 0;
   for (const auto& [key, bytes] : footprint) total += static_cast<double>(bytes);
   absorb_writes_ = total <= capacity_;
   last_touch_.reserve(footprint.size());
+  if (!warm) return;
+  double input_bytes = 0;
+  for (const auto& [block, bytes] : inputs) input_bytes += static_cast<double>(bytes);
+  if (input_bytes > capacity_) return;
+  for (const auto& [block, bytes] : inputs) {
+    stamp_ += static_cast<double>(bytes);
+    last_touch_[block] = stamp_;
+  }
 }
 
 Traffic L2Residency::on_start(int32_t task, double bytes) {

@@ -6,6 +6,11 @@
 // also cost HBM bandwidth unless the kernel's whole footprint fits in L2, in which case dirty
 // lines are never evicted during the kernel. A task's accesses are counted when it starts.
 // Tasks that record no accesses (replayed or hand-written SPMD graphs) send all traffic to HBM.
+//
+// Warm (a rerun without an L2 flush): the graph's inputs (blocks read before any task writes
+// them) start resident when they all fit in l2.bytes, touched in task order before the kernel. When
+// they do not fit, a streaming rerun evicts each line before it is read again, so nothing is
+// resident: warm and cold agree.
 
 #include <cstdint>
 #include <unordered_map>
@@ -21,7 +26,7 @@ struct Traffic {
 
 class L2Residency {
  public:
-  L2Residency(const TaskGraph& graph, double capacity_bytes);
+  L2Residency(const TaskGraph& graph, double capacity_bytes, bool warm = false);
   // `bytes`: the task's modeled GM bytes (granule waste included), split in proportion.
   Traffic on_start(int32_t task, double bytes);
   bool absorbs_writes() const { return absorb_writes_; }

@@ -35,6 +35,9 @@ const char* ready_order_name(ReadyOrder order);
 struct SimOptions {
   bool record_aicpu = false;  // keep AICPU activity spans (for traces)
   ReadyOrder ready_order = ReadyOrder::kOldestRootFirst;
+  // The kernel starts with its inputs resident in L2 when they fit ("runtime": {"l2": "warm"}):
+  // a rerun without an L2 flush. Default cold: every first read goes to HBM.
+  bool l2_warm = false;
 };
 
 struct TaskRecord {

@@ -17,7 +17,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_bytes())});
   }
-  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes));
+  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_warm);
   count_[CoreType::kAiv] = hw.cores.aiv;
   count_[CoreType::kAic] = hw.cores.aic;
   for (const CoreType t : kCoreTypes) {

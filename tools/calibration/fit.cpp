@@ -390,14 +390,15 @@ FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const Bat
   return res;
 }
 
-std::vector<double> average_ranks(const std::vector<double>& v) {
+std::vector<double> average_ranks(const std::vector<double>& v, double tie_pct) {
   std::vector<size_t> idx(v.size());
   std::iota(idx.begin(), idx.end(), size_t{0});
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
   std::vector<double> rank(v.size());
   for (size_t i = 0; i < idx.size();) {
     size_t j = i;
-    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    const double limit = v[idx[i]] * (1 + tie_pct / 100);  // v[idx[i]] itself when tie_pct is 0
+    while (j + 1 < idx.size() && v[idx[j + 1]] <= limit) ++j;
     const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;
     for (size_t t = i; t <= j; ++t) rank[idx[t]] = mean;
     i = j + 1;
@@ -405,10 +406,10 @@ std::vector<double> average_ranks(const std::vector<double>& v) {
   return rank;
 }
 
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+double spearman(const std::vector<double>& a, const std::vector<double>& b, double tie_pct) {
   if (a.size() != b.size()) throw InternalError("spearman: sizes differ");
   if (a.size() < 2) return kNaN;
-  const auto ra = average_ranks(a), rb = average_ranks(b);
+  const auto ra = average_ranks(a, tie_pct), rb = average_ranks(b, tie_pct);
   const double n = static_cast<double>(a.size());
   const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
   const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;

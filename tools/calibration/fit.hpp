@@ -94,11 +94,13 @@ struct FitResult {
 FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const BatchResidualFn& f,
                               const FitOptions& options = {});
 
-// 1-based ranks, ties get the mean of their positions.
-std::vector<double> average_ranks(const std::vector<double>& v);
+// 1-based ranks, ties get the mean of their positions. With tie_pct > 0 (positive values), a tie
+// group holds every value within tie_pct percent of the group's smallest, groups formed from the
+// smallest up (tilesim validate counts times within 3% of each other as ties).
+std::vector<double> average_ranks(const std::vector<double>& v, double tie_pct = 0);
 // Spearman rank correlation (Pearson correlation of average ranks); NaN when fewer than two
-// values or either side is constant.
-double spearman(const std::vector<double>& a, const std::vector<double>& b);
+// values or either side is constant (all one tie group).
+double spearman(const std::vector<double>& a, const std::vector<double>& b, double tie_pct = 0);
 // Mean absolute percentage error of modeled against measured, in percent.
 double mape_percent(const std::vector<double>& modeled, const std::vector<double>& measured);
 

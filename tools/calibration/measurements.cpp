@@ -20,12 +20,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string allowed_metrics() {
-  std::string s;
-  for (const auto& m : calibration_metrics()) s += (s.empty() ? "" : ", ") + std::string(m.name);
-  return s;
-}
-
 std::string num(double x) {
   return nlohmann::json(x).dump();
 }
@@ -54,6 +48,12 @@ const std::vector<CalibrationMetric>& calibration_metrics() {
       {"mte3_time_us", "pipes MTE3 mean_us", "mte3_us", 1},
   };
   return metrics;
+}
+
+std::string allowed_metrics() {
+  std::string s;
+  for (const auto& m : calibration_metrics()) s += (s.empty() ? "" : ", ") + std::string(m.name);
+  return s;
 }
 
 bool is_calibration_metric(const std::string& name) {
@@ -144,9 +144,10 @@ std::vector<FreeParam> parse_free(const JsonReader& fr) {
   return out;
 }
 
-// The run a measurement names: an inline run config or a run config file beside the set.
-CalibrationRun parse_run(const JsonReader& e, const std::string& id,
-                         const std::filesystem::path& file) {
+}  // namespace
+
+CalibrationRun parse_measured_run(const JsonReader& e, const std::string& id,
+                                  const std::filesystem::path& file) {
   const auto inline_config = e.find("config"), file_config = e.find("config_file");
   if (inline_config.has_value() == file_config.has_value())
     e.fail("needs exactly one of config (an inline run config) or config_file");
@@ -172,6 +173,8 @@ CalibrationRun parse_run(const JsonReader& e, const std::string& id,
   run.label = named;
   return run;
 }
+
+namespace {
 
 Measurement parse_measurement(const JsonReader& e) {
   Measurement m;
@@ -229,8 +232,9 @@ MeasurementSet measurements_from_json(const nlohmann::json& json,
     Measurement m = parse_measurement(e);
     m.id = id_r.string();
     if (!ids.insert(m.id).second) id_r.fail("duplicate id '" + m.id + "'");
-    const CalibrationRun run = parse_run(e, m.id, file);
-    const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order);
+    const CalibrationRun run = parse_measured_run(e, m.id, file);
+    const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order) +
+                            (run.options.l2_warm ? " warm" : " cold");
     auto [it, fresh] = run_index.emplace(key, set.runs.size());
     if (fresh) set.runs.push_back(run);
     m.run = it->second;

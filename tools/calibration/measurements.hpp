@@ -40,6 +40,7 @@
 #include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
 #include "model/hardware.hpp"
+#include "model/json_reader.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
@@ -53,6 +54,8 @@ struct CalibrationMetric {
 };
 const std::vector<CalibrationMetric>& calibration_metrics();
 bool is_calibration_metric(const std::string& name);
+// The metric names, comma-separated (for "allowed: ..." in errors).
+std::string allowed_metrics();
 
 // One distinct kernel run the measurements need (measurements sharing a config share a run).
 struct CalibrationRun {
@@ -92,6 +95,12 @@ struct MeasurementSet {
   std::vector<Measurement> measurements;
   std::vector<CalibrationRun> runs;
 };
+
+// The run a measured figure names in `e`: exactly one of "config" (an inline run config) or
+// "config_file" (a run config file, relative to `file`, the file holding `e`). `id` labels an
+// inline config. Also read by the validation datasets (tools/formats/validation_dataset.hpp).
+CalibrationRun parse_measured_run(const JsonReader& e, const std::string& id,
+                                  const std::filesystem::path& file);
 
 // Parses and checks a measurements file; every rejection is one line naming the file and key.
 MeasurementSet load_measurements(const std::filesystem::path& file);

@@ -22,5 +22,7 @@ CommandAction add_calibrate_command(CLI::App& app);
 // `rules`: the rulebook's claims checked against the model, thresholds measured
 // (tools/cmd_rules.cpp).
 CommandAction add_rules_command(CLI::App& app);
+// `validate`: measured datasets run and scored per sweep (tools/cli/cmd_validate.cpp).
+CommandAction add_validate_command(CLI::App& app);
 
 }  // namespace tilesim

@@ -58,13 +58,14 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
   SimOptions options;
   const auto runtime = JsonReader(doc, origin).find("runtime");
   if (!runtime) return options;
-  runtime->check_keys({"ready_order"});
+  runtime->check_keys({"ready_order", "l2"});
   if (const auto order = runtime->find("ready_order")) {
     const std::vector<std::string> names = {ready_order_name(ReadyOrder::kOldestRootFirst),
                                             ready_order_name(ReadyOrder::kFifo)};
     options.ready_order =
         order->one_of(names) == names[0] ? ReadyOrder::kOldestRootFirst : ReadyOrder::kFifo;
   }
+  if (const auto l2 = runtime->find("l2")) options.l2_warm = l2->one_of({"cold", "warm"}) == "warm";
   return options;
 }
 

@@ -2,7 +2,8 @@
 // A run config file: a kernel spec plus the hardware file to run it on (resolved relative to the
 // config file), an optional description, an optional "measured" block for experiments and the
 // runtime policies to simulate it with:
-//   "runtime": {"ready_order": "oldest_root_first" | "fifo"}   (default oldest_root_first)
+//   "runtime": {"ready_order": "oldest_root_first" | "fifo",   (default oldest_root_first)
+//               "l2": "cold" | "warm"}   (default cold; warm: inputs resident in L2 when they fit)
 // The config may leave out "tile" when the run gives one (run --tile).
 
 #include <filesystem>

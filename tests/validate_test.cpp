@@ -1,0 +1,159 @@
+// `tilesim validate`: the scores against hand counts, the dataset reader's one-line rejections,
+// not-expressible points counted and never run, and the exit code when a dataset misses its own
+// tolerances.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.hpp"
+#include "test_support.hpp"
+#include "tools/analyses/validate.hpp"
+#include "tools/calibration/fit.hpp"
+#include "tools/formats/validation_dataset.hpp"
+
+namespace tilesim {
+namespace {
+
+TEST(Validate, RankCorrelationCountsTimesWithinThreePercentAsTies) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}, kTiePct), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {40, 30, 20, 10}, kTiePct), -1.0);
+  // 1 and 1.02 tie (2% apart); the model's inverted order of the pair does not count against it.
+  EXPECT_DOUBLE_EQ(spearman({1, 1.02, 2, 3}, {1, 0.99, 2, 3}, kTiePct), 1.0);
+  // 1 and 1.05 do not tie: ranks {1,2,3} against {2,1,3}: rho = 1 - 6*2/(3*8) = 0.5.
+  EXPECT_DOUBLE_EQ(spearman({1, 1.05, 2}, {1.05, 1, 2}, kTiePct), 0.5);
+  // Every measured time within 3% of the fastest: one tie group, no order to compare.
+  EXPECT_TRUE(std::isnan(spearman({1, 1.01, 1.02}, {1, 2, 3}, kTiePct)));
+}
+
+ValidationSweep hand_sweep(const std::vector<double>& measured) {
+  ValidationSweep sw;
+  sw.name = "s";
+  for (size_t i = 0; i < measured.size(); ++i) {
+    ValidationPoint p;
+    p.label = std::to_string(i);
+    p.measured = measured[i];
+    p.run.emplace();
+    sw.points.push_back(p);
+  }
+  return sw;
+}
+
+TEST(Validate, SweepScoresMatchHandCounts) {
+  ValidationSweep sw = hand_sweep({10, 20, 40, 5});
+  sw.points[3].run.reset();
+  sw.points[3].not_expressible = "no such op";
+  const std::vector<PointOutcome> out = {{12, ""}, {20, ""}, {36, ""}, {NAN, ""}};
+  const SweepScore s = score_sweep(sw, out);
+  EXPECT_EQ(s.evaluated, 3u);
+  EXPECT_EQ(s.not_expressible, 1u);
+  EXPECT_EQ(s.rejected, 0u);
+  // Normalised to each side's best: measured 1, 2, 4; modeled 1, 5/3, 3.
+  EXPECT_NEAR(s.norm_err_pct[1], -100.0 / 6, 1e-9);
+  EXPECT_NEAR(s.norm_err_pct[2], -25.0, 1e-9);
+  EXPECT_NEAR(s.norm_mape_pct, (0 + 100.0 / 6 + 25) / 3, 1e-9);
+  EXPECT_NEAR(s.abs_mape_pct, (20 + 0 + 10) / 3.0, 1e-9);  // +20%, 0%, -10%
+  EXPECT_TRUE(std::isnan(s.norm_err_pct[3]));
+  EXPECT_TRUE(s.argmin_match);
+  EXPECT_EQ(s.worst, 2u);
+  EXPECT_NEAR(s.worst_norm_err_pct, -25.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.rank_corr, 1.0);
+}
+
+TEST(Validate, ArgminMatchesWithinTheTieAndRejectedPointsAreCounted) {
+  const ValidationSweep sw = hand_sweep({10, 10.2, 30});
+  // The model prefers point 1, measured 2% above the best: a tie, so the argmin matches.
+  SweepScore s = score_sweep(sw, {{11, ""}, {10, ""}, {30, ""}});
+  EXPECT_TRUE(s.argmin_match);
+  EXPECT_EQ(s.modeled_argmin, 1u);
+  s = score_sweep(hand_sweep({10, 11, 30}), {{11, ""}, {10, ""}, {30, ""}});
+  EXPECT_FALSE(s.argmin_match);
+  s = score_sweep(sw, {{11, ""}, {NAN, "UB overflow"}, {30, ""}});
+  EXPECT_EQ(s.rejected, 1u);
+  EXPECT_EQ(s.evaluated, 2u);
+}
+
+std::string write_temp(const std::string& name, const nlohmann::json& j) {
+  const auto dir = std::filesystem::temp_directory_path() / "tilesim_validate_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << j.dump(1);
+  return path.string();
+}
+
+nlohmann::json relu_config(int64_t rows) {
+  return {{"op", "relu"},
+          {"shape", {rows, 1024}},
+          {"tile", {8, 1024}},
+          {"dtype", "fp32"},
+          {"partition", {{"style", "ascendc"}, {"cores", 8}}}};
+}
+
+nlohmann::json small_dataset() {
+  return {
+      {"description", "test"},
+      {"hardware", "ascend910b1"},
+      {"sweeps",
+       {{{"name", "rows"},
+         {"axis", "rows"},
+         {"points",
+          {{{"x", 64}, {"measured", 10.0}, {"mapping", "same op"}, {"config", relu_config(64)}},
+           {{"x", 1024}, {"measured", 40.0}, {"mapping", "same op"}, {"config", relu_config(1024)}},
+           {{"x", 4096}, {"measured", 90.0}, {"not_expressible", "needs a fused op"}}}}}}}};
+}
+
+std::string load_error(const nlohmann::json& j) {
+  try {
+    load_validation_dataset(write_temp("bad.json", j));
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    return what.substr(what.find("bad.json"));
+  }
+  return "(accepted)";
+}
+
+TEST(Validate, DatasetRejectionsNameTheFileAndKey) {
+  auto j = small_dataset();
+  j["sweeps"][0]["points"][0].erase("mapping");
+  EXPECT_EQ(load_error(j), "bad.json: sweeps[0].points[0].mapping: missing");
+  j = small_dataset();
+  j["sweeps"][0]["points"][2]["config"] = relu_config(64);
+  EXPECT_EQ(load_error(j),
+            "bad.json: sweeps[0].points[2].not_expressible: a point the model cannot express has "
+            "no config or config_file");
+  j = small_dataset();
+  j["sweeps"][0]["metric"] = "speed";
+  EXPECT_EQ(load_error(j).substr(0, 52), "bad.json: sweeps[0].metric: unknown metric 'speed' (");
+  j = small_dataset();
+  j["tolerances"] = {{"min_rank_corr", 2}};
+  EXPECT_EQ(load_error(j), "bad.json: tolerances.min_rank_corr: out of range: 2 (allowed -1 to 1)");
+}
+
+TEST(Validate, NotExpressiblePointsAreReportedAndDoNotCount) {
+  const ValidationResult r =
+      validate({load_validation_dataset(write_temp("ok.json", small_dataset()))});
+  ASSERT_EQ(r.scores.size(), 1u);
+  EXPECT_EQ(r.scores[0].evaluated, 2u);
+  EXPECT_EQ(r.scores[0].not_expressible, 1u);
+  EXPECT_TRUE(std::isnan(r.scores[0].points[0][2].modeled));
+  EXPECT_TRUE(r.within());  // no tolerances
+}
+
+TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
+  auto j = small_dataset();
+  j["tolerances"] = {{"max_abs_mape_pct", 0.001}};
+  test::CmdResult r = test::run_cli("validate " + write_temp("tight.json", j));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("absolute MAPE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not expressible (1): rows rows=4096: needs a fused op"), std::string::npos)
+      << r.out;
+  j["tolerances"] = {{"max_abs_mape_pct", 1e6}, {"argmin", true}};
+  r = test::run_cli("validate " + write_temp("loose.json", j));
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+}  // namespace
+}  // namespace tilesim

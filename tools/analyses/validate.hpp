@@ -1,0 +1,74 @@
+#pragma once
+// `tilesim validate`: runs every expressible point of measured datasets and scores the model per
+// sweep and per dataset against the dataset's own tolerances.
+//
+// Per sweep, over its evaluated points (not-expressible and rejected points are counted, never
+// scored):
+//   rank correlation  Spearman's rho of measured and modeled times; times within kTiePct of each
+//                     other count as ties (spearman in tools/calibration/fit.hpp: a group holds
+//                     every time within kTiePct of its fastest and they share their mean rank).
+//                     Undefined (NaN) when either side is all one tie group.
+//   normalised MAPE   mean |m'/m'best - t/t best| / (t/t best), where t is measured, m' modeled
+//                     and "best" each side's fastest point: does the model get the sweep's shape.
+//   absolute MAPE     mean |m' - t| / t.
+//   argmin            the modeled fastest point is measured within kTiePct of the measured best.
+//   worst point       the largest normalised error.
+// Per dataset, the MAPEs pool every evaluated point of its sweeps.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "model/hardware.hpp"
+#include "tools/formats/validation_dataset.hpp"
+
+namespace tilesim {
+
+inline constexpr double kTiePct = 3.0;
+
+struct PointOutcome {
+  double modeled = 0;  // NaN unless evaluated
+  std::string error;   // the model rejected the run (Error message)
+  bool evaluated() const { return error.empty() && modeled == modeled; }
+};
+
+struct SweepScore {
+  size_t evaluated = 0, not_expressible = 0, rejected = 0;
+  double rank_corr = 0;      // NaN when undefined
+  double norm_mape_pct = 0;  // NaN with no evaluated point
+  double abs_mape_pct = 0;
+  bool argmin_match = false;
+  size_t measured_argmin = 0, modeled_argmin = 0;  // point indices (when evaluated > 0)
+  size_t worst = 0;                                // point index of the largest normalised error
+  double worst_norm_err_pct = 0;                   // signed: modeled above measured is positive
+  // Per point, signed (modeled above measured is positive); NaN unless evaluated.
+  std::vector<double> norm_err_pct, abs_err_pct;
+};
+
+struct DatasetScore {
+  std::string hardware;                           // the hardware's name
+  std::vector<std::vector<PointOutcome>> points;  // [sweep][point]
+  std::vector<SweepScore> sweeps;
+  size_t evaluated = 0, not_expressible = 0, rejected = 0;
+  double norm_mape_pct = 0, abs_mape_pct = 0;    // pooled; NaN with no evaluated point
+  double min_rank_corr = 0;                      // over sweeps where defined; NaN if none
+  size_t argmin_matches = 0, argmin_sweeps = 0;  // sweeps with an evaluated point
+  std::vector<std::string> violations;           // tolerances missed, one line each
+  bool within() const { return violations.empty(); }
+};
+
+struct ValidationResult {
+  std::vector<ValidationDataset> datasets;
+  std::vector<DatasetScore> scores;
+  bool within() const;
+};
+
+// Scores one sweep's outcomes.
+SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);
+
+// Runs every expressible point (in parallel: threads 0 = every core) on the dataset's hardware,
+// or on `hardware_override` when not empty, and scores it.
+ValidationResult validate(std::vector<ValidationDataset> datasets,
+                          const std::filesystem::path& hardware_override = {}, int threads = 0);
+
+}  // namespace tilesim

@@ -1,0 +1,79 @@
+// tilesim validate [FILES...] [-j N] [--csv [f]] [--json [f]] [--svg DIR] [--hardware f] [--quiet]
+// Runs measured datasets (default: every file in configs/validation/) and scores the model per
+// sweep (tools/analyses/validate.hpp). Exit code 0 when every dataset is within its own
+// tolerances, 1 when some dataset falls outside them, 2 on bad input.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "model/error.hpp"
+#include "model/hardware.hpp"
+#include "tools/analyses/validate.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/reports/validate_report.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct ValidateArgs {
+  std::vector<std::string> files;
+  int threads = 0;
+  std::string csv, json, svg_dir;
+  std::string hardware;
+  bool quiet = false;
+};
+
+int validate_command(const ValidateArgs& a) {
+  std::vector<std::filesystem::path> files(a.files.begin(), a.files.end());
+  if (files.empty()) files = validation_files(default_config_dir() / "validation");
+  std::vector<ValidationDataset> datasets;
+  for (const auto& f : files) datasets.push_back(load_validation_dataset(f));
+  const ValidationResult res = validate(
+      std::move(datasets),
+      a.hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(a.hardware), a.threads);
+  const bool stdout_taken = a.csv == "-" || a.json == "-";
+  std::ostream& text = stdout_taken ? std::cerr : std::cout;
+  if (!a.quiet) text << validate_table(res);
+  if (!a.csv.empty()) write_output(a.csv, validate_csv(res), "CSV");
+  if (!a.json.empty()) write_json(a.json, validate_json(res));
+  if (!a.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.svg_dir, ec);
+    if (ec) throw Error(a.svg_dir + ": cannot create the SVG folder (" + ec.message() + ")");
+    const auto svgs = validate_svgs(res);
+    for (const auto& [name, svg] : svgs)
+      write_output((std::filesystem::path(a.svg_dir) / name).string(), svg, "SVG");
+    if (!a.quiet) text << "\n  " << svgs.size() << " SVG plots written to " << a.svg_dir << "\n";
+  }
+  if (!a.quiet)
+    for (const auto& [path, what] : {std::pair{a.csv, "CSV"}, {a.json, "JSON"}})
+      if (!path.empty() && path != "-") text << "  " << what << " written to " << path << "\n";
+  return res.within() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandAction add_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "run measured datasets and score the model per sweep (rank correlation, MAPE, argmin); "
+      "exit 1 when a dataset falls outside its own tolerances");
+  cmd->add_option("files", args->files,
+                  "validation datasets (JSON; default: every file in configs/validation/)");
+  add_jobs_option(cmd, args->threads);
+  add_csv_option(cmd, args->csv, "one row per point");
+  add_json_option(cmd, args->json);
+  cmd->add_option("--svg", args->svg_dir,
+                  "write one measured-versus-modeled plot per sweep into folder DIR")
+      ->type_name("DIR");
+  add_hardware_option(cmd, args->hardware,
+                      "run every dataset on this hardware file or shipped name instead of its own");
+  cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  return [cmd, args]() { return *cmd ? validate_command(*args) : -1; };
+}
+
+}  // namespace tilesim

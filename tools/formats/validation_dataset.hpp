@@ -1,0 +1,74 @@
+#pragma once
+// A validation dataset for `tilesim validate`: figures measured on hardware, grouped in sweeps,
+// each point a run config that states how the measured kernel is mapped and why. Schema:
+//
+//   {
+//     "description": "...", "source": "...",     optional
+//     "hardware": "ascend910b4",                 file path (relative to this file) or shipped
+//                                                name; default ascend910b1; every point runs on it
+//     "tolerances": {"max_mape_pct": 15,         optional, each key optional: normalised MAPE over
+//                    "max_abs_mape_pct": 25,     all points, absolute MAPE over all points, rank
+//                    "min_rank_corr": 0.8,       correlation of every sweep (where defined), the
+//                    "argmin": true},            argmin of every sweep
+//     "sweeps": [
+//       {"name": "...", "axis": "batch",         axis: what the points vary (default "point")
+//        "metric": "task_duration_us",           a calibrate metric (default task_duration_us)
+//        "points": [
+//          {"x": 1 | "label",                    the point on the axis
+//           "measured": 2.58,                    in the metric's unit, > 0
+//           "mapping": "why this run config is the measured kernel",
+//           "config": {run config} | "config_file": "path relative to this file"
+//             | "not_expressible": "what the model lacks"}   reported, never run
+//        ]}
+//     ]
+//   }
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/calibration/measurements.hpp"
+
+namespace tilesim {
+
+struct ValidationPoint {
+  std::string label;                  // "x" as written
+  double x = 0;                       // "x" when a number, else the point's index
+  double measured = 0;                // in the sweep's metric
+  std::string mapping;                // how the measured kernel is mapped and why
+  std::string not_expressible;        // non-empty: never run, for this reason
+  std::optional<CalibrationRun> run;  // set when expressible
+};
+
+struct ValidationSweep {
+  std::string name;
+  std::string axis = "point";
+  std::string metric = "task_duration_us";
+  bool numeric_x = true;  // every x is a number (the plot's axis), else labels in order
+  std::vector<ValidationPoint> points;
+};
+
+struct ValidationTolerances {
+  std::optional<double> max_mape_pct;      // normalised MAPE over the dataset's points
+  std::optional<double> max_abs_mape_pct;  // absolute MAPE over the dataset's points
+  std::optional<double> min_rank_corr;     // each sweep's rank correlation, where defined
+  bool argmin = false;                     // each sweep's argmin must match
+};
+
+struct ValidationDataset {
+  std::filesystem::path path;
+  std::string description;
+  std::string source;
+  std::filesystem::path hardware;  // resolved path
+  ValidationTolerances tolerances;
+  std::vector<ValidationSweep> sweeps;
+};
+
+ValidationDataset load_validation_dataset(const std::filesystem::path& file);
+ValidationDataset validation_dataset_from_json(const nlohmann::json& doc,
+                                               const std::filesystem::path& file);
+// Every *.json file of `dir`, sorted by name; fails when there is none.
+std::vector<std::filesystem::path> validation_files(const std::filesystem::path& dir);
+
+}  // namespace tilesim

@@ -1,0 +1,314 @@
+#include "tools/reports/validate_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tools/reports/csv.hpp"
+#include "tools/reports/text_append.hpp"
+
+namespace tilesim {
+
+namespace {
+
+std::string num_or_na(double x, const char* fmt_spec) {
+  return std::isnan(x) ? "n/a" : fmt::format(fmt::runtime(fmt_spec), x);
+}
+
+nlohmann::json json_num(double x) {
+  return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
+}
+
+std::string file_name(const ValidationDataset& ds) {
+  return ds.path.filename().string();
+}
+
+std::string tolerance_text(const ValidationTolerances& t) {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (t.max_mape_pct) add(fmt::format("max_mape_pct {}", *t.max_mape_pct));
+  if (t.max_abs_mape_pct) add(fmt::format("max_abs_mape_pct {}", *t.max_abs_mape_pct));
+  if (t.min_rank_corr) add(fmt::format("min_rank_corr {}", *t.min_rank_corr));
+  if (t.argmin) add("argmin");
+  return s.empty() ? "none" : s;
+}
+
+std::string point_status(const ValidationPoint& p, const PointOutcome& o) {
+  if (!p.not_expressible.empty()) return "not_expressible";
+  return o.evaluated() ? "evaluated" : "rejected";
+}
+
+// Pooled over every dataset: the mean of |per-point error| of the chosen kind.
+double pooled_mape(const ValidationResult& res, bool normalised) {
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& d : res.scores)
+    for (const auto& s : d.sweeps)
+      for (double e : normalised ? s.norm_err_pct : s.abs_err_pct)
+        if (!std::isnan(e)) {
+          sum += std::abs(e);
+          ++n;
+        }
+  return n ? sum / static_cast<double>(n) : std::nan("");
+}
+
+// Points of one sweep the model did not score, grouped by reason in point order.
+void append_unscored(std::string& out, const ValidationSweep& sw,
+                     const std::vector<PointOutcome>& outcomes, bool expressible) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (size_t i = 0; i < sw.points.size(); ++i) {
+    const auto& p = sw.points[i];
+    std::string reason;
+    if (!expressible) {
+      if (p.not_expressible.empty()) continue;
+      reason = p.not_expressible;
+    } else {
+      if (!p.not_expressible.empty() || outcomes[i].evaluated()) continue;
+      reason = outcomes[i].error.empty() ? "(the model returned no figure)" : outcomes[i].error;
+    }
+    if (groups.empty() || groups.back().first != reason) groups.push_back({reason, {}});
+    groups.back().second.push_back(p.label);
+  }
+  for (const auto& [reason, labels] : groups) {
+    std::string which;
+    for (const auto& l : labels) which += (which.empty() ? "" : ", ") + l;
+    append(out, "  {} ({}): {} {}={}: {}\n", expressible ? "rejected" : "not expressible",
+           labels.size(), sw.name, sw.axis, which, reason);
+  }
+}
+
+}  // namespace
+
+std::string validate_summary(const ValidationResult& res) {
+  std::string out;
+  append(out, "summary ({} dataset{}; ties within {}%)\n", res.datasets.size(),
+         res.datasets.size() == 1 ? "" : "s", kTiePct);
+  append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n", "dataset",
+         "hardware", "points", "eval", "n/e", "rej", "min rho", "nMAPE", "aMAPE", "argmin",
+         "tolerances");
+  size_t points = 0, eval = 0, ne = 0, rej = 0, am = 0, as = 0, within = 0;
+  double min_rho = std::nan("");
+  for (size_t d = 0; d < res.datasets.size(); ++d) {
+    const auto& ds = res.datasets[d];
+    const auto& sc = res.scores[d];
+    size_t n = 0;
+    for (const auto& sw : ds.sweeps) n += sw.points.size();
+    append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n",
+           file_name(ds), sc.hardware, n, sc.evaluated, sc.not_expressible, sc.rejected,
+           num_or_na(sc.min_rank_corr, "{:.2f}"), num_or_na(sc.norm_mape_pct, "{:.1f}%"),
+           num_or_na(sc.abs_mape_pct, "{:.1f}%"),
+           fmt::format("{}/{}", sc.argmin_matches, sc.argmin_sweeps),
+           sc.within() ? "within" : "OUTSIDE");
+    points += n;
+    eval += sc.evaluated;
+    ne += sc.not_expressible;
+    rej += sc.rejected;
+    am += sc.argmin_matches;
+    as += sc.argmin_sweeps;
+    within += sc.within() ? 1 : 0;
+    if (!std::isnan(sc.min_rank_corr))
+      min_rho = std::isnan(min_rho) ? sc.min_rank_corr : std::min(min_rho, sc.min_rank_corr);
+  }
+  append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n", "all", "",
+         points, eval, ne, rej, num_or_na(min_rho, "{:.2f}"),
+         num_or_na(pooled_mape(res, true), "{:.1f}%"),
+         num_or_na(pooled_mape(res, false), "{:.1f}%"), fmt::format("{}/{}", am, as),
+         fmt::format("{}/{} within", within, res.datasets.size()));
+  return out;
+}
+
+std::string validate_table(const ValidationResult& res) {
+  std::string out;
+  for (size_t d = 0; d < res.datasets.size(); ++d) {
+    const auto& ds = res.datasets[d];
+    const auto& sc = res.scores[d];
+    append(out, "{} (on {})\n",
+           ds.path.lexically_proximate(std::filesystem::current_path()).string(), sc.hardware);
+    append(out, "  {:<24} {:<16} {:>4} {:>4} {:>4} {:>6} {:>7} {:>8} {:>6}  {}\n", "sweep",
+           "metric", "eval", "n/e", "rej", "rho", "nMAPE", "aMAPE", "argmin", "worst point");
+    for (size_t s = 0; s < ds.sweeps.size(); ++s) {
+      const auto& sw = ds.sweeps[s];
+      const auto& ss = sc.sweeps[s];
+      std::string worst = "-";
+      if (ss.evaluated > 0) {
+        const auto& p = sw.points[ss.worst];
+        worst = fmt::format("{}={} {:+.1f}% ({:.4g} vs {:.4g} measured)", sw.axis, p.label,
+                            ss.worst_norm_err_pct, sc.points[s][ss.worst].modeled, p.measured);
+      }
+      append(out, "  {:<24} {:<16} {:>4} {:>4} {:>4} {:>6} {:>7} {:>8} {:>6}  {}\n", sw.name,
+             sw.metric, ss.evaluated, ss.not_expressible, ss.rejected,
+             num_or_na(ss.rank_corr, "{:.2f}"), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
+             num_or_na(ss.abs_mape_pct, "{:.1f}%"),
+             ss.evaluated == 0 ? "n/a" : (ss.argmin_match ? "yes" : "NO"), worst);
+    }
+    for (size_t s = 0; s < ds.sweeps.size(); ++s) {
+      append_unscored(out, ds.sweeps[s], sc.points[s], false);
+      append_unscored(out, ds.sweeps[s], sc.points[s], true);
+    }
+    append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances),
+           sc.within() ? "within" : "OUTSIDE");
+    for (const auto& v : sc.violations) append(out, "    {}\n", v);
+    out += "\n";
+  }
+  return out + validate_summary(res);
+}
+
+std::string validate_csv(const ValidationResult& res) {
+  std::string out =
+      "dataset,hardware,sweep,axis,x,metric,measured,modeled,norm_err_pct,abs_err_pct,status,"
+      "note\n";
+  auto cell = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); };
+  for (size_t d = 0; d < res.datasets.size(); ++d) {
+    const auto& ds = res.datasets[d];
+    const auto& sc = res.scores[d];
+    for (size_t s = 0; s < ds.sweeps.size(); ++s) {
+      const auto& sw = ds.sweeps[s];
+      for (size_t i = 0; i < sw.points.size(); ++i) {
+        const auto& p = sw.points[i];
+        const auto& o = sc.points[s][i];
+        const std::string note =
+            !p.not_expressible.empty() ? p.not_expressible : (o.evaluated() ? p.mapping : o.error);
+        append(out, "{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(file_name(ds)),
+               csv_field(sc.hardware), csv_field(sw.name), csv_field(sw.axis), csv_field(p.label),
+               sw.metric, cell(p.measured), cell(o.modeled), cell(sc.sweeps[s].norm_err_pct[i]),
+               cell(sc.sweeps[s].abs_err_pct[i]), point_status(p, o), csv_field(note));
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json validate_json(const ValidationResult& res) {
+  nlohmann::json datasets = nlohmann::json::array();
+  for (size_t d = 0; d < res.datasets.size(); ++d) {
+    const auto& ds = res.datasets[d];
+    const auto& sc = res.scores[d];
+    nlohmann::json sweeps = nlohmann::json::array();
+    for (size_t s = 0; s < ds.sweeps.size(); ++s) {
+      const auto& sw = ds.sweeps[s];
+      const auto& ss = sc.sweeps[s];
+      nlohmann::json points = nlohmann::json::array();
+      for (size_t i = 0; i < sw.points.size(); ++i) {
+        const auto& p = sw.points[i];
+        const auto& o = sc.points[s][i];
+        nlohmann::json j = {{"x", p.label},
+                            {"measured", p.measured},
+                            {"status", point_status(p, o)},
+                            {"mapping", p.mapping}};
+        if (!p.not_expressible.empty()) j["not_expressible"] = p.not_expressible;
+        if (o.evaluated()) {
+          j["modeled"] = o.modeled;
+          j["norm_err_pct"] = ss.norm_err_pct[i];
+          j["abs_err_pct"] = ss.abs_err_pct[i];
+        } else if (p.not_expressible.empty()) {
+          j["error"] = o.error;
+        }
+        points.push_back(j);
+      }
+      nlohmann::json js = {{"name", sw.name},
+                           {"axis", sw.axis},
+                           {"metric", sw.metric},
+                           {"evaluated", ss.evaluated},
+                           {"not_expressible", ss.not_expressible},
+                           {"rejected", ss.rejected},
+                           {"rank_corr", json_num(ss.rank_corr)},
+                           {"norm_mape_pct", json_num(ss.norm_mape_pct)},
+                           {"abs_mape_pct", json_num(ss.abs_mape_pct)},
+                           {"points", points}};
+      if (ss.evaluated > 0) {
+        js["argmin_match"] = ss.argmin_match;
+        js["measured_argmin"] = sw.points[ss.measured_argmin].label;
+        js["modeled_argmin"] = sw.points[ss.modeled_argmin].label;
+        js["worst"] = {{"x", sw.points[ss.worst].label}, {"norm_err_pct", ss.worst_norm_err_pct}};
+      }
+      sweeps.push_back(js);
+    }
+    nlohmann::json tol = nlohmann::json::object();
+    const auto& t = ds.tolerances;
+    if (t.max_mape_pct) tol["max_mape_pct"] = *t.max_mape_pct;
+    if (t.max_abs_mape_pct) tol["max_abs_mape_pct"] = *t.max_abs_mape_pct;
+    if (t.min_rank_corr) tol["min_rank_corr"] = *t.min_rank_corr;
+    if (t.argmin) tol["argmin"] = true;
+    nlohmann::json entry = {{"file", ds.path.string()},
+                            {"description", ds.description},
+                            {"source", ds.source},
+                            {"hardware", sc.hardware},
+                            {"evaluated", sc.evaluated},
+                            {"not_expressible", sc.not_expressible},
+                            {"rejected", sc.rejected},
+                            {"min_rank_corr", json_num(sc.min_rank_corr)},
+                            {"norm_mape_pct", json_num(sc.norm_mape_pct)},
+                            {"abs_mape_pct", json_num(sc.abs_mape_pct)},
+                            {"argmin_matches", sc.argmin_matches},
+                            {"argmin_sweeps", sc.argmin_sweeps},
+                            {"tolerances", tol},
+                            {"within", sc.within()},
+                            {"violations", sc.violations},
+                            {"sweeps", sweeps}};
+    datasets.push_back(entry);
+  }
+  return {{"tie_pct", kTiePct},
+          {"norm_mape_pct", json_num(pooled_mape(res, true))},
+          {"abs_mape_pct", json_num(pooled_mape(res, false))},
+          {"within", res.within()},
+          {"datasets", datasets}};
+}
+
+Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_t sweep) {
+  const auto& sw = ds.sweeps[sweep];
+  const auto& ss = score.sweeps[sweep];
+  Plot p;
+  p.title = fmt::format("{}: {} (on {})", file_name(ds), sw.name, score.hardware);
+  p.subtitle = fmt::format(
+      "rank corr {}, normalised MAPE {}, absolute MAPE {}; {} not expressible, "
+      "{} rejected",
+      num_or_na(ss.rank_corr, "{:.2f}"), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
+      num_or_na(ss.abs_mape_pct, "{:.1f}%"), ss.not_expressible, ss.rejected);
+  p.x_label = sw.numeric_x ? sw.axis : sw.axis + " (point order)";
+  p.y_label = sw.metric;
+  double lo = 0, hi = 0;
+  bool positive = sw.numeric_x;
+  for (size_t i = 0; i < sw.points.size(); ++i) {
+    const double x = sw.points[i].x;
+    positive = positive && x > 0;
+    lo = i == 0 ? x : std::min(lo, x);
+    hi = i == 0 ? x : std::max(hi, x);
+  }
+  p.log_x = positive && hi >= 8 * lo;
+  PlotSeries measured{"measured", "#1f77b4", true, 4, 1, {}};
+  PlotSeries modeled{"modeled", "#d62728", true, 4, 1, {}};
+  for (size_t i = 0; i < sw.points.size(); ++i) {
+    const auto& pt = sw.points[i];
+    measured.points.push_back({pt.x, pt.measured, "", sw.numeric_x ? "" : pt.label});
+    if (score.points[sweep][i].evaluated())
+      modeled.points.push_back({pt.x, score.points[sweep][i].modeled, "", ""});
+  }
+  p.series.push_back(measured);
+  if (!modeled.points.empty()) p.series.push_back(modeled);
+  if (ss.evaluated > 0) {
+    const auto& best = sw.points[ss.measured_argmin];
+    p.mark = PlotMark{best.x, best.measured,
+                      fmt::format("measured best: {}={}{}", sw.axis, best.label,
+                                  ss.argmin_match ? " (modeled agrees)" : "")};
+  }
+  return p;
+}
+
+std::vector<std::pair<std::string, std::string>> validate_svgs(const ValidationResult& res) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t d = 0; d < res.datasets.size(); ++d)
+    for (size_t s = 0; s < res.datasets[d].sweeps.size(); ++s) {
+      std::string name =
+          res.datasets[d].path.stem().string() + "__" + res.datasets[d].sweeps[s].name;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+          c = '_';
+      out.emplace_back(name + ".svg", render_svg(validate_plot(res.datasets[d], res.scores[d], s)));
+    }
+  return out;
+}
+
+}  // namespace tilesim
