@@ -237,8 +237,8 @@ std::string render_svg(const Plot& p) {
   if (p.mark) {
     append(s,
            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"none\" stroke=\"#d62728\" "
-           "stroke-width=\"2.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">recommended</text>\n",
-           lx + 7, ly + 7, lx + 20, ly + 11);
+           "stroke-width=\"2.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+           lx + 7, ly + 7, lx + 20, ly + 11, svg_escape(p.mark->legend));
   }
   append(s, "</g>\n</svg>\n");
   return s;

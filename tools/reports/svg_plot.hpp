@@ -33,6 +33,7 @@ struct PlotBand {
 struct PlotMark {
   double x = 0, y = 0;
   std::string label;
+  std::string legend = "recommended";  // its legend entry
 };
 
 struct Plot {

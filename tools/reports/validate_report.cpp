@@ -292,7 +292,8 @@ Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_
     const auto& best = sw.points[ss.measured_argmin];
     p.mark = PlotMark{best.x, best.measured,
                       fmt::format("measured best: {}={}{}", sw.axis, best.label,
-                                  ss.argmin_match ? " (modeled agrees)" : "")};
+                                  ss.argmin_match ? " (modeled agrees)" : ""),
+                      "measured best"};
   }
   return p;
 }
