@@ -1,5 +1,6 @@
 #include "kernels/functional.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "kernels/lowering_support.hpp"
@@ -59,7 +60,15 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
   }
   PhaseOutput out{NdArray{out_shape, Eigen::ArrayXd::Zero(product(out_shape))},
                   NdArray{p.shape, Eigen::ArrayXd::Zero(f.second_pass ? product(p.shape) : 0)}};
-  for (const auto& chain : p.chains) {
+  // spmd: block by block, each walking its own run of chains; otherwise chain by chain.
+  std::vector<size_t> order;
+  const auto n = static_cast<int64_t>(p.chains.size());
+  for (int64_t b = 0; b < std::max<int64_t>(p.grid, 1); ++b) {
+    const BlockRange r = p.grid > 0 ? block_range(n, p.grid, b) : BlockRange{0, n};
+    for (int64_t ci = r.begin; ci < r.end; ++ci) order.push_back(static_cast<size_t>(ci));
+  }
+  for (const size_t ci : order) {
+    const ReduceChain& chain = p.chains[ci];
     for_each_position(chain.out, [&](const Dims& o) {
       // Partials per segment, then merges in the plan's order.
       std::vector<Stats> partial;
@@ -143,12 +152,26 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
   const int64_t n = product(spec.shape);
   TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
                 NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
-  for_each_loop_tile(spec, [&](const Dims& origin, const Dims& extent, int32_t) {
+  auto tile = [&](const Dims& origin, const Dims& extent) {
     for_each_position(Block{origin, extent}, [&](const Dims& at) {
       r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? inputs[1][at] : 0.0);
       r.covered[at] += 1;
     });
-  });
+  };
+  if (spec.partition == PartitionStyle::kSpmd) {
+    // Block by block, each walking its own run of tiles.
+    const TileGrid grid(spec.shape, spec.tile);
+    for (int64_t b = 0; b < spec.grid; ++b) {
+      const BlockRange br = block_range(grid.count(), spec.grid, b);
+      for (int64_t i = br.begin; i < br.end; ++i) {
+        const Dims origin = grid.origin(i);
+        tile(origin, grid.extent_at(origin));
+      }
+    }
+    return r;
+  }
+  for_each_loop_tile(
+      spec, [&](const Dims& origin, const Dims& extent, int32_t) { tile(origin, extent); });
   return r;
 }
 

@@ -1,6 +1,10 @@
 #include "kernels/reduction_graph.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "model/error.hpp"
 
 namespace tilesim {
 
@@ -13,6 +17,11 @@ struct ReductionBuilder::Ctx {
   Dims out_shape;
   std::vector<Access> acc = {};  // GM blocks of the task being built
   size_t chain = 0;
+  // spmd (plan.grid > 0): the block being filled, its index, the end of its chains, its tasks.
+  TaskKind block = {};
+  int64_t block_index = 0;
+  int64_t block_end = 0;
+  std::vector<int32_t> block_tasks = {};
   int psg_partial = 0, psg_merge = 0, psg_second = 0, psg_fused = 0;
 };
 
@@ -78,6 +87,26 @@ DmaOp ReductionBuilder::output_dma(Ctx& c, const Block& out) const {
 
 int32_t ReductionBuilder::add_task(Ctx& c, TaskKind kind, int32_t root,
                                    const std::vector<int32_t>& deps) {
+  if (c.plan.grid > 0) {
+    // spmd: a block is one task walking its chains in order; its GM accesses accumulate.
+    if (c.block.steps.empty())
+      c.block = std::move(kind);
+    else
+      for (const TileStep& st : kind.steps) append_step(c.block, st);
+    if (static_cast<int64_t>(c.chain) + 1 < c.block_end) return -1;
+    kind = std::move(c.block);
+    c.block = {};
+    kind.label = fmt::format("{}_block{}", c.fam.psg, c.block_index);
+    if (++c.block_index < c.plan.grid)
+      c.block_end =
+          block_range(static_cast<int64_t>(c.plan.chains.size()), c.plan.grid, c.block_index).end;
+    const int32_t t =
+        g_.add_task(kinds_.get(g_, kind), root + c.root_offset);  // placed, not pinned
+    for (const Access& a : c.acc) g_.add_access(t, a);
+    c.acc.clear();
+    c.block_tasks.push_back(t);
+    return t;
+  }
   const int32_t t = g_.add_task(kinds_.get(g_, kind), root + c.root_offset);
   for (int32_t d : deps) g_.add_edge(d, t);
   for (const Access& a : c.acc) g_.add_access(t, a);
@@ -93,6 +122,11 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   c.psg_merge = g_.add_psg(fam.psg + ":merge");
   c.psg_second = g_.add_psg(fam.psg + ":apply");
   c.psg_fused = g_.add_psg(fam.psg + ":fused");
+  if (plan.grid > 0) {
+    if (plan.merge != MergeMode::kInTask || deps)
+      throw InternalError(fam.psg + ": spmd blocks accumulate in UB and start at launch");
+    c.block_end = block_range(static_cast<int64_t>(plan.chains.size()), plan.grid, 0).end;
+  }
   auto seg_deps = [&](const Block& b) { return deps ? deps(b) : std::vector<int32_t>{}; };
   auto load_step = [&](const Block& seg) {
     TileStep st;
@@ -245,6 +279,15 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
     }
     out.finals.push_back(finals);
     out.all.insert(out.all.end(), tasks.begin(), tasks.end());
+  }
+  if (plan.grid > 0) {
+    // A chain completes with its block's task.
+    for (int64_t b = 0; b < plan.grid; ++b) {
+      const BlockRange r = block_range(static_cast<int64_t>(plan.chains.size()), plan.grid, b);
+      for (int64_t ci = r.begin; ci < r.end; ++ci)
+        out.finals[static_cast<size_t>(ci)] = {c.block_tasks[static_cast<size_t>(b)]};
+    }
+    out.all = c.block_tasks;
   }
   ++phase_;
   return out;

@@ -45,6 +45,9 @@ struct ReductionPlan {
   std::vector<int> dims;  // reduced dims, ascending
   int loop_axis = 0;
   MergeMode merge = MergeMode::kTree;
+  // spmd: the chains are shared over `grid` blocks (block_range, in chain order), each block one
+  // task accumulating its chains' segments in UB (merge kInTask); 0: one task set per chain.
+  int64_t grid = 0;
   std::vector<Chunk> chunks;
   std::vector<ReduceChain> chains;
   int64_t segments_per_chain() const {

@@ -30,6 +30,11 @@ struct ReductionProgram {
   std::vector<Phase> phases;
 };
 
+// The spmd partition of a described program: its one phase's chains (whole output rows) shared
+// over partition.grid blocks that accumulate in UB. Throws naming what is not modelled (other
+// families, chained phases, cross-task merges, loop_count, a grid above the row tiles).
+void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec);
+
 // Builds every phase's tasks; later phases get root functions after the earlier ones'.
 void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
                    LoweredKernel& out);
