@@ -215,6 +215,8 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   f.auto_tiles = auto_tiles(body, spec.tile);
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
+  // The limits are PyPTO's (its tile expansion); an spmd kernel is written by hand or by Triton.
+  if (spec.partition == PartitionStyle::kSpmd) return f;
   if (f.prod_tile > hw.limits.max_tile_elements)
     f.limit_violations.push_back(
         fmt::format("{} = {} > limits.max_tile_elements = {}",

@@ -148,6 +148,14 @@ TEST(Kernels, SpmdSoftmaxBlocksOwnWholeRows) {
     rows += kind.steps[0].repeat;
   }
   EXPECT_EQ(rows, 100);
+  // PyPTO's tile limits do not bind an spmd kernel: 4096 row tiles exceed max_auto_tiles.
+  EXPECT_TRUE(k.diag.limit_violations.empty());
+  KernelSpec pypto = spec("softmax", {4096, 4096}, {1, 4096});
+  pypto.dims = {1};
+  EXPECT_FALSE(rule_figures(pypto, default_hw()).limit_violations.empty());
+  pypto.partition = PartitionStyle::kSpmd;
+  pypto.grid = 48;
+  EXPECT_TRUE(rule_figures(pypto, default_hw()).limit_violations.empty());
   const Totals t = totals(k);
   EXPECT_EQ(t.read, 100.0 * 4096 * 4);
   EXPECT_EQ(t.write, 100.0 * 4096 * 4);
