@@ -63,8 +63,9 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
   // spmd: block by block, each walking its own run of chains; otherwise chain by chain.
   std::vector<size_t> order;
   const auto n = static_cast<int64_t>(p.chains.size());
-  for (int64_t b = 0; b < std::max<int64_t>(p.grid, 1); ++b) {
-    const BlockRange r = p.grid > 0 ? block_range(n, p.grid, b) : BlockRange{0, n};
+  const bool by_rows = p.grid > 0 && !p.split_rows;
+  for (int64_t b = 0; b < (by_rows ? p.grid : 1); ++b) {
+    const BlockRange r = by_rows ? block_range(n, p.grid, b) : BlockRange{0, n};
     for (int64_t ci = r.begin; ci < r.end; ++ci) order.push_back(static_cast<size_t>(ci));
   }
   for (const size_t ci : order) {
@@ -87,10 +88,29 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
         });
         partial.push_back(f.partial(values));
       }
-      for (const auto& level : merge_levels(static_cast<int>(partial.size()), p.merge))
-        for (const auto& m : level)
-          partial[static_cast<size_t>(m.a)] =
-              f.combine(partial[static_cast<size_t>(m.a)], partial[static_cast<size_t>(m.b)]);
+      if (p.grid > 0 && p.split_rows) {
+        // Each block folds the segments of this row it holds; the blocks' partials add up.
+        const auto segs = static_cast<int64_t>(partial.size());
+        const auto row = static_cast<int64_t>(ci);
+        std::vector<Stats> held;
+        for (int64_t b = 0; b < p.grid; ++b) {
+          const BlockRange r = block_range(n * segs, p.grid, b);
+          const int64_t s0 = std::max(r.begin, row * segs) - row * segs;
+          const int64_t s1 = std::min(r.end, (row + 1) * segs) - row * segs;
+          if (s0 >= s1) continue;
+          Stats acc = partial[static_cast<size_t>(s0)];
+          for (int64_t s = s0 + 1; s < s1; ++s)
+            acc = f.combine(acc, partial[static_cast<size_t>(s)]);
+          held.push_back(acc);
+        }
+        partial[0] = held.at(0);
+        for (size_t i = 1; i < held.size(); ++i) partial[0] = f.combine(partial[0], held[i]);
+      } else {
+        for (const auto& level : merge_levels(static_cast<int>(partial.size()), p.merge))
+          for (const auto& m : level)
+            partial[static_cast<size_t>(m.a)] =
+                f.combine(partial[static_cast<size_t>(m.a)], partial[static_cast<size_t>(m.b)]);
+      }
       const Stats fin = f.finalize(partial[0], count);
       out.reduced[o] = fin[0];
       if (!f.second_pass) return;

@@ -19,9 +19,10 @@ enum class PartitionStyle {
   kPypto,    // PyPTO tile graph: one task per tile subgraph, loop chunks are root functions
   kAscendC,  // hand-written Ascend C: tiles split evenly over `cores`, one looping task per core
   kSpmd,     // SPMD launch (Ascend C blockDim / Triton grid): `grid` blocks, each owning a
-             // contiguous run of the work (tiles, or whole output rows of a reduction) that it
-             // walks through UB in `tile`-sized sub-tiles with `buffer_count`-deep buffering;
-             // the hardware places each block on the first free core (waves when grid > cores)
+             // contiguous run of the work (tiles, or whole output rows of a reduction; with more
+             // blocks than rows, sub-tiles whose split rows add up atomically) that it walks
+             // through UB in `tile`-sized sub-tiles with `buffer_count`-deep buffering; the
+             // hardware places each block on the first free core (waves when grid > cores)
 };
 const char* partition_name(PartitionStyle p);  // "pypto", "ascendc", "spmd"
 

@@ -149,6 +149,55 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   };
 
   ReductionTasks out;
+  if (plan.grid > 0 && plan.split_rows) {
+    // spmd over (chain, segment) units: the part of a row a block holds accumulates in UB, then
+    // lands in GM whole, or by atomic accumulation where other blocks hold the rest of the row.
+    const int64_t segs = plan.segments_per_chain();
+    const int64_t units = static_cast<int64_t>(plan.chains.size()) * segs;
+    out.finals.resize(plan.chains.size());
+    for (int64_t b = 0; b < plan.grid; ++b) {
+      const BlockRange r = block_range(units, plan.grid, b);
+      TaskKind block;
+      std::vector<size_t> held;
+      for (int64_t ci = r.begin / segs; ci * segs < r.end; ++ci) {
+        const ReduceChain& chain = plan.chains[static_cast<size_t>(ci)];
+        c.chain = static_cast<size_t>(ci);
+        const int64_t s0 = std::max(r.begin, ci * segs) - ci * segs;
+        const int64_t s1 = std::min(r.end, (ci + 1) * segs) - ci * segs;
+        const int64_t out_elems = product(chain.out.extent);
+        TaskKind k = base_kind(c, "chain", chain.segments[static_cast<size_t>(s0)].extent);
+        k.psg = c.psg_partial;
+        for (int64_t s = s0; s < s1; ++s) {
+          const Block& seg = chain.segments[static_cast<size_t>(s)];
+          TileStep st = load_step(seg);
+          fam.partial_work(geom(seg), c.in, st.vec);
+          if (s > s0) fam.combine_work(out_elems, st.vec);
+          k.steps.push_back(st);
+        }
+        TileStep fin;
+        fam.finalize_work(out_elems, fin.vec);
+        fin.stores.push_back(output_dma(c, chain.out));
+        if (s1 - s0 < segs) {
+          fin.accumulates = true;
+          fam.combine_work(out_elems, fin.fold);
+        }
+        k.steps.push_back(fin);
+        if (block.steps.empty())
+          block = std::move(k);
+        else
+          for (const TileStep& st : k.steps) append_step(block, st);
+        held.push_back(static_cast<size_t>(ci));
+      }
+      block.label = fmt::format("{}_block{}", fam.psg, b);
+      const int32_t t = g_.add_task(kinds_.get(g_, block), plan.chains[held[0]].root + root_offset);
+      for (const Access& a : c.acc) g_.add_access(t, a);
+      c.acc.clear();
+      for (const size_t ci : held) out.finals[ci].push_back(t);
+      out.all.push_back(t);
+    }
+    ++phase_;
+    return out;
+  }
   for (size_t ci = 0; ci < plan.chains.size(); ++ci) {
     const ReduceChain& chain = plan.chains[ci];
     c.chain = ci;

@@ -108,9 +108,20 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                             spec.op, merge),
                 ErrorKind::kParams);
   ReductionPlan& plan = prog.phases[0].plan;
-  check_grid(spec, static_cast<int64_t>(plan.chains.size()), "output row tiles",
-             "; an spmd block holds whole reduction rows (splitting the reduced axis across "
-             "blocks, with an atomic combine, is not modelled)");
+  const ReduceFamily& fam = prog.phases[0].fam;
+  const auto rows = static_cast<int64_t>(plan.chains.size());
+  if (spec.grid > rows) {
+    // More blocks than row tiles: rows split across blocks, their partials added atomically.
+    if (!fam.atomic_merge || fam.second_pass)
+      throw Error(fmt::format("{}: partition.grid {} exceeds the {} output row tiles, so rows "
+                              "would split across blocks; {} partials need a second launch to "
+                              "combine (not modelled; sum, mean, amax and amin combine by atomic "
+                              "add): use a grid of at most {}, or a smaller tile",
+                              spec.op, spec.grid, rows, spec.op, rows),
+                  ErrorKind::kLimits);
+    check_grid(spec, rows * plan.segments_per_chain(), "sub-tiles", "");
+    plan.split_rows = true;
+  }
   plan.merge = MergeMode::kInTask;
   plan.grid = spec.grid;
 }

@@ -114,13 +114,18 @@ void check_reduction(const std::string& op) {
   }
   // spmd: blocks own runs of whole output rows (ragged runs, ragged sub-tiles) and accumulate
   // each row's sub-tiles in UB; one dim, a non-last dim, and adjacent dims merged by reshape.
+  // With more blocks than rows, blocks own runs of sub-tiles and split rows add up atomically.
   for (const auto& [shape, tile, dims, grid] :
        std::vector<std::tuple<Dims, Dims, std::vector<int>, int64_t>>{
            {{6, 40}, {2, 16}, {1}, 2},
            {{5, 37, 24}, {2, 8, 8}, {1}, 4},
            {{3, 9, 8}, {1, 4, 8}, {0}, 3},
            {{4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 5},
-           {{7, 24}, {1, 24}, {1}, 7}}) {
+           {{7, 24}, {1, 24}, {1}, 7},
+           // more blocks than row tiles: rows split across blocks, partials added atomically
+           {{6, 40}, {2, 16}, {1}, 7},
+           {{5, 37, 24}, {2, 8, 8}, {1}, 20},
+           {{4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 30}}) {
     KernelSpec s = spmd(spec(op, shape, tile, dims), grid);
     const NdArray x = random_array(shape, 1);
     const auto want = reference_reduce(x, dims, [&](const std::vector<double>& v) {

@@ -185,13 +185,34 @@ TEST(Kernels, SpmdSumHandCount) {
   EXPECT_EQ(t.write, 16.0 * 256 * 4);
 }
 
+// spmd sum with more blocks than row tiles: 16 rows of 4 sub-tiles over 32 blocks, so each block
+// holds half a row and adds its partial into the output atomically (32 one-element stores).
+TEST(Kernels, SpmdSumSplitRowsAccumulateAtomically) {
+  const LoweredKernel k = lower_kernel(spmd("sum", {16, 256}, {1, 64}, {1}, 32), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 32u);
+  for (const auto& t : k.graph.tasks) {
+    const auto& steps = k.graph.kinds[static_cast<size_t>(t.kind)].steps;
+    ASSERT_FALSE(steps.empty());
+    EXPECT_TRUE(steps.back().accumulates);
+  }
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 16.0 * 256 * 4);
+  EXPECT_EQ(t.write, 32.0 * 4);
+  // 48 blocks over 64 sub-tiles: runs of 1 or 2 cross row boundaries; every sub-tile read once.
+  EXPECT_EQ(totals(lower_kernel(spmd("sum", {16, 256}, {1, 64}, {1}, 48), default_hw())).read,
+            16.0 * 256 * 4);
+}
+
 // What the spmd partition does not model is one clear error naming it.
 TEST(Kernels, SpmdRejectionsNameWhatIsNotModelled) {
   EXPECT_EQ(lower_error(spmd("softmax", {16, 16384}, {1, 8192}, {1}, 17)),
-            "softmax: partition.grid 17 exceeds the 16 output row tiles, so a block would own "
-            "nothing (use a grid of at most 16, or a smaller tile); an spmd block holds whole "
-            "reduction rows (splitting the reduced axis across blocks, with an atomic combine, is "
-            "not modelled)");
+            "softmax: partition.grid 17 exceeds the 16 output row tiles, so rows would split "
+            "across blocks; softmax partials need a second launch to combine (not modelled; sum, "
+            "mean, amax and amin combine by atomic add): use a grid of at most 16, or a smaller "
+            "tile");
+  EXPECT_EQ(lower_error(spmd("sum", {16, 256}, {1, 64}, {1}, 65)),
+            "sum: partition.grid 65 exceeds the 64 sub-tiles, so a block would own nothing (use a "
+            "grid of at most 64, or a smaller tile)");
   KernelSpec tree = spmd("sum", {16, 256}, {1, 64}, {1}, 4);
   tree.params["merge"] = "tree";
   EXPECT_EQ(lower_error(tree),
