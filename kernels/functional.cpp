@@ -1,5 +1,6 @@
 #include "kernels/functional.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "kernels/lowering_support.hpp"
@@ -59,7 +60,16 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
   }
   PhaseOutput out{NdArray{out_shape, Eigen::ArrayXd::Zero(product(out_shape))},
                   NdArray{p.shape, Eigen::ArrayXd::Zero(f.second_pass ? product(p.shape) : 0)}};
-  for (const auto& chain : p.chains) {
+  // spmd: block by block, each walking its own run of chains; otherwise chain by chain.
+  std::vector<size_t> order;
+  const auto n = static_cast<int64_t>(p.chains.size());
+  const bool by_rows = p.grid > 0 && !p.split_rows;
+  for (int64_t b = 0; b < (by_rows ? p.grid : 1); ++b) {
+    const BlockRange r = by_rows ? block_range(n, p.grid, b) : BlockRange{0, n};
+    for (int64_t ci = r.begin; ci < r.end; ++ci) order.push_back(static_cast<size_t>(ci));
+  }
+  for (const size_t ci : order) {
+    const ReduceChain& chain = p.chains[ci];
     for_each_position(chain.out, [&](const Dims& o) {
       // Partials per segment, then merges in the plan's order.
       std::vector<Stats> partial;
@@ -78,10 +88,29 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
         });
         partial.push_back(f.partial(values));
       }
-      for (const auto& level : merge_levels(static_cast<int>(partial.size()), p.merge))
-        for (const auto& m : level)
-          partial[static_cast<size_t>(m.a)] =
-              f.combine(partial[static_cast<size_t>(m.a)], partial[static_cast<size_t>(m.b)]);
+      if (p.grid > 0 && p.split_rows) {
+        // Each block folds the segments of this row it holds; the blocks' partials add up.
+        const auto segs = static_cast<int64_t>(partial.size());
+        const auto row = static_cast<int64_t>(ci);
+        std::vector<Stats> held;
+        for (int64_t b = 0; b < p.grid; ++b) {
+          const BlockRange r = block_range(n * segs, p.grid, b);
+          const int64_t s0 = std::max(r.begin, row * segs) - row * segs;
+          const int64_t s1 = std::min(r.end, (row + 1) * segs) - row * segs;
+          if (s0 >= s1) continue;
+          Stats acc = partial[static_cast<size_t>(s0)];
+          for (int64_t s = s0 + 1; s < s1; ++s)
+            acc = f.combine(acc, partial[static_cast<size_t>(s)]);
+          held.push_back(acc);
+        }
+        partial[0] = held.at(0);
+        for (size_t i = 1; i < held.size(); ++i) partial[0] = f.combine(partial[0], held[i]);
+      } else {
+        for (const auto& level : merge_levels(static_cast<int>(partial.size()), p.merge))
+          for (const auto& m : level)
+            partial[static_cast<size_t>(m.a)] =
+                f.combine(partial[static_cast<size_t>(m.a)], partial[static_cast<size_t>(m.b)]);
+      }
       const Stats fin = f.finalize(partial[0], count);
       out.reduced[o] = fin[0];
       if (!f.second_pass) return;
@@ -143,12 +172,26 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
   const int64_t n = product(spec.shape);
   TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
                 NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
-  for_each_loop_tile(spec, [&](const Dims& origin, const Dims& extent, int32_t) {
+  auto tile = [&](const Dims& origin, const Dims& extent) {
     for_each_position(Block{origin, extent}, [&](const Dims& at) {
       r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? inputs[1][at] : 0.0);
       r.covered[at] += 1;
     });
-  });
+  };
+  if (spec.partition == PartitionStyle::kSpmd) {
+    // Block by block, each walking its own run of tiles.
+    const TileGrid grid(spec.shape, spec.tile);
+    for (int64_t b = 0; b < spec.grid; ++b) {
+      const BlockRange br = block_range(grid.count(), spec.grid, b);
+      for (int64_t i = br.begin; i < br.end; ++i) {
+        const Dims origin = grid.origin(i);
+        tile(origin, grid.extent_at(origin));
+      }
+    }
+    return r;
+  }
+  for_each_loop_tile(
+      spec, [&](const Dims& origin, const Dims& extent, int32_t) { tile(origin, extent); });
   return r;
 }
 

@@ -32,7 +32,8 @@ struct ProgramResult {
 ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs);
 NdArray execute_matmul(const MatmulPlan& plan, const NdArray& a, const NdArray& b);
 
-// Kernels of independent tiles (copy_in, elementwise) over the pypto partition's own tiles:
+// Kernels of independent tiles (copy_in, elementwise) over the partition's own tiles (pypto's
+// loop chunks, or the spmd blocks' runs of tiles):
 // z = value(x, y) tile by tile, and how many tiles computed each element (1 everywhere when the
 // tiles cover the tensor exactly once).
 struct TilesResult {

@@ -33,6 +33,22 @@ Dims parse_dims(const std::string& text, const std::string& what) {
   return d;
 }
 
+const char* partition_name(PartitionStyle p) {
+  switch (p) {
+    case PartitionStyle::kPypto:
+      return "pypto";
+    case PartitionStyle::kAscendC:
+      return "ascendc";
+    case PartitionStyle::kSpmd:
+      return "spmd";
+  }
+  return "?";
+}
+
+BlockRange block_range(int64_t units, int64_t grid, int64_t b) {
+  return {units * b / grid, units * (b + 1) / grid};
+}
+
 std::string format_dims(const Dims& d) {
   return fmt::format("({})", fmt::join(d, ", "));
 }
@@ -58,16 +74,20 @@ std::vector<int> read_dims(const JsonReader& d, int64_t rank) {
   return dims;
 }
 
-// "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N}.
+// "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N, "grid": G}; each key
+// belongs to one style.
 void read_partition(const JsonReader& p, KernelSpec& s) {
+  static const char* kStyles = "pypto, ascendc, spmd";
   std::string style;
   if (p.json().is_string()) {
     style = p.string();
+    if (style == "spmd")
+      p.fail("the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": G}");
   } else if (p.json().is_object()) {
-    p.check_keys({"style", "cores", "max_tasks_per_psg"});
+    p.check_keys({"style", "cores", "max_tasks_per_psg", "grid"});
     if (!p.has("style"))
       JsonReader(nullptr, p.origin(), p.path() + ".style")
-          .fail("missing (allowed: pypto, ascendc)");
+          .fail(std::string("missing (allowed: ") + kStyles + ")");
     style = p.at("style").string();
     s.cores = p.integer_or("cores", s.cores, 1);
     if (const auto m = p.find("max_tasks_per_psg")) {
@@ -75,15 +95,32 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
         m->fail("expected an integer >= 0 (0: one task per tile chain), got " + m->json().dump());
       s.max_tasks_per_psg = m->json().get<int64_t>();
     }
+    if (style == "spmd") {
+      if (!p.has("grid"))
+        JsonReader(nullptr, p.origin(), p.path() + ".grid")
+            .fail("missing (the number of blocks the spmd launch starts, >= 1)");
+      for (const char* other : {"cores", "max_tasks_per_psg"})
+        if (p.has(other))
+          p.at(other).fail(std::string("applies to the ") +
+                           (other == std::string("cores") ? "ascendc" : "pypto") +
+                           " style; an spmd launch states its grid");
+      s.grid = p.integer_or("grid", s.grid, 1);
+    } else if (p.has("grid")) {
+      p.at("grid").fail("applies to the spmd style only (style is '" + style + "')");
+    }
   } else {
-    p.fail("expected \"pypto\", \"ascendc\" or {\"style\": ..., \"cores\": N}");
+    p.fail(
+        "expected \"pypto\", \"ascendc\", {\"style\": ..., \"cores\": N} or "
+        "{\"style\": \"spmd\", \"grid\": G}");
   }
   if (style == "pypto")
     s.partition = PartitionStyle::kPypto;
   else if (style == "ascendc")
     s.partition = PartitionStyle::kAscendC;
+  else if (style == "spmd")
+    s.partition = PartitionStyle::kSpmd;
   else
-    p.fail("unknown style '" + style + "' (allowed: pypto, ascendc)");
+    p.fail("unknown style '" + style + "' (allowed: " + kStyles + ")");
 }
 
 DType read_dtype(const JsonReader& r) {

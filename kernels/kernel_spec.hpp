@@ -18,7 +18,21 @@ namespace tilesim {
 enum class PartitionStyle {
   kPypto,    // PyPTO tile graph: one task per tile subgraph, loop chunks are root functions
   kAscendC,  // hand-written Ascend C: tiles split evenly over `cores`, one looping task per core
+  kSpmd,     // SPMD launch (Ascend C blockDim / Triton grid): `grid` blocks, each owning a
+             // contiguous run of the work (tiles, or whole output rows of a reduction; with more
+             // blocks than rows, sub-tiles whose split rows add up atomically) that it walks
+             // through UB in `tile`-sized sub-tiles with `buffer_count`-deep buffering; the
+             // hardware places each block on the first free core (waves when grid > cores)
 };
+const char* partition_name(PartitionStyle p);  // "pypto", "ascendc", "spmd"
+
+// Block `b` of `grid` blocks over `units` units of work: the contiguous run [begin, end) it owns,
+// split evenly (units * b / grid), so block sizes differ by at most one unit.
+struct BlockRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+BlockRange block_range(int64_t units, int64_t grid, int64_t b);
 
 struct KernelSpec {
   std::string op;
@@ -30,6 +44,7 @@ struct KernelSpec {
   int loop_axis = -1;  // -1: the outermost non-reduction axis
   PartitionStyle partition = PartitionStyle::kPypto;
   int64_t cores = 0;               // kAscendC: cores used (0: every core of the op's type)
+  int64_t grid = 0;                // kSpmd: blocks launched (>= 1)
   int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth

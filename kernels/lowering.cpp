@@ -21,7 +21,9 @@ std::string unknown_op_message(const std::string& op) {
 ReductionProgram describe_reduction_program(const KernelSpec& spec) {
   const KernelFamily* f = find_family(spec.op);
   if (!f || !f->describe) throw InternalError("'" + spec.op + "' is not a reducing op");
-  return f->describe(spec);
+  ReductionProgram prog = f->describe(spec);
+  if (spec.partition == PartitionStyle::kSpmd) share_over_blocks(prog, spec);
+  return prog;
 }
 
 LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {

@@ -21,7 +21,8 @@ struct Diagnostics {
   std::vector<int> tile_exceeds_shape;        // dims where tile > shape
   int64_t ub_bytes = 0;                       // largest UB footprint of any task, at the depth used
   int buffer_depth = 0;                       // smallest multi-buffering depth any task got
-  std::vector<std::string> limit_violations;  // rulebook limits (reported, not enforced)
+  std::vector<std::string> limit_violations;  // PyPTO rulebook limits (reported, not enforced;
+                                              // none for an spmd kernel)
   int64_t tasks = 0;
 };
 

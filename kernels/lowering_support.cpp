@@ -73,6 +73,22 @@ std::vector<int64_t> kind_signature(const TaskKind& kind) {
   return s;
 }
 
+void append_step(TaskKind& kind, const TileStep& step) {
+  if (!kind.steps.empty() && step_signature(kind.steps.back()) == step_signature(step))
+    kind.steps.back().repeat += step.repeat;
+  else
+    kind.steps.push_back(step);
+}
+
+void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
+                const std::string& note) {
+  if (spec.grid > units)
+    throw Error(fmt::format("{}: partition.grid {} exceeds the {} {}, so a block would own "
+                            "nothing (use a grid of at most {}, or a smaller tile){}",
+                            spec.op, spec.grid, units, what, units, note),
+                ErrorKind::kLimits);
+}
+
 int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
   auto sig = kind_signature(kind);
   auto it = ids_.find(sig);
@@ -140,38 +156,41 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
     });
   } else {
     if (spec.loop_count != 1)
-      throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the ascendc "
-                              "partition splits tiles "
-                              "over partition.cores",
-                              spec.op, spec.loop_count),
+      throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the {} "
+                              "partition splits tiles over {}",
+                              spec.op, spec.loop_count, partition_name(spec.partition),
+                              spec.partition == PartitionStyle::kSpmd ? "partition.grid blocks"
+                                                                      : "partition.cores"),
                   ErrorKind::kLimits);
     g.runtime = RuntimeStyle::kSpmd;
     const TileGrid grid(spec.shape, spec.tile);
-    const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
-    if (cores > hw.cores.aiv)
-      throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
-                              cores, hw.cores.aiv, hw.name),
-                  ErrorKind::kLimits);
-    const int64_t used = std::min(cores, grid.count());
+    const bool spmd = spec.partition == PartitionStyle::kSpmd;
+    int64_t used = 0;
+    if (spmd) {
+      used = spec.grid;
+      check_grid(spec, grid.count(), "tiles", "");
+    } else {
+      const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
+      if (cores > hw.cores.aiv)
+        throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
+                                cores, hw.cores.aiv, hw.name),
+                    ErrorKind::kLimits);
+      used = std::min(cores, grid.count());
+    }
     for (int64_t c = 0; c < used; ++c) {
-      const int64_t begin = grid.count() * c / used, end = grid.count() * (c + 1) / used;
+      const BlockRange r = block_range(grid.count(), used, c);
       TaskKind core_kind;
-      for (int64_t i = begin; i < end; ++i) {
+      for (int64_t i = r.begin; i < r.end; ++i) {
         const Dims origin = grid.origin(i);
         TaskKind tile = make_kind(origin, grid.extent_at(origin));
-        if (core_kind.steps.empty()) {
+        if (core_kind.steps.empty())
           core_kind = tile;
-          continue;
-        }
-        // Consecutive identical tiles become one step repeated; the buffers are the tile's.
-        TileStep& last = core_kind.steps.back();
-        if (step_signature(last) == step_signature(tile.steps.front()))
-          ++last.repeat;
         else
-          core_kind.steps.push_back(tile.steps.front());
+          append_step(core_kind, tile.steps.front());  // the buffers are the tile's
       }
-      core_kind.label = fmt::format("{}_core{}", psg, c);
-      g.add_task(cache.get(g, core_kind), 0, static_cast<int32_t>(c));
+      // Ascend C tasks are pinned to their core; SPMD blocks are placed by the hardware.
+      core_kind.label = fmt::format("{}_{}{}", psg, spmd ? "block" : "core", c);
+      g.add_task(cache.get(g, core_kind), 0, spmd ? -1 : static_cast<int32_t>(c));
     }
   }
   g.finalize();
@@ -196,6 +215,8 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   f.auto_tiles = auto_tiles(body, spec.tile);
   for (size_t i = 0; i < spec.tile.size(); ++i)
     if (spec.tile[i] > spec.shape[i]) f.tile_exceeds_shape.push_back(static_cast<int>(i));
+  // The limits are PyPTO's (its tile expansion); an spmd kernel is written by hand or by Triton.
+  if (spec.partition == PartitionStyle::kSpmd) return f;
   if (f.prod_tile > hw.limits.max_tile_elements)
     f.limit_violations.push_back(
         fmt::format("{} = {} > limits.max_tile_elements = {}",

@@ -33,6 +33,12 @@ class KindCache {
 };
 std::vector<int64_t> kind_signature(const TaskKind& kind);
 std::vector<int64_t> step_signature(const TileStep& step);  // work only, not the repeat
+// Appends `step` to a looping task: onto the last step's repeat when their work is identical.
+void append_step(TaskKind& kind, const TileStep& step);
+// An spmd launch shares `units` of work (named `what` in the message, `note` appended) over
+// partition.grid blocks; a block that would own nothing is a kLimits error.
+void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
+                const std::string& note);
 
 // Work of one independent tile: its tile step and buffers, and the GM blocks it touches.
 using TileWork = std::function<void(const Dims& origin, const Dims& extent, TaskKind& kind,
@@ -53,7 +59,7 @@ Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
 using LoopTileVisitor = std::function<void(const Dims& origin, const Dims& extent, int32_t root)>;
 void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit);
 
-// Lowers a kernel whose tiles are independent (copy, elementwise) in either partition style.
+// Lowers a kernel whose tiles are independent (copy, elementwise) in any partition style.
 LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw,
                                       const std::string& psg, const TileWork& work);
 

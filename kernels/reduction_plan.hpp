@@ -45,6 +45,12 @@ struct ReductionPlan {
   std::vector<int> dims;  // reduced dims, ascending
   int loop_axis = 0;
   MergeMode merge = MergeMode::kTree;
+  // spmd: the chains are shared over `grid` blocks (block_range, in chain order), each block one
+  // task accumulating its chains' segments in UB (merge kInTask); 0: one task set per chain.
+  int64_t grid = 0;
+  // spmd with more blocks than row tiles: the blocks share the (chain, segment) units instead,
+  // and a row split across blocks combines its partials by atomic accumulation into GM.
+  bool split_rows = false;
   std::vector<Chunk> chunks;
   std::vector<ReduceChain> chains;
   int64_t segments_per_chain() const {

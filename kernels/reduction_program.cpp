@@ -11,7 +11,8 @@ namespace tilesim {
 void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
                    LoweredKernel& out) {
   TaskGraph& g = out.graph;
-  g.runtime = RuntimeStyle::kMpmd;
+  g.runtime = !prog.phases.empty() && prog.phases[0].plan.grid > 0 ? RuntimeStyle::kSpmd
+                                                                   : RuntimeStyle::kMpmd;
   KindCache kinds;
   ReductionBuilder builder(g, kinds, hw, spec.dtype, spec.buffer_count);
   int32_t root_offset = 0;
@@ -68,8 +69,10 @@ void validate_phase_tiles(const ReductionProgram& prog, const KernelSpec& spec,
 
 LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) {
   validate_tile(spec, hw);
-  if (spec.partition != PartitionStyle::kPypto)
-    throw Error(spec.op + ": only the pypto partition is modelled for reducing ops",
+  if (spec.partition == PartitionStyle::kAscendC)
+    throw Error(spec.op +
+                    ": the ascendc partition is modelled for copy_in and elementwise ops; a "
+                    "reducing op takes pypto, or spmd for the reduce and softmax families",
                 ErrorKind::kLimits);
   const ReductionProgram prog = describe_reduction_program(spec);
   validate_phase_tiles(prog, spec, hw);
@@ -77,6 +80,50 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
   build_program(prog, spec, hw, out);
   fill_reduction_diagnostics(spec, hw, prog, out);
   return out;
+}
+
+void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
+  const KernelFamily* family = find_family(spec.op);
+  if (!family || (family->name != "reduce" && family->name != "softmax"))
+    throw Error(fmt::format("{}: the spmd partition is modelled for copy_in, elementwise, reduce "
+                            "and softmax ops; {} ops take the pypto partition",
+                            spec.op, family ? family->name : "these"),
+                ErrorKind::kLimits);
+  if (spec.loop_count != 1)
+    throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the spmd "
+                            "partition shares output rows over partition.grid blocks",
+                            spec.op, spec.loop_count),
+                ErrorKind::kLimits);
+  if (prog.phases.size() != 1)
+    throw Error(fmt::format("{}: a chained reduction runs {} phases, one launch each; an spmd "
+                            "launch runs one (use params.multi_dim = \"merged\" or the pypto "
+                            "partition)",
+                            spec.op, prog.phases.size()),
+                ErrorKind::kLimits);
+  const std::string merge = param_string(spec, "merge");
+  if (merge != "auto" && merge != "in_task")
+    throw Error(fmt::format("{}: params.merge: an spmd block accumulates its rows in UB "
+                            "(in_task); \"{}\" merges across tasks, which needs the pypto "
+                            "partition (allowed under spmd: auto, in_task)",
+                            spec.op, merge),
+                ErrorKind::kParams);
+  ReductionPlan& plan = prog.phases[0].plan;
+  const ReduceFamily& fam = prog.phases[0].fam;
+  const auto rows = static_cast<int64_t>(plan.chains.size());
+  if (spec.grid > rows) {
+    // More blocks than row tiles: rows split across blocks, their partials added atomically.
+    if (!fam.atomic_merge || fam.second_pass)
+      throw Error(fmt::format("{}: partition.grid {} exceeds the {} output row tiles, so rows "
+                              "would split across blocks; {} partials need a second launch to "
+                              "combine (not modelled; sum, mean, amax and amin combine by atomic "
+                              "add): use a grid of at most {}, or a smaller tile",
+                              spec.op, spec.grid, rows, spec.op, rows),
+                  ErrorKind::kLimits);
+    check_grid(spec, rows * plan.segments_per_chain(), "sub-tiles", "");
+    plan.split_rows = true;
+  }
+  plan.merge = MergeMode::kInTask;
+  plan.grid = spec.grid;
 }
 
 ParamDecl merge_param() {

@@ -30,6 +30,13 @@ struct ReductionProgram {
   std::vector<Phase> phases;
 };
 
+// The spmd partition of a described program: its one phase's chains (whole output rows) shared
+// over partition.grid blocks that accumulate in UB; with more blocks than rows, the (row,
+// sub-tile) units are shared and split rows add up atomically (atomic-merging families without a
+// second pass only). Throws naming what is not modelled (other families, chained phases,
+// cross-task merges, loop_count, a grid above the units).
+void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec);
+
 // Builds every phase's tasks; later phases get root functions after the earlier ones'.
 void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
                    LoweredKernel& out);

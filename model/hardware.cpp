@@ -88,6 +88,8 @@ std::vector<HardwareParam> make_table() {
       P(scheduler.notify_ns, 0, 1e6, "ns", "AICPU->AICore: task start notice"),
       P(scheduler.completion_notify_ns, 0, 1e6, "ns", "AICore->AICPU: completion notice"),
       P(scheduler.task_gap_ns, 0, 1e6, "ns", "gap between back-to-back tasks on a core"),
+      P(scheduler.block_start_ns, 0, 1e6, "ns",
+        "SPMD: from a core being free to the next block starting on it"),
       P(control.root_build_ns, 0, 1e9, "ns", "control AICPU: per root function built"),
       P(control.task_build_ns, 0, 1e9, "ns", "control AICPU: per task of a root built"),
       P(control.device_task_submit_ns, 0, 1e9, "ns", "per stitched device task"),

@@ -82,6 +82,7 @@ struct Hardware {
     double notify_ns = 0;
     double completion_notify_ns = 0;
     double task_gap_ns = 0;
+    double block_start_ns = 0;  // SPMD: a block's start on the free core it is placed on
   } scheduler;
   struct Control {
     double root_build_ns = 0;

@@ -9,8 +9,9 @@
 // The IR expresses both runtime styles:
 //  - kMpmd (PyPTO): one task per program subgraph instance, grouped into root functions (loop
 //    bodies) that the control AICPU builds and stitches; scheduler AICPUs dispatch ready tasks.
-//  - kSpmd (hand-written Ascend C): one task per core, pinned to it, looping over its tiles; all
-//    cores start at kernel launch.
+//  - kSpmd (Ascend C / Triton): tasks looping over their tiles, either pinned to a core (the
+//    ascendc partition; all cores start at kernel launch) or unpinned blocks of an spmd launch,
+//    which the hardware places on the first free core of their type.
 
 #include <cstdint>
 #include <string>
@@ -106,7 +107,8 @@ struct Access {
 struct Task {
   int32_t kind = 0;
   int32_t root = 0;          // root function (loop body) it belongs to
-  int32_t pinned_core = -1;  // kSpmd: the core it runs on (index among cores of its type)
+  int32_t pinned_core = -1;  // kSpmd: the core it runs on (index among cores of its type);
+                             // -1: a block placed on the first free core
 };
 
 enum class RuntimeStyle { kMpmd, kSpmd };

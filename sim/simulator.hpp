@@ -10,7 +10,8 @@
 // queue per core type. A scheduler is a serial server: it polls its cores one register read at a
 // time, and for each completion it sees it pays the completion cost, one resolve per successor
 // edge, and one dispatch per task it hands out. Each core holds one running and one pending task.
-// kSpmd (Ascend C): every task is pinned to its core and all cores start at kernel launch.
+// kSpmd (Ascend C / Triton): pinned tasks start on their core at kernel launch; blocks take the
+// first free core (sim/spmd_runtime.hpp).
 //
 // Running tasks share global-memory bandwidth (SharedBandwidth). Times are in core cycles.
 

@@ -8,30 +8,38 @@ namespace tilesim {
 
 SpmdRuntime::SpmdRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
                          const SimOptions& opt)
-    : TaskEngine(g, std::move(costs), hw, opt), gap_(hw.ns_to_cycles(hw.scheduler.task_gap_ns)) {}
+    : TaskEngine(g, std::move(costs), hw, opt),
+      gap_(hw.ns_to_cycles(hw.scheduler.task_gap_ns)),
+      block_start_(hw.ns_to_cycles(hw.scheduler.block_start_ns)) {}
 
 void SpmdRuntime::start() {
   const TaskGraph& g = g_;
   const auto ncores = static_cast<size_t>(num_cores());
-  // One array of tasks per core (counting pass, then fill), in task order.
-  std::vector<int32_t> core_of(g.tasks.size());
+  // One array of pinned tasks per core (counting pass, then fill), in task order; blocks queue
+  // per core type.
+  std::vector<int32_t> core_of(g.tasks.size(), -1);
   offset_.assign(ncores + 1, 0);
   for (size_t i = 0; i < g.tasks.size(); ++i) {
     const auto& t = g.tasks[i];
-    if (t.pinned_core < 0)
-      throw InternalError("task graph: SPMD task " + std::to_string(i) + " has no core");
     if (g.indegree(static_cast<int32_t>(i)) != 0)
       throw InternalError("task graph: SPMD tasks cannot have dependencies");
-    core_of[i] = global_core(g.kinds[static_cast<size_t>(t.kind)].core, t.pinned_core);
+    const CoreType type = g.kinds[static_cast<size_t>(t.kind)].core;
+    if (t.pinned_core < 0) {
+      blocks_[type].push_back(static_cast<int32_t>(i));
+      continue;
+    }
+    core_of[i] = global_core(type, t.pinned_core);
     ++offset_[static_cast<size_t>(core_of[i]) + 1];
   }
   for (size_t c = 0; c < ncores; ++c) offset_[c + 1] += offset_[c];
   next_.assign(offset_.begin(), offset_.end() - 1);
-  tasks_.resize(g.tasks.size());
+  tasks_.resize(static_cast<size_t>(offset_.back()));
   std::vector<int32_t> fill = next_;
   for (size_t i = 0; i < g.tasks.size(); ++i)
-    tasks_[static_cast<size_t>(fill[static_cast<size_t>(core_of[i])]++)] = static_cast<int32_t>(i);
-  for (size_t c = 0; c < ncores; ++c) start_next(static_cast<int32_t>(c), 0);
+    if (core_of[i] >= 0)
+      tasks_[static_cast<size_t>(fill[static_cast<size_t>(core_of[i])]++)] =
+          static_cast<int32_t>(i);
+  for (size_t c = 0; c < ncores; ++c) start_next(static_cast<int32_t>(c), 0, 0);
 }
 
 }  // namespace tilesim

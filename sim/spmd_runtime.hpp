@@ -1,7 +1,12 @@
 #pragma once
-// The SPMD (Ascend C / Triton) runtime: every task is pinned to its core by the launch and all
-// cores start at kernel launch, running their tasks back to back in task order, a task gap
-// (scheduler.task_gap_ns) apart. No AICPU takes part; SPMD tasks have no dependencies.
+// The SPMD (Ascend C / Triton) runtime. No AICPU takes part and SPMD tasks have no dependencies.
+//  - A pinned task (the ascendc partition: one looping task per core) runs on its core; every
+//    core starts its first at kernel launch and runs the rest back to back, a task gap
+//    (scheduler.task_gap_ns) apart.
+//  - An unpinned task is a block of an spmd launch: the hardware places it on the first free core
+//    of its type (in task order), where it starts scheduler.block_start_ns later. Blocks beyond
+//    the cores wait for one to free, so grid = cores + 1 runs a second wave.
+// A core runs its pinned tasks first, then takes blocks.
 
 #include <cstdint>
 #include <vector>
@@ -16,25 +21,38 @@ class SpmdRuntime : public TaskEngine {
               const SimOptions& opt);
   SimResult run() { return TaskEngine::run(*this); }
 
-  // Builds each core's task list (throws on an unpinned or dependent task) and starts every core.
+  // Builds each core's pinned task list and the blocks' queues (throws on a dependent task) and
+  // starts every core.
   void start();
   void on_event(const Event& /*e*/, double /*t*/) {}  // only the engine's starts are queued
-  void on_task_end(int32_t task, double t) { start_next(record(task).core, t + gap_); }
+  void on_task_end(int32_t task, double t) { start_next(record(task).core, t, gap_); }
 
  private:
-  void start_next(int32_t core, double t) {
+  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type.
+  void start_next(int32_t core, double t, double gap) {
     int32_t& next = next_[static_cast<size_t>(core)];
-    if (next >= offset_[static_cast<size_t>(core) + 1]) return;
-    const int32_t task = tasks_[static_cast<size_t>(next++)];
+    int32_t task = -1;
+    if (next < offset_[static_cast<size_t>(core) + 1]) {
+      task = tasks_[static_cast<size_t>(next++)];
+    } else {
+      size_t& b = next_block_[core_type(core)];
+      const auto& queue = blocks_[core_type(core)];
+      if (b >= queue.size()) return;
+      task = queue[b++];
+      gap = block_start_;
+    }
     record(task).core = core;
-    push(kLane, t, kStart, task);
+    push(kLane, t + gap, kStart, task);
   }
 
   static constexpr int kLane = 0;
   double gap_;
-  std::vector<int32_t> offset_;  // tasks_[offset_[c], offset_[c + 1]) run on core c, in order
+  double block_start_;
+  std::vector<int32_t> offset_;  // tasks_[offset_[c], offset_[c + 1]) are pinned to core c
   std::vector<int32_t> tasks_;
-  std::vector<int32_t> next_;  // per core: index in tasks_ of its next task
+  std::vector<int32_t> next_;                // per core: index in tasks_ of its next task
+  ByCoreType<std::vector<int32_t>> blocks_;  // unpinned tasks per core type, in task order
+  ByCoreType<size_t> next_block_;
 };
 
 }  // namespace tilesim

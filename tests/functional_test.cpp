@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "kernels/functional.hpp"
 #include "kernels/lowering.hpp"
@@ -68,6 +69,13 @@ double sum(const std::vector<double>& v) {
   return s;
 }
 
+// The spmd partition of `s` over `grid` blocks.
+KernelSpec spmd(KernelSpec s, int64_t grid) {
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = grid;
+  return s;
+}
+
 ProgramResult run(const KernelSpec& s, const std::vector<NdArray>& in) {
   lower_kernel(s, test::default_hw());  // the graph must build for the same candidate
   return execute_program(describe_reduction_program(s), in);
@@ -103,6 +111,30 @@ void check_reduction(const std::string& op) {
       return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
     });
     EXPECT_LT(rel_err(got, want), kTol) << op << " tile " << format_dims(c.tile) << " " << c.merge;
+  }
+  // spmd: blocks own runs of whole output rows (ragged runs, ragged sub-tiles) and accumulate
+  // each row's sub-tiles in UB; one dim, a non-last dim, and adjacent dims merged by reshape.
+  // With more blocks than rows, blocks own runs of sub-tiles and split rows add up atomically.
+  for (const auto& [shape, tile, dims, grid] :
+       std::vector<std::tuple<Dims, Dims, std::vector<int>, int64_t>>{
+           {{6, 40}, {2, 16}, {1}, 2},
+           {{5, 37, 24}, {2, 8, 8}, {1}, 4},
+           {{3, 9, 8}, {1, 4, 8}, {0}, 3},
+           {{4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 5},
+           {{7, 24}, {1, 24}, {1}, 7},
+           // more blocks than row tiles: rows split across blocks, partials added atomically
+           {{6, 40}, {2, 16}, {1}, 7},
+           {{5, 37, 24}, {2, 8, 8}, {1}, 20},
+           {{4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 30}}) {
+    KernelSpec s = spmd(spec(op, shape, tile, dims), grid);
+    const NdArray x = random_array(shape, 1);
+    const auto want = reference_reduce(x, dims, [&](const std::vector<double>& v) {
+      if (op == "amax") return *std::max_element(v.begin(), v.end());
+      if (op == "amin") return *std::min_element(v.begin(), v.end());
+      return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
+    });
+    EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
+        << op << " spmd grid " << grid << " tile " << format_dims(tile);
   }
 }
 
@@ -170,6 +202,18 @@ void check_softmax(const std::string& op) {
     const auto got = run(spec(op, c.shape, c.tile, c.dims, c.loop, c.merge), {x}).applied.data;
     EXPECT_LT(rel_err(got, reference_softmax(x, c.dims[0], op == "logsoftmax")), kTol)
         << op << " tile " << format_dims(c.tile) << " " << c.merge;
+  }
+  // spmd: whole rows per block (fused single sub-tile, split rows with a ragged sub-tile, a
+  // non-last axis), ragged runs of rows.
+  for (const auto& [shape, tile, dim, grid] :
+       std::vector<std::tuple<Dims, Dims, int, int64_t>>{{{6, 40}, {1, 40}, 1, 4},
+                                                         {{6, 40}, {2, 16}, 1, 2},
+                                                         {{7, 40}, {1, 24}, 1, 3},
+                                                         {{4, 20, 8}, {2, 6, 8}, 1, 2}}) {
+    const NdArray x = random_array(shape, 3);
+    const auto got = run(spmd(spec(op, shape, tile, {dim}), grid), {x}).applied.data;
+    EXPECT_LT(rel_err(got, reference_softmax(x, dim, op == "logsoftmax")), kTol)
+        << op << " spmd grid " << grid << " tile " << format_dims(tile);
   }
 }
 
@@ -301,13 +345,21 @@ void check_matmul(const std::string&) {
 // loop chunks on the loop axis) cover every element exactly once.
 void check_independent_tiles(const std::string& op) {
   const KernelOp& info = *find_op(op);
-  for (const auto& [shape, tile, loop] : std::vector<std::tuple<Dims, Dims, int64_t>>{
-           {{6, 40}, {4, 16}, 1}, {{6, 40}, {2, 24}, 3}, {{5, 7, 24}, {2, 3, 8}, 2}}) {
+  // loop > 0: the pypto partition with that loop_count; loop < 0: spmd with grid -loop.
+  for (const auto& [shape, tile, loop] :
+       std::vector<std::tuple<Dims, Dims, int64_t>>{{{6, 40}, {4, 16}, 1},
+                                                    {{6, 40}, {2, 24}, 3},
+                                                    {{5, 7, 24}, {2, 3, 8}, 2},
+                                                    {{6, 40}, {4, 16}, -4},
+                                                    {{5, 7, 24}, {2, 3, 8}, -5}}) {
     KernelSpec s;
     s.op = op;
     s.shape = shape;
     s.tile = tile;
-    s.loop_count = loop;
+    if (loop > 0)
+      s.loop_count = loop;
+    else
+      s = spmd(s, -loop);
     lower_kernel(s, test::default_hw());
     std::vector<NdArray> in;
     for (int i = 0; i < info.inputs; ++i)

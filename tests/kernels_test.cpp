@@ -106,6 +106,143 @@ Totals totals(const LoweredKernel& k) {
   return t;
 }
 
+KernelSpec spmd(const std::string& op, Dims shape, Dims tile, std::vector<int> dims, int64_t grid) {
+  KernelSpec s = spec(op, std::move(shape), std::move(tile));
+  s.dims = std::move(dims);
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = grid;
+  return s;
+}
+
+// spmd elementwise: `grid` blocks share the tiles evenly; the hardware places them (unpinned).
+TEST(Kernels, SpmdElementwiseBlocksShareTiles) {
+  const KernelSpec s = spmd("add", {100, 1000}, {8, 256}, {}, 48);  // 13 x 4 = 52 tiles
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  EXPECT_EQ(k.graph.runtime, RuntimeStyle::kSpmd);
+  ASSERT_EQ(k.graph.tasks.size(), 48u);
+  int64_t tiles = 0;
+  for (const auto& t : k.graph.tasks) {
+    EXPECT_EQ(t.pinned_core, -1);
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps) tiles += st.repeat;
+  }
+  EXPECT_EQ(tiles, 52);
+  EXPECT_EQ(lower_error(spmd("add", {100, 1000}, {8, 256}, {}, 53)),
+            "add: partition.grid 53 exceeds the 52 tiles, so a block would own nothing (use a "
+            "grid of at most 52, or a smaller tile)");
+}
+
+// spmd softmax, one segment per row: each block is one task repeating the fused row step over
+// its 2 or 3 rows (100 rows over 48 blocks); every row is read and written once.
+TEST(Kernels, SpmdSoftmaxBlocksOwnWholeRows) {
+  const LoweredKernel k =
+      lower_kernel(spmd("softmax", {100, 4096}, {1, 4096}, {1}, 48), default_hw());
+  EXPECT_EQ(k.graph.runtime, RuntimeStyle::kSpmd);
+  ASSERT_EQ(k.graph.tasks.size(), 48u);
+  int64_t rows = 0;
+  for (const auto& t : k.graph.tasks) {
+    EXPECT_EQ(t.pinned_core, -1);
+    const auto& kind = k.graph.kinds[static_cast<size_t>(t.kind)];
+    ASSERT_EQ(kind.steps.size(), 1u);
+    EXPECT_GE(kind.steps[0].repeat, 2);
+    EXPECT_LE(kind.steps[0].repeat, 3);
+    rows += kind.steps[0].repeat;
+  }
+  EXPECT_EQ(rows, 100);
+  // PyPTO's tile limits do not bind an spmd kernel: 4096 row tiles exceed max_auto_tiles.
+  EXPECT_TRUE(k.diag.limit_violations.empty());
+  KernelSpec pypto = spec("softmax", {4096, 4096}, {1, 4096});
+  pypto.dims = {1};
+  EXPECT_FALSE(rule_figures(pypto, default_hw()).limit_violations.empty());
+  pypto.partition = PartitionStyle::kSpmd;
+  pypto.grid = 48;
+  EXPECT_TRUE(rule_figures(pypto, default_hw()).limit_violations.empty());
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 100.0 * 4096 * 4);
+  EXPECT_EQ(t.write, 100.0 * 4096 * 4);
+}
+
+// spmd softmax over split rows: a block accumulates each row's 2 sub-tiles in UB, then re-reads
+// them for the output (16 rows over 5 blocks: 3, 3, 3, 3, 4).
+TEST(Kernels, SpmdSoftmaxSplitRowsAccumulateInTheBlock) {
+  const LoweredKernel k =
+      lower_kernel(spmd("softmax", {16, 16384}, {1, 8192}, {1}, 5), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 5u);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 16.0 * 16384 * 4);
+  EXPECT_EQ(t.write, 16.0 * 16384 * 4);
+  EXPECT_EQ(k.diag.reduction_segments, 2);
+}
+
+// spmd sum over a middle dim: 16 output row tiles (whole 256-wide rows, 4 segments each) over 8
+// blocks; the reduced output is written once.
+TEST(Kernels, SpmdSumHandCount) {
+  const LoweredKernel k =
+      lower_kernel(spmd("sum", {16, 64, 256}, {1, 16, 256}, {1}, 8), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 8u);
+  EXPECT_EQ(k.graph.num_edges(), 0);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 16.0 * 64 * 256 * 4);
+  EXPECT_EQ(t.write, 16.0 * 256 * 4);
+}
+
+// spmd sum with more blocks than row tiles: 16 rows of 4 sub-tiles over 32 blocks, so each block
+// holds half a row and adds its partial into the output atomically (32 one-element stores).
+TEST(Kernels, SpmdSumSplitRowsAccumulateAtomically) {
+  const LoweredKernel k = lower_kernel(spmd("sum", {16, 256}, {1, 64}, {1}, 32), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 32u);
+  for (const auto& t : k.graph.tasks) {
+    const auto& steps = k.graph.kinds[static_cast<size_t>(t.kind)].steps;
+    ASSERT_FALSE(steps.empty());
+    EXPECT_TRUE(steps.back().accumulates);
+  }
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 16.0 * 256 * 4);
+  EXPECT_EQ(t.write, 32.0 * 4);
+  // 48 blocks over 64 sub-tiles: runs of 1 or 2 cross row boundaries; every sub-tile read once.
+  EXPECT_EQ(totals(lower_kernel(spmd("sum", {16, 256}, {1, 64}, {1}, 48), default_hw())).read,
+            16.0 * 256 * 4);
+}
+
+// What the spmd partition does not model is one clear error naming it.
+TEST(Kernels, SpmdRejectionsNameWhatIsNotModelled) {
+  EXPECT_EQ(lower_error(spmd("softmax", {16, 16384}, {1, 8192}, {1}, 17)),
+            "softmax: partition.grid 17 exceeds the 16 output row tiles, so rows would split "
+            "across blocks; softmax partials need a second launch to combine (not modelled; sum, "
+            "mean, amax and amin combine by atomic add): use a grid of at most 16, or a smaller "
+            "tile");
+  EXPECT_EQ(lower_error(spmd("sum", {16, 256}, {1, 64}, {1}, 65)),
+            "sum: partition.grid 65 exceeds the 64 sub-tiles, so a block would own nothing (use a "
+            "grid of at most 64, or a smaller tile)");
+  KernelSpec tree = spmd("sum", {16, 256}, {1, 64}, {1}, 4);
+  tree.params["merge"] = "tree";
+  EXPECT_EQ(lower_error(tree),
+            "sum: params.merge: an spmd block accumulates its rows in UB (in_task); \"tree\" "
+            "merges across tasks, which needs the pypto partition (allowed under spmd: auto, "
+            "in_task)");
+  KernelSpec chained = spmd("mean", {4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 4);
+  chained.params["multi_dim"] = "chained";
+  EXPECT_EQ(lower_error(chained),
+            "mean: a chained reduction runs 2 phases, one launch each; an spmd launch runs one "
+            "(use params.multi_dim = \"merged\" or the pypto partition)");
+  EXPECT_EQ(lower_error(spmd("layernorm", {16, 256}, {1, 256}, {1}, 4)),
+            "layernorm: the spmd partition is modelled for copy_in, elementwise, reduce and "
+            "softmax ops; norm ops take the pypto partition");
+  KernelSpec asc = spec("sum", {16, 256}, {1, 256});
+  asc.dims = {1};
+  asc.partition = PartitionStyle::kAscendC;
+  EXPECT_EQ(lower_error(asc),
+            "sum: the ascendc partition is modelled for copy_in and elementwise ops; a reducing "
+            "op takes pypto, or spmd for the reduce and softmax families");
+  KernelSpec loop = spmd("sum", {16, 256}, {1, 256}, {1}, 4);
+  loop.loop_count = 2;
+  EXPECT_NE(lower_error(loop).find("loop_count 2 applies to the pypto partition"),
+            std::string::npos);
+  // A sub-tile that does not fit UB: the capacity error with its numbers.
+  const std::string ub = lower_error(spmd("sum", {8, 65536}, {1, 65536}, {1}, 8));
+  EXPECT_NE(ub.find("needs "), std::string::npos) << ub;
+  EXPECT_NE(ub.find("has 196608 B"), std::string::npos) << ub;
+}
+
 TEST(Kernels, SoftmaxSplitRowHandCount) {
   KernelSpec s = spec("softmax", {16, 16384}, {1, 8192});
   s.dims = {1};
@@ -335,9 +472,20 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
     return std::string();
   };
   EXPECT_EQ(error(R"(, "partition": {"cores": 2})"),
-            "r.json: partition.style: missing (allowed: pypto, ascendc)");
+            "r.json: partition.style: missing (allowed: pypto, ascendc, spmd)");
+  EXPECT_EQ(error(R"(, "partition": "simd")"),
+            "r.json: partition: unknown style 'simd' (allowed: pypto, ascendc, spmd)");
   EXPECT_EQ(error(R"(, "partition": "spmd")"),
-            "r.json: partition: unknown style 'spmd' (allowed: pypto, ascendc)");
+            "r.json: partition: the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": "
+            "G}");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd"})"),
+            "r.json: partition.grid: missing (the number of blocks the spmd launch starts, >= 1)");
+  EXPECT_EQ(error(R"(, "partition": {"style": "ascendc", "grid": 4})"),
+            "r.json: partition.grid: applies to the spmd style only (style is 'ascendc')");
+  EXPECT_EQ(
+      error(R"(, "partition": {"style": "spmd", "grid": 4, "cores": 4})"),
+      "r.json: partition.cores: applies to the ascendc style; an spmd launch states its grid");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "grid": 40})"), "");
   EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
   EXPECT_EQ(error(R"(, "buffer_count": 9)"),
             "r.json: buffer_count: out of range: 9 (allowed 1..8)");

@@ -268,6 +268,59 @@ TEST(Simulator, SpmdCoresAllStartAtLaunch) {
     }
 }
 
+// SPMD blocks (unpinned tasks) take the first free core of their type: N equal blocks on C cores
+// run in ceil(N / C) waves, each block starting block_start_ns after its core frees; grid < C
+// leaves cores idle and grid = C + 1 adds one block time.
+TEST(Simulator, SpmdBlocksRunInCeilNOverCWaves) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.block_start_ns = 250;
+  hw.scheduler.task_gap_ns = 300;  // pinned tasks only: blocks pay the block start instead
+  const double d = 1000, s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const int cores = static_cast<int>(hw.cores.aiv);
+  auto span = [&](int n) {
+    TaskGraph g = fixed_graph(n);
+    g.runtime = RuntimeStyle::kSpmd;
+    g.finalize();
+    const SimResult r = simulate_costed(g, fixed_cost(d), hw);
+    std::set<int32_t> used;
+    for (const auto& t : r.tasks) used.insert(t.core);
+    EXPECT_EQ(static_cast<int>(used.size()), std::min(n, cores)) << n << " blocks";
+    EXPECT_EQ(r.first_start, s);
+    return r.last_end;
+  };
+  for (int n : {1, 20, 47, 48, 49, 96, 97, 480}) {
+    const double waves = std::ceil(static_cast<double>(n) / cores);
+    EXPECT_NEAR(span(n), waves * (s + d), 1e-9) << n << " blocks";
+  }
+  EXPECT_NEAR(span(cores + 1) - span(cores), s + d, 1e-9);
+  EXPECT_NEAR(span(cores) - span(1), 0, 1e-9);  // idle cores cost nothing
+}
+
+// A block goes to whichever core frees first: one long block and many short ones on 2 cores.
+TEST(Simulator, SpmdBlocksFillTheFirstFreeCore) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aiv = 2;
+  TaskGraph g;
+  g.runtime = RuntimeStyle::kSpmd;
+  g.add_psg("blocks");
+  TaskKind k;
+  g.add_kind(k);
+  g.add_kind(k);
+  g.add_task(0, 0);                              // long: 10000 cycles
+  for (int i = 0; i < 4; ++i) g.add_task(1, 0);  // short: 1000 cycles
+  g.finalize();
+  TaskCost lo, sh;
+  lo.cycles = 10000;
+  sh.cycles = 1000;
+  const SimResult r = simulate_costed(g, {lo, sh}, hw);
+  EXPECT_EQ(r.tasks[0].core, 0);
+  for (size_t i = 1; i < 5; ++i) {
+    EXPECT_EQ(r.tasks[i].core, 1) << i;
+    EXPECT_NEAR(r.tasks[i].start, 1000.0 * static_cast<double>(i - 1), 1e-9) << i;
+  }
+  EXPECT_NEAR(r.last_end, 10000, 1e-9);
+}
+
 // One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released
 // together: A0 runs and A1 waits in the core's pending slot. When A0 ends, B0 becomes ready behind
 // C1; the order decides which fills the pending slot: B0 (oldest root first) or C1 (FIFO).

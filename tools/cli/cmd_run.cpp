@@ -61,6 +61,8 @@ int run(const RunArgs& a) {
                 << (spec.partition == PartitionStyle::kAscendC
                         ? " (an ascendc run: its pinned per-core tasks replay through the MPMD "
                           "scheduler)\n"
+                    : spec.partition == PartitionStyle::kSpmd
+                        ? " (an spmd run: its blocks replay through the MPMD scheduler)\n"
                         : "\n");
   }
   return 0;

@@ -15,8 +15,9 @@ nlohmann::json spec_to_json(const KernelSpec& spec) {
   j["dim"] = spec.dims;
   j["tile"] = spec.tile;
   j["loop_count"] = spec.loop_count;
-  j["partition"] = spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc";
+  j["partition"] = partition_name(spec.partition);
   if (spec.partition == PartitionStyle::kAscendC) j["cores"] = spec.cores;
+  if (spec.partition == PartitionStyle::kSpmd) j["grid"] = spec.grid;
   j["buffer_count"] = spec.buffer_count;
   return j;
 }
@@ -98,7 +99,7 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   std::string s;
   append(s, "tilesim run: {} {} {} tile {} loop_count {} partition {} on {}\n", spec.op,
          format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
-         spec.partition == PartitionStyle::kPypto ? "pypto" : "ascendc", hw.name);
+         partition_name(spec.partition), hw.name);
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
   append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
   append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
