@@ -190,16 +190,10 @@ std::string shipped_list() {
 // "base": a path relative to the file, or a shipped name (as a run config's "hardware" is found).
 std::filesystem::path base_file(const JsonReader& base) {
   const std::string named = base.string();
-  const std::filesystem::path p(named);
-  const auto beside = p.is_absolute() ? p : std::filesystem::path(base.origin()).parent_path() / p;
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(beside, ec)) return beside;
-  if (p.is_relative() && !named.empty())
-    for (const auto& shipped :
-         {shipped_hardware_path(named), default_config_dir() / "hardware" / p})
-      if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
-  base.fail(fmt::format("'{}' is neither a file beside this one ({}) nor a shipped name ({})",
-                        named, beside.string(), shipped_list()));
+  if (auto found = find_hardware_file(base.origin(), named)) return *found;
+  base.fail(fmt::format(
+      "'{}' is neither a file beside this one ({}) nor a shipped name ({})", named,
+      (std::filesystem::path(base.origin()).parent_path() / named).string(), shipped_list()));
 }
 
 std::string canonical_name(const std::string& file) {
@@ -344,6 +338,19 @@ std::filesystem::path default_hardware_path() {
 
 std::filesystem::path shipped_hardware_path(const std::string& name) {
   return default_config_dir() / "hardware" / (name + ".json");
+}
+
+std::optional<std::filesystem::path> find_hardware_file(const std::filesystem::path& referrer,
+                                                        const std::string& named) {
+  const std::filesystem::path p(named);
+  const auto beside = p.is_absolute() ? p : referrer.parent_path() / p;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(beside, ec)) return beside;
+  if (p.is_relative() && !named.empty())
+    for (const auto& shipped :
+         {default_config_dir() / "hardware" / p, shipped_hardware_path(named)})
+      if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
+  return std::nullopt;
 }
 
 std::vector<std::string> shipped_hardware_names() {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -146,6 +147,10 @@ std::filesystem::path default_config_dir();
 std::filesystem::path default_hardware_path();
 // configs/hardware/<name>.json of a shipped name, and the shipped names (sorted).
 std::filesystem::path shipped_hardware_path(const std::string& name);
+// The hardware file `named` by a file at `referrer` (a config, or a hardware file's "base"): an
+// absolute path, a path beside the referrer, or a shipped name with or without ".json".
+std::optional<std::filesystem::path> find_hardware_file(const std::filesystem::path& referrer,
+                                                        const std::string& named);
 std::vector<std::string> shipped_hardware_names();
 
 }  // namespace tilesim

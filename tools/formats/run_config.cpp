@@ -11,15 +11,8 @@ nlohmann::json read_json_file(const std::filesystem::path& file, const std::stri
 
 std::filesystem::path resolve_config_path(const std::filesystem::path& config,
                                           const std::string& named) {
-  std::filesystem::path p(named);
-  if (p.is_absolute()) return p;
-  const auto beside = config.parent_path() / p;
-  if (std::filesystem::exists(beside)) return beside;
-  const auto shipped = default_config_dir() / "hardware" / p;
-  if (std::filesystem::exists(shipped)) return shipped;
-  const auto shipped_json = default_config_dir() / "hardware" / (named + ".json");
-  if (std::filesystem::exists(shipped_json)) return shipped_json;
-  return beside;
+  // A name that finds nothing stays beside the config, so the loader's "cannot open" names it.
+  return find_hardware_file(config, named).value_or(config.parent_path() / named);
 }
 
 std::filesystem::path resolve_hardware_arg(const std::string& named) {
