@@ -46,7 +46,11 @@ const char* partition_name(PartitionStyle p) {
 }
 
 BlockRange block_range(int64_t units, int64_t grid, int64_t b) {
-  return {units * b / grid, units * (b + 1) / grid};
+  // 128-bit products: units * b overflows int64 long before a block range does.
+  const auto at = [&](int64_t i) {
+    return static_cast<int64_t>(static_cast<__int128>(units) * i / grid);
+  };
+  return {at(b), at(b + 1)};
 }
 
 std::string format_dims(const Dims& d) {
@@ -85,9 +89,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
       p.fail("the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": G}");
   } else if (p.json().is_object()) {
     p.check_keys({"style", "cores", "max_tasks_per_psg", "grid"});
-    if (!p.has("style"))
-      JsonReader(nullptr, p.origin(), p.path() + ".style")
-          .fail(std::string("missing (allowed: ") + kStyles + ")");
+    if (!p.has("style")) p.fail_at("style", std::string("missing (allowed: ") + kStyles + ")");
     style = p.at("style").string();
     s.cores = p.integer_or("cores", s.cores, 1);
     if (const auto m = p.find("max_tasks_per_psg")) {
@@ -97,8 +99,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
     }
     if (style == "spmd") {
       if (!p.has("grid"))
-        JsonReader(nullptr, p.origin(), p.path() + ".grid")
-            .fail("missing (the number of blocks the spmd launch starts, >= 1)");
+        p.fail_at("grid", "missing (the number of blocks the spmd launch starts, >= 1)");
       for (const char* other : {"cores", "max_tasks_per_psg"})
         if (p.has(other))
           p.at(other).fail(std::string("applies to the ") +

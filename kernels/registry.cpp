@@ -141,11 +141,9 @@ void validate_params(const std::string& op, const JsonReader& params) {
     check_value(*p, v);
   });
   for (const ParamDecl* p : decls)
-    if (p->required && !r.has(p->name)) {
-      static const nlohmann::json kNull;
-      JsonReader(kNull, r.origin(), r.path() + "." + p->name, ErrorKind::kParams)
-          .fail(fmt::format("missing: {} needs it ({})", op, p->doc));
-    }
+    if (p->required && !r.has(p->name))
+      r.with_kind(ErrorKind::kParams)
+          .fail_at(p->name, fmt::format("missing: {} needs it ({})", op, p->doc));
 }
 
 void validate_params(const KernelSpec& spec) {

@@ -62,6 +62,10 @@ void JsonReader::fail(const std::string& what, ErrorKind kind) const {
   throw Error(origin_ + ": " + where() + ": " + what, kind);
 }
 
+void JsonReader::fail_at(const std::string& key, const std::string& what) const {
+  throw Error(origin_ + ": " + child_path(key) + ": " + what, kind_);
+}
+
 std::string JsonReader::child_path(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
@@ -85,10 +89,7 @@ bool JsonReader::has(const std::string& key) const {
 JsonReader JsonReader::at(const std::string& key) const {
   expect_object();
   const auto it = value_->find(key);
-  if (it == value_->end()) {
-    static const nlohmann::json kNull;
-    JsonReader(kNull, origin_, child_path(key), kind_).fail("missing");
-  }
+  if (it == value_->end()) fail_at(key, "missing");
   return JsonReader(*it, origin_, child_path(key), kind_);
 }
 

@@ -36,6 +36,8 @@ class JsonReader {
 
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void fail(const std::string& what, ErrorKind kind) const;
+  // Fails naming the member `key` of this object, present or not ("missing: ...").
+  [[noreturn]] void fail_at(const std::string& key, const std::string& what) const;
 
   // Objects: members, rejecting keys outside `allowed` (listed in the message).
   void expect_object() const;

@@ -415,6 +415,22 @@ ErrorKind lower_kind(const KernelSpec& s) {
 }
 
 // Each rejection carries its class where it is thrown (a sweep files rejections by kind).
+TEST(Kernels, BlockRangesTileTheWorkExactlyEvenForHugeCounts) {
+  // 10 units over 4 blocks: 2, 3, 2, 3 (floor(n*b/G) boundaries), contiguous and complete.
+  int64_t next = 0;
+  for (int64_t b = 0; b < 4; ++b) {
+    const BlockRange r = block_range(10, 4, b);
+    EXPECT_EQ(r.begin, next);
+    next = r.end;
+  }
+  EXPECT_EQ(next, 10);
+  // units * b would overflow int64 here; the range must still be exact.
+  const int64_t units = int64_t{1} << 61, grid = 1 << 20;
+  const BlockRange last = block_range(units, grid, grid - 1);
+  EXPECT_EQ(last.end, units);
+  EXPECT_EQ(last.begin, units - units / grid);
+}
+
 TEST(Kernels, RejectionsCarryTheirKind) {
   EXPECT_EQ(lower_kind(spec("add", {16, 65536}, {1, 65536})), ErrorKind::kCapacity);  // UB
   EXPECT_EQ(lower_kind(spec("matmul", {512, 512, 512}, {256, 256, 16}, DType::kFp16)),

@@ -183,6 +183,8 @@ TEST(JsonReader, NamesFileKeyPathAndAllowedValuesInEveryRejection) {
   EXPECT_EQ(message([&] { r.at("a").at("n").integer(6, 8); }),
             "cfg.json: a.n: out of range: 5 (allowed 6..8)");
   EXPECT_EQ(message([&] { r.at("a").at("missing"); }), "cfg.json: a.missing: missing");
+  EXPECT_EQ(message([&] { r.at("a").fail_at("grid", "missing: the number of blocks"); }),
+            "cfg.json: a.grid: missing: the number of blocks");
   EXPECT_EQ(message([&] { r.check_keys({"a", "f"}); }), "cfg.json: b: unknown key (allowed: a, f)");
   EXPECT_EQ(message([&] {
               r.at("a").at("s").one_of({"y", "z"});

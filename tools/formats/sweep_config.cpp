@@ -68,14 +68,6 @@ std::vector<JsonReader> non_empty_items(const JsonReader& r, const std::string& 
   return r.items();
 }
 
-// A missing member, with what it should be.
-[[noreturn]] void fail_missing(const JsonReader& parent, const std::string& key,
-                               const std::string& what) {
-  static const nlohmann::json kAbsent;
-  JsonReader(kAbsent, parent.origin(), parent.path().empty() ? key : parent.path() + "." + key)
-      .fail("missing: " + what);
-}
-
 // With constraints.allow_tile_over_shape false, a fixed value or bound above the shape leaves
 // nothing to generate in that dim.
 void parse_generate_tiles(const JsonReader& g, const Dims& shape, bool allow_over_shape,
@@ -109,7 +101,7 @@ void parse_generate_tiles(const JsonReader& g, const Dims& shape, bool allow_ove
 
 void parse_generate_loops(const JsonReader& g, LoopSpaceSpec& l) {
   g.check_keys({"from", "to", "factor"});
-  if (!g.has("to")) fail_missing(g, "to", "the largest loop count");
+  if (!g.has("to")) g.fail_at("to", "missing: the largest loop count");
   l.enabled = true;
   l.from = g.integer_or("from", l.from, 1);
   l.to = g.at("to").integer(1);
@@ -175,7 +167,8 @@ SweepConfig sweep_config_from_json(const nlohmann::json& json,
   if (const auto c = doc.find("candidates")) {
     parse_candidates(*c, cfg);
   } else if (!explicit_tile) {
-    fail_missing(doc, "candidates", "give candidates.tiles, candidates.generate_tiles or a tile");
+    doc.fail_at("candidates",
+                "missing: give candidates.tiles, candidates.generate_tiles or a tile");
   }
   if (cfg.tiles.empty() && !cfg.generate_tiles.enabled) {
     if (!explicit_tile)
