@@ -177,12 +177,15 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
                     ErrorKind::kLimits);
       used = std::min(cores, grid.count());
     }
+    std::vector<Access> block_accesses;  // the GM blocks of all the task's tiles, in order
     for (int64_t c = 0; c < used; ++c) {
       const BlockRange r = block_range(grid.count(), used, c);
       TaskKind core_kind;
+      block_accesses.clear();
       for (int64_t i = r.begin; i < r.end; ++i) {
         const Dims origin = grid.origin(i);
         TaskKind tile = make_kind(origin, grid.extent_at(origin));
+        block_accesses.insert(block_accesses.end(), accesses.begin(), accesses.end());
         if (core_kind.steps.empty())
           core_kind = tile;
         else
@@ -190,7 +193,8 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
       }
       // Ascend C tasks are pinned to their core; SPMD blocks are placed by the hardware.
       core_kind.label = fmt::format("{}_{}{}", psg, spmd ? "block" : "core", c);
-      g.add_task(cache.get(g, core_kind), 0, spmd ? -1 : static_cast<int32_t>(c));
+      const int32_t t = g.add_task(cache.get(g, core_kind), 0, spmd ? -1 : static_cast<int32_t>(c));
+      for (const Access& a : block_accesses) g.add_access(t, a);
     }
   }
   g.finalize();

@@ -49,9 +49,13 @@ struct Hardware {
 
   // Shared global memory: all cores' DMA traffic passes L2; misses and write-backs reach HBM.
   struct Gm {
-    double hbm_bandwidth_gbps = 0;
+    double hbm_bandwidth_gbps = 0;        // reads
+    double hbm_write_bandwidth_gbps = 0;  // write-backs
   } gm;
-  Memory l2;
+  struct L2 {
+    int64_t bytes = 0;
+    double bandwidth_gbps = 0;  // all cores' traffic through L2, hits and misses
+  } l2;
 
   // Vector pipe (per AIV): an instruction issues, then runs its repeats at its class's rate.
   struct VectorClass {
@@ -92,7 +96,10 @@ struct Hardware {
     int64_t stitch_function_max_num = 0;
   } control;
   struct Kernel {
-    double launch_us = 0;
+    double launch_us = 0;         // MPMD (PyPTO): launch, AICPU runtime and completion
+    double vector_launch_us = 0;  // SPMD on vector cores only: launch and completion
+    double mixed_launch_us = 0;   // SPMD that starts cube cores: launch and completion
+    double core_start_ns = 0;     // SPMD: cores start one after another, this far apart
   } kernel;
 
   // ---- The rulebook's limits, reported as limit violations (not capacity errors) ----
@@ -106,6 +113,7 @@ struct Hardware {
   double cycles_to_us(double cycles) const { return cycles / clock_mhz; }
   // HBM bandwidth in bytes per core clock cycle.
   double hbm_bytes_per_cycle() const { return gm.hbm_bandwidth_gbps * 1e3 / clock_mhz; }
+  double l2_bytes_per_cycle() const { return l2.bandwidth_gbps * 1e3 / clock_mhz; }
 };
 
 // One parameter of Hardware, declared once in the table (model/hardware.cpp): the loader, the

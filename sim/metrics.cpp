@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/error.hpp"
+#include "sim/launch_cost.hpp"
 
 namespace tilesim {
 
@@ -13,7 +14,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.edges = graph.num_edges();
   m.root_functions = graph.num_roots();
   m.gen_time_us = us(sim.last_end - sim.first_start);
-  m.kernel_time_us = us(sim.last_end) + hw.kernel.launch_us;
+  m.kernel_time_us = us(sim.last_end) + launch_overhead_us(graph, hw);
 
   const size_t ncores = sim.core_types.size();
   std::vector<std::vector<int32_t>> by_core(ncores);

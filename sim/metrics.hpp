@@ -47,7 +47,7 @@ struct PipeMetrics {
 
 struct Metrics {
   double gen_time_us = 0;
-  double kernel_time_us = 0;  // from launch: builds, tasks and kernel.launch_us
+  double kernel_time_us = 0;  // from launch: builds, tasks and the launch (sim/launch_cost.hpp)
   int64_t tasks = 0;
   int64_t edges = 0;
   int64_t root_functions = 0;

@@ -1,12 +1,14 @@
 #pragma once
-// Shared global-memory bandwidth as a fluid (processor-sharing) resource.
+// Shared global-memory bandwidth as a fluid (processor-sharing) resource with two stages.
 //
 // Every running task is a flow that, alone, would move its GM bytes over its idle-machine
-// duration: its demand is bytes / duration. While the summed demand exceeds the capacity, every
-// flow is slowed by the same factor capacity / demand (HBM serves all cores' requests
-// interleaved, so each sees the same stretch). Because all flows share one factor, progress is
-// one virtual clock: a task finishes when the virtual clock has advanced by its duration, so each
-// start and finish costs O(log n).
+// duration: every byte passes through L2 (its L2 demand is bytes / duration) and its L2 misses
+// and write-backs through HBM (its HBM demand, in read-byte equivalents: a written byte costs
+// hbm read / write bandwidth times a read byte). While either stage's summed demand exceeds its
+// capacity, every flow is slowed by the same factor, the smaller of capacity / demand (the
+// memory serves all cores' requests interleaved, so each sees the same stretch). Because all flows
+// share one factor, progress is one virtual clock: a task finishes when the virtual clock has
+// advanced by its duration, so each start and finish costs O(log n).
 //
 // Flows finish in (virtual finish, task) order. The virtual clock never goes back, so flows of
 // equal run time finish in the order they started (up to ties, ordered by task): each run time
@@ -26,16 +28,22 @@ namespace tilesim {
 
 class SharedBandwidth {
  public:
-  explicit SharedBandwidth(double capacity_bytes_per_cycle) : capacity_(capacity_bytes_per_cycle) {}
+  // HBM capacity; L2 capacity (+inf: L2 never binds), in bytes per cycle.
+  explicit SharedBandwidth(double capacity_bytes_per_cycle,
+                           double l2_capacity = std::numeric_limits<double>::infinity())
+      : capacity_(capacity_bytes_per_cycle), l2_capacity_(l2_capacity) {}
 
   void start(int32_t task, double now, double duration, double gm_bytes);
   // start() with its per-kind terms precomputed: run_time(), demand_of() and flow_class().
-  [[gnu::always_inline]] void start_flow(int32_t task, double now, int32_t cls, double demand) {
+  [[gnu::always_inline]] void start_flow(int32_t task, double now, int32_t cls, double demand,
+                                         double l2_demand = 0) {
     advance(now);
     demand_ += demand;
+    l2_demand_ += l2_demand;
     auto& q = classes_[static_cast<size_t>(cls)];
     const bool was_empty = q.empty();
-    if (q.push(Flow{TimeKey::make(vclock_ + q.run, static_cast<uint32_t>(task)), demand})) {
+    if (q.push(
+            Flow{TimeKey::make(vclock_ + q.run, static_cast<uint32_t>(task)), demand, l2_demand})) {
       if (was_empty)
         heads_.insert(cls, q.front().key);
       else
@@ -64,6 +72,7 @@ class SharedBandwidth {
     else
       heads_.increase_top(q.front().key);
     demand_ -= f.demand;
+    l2_demand_ -= f.l2_demand;
     --running_;
     update_rate();
     return static_cast<int32_t>(f.key.tie);
@@ -80,8 +89,9 @@ class SharedBandwidth {
   }
   void update_rate() {
     const bool idle = running_ == 0;
-    if (idle) demand_ = 0;  // drop accumulated rounding
+    if (idle) demand_ = l2_demand_ = 0;  // drop accumulated rounding
     rate_ = demand_ > capacity_ ? capacity_ / demand_ : 1.0;
+    if (l2_demand_ > l2_capacity_) rate_ = std::min(rate_, l2_capacity_ / l2_demand_);
     if (idle) {
       next_ = std::numeric_limits<double>::infinity();
       return;
@@ -94,6 +104,7 @@ class SharedBandwidth {
   struct Flow {
     TimeKey key;  // virtual finish time, then task
     double demand;
+    double l2_demand;
   };
 
   // Flows of one run time in finish order: a ring buffer, appended at the back.
@@ -206,10 +217,12 @@ class SharedBandwidth {
   };
 
   double capacity_;
+  double l2_capacity_;
   double now_ = 0;
   double vclock_ = 0;
   double rate_ = 1;
   double demand_ = 0;
+  double l2_demand_ = 0;
   double next_ = std::numeric_limits<double>::infinity();
   size_t running_ = 0;
   std::vector<ClassQueue> classes_;

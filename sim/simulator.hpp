@@ -22,6 +22,7 @@
 #include "model/hardware.hpp"
 #include "model/task_cost.hpp"
 #include "model/task_graph.hpp"
+#include "sim/l2_residency.hpp"
 
 namespace tilesim {
 
@@ -36,9 +37,9 @@ const char* ready_order_name(ReadyOrder order);
 struct SimOptions {
   bool record_aicpu = false;  // keep AICPU activity spans (for traces)
   ReadyOrder ready_order = ReadyOrder::kOldestRootFirst;
-  // The kernel starts with its inputs resident in L2 when they fit ("runtime": {"l2": "warm"}):
-  // a rerun without an L2 flush. Default cold: every first read goes to HBM.
-  bool l2_warm = false;
+  // What L2 holds at the start ("runtime": {"l2": "cold" | "warm" | "flushed"}, default cold;
+  // sim/l2_residency.hpp).
+  L2Start l2_start = L2Start::kCold;
 };
 
 struct TaskRecord {

@@ -10,7 +10,8 @@ SpmdRuntime::SpmdRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const 
                          const SimOptions& opt)
     : TaskEngine(g, std::move(costs), hw, opt),
       gap_(hw.ns_to_cycles(hw.scheduler.task_gap_ns)),
-      block_start_(hw.ns_to_cycles(hw.scheduler.block_start_ns)) {}
+      block_start_(hw.ns_to_cycles(hw.scheduler.block_start_ns)),
+      core_start_(hw.ns_to_cycles(hw.kernel.core_start_ns)) {}
 
 void SpmdRuntime::start() {
   const TaskGraph& g = g_;
@@ -39,7 +40,15 @@ void SpmdRuntime::start() {
     if (core_of[i] >= 0)
       tasks_[static_cast<size_t>(fill[static_cast<size_t>(core_of[i])]++)] =
           static_cast<int32_t>(i);
-  for (size_t c = 0; c < ncores; ++c) start_next(static_cast<int32_t>(c), 0, 0);
+  // The launch starts the cores that get work one after another (kernel.core_start_ns apart):
+  // pinned cores in core order, then as many more as there are blocks.
+  size_t started = 0;
+  for (size_t c = 0; c < ncores; ++c)
+    if (offset_[c + 1] > offset_[c])
+      start_next(static_cast<int32_t>(c), 0, static_cast<double>(started++) * core_start_);
+  for (size_t c = 0; c < ncores; ++c)
+    if (offset_[c + 1] == offset_[c])
+      start_next(static_cast<int32_t>(c), 0, static_cast<double>(started) * core_start_, &started);
 }
 
 }  // namespace tilesim

@@ -1,8 +1,10 @@
 #pragma once
 // The SPMD (Ascend C / Triton) runtime. No AICPU takes part and SPMD tasks have no dependencies.
-//  - A pinned task (the ascendc partition: one looping task per core) runs on its core; every
-//    core starts its first at kernel launch and runs the rest back to back, a task gap
-//    (scheduler.task_gap_ns) apart.
+//  - The launch starts the cores that get work one after another, kernel.core_start_ns apart
+//    (pinned cores first, in core order; then one core per block of the first wave).
+//  - A pinned task (the ascendc partition: one looping task per core) runs on its core; a
+//    core starts its first when the launch starts the core and runs the rest back to back, a
+//    task gap (scheduler.task_gap_ns) apart.
 //  - An unpinned task is a block of an spmd launch: the hardware places it on the first free core
 //    of its type (in task order), where it starts scheduler.block_start_ns later. Blocks beyond
 //    the cores wait for one to free, so grid = cores + 1 runs a second wave.
@@ -28,8 +30,9 @@ class SpmdRuntime : public TaskEngine {
   void on_task_end(int32_t task, double t) { start_next(record(task).core, t, gap_); }
 
  private:
-  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type.
-  void start_next(int32_t core, double t, double gap) {
+  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type
+  // (`gap` + scheduler.block_start_ns after `t`; a core's first block counts in `*started`).
+  void start_next(int32_t core, double t, double gap, size_t* started = nullptr) {
     int32_t& next = next_[static_cast<size_t>(core)];
     int32_t task = -1;
     if (next < offset_[static_cast<size_t>(core) + 1]) {
@@ -39,7 +42,8 @@ class SpmdRuntime : public TaskEngine {
       const auto& queue = blocks_[core_type(core)];
       if (b >= queue.size()) return;
       task = queue[b++];
-      gap = block_start_;
+      gap = (started ? gap : 0) + block_start_;
+      if (started) ++*started;
     }
     record(task).core = core;
     push(kLane, t + gap, kStart, task);
@@ -48,6 +52,7 @@ class SpmdRuntime : public TaskEngine {
   static constexpr int kLane = 0;
   double gap_;
   double block_start_;
+  double core_start_;
   std::vector<int32_t> offset_;  // tasks_[offset_[c], offset_[c + 1]) are pinned to core c
   std::vector<int32_t> tasks_;
   std::vector<int32_t> next_;                // per core: index in tasks_ of its next task

@@ -9,15 +9,20 @@ namespace tilesim {
 
 TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
                        const SimOptions& opt)
-    : g_(g), hw_(hw), opt_(opt), bw_(hw.hbm_bytes_per_cycle()) {
+    : g_(g),
+      hw_(hw),
+      opt_(opt),
+      bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle()),
+      write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps) {
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
   for (size_t i = 0; i < g.kinds.size(); ++i) {
     const auto& cost = res_.kind_costs[i];
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
-                      SharedBandwidth::demand_of(cost.cycles, cost.gm_bytes())});
+                      SharedBandwidth::demand_of(cost.cycles, cost.gm_read_bytes),
+                      SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes)});
   }
-  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_warm);
+  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
   count_[CoreType::kAiv] = hw.cores.aiv;
   count_[CoreType::kAic] = hw.cores.aic;
   for (const CoreType t : kCoreTypes) {

@@ -79,15 +79,20 @@ class TaskEngine {
   struct KindInfo {
     CoreType core;
     int32_t flow_class;  // SharedBandwidth class of its run time
-    double demand;       // SharedBandwidth::demand_of of its cost
+    double read_demand;  // GM read bytes per cycle of its idle-machine run
+    double write_demand;
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
     record(task).start = t;
     const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
-    // Only L2 misses and write-backs draw on HBM (sim/l2_residency.hpp).
-    const double hbm_share = l2_ ? l2_->on_start(task, 1.0).hbm : 1.0;
-    bw_.start_flow(task, t, kind.flow_class, kind.demand * hbm_share);
+    // Every byte passes through L2; only L2 misses and write-backs draw on HBM
+    // (sim/l2_residency.hpp), a written byte costing write_weight_ read bytes.
+    const double all = kind.read_demand + kind.write_demand;
+    const std::optional<Traffic> hbm = l2_ ? l2_->on_start(task) : std::nullopt;
+    const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
+                                  : kind.read_demand + kind.write_demand * write_weight_;
+    bw_.start_flow(task, t, kind.flow_class, hbm_demand, all);
   }
   // Checks every task ran; fills the predecessor ends and the span.
   SimResult finish();
@@ -96,6 +101,7 @@ class TaskEngine {
   const Hardware& hw_;
   SimOptions opt_;
   SharedBandwidth bw_;
+  double write_weight_;  // HBM read bandwidth / HBM write bandwidth
   std::optional<L2Residency> l2_;
   SimResult res_;
   std::vector<KindInfo> kinds_;

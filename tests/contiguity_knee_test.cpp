@@ -90,7 +90,8 @@ TEST(ContiguityKnee, AllCoresAreBoundByHbmAndReachTheKneeNoLater) {
     EXPECT_LE(p.gbps, hw.gm.hbm_bandwidth_gbps * (1 + 1e-6)) << p.contiguous_bytes << " B";
   // 48 cores at the idle-core plateau ask for more than HBM gives: the plateau is HBM's.
   ASSERT_GT(idle.plateau_gbps * static_cast<double>(hw.cores.aiv), hw.gm.hbm_bandwidth_gbps);
-  EXPECT_NEAR(all.plateau_gbps, hw.gm.hbm_bandwidth_gbps, 1e-6 * hw.gm.hbm_bandwidth_gbps);
+  // (The launch starts the cores kernel.core_start_ns apart, ~1.7 us over 48 cores: within 3%.)
+  EXPECT_NEAR(all.plateau_gbps, hw.gm.hbm_bandwidth_gbps, 0.03 * hw.gm.hbm_bandwidth_gbps);
   ASSERT_TRUE(idle.knee90_bytes && all.knee90_bytes);
   EXPECT_LE(*all.knee90_bytes, *idle.knee90_bytes);
   ASSERT_TRUE(idle.knee95_bytes && all.knee95_bytes);
@@ -99,7 +100,7 @@ TEST(ContiguityKnee, AllCoresAreBoundByHbmAndReachTheKneeNoLater) {
   const KneePoint& shortest = all.points.front();
   EXPECT_LT(shortest.gbps, hw.gm.hbm_bandwidth_gbps * 0.99);
   EXPECT_NEAR(shortest.gbps, idle.points.front().gbps * static_cast<double>(hw.cores.aiv),
-              1e-6 * shortest.gbps);
+              0.03 * shortest.gbps);
 }
 
 // 4. The DMA cost is in bytes: every dtype has the same byte knee, so the element knees scale

@@ -136,10 +136,11 @@ TEST_F(RulesRegression, ComparisonWithAnotherHardwareShowsTheMoves) {
     const auto& a = result_->knees[i];
     const auto& b = other.knees[i];
     if (a.cores == 1) continue;
-    EXPECT_NEAR(b.plateau_gbps, b4.gm.hbm_bandwidth_gbps, 1e-6 * b4.gm.hbm_bandwidth_gbps);
+    // Within 3%: the launch starts the cores kernel.core_start_ns apart.
+    EXPECT_NEAR(b.plateau_gbps, b4.gm.hbm_bandwidth_gbps, 0.03 * b4.gm.hbm_bandwidth_gbps);
     EXPECT_NEAR(a.plateau_gbps,
                 result_->hardware == b4.name ? 0 : test::default_hw().gm.hbm_bandwidth_gbps,
-                1e-6 * a.plateau_gbps);
+                0.03 * a.plateau_gbps);
     ASSERT_TRUE(a.knee90_bytes && b.knee90_bytes);
     EXPECT_LE(*b.knee90_bytes, *a.knee90_bytes) << dtype_name(a.dtype);
   }

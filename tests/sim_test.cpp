@@ -112,9 +112,11 @@ TEST(Simulator, StreamingCoresSaturateHbmAndGoNoFaster) {
     return simulate(g, hw);
   };
   const TaskCost alone = cost_task_kind(load_kind(64, 2048, 64), hw);
-  // Two cores stay below HBM bandwidth: each runs at its engine rate.
+  // Two cores stay below HBM bandwidth: each runs at its engine rate (the second starts
+  // kernel.core_start_ns after the first).
   const SimResult two = run(2);
-  EXPECT_NEAR(two.last_end, alone.cycles, 1e-6 * alone.cycles);
+  EXPECT_NEAR(two.last_end, alone.cycles + hw.ns_to_cycles(hw.kernel.core_start_ns),
+              1e-6 * alone.cycles);
   // 48 cores demand more than HBM gives: time = bytes / bandwidth (within 1%), never less.
   const SimResult all = run(48);
   const double bytes = 48.0 * 64 * 64 * 2048;
@@ -245,8 +247,8 @@ TEST(Simulator, EqualTasksOnCCoresTakeCeilNOverCWaves) {
       }
 }
 
-// SPMD: every core starts its first block at launch, with no AICPU in between, and runs its
-// blocks back to back a task gap apart.
+// SPMD: the launch starts every core kernel.core_start_ns after the previous one, with no AICPU
+// in between; each core runs its pinned tasks back to back a task gap apart.
 TEST(Simulator, SpmdCoresAllStartAtLaunch) {
   const Hardware hw = default_hw();
   const double d = 5000, gap = hw.ns_to_cycles(hw.scheduler.task_gap_ns);
@@ -264,7 +266,8 @@ TEST(Simulator, SpmdCoresAllStartAtLaunch) {
     for (int c = 0; c < cores; ++c) {
       const auto& t = r.tasks[static_cast<size_t>(round * cores + c)];
       EXPECT_EQ(t.core, c);
-      EXPECT_NEAR(t.start, round * (d + gap), 1e-9) << "core " << c << " round " << round;
+      EXPECT_NEAR(t.start, c * hw.ns_to_cycles(hw.kernel.core_start_ns) + round * (d + gap), 1e-6)
+          << "core " << c << " round " << round;
     }
 }
 
@@ -294,6 +297,23 @@ TEST(Simulator, SpmdBlocksRunInCeilNOverCWaves) {
   }
   EXPECT_NEAR(span(cores + 1) - span(cores), s + d, 1e-9);
   EXPECT_NEAR(span(cores) - span(1), 0, 1e-9);  // idle cores cost nothing
+}
+
+// The launch starts the cores blocks land on one after another: N <= C blocks of a first wave
+// start kernel.core_start_ns apart, so more blocks cost (N - 1) core starts more.
+TEST(Simulator, SpmdLaunchStartsCoresOneAfterAnother) {
+  Hardware hw = ideal_runtime_hw();
+  hw.kernel.core_start_ns = 40;
+  const double d = 1000, cs = hw.ns_to_cycles(40);
+  for (int n : {1, 2, 16, 48}) {
+    TaskGraph g = fixed_graph(n);
+    g.runtime = RuntimeStyle::kSpmd;
+    g.finalize();
+    const SimResult r = simulate_costed(g, fixed_cost(d), hw);
+    for (int i = 0; i < n; ++i)
+      EXPECT_NEAR(r.tasks[static_cast<size_t>(i)].start, i * cs, 1e-9) << i << " of " << n;
+    EXPECT_NEAR(r.last_end, (n - 1) * cs + d, 1e-9) << n << " blocks";
+  }
 }
 
 // A block goes to whichever core frees first: one long block and many short ones on 2 cores.
@@ -441,18 +461,20 @@ TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
   g.finalize();
   L2Residency big(g, 100000);  // footprint 7000 B fits: writes absorbed
   EXPECT_TRUE(big.absorbs_writes());
-  EXPECT_DOUBLE_EQ(big.on_start(0, 1000).hbm, 1000);
-  EXPECT_DOUBLE_EQ(big.on_start(1, 1000).hbm, 0);
-  EXPECT_DOUBLE_EQ(big.on_start(2, 5000).hbm, 5000);
-  EXPECT_DOUBLE_EQ(big.on_start(3, 2000).hbm, 0);
+  EXPECT_DOUBLE_EQ(big.on_start(0)->read_hbm, 1);
+  EXPECT_DOUBLE_EQ(big.on_start(1)->read_hbm, 0);
+  EXPECT_DOUBLE_EQ(big.on_start(2)->read_hbm, 1);
+  const auto hit = big.on_start(3);
+  EXPECT_DOUBLE_EQ(hit->read_hbm, 0);
+  EXPECT_DOUBLE_EQ(hit->write_hbm, 0);
   L2Residency small(g, 4000);  // re-read 5000 B later misses; footprint 7000 B: writes cost HBM
   EXPECT_FALSE(small.absorbs_writes());
-  small.on_start(0, 1000);
-  EXPECT_DOUBLE_EQ(small.on_start(1, 1000).hbm, 0);
-  small.on_start(2, 5000);
-  const Traffic t = small.on_start(3, 2000);
-  EXPECT_DOUBLE_EQ(t.hbm, 2000);
-  EXPECT_DOUBLE_EQ(t.l2, 2000);
+  small.on_start(0);
+  EXPECT_DOUBLE_EQ(small.on_start(1)->read_hbm, 0);
+  small.on_start(2);
+  const auto t = small.on_start(3);  // 1000 B read miss + 1000 B write, as shares of 2000 B
+  EXPECT_DOUBLE_EQ(t->read_hbm, 0.5);
+  EXPECT_DOUBLE_EQ(t->write_hbm, 0.5);
 }
 
 TEST(SharedBandwidth, ProportionalSlowdown) {
@@ -462,6 +484,17 @@ TEST(SharedBandwidth, ProportionalSlowdown) {
   EXPECT_NEAR(bw.next_finish(), 200, 1e-9);
   EXPECT_EQ(bw.finish_next(), 0);
   EXPECT_NEAR(bw.next_finish(), 200, 1e-9);
+}
+
+// Every byte also passes L2: when the L2 stage is the tighter one it sets the common slowdown.
+TEST(SharedBandwidth, TheTighterStageBinds) {
+  SharedBandwidth bw(100.0, 10.0);  // HBM 100 B/cycle, L2 10 B/cycle
+  const int32_t cls = bw.flow_class(SharedBandwidth::run_time(100));
+  bw.start_flow(0, 0, cls, 1.0, 10.0);  // L2 hits: little HBM demand, 10 B/cycle through L2
+  EXPECT_NEAR(bw.next_finish(), 100, 1e-9);
+  bw.start_flow(1, 0, cls, 1.0, 10.0);  // L2 demand 20 > 10: half speed
+  EXPECT_NEAR(bw.next_finish(), 200, 1e-9);
+  EXPECT_NEAR(bw.slowdown(), 2.0, 1e-12);
 }
 
 }  // namespace

@@ -180,8 +180,8 @@ TEST(SweepRules, HalvingHbmBandwidthSlowsExactlyTheBandwidthBoundCandidates) {
   // The hardware file itself is changed: a copy of the shipped one with HBM bandwidth halved.
   nlohmann::json doc;
   std::ifstream(default_hardware_path()) >> doc;
-  doc["parameters"]["gm.hbm_bandwidth_gbps"]["value"] =
-      doc["parameters"]["gm.hbm_bandwidth_gbps"]["value"].get<double>() / 2;
+  for (const char* key : {"gm.hbm_bandwidth_gbps", "gm.hbm_write_bandwidth_gbps"})
+    doc["parameters"][key]["value"] = doc["parameters"][key]["value"].get<double>() / 2;
   const auto file = std::filesystem::temp_directory_path() /
                     ("tilesim_hbm_half_" + std::to_string(getpid()) + ".json");
   std::ofstream(file) << doc.dump(1);

@@ -22,6 +22,7 @@ inline Hardware ideal_runtime_hw() {
   hw.scheduler.poll_ns = hw.scheduler.notify_ns = hw.scheduler.completion_notify_ns =
       hw.scheduler.task_gap_ns = hw.scheduler.block_start_ns = 0;
   hw.control.root_build_ns = hw.control.task_build_ns = hw.control.device_task_submit_ns = 0;
+  hw.kernel.core_start_ns = 0;
   return hw;
 }
 

@@ -234,7 +234,7 @@ MeasurementSet measurements_from_json(const nlohmann::json& json,
     if (!ids.insert(m.id).second) id_r.fail("duplicate id '" + m.id + "'");
     const CalibrationRun run = parse_measured_run(e, m.id, file);
     const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order) +
-                            (run.options.l2_warm ? " warm" : " cold");
+                            (std::string(" ") + l2_start_name(run.options.l2_start));
     auto [it, fresh] = run_index.emplace(key, set.runs.size());
     if (fresh) set.runs.push_back(run);
     m.run = it->second;

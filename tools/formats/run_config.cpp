@@ -58,7 +58,12 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
     options.ready_order =
         order->one_of(names) == names[0] ? ReadyOrder::kOldestRootFirst : ReadyOrder::kFifo;
   }
-  if (const auto l2 = runtime->find("l2")) options.l2_warm = l2->one_of({"cold", "warm"}) == "warm";
+  if (const auto l2 = runtime->find("l2")) {
+    const std::string start = l2->one_of({"cold", "warm", "flushed"});
+    options.l2_start = start == "warm"      ? L2Start::kWarm
+                       : start == "flushed" ? L2Start::kDirty
+                                            : L2Start::kCold;
+  }
   return options;
 }
 

@@ -3,7 +3,8 @@
 // config file), an optional description, an optional "measured" block for experiments and the
 // runtime policies to simulate it with:
 //   "runtime": {"ready_order": "oldest_root_first" | "fifo",   (default oldest_root_first)
-//               "l2": "cold" | "warm"}   (default cold; warm: inputs resident in L2 when they fit)
+//               "l2": "cold" | "warm" | "flushed"}   (default cold; warm: inputs resident in L2
+//                                         when they fit; flushed: L2 full of dirty lines)
 // The config may leave out "tile" when the run gives one (run --tile).
 
 #include <filesystem>

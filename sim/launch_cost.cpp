@@ -1,0 +1,17 @@
+#include "sim/launch_cost.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+bool starts_cube_cores(const TaskGraph& graph) {
+  return std::any_of(graph.kinds.begin(), graph.kinds.end(),
+                     [](const TaskKind& k) { return k.core == CoreType::kAic; });
+}
+
+double launch_overhead_us(const TaskGraph& graph, const Hardware& hw) {
+  if (graph.runtime == RuntimeStyle::kMpmd) return hw.kernel.launch_us;
+  return starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
+}
+
+}  // namespace tilesim

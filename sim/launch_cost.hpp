@@ -1,0 +1,18 @@
+#pragma once
+// What a kernel launch costs outside its tasks. A PyPTO (MPMD) kernel pays kernel.launch_us (the
+// launch with the AICPU runtime's start). An SPMD kernel (Ascend C / Triton) pays the launch of
+// its kernel type: vector-only when every task runs on AIV cores, else the launch that starts cube
+// cores (cube-only and mixed kernels alike); its cores start kernel.core_start_ns apart
+// (sim/spmd_runtime.hpp).
+
+#include "model/hardware.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+// True when a task of `graph` runs on an AIC core.
+bool starts_cube_cores(const TaskGraph& graph);
+// The fixed launch + completion time of `graph`'s kernel, in us.
+double launch_overhead_us(const TaskGraph& graph, const Hardware& hw);
+
+}  // namespace tilesim
