@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/block_regions.hpp"
 #include "kernels/registry.hpp"
 #include "model/error.hpp"
 #include "model/ub_budget.hpp"
@@ -84,8 +85,9 @@ void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
                 const std::string& note) {
   if (spec.grid > units)
     throw Error(fmt::format("{}: partition.grid {} exceeds the {} {}, so a block would own "
-                            "nothing (use a grid of at most {}, or a smaller tile){}",
-                            spec.op, spec.grid, units, what, units, note),
+                            "nothing (use a grid of at most {}, or a smaller {}){}",
+                            spec.op, spec.grid, units, what, units,
+                            spec.block.empty() ? "tile" : "block", note),
                 ErrorKind::kLimits);
 }
 
@@ -163,31 +165,32 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
                                                                       : "partition.cores"),
                   ErrorKind::kLimits);
     g.runtime = RuntimeStyle::kSpmd;
-    const TileGrid grid(spec.shape, spec.tile);
     const bool spmd = spec.partition == PartitionStyle::kSpmd;
+    // Runs of regions per block or core; without a block region each region is one tile.
+    const BlockTiling cut(spec.shape, spmd ? spec.block : Dims{}, spec.tile);
     int64_t used = 0;
     if (spmd) {
       used = spec.grid;
-      check_grid(spec, grid.count(), "tiles", "");
+      check_grid(spec, cut.regions(), spec.block.empty() ? "tiles" : "block regions", "");
     } else {
       const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
       if (cores > hw.cores.aiv)
         throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
                                 cores, hw.cores.aiv, hw.name),
                     ErrorKind::kLimits);
-      used = std::min(cores, grid.count());
+      used = std::min(cores, cut.regions());
     }
     for (int64_t c = 0; c < used; ++c) {
-      const BlockRange r = block_range(grid.count(), used, c);
+      const BlockRange r = block_range(cut.regions(), used, c);
       TaskKind core_kind;
-      for (int64_t i = r.begin; i < r.end; ++i) {
-        const Dims origin = grid.origin(i);
-        TaskKind tile = make_kind(origin, grid.extent_at(origin));
-        if (core_kind.steps.empty())
-          core_kind = tile;
-        else
-          append_step(core_kind, tile.steps.front());  // the buffers are the tile's
-      }
+      for (int64_t i = r.begin; i < r.end; ++i)
+        cut.for_each_subtile(i, [&](const Block& t) {
+          TaskKind tile = make_kind(t.origin, t.extent);
+          if (core_kind.steps.empty())
+            core_kind = tile;
+          else
+            append_step(core_kind, tile.steps.front());  // the buffers are the tile's
+        });
       // Ascend C tasks are pinned to their core; SPMD blocks are placed by the hardware.
       core_kind.label = fmt::format("{}_{}{}", psg, spmd ? "block" : "core", c);
       g.add_task(cache.get(g, core_kind), 0, spmd ? -1 : static_cast<int32_t>(c));

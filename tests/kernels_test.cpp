@@ -494,14 +494,26 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
   EXPECT_EQ(error(R"(, "partition": "spmd")"),
             "r.json: partition: the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": "
             "G}");
-  EXPECT_EQ(error(R"(, "partition": {"style": "spmd"})"),
-            "r.json: partition.grid: missing (the number of blocks the spmd launch starts, >= 1)");
+  EXPECT_EQ(
+      error(R"(, "partition": {"style": "spmd"})"),
+      "r.json: partition.grid: missing (the number of blocks the spmd launch starts, >= 1; it may "
+      "be omitted when partition.block gives each block's region)");
   EXPECT_EQ(error(R"(, "partition": {"style": "ascendc", "grid": 4})"),
             "r.json: partition.grid: applies to the spmd style only (style is 'ascendc')");
   EXPECT_EQ(
       error(R"(, "partition": {"style": "spmd", "grid": 4, "cores": 4})"),
       "r.json: partition.cores: applies to the ascendc style; an spmd launch states its grid");
   EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "grid": 40})"), "");
+  // Block regions: [16, 64] cut by [5, 64] is 4 regions; the grid defaults to them.
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "block": [5, 64]})"), "");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "grid": 5, "block": [5, 64]})"),
+            "r.json: partition.grid: 5 exceeds the 4 block regions of shape (16, 64) cut by block "
+            "(5, 64), so a block would own nothing (allowed: 1..4)");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "block": [64]})"),
+            "r.json: partition.block: block (64) has rank 1 but shape (16, 64) has rank 2 (one "
+            "region extent per dim)");
+  EXPECT_EQ(error(R"(, "partition": {"style": "pypto", "block": [5, 64]})"),
+            "r.json: partition.block: applies to the spmd style only (style is 'pypto')");
   EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
   EXPECT_EQ(error(R"(, "buffer_count": 9)"),
             "r.json: buffer_count: out of range: 9 (allowed 1..8)");
@@ -510,6 +522,96 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
   EXPECT_EQ(error(R"(, "tiel": 1)"),
             "r.json: tiel: unknown key (allowed: buffer_count, dim, dtype, loop_axis, loop_count, "
             "op, params, partition, shape, tile, hardware)");
+}
+
+// spmd block regions, the Triton amin reference: [4194304] fp32 cut into 16 regions of 262144,
+// each walked in 16 sub-tiles of 16384 (one 64 KiB burst each). The regions split the reduced
+// dim, so each block's partial min lands by one atomic 4 B write.
+TEST(Kernels, SpmdBlockRegionsSplitTheReducedDim) {
+  KernelSpec s = spmd("amin", {4194304}, {16384}, {0}, 16);
+  s.block = {262144};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 16u);
+  for (const auto& t : k.graph.tasks) {
+    const auto& steps = k.graph.kinds[static_cast<size_t>(t.kind)].steps;
+    ASSERT_EQ(steps.size(), 17u);  // 16 sub-tile steps, then the atomic fold
+    for (size_t i = 0; i < 16; ++i) {
+      ASSERT_EQ(steps[i].loads.size(), 1u);
+      EXPECT_EQ(steps[i].loads[0].bursts, 1);
+      EXPECT_EQ(steps[i].loads[0].burst_bytes, 16384 * 4);
+    }
+    EXPECT_TRUE(steps[16].accumulates);
+    EXPECT_EQ(steps[16].stores.at(0).bytes(), 4);
+  }
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 4194304.0 * 4);
+  EXPECT_EQ(t.write, 16.0 * 4);
+  // UB: the input sub-tile double-buffered, the 8 B stats (32 B aligned, one copy), the 4 B
+  // output (32 B aligned, two copies).
+  EXPECT_EQ(k.diag.ub_bytes, 2 * 65536 + 32 + 2 * 32);
+  // Fewer blocks than regions: blocks own runs of regions (5, 5, 6), one in-UB accumulation
+  // each, since neighbouring regions of one row merge.
+  s.grid = 3;
+  const LoweredKernel k3 = lower_kernel(s, default_hw());
+  ASSERT_EQ(k3.graph.tasks.size(), 3u);
+  int64_t first = 0;
+  for (const auto& st : k3.graph.kinds[static_cast<size_t>(k3.graph.tasks[0].kind)].steps)
+    first += st.loads.empty() ? 0 : st.repeat;
+  EXPECT_EQ(first, 5 * 16);
+  EXPECT_EQ(totals(k3).write, 3.0 * 4);
+  s.grid = 17;
+  EXPECT_EQ(lower_error(s),
+            "amin: partition.grid 17 exceeds the 16 block regions, so a block would own nothing "
+            "(use a grid of at most 16, or a smaller block)");
+}
+
+// The second Triton reference: [2048, 262144] fp32, block [8, 262144] (whole rows), sub-tile
+// [8, 2048]: 256 blocks, each 128 sub-tiles of 8 bursts x 8 KiB, and one 32 B output store.
+TEST(Kernels, SpmdBlockRegionsOfWholeRows) {
+  KernelSpec s = spmd("amin", {2048, 262144}, {8, 2048}, {1}, 256);
+  s.block = {8, 262144};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 256u);
+  const auto& steps = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)].steps;
+  int64_t loads = 0;
+  for (const auto& st : steps) {
+    EXPECT_FALSE(st.accumulates);
+    for (const auto& l : st.loads) {
+      EXPECT_EQ(l.bursts, 8);
+      EXPECT_EQ(l.burst_bytes, 8192);
+      loads += st.repeat;
+    }
+  }
+  EXPECT_EQ(loads, 128);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2048.0 * 262144 * 4);
+  EXPECT_EQ(t.write, 2048.0 * 4);
+  // A block cutting the rows softmax reduces is one clear error.
+  KernelSpec sm = spmd("softmax", {16, 16384}, {1, 4096}, {1}, 32);
+  sm.block = {1, 8192};
+  EXPECT_EQ(lower_error(sm),
+            "softmax: partition.block[1] = 8192 splits the reduced dim of size 16384, so rows "
+            "would split across blocks; softmax partials need a second launch to combine (not "
+            "modelled; sum, mean, amax and amin combine by atomic add): use a block covering the "
+            "reduced dim");
+}
+
+// Elementwise over block regions: [100, 1000] cut by [64, 600] into 2 x 2 ragged regions, each
+// walked in [8, 256] sub-tiles clipped at its edge (8 x 3 + 5 x 3 + 8 x 2 + 5 x 2 = 65 sub-tiles,
+// columns 256, 256, 88 | 256, 144); every element is read twice and written once.
+TEST(Kernels, SpmdElementwiseBlockRegions) {
+  KernelSpec s = spmd("add", {100, 1000}, {8, 256}, {}, 4);
+  s.block = {64, 600};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 4u);
+  int64_t subtiles = 0;
+  for (const auto& t : k.graph.tasks)
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps) subtiles += st.repeat;
+  EXPECT_EQ(subtiles, 8 * 3 + 5 * 3 + 8 * 2 + 5 * 2);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 100.0 * 1000 * 4);
+  EXPECT_EQ(t.write, 100.0 * 1000 * 4);
+  EXPECT_EQ(t.vec_elems, 100.0 * 1000);
 }
 
 }  // namespace
