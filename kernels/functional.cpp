@@ -170,9 +170,15 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
   const int64_t n = product(spec.shape);
   TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
                 NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
+  // A broadcast second operand (params.broadcast) is read at index 0 of its size-1 dims.
+  auto y = [&](Dims at) {
+    for (size_t d = 0; d < at.size(); ++d)
+      if (inputs[1].shape[d] == 1) at[d] = 0;
+    return inputs[1][at];
+  };
   auto tile = [&](const Dims& origin, const Dims& extent) {
     for_each_position(Block{origin, extent}, [&](const Dims& at) {
-      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? inputs[1][at] : 0.0);
+      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? y(at) : 0.0);
       r.covered[at] += 1;
     });
   };

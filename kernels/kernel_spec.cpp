@@ -183,8 +183,10 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
   // Params are checked here, so a typo is one load error naming the file and key.
   static const nlohmann::json kNoParams = nlohmann::json::object();
   const auto params = r.find("params");
-  validate_params(s.op, params ? *params : JsonReader(kNoParams, origin, "params"));
+  const JsonReader param_reader = params ? *params : JsonReader(kNoParams, origin, "params");
+  validate_params(s.op, param_reader);
   if (params) s.params = params->json();
+  check_spec_params(s, param_reader);
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include "kernels/block_regions.hpp"
 #include "kernels/registry.hpp"
+#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "model/ub_budget.hpp"
 
@@ -18,7 +19,7 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
                             format_dims(spec.shape), spec.shape.size()),
                 ErrorKind::kInput);
   const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
-  if (last_bytes % hw.ub.align_bytes != 0)
+  if (last_bytes % hw.ub.align_bytes != 0 && spec.partition != PartitionStyle::kSpmd)
     throw Error(
         fmt::format(
             "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
@@ -26,6 +27,17 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
             spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
             hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)),
         ErrorKind::kAlignment);
+}
+
+int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
+  const int64_t row = tile.back() * dtype_bytes(dtype);
+  return product(tile) / tile.back() * (ceil_div(row, hw.ub.align_bytes) * hw.ub.align_bytes);
+}
+
+DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
+               const Dims& extent, const Hardware& hw) {
+  const DmaOp op = block_dma(dir, shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);
+  return spec.partition == PartitionStyle::kSpmd ? data_copy_pad(op) : op;
 }
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
@@ -44,7 +56,8 @@ std::vector<int64_t> step_signature(const TileStep& st) {
   std::vector<int64_t> s;
   for (const auto* ops : {&st.loads, &st.stores}) {
     s.push_back(static_cast<int64_t>(ops->size()));
-    for (const auto& d : *ops) s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules});
+    for (const auto& d : *ops)
+      s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0});
   }
   s.push_back(static_cast<int64_t>(st.vec.size()));
   for (const auto& v : st.vec)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -31,7 +32,7 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
   TaskKind k;
   k.label = c.fam.psg + ":" + role + format_dims(extent);
   k.buffer_count = buffer_count_;
-  const int64_t tile_bytes = product(c.plan.tile) * dtype_bytes(c.in);
+  const int64_t tile_bytes = ub_tile_bytes(c.plan.tile, c.in, hw_);
   const int64_t out_elems = product(c.plan.tile) / [&] {
     int64_t r = 1;
     for (int d : c.plan.dims) r *= c.plan.tile[static_cast<size_t>(d)];
@@ -49,7 +50,8 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
 }
 
 DmaOp ReductionBuilder::input_dma(Ctx& c, const Block& b, DmaDir dir) const {
-  const DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.dma.gm_granule_bytes);
+  DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.dma.gm_granule_bytes);
+  if (c.plan.grid > 0) op = data_copy_pad(op);  // spmd: an unaligned sub-tile row is padded
   // Reads of phase 0 are the kernel inputs, later phases read the previous phase's output;
   // writes of the input's shape are the kernel's output.
   if (dir == DmaDir::kWrite)

@@ -9,6 +9,10 @@
 
 namespace tilesim {
 
+// The copy as a DataCopyPad: marks it padded (UB rows rounded up to ub.align_bytes).
+DmaOp data_copy_pad(DmaOp op);
+// UB pad bytes of a padded copy: each unaligned burst rounded up to ub.align_bytes.
+int64_t dma_pad_bytes(const DmaOp& op, const Hardware& hw);
 // Engine occupancy of one instruction (cycles), on an otherwise idle memory system.
 double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw);
 // Cycles from the end of occupancy until the data is usable (read) or committed (write).

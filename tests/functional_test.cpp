@@ -420,12 +420,56 @@ void check_independent_tiles(const std::string& op) {
   }
 }
 
+// Broadcast second operands (params.broadcast): rows, columns and a mixed 3-D shape, under the
+// pypto, ascendc and spmd (block regions) partitions; x op y[broadcast index] everywhere.
+void check_broadcast(const std::string& op) {
+  for (const auto& [shape, tile, yshape, style] :
+       std::vector<std::tuple<Dims, Dims, Dims, PartitionStyle>>{
+           {{6, 40}, {4, 16}, {1, 40}, PartitionStyle::kPypto},
+           {{6, 40}, {4, 16}, {6, 1}, PartitionStyle::kPypto},
+           {{6, 40}, {2, 24}, {6, 1}, PartitionStyle::kAscendC},
+           {{6, 40}, {2, 16}, {1, 40}, PartitionStyle::kSpmd},
+           {{5, 7, 24}, {2, 3, 8}, {5, 1, 24}, PartitionStyle::kSpmd},
+           {{5, 7, 24}, {2, 3, 8}, {1, 7, 1}, PartitionStyle::kPypto}}) {
+    KernelSpec s;
+    s.op = op;
+    s.shape = shape;
+    s.tile = tile;
+    s.partition = style;
+    if (style == PartitionStyle::kAscendC) s.cores = 4;
+    if (style == PartitionStyle::kSpmd) {
+      s.block = shape;
+      s.block[0] = 3;  // ragged regions along the first axis
+      s.grid = 2;
+    }
+    s.params["broadcast"] = yshape;
+    lower_kernel(s, test::default_hw());
+    const NdArray x = random_array(shape, 30);
+    NdArray y = random_array(yshape, 31);
+    if (op == "div") y.data = y.data.abs() + 0.5;
+    const TilesResult r = execute_independent_tiles(s, {x, y});
+    Eigen::ArrayXd want(x.data.size());
+    for (Eigen::Index i = 0; i < want.size(); ++i) {
+      Dims at = unravel(i, shape);
+      for (size_t d = 0; d < at.size(); ++d)
+        if (yshape[d] == 1) at[d] = 0;
+      want[i] = find_op(op)->value(x.data[i], y[at]);
+    }
+    EXPECT_LT(rel_err(r.out.data, want), kTol) << op << " broadcast " << format_dims(yshape);
+    EXPECT_TRUE((r.covered.data == 1.0).all()) << op << " broadcast " << format_dims(yshape);
+  }
+}
+
 // The functional case of every registered op; the registry walk requires one per op.
 const std::map<std::string, std::function<void(const std::string&)>>& op_cases() {
   static const auto cases = [] {
     std::map<std::string, std::function<void(const std::string&)>> m;
-    for (const char* op : {"copy_in", "add", "sub", "mul", "div", "relu", "exp"})
-      m[op] = check_independent_tiles;
+    for (const char* op : {"copy_in", "relu", "exp"}) m[op] = check_independent_tiles;
+    for (const char* op : {"add", "sub", "mul", "div"})
+      m[op] = [](const std::string& o) {
+        check_independent_tiles(o);
+        check_broadcast(o);
+      };
     for (const char* op : {"sum", "amax", "amin", "mean"}) m[op] = check_reduction;
     for (const char* op : {"softmax", "logsoftmax"}) m[op] = check_softmax;
     for (const char* op : {"layernorm", "rmsnorm"}) m[op] = check_layer_norm;
