@@ -96,6 +96,10 @@ void append_step(TaskKind& kind, const TileStep& step) {
 
 void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
                 const std::string& note) {
+  if (spec.grid < 1)
+    throw Error(fmt::format("{}: partition.grid {}: an spmd launch starts at least 1 block",
+                            spec.op, spec.grid),
+                ErrorKind::kLimits);
   if (spec.grid > units)
     throw Error(fmt::format("{}: partition.grid {} exceeds the {} {}, so a block would own "
                             "nothing (use a grid of at most {}, or a smaller {}){}",

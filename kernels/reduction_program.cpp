@@ -136,6 +136,7 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
       for (int64_t u = 0; u < rows * segs; ++u)
         units.push_back({{u / segs, u % segs, u % segs + 1}});
     } else {
+      check_grid(spec, rows, "output row tiles", "");  // a grid below 1
       for (int64_t ci = 0; ci < rows; ++ci) units.push_back({{ci, 0, segs}});
     }
   }

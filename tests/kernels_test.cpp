@@ -564,6 +564,8 @@ TEST(Kernels, SpmdBlockRegionsSplitTheReducedDim) {
     first += st.loads.empty() ? 0 : st.repeat;
   EXPECT_EQ(first, 5 * 16);
   EXPECT_EQ(totals(k3).write, 3.0 * 4);
+  s.grid = 0;
+  EXPECT_EQ(lower_error(s), "amin: partition.grid 0: an spmd launch starts at least 1 block");
   s.grid = 17;
   EXPECT_EQ(lower_error(s),
             "amin: partition.grid 17 exceeds the 16 block regions, so a block would own nothing "
