@@ -7,14 +7,13 @@ namespace tilesim {
 namespace {
 
 LoweredKernel lower_copy_in(const KernelSpec& spec, const Hardware& hw) {
-  const int64_t tile_bytes = product(spec.tile) * dtype_bytes(spec.dtype);
+  const int64_t tile_bytes = ub_tile_bytes(spec.tile, spec.dtype, hw);
   return lower_independent_tiles(
       spec, hw, "copy_in",
       [&](const Dims& origin, const Dims& extent, TaskKind& k, std::vector<Access>& acc) {
         k.label = "copy_in" + format_dims(extent);
         TileStep st;
-        st.loads.push_back(block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype,
-                                     hw.dma.gm_granule_bytes));
+        st.loads.push_back(tile_dma(spec, DmaDir::kRead, spec.shape, origin, extent, hw));
         acc.push_back({block_key(0, origin), st.loads.back().bytes(), false});
         k.steps.push_back(st);
         k.buffers.push_back({"in", tile_bytes, BufferRole::kInput, MemSpace::kUb});

@@ -1,4 +1,6 @@
-// Elementwise ops: z = x op y (add, sub, mul, div) or z = f(x) (relu, exp), tile by tile.
+// Elementwise ops: z = x op y (add, sub, mul, div) or z = f(x) (relu, exp), tile by tile. A
+// binary op's second operand may broadcast (params.broadcast, numpy rules: each dim 1 or the
+// shape's): each tile reads it at its broadcast extent.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,25 +14,92 @@ namespace tilesim {
 
 namespace {
 
+// The second operand's shape: params.broadcast, or the kernel's shape.
+Dims operand_shape(const KernelSpec& spec) {
+  const KernelOp* op = find_op(spec.op);
+  if (!op || op->inputs < 2 || !has_param(spec, "broadcast")) return spec.shape;
+  return param_ints(spec, "broadcast");
+}
+
+void check_broadcast(const KernelSpec& spec, const JsonReader& params) {
+  const KernelOp* op = find_op(spec.op);
+  if (!op || op->inputs < 2 || !has_param(spec, "broadcast")) return;
+  const Dims b = param_ints(spec, "broadcast");
+  bool ok = b.size() == spec.shape.size();
+  for (size_t d = 0; ok && d < b.size(); ++d) ok = b[d] == 1 || b[d] == spec.shape[d];
+  if (ok) return;
+  Dims row(spec.shape.size(), 1), col = spec.shape;
+  row.back() = spec.shape.back();
+  col.back() = 1;
+  params.at("broadcast")
+      .fail(fmt::format("{} does not broadcast to shape {} (allowed: the shape's rank, each dim 1 "
+                        "or the shape's, "
+                        "e.g. {} or {})",
+                        format_dims(b), format_dims(spec.shape), format_dims(row),
+                        format_dims(col)));
+}
+
 LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
   const KernelOp& op = *find_op(spec.op);
   if (!spec.dims.empty()) throw Error(spec.op + ": dim: an elementwise op takes no reduction dim");
-  const int64_t tile_bytes = product(spec.tile) * dtype_bytes(spec.dtype);
+  validate_tile(spec, hw);  // before the operand's tile is derived from it
+  const Dims yshape = operand_shape(spec);
+  const bool broadcast = yshape != spec.shape;
+  const int64_t bytes = dtype_bytes(spec.dtype);
+  const int64_t tile_bytes = ub_tile_bytes(spec.tile, spec.dtype, hw);
+  // The operand's tile: 1 on its broadcast dims. Its UB buffer holds what one copy brings: a
+  // row of the tile's width, or a column's run of scalars (contiguous in GM, so one burst).
+  Dims ytile = spec.tile;
+  for (size_t d = 0; d < ytile.size(); ++d)
+    ytile[d] = yshape[d] == 1 ? 1 : std::min(ytile[d], yshape[d]);
+  const DmaOp yfull = block_dma(DmaDir::kRead, yshape, Dims(yshape.size(), 0), ytile, spec.dtype,
+                                hw.dma.gm_granule_bytes);
+  const int64_t ybytes =
+      yfull.bursts * (ceil_div(yfull.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
+  const bool column = broadcast && yshape.back() == 1 && spec.shape.back() != 1;
   return lower_independent_tiles(
       spec, hw, spec.op,
       [&](const Dims& origin, const Dims& extent, TaskKind& k, std::vector<Access>& acc) {
         k.label = spec.op + format_dims(extent);
         TileStep st;
-        const DmaOp read = block_dma(DmaDir::kRead, spec.shape, origin, extent, spec.dtype,
-                                     hw.dma.gm_granule_bytes);
+        const DmaOp read = tile_dma(spec, DmaDir::kRead, spec.shape, origin, extent, hw);
         for (int i = 0; i < op.inputs; ++i) {
+          if (i == 1 && broadcast) {
+            // The operand block this tile uses: its broadcast dims collapse to index 0, extent 1.
+            Dims yo = origin, ye = extent;
+            for (size_t d = 0; d < yo.size(); ++d)
+              if (yshape[d] == 1) yo[d] = 0, ye[d] = 1;
+            st.loads.push_back(tile_dma(spec, DmaDir::kRead, yshape, yo, ye, hw));
+            acc.push_back({block_key(1, yo), st.loads.back().bytes(), false});
+            k.buffers.push_back({"y", ybytes, BufferRole::kInput, MemSpace::kUb});
+            continue;
+          }
           st.loads.push_back(read);
           acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false});
           k.buffers.push_back(
               {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
-        st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1,
-                               product(compute_extent(spec.shape, spec.tile, extent))});
+        const Dims ce = compute_extent(spec.shape, spec.tile, extent);
+        const int64_t cols = ce.back(), rows = product(ce) / cols;
+        if (column) {
+          // A column operand: Brcb spreads each row's scalar over one UB block (ub.align_bytes),
+          // so the binary op can read it with block stride 0 (y_blocks: one block per row).
+          const int64_t scalars = product(ytile) / ytile.back();
+          st.vec.push_back(
+              VecOp{VecClass::kSimple, spec.dtype, 1, 1, scalars * hw.ub.align_bytes / bytes});
+          k.buffers.push_back(
+              {"y_blocks", scalars * hw.ub.align_bytes, BufferRole::kTemp, MemSpace::kUb});
+        }
+        if (broadcast && cols * bytes > hw.vector.bytes_per_repeat) {
+          // Rows longer than one repeat: one instruction per row, the operand's row (or block)
+          // reused through repeat stride 0, as Ascend C's Sub(z[r * n], x[r * n], y, n) does.
+          for (int64_t r = 0; r < rows; ++r)
+            st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, cols});
+        } else {
+          // One instruction over the tile; a broadcast operand is read through its repeat and
+          // block strides (rows that fit one repeat pack whole).
+          st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, product(ce)});
+        }
         DmaOp write = read;
         write.dir = DmaDir::kWrite;
         st.stores.push_back(write);
@@ -55,6 +124,17 @@ KernelFamily elementwise_kernels() {
       KernelOp{"exp", "z = exp(x)", 1, VecClass::kComplex,
                [](double x, double) { return std::exp(x); }},
   };
+  ParamDecl broadcast;
+  broadcast.name = "broadcast";
+  broadcast.type = ParamType::kIntList;
+  broadcast.min = 1;
+  for (const auto& op : f.ops)
+    if (op.inputs == 2) broadcast.ops.push_back(op.name);
+  broadcast.doc =
+      "the second operand's shape when it broadcasts (numpy rules: each dim 1 or the shape's, "
+      "e.g. [1, n] a row, [m, 1] a column); default: the kernel's shape";
+  f.params = {broadcast};
+  f.check_params = check_broadcast;
   f.lower = lower_elementwise;
   return f;
 }

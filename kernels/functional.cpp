@@ -60,13 +60,17 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
   }
   PhaseOutput out{NdArray{out_shape, Eigen::ArrayXd::Zero(product(out_shape))},
                   NdArray{p.shape, Eigen::ArrayXd::Zero(f.second_pass ? product(p.shape) : 0)}};
-  // spmd: block by block, each walking its own run of chains; otherwise chain by chain.
+  // spmd: each chain's parts, in block order (a part folds its segments as its block does).
+  std::vector<std::vector<ReductionPlan::Part>> parts_of(p.chains.size());
+  for (const auto& parts : p.blocks)
+    for (const auto& part : parts) parts_of[static_cast<size_t>(part.chain)].push_back(part);
   std::vector<size_t> order;
-  const auto n = static_cast<int64_t>(p.chains.size());
-  const bool by_rows = p.grid > 0 && !p.split_rows;
-  for (int64_t b = 0; b < (by_rows ? p.grid : 1); ++b) {
-    const BlockRange r = by_rows ? block_range(n, p.grid, b) : BlockRange{0, n};
-    for (int64_t ci = r.begin; ci < r.end; ++ci) order.push_back(static_cast<size_t>(ci));
+  if (p.grid > 0) {
+    for (const auto& parts : p.blocks)
+      for (const auto& part : parts)
+        if (part.s0 == 0) order.push_back(static_cast<size_t>(part.chain));
+  } else {
+    for (size_t ci = 0; ci < p.chains.size(); ++ci) order.push_back(ci);
   }
   for (const size_t ci : order) {
     const ReduceChain& chain = p.chains[ci];
@@ -88,18 +92,12 @@ PhaseOutput run_phase(const Phase& ph, const std::vector<NdArray>& in) {
         });
         partial.push_back(f.partial(values));
       }
-      if (p.grid > 0 && p.split_rows) {
-        // Each block folds the segments of this row it holds; the blocks' partials add up.
-        const auto segs = static_cast<int64_t>(partial.size());
-        const auto row = static_cast<int64_t>(ci);
+      if (p.grid > 0) {
+        // Each block folds the segments of this row it holds; the blocks' partials combine.
         std::vector<Stats> held;
-        for (int64_t b = 0; b < p.grid; ++b) {
-          const BlockRange r = block_range(n * segs, p.grid, b);
-          const int64_t s0 = std::max(r.begin, row * segs) - row * segs;
-          const int64_t s1 = std::min(r.end, (row + 1) * segs) - row * segs;
-          if (s0 >= s1) continue;
-          Stats acc = partial[static_cast<size_t>(s0)];
-          for (int64_t s = s0 + 1; s < s1; ++s)
+        for (const auto& part : parts_of[ci]) {
+          Stats acc = partial[static_cast<size_t>(part.s0)];
+          for (int64_t s = part.s0 + 1; s < part.s1; ++s)
             acc = f.combine(acc, partial[static_cast<size_t>(s)]);
           held.push_back(acc);
         }
@@ -172,21 +170,25 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
   const int64_t n = product(spec.shape);
   TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
                 NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
+  // A broadcast second operand (params.broadcast) is read at index 0 of its size-1 dims.
+  auto y = [&](Dims at) {
+    for (size_t d = 0; d < at.size(); ++d)
+      if (inputs[1].shape[d] == 1) at[d] = 0;
+    return inputs[1][at];
+  };
   auto tile = [&](const Dims& origin, const Dims& extent) {
     for_each_position(Block{origin, extent}, [&](const Dims& at) {
-      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? inputs[1][at] : 0.0);
+      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? y(at) : 0.0);
       r.covered[at] += 1;
     });
   };
   if (spec.partition == PartitionStyle::kSpmd) {
-    // Block by block, each walking its own run of tiles.
-    const TileGrid grid(spec.shape, spec.tile);
+    // Block by block, each walking its run of regions sub-tile by sub-tile.
+    const BlockTiling cut(spec.shape, spec.block, spec.tile);
     for (int64_t b = 0; b < spec.grid; ++b) {
-      const BlockRange br = block_range(grid.count(), spec.grid, b);
-      for (int64_t i = br.begin; i < br.end; ++i) {
-        const Dims origin = grid.origin(i);
-        tile(origin, grid.extent_at(origin));
-      }
+      const BlockRange br = block_range(cut.regions(), spec.grid, b);
+      for (int64_t i = br.begin; i < br.end; ++i)
+        cut.for_each_subtile(i, [&](const Block& t) { tile(t.origin, t.extent); });
     }
     return r;
   }

@@ -34,8 +34,8 @@ NdArray execute_matmul(const MatmulPlan& plan, const NdArray& a, const NdArray& 
 
 // Kernels of independent tiles (copy_in, elementwise) over the partition's own tiles (pypto's
 // loop chunks, or the spmd blocks' runs of tiles):
-// z = value(x, y) tile by tile, and how many tiles computed each element (1 everywhere when the
-// tiles cover the tensor exactly once).
+// z = value(x, y) tile by tile (y in its broadcast shape, params.broadcast), and how many tiles
+// computed each element (1 everywhere when the tiles cover the tensor exactly once).
 struct TilesResult {
   NdArray out;
   NdArray covered;

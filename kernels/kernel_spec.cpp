@@ -53,6 +53,10 @@ BlockRange block_range(int64_t units, int64_t grid, int64_t b) {
   return {at(b), at(b + 1)};
 }
 
+int64_t region_count(const Dims& shape, const Dims& block) {
+  return auto_tiles(shape, block);
+}
+
 std::string format_dims(const Dims& d) {
   return fmt::format("({})", fmt::join(d, ", "));
 }
@@ -78,8 +82,9 @@ std::vector<int> read_dims(const JsonReader& d, int64_t rank) {
   return dims;
 }
 
-// "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N, "grid": G}; each key
-// belongs to one style.
+// "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N, "grid": G,
+// "block": [...]}; each key belongs to one style. An spmd block region without a grid launches
+// one block per region.
 void read_partition(const JsonReader& p, KernelSpec& s) {
   static const char* kStyles = "pypto, ascendc, spmd";
   std::string style;
@@ -88,7 +93,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
     if (style == "spmd")
       p.fail("the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": G}");
   } else if (p.json().is_object()) {
-    p.check_keys({"style", "cores", "max_tasks_per_psg", "grid"});
+    p.check_keys({"style", "cores", "max_tasks_per_psg", "grid", "block"});
     if (!p.has("style")) p.fail_at("style", std::string("missing (allowed: ") + kStyles + ")");
     style = p.at("style").string();
     s.cores = p.integer_or("cores", s.cores, 1);
@@ -98,16 +103,35 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
       s.max_tasks_per_psg = m->json().get<int64_t>();
     }
     if (style == "spmd") {
-      if (!p.has("grid"))
-        p.fail_at("grid", "missing (the number of blocks the spmd launch starts, >= 1)");
+      if (!p.has("grid") && !p.has("block"))
+        p.fail_at("grid",
+                  "missing (the number of blocks the spmd launch starts, >= 1; it may be omitted "
+                  "when partition.block gives each block's region)");
       for (const char* other : {"cores", "max_tasks_per_psg"})
         if (p.has(other))
           p.at(other).fail(std::string("applies to the ") +
                            (other == std::string("cores") ? "ascendc" : "pypto") +
                            " style; an spmd launch states its grid");
       s.grid = p.integer_or("grid", s.grid, 1);
-    } else if (p.has("grid")) {
-      p.at("grid").fail("applies to the spmd style only (style is '" + style + "')");
+      if (const auto b = p.find("block")) {
+        s.block = b->positive_ints();
+        if (s.block.size() != s.shape.size())
+          b->fail(fmt::format(
+              "block {} has rank {} but shape {} has rank {} (one region extent "
+              "per dim)",
+              format_dims(s.block), s.block.size(), format_dims(s.shape), s.shape.size()));
+        const int64_t regions = region_count(s.shape, s.block);
+        if (!p.has("grid")) s.grid = regions;
+        if (s.grid > regions)
+          p.at("grid").fail(
+              fmt::format("{} exceeds the {} block regions of shape {} cut by block "
+                          "{}, so a block would own nothing (allowed: 1..{})",
+                          s.grid, regions, format_dims(s.shape), format_dims(s.block), regions),
+              ErrorKind::kLimits);
+      }
+    } else {
+      for (const char* key : {"grid", "block"})
+        if (p.has(key)) p.at(key).fail("applies to the spmd style only (style is '" + style + "')");
     }
   } else {
     p.fail(
@@ -155,12 +179,14 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
   s.loop_count = r.integer_or("loop_count", s.loop_count, 1);
   s.loop_axis = static_cast<int>(r.integer_or("loop_axis", s.loop_axis, 0, rank - 1));
   s.buffer_count = static_cast<int>(r.integer_or("buffer_count", s.buffer_count, 1, 8));
-  if (const auto p = r.find("partition")) read_partition(*p, s);
+  if (const auto p = r.find("partition")) read_partition(*p, s);  // after shape: block's rank
   // Params are checked here, so a typo is one load error naming the file and key.
   static const nlohmann::json kNoParams = nlohmann::json::object();
   const auto params = r.find("params");
-  validate_params(s.op, params ? *params : JsonReader(kNoParams, origin, "params"));
+  const JsonReader param_reader = params ? *params : JsonReader(kNoParams, origin, "params");
+  validate_params(s.op, param_reader);
   if (params) s.params = params->json();
+  check_spec_params(s, param_reader);
   return s;
 }
 

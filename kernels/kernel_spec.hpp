@@ -34,6 +34,9 @@ struct BlockRange {
 };
 BlockRange block_range(int64_t units, int64_t grid, int64_t b);
 
+// Block regions of `shape` cut by `block` (ceil-div per dim): prod(ceil(shape / block)).
+int64_t region_count(const Dims& shape, const Dims& block);
+
 struct KernelSpec {
   std::string op;
   Dims shape;
@@ -43,8 +46,10 @@ struct KernelSpec {
   int64_t loop_count = 1;
   int loop_axis = -1;  // -1: the outermost non-reduction axis
   PartitionStyle partition = PartitionStyle::kPypto;
-  int64_t cores = 0;               // kAscendC: cores used (0: every core of the op's type)
-  int64_t grid = 0;                // kSpmd: blocks launched (>= 1)
+  int64_t cores = 0;  // kAscendC: cores used (0: every core of the op's type)
+  int64_t grid = 0;   // kSpmd: blocks launched (>= 1)
+  Dims block;  // kSpmd: the region one block owns (rank of shape), walked in `tile` sub-tiles;
+               // empty: a block's region is its run of whole tiles
   int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth

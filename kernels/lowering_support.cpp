@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "kernels/block_regions.hpp"
 #include "kernels/registry.hpp"
+#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "model/ub_budget.hpp"
 
@@ -17,7 +19,7 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
                             format_dims(spec.shape), spec.shape.size()),
                 ErrorKind::kInput);
   const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
-  if (last_bytes % hw.ub.align_bytes != 0)
+  if (last_bytes % hw.ub.align_bytes != 0 && spec.partition != PartitionStyle::kSpmd)
     throw Error(
         fmt::format(
             "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
@@ -25,6 +27,17 @@ void validate_tile(const KernelSpec& spec, const Hardware& hw) {
             spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
             hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)),
         ErrorKind::kAlignment);
+}
+
+int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
+  const int64_t row = tile.back() * dtype_bytes(dtype);
+  return product(tile) / tile.back() * (ceil_div(row, hw.ub.align_bytes) * hw.ub.align_bytes);
+}
+
+DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
+               const Dims& extent, const Hardware& hw) {
+  const DmaOp op = block_dma(dir, shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);
+  return spec.partition == PartitionStyle::kSpmd ? data_copy_pad(op) : op;
 }
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
@@ -43,7 +56,8 @@ std::vector<int64_t> step_signature(const TileStep& st) {
   std::vector<int64_t> s;
   for (const auto* ops : {&st.loads, &st.stores}) {
     s.push_back(static_cast<int64_t>(ops->size()));
-    for (const auto& d : *ops) s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules});
+    for (const auto& d : *ops)
+      s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0});
   }
   s.push_back(static_cast<int64_t>(st.vec.size()));
   for (const auto& v : st.vec)
@@ -82,10 +96,15 @@ void append_step(TaskKind& kind, const TileStep& step) {
 
 void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
                 const std::string& note) {
+  if (spec.grid < 1)
+    throw Error(fmt::format("{}: partition.grid {}: an spmd launch starts at least 1 block",
+                            spec.op, spec.grid),
+                ErrorKind::kLimits);
   if (spec.grid > units)
     throw Error(fmt::format("{}: partition.grid {} exceeds the {} {}, so a block would own "
-                            "nothing (use a grid of at most {}, or a smaller tile){}",
-                            spec.op, spec.grid, units, what, units, note),
+                            "nothing (use a grid of at most {}, or a smaller {}){}",
+                            spec.op, spec.grid, units, what, units,
+                            spec.block.empty() ? "tile" : "block", note),
                 ErrorKind::kLimits);
 }
 
@@ -163,34 +182,35 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
                                                                       : "partition.cores"),
                   ErrorKind::kLimits);
     g.runtime = RuntimeStyle::kSpmd;
-    const TileGrid grid(spec.shape, spec.tile);
     const bool spmd = spec.partition == PartitionStyle::kSpmd;
+    // Runs of regions per block or core; without a block region each region is one tile.
+    const BlockTiling cut(spec.shape, spmd ? spec.block : Dims{}, spec.tile);
     int64_t used = 0;
     if (spmd) {
       used = spec.grid;
-      check_grid(spec, grid.count(), "tiles", "");
+      check_grid(spec, cut.regions(), spec.block.empty() ? "tiles" : "block regions", "");
     } else {
       const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;
       if (cores > hw.cores.aiv)
         throw Error(fmt::format("{}: partition.cores {} exceeds the {} AIV cores of {}", spec.op,
                                 cores, hw.cores.aiv, hw.name),
                     ErrorKind::kLimits);
-      used = std::min(cores, grid.count());
+      used = std::min(cores, cut.regions());
     }
     std::vector<Access> block_accesses;  // the GM blocks of all the task's tiles, in order
     for (int64_t c = 0; c < used; ++c) {
-      const BlockRange r = block_range(grid.count(), used, c);
+      const BlockRange r = block_range(cut.regions(), used, c);
       TaskKind core_kind;
       block_accesses.clear();
-      for (int64_t i = r.begin; i < r.end; ++i) {
-        const Dims origin = grid.origin(i);
-        TaskKind tile = make_kind(origin, grid.extent_at(origin));
-        block_accesses.insert(block_accesses.end(), accesses.begin(), accesses.end());
-        if (core_kind.steps.empty())
-          core_kind = tile;
-        else
-          append_step(core_kind, tile.steps.front());  // the buffers are the tile's
-      }
+      for (int64_t i = r.begin; i < r.end; ++i)
+        cut.for_each_subtile(i, [&](const Block& t) {
+          TaskKind tile = make_kind(t.origin, t.extent);
+          block_accesses.insert(block_accesses.end(), accesses.begin(), accesses.end());
+          if (core_kind.steps.empty())
+            core_kind = tile;
+          else
+            append_step(core_kind, tile.steps.front());  // the buffers are the tile's
+        });
       // Ascend C tasks are pinned to their core; SPMD blocks are placed by the hardware.
       core_kind.label = fmt::format("{}_{}{}", psg, spmd ? "block" : "core", c);
       const int32_t t = g.add_task(cache.get(g, core_kind), 0, spmd ? -1 : static_cast<int32_t>(c));

@@ -12,8 +12,17 @@
 
 namespace tilesim {
 
-// Rank match, positive dims, last tile dim aligned to the UB block; throws tilesim::Error.
+// Rank match, positive dims, last tile dim aligned to the UB block; throws tilesim::Error. An
+// spmd kernel may use an unaligned sub-tile (Triton masked loads, Ascend C DataCopyPad): its UB
+// rows are padded (ub_tile_bytes) and its copies are padded copies (tile_dma).
 void validate_tile(const KernelSpec& spec, const Hardware& hw);
+
+// UB bytes of one tile buffer: each row rounded up to ub.align_bytes.
+int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);
+// The DMA instruction moving the block `extent` at `origin` of tensor `shape` (block_dma); under
+// the spmd partition it is a DataCopyPad, whose unaligned rows pay their padding.
+DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
+               const Dims& extent, const Hardware& hw);
 
 struct Chunk {
   int64_t offset = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -17,11 +18,6 @@ struct ReductionBuilder::Ctx {
   Dims out_shape;
   std::vector<Access> acc = {};  // GM blocks of the task being built
   size_t chain = 0;
-  // spmd (plan.grid > 0): the block being filled, its index, the end of its chains, its tasks.
-  TaskKind block = {};
-  int64_t block_index = 0;
-  int64_t block_end = 0;
-  std::vector<int32_t> block_tasks = {};
   int psg_partial = 0, psg_merge = 0, psg_second = 0, psg_fused = 0;
 };
 
@@ -36,7 +32,7 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
   TaskKind k;
   k.label = c.fam.psg + ":" + role + format_dims(extent);
   k.buffer_count = buffer_count_;
-  const int64_t tile_bytes = product(c.plan.tile) * dtype_bytes(c.in);
+  const int64_t tile_bytes = ub_tile_bytes(c.plan.tile, c.in, hw_);
   const int64_t out_elems = product(c.plan.tile) / [&] {
     int64_t r = 1;
     for (int d : c.plan.dims) r *= c.plan.tile[static_cast<size_t>(d)];
@@ -54,7 +50,8 @@ TaskKind ReductionBuilder::base_kind(Ctx& c, const std::string& role, const Dims
 }
 
 DmaOp ReductionBuilder::input_dma(Ctx& c, const Block& b, DmaDir dir) const {
-  const DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.dma.gm_granule_bytes);
+  DmaOp op = block_dma(dir, c.plan.shape, b.origin, b.extent, c.in, hw_.dma.gm_granule_bytes);
+  if (c.plan.grid > 0) op = data_copy_pad(op);  // spmd: an unaligned sub-tile row is padded
   // Reads of phase 0 are the kernel inputs, later phases read the previous phase's output;
   // writes of the input's shape are the kernel's output.
   if (dir == DmaDir::kWrite)
@@ -87,26 +84,6 @@ DmaOp ReductionBuilder::output_dma(Ctx& c, const Block& out) const {
 
 int32_t ReductionBuilder::add_task(Ctx& c, TaskKind kind, int32_t root,
                                    const std::vector<int32_t>& deps) {
-  if (c.plan.grid > 0) {
-    // spmd: a block is one task walking its chains in order; its GM accesses accumulate.
-    if (c.block.steps.empty())
-      c.block = std::move(kind);
-    else
-      for (const TileStep& st : kind.steps) append_step(c.block, st);
-    if (static_cast<int64_t>(c.chain) + 1 < c.block_end) return -1;
-    kind = std::move(c.block);
-    c.block = {};
-    kind.label = fmt::format("{}_block{}", c.fam.psg, c.block_index);
-    if (++c.block_index < c.plan.grid)
-      c.block_end =
-          block_range(static_cast<int64_t>(c.plan.chains.size()), c.plan.grid, c.block_index).end;
-    const int32_t t =
-        g_.add_task(kinds_.get(g_, kind), root + c.root_offset);  // placed, not pinned
-    for (const Access& a : c.acc) g_.add_access(t, a);
-    c.acc.clear();
-    c.block_tasks.push_back(t);
-    return t;
-  }
   const int32_t t = g_.add_task(kinds_.get(g_, kind), root + c.root_offset);
   for (int32_t d : deps) g_.add_edge(d, t);
   for (const Access& a : c.acc) g_.add_access(t, a);
@@ -122,11 +99,9 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   c.psg_merge = g_.add_psg(fam.psg + ":merge");
   c.psg_second = g_.add_psg(fam.psg + ":apply");
   c.psg_fused = g_.add_psg(fam.psg + ":fused");
-  if (plan.grid > 0) {
-    if (plan.merge != MergeMode::kInTask || deps)
-      throw InternalError(fam.psg + ": spmd blocks accumulate in UB and start at launch");
-    c.block_end = block_range(static_cast<int64_t>(plan.chains.size()), plan.grid, 0).end;
-  }
+  if (plan.grid > 0 && (plan.merge != MergeMode::kInTask || deps ||
+                        static_cast<int64_t>(plan.blocks.size()) != plan.grid))
+    throw InternalError(fam.psg + ": spmd blocks accumulate in UB and start at launch");
   auto seg_deps = [&](const Block& b) { return deps ? deps(b) : std::vector<int32_t>{}; };
   auto load_step = [&](const Block& seg) {
     TileStep st;
@@ -149,50 +124,67 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   };
 
   ReductionTasks out;
-  if (plan.grid > 0 && plan.split_rows) {
-    // spmd over (chain, segment) units: the part of a row a block holds accumulates in UB, then
-    // lands in GM whole, or by atomic accumulation where other blocks hold the rest of the row.
-    const int64_t segs = plan.segments_per_chain();
-    const int64_t units = static_cast<int64_t>(plan.chains.size()) * segs;
+  if (plan.grid > 0) {
+    // spmd: a block is one task walking its parts in order (one in-UB accumulation each); a part
+    // holding a whole row finishes it, a part of a split row adds its partial into GM atomically.
     out.finals.resize(plan.chains.size());
     for (int64_t b = 0; b < plan.grid; ++b) {
-      const BlockRange r = block_range(units, plan.grid, b);
       TaskKind block;
-      std::vector<size_t> held;
-      for (int64_t ci = r.begin / segs; ci * segs < r.end; ++ci) {
-        const ReduceChain& chain = plan.chains[static_cast<size_t>(ci)];
-        c.chain = static_cast<size_t>(ci);
-        const int64_t s0 = std::max(r.begin, ci * segs) - ci * segs;
-        const int64_t s1 = std::min(r.end, (ci + 1) * segs) - ci * segs;
+      const auto& parts = plan.blocks[static_cast<size_t>(b)];
+      for (const ReductionPlan::Part& part : parts) {
+        const ReduceChain& chain = plan.chains[static_cast<size_t>(part.chain)];
+        c.chain = static_cast<size_t>(part.chain);
+        const auto n = static_cast<int64_t>(chain.segments.size());
+        const bool whole = part.s0 == 0 && part.s1 == n;
         const int64_t out_elems = product(chain.out.extent);
-        TaskKind k = base_kind(c, "chain", chain.segments[static_cast<size_t>(s0)].extent);
-        k.psg = c.psg_partial;
-        for (int64_t s = s0; s < s1; ++s) {
-          const Block& seg = chain.segments[static_cast<size_t>(s)];
+        TaskKind k;
+        if (whole && n == 1 && fam.fuse_single) {
+          const Block& seg = chain.segments[0];
+          k = base_kind(c, "fused", seg.extent);
+          k.psg = c.psg_fused;
           TileStep st = load_step(seg);
           fam.partial_work(geom(seg), c.in, st.vec);
-          if (s > s0) fam.combine_work(out_elems, st.vec);
+          fam.finalize_work(out_elems, st.vec);
+          fam.second_work(geom(seg), c.in, st.vec);
+          st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
           k.steps.push_back(st);
+        } else {
+          k = base_kind(c, "chain", chain.segments[static_cast<size_t>(part.s0)].extent);
+          k.psg = c.psg_partial;
+          for (int64_t s = part.s0; s < part.s1; ++s) {
+            const Block& seg = chain.segments[static_cast<size_t>(s)];
+            TileStep st = load_step(seg);
+            fam.partial_work(geom(seg), c.in, st.vec);
+            if (s > part.s0) fam.combine_work(out_elems, st.vec);
+            k.steps.push_back(st);
+          }
+          TileStep fin;
+          fam.finalize_work(out_elems, fin.vec);
+          if (!fam.second_pass) fin.stores.push_back(output_dma(c, chain.out));
+          if (!whole) {
+            fin.accumulates = true;
+            fam.combine_work(out_elems, fin.fold);
+          }
+          k.steps.push_back(fin);
+          if (fam.second_pass)  // whole rows only (share_over_blocks)
+            for (const Block& seg : chain.segments)
+              k.steps.push_back(apply_step(seg, out_elems, false));
         }
-        TileStep fin;
-        fam.finalize_work(out_elems, fin.vec);
-        fin.stores.push_back(output_dma(c, chain.out));
-        if (s1 - s0 < segs) {
-          fin.accumulates = true;
-          fam.combine_work(out_elems, fin.fold);
-        }
-        k.steps.push_back(fin);
         if (block.steps.empty())
           block = std::move(k);
         else
           for (const TileStep& st : k.steps) append_step(block, st);
-        held.push_back(static_cast<size_t>(ci));
       }
       block.label = fmt::format("{}_block{}", fam.psg, b);
-      const int32_t t = g_.add_task(kinds_.get(g_, block), plan.chains[held[0]].root + root_offset);
+      const int32_t t = g_.add_task(kinds_.get(g_, block),
+                                    plan.chains[static_cast<size_t>(parts.at(0).chain)].root +
+                                        root_offset);  // placed, not pinned
       for (const Access& a : c.acc) g_.add_access(t, a);
       c.acc.clear();
-      for (const size_t ci : held) out.finals[ci].push_back(t);
+      for (const ReductionPlan::Part& part : parts) {
+        auto& f = out.finals[static_cast<size_t>(part.chain)];
+        if (f.empty() || f.back() != t) f.push_back(t);
+      }
       out.all.push_back(t);
     }
     ++phase_;
@@ -328,15 +320,6 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
     }
     out.finals.push_back(finals);
     out.all.insert(out.all.end(), tasks.begin(), tasks.end());
-  }
-  if (plan.grid > 0) {
-    // A chain completes with its block's task.
-    for (int64_t b = 0; b < plan.grid; ++b) {
-      const BlockRange r = block_range(static_cast<int64_t>(plan.chains.size()), plan.grid, b);
-      for (int64_t ci = r.begin; ci < r.end; ++ci)
-        out.finals[static_cast<size_t>(ci)] = {c.block_tasks[static_cast<size_t>(b)]};
-    }
-    out.all = c.block_tasks;
   }
   ++phase_;
   return out;

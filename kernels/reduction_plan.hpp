@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/block_regions.hpp"
 #include "kernels/lowering_support.hpp"
 
 namespace tilesim {
@@ -27,11 +28,6 @@ MergeMode parse_merge_mode(
     const std::string& text);  // "in_task", "chain", "tree", "atomic", "auto"
 const char* merge_mode_name(MergeMode m);
 
-struct Block {
-  Dims origin;
-  Dims extent;
-};
-
 // One output block and the tiles (segments) whose partials it needs, in reduction order.
 struct ReduceChain {
   int32_t root = 0;  // loop chunk
@@ -45,12 +41,16 @@ struct ReductionPlan {
   std::vector<int> dims;  // reduced dims, ascending
   int loop_axis = 0;
   MergeMode merge = MergeMode::kTree;
-  // spmd: the chains are shared over `grid` blocks (block_range, in chain order), each block one
-  // task accumulating its chains' segments in UB (merge kInTask); 0: one task set per chain.
+  // spmd: `grid` blocks (0: not spmd, one task set per chain), each one task walking its parts
+  // in order and accumulating each part's segments in UB (merge kInTask). A part that is not a
+  // whole chain (a row split across blocks) adds its partial into GM atomically.
   int64_t grid = 0;
-  // spmd with more blocks than row tiles: the blocks share the (chain, segment) units instead,
-  // and a row split across blocks combines its partials by atomic accumulation into GM.
-  bool split_rows = false;
+  struct Part {
+    int64_t chain = 0;
+    int64_t s0 = 0;  // segments [s0, s1) of the chain
+    int64_t s1 = 0;
+  };
+  std::vector<std::vector<Part>> blocks;
   std::vector<Chunk> chunks;
   std::vector<ReduceChain> chains;
   int64_t segments_per_chain() const {
@@ -63,6 +63,12 @@ bool is_reduced(const std::vector<int>& dims, size_t d);
 ReductionPlan plan_reduction(const Dims& shape, const Dims& tile, std::vector<int> dims,
                              int loop_axis, int64_t loop_count, MergeMode merge,
                              const std::string& op);
+
+// spmd with explicit block regions: re-cuts the plan's chains by the two-level cut (one reduced
+// dim; chains are the non-reduced sub-tile pieces in row-major order, segments the reduced ones)
+// and returns each region's parts, in region order.
+std::vector<std::vector<ReductionPlan::Part>> cut_block_regions(ReductionPlan& plan,
+                                                                const Dims& block);
 
 // One merge: partial `b` folds into partial `a` (the result keeps index `a`).
 struct MergeStep {

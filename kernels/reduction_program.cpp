@@ -109,21 +109,62 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                 ErrorKind::kParams);
   ReductionPlan& plan = prog.phases[0].plan;
   const ReduceFamily& fam = prog.phases[0].fam;
-  const auto rows = static_cast<int64_t>(plan.chains.size());
-  if (spec.grid > rows) {
-    // More blocks than row tiles: rows split across blocks, their partials added atomically.
-    if (!fam.atomic_merge || fam.second_pass)
-      throw Error(fmt::format("{}: partition.grid {} exceeds the {} output row tiles, so rows "
-                              "would split across blocks; {} partials need a second launch to "
-                              "combine (not modelled; sum, mean, amax and amin combine by atomic "
-                              "add): use a grid of at most {}, or a smaller tile",
-                              spec.op, spec.grid, rows, spec.op, rows),
+  using Part = ReductionPlan::Part;
+  // Units of work shared in contiguous runs over the blocks, each a list of parts.
+  std::vector<std::vector<Part>> units;
+  std::string split_cause;  // why a row would split across blocks, for the message
+  if (!spec.block.empty()) {
+    if (plan.shape != spec.shape || plan.dims.size() != 1)
+      throw Error(fmt::format("{}: partition.block cuts the shape {} as given; it needs a "
+                              "reduction over one dim (merged dims reshape the tensor)",
+                              spec.op, format_dims(spec.shape)),
                   ErrorKind::kLimits);
-    check_grid(spec, rows * plan.segments_per_chain(), "sub-tiles", "");
-    plan.split_rows = true;
+    units = cut_block_regions(plan, spec.block);
+    check_grid(spec, static_cast<int64_t>(units.size()), "block regions", "");
+    const auto rd = static_cast<size_t>(plan.dims[0]);
+    if (spec.block[rd] < spec.shape[rd])
+      split_cause = fmt::format("partition.block[{}] = {} splits the reduced dim of size {}", rd,
+                                spec.block[rd], spec.shape[rd]);
+  } else {
+    const auto rows = static_cast<int64_t>(plan.chains.size());
+    const int64_t segs = plan.segments_per_chain();
+    if (spec.grid > rows) {
+      // More blocks than row tiles: the (row, sub-tile) units are shared instead.
+      split_cause =
+          fmt::format("partition.grid {} exceeds the {} output row tiles", spec.grid, rows);
+      check_grid(spec, rows * segs, "sub-tiles", "");
+      for (int64_t u = 0; u < rows * segs; ++u)
+        units.push_back({{u / segs, u % segs, u % segs + 1}});
+    } else {
+      check_grid(spec, rows, "output row tiles", "");  // a grid below 1
+      for (int64_t ci = 0; ci < rows; ++ci) units.push_back({{ci, 0, segs}});
+    }
   }
+  if (!split_cause.empty() && (!fam.atomic_merge || fam.second_pass))
+    throw Error(
+        fmt::format("{}: {}, so rows would split across blocks; {} partials need a "
+                    "second launch to combine (not modelled; sum, mean, amax and amin "
+                    "combine by atomic add): {}",
+                    spec.op, split_cause, spec.op,
+                    spec.block.empty() ? fmt::format("use a grid of at most {}, or a smaller tile",
+                                                     plan.chains.size())
+                                       : "use a block covering the reduced dim"),
+        ErrorKind::kLimits);
   plan.merge = MergeMode::kInTask;
   plan.grid = spec.grid;
+  plan.blocks.assign(static_cast<size_t>(spec.grid), {});
+  for (int64_t b = 0; b < spec.grid; ++b) {
+    const BlockRange r = block_range(static_cast<int64_t>(units.size()), spec.grid, b);
+    auto& parts = plan.blocks[static_cast<size_t>(b)];
+    for (int64_t u = r.begin; u < r.end; ++u)
+      for (const Part& p : units[static_cast<size_t>(u)]) {
+        // Neighbouring segments of one row in one block accumulate in UB together.
+        if (!parts.empty() && parts.back().chain == p.chain && parts.back().s1 == p.s0)
+          parts.back().s1 = p.s1;
+        else
+          parts.push_back(p);
+      }
+  }
 }
 
 ParamDecl merge_param() {

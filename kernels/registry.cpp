@@ -147,7 +147,14 @@ void validate_params(const std::string& op, const JsonReader& params) {
 }
 
 void validate_params(const KernelSpec& spec) {
-  validate_params(spec.op, JsonReader(spec.params, spec.op, "params", ErrorKind::kParams));
+  const JsonReader params(spec.params, spec.op, "params", ErrorKind::kParams);
+  validate_params(spec.op, params);
+  check_spec_params(spec, params);
+}
+
+void check_spec_params(const KernelSpec& spec, const JsonReader& params) {
+  const KernelFamily* f = find_family(spec.op);
+  if (f && f->check_params) f->check_params(spec, params.with_kind(ErrorKind::kParams));
 }
 
 bool has_param(const KernelSpec& spec, const std::string& name) {

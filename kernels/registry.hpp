@@ -60,6 +60,9 @@ struct KernelFamily {
   std::function<ReductionProgram(const KernelSpec&)> describe;
   // Elements the rulebook's prod(tile) limit counts for one tile (unset: prod(tile)).
   std::function<int64_t(const KernelSpec&)> tile_elements;
+  // Checks of params whose allowed values depend on the spec (its shape): run after the declared
+  // checks, at load (the reader names the file) and before lowering; failures are kParams.
+  std::function<void(const KernelSpec&, const JsonReader& params)> check_params;
 };
 
 // Every family, in registration order.
@@ -75,8 +78,11 @@ std::vector<const ParamDecl*> op_params(const std::string& op);
 // Checks `params` (a reader of the spec's "params" object) against the declarations of `op`:
 // unknown keys, types, allowed values, bounds and required params; every failure is kParams.
 void validate_params(const std::string& op, const JsonReader& params);
-// Same for a spec built in code (the message names the op as its origin).
+// Same for a spec built in code (the message names the op as its origin), with its family's
+// spec-dependent checks.
 void validate_params(const KernelSpec& spec);
+// The family's spec-dependent param checks (KernelFamily::check_params), `params` naming the file.
+void check_spec_params(const KernelSpec& spec, const JsonReader& params);
 
 // Typed reads of a spec's (already validated) params, the declaration's default when absent.
 // Reading a param the op does not declare is a bug in the kernel (InternalError).

@@ -1,14 +1,23 @@
 #pragma once
 // DMA instruction cost. One instruction occupies its engine for
-//   issue + bursts * burst + (bytes + extra_granules * granule) / peak   cycles,
+//   issue + bursts * burst + (bytes + extra_granules * granule + pad_bytes) / peak   cycles,
 // and its data is usable `latency` cycles after that. Efficiency versus contiguous bytes follows
 // from the per-burst term; no threshold is an input.
+// A padded copy (Ascend C DataCopyPad, a Triton masked load) whose rows are not a multiple of
+// ub.align_bytes moves each row's last UB block whole: the pad bytes cost engine time but no GM
+// traffic. Its unaligned rows also straddle extra GM granules, which is what makes such copies
+// slow: HARDWARE.md's 12287-wide fp16 read (-21.6% [M]) is 1.249x the aligned GM bytes here
+// (tests/kernels_test.cpp UnalignedRowWidthCostsExtraGranules).
 
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
 
 namespace tilesim {
 
+// The copy as a DataCopyPad: marks it padded (UB rows rounded up to ub.align_bytes).
+DmaOp data_copy_pad(DmaOp op);
+// UB pad bytes of a padded copy: each unaligned burst rounded up to ub.align_bytes.
+int64_t dma_pad_bytes(const DmaOp& op, const Hardware& hw);
 // Engine occupancy of one instruction (cycles), on an otherwise idle memory system.
 double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw);
 // Cycles from the end of occupancy until the data is usable (read) or committed (write).

@@ -33,6 +33,9 @@ struct DmaOp {
   int64_t bursts = 0;
   int64_t burst_bytes = 0;
   int64_t extra_granules = 0;
+  // A padded copy (Ascend C DataCopyPad, a Triton masked load/store): each burst's UB row is
+  // rounded up to ub.align_bytes; a burst that is not a multiple of it pays the padding.
+  bool padded = false;
   int64_t bytes() const { return bursts * burst_bytes; }
 };
 

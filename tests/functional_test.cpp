@@ -99,17 +99,22 @@ const std::vector<Case> kReduceCases = {
     {{3, 9, 8}, {1, 4, 8}, {0}, 1, "tree"},
 };
 
+// The untiled result of reduce op `op` over `dims`.
+Eigen::ArrayXd reference_of(const std::string& op, const NdArray& x, const std::vector<int>& dims) {
+  return reference_reduce(x, dims, [&](const std::vector<double>& v) {
+    if (op == "amax") return *std::max_element(v.begin(), v.end());
+    if (op == "amin") return *std::min_element(v.begin(), v.end());
+    return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
+  });
+}
+
 void check_reduction(const std::string& op) {
   for (const auto& c : kReduceCases) {
     KernelSpec s = spec(op, c.shape, c.tile, c.dims, c.loop, c.merge);
     if (c.dims.size() > 1) s.params["multi_dim"] = "chained";
     const NdArray x = random_array(c.shape, 1);
     const auto got = run(s, {x}).reduced.data;
-    const auto want = reference_reduce(x, c.dims, [&](const std::vector<double>& v) {
-      if (op == "amax") return *std::max_element(v.begin(), v.end());
-      if (op == "amin") return *std::min_element(v.begin(), v.end());
-      return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
-    });
+    const auto want = reference_of(op, x, c.dims);
     EXPECT_LT(rel_err(got, want), kTol) << op << " tile " << format_dims(c.tile) << " " << c.merge;
   }
   // spmd: blocks own runs of whole output rows (ragged runs, ragged sub-tiles) and accumulate
@@ -128,13 +133,28 @@ void check_reduction(const std::string& op) {
            {{4, 6, 10, 16}, {1, 2, 4, 16}, {2, 3}, 30}}) {
     KernelSpec s = spmd(spec(op, shape, tile, dims), grid);
     const NdArray x = random_array(shape, 1);
-    const auto want = reference_reduce(x, dims, [&](const std::vector<double>& v) {
-      if (op == "amax") return *std::max_element(v.begin(), v.end());
-      if (op == "amin") return *std::min_element(v.begin(), v.end());
-      return op == "mean" ? sum(v) / static_cast<double>(v.size()) : sum(v);
-    });
+    const auto want = reference_of(op, x, dims);
     EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
         << op << " spmd grid " << grid << " tile " << format_dims(tile);
+  }
+  // spmd with explicit block regions (grid 0: one block per region): ragged regions, ragged
+  // sub-tiles at region edges, regions splitting the reduced dim (atomic partials), several
+  // regions per block, a non-last reduced dim.
+  for (const auto& [shape, block, tile, dims, grid] :
+       std::vector<std::tuple<Dims, Dims, Dims, std::vector<int>, int64_t>>{
+           {{1000}, {163}, {64}, {0}, 0},        // 7 regions, ragged, split reduced dim
+           {{1000}, {163}, {64}, {0}, 3},        // runs of 2-3 regions per block
+           {{6, 40}, {3, 40}, {2, 16}, {1}, 0},  // whole rows, ragged row sub-tiles
+           {{6, 40}, {4, 24}, {2, 16}, {1}, 3},  // 2 x 2 regions, rows split
+           {{5, 37, 24}, {3, 20, 24}, {2, 8, 8}, {1}, 0},
+           {{3, 9, 8}, {2, 5, 8}, {1, 4, 8}, {0}, 3}}) {
+    KernelSpec s = spmd(spec(op, shape, tile, dims), grid);
+    s.block = block;
+    if (grid == 0) s.grid = region_count(shape, block);
+    const NdArray x = random_array(shape, 2);
+    const auto want = reference_of(op, x, dims);
+    EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
+        << op << " spmd block " << format_dims(block) << " grid " << s.grid;
   }
 }
 
@@ -214,6 +234,19 @@ void check_softmax(const std::string& op) {
     const auto got = run(spmd(spec(op, shape, tile, {dim}), grid), {x}).applied.data;
     EXPECT_LT(rel_err(got, reference_softmax(x, dim, op == "logsoftmax")), kTol)
         << op << " spmd grid " << grid << " tile " << format_dims(tile);
+  }
+  // spmd block regions holding whole rows: ragged regions of rows, ragged row sub-tiles.
+  for (const auto& [shape, block, tile, dim, grid] :
+       std::vector<std::tuple<Dims, Dims, Dims, int, int64_t>>{
+           {{7, 40}, {3, 40}, {2, 16}, 1, 3},
+           {{7, 40}, {3, 40}, {1, 40}, 1, 2},
+           {{4, 20, 8}, {3, 20, 8}, {2, 6, 8}, 1, 2}}) {
+    KernelSpec s = spmd(spec(op, shape, tile, {dim}), grid);
+    s.block = block;
+    const NdArray x = random_array(shape, 4);
+    EXPECT_LT(rel_err(run(s, {x}).applied.data, reference_softmax(x, dim, op == "logsoftmax")),
+              kTol)
+        << op << " spmd block " << format_dims(block);
   }
 }
 
@@ -345,13 +378,17 @@ void check_matmul(const std::string&) {
 // loop chunks on the loop axis) cover every element exactly once.
 void check_independent_tiles(const std::string& op) {
   const KernelOp& info = *find_op(op);
-  // loop > 0: the pypto partition with that loop_count; loop < 0: spmd with grid -loop.
-  for (const auto& [shape, tile, loop] :
-       std::vector<std::tuple<Dims, Dims, int64_t>>{{{6, 40}, {4, 16}, 1},
-                                                    {{6, 40}, {2, 24}, 3},
-                                                    {{5, 7, 24}, {2, 3, 8}, 2},
-                                                    {{6, 40}, {4, 16}, -4},
-                                                    {{5, 7, 24}, {2, 3, 8}, -5}}) {
+  // loop > 0: the pypto partition with that loop_count; loop < 0: spmd with grid -loop, over
+  // block regions when `block` is given (ragged regions and sub-tiles clipped at their edges).
+  for (const auto& [shape, tile, loop, block] : std::vector<std::tuple<Dims, Dims, int64_t, Dims>>{
+           {{6, 40}, {4, 16}, 1, {}},
+           {{6, 40}, {2, 24}, 3, {}},
+           {{5, 7, 24}, {2, 3, 8}, 2, {}},
+           {{6, 40}, {4, 16}, -4, {}},
+           {{5, 7, 24}, {2, 3, 8}, -5, {}},
+           {{6, 40}, {2, 16}, -4, {4, 24}},          // 2 x 2 regions, one per block
+           {{5, 7, 24}, {2, 3, 8}, -3, {3, 5, 16}},  // 2 x 2 x 2 regions over 3 blocks
+           {{1000}, {64}, -7, {163}}}) {
     KernelSpec s;
     s.op = op;
     s.shape = shape;
@@ -360,6 +397,7 @@ void check_independent_tiles(const std::string& op) {
       s.loop_count = loop;
     else
       s = spmd(s, -loop);
+    s.block = block;
     lower_kernel(s, test::default_hw());
     std::vector<NdArray> in;
     for (int i = 0; i < info.inputs; ++i)
@@ -382,12 +420,56 @@ void check_independent_tiles(const std::string& op) {
   }
 }
 
+// Broadcast second operands (params.broadcast): rows, columns and a mixed 3-D shape, under the
+// pypto, ascendc and spmd (block regions) partitions; x op y[broadcast index] everywhere.
+void check_broadcast(const std::string& op) {
+  for (const auto& [shape, tile, yshape, style] :
+       std::vector<std::tuple<Dims, Dims, Dims, PartitionStyle>>{
+           {{6, 40}, {4, 16}, {1, 40}, PartitionStyle::kPypto},
+           {{6, 40}, {4, 16}, {6, 1}, PartitionStyle::kPypto},
+           {{6, 40}, {2, 24}, {6, 1}, PartitionStyle::kAscendC},
+           {{6, 40}, {2, 16}, {1, 40}, PartitionStyle::kSpmd},
+           {{5, 7, 24}, {2, 3, 8}, {5, 1, 24}, PartitionStyle::kSpmd},
+           {{5, 7, 24}, {2, 3, 8}, {1, 7, 1}, PartitionStyle::kPypto}}) {
+    KernelSpec s;
+    s.op = op;
+    s.shape = shape;
+    s.tile = tile;
+    s.partition = style;
+    if (style == PartitionStyle::kAscendC) s.cores = 4;
+    if (style == PartitionStyle::kSpmd) {
+      s.block = shape;
+      s.block[0] = 3;  // ragged regions along the first axis
+      s.grid = 2;
+    }
+    s.params["broadcast"] = yshape;
+    lower_kernel(s, test::default_hw());
+    const NdArray x = random_array(shape, 30);
+    NdArray y = random_array(yshape, 31);
+    if (op == "div") y.data = y.data.abs() + 0.5;
+    const TilesResult r = execute_independent_tiles(s, {x, y});
+    Eigen::ArrayXd want(x.data.size());
+    for (Eigen::Index i = 0; i < want.size(); ++i) {
+      Dims at = unravel(i, shape);
+      for (size_t d = 0; d < at.size(); ++d)
+        if (yshape[d] == 1) at[d] = 0;
+      want[i] = find_op(op)->value(x.data[i], y[at]);
+    }
+    EXPECT_LT(rel_err(r.out.data, want), kTol) << op << " broadcast " << format_dims(yshape);
+    EXPECT_TRUE((r.covered.data == 1.0).all()) << op << " broadcast " << format_dims(yshape);
+  }
+}
+
 // The functional case of every registered op; the registry walk requires one per op.
 const std::map<std::string, std::function<void(const std::string&)>>& op_cases() {
   static const auto cases = [] {
     std::map<std::string, std::function<void(const std::string&)>> m;
-    for (const char* op : {"copy_in", "add", "sub", "mul", "div", "relu", "exp"})
-      m[op] = check_independent_tiles;
+    for (const char* op : {"copy_in", "relu", "exp"}) m[op] = check_independent_tiles;
+    for (const char* op : {"add", "sub", "mul", "div"})
+      m[op] = [](const std::string& o) {
+        check_independent_tiles(o);
+        check_broadcast(o);
+      };
     for (const char* op : {"sum", "amax", "amin", "mean"}) m[op] = check_reduction;
     for (const char* op : {"softmax", "logsoftmax"}) m[op] = check_softmax;
     for (const char* op : {"layernorm", "rmsnorm"}) m[op] = check_layer_norm;

@@ -3,6 +3,7 @@
 
 #include "kernels/lowering.hpp"
 #include "kernels/lowering_support.hpp"
+#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/formats/sweep_config.hpp"
@@ -494,14 +495,30 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
   EXPECT_EQ(error(R"(, "partition": "spmd")"),
             "r.json: partition: the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": "
             "G}");
-  EXPECT_EQ(error(R"(, "partition": {"style": "spmd"})"),
-            "r.json: partition.grid: missing (the number of blocks the spmd launch starts, >= 1)");
+  EXPECT_EQ(
+      error(R"(, "partition": {"style": "spmd"})"),
+      "r.json: partition.grid: missing (the number of blocks the spmd launch starts, >= 1; it may "
+      "be omitted when partition.block gives each block's region)");
   EXPECT_EQ(error(R"(, "partition": {"style": "ascendc", "grid": 4})"),
             "r.json: partition.grid: applies to the spmd style only (style is 'ascendc')");
   EXPECT_EQ(
       error(R"(, "partition": {"style": "spmd", "grid": 4, "cores": 4})"),
       "r.json: partition.cores: applies to the ascendc style; an spmd launch states its grid");
   EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "grid": 40})"), "");
+  // Block regions: [16, 64] cut by [5, 64] is 4 regions; the grid defaults to them.
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "block": [5, 64]})"), "");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "grid": 5, "block": [5, 64]})"),
+            "r.json: partition.grid: 5 exceeds the 4 block regions of shape (16, 64) cut by block "
+            "(5, 64), so a block would own nothing (allowed: 1..4)");
+  EXPECT_EQ(error(R"(, "partition": {"style": "spmd", "block": [64]})"),
+            "r.json: partition.block: block (64) has rank 1 but shape (16, 64) has rank 2 (one "
+            "region extent per dim)");
+  EXPECT_EQ(error(R"(, "params": {"broadcast": [16]})"),
+            "r.json: params.broadcast: (16) does not broadcast to shape (16, 64) (allowed: the "
+            "shape's rank, each dim 1 or the shape's, e.g. (1, 64) or (16, 1))");
+  EXPECT_EQ(error(R"(, "params": {"broadcast": [1, 64]})"), "");
+  EXPECT_EQ(error(R"(, "partition": {"style": "pypto", "block": [5, 64]})"),
+            "r.json: partition.block: applies to the spmd style only (style is 'pypto')");
   EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
   EXPECT_EQ(error(R"(, "buffer_count": 9)"),
             "r.json: buffer_count: out of range: 9 (allowed 1..8)");
@@ -510,6 +527,211 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
   EXPECT_EQ(error(R"(, "tiel": 1)"),
             "r.json: tiel: unknown key (allowed: buffer_count, dim, dtype, loop_axis, loop_count, "
             "op, params, partition, shape, tile, hardware)");
+}
+
+// spmd block regions, the Triton amin reference: [4194304] fp32 cut into 16 regions of 262144,
+// each walked in 16 sub-tiles of 16384 (one 64 KiB burst each). The regions split the reduced
+// dim, so each block's partial min lands by one atomic 4 B write.
+TEST(Kernels, SpmdBlockRegionsSplitTheReducedDim) {
+  KernelSpec s = spmd("amin", {4194304}, {16384}, {0}, 16);
+  s.block = {262144};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 16u);
+  for (const auto& t : k.graph.tasks) {
+    const auto& steps = k.graph.kinds[static_cast<size_t>(t.kind)].steps;
+    ASSERT_EQ(steps.size(), 17u);  // 16 sub-tile steps, then the atomic fold
+    for (size_t i = 0; i < 16; ++i) {
+      ASSERT_EQ(steps[i].loads.size(), 1u);
+      EXPECT_EQ(steps[i].loads[0].bursts, 1);
+      EXPECT_EQ(steps[i].loads[0].burst_bytes, 16384 * 4);
+    }
+    EXPECT_TRUE(steps[16].accumulates);
+    EXPECT_EQ(steps[16].stores.at(0).bytes(), 4);
+  }
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 4194304.0 * 4);
+  EXPECT_EQ(t.write, 16.0 * 4);
+  // UB: the input sub-tile double-buffered, the 8 B stats (32 B aligned, one copy), the 4 B
+  // output (32 B aligned, two copies).
+  EXPECT_EQ(k.diag.ub_bytes, 2 * 65536 + 32 + 2 * 32);
+  // Fewer blocks than regions: blocks own runs of regions (5, 5, 6), one in-UB accumulation
+  // each, since neighbouring regions of one row merge.
+  s.grid = 3;
+  const LoweredKernel k3 = lower_kernel(s, default_hw());
+  ASSERT_EQ(k3.graph.tasks.size(), 3u);
+  int64_t first = 0;
+  for (const auto& st : k3.graph.kinds[static_cast<size_t>(k3.graph.tasks[0].kind)].steps)
+    first += st.loads.empty() ? 0 : st.repeat;
+  EXPECT_EQ(first, 5 * 16);
+  EXPECT_EQ(totals(k3).write, 3.0 * 4);
+  s.grid = 0;
+  EXPECT_EQ(lower_error(s), "amin: partition.grid 0: an spmd launch starts at least 1 block");
+  s.grid = 17;
+  EXPECT_EQ(lower_error(s),
+            "amin: partition.grid 17 exceeds the 16 block regions, so a block would own nothing "
+            "(use a grid of at most 16, or a smaller block)");
+}
+
+// The second Triton reference: [2048, 262144] fp32, block [8, 262144] (whole rows), sub-tile
+// [8, 2048]: 256 blocks, each 128 sub-tiles of 8 bursts x 8 KiB, and one 32 B output store.
+TEST(Kernels, SpmdBlockRegionsOfWholeRows) {
+  KernelSpec s = spmd("amin", {2048, 262144}, {8, 2048}, {1}, 256);
+  s.block = {8, 262144};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 256u);
+  const auto& steps = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)].steps;
+  int64_t loads = 0;
+  for (const auto& st : steps) {
+    EXPECT_FALSE(st.accumulates);
+    for (const auto& l : st.loads) {
+      EXPECT_EQ(l.bursts, 8);
+      EXPECT_EQ(l.burst_bytes, 8192);
+      loads += st.repeat;
+    }
+  }
+  EXPECT_EQ(loads, 128);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2048.0 * 262144 * 4);
+  EXPECT_EQ(t.write, 2048.0 * 4);
+  // A block cutting the rows softmax reduces is one clear error.
+  KernelSpec sm = spmd("softmax", {16, 16384}, {1, 4096}, {1}, 32);
+  sm.block = {1, 8192};
+  EXPECT_EQ(lower_error(sm),
+            "softmax: partition.block[1] = 8192 splits the reduced dim of size 16384, so rows "
+            "would split across blocks; softmax partials need a second launch to combine (not "
+            "modelled; sum, mean, amax and amin combine by atomic add): use a block covering the "
+            "reduced dim");
+}
+
+// Elementwise over block regions: [100, 1000] cut by [64, 600] into 2 x 2 ragged regions, each
+// walked in [8, 256] sub-tiles clipped at its edge (8 x 3 + 5 x 3 + 8 x 2 + 5 x 2 = 65 sub-tiles,
+// columns 256, 256, 88 | 256, 144); every element is read twice and written once.
+TEST(Kernels, SpmdElementwiseBlockRegions) {
+  KernelSpec s = spmd("add", {100, 1000}, {8, 256}, {}, 4);
+  s.block = {64, 600};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 4u);
+  int64_t subtiles = 0;
+  for (const auto& t : k.graph.tasks)
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps) subtiles += st.repeat;
+  EXPECT_EQ(subtiles, 8 * 3 + 5 * 3 + 8 * 2 + 5 * 2);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 100.0 * 1000 * 4);
+  EXPECT_EQ(t.write, 100.0 * 1000 * 4);
+  EXPECT_EQ(t.vec_elems, 100.0 * 1000);
+}
+
+// Unaligned spmd sub-tiles: a (4, 1639) fp32 tile has 6556 B rows, which the pypto partition
+// rejects and an spmd kernel copies with DataCopyPad. Hand count of the first tile of (4, 3278):
+// 4 bursts of 6556 B at GM offsets 0, 13112, 26224, 39336 (mod 512: 0, 312, 112, 424), so rows
+// 1-3 straddle one extra 512 B granule each; each UB row rounds up to 6560 B (4 pad bytes).
+TEST(Kernels, SpmdUnalignedSubTileIsAPaddedCopy) {
+  const Hardware& hw = default_hw();
+  KernelSpec s = spmd("copy_in", {4, 3278}, {4, 1639}, {}, 2);
+  const LoweredKernel k = lower_kernel(s, hw);
+  const DmaOp& op = k.graph.kinds.at(0).steps.at(0).loads.at(0);
+  EXPECT_EQ(op.bursts, 4);
+  EXPECT_EQ(op.burst_bytes, 6556);
+  EXPECT_EQ(op.extra_granules, 3);
+  EXPECT_TRUE(op.padded);
+  EXPECT_EQ(dma_pad_bytes(op, hw), 4 * 4);
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(op, hw),
+                   hw.dma.read.issue_cycles + 4 * hw.dma.read.burst_cycles +
+                       (4 * 6556.0 + 3 * 512 + 16) / hw.dma.read.peak_bytes_per_cycle);
+  EXPECT_DOUBLE_EQ(dma_gm_bytes(op, hw), 4 * 6556.0 + 3 * 512);  // the pad is UB-side only
+  EXPECT_EQ(k.diag.ub_bytes, 2 * 4 * 6560);                      // padded rows, double-buffered
+  // A block region (1639) of fp32 over (65536): 40 regions, the last 1615 wide (6460 B).
+  KernelSpec amin = spmd("amin", {65536}, {1639}, {0}, 40);
+  amin.block = {1639};
+  const LoweredKernel a = lower_kernel(amin, hw);
+  ASSERT_EQ(a.graph.tasks.size(), 40u);
+  EXPECT_EQ(totals(a).read, 65536.0 * 4);
+  const auto& last = a.graph.kinds[static_cast<size_t>(a.graph.tasks.back().kind)].steps[0];
+  EXPECT_EQ(last.loads.at(0).burst_bytes, (65536 - 39 * 1639) * 4);
+  EXPECT_TRUE(last.loads.at(0).padded);
+  // The pypto partition keeps rejecting the tile.
+  EXPECT_EQ(lower_error(spec("copy_in", {4, 1639}, {4, 1639})),
+            "copy_in: tile (4, 1639) is misaligned: last dim 1639 x 4 B = 6556 B is not a multiple "
+            "of 32 B (use a multiple of 8 elements)");
+}
+
+// HARDWARE.md's unaligned read: fp16 (12288, 12287) in (64, 1024) tiles on 48 blocks moves
+// 1.249x the aligned width's GM bytes (every row starts unaligned, so most bursts straddle one
+// more 512 B granule), against a measured 1 / (1 - 0.216) = 1.276x slowdown.
+TEST(Kernels, UnalignedRowWidthCostsExtraGranules) {
+  auto gm = [](int64_t n) {
+    KernelSpec s = spmd("copy_in", {12288, n}, {64, 1024}, {}, 48);
+    s.dtype = DType::kFp16;
+    s.block = {256, n};
+    double bytes = 0;
+    const LoweredKernel k = lower_kernel(s, default_hw());
+    for (const auto& t : k.graph.tasks)
+      for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps)
+        for (const auto& l : st.loads)
+          bytes += static_cast<double>(st.repeat) * dma_gm_bytes(l, default_hw());
+    return bytes;
+  };
+  EXPECT_NEAR(gm(12287) / gm(12288), 1.249, 0.001);
+}
+
+// Broadcast operands, the Triton-Ascend div reference: (131072, 16) fp16 / (131072, 1). A (512,
+// 16) tile reads x as one 16 KiB burst and its 512 divisors as one 1 KiB burst; Brcb spreads them
+// to 512 UB blocks of 16 fp16, then one div runs over the tile (32 B rows pack into repeats).
+TEST(Kernels, BroadcastColumnHandCount) {
+  const Hardware& hw = default_hw();
+  KernelSpec s = spmd("div", {131072, 16}, {512, 16}, {}, 48);
+  s.dtype = DType::kFp16;
+  s.params["broadcast"] = {131072, 1};
+  const LoweredKernel k = lower_kernel(s, hw);
+  const TileStep& st = k.graph.kinds.at(0).steps.at(0);
+  ASSERT_EQ(st.loads.size(), 2u);
+  EXPECT_EQ(st.loads[0].bursts, 1);
+  EXPECT_EQ(st.loads[0].burst_bytes, 512 * 16 * 2);
+  EXPECT_EQ(st.loads[1].bursts, 1);
+  EXPECT_EQ(st.loads[1].burst_bytes, 512 * 2);
+  ASSERT_EQ(st.vec.size(), 2u);
+  EXPECT_EQ(st.vec[0].cls, VecClass::kSimple);  // Brcb
+  EXPECT_EQ(st.vec[0].cols, 512 * 16);
+  EXPECT_EQ(st.vec[1].cls, VecClass::kComplex);  // div
+  EXPECT_EQ(st.vec[1].cols, 512 * 16);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 131072.0 * 16 * 2 + 131072.0 * 2);
+  EXPECT_EQ(t.write, 131072.0 * 16 * 2);
+  // UB: x and z (16 KiB each) and the 1 KiB column double-buffered, the Brcb blocks once.
+  EXPECT_EQ(k.diag.ub_bytes, 2 * (16384 + 1024 + 16384) + 512 * 32);
+  // The akg sub reference: (2048, 131072) fp16 - (2048, 1), 40 programs of 52 rows walked in
+  // (1, 16384) sub-tiles; each re-reads its row's scalar (a padded 2 B copy).
+  KernelSpec sub = spmd("sub", {2048, 131072}, {1, 16384}, {}, 40);
+  sub.dtype = DType::kFp16;
+  sub.block = {52, 131072};
+  sub.params["broadcast"] = {2048, 1};
+  const LoweredKernel ks = lower_kernel(sub, hw);
+  const Totals ts = totals(ks);
+  EXPECT_EQ(ts.read, 2048.0 * 131072 * 2 + 2048.0 * 8 * 2);
+  const DmaOp& y = ks.graph.kinds.at(0).steps.at(0).loads.at(1);
+  EXPECT_EQ(y.burst_bytes, 2);
+  EXPECT_EQ(dma_pad_bytes(y, hw), 30);
+}
+
+// A row operand (1, 4096) fp32 under the pypto partition: each (8, 1024) tile reads one 4 KiB
+// row and runs the add once per tile row (rows longer than a repeat), reusing the row.
+TEST(Kernels, BroadcastRowHandCount) {
+  KernelSpec s = spec("add", {64, 4096}, {8, 1024});
+  s.params["broadcast"] = {1, 4096};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 8u * 4);
+  const TileStep& st = k.graph.kinds.at(0).steps.at(0);
+  EXPECT_EQ(st.loads.at(1).bursts, 1);
+  EXPECT_EQ(st.loads.at(1).burst_bytes, 4096);
+  ASSERT_EQ(st.vec.size(), 8u);
+  for (const auto& v : st.vec) EXPECT_EQ(v.cols, 1024);
+  EXPECT_EQ(totals(k).read, 64.0 * 4096 * 4 + 32 * 4096.0);
+  EXPECT_EQ(k.diag.ub_bytes, 2 * (32768 + 4096 + 32768));
+  KernelSpec bad = s;
+  bad.params["broadcast"] = {64, 2};
+  EXPECT_EQ(lower_error(bad),
+            "add: params.broadcast: (64, 2) does not broadcast to shape (64, 4096) (allowed: the "
+            "shape's rank, each dim 1 or the shape's, e.g. (1, 4096) or (64, 1))");
 }
 
 }  // namespace
