@@ -321,6 +321,41 @@ TEST(Simulator, SpmdBlocksFillTheFirstFreeCore) {
   EXPECT_NEAR(r.last_end, 10000, 1e-9);
 }
 
+// A block may be a run of tasks (continues_block): the hardware places its first task, the rest
+// run on the same core back to back with no start cost; two such blocks on one core run in turn.
+TEST(Simulator, SpmdBlockOfSeveralTasksRunsOnItsCore) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.block_start_ns = 250;
+  hw.scheduler.task_gap_ns = 300;
+  const double d = 1000, s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  for (const int cores : {1, 2}) {
+    hw.cores.aiv = cores;
+    TaskGraph g = fixed_graph(0);
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_task(0, 0);  // block 0: three tasks
+    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0);  // block 1: two tasks
+    g.add_task(0, 0, -1, true);
+    g.finalize();
+    const SimResult r = simulate_costed(g, fixed_cost(d), hw);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(r.tasks[i].core, 0);
+      EXPECT_NEAR(r.tasks[i].start, s + static_cast<double>(i) * d, 1e-9) << i;
+    }
+    const double second = cores == 1 ? 3 * d + 2 * s : s;  // block 1 waits for the core
+    EXPECT_EQ(r.tasks[3].core, cores - 1);
+    EXPECT_EQ(r.tasks[4].core, cores - 1);
+    EXPECT_NEAR(r.tasks[4].start, second + d, 1e-9) << cores << " cores";
+  }
+  TaskGraph bad = fixed_graph(0);
+  bad.runtime = RuntimeStyle::kSpmd;
+  bad.add_task(0, 0, 0);
+  bad.add_task(0, 0, -1, true);  // continues a pinned task
+  bad.finalize();
+  EXPECT_THROW(simulate_costed(bad, fixed_cost(d), hw), InternalError);
+}
+
 // One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released
 // together: A0 runs and A1 waits in the core's pending slot. When A0 ends, B0 becomes ready behind
 // C1; the order decides which fills the pending slot: B0 (oldest root first) or C1 (FIFO).
