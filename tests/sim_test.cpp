@@ -490,6 +490,43 @@ TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
   EXPECT_DOUBLE_EQ(t.l2, 2000);
 }
 
+// The spmd matmul records each C tile's GM blocks, so tiles of different blocks that read the
+// same A row or B column panel hit L2. C [256, 1024] in [128, 256] tiles = 2 x 4 tiles over 4
+// blocks, one k step: 8 tiles read 8 x (64 + 128) KiB, of which only the 2 A and 4 B panels
+// (128 + 512 KiB) miss; C (512 KiB) fits with the inputs, so its writes stay in L2. Without L2
+// every byte reaches HBM.
+TEST(L2Residency, SpmdMatmulTilesOfDifferentBlocksShareThePanels) {
+  KernelSpec s;
+  s.op = "matmul";
+  s.shape = {256, 256, 1024};
+  s.tile = {128, 256, 256};
+  s.dtype = DType::kFp16;
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = 4;
+  s.params["swizzle"] = {2, 0};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  const SimResult r = simulate(k.graph, default_hw());
+  std::vector<int32_t> order(k.graph.tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return r.tasks[static_cast<size_t>(a)].start < r.tasks[static_cast<size_t>(b)].start;
+  });
+  auto hbm = [&](double capacity) {
+    L2Residency l2(k.graph, capacity);
+    double total = 0;
+    for (const int32_t t : order) {
+      double bytes = 0;
+      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+        bytes += static_cast<double>(a->bytes);
+      total += l2.on_start(t, bytes).hbm;
+    }
+    return total;
+  };
+  const double kib = 1024;
+  EXPECT_DOUBLE_EQ(hbm(static_cast<double>(default_hw().l2.bytes)), (128 + 512) * kib);
+  EXPECT_DOUBLE_EQ(hbm(0), (8 * (64 + 128) + 512) * kib);
+}
+
 TEST(SharedBandwidth, ProportionalSlowdown) {
   SharedBandwidth bw(10.0);   // 10 B/cycle
   bw.start(0, 0, 100, 1000);  // wants 10 B/cycle alone
