@@ -1,6 +1,7 @@
 // kernels/: task graphs a hand count gives, and input validation.
 #include <gtest/gtest.h>
 
+#include "kernels/families.hpp"
 #include "kernels/lowering.hpp"
 #include "kernels/lowering_support.hpp"
 #include "model/error.hpp"
@@ -379,6 +380,23 @@ TEST(Kernels, SpmdMatmulHandCount) {
   // mmads: m parts (2, 2, 1 per tile row) x k parts (64: 2, 32: 1) x one n part, per tile column.
   EXPECT_EQ(mmads, (2 + 2 + 1) * 3 * 1 * 2);
   EXPECT_EQ(k.diag.reduction_segments, 2);
+}
+
+// GemmIdentityBlockSwizzle<2, 1> on 3 x 3 C tiles: bands of 2 tile columns walked row by row,
+// the last band (1 column) bottom-up.
+TEST(Kernels, SpmdMatmulSwizzleBandsOfColumns) {
+  SpmdMatmulPlan p;
+  p.m = p.n = 3 * 32;
+  p.m1 = p.n1 = 32;
+  p.tiles_m = p.tiles_n = 3;
+  p.swizzle_offset = 2;
+  p.swizzle_direction = 1;
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0},
+                                                         {2, 1}, {2, 2}, {1, 2}, {0, 2}};
+  for (int64_t i = 0; i < 9; ++i) {
+    const MatmulTile t = spmd_matmul_tile(p, i);
+    EXPECT_EQ(std::make_pair(t.m0 / 32, t.n0 / 32), want[static_cast<size_t>(i)]) << i;
+  }
 }
 
 // catlass's default tiling (l1 [128, 256, 256], l0 [128, 256, 64]) fills L1 (2 x (64 + 128)
