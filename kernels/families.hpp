@@ -31,4 +31,23 @@ struct MatmulPlan {
 };
 MatmulPlan plan_matmul(const KernelSpec& spec);
 
+// The spmd matmul, catlass's basic matmul (hicann/catlass include/catlass/gemm/kernel/
+// basic_matmul.hpp): the C tile grid [ceil(m/m1), ceil(n/n1)] is handed out in swizzle order and
+// block b takes the tiles at loop indices b, b + grid, b + 2 grid, ...; each tile walks k in k1
+// steps staged in L1 and each step in [m0, n0, k0] L0 tiles.
+struct SpmdMatmulPlan {
+  int64_t m = 0, k = 0, n = 0;
+  int64_t m1 = 0, n1 = 0, k1 = 0;  // params.l1_tile (= tile [m1, k1, n1])
+  int64_t m0 = 0, n0 = 0, k0 = 0;  // params.l0_tile
+  int64_t swizzle_offset = 1, swizzle_direction = 0;
+  int64_t tiles_m = 0, tiles_n = 0, grid = 0;
+  int64_t tiles() const { return tiles_m * tiles_n; }
+};
+struct MatmulTile {
+  int64_t m0, mext, n0, next;  // the C tile's origin and valid extent
+};
+SpmdMatmulPlan plan_spmd_matmul(const KernelSpec& spec);
+// The C tile at loop index `idx` (catlass GemmIdentityBlockSwizzle<offset, direction>).
+MatmulTile spmd_matmul_tile(const SpmdMatmulPlan& p, int64_t idx);
+
 }  // namespace tilesim

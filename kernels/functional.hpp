@@ -42,4 +42,8 @@ struct TilesResult {
 };
 TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs);
 
+// The spmd matmul block by block, each walking its C tiles in swizzle order, k1 steps and L0
+// tiles as the lowering does: C, and how many tiles wrote each element of C.
+TilesResult execute_spmd_matmul(const SpmdMatmulPlan& plan, const NdArray& a, const NdArray& b);
+
 }  // namespace tilesim

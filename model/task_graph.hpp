@@ -11,7 +11,8 @@
 //    bodies) that the control AICPU builds and stitches; scheduler AICPUs dispatch ready tasks.
 //  - kSpmd (Ascend C / Triton): tasks looping over their tiles, either pinned to a core (the
 //    ascendc partition; all cores start at kernel launch) or unpinned blocks of an spmd launch,
-//    which the hardware places on the first free core of their type.
+//    which the hardware places on the first free core of their type. A block may be a run of
+//    consecutive tasks (continues_block), so each of its work items carries its own GM accesses.
 
 #include <cstdint>
 #include <string>
@@ -109,9 +110,12 @@ struct Access {
 
 struct Task {
   int32_t kind = 0;
-  int32_t root = 0;          // root function (loop body) it belongs to
-  int32_t pinned_core = -1;  // kSpmd: the core it runs on (index among cores of its type);
-                             // -1: a block placed on the first free core
+  int32_t root = 0;              // root function (loop body) it belongs to
+  int32_t pinned_core = -1;      // kSpmd: the core it runs on (index among cores of its type);
+                                 // -1: a block placed on the first free core
+  bool continues_block = false;  // kSpmd, unpinned: the next iteration of the block that task
+                                 // (index - 1) belongs to; it runs on that block's core right
+                                 // after it (a block whose work items are tasks of their own)
 };
 
 enum class RuntimeStyle { kMpmd, kSpmd };
@@ -125,7 +129,8 @@ class TaskGraph {
 
   int add_psg(const std::string& name);
   int add_kind(TaskKind kind);
-  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1);
+  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1,
+                   bool continues_block = false);
   void add_edge(int32_t from, int32_t to);  // `to` depends on `from`
   void add_access(int32_t task, Access a);
   // Builds the successor lists and in-degrees; call once after the last add_edge.

@@ -25,8 +25,12 @@ void SpmdRuntime::start() {
     if (g.indegree(static_cast<int32_t>(i)) != 0)
       throw InternalError("task graph: SPMD tasks cannot have dependencies");
     const CoreType type = g.kinds[static_cast<size_t>(t.kind)].core;
+    if (t.continues_block && (i == 0 || t.pinned_core >= 0 || g.tasks[i - 1].pinned_core >= 0 ||
+                              g.kinds[static_cast<size_t>(g.tasks[i - 1].kind)].core != type))
+      throw InternalError("task graph: task " + std::to_string(i) +
+                          " continues a block but does not follow an unpinned task of its type");
     if (t.pinned_core < 0) {
-      blocks_[type].push_back(static_cast<int32_t>(i));
+      if (!t.continues_block) blocks_[type].push_back(static_cast<int32_t>(i));
       continue;
     }
     core_of[i] = global_core(type, t.pinned_core);

@@ -8,6 +8,8 @@
 //  - An unpinned task is a block of an spmd launch: the hardware places it on the first free core
 //    of its type (in task order), where it starts scheduler.block_start_ns later. Blocks beyond
 //    the cores wait for one to free, so grid = cores + 1 runs a second wave.
+//  - A block may be a run of tasks (Task::continues_block): the hardware places its first; each
+//    next one starts on the same core the moment the previous ends (the block's own loop).
 // A core runs its pinned tasks first, then takes blocks.
 
 #include <cstdint>
@@ -27,7 +29,16 @@ class SpmdRuntime : public TaskEngine {
   // starts every core.
   void start();
   void on_event(const Event& /*e*/, double /*t*/) {}  // only the engine's starts are queued
-  void on_task_end(int32_t task, double t) { start_next(record(task).core, t, gap_); }
+  void on_task_end(int32_t task, double t) {
+    const int32_t core = record(task).core;
+    const auto next = static_cast<size_t>(task) + 1;
+    if (next < g_.tasks.size() && g_.tasks[next].continues_block) {
+      record(task + 1).core = core;
+      push(kLane, t, kStart, task + 1);
+      return;
+    }
+    start_next(core, t, gap_);
+  }
 
  private:
   // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type

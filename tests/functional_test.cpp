@@ -352,25 +352,61 @@ void check_loss(const std::string& loss) {
   }
 }
 
+KernelSpec matmul_spec(const Dims& shape, const Dims& tile) {
+  KernelSpec s;
+  s.op = "matmul";
+  s.shape = shape;
+  s.tile = tile;
+  s.dtype = DType::kFp16;
+  return s;
+}
+
+// Random A [m, k] and B [k, n] for shape [m, k, n], and their product by Eigen, untiled.
+struct MatmulOperands {
+  NdArray a, b;
+  Eigen::ArrayXd want;
+};
+MatmulOperands matmul_operands(const Dims& shape, unsigned seed) {
+  MatmulOperands o{
+      random_array({shape[0], shape[1]}, seed), random_array({shape[1], shape[2]}, seed + 1), {}};
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Mat c = Eigen::Map<const Mat>(o.a.data.data(), shape[0], shape[1]) *
+                Eigen::Map<const Mat>(o.b.data.data(), shape[1], shape[2]);
+  o.want = Eigen::Map<const Eigen::ArrayXd>(c.data(), c.size());
+  return o;
+}
+
 void check_matmul(const std::string&) {
   for (const auto& [shape, tile, loop] :
        std::vector<std::tuple<Dims, Dims, int64_t>>{{{40, 48, 32}, {16, 16, 16}, 3},
                                                     {{40, 48, 32}, {32, 32, 16}, 1},
                                                     {{33, 20, 48}, {16, 16, 32}, 4}}) {
-    KernelSpec s;
-    s.op = "matmul";
-    s.shape = shape;
-    s.tile = tile;
-    s.dtype = DType::kFp16;
+    KernelSpec s = matmul_spec(shape, tile);
     s.loop_count = loop;
     lower_kernel(s, test::default_hw());
-    const NdArray a = random_array({shape[0], shape[1]}, 10),
-                  b = random_array({shape[1], shape[2]}, 11);
-    const NdArray c = execute_matmul(plan_matmul(s), a, b);
-    using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    const Mat want = Eigen::Map<const Mat>(a.data.data(), shape[0], shape[1]) *
-                     Eigen::Map<const Mat>(b.data.data(), shape[1], shape[2]);
-    EXPECT_LT(rel_err(c.data, Eigen::Map<const Eigen::ArrayXd>(want.data(), want.size())), kTol);
+    const MatmulOperands o = matmul_operands(shape, 10);
+    EXPECT_LT(rel_err(execute_matmul(plan_matmul(s), o.a, o.b).data, o.want), kTol);
+  }
+  // spmd (catlass's basic matmul): ragged C tiles, k steps and L0 tiles; both swizzle
+  // directions; grids that do and do not divide the tiles. Every C element is written by exactly
+  // one tile.
+  for (const auto& [shape, tile, l0, swizzle, grid] :
+       std::vector<std::tuple<Dims, Dims, Dims, Dims, int64_t>>{
+           {{72, 80, 88}, {32, 48, 32}, {16, 32, 32}, {2, 0}, 5},
+           {{72, 80, 88}, {32, 32, 48}, {32, 32, 16}, {3, 1}, 4},
+           {{40, 48, 32}, {16, 16, 16}, {16, 16, 16}, {1, 0}, 3},
+           {{33, 20, 50}, {32, 16, 32}, {16, 16, 16}, {4, 1}, 1}}) {
+    KernelSpec s = matmul_spec(shape, tile);
+    s.partition = PartitionStyle::kSpmd;
+    s.grid = grid;
+    s.params["l0_tile"] = l0;
+    s.params["swizzle"] = swizzle;
+    lower_kernel(s, test::default_hw());
+    const MatmulOperands o = matmul_operands(shape, 12);
+    const TilesResult r = execute_spmd_matmul(plan_spmd_matmul(s), o.a, o.b);
+    EXPECT_LT(rel_err(r.out.data, o.want), kTol)
+        << format_dims(shape) << " tile " << format_dims(tile);
+    EXPECT_TRUE((r.covered.data == 1.0).all()) << format_dims(shape) << " grid " << grid;
   }
 }
 

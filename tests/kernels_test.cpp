@@ -1,6 +1,7 @@
 // kernels/: task graphs a hand count gives, and input validation.
 #include <gtest/gtest.h>
 
+#include "kernels/families.hpp"
 #include "kernels/lowering.hpp"
 #include "kernels/lowering_support.hpp"
 #include "model/dma_cost.hpp"
@@ -328,6 +329,119 @@ TEST(Kernels, MatmulHandCount) {
   EXPECT_EQ(t.read, 4.0 * (128 * 128 * 2 + 128 * 128 * 2));  // A and B blocks over 2 k steps
   EXPECT_EQ(t.write, 256.0 * 256 * 2);
   EXPECT_EQ(t.cube_fractals, 4.0 * 2 * (8 * 4 * 8));
+}
+
+ErrorKind lower_kind(const KernelSpec& s);
+
+// spmd matmul (catlass's basic matmul): C [300, 200] in l1 [128, 128] tiles = 3 x 2 tiles
+// (ragged: 44 rows, 72 columns) over 4 blocks, swizzle [2, 0]: loop indices 0..5 are the tiles
+// (0,0) (1,0) (0,1) (1,1) | (2,1) (2,0) (the second band of one tile row walks back), and block b
+// takes indices b and b + 4. One task per tile, a block's second tile continuing its first.
+TEST(Kernels, SpmdMatmulHandCount) {
+  KernelSpec s = spmd("matmul", {300, 96, 200}, {128, 64, 128}, {}, 4);
+  s.dtype = DType::kFp16;
+  s.params["l0_tile"] = {64, 128, 32};
+  s.params["swizzle"] = {2, 0};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  EXPECT_EQ(k.graph.runtime, RuntimeStyle::kSpmd);
+  ASSERT_EQ(k.graph.tasks.size(), 6u);
+  // Task order: block 0 (idx 0, 4), block 1 (idx 1, 5), block 2 (idx 2), block 3 (idx 3).
+  const std::vector<std::pair<int64_t, int64_t>> tiles = {{0, 0}, {2, 1}, {1, 0},
+                                                          {2, 0}, {0, 1}, {1, 1}};
+  const std::vector<bool> continues = {false, true, false, true, false, false};
+  int64_t mmads = 0;
+  for (size_t i = 0; i < 6; ++i) {
+    const Task& t = k.graph.tasks[i];
+    EXPECT_EQ(t.pinned_core, -1);
+    EXPECT_EQ(t.continues_block, continues[i]) << i;
+    EXPECT_EQ(k.graph.kinds[static_cast<size_t>(t.kind)].core, CoreType::kAic);
+    // 2 k steps: A and B blocks per step, then the C tile written once.
+    ASSERT_EQ(
+        k.graph.access_end(static_cast<int32_t>(i)) - k.graph.access_begin(static_cast<int32_t>(i)),
+        5);
+    const Access& c = *(k.graph.access_end(static_cast<int32_t>(i)) - 1);
+    EXPECT_TRUE(c.write);
+    EXPECT_EQ(c.block, block_key(kOutputTensor, {tiles[i].first * 128, tiles[i].second * 128}))
+        << i;
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps)
+      mmads += st.repeat * static_cast<int64_t>(st.cube.size());
+  }
+  // Tiles of one tile row read the same A blocks, whichever block runs them (task 0: (0,0) on
+  // block 0, task 4: (0,1) on block 2), so the L2 model sees the reuse the swizzle creates.
+  EXPECT_EQ(k.graph.access_begin(0)->block, block_key(0, {0, 0}));
+  EXPECT_EQ(k.graph.access_begin(4)->block, block_key(0, {0, 0}));
+  EXPECT_EQ((k.graph.access_begin(4) + 1)->block, block_key(1, {0, 128}));
+  const Totals t = totals(k);
+  // Every tile reads its A rows and B columns over all of k: tile rows sum to 2 x 300, tile
+  // columns to 3 x 200.
+  EXPECT_EQ(t.read, (2.0 * 300 * 96 + 3.0 * 200 * 96) * 2);
+  EXPECT_EQ(t.write, 300.0 * 200 * 2);
+  // Fractals: ceil(mext/16) x 96/16 x ceil(next/16), m: 8 + 8 + 3, n: 8 + 5.
+  EXPECT_EQ(t.cube_fractals, (8.0 + 8 + 3) * 6 * (8 + 5));
+  // mmads: m parts (2, 2, 1 per tile row) x k parts (64: 2, 32: 1) x one n part, per tile column.
+  EXPECT_EQ(mmads, (2 + 2 + 1) * 3 * 1 * 2);
+  EXPECT_EQ(k.diag.reduction_segments, 2);
+}
+
+// GemmIdentityBlockSwizzle<2, 1> on 3 x 3 C tiles: bands of 2 tile columns walked row by row,
+// the last band (1 column) bottom-up.
+TEST(Kernels, SpmdMatmulSwizzleBandsOfColumns) {
+  SpmdMatmulPlan p;
+  p.m = p.n = 3 * 32;
+  p.m1 = p.n1 = 32;
+  p.tiles_m = p.tiles_n = 3;
+  p.swizzle_offset = 2;
+  p.swizzle_direction = 1;
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0},
+                                                         {2, 1}, {2, 2}, {1, 2}, {0, 2}};
+  for (int64_t i = 0; i < 9; ++i) {
+    const MatmulTile t = spmd_matmul_tile(p, i);
+    EXPECT_EQ(std::make_pair(t.m0 / 32, t.n0 / 32), want[static_cast<size_t>(i)]) << i;
+  }
+}
+
+// catlass's default tiling (l1 [128, 256, 256], l0 [128, 256, 64]) fills L1 (2 x (64 + 128)
+// KiB), L0B (2 x 32 KiB) and L0C (128 KiB fp32) exactly; one step more is a capacity error at
+// the requested buffer depth.
+TEST(Kernels, SpmdMatmulCapacityAndAlignment) {
+  auto mm = [](Dims tile, std::vector<int64_t> l0) {
+    KernelSpec s = spmd("matmul", {1024, 1024, 1024}, std::move(tile), {}, 8);
+    s.dtype = DType::kFp16;
+    s.params["l0_tile"] = l0;
+    return s;
+  };
+  EXPECT_EQ(lower_error(mm({128, 256, 256}, {128, 256, 64})), "");
+  EXPECT_EQ(lower_error(mm({128, 512, 256}, {128, 256, 64})),
+            "matmul: L1 overflow with tile (128, 512, 256), params.l0_tile [128, 256, 64] at "
+            "buffer_count 2: needs 786432 B, has 524288 B (buffers: A 131072 B x 2, B 262144 B "
+            "x 2)");
+  EXPECT_EQ(lower_error(mm({128, 256, 256}, {128, 256, 128})),
+            "matmul: L0B overflow with tile (128, 256, 256), params.l0_tile [128, 256, 128] at "
+            "buffer_count 2: needs 131072 B, has 65536 B (buffers: B0 65536 B x 2)");
+  EXPECT_EQ(lower_error(mm({256, 128, 256}, {128, 256, 64})),
+            "matmul: L0C overflow with tile (256, 128, 256), params.l0_tile [128, 256, 64] at "
+            "buffer_count 2: needs 262144 B, has 131072 B (buffers: C0 262144 B)");
+  EXPECT_EQ(lower_kind(mm({128, 512, 256}, {128, 256, 64})), ErrorKind::kCapacity);
+  EXPECT_EQ(lower_error(mm({128, 256, 256}, {128, 256, 40})),
+            "matmul: params.l0_tile [128, 256, 40] is misaligned: 40 is not a multiple of the "
+            "cube fractal 16 (cube.fractal)");
+  EXPECT_EQ(lower_kind(mm({120, 256, 256}, {128, 256, 64})), ErrorKind::kAlignment);
+  KernelSpec l1 = mm({128, 256, 256}, {128, 256, 64});
+  l1.params["l1_tile"] = {128, 256, 128};
+  EXPECT_EQ(lower_error(l1),
+            "matmul: params.l1_tile [128, 256, 128] disagrees with tile (128, 256, 256): under the "
+            "spmd partition tile is the L1 tile [m1, k1, n1], so l1_tile must be [128, 256, 256] "
+            "(or left out)");
+  l1.params["l1_tile"] = {128, 256, 256};
+  EXPECT_EQ(lower_error(l1), "");
+  KernelSpec sw = mm({128, 256, 256}, {128, 256, 64});
+  sw.params["swizzle"] = {3, 2};
+  EXPECT_EQ(lower_kind(sw), ErrorKind::kParams);
+  KernelSpec grid = mm({128, 256, 256}, {128, 256, 64});
+  grid.grid = 33;  // 8 x 4 C tiles
+  EXPECT_EQ(lower_error(grid),
+            "matmul: partition.grid 33 exceeds the 32 [128, 256] C tiles, so a block would own "
+            "nothing (use a grid of at most 32, or a smaller tile)");
 }
 
 TEST(Kernels, LossPhasesHandCount) {

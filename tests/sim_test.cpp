@@ -341,6 +341,41 @@ TEST(Simulator, SpmdBlocksFillTheFirstFreeCore) {
   EXPECT_NEAR(r.last_end, 10000, 1e-9);
 }
 
+// A block may be a run of tasks (continues_block): the hardware places its first task, the rest
+// run on the same core back to back with no start cost; two such blocks on one core run in turn.
+TEST(Simulator, SpmdBlockOfSeveralTasksRunsOnItsCore) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.block_start_ns = 250;
+  hw.scheduler.task_gap_ns = 300;
+  const double d = 1000, s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  for (const int cores : {1, 2}) {
+    hw.cores.aiv = cores;
+    TaskGraph g = fixed_graph(0);
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_task(0, 0);  // block 0: three tasks
+    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0);  // block 1: two tasks
+    g.add_task(0, 0, -1, true);
+    g.finalize();
+    const SimResult r = simulate_costed(g, fixed_cost(d), hw);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(r.tasks[i].core, 0);
+      EXPECT_NEAR(r.tasks[i].start, s + static_cast<double>(i) * d, 1e-9) << i;
+    }
+    const double second = cores == 1 ? 3 * d + 2 * s : s;  // block 1 waits for the core
+    EXPECT_EQ(r.tasks[3].core, cores - 1);
+    EXPECT_EQ(r.tasks[4].core, cores - 1);
+    EXPECT_NEAR(r.tasks[4].start, second + d, 1e-9) << cores << " cores";
+  }
+  TaskGraph bad = fixed_graph(0);
+  bad.runtime = RuntimeStyle::kSpmd;
+  bad.add_task(0, 0, 0);
+  bad.add_task(0, 0, -1, true);  // continues a pinned task
+  bad.finalize();
+  EXPECT_THROW(simulate_costed(bad, fixed_cost(d), hw), InternalError);
+}
+
 // One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released
 // together: A0 runs and A1 waits in the core's pending slot. When A0 ends, B0 becomes ready behind
 // C1; the order decides which fills the pending slot: B0 (oldest root first) or C1 (FIFO).
@@ -475,6 +510,43 @@ TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
   const auto t = small.on_start(3);  // 1000 B read miss + 1000 B write, as shares of 2000 B
   EXPECT_DOUBLE_EQ(t->read_hbm, 0.5);
   EXPECT_DOUBLE_EQ(t->write_hbm, 0.5);
+}
+
+// The spmd matmul records each C tile's GM blocks, so tiles of different blocks that read the
+// same A row or B column panel hit L2. C [256, 1024] in [128, 256] tiles = 2 x 4 tiles over 4
+// blocks, one k step: 8 tiles read 8 x (64 + 128) KiB, of which only the 2 A and 4 B panels
+// (128 + 512 KiB) miss; C (512 KiB) fits with the inputs, so its writes stay in L2. Without L2
+// every byte reaches HBM.
+TEST(L2Residency, SpmdMatmulTilesOfDifferentBlocksShareThePanels) {
+  KernelSpec s;
+  s.op = "matmul";
+  s.shape = {256, 256, 1024};
+  s.tile = {128, 256, 256};
+  s.dtype = DType::kFp16;
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = 4;
+  s.params["swizzle"] = {2, 0};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  const SimResult r = simulate(k.graph, default_hw());
+  std::vector<int32_t> order(k.graph.tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return r.tasks[static_cast<size_t>(a)].start < r.tasks[static_cast<size_t>(b)].start;
+  });
+  auto hbm = [&](double capacity) {
+    L2Residency l2(k.graph, capacity);
+    double total = 0;
+    for (const int32_t t : order) {
+      double bytes = 0;
+      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+        bytes += static_cast<double>(a->bytes);
+      total += l2.on_start(t, bytes).hbm;
+    }
+    return total;
+  };
+  const double kib = 1024;
+  EXPECT_DOUBLE_EQ(hbm(static_cast<double>(default_hw().l2.bytes)), (128 + 512) * kib);
+  EXPECT_DOUBLE_EQ(hbm(0), (8 * (64 + 128) + 512) * kib);
 }
 
 TEST(SharedBandwidth, ProportionalSlowdown) {
