@@ -45,6 +45,8 @@ struct KernelSpec {
   PartitionStyle partition = PartitionStyle::kPypto;
   int64_t cores = 0;               // kAscendC: cores used (0: every core of the op's type)
   int64_t grid = 0;                // kSpmd: blocks launched (>= 1)
+  Dims block;                      // kSpmd: the region of the work one block owns (empty: not
+                                   // set, the work is split evenly over `grid`)
   int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth
