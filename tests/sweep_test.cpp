@@ -947,6 +947,13 @@ TEST(SpmdSweepSpace, ErrorsNameTheKeyAndWhatIsAllowed) {
     "candidates": {"generate_grids": {"to": 8, "step": 2}}})")
                 .rfind("test.json: candidates.generate_grids.step: ", 0),
             0u);
+  EXPECT_EQ(parse_error(head + R"("candidates": {"axis": "grid"}})"),
+            "test.json: candidates.axis: \"grid\" applies to the spmd partition only (partition "
+            "is 'pypto')");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd", "grid": 8},
+    "candidates": {"axis": "loop_count"}})"),
+            "test.json: candidates.axis: \"loop_count\" applies to the pypto partition only (an "
+            "spmd sweep's axes: \"grid\" or \"tile:N\")");
   // The string form works when the space supplies the grid.
   const auto cfg = parse(head + R"("partition": "spmd", "candidates": {"grids": [4, 8]}})");
   EXPECT_EQ(cfg.base.partition, PartitionStyle::kSpmd);
@@ -1077,6 +1084,35 @@ TEST(SpmdSweep, ReportsShowTheGridNextToTheSubTile) {
   EXPECT_EQ(j["candidates"][1]["grid"], 49);
   EXPECT_EQ(j["candidates"][1]["spmd"]["waves"], 2);
   EXPECT_EQ(j["candidates"][1]["spmd"]["tail_blocks"], 1);
+}
+
+// Add (1024, 4096) under grid 48 along the sub-tile: bursts under 1 KB are too fragmented, and a
+// sub-tile of 3 x 128 KiB buffers does not fit UB. By hand: (1, 512) fp32 is one 2048 B copy (one
+// burst); 1024 x 8 = 8192 sub-tiles over 48 blocks are 170 or 171 per block.
+TEST(SpmdSweep, TinySubTileCopiesAreTooFragmentedAlongTheSubTileAxis) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [1024, 4096],
+    "partition": {"style": "spmd", "grid": 48},
+    "candidates": {"tiles": [[1, 64], [1, 128], [1, 512], [1, 4096], [8, 4096]]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  EXPECT_EQ(res.axis_label, "sub-tile[1]");
+  const auto& t64 = res.candidates[0];
+  const auto& t512 = res.candidates[2];
+  EXPECT_EQ(t64.spmd.burst_bytes, 256);
+  EXPECT_EQ(t512.spmd.burst_bytes, 2048);
+  EXPECT_EQ(t512.spmd.copy_bytes, 2048);
+  EXPECT_EQ(t512.spmd.subtiles_max, 171);  // ceil(1024 * 8 / 48)
+  EXPECT_EQ(t512.spmd.subtiles_min, 170);
+  EXPECT_EQ(t64.zone, Zone::kTooFragmented) << t64.zone_evidence;
+  EXPECT_NE(t64.zone_evidence.find("tiny copies: bursts of 256 B under the 1024 B flag"),
+            std::string::npos)
+      << t64.zone_evidence;
+  const auto& big = res.candidates[4];
+  EXPECT_FALSE(big.ok);
+  EXPECT_EQ(big.reject_class, "capacity");
+  EXPECT_NE(big.reason.find("needs 393216 B, has 196608 B"), std::string::npos) << big.reason;
+  EXPECT_NE(sweep_table(cfg, hw, res, 0).find("grid 48 sub-tile (8, 4096): capacity: "),
+            std::string::npos);
 }
 
 }  // namespace

@@ -179,7 +179,16 @@ void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
     parse_log_scale(*g, "grid", cfg.generate_grids.scale);
     cfg.generate_grids.include_cores = g->boolean_or("include_cores", false);
   }
-  if (const auto a = c.find("axis")) cfg.axis = parse_axis(*a, rank);
+  if (const auto a = c.find("axis")) {
+    cfg.axis = parse_axis(*a, rank);
+    if (cfg.axis.kind == SweepAxis::Kind::kGrid && !spmd)
+      a->fail(fmt::format("\"grid\" applies to the spmd partition only (partition is '{}')",
+                          partition_name(cfg.base.partition)));
+    if (cfg.axis.kind == SweepAxis::Kind::kLoopCount && spmd)
+      a->fail(
+          "\"loop_count\" applies to the pypto partition only (an spmd sweep's axes: \"grid\" "
+          "or \"tile:N\")");
+  }
 }
 
 }  // namespace
