@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -1113,6 +1114,39 @@ TEST(SpmdSweep, TinySubTileCopiesAreTooFragmentedAlongTheSubTileAxis) {
   EXPECT_NE(big.reason.find("needs 393216 B, has 196608 B"), std::string::npos) << big.reason;
   EXPECT_NE(sweep_table(cfg, hw, res, 0).find("grid 48 sub-tile (8, 4096): capacity: "),
             std::string::npos);
+}
+
+// The shipped add sweep on ascend910b4 (40 AIV): bandwidth-bound, so every grid that fills its
+// waves ties; too few blocks idle cores, and a small last wave (41, 81, 121; 128 = 3 x 40 + 8) is
+// an unbalanced wave.
+TEST(SpmdSweep, ShippedAddGridSweepOn910b4) {
+  const auto cfg = load_sweep_config(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const auto hw = load_hardware(cfg.hardware);
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  ASSERT_EQ(res.ranking.size(), 15u);
+  std::map<int64_t, Zone> zone;
+  std::map<int64_t, std::string> evidence;
+  for (const auto& c : res.candidates) zone[c.grid] = c.zone, evidence[c.grid] = c.zone_evidence;
+  for (int64_t g : {1, 2, 4, 8}) {
+    EXPECT_EQ(zone[g], Zone::kTooCoarse) << g;
+    EXPECT_NE(evidence[g].find(fmt::format("{} of 40 cores idle", 40 - g)), std::string::npos)
+        << evidence[g];
+  }
+  for (int64_t g : {41, 81, 121, 128}) {
+    EXPECT_EQ(zone[g], Zone::kTooCoarse) << g;
+    EXPECT_NE(evidence[g].find("unbalanced waves"), std::string::npos) << evidence[g];
+  }
+  for (int64_t g : {16, 32, 40, 64, 80, 120, 160}) EXPECT_EQ(zone[g], Zone::kSweetSpot) << g;
+  // By hand: an (8, 1024) fp32 sub-tile is one 32 KiB copy of 8 bursts of 4 KiB; 512 x 4 = 2048
+  // sub-tiles over 40 blocks are 51 or 52 per block.
+  const auto& g40 = res.candidates[6];
+  ASSERT_EQ(g40.grid, 40);
+  EXPECT_EQ(g40.spmd.copy_bytes, 32768);
+  EXPECT_EQ(g40.spmd.burst_bytes, 4096);
+  EXPECT_EQ(g40.spmd.subtiles_min, 51);
+  EXPECT_EQ(g40.spmd.subtiles_max, 52);
+  EXPECT_EQ(g40.spmd.waves, 1);
+  EXPECT_DOUBLE_EQ(g40.spmd.tail_occupancy, 1.0);
 }
 
 }  // namespace
