@@ -1076,9 +1076,9 @@ TEST(SpmdSweep, ReportsShowTheGridNextToTheSubTile) {
   EXPECT_EQ(table.find(" loop "), std::string::npos) << table;
   EXPECT_NE(table.find("zones along grid (sub-tile (1, 4096))"), std::string::npos) << table;
   const std::string csv = sweep_csv(cfg, hw, res);
-  EXPECT_NE(csv.find(",loop_count,grid,block,waves,tail_occupancy,blocks_per_core,"),
+  EXPECT_NE(csv.find(",loop_count,grid,block,cores,cores_used,waves,tail_blocks,tail_occupancy,"),
             std::string::npos);
-  EXPECT_NE(csv.find(",1,49,,2,0.020833,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,49,,48,48,2,1,0.020833,"), std::string::npos) << csv;
   const json j = sweep_json(cfg, hw, res);
   EXPECT_EQ(j["recommended"]["grid"], 48);
   EXPECT_TRUE(j["recommended"]["block"].is_null());

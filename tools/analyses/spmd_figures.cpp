@@ -63,6 +63,33 @@ SpmdFigures spmd_figures(const TaskGraph& graph, const Metrics& m, const Hardwar
   return f;
 }
 
+const std::vector<SpmdField>& spmd_fields() {
+  static const std::vector<SpmdField> fields = {
+      {"cores", true, [](const SpmdFigures& f) { return static_cast<double>(f.cores); }},
+      {"cores_used", true, [](const SpmdFigures& f) { return static_cast<double>(f.cores_used); }},
+      {"waves", true, [](const SpmdFigures& f) { return static_cast<double>(f.waves); }},
+      {"tail_blocks", true,
+       [](const SpmdFigures& f) { return static_cast<double>(f.tail_blocks); }},
+      {"tail_occupancy", false, [](const SpmdFigures& f) { return f.tail_occupancy; }},
+      {"tail_exposed_us", false, [](const SpmdFigures& f) { return f.tail_exposed_us; }},
+      {"blocks_per_core", false, [](const SpmdFigures& f) { return f.blocks_per_core; }},
+      {"subtiles_min", true,
+       [](const SpmdFigures& f) { return static_cast<double>(f.subtiles_min); }},
+      {"subtiles_max", true,
+       [](const SpmdFigures& f) { return static_cast<double>(f.subtiles_max); }},
+      {"block_copy_bytes", true,
+       [](const SpmdFigures& f) { return static_cast<double>(f.copy_bytes); }},
+      {"block_burst_bytes", true,
+       [](const SpmdFigures& f) { return static_cast<double>(f.burst_bytes); }},
+      {"block_gm_bytes", false, [](const SpmdFigures& f) { return f.block_gm_bytes; }},
+      {"block_busy_us", false, [](const SpmdFigures& f) { return f.block_busy_us; }},
+      {"utilisation", false, [](const SpmdFigures& f) { return f.utilisation; }},
+      {"core_time_us", false, [](const SpmdFigures& f) { return f.core_time_us; }},
+      {"block_overhead_share", false, [](const SpmdFigures& f) { return f.block_overhead_share; }},
+  };
+  return fields;
+}
+
 namespace {
 
 std::string bytes_text(double b) {

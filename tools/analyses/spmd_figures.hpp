@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
@@ -35,6 +36,15 @@ struct SpmdFigures {
   int64_t burst_bytes = 0;    // its smallest contiguous run
   double block_gm_bytes = 0;  // GM bytes read + written per block (mean)
 };
+
+// The figures by name, in the order the CSV columns and the JSON "spmd" object list them: a new
+// figure is added here and both writers have it.
+struct SpmdField {
+  const char* name;
+  bool integer;
+  double (*get)(const SpmdFigures&);
+};
+const std::vector<SpmdField>& spmd_fields();
 
 // Figures of an spmd run of `grid` blocks (valid = false when the graph is not an spmd launch).
 SpmdFigures spmd_figures(const TaskGraph& graph, const Metrics& m, const Hardware& hw,

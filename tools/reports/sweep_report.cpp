@@ -355,17 +355,14 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
   for (size_t d = 0; d < rank; ++d) append(s, "tile{},", d);
   // An spmd sweep adds its launch (grid, block) and per-block figures after the loop count.
   const bool spmd = spmd_sweep(cfg);
-  if (spmd)
-    s += "loop_count,grid,block,waves,tail_occupancy,blocks_per_core,subtiles_per_block,"
-         "block_copy_bytes,block_burst_bytes,block_gm_bytes,utilisation,"
-         "block_overhead_share,status,reject_class,reason," +
-         metrics_csv_header() +
-         ",contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,flags,"
-         "zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
-  else
-    s += "loop_count,status,reject_class,reason," + metrics_csv_header() +
-         ",contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,flags,"
-         "zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
+  s += "loop_count,";
+  if (spmd) {
+    s += "grid,block,";
+    for (const auto& f : spmd_fields()) append(s, "{},", f.name);
+  }
+  s += "status,reject_class,reason," + metrics_csv_header() +
+       ",contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,flags,"
+       "zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
   const std::string kernel =
       fmt::format("{},{},{},{},", csv_field(cfg.base.op), tile_csv(cfg.base.shape),
                   dtype_name(cfg.base.dtype), csv_field(hw.name));
@@ -381,13 +378,14 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
     append(s, "{},", c.loop_count);
     if (spmd) {
       append(s, "{},{},", c.grid, tile_csv(c.block));
-      const SpmdFigures& f = c.spmd;
-      if (f.valid)
-        append(s, "{},{:.6f},{:.6f},{},{},{},{:.1f},{:.6f},{:.6f},", f.waves, f.tail_occupancy,
-               f.blocks_per_core, f.subtiles_max, f.copy_bytes, f.burst_bytes, f.block_gm_bytes,
-               f.utilisation, f.block_overhead_share);
-      else
-        s += ",,,,,,,,,";
+      for (const auto& f : spmd_fields()) {
+        if (!c.spmd.valid)
+          s += ",";
+        else if (f.integer)
+          append(s, "{},", static_cast<int64_t>(f.get(c.spmd)));
+        else
+          append(s, "{:.6f},", f.get(c.spmd));
+      }
     }
     append(s, "{},{},{},{},", c.ok ? "ok" : "rejected", c.reject_class, csv_field(c.reason),
            metrics_csv_cells(c.ok ? &c : nullptr));
@@ -460,21 +458,10 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
       e["axis_value"] = c.axis_value;
       e["series"] = c.series;
       if (c.spmd.valid) {
-        const SpmdFigures& f = c.spmd;
-        e["spmd"] = {{"cores", f.cores},
-                     {"cores_used", f.cores_used},
-                     {"waves", f.waves},
-                     {"tail_blocks", f.tail_blocks},
-                     {"tail_occupancy", f.tail_occupancy},
-                     {"blocks_per_core", f.blocks_per_core},
-                     {"subtiles_per_block", {f.subtiles_min, f.subtiles_max}},
-                     {"block_copy_bytes", f.copy_bytes},
-                     {"block_burst_bytes", f.burst_bytes},
-                     {"block_gm_bytes", f.block_gm_bytes},
-                     {"block_busy_us", f.block_busy_us},
-                     {"utilisation", f.utilisation},
-                     {"core_time_us", f.core_time_us},
-                     {"block_overhead_share", f.block_overhead_share}};
+        e["spmd"] = nlohmann::json::object();
+        for (const auto& f : spmd_fields())
+          e["spmd"][f.name] = f.integer ? nlohmann::json(static_cast<int64_t>(f.get(c.spmd)))
+                                        : nlohmann::json(f.get(c.spmd));
       }
     } else {
       e["metrics"] = nullptr;
