@@ -974,6 +974,10 @@ TEST(SpmdSweep, AutoAxisIsTheGridAndASubTileThatDoesNotFitIsACapacityRejection) 
   EXPECT_EQ(r.reject_class, "capacity");
   EXPECT_NE(r.reason.find("needs "), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find(" B, has "), std::string::npos) << r.reason;
+  // Nothing varies in an elementwise spmd sweep: the grid is the axis, never a loop count.
+  const auto add = parse(R"({"op": "add", "shape": [64, 4096], "tile": [1, 4096],
+    "partition": {"style": "spmd", "grid": 8}})");
+  EXPECT_EQ(resolve_axis(add, expand_candidates(add, hw)).kind, SweepAxis::Kind::kGrid);
   // One grid, several sub-tiles: the sub-tile dim is the axis.
   const auto one =
       parse(R"({)" + spmd_cases::kSoftmax + R"(, "partition": {"style": "spmd", "grid": 48},

@@ -155,6 +155,9 @@ SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& can
     a.kind = SweepAxis::Kind::kTileDim;
     a.dim = cfg.base.dims.front();
   }
+  // An spmd launch has no loop count: with nothing varying, its axis is the grid.
+  if (a.kind == SweepAxis::Kind::kLoopCount && cfg.base.partition == PartitionStyle::kSpmd)
+    a.kind = SweepAxis::Kind::kGrid;
   return a;
 }
 

@@ -91,7 +91,8 @@ bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateRe
 std::string candidate_label(const CandidateResult& c);
 
 // Picks the axis for kAuto: the grid when it varies, else the loop count when it varies, else the
-// tile dim whose series are longest (the first reduction dim on a tie).
+// tile dim whose series are longest (the first reduction dim on a tie); with nothing varying, the
+// reduction dim's tile, else the loop count (pypto) or the grid (spmd).
 SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates);
 
 }  // namespace tilesim
