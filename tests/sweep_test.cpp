@@ -826,6 +826,8 @@ TEST(SpmdSweepSpace, LogScaleStopsBeforeItsBoundForAnyBound) {
   EXPECT_EQ(log_scale(3, kMax, kMax), (std::vector<int64_t>{3}));
   EXPECT_EQ(log_scale(3, 100, 3), (std::vector<int64_t>{3, 9, 27, 81}));
   EXPECT_EQ(log_scale(5, 5, 2), (std::vector<int64_t>{5}));
+  EXPECT_THROW(log_scale(1, 10, 1), InternalError);
+  EXPECT_THROW(log_scale(0, 10, 2), InternalError);
 }
 
 TEST(SpmdSweepSpace, GeneratedGridsAddTheCoreCountItsMultiplesAndOneMore) {

@@ -281,6 +281,9 @@ SweepConfig load_sweep_config(const std::filesystem::path& file) {
 }
 
 std::vector<int64_t> log_scale(int64_t from, int64_t to, int64_t factor) {
+  if (from < 1 || factor < 2)  // the parsers bound both; anything else would never end
+    throw InternalError(
+        fmt::format("log_scale: from {} factor {} (need from >= 1, factor >= 2)", from, factor));
   std::vector<int64_t> v;
   for (int64_t x = from; x <= to; x *= factor) {
     v.push_back(x);
