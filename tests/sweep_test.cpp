@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -170,7 +172,7 @@ TEST(SweepConfig, ImpossibleSpacesSayWhatIsWrong) {
   has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "tile:5"}})",
       "candidates.axis: 'tile:5' names no tile dim of a rank-2 shape (allowed -2..1)");
   has("{" + k + R"("candidates": {"tiles": [[1, 64]], "axis": "rows"}})",
-      "is not \"auto\", \"loop_count\" or \"tile:N\"");
+      "is not \"auto\", \"loop_count\", \"grid\" or \"tile:N\"");
   has(R"({"shape": [16, 64], "candidates": {"tiles": [[1, 64]]}})", "op: missing");
   has(R"({"op": "softmax", "shape": [16, 64], "dim": 1})", "candidates: missing");
 }
@@ -799,6 +801,358 @@ TEST(SweepCli, BadConfigIsOneLineWithExitCode2) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   EXPECT_NE(r.out.find("candidates.constraint: unknown key"), std::string::npos) << r.out;
+}
+
+// ---- spmd sweeps: grid, block and sub-tile spaces, the SPMD zones ----
+
+namespace spmd_cases {
+
+std::vector<int64_t> grids_of(const std::vector<Candidate>& cands) {
+  std::vector<int64_t> g;
+  for (const auto& c : cands) g.push_back(c.grid);
+  return g;
+}
+
+const std::string kSoftmax = R"("op": "softmax", "shape": [1024, 4096], "dim": 1)";
+
+}  // namespace spmd_cases
+
+TEST(SpmdSweepSpace, LogScaleStopsBeforeItsBoundForAnyBound) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const auto all = log_scale(1, kMax, 2);
+  ASSERT_EQ(all.size(), 63u);  // 2^0 .. 2^62; 2^63 would overflow
+  EXPECT_EQ(all.back(), int64_t{1} << 62);
+  EXPECT_EQ(log_scale(kMax - 1, kMax, 2), (std::vector<int64_t>{kMax - 1}));
+  EXPECT_EQ(log_scale(3, kMax, kMax), (std::vector<int64_t>{3}));
+  EXPECT_EQ(log_scale(3, 100, 3), (std::vector<int64_t>{3, 9, 27, 81}));
+  EXPECT_EQ(log_scale(5, 5, 2), (std::vector<int64_t>{5}));
+  EXPECT_THROW(log_scale(1, 10, 1), InternalError);
+  EXPECT_THROW(log_scale(0, 10, 2), InternalError);
+}
+
+TEST(SpmdSweepSpace, GeneratedGridsAddTheCoreCountItsMultiplesAndOneMore) {
+  // add on ascend910b4: 40 AIV. Log scale 1..160 (8 values) plus 40, 41, 80, 81, 120, 121, 160.
+  const auto cfg = load_sweep_config(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const auto hw = load_hardware(cfg.hardware);
+  ASSERT_EQ(hw.cores.aiv, 40);
+  EXPECT_EQ(generate_grid_values(cfg, hw),
+            (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 40, 41, 64, 80, 81, 120, 121, 128, 160}));
+  const auto cands = expand_candidates(cfg, hw);
+  EXPECT_EQ(cands.size(), 15u);
+  for (const auto& c : cands) EXPECT_EQ(c.tile, (Dims{8, 1024}));
+  EXPECT_EQ(candidate_spec(cfg, cands[6]).grid, 40);
+  EXPECT_EQ(candidate_spec(cfg, cands[6]).partition, PartitionStyle::kSpmd);
+  // The softmax sweep: 8, 16, 32, 64 and 48, 49, 96 (97 is over `to`) times three sub-tiles.
+  const auto sm = load_sweep_config(
+      test::source_path("configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json"));
+  const auto b1 = load_hardware(sm.hardware);
+  EXPECT_EQ(generate_grid_values(sm, b1), (std::vector<int64_t>{8, 16, 32, 48, 49, 64, 96}));
+  EXPECT_EQ(expand_candidates(sm, b1).size(), 21u);
+}
+
+TEST(SpmdSweepSpace, CandidatesAreGridTimesBlockTimesTileDeduplicatedGridOutermost) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(, "partition": {"style": "spmd"},
+    "candidates": {"grids": [48, 8, 48], "blocks": [[64, 4096], [128, 4096], [64, 4096]],
+                   "tiles": [[1, 1024], [1, 2048]]}})");
+  const auto cands = expand_candidates(cfg, hw);
+  ASSERT_EQ(cands.size(), 8u);  // 2 grids x 2 blocks x 2 tiles
+  EXPECT_EQ(spmd_cases::grids_of(cands), (std::vector<int64_t>{48, 48, 48, 48, 8, 8, 8, 8}));
+  EXPECT_EQ(cands[1].block, (Dims{64, 4096}));
+  EXPECT_EQ(cands[1].tile, (Dims{1, 2048}));
+  EXPECT_EQ(cands[2].block, (Dims{128, 4096}));
+  const KernelSpec s = candidate_spec(cfg, cands[2]);
+  EXPECT_EQ(s.grid, 48);
+  EXPECT_EQ(s.block, (Dims{128, 4096}));
+  EXPECT_EQ(s.tile, (Dims{1, 1024}));
+  // Without a block space the block stays unset.
+  const auto plain = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd", "grid": 24}})");
+  const auto one = expand_candidates(plain, hw);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].grid, 24);
+  EXPECT_TRUE(candidate_spec(plain, one[0]).block.empty());
+}
+
+TEST(SpmdSweepSpace, GeneratedBlocksArePowersOfTwoPerDimAndTheBound) {
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"},
+    "candidates": {"grids": [8], "generate_blocks": {"fixed": {"1": 4096}, "max": [48, 4096]}}})");
+  const auto cands = expand_candidates(cfg, test::default_hw());
+  std::vector<Dims> blocks;
+  for (const auto& c : cands) blocks.push_back(c.block);
+  EXPECT_EQ(blocks,
+            (std::vector<Dims>{
+                {1, 4096}, {2, 4096}, {4, 4096}, {8, 4096}, {16, 4096}, {32, 4096}, {48, 4096}}));
+}
+
+TEST(SpmdSweepSpace, HugeBoundsTerminateOrAreRefusedNamingTheLimit) {
+  const auto hw = test::default_hw();
+  // A log scale to INT64_MAX is 63 grids; the multiples of 48 up to it are refused.
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"},
+    "candidates": {"generate_grids": {"from": 1, "to": 9223372036854775807}}})");
+  EXPECT_EQ(generate_grid_values(cfg, hw).size(), 63u);
+  EXPECT_EQ(parse_error(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"},
+    "candidates": {"generate_grids": {"from": 1, "to": 9223372036854775807,
+                                      "include_cores": true}}})",
+                        &hw),
+            "test.json: candidates.generate_grids: the space is too large: 384307168202282324 "
+            "grids (multiples of the core count, each + 1) (over constraints.max_candidates = "
+            "100000; narrow the space or raise the limit)");
+  // Loop counts (pypto) terminate the same way.
+  const auto loops = parse(R"({"op": "add", "shape": [16, 64], "tile": [1, 64],
+    "candidates": {"generate_loop_counts": {"to": 9223372036854775807, "factor": 3}}})");
+  EXPECT_EQ(expand_candidates(loops, hw).size(), 40u);  // 3^0 .. 3^39
+  // An aligned last dim up to INT64_MAX is refused before anything is generated.
+  EXPECT_EQ(parse_error(R"({"op": "add", "shape": [16, 64],
+    "candidates": {"generate_tiles": {"max": [1, 9223372036854775807]}}})",
+                        &hw),
+            "test.json: candidates.generate_tiles: the space is too large: 1152921504606846975 "
+            "aligned values in dim 1 (over constraints.max_candidates = 100000; narrow the space "
+            "or raise the limit)");
+  // The product of the axes is checked against the limit too.
+  EXPECT_EQ(parse_error(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"},
+    "candidates": {"grids": [1, 2, 3], "blocks": [[1, 4096], [2, 4096]],
+                   "constraints": {"max_candidates": 5}}})",
+                        &hw),
+            "test.json: candidates: the space is too large: 6 candidates (grids x blocks x tiles "
+            "x loop counts) (over constraints.max_candidates = 5; narrow the space or raise the "
+            "limit)");
+}
+
+TEST(SpmdSweepSpace, ErrorsNameTheKeyAndWhatIsAllowed) {
+  const std::string head = R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096], )";
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"},
+    "candidates": {"grids": [8], "loop_counts": [1, 2]}})"),
+            "test.json: candidates.loop_counts: applies to the pypto partition only: an spmd "
+            "launch has no loop count (sweep its grids, blocks and sub-tiles)");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"},
+    "candidates": {"grids": [8], "generate_loop_counts": {"to": 4}}})"),
+            "test.json: candidates.generate_loop_counts: applies to the pypto partition only: an "
+            "spmd launch has no loop count (sweep its grids, blocks and sub-tiles)");
+  EXPECT_EQ(parse_error(head + R"("candidates": {"grids": [8]}})"),
+            "test.json: candidates.grids: applies to the spmd partition only (partition is "
+            "'pypto'; give \"partition\": {\"style\": \"spmd\"})");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd", "grid": 48},
+    "candidates": {"generate_grids": {"to": 96}}})"),
+            "test.json: partition.grid: the grid comes from candidates.grids / "
+            "candidates.generate_grids: give one or the other");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"}})"),
+            "test.json: partition.grid: missing: give it or candidates.grids / "
+            "candidates.generate_grids");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"},
+    "candidates": {"generate_grids": {"from": 64, "to": 8}}})"),
+            "test.json: candidates.generate_grids: impossible space: to = 8 is below from = 64");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"},
+    "candidates": {"generate_grids": {"to": 8, "step": 2}}})")
+                .rfind("test.json: candidates.generate_grids.step: ", 0),
+            0u);
+  EXPECT_EQ(parse_error(head + R"("candidates": {"axis": "grid"}})"),
+            "test.json: candidates.axis: \"grid\" applies to the spmd partition only (partition "
+            "is 'pypto')");
+  EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd", "grid": 8},
+    "candidates": {"axis": "loop_count"}})"),
+            "test.json: candidates.axis: \"loop_count\" applies to the pypto partition only (an "
+            "spmd sweep's axes: \"grid\" or \"tile:N\")");
+  // The string form works when the space supplies the grid.
+  const auto cfg = parse(head + R"("partition": "spmd", "candidates": {"grids": [4, 8]}})");
+  EXPECT_EQ(cfg.base.partition, PartitionStyle::kSpmd);
+  EXPECT_EQ(cfg.grids, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(SpmdSweep, AutoAxisIsTheGridAndASubTileThatDoesNotFitIsACapacityRejection) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "softmax", "shape": [64, 131072], "dim": 1,
+    "partition": {"style": "spmd"},
+    "candidates": {"grids": [8, 16], "tiles": [[1, 4096], [1, 65536]]}})");
+  const auto cands = expand_candidates(cfg, hw);
+  EXPECT_EQ(resolve_axis(cfg, cands).kind, SweepAxis::Kind::kGrid);
+  const CandidateResult r = evaluate_candidate(cfg, hw, cands[1]);
+  EXPECT_EQ(r.grid, 8);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.reject_class, "capacity");
+  EXPECT_NE(r.reason.find("needs "), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find(" B, has "), std::string::npos) << r.reason;
+  // Nothing varies in an elementwise spmd sweep: the grid is the axis, never a loop count.
+  const auto add = parse(R"({"op": "add", "shape": [64, 4096], "tile": [1, 4096],
+    "partition": {"style": "spmd", "grid": 8}})");
+  EXPECT_EQ(resolve_axis(add, expand_candidates(add, hw)).kind, SweepAxis::Kind::kGrid);
+  // One grid, several sub-tiles: the sub-tile dim is the axis.
+  const auto one =
+      parse(R"({)" + spmd_cases::kSoftmax + R"(, "partition": {"style": "spmd", "grid": 48},
+    "candidates": {"tiles": [[1, 1024], [1, 4096]]}})");
+  const SweepAxis a = resolve_axis(one, expand_candidates(one, hw));
+  EXPECT_EQ(a.kind, SweepAxis::Kind::kTileDim);
+  EXPECT_EQ(a.dim, 1);
+}
+
+// Softmax (1024, 4096) on 48 AIV cores, whole rows per block: 24 blocks leave 24 cores idle,
+// 48 fill one wave, 49 add a one-block second wave, 96 fill two waves.
+TEST(SpmdSweep, ZonesReadTheLaunchFromThePerCoreMetrics) {
+  const auto hw = test::default_hw();
+  ASSERT_EQ(hw.cores.aiv, 48);
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"}, "candidates": {"grids": [24, 48, 49, 96]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  ASSERT_EQ(res.ranking.size(), 4u);
+  EXPECT_EQ(res.axis_label, "grid");
+  const auto& g24 = res.candidates[0];
+  const auto& g48 = res.candidates[1];
+  const auto& g49 = res.candidates[2];
+  const auto& g96 = res.candidates[3];
+  // The figures, by hand: waves = ceil(grid / 48); the tail wave's blocks; sub-tiles per block =
+  // rows per block (1024 rows split evenly), one (1, 4096) sub-tile per row.
+  EXPECT_EQ(g24.spmd.cores, 48);
+  EXPECT_EQ(g24.spmd.cores_used, 24);
+  EXPECT_EQ(g24.spmd.waves, 1);
+  EXPECT_EQ(g24.spmd.tail_blocks, 24);
+  EXPECT_DOUBLE_EQ(g24.spmd.tail_occupancy, 0.5);
+  EXPECT_EQ(g48.spmd.waves, 1);
+  EXPECT_DOUBLE_EQ(g48.spmd.tail_occupancy, 1.0);
+  EXPECT_EQ(g49.spmd.waves, 2);
+  EXPECT_EQ(g49.spmd.tail_blocks, 1);
+  EXPECT_GT(g49.spmd.tail_exposed_us, 0.0);
+  EXPECT_EQ(g96.spmd.waves, 2);
+  EXPECT_EQ(g96.spmd.tail_blocks, 48);
+  EXPECT_EQ(g96.spmd.tail_exposed_us, 0.0);
+  EXPECT_EQ(g48.spmd.burst_bytes, 4096 * 4);
+  EXPECT_DOUBLE_EQ(g96.spmd.blocks_per_core, 2.0);
+  // The zones.
+  EXPECT_EQ(g24.zone, Zone::kTooCoarse) << g24.zone_evidence;
+  EXPECT_NE(g24.zone_evidence.find("24 of 48 cores idle (grid 24)"), std::string::npos)
+      << g24.zone_evidence;
+  EXPECT_EQ(g48.zone, Zone::kSweetSpot) << g48.zone_evidence;
+  EXPECT_EQ(g49.zone, Zone::kTooCoarse) << g49.zone_evidence;
+  EXPECT_NE(g49.zone_evidence.find("unbalanced waves: 2 waves, tail wave 1/48 cores (2%)"),
+            std::string::npos)
+      << g49.zone_evidence;
+  // 96 blocks of ~11 rows pay twice the fill, drain and starts of 48 blocks of ~21 rows.
+  EXPECT_EQ(g96.zone, Zone::kTooFragmented) << g96.zone_evidence;
+  EXPECT_NE(g96.zone_evidence.find("per-block overhead: core time"), std::string::npos)
+      << g96.zone_evidence;
+  ASSERT_TRUE(res.recommended);
+  EXPECT_EQ(res.candidates[*res.recommended].grid, 48);
+  EXPECT_NE(res.why.find("grid 48 on 48 cores: 1.00 blocks/core, 1 wave, tail wave 48/48 (100%)"),
+            std::string::npos)
+      << res.why;
+}
+
+TEST(SpmdZones, TinyCopiesAndBlockStartsAreTooFragmented) {
+  auto point = [](double x, double t, int64_t burst, double overhead) {
+    SpmdZonePoint p;
+    p.x = x;
+    p.gen_time_us = t;
+    p.spmd.valid = true;
+    p.spmd.grid = 48;
+    p.spmd.cores = p.spmd.cores_used = p.spmd.tail_blocks = 48;
+    p.spmd.waves = 1;
+    p.spmd.tail_occupancy = p.spmd.utilisation = 1.0;
+    p.spmd.burst_bytes = burst;
+    p.spmd.block_overhead_share = overhead;
+    p.flag_bytes = 1024;
+    p.tiny_copies = burst < 1024;
+    return p;
+  };
+  // A sub-tile axis (larger = coarser): 256 B bursts, then block starts at 20% of core time.
+  const std::vector<SpmdZonePoint> pts = {point(64, 30, 256, 0.0), point(512, 20, 2048, 0.2),
+                                          point(1024, 10, 4096, 0.0), point(2048, 10.1, 8192, 0.0)};
+  const auto v = classify_spmd_zones(pts, Granularity::kCoarserWithLargerX);
+  EXPECT_EQ(v[0].zone, Zone::kTooFragmented);
+  EXPECT_NE(v[0].evidence.find("tiny copies: bursts of 256 B under the 1024 B flag"),
+            std::string::npos)
+      << v[0].evidence;
+  EXPECT_EQ(v[1].zone, Zone::kTooFragmented);
+  EXPECT_NE(v[1].evidence.find("block starts 20.0% of core time (over 10.0%"), std::string::npos)
+      << v[1].evidence;
+  EXPECT_EQ(v[2].zone, Zone::kSweetSpot);
+  EXPECT_EQ(v[3].zone, Zone::kSweetSpot);
+}
+
+TEST(SpmdSweep, ReportsShowTheGridNextToTheSubTile) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
+    "partition": {"style": "spmd"}, "candidates": {"grids": [48, 49]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  const std::string table = sweep_table(cfg, hw, res, 0);
+  EXPECT_NE(table.find("sub-tile   grid"), std::string::npos) << table;
+  EXPECT_NE(table.find("waves tail% sub/blk"), std::string::npos) << table;
+  EXPECT_EQ(table.find(" loop "), std::string::npos) << table;
+  EXPECT_NE(table.find("zones along grid (sub-tile (1, 4096))"), std::string::npos) << table;
+  const std::string csv = sweep_csv(cfg, hw, res);
+  EXPECT_NE(csv.find(",loop_count,grid,block,cores,cores_used,waves,tail_blocks,tail_occupancy,"),
+            std::string::npos);
+  EXPECT_NE(csv.find(",1,49,,48,48,2,1,0.020833,"), std::string::npos) << csv;
+  const json j = sweep_json(cfg, hw, res);
+  EXPECT_EQ(j["recommended"]["grid"], 48);
+  EXPECT_TRUE(j["recommended"]["block"].is_null());
+  EXPECT_EQ(j["candidates"][1]["grid"], 49);
+  EXPECT_EQ(j["candidates"][1]["spmd"]["waves"], 2);
+  EXPECT_EQ(j["candidates"][1]["spmd"]["tail_blocks"], 1);
+}
+
+// Add (1024, 4096) under grid 48 along the sub-tile: bursts under 1 KB are too fragmented, and a
+// sub-tile of 3 x 128 KiB buffers does not fit UB. By hand: (1, 512) fp32 is one 2048 B copy (one
+// burst); 1024 x 8 = 8192 sub-tiles over 48 blocks are 170 or 171 per block.
+TEST(SpmdSweep, TinySubTileCopiesAreTooFragmentedAlongTheSubTileAxis) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [1024, 4096],
+    "partition": {"style": "spmd", "grid": 48},
+    "candidates": {"tiles": [[1, 64], [1, 128], [1, 512], [1, 4096], [8, 4096]]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  EXPECT_EQ(res.axis_label, "sub-tile[1]");
+  const auto& t64 = res.candidates[0];
+  const auto& t512 = res.candidates[2];
+  EXPECT_EQ(t64.spmd.burst_bytes, 256);
+  EXPECT_EQ(t512.spmd.burst_bytes, 2048);
+  EXPECT_EQ(t512.spmd.copy_bytes, 2048);
+  EXPECT_EQ(t512.spmd.subtiles_max, 171);  // ceil(1024 * 8 / 48)
+  EXPECT_EQ(t512.spmd.subtiles_min, 170);
+  EXPECT_EQ(t64.zone, Zone::kTooFragmented) << t64.zone_evidence;
+  EXPECT_NE(t64.zone_evidence.find("tiny copies: bursts of 256 B under the 1024 B flag"),
+            std::string::npos)
+      << t64.zone_evidence;
+  const auto& big = res.candidates[4];
+  EXPECT_FALSE(big.ok);
+  EXPECT_EQ(big.reject_class, "capacity");
+  EXPECT_NE(big.reason.find("needs 393216 B, has 196608 B"), std::string::npos) << big.reason;
+  EXPECT_NE(sweep_table(cfg, hw, res, 0).find("grid 48 sub-tile (8, 4096): capacity: "),
+            std::string::npos);
+}
+
+// The shipped add sweep on ascend910b4 (40 AIV): bandwidth-bound, so every grid that fills its
+// waves ties; too few blocks idle cores, and a small last wave (41, 81, 121; 128 = 3 x 40 + 8) is
+// an unbalanced wave.
+TEST(SpmdSweep, ShippedAddGridSweepOn910b4) {
+  const auto cfg = load_sweep_config(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const auto hw = load_hardware(cfg.hardware);
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  ASSERT_EQ(res.ranking.size(), 15u);
+  std::map<int64_t, Zone> zone;
+  std::map<int64_t, std::string> evidence;
+  for (const auto& c : res.candidates) zone[c.grid] = c.zone, evidence[c.grid] = c.zone_evidence;
+  for (int64_t g : {1, 2, 4, 8}) {
+    EXPECT_EQ(zone[g], Zone::kTooCoarse) << g;
+    EXPECT_NE(evidence[g].find(fmt::format("{} of 40 cores idle", 40 - g)), std::string::npos)
+        << evidence[g];
+  }
+  for (int64_t g : {41, 81, 121, 128}) {
+    EXPECT_EQ(zone[g], Zone::kTooCoarse) << g;
+    EXPECT_NE(evidence[g].find("unbalanced waves"), std::string::npos) << evidence[g];
+  }
+  for (int64_t g : {16, 32, 40, 64, 80, 120, 160}) EXPECT_EQ(zone[g], Zone::kSweetSpot) << g;
+  // By hand: an (8, 1024) fp32 sub-tile is one 32 KiB copy of 8 bursts of 4 KiB; 512 x 4 = 2048
+  // sub-tiles over 40 blocks are 51 or 52 per block.
+  const auto& g40 = res.candidates[6];
+  ASSERT_EQ(g40.grid, 40);
+  EXPECT_EQ(g40.spmd.copy_bytes, 32768);
+  EXPECT_EQ(g40.spmd.burst_bytes, 4096);
+  EXPECT_EQ(g40.spmd.subtiles_min, 51);
+  EXPECT_EQ(g40.spmd.subtiles_max, 52);
+  EXPECT_EQ(g40.spmd.waves, 1);
+  EXPECT_DOUBLE_EQ(g40.spmd.tail_occupancy, 1.0);
 }
 
 }  // namespace

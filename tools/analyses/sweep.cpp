@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "kernels/lowering_support.hpp"
 #include "model/error.hpp"
@@ -36,12 +37,21 @@ std::string dims_text(const Dims& d) {
 
 }  // namespace
 
+std::string candidate_label(const CandidateResult& c) {
+  if (c.grid == 0) return fmt::format("tile {} loop {}", dims_text(c.tile), c.loop_count);
+  std::string s = fmt::format("grid {} sub-tile {}", c.grid, dims_text(c.tile));
+  if (!c.block.empty()) s += " block " + dims_text(c.block);
+  return s;
+}
+
 CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, const Candidate& c,
                                    size_t index) {
   CandidateResult r;
   r.index = index;
   r.tile = c.tile;
   r.loop_count = c.loop_count;
+  r.grid = c.grid;
+  r.block = c.block;
   const KernelSpec spec = candidate_spec(cfg, c);
   const auto& k = cfg.constraints;
   // 1. Rank and alignment: the kernels' own validation.
@@ -93,6 +103,8 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   try {
     const SimResult sim = simulate(lowered.graph, hw, cfg.options);
     static_cast<Metrics&>(r) = compute_metrics(lowered.graph, sim, hw);
+    if (spec.partition == PartitionStyle::kSpmd)
+      r.spmd = spmd_figures(lowered.graph, r, hw, spec.grid);
   } catch (const Error& e) {
     reject(r, "simulation", e.what());
     return r;
@@ -107,9 +119,13 @@ bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateRe
 
 SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates) {
   if (cfg.axis.kind != SweepAxis::Kind::kAuto) return cfg.axis;
-  std::set<int64_t> loops;
-  for (const auto& c : candidates) loops.insert(c.loop_count);
+  std::set<int64_t> loops, grids;
+  for (const auto& c : candidates) loops.insert(c.loop_count), grids.insert(c.grid);
   SweepAxis a;
+  if (grids.size() > 1) {
+    a.kind = SweepAxis::Kind::kGrid;
+    return a;
+  }
   a.kind = SweepAxis::Kind::kLoopCount;
   if (loops.size() > 1 || candidates.empty()) return a;
   const size_t rank = cfg.base.shape.size();
@@ -139,6 +155,9 @@ SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& can
     a.kind = SweepAxis::Kind::kTileDim;
     a.dim = cfg.base.dims.front();
   }
+  // An spmd launch has no loop count: with nothing varying, its axis is the grid.
+  if (a.kind == SweepAxis::Kind::kLoopCount && cfg.base.partition == PartitionStyle::kSpmd)
+    a.kind = SweepAxis::Kind::kGrid;
   return a;
 }
 
@@ -146,25 +165,33 @@ namespace {
 
 void assign_zones(const SweepConfig& cfg, SweepResult& res) {
   const bool loop_axis = res.axis.kind == SweepAxis::Kind::kLoopCount;
-  res.axis_finer_with_larger = loop_axis;
-  if (loop_axis) {
-    res.axis_label = "loop_count";
+  const bool grid_axis = res.axis.kind == SweepAxis::Kind::kGrid;
+  const bool spmd = cfg.base.partition == PartitionStyle::kSpmd;
+  // More loops or more blocks: finer; a larger tile: coarser.
+  res.axis_finer_with_larger = loop_axis || grid_axis;
+  if (loop_axis || grid_axis) {
+    res.axis_label = loop_axis ? "loop_count" : "grid";
   } else {
     const bool reduction =
         std::find(cfg.base.dims.begin(), cfg.base.dims.end(), res.axis.dim) != cfg.base.dims.end();
-    res.axis_label = fmt::format("tile[{}]{}", res.axis.dim, reduction ? " (reduction axis)" : "");
+    res.axis_label = fmt::format("{}[{}]{}", spmd ? "sub-tile" : "tile", res.axis.dim,
+                                 reduction ? " (reduction axis)" : "");
   }
-  std::map<std::pair<int64_t, Dims>, int> ids;
+  // A series: candidates equal in everything but the swept axis (zeroed in the key).
+  using Key = std::tuple<int64_t, int64_t, Dims, Dims>;  // loop count, grid, block, tile
+  std::map<Key, int> ids;
   std::vector<std::vector<size_t>> series;
   for (auto& c : res.candidates) {
     if (!c.ok) continue;
-    std::pair<int64_t, Dims> key;
+    Key key{c.loop_count, c.grid, c.block, c.tile};
     if (loop_axis) {
-      key = {0, c.tile};
+      std::get<0>(key) = 0;
       c.axis_value = static_cast<double>(c.loop_count);
+    } else if (grid_axis) {
+      std::get<1>(key) = 0;
+      c.axis_value = static_cast<double>(c.grid);
     } else {
-      key = {c.loop_count, c.tile};
-      key.second[static_cast<size_t>(res.axis.dim)] = 0;
+      std::get<3>(key)[static_cast<size_t>(res.axis.dim)] = 0;
       c.axis_value = static_cast<double>(c.tile[static_cast<size_t>(res.axis.dim)]);
     }
     auto [it, added] = ids.emplace(key, static_cast<int>(series.size()));
@@ -172,9 +199,24 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     c.series = it->second;
     series[static_cast<size_t>(it->second)].push_back(c.index);
   }
-  const Granularity dir =
-      loop_axis ? Granularity::kFinerWithLargerX : Granularity::kCoarserWithLargerX;
+  const Granularity dir = res.axis_finer_with_larger ? Granularity::kFinerWithLargerX
+                                                     : Granularity::kCoarserWithLargerX;
   for (const auto& members : series) {
+    if (spmd) {
+      std::vector<SpmdZonePoint> pts;
+      for (size_t i : members) {
+        const auto& c = res.candidates[i];
+        const int64_t flag = cfg.constraints.flag_contiguous_bytes;
+        pts.push_back({c.axis_value, c.gen_time_us, c.spmd, c.spmd.burst_bytes < flag, flag});
+      }
+      const auto verdicts = classify_spmd_zones(pts, dir, cfg.zones);
+      for (size_t j = 0; j < members.size(); ++j) {
+        auto& c = res.candidates[members[j]];
+        c.zone = verdicts[j].zone;
+        c.zone_evidence = verdicts[j].evidence;
+      }
+      continue;
+    }
     std::vector<ZonePoint> pts;
     for (size_t i : members) {
       const auto& c = res.candidates[i];
@@ -203,16 +245,18 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
 std::string explain(const SweepConfig& cfg, const SweepResult& res) {
   if (!res.recommended) return "no candidate passed the pre-check";
   const auto& b = res.candidates[*res.recommended];
-  std::string s =
-      fmt::format("tile {} loop {}: {:.3f} us", dims_text(b.tile), b.loop_count, b.gen_time_us);
-  if (!res.runner_up) return s + ", the only candidate that passed the pre-check";
+  std::string s = fmt::format("{}: {:.3f} us", candidate_label(b), b.gen_time_us);
+  // An spmd winner is explained in launch terms: blocks per core, waves, the tail wave,
+  // sub-tiles and copies per block.
+  const std::string launch = b.spmd.valid ? "; " + spmd_summary(b.spmd) : "";
+  if (!res.runner_up) return s + ", the only candidate that passed the pre-check" + launch;
   const auto& r = res.candidates[*res.runner_up];
   if (res.tie)
-    s += fmt::format(", a tie with tile {} loop {} ({:.3f} us, within the {:.1f}% zones tolerance)",
-                     dims_text(r.tile), r.loop_count, r.gen_time_us, cfg.zones.tolerance * 100.0);
+    s += fmt::format(", a tie with {} ({:.3f} us, within the {:.1f}% zones tolerance)",
+                     candidate_label(r), r.gen_time_us, cfg.zones.tolerance * 100.0);
   else
-    s += fmt::format(", {:.1f}% less time than tile {} loop {} ({:.3f} us)",
-                     (1.0 - b.gen_time_us / r.gen_time_us) * 100.0, dims_text(r.tile), r.loop_count,
+    s += fmt::format(", {:.1f}% less time than {} ({:.3f} us)",
+                     (1.0 - b.gen_time_us / r.gen_time_us) * 100.0, candidate_label(r),
                      r.gen_time_us);
   struct Term {
     const char* what;
@@ -239,6 +283,7 @@ std::string explain(const SweepConfig& cfg, const SweepResult& res) {
   if (lead)
     s += fmt::format("{} less {} ({:.3f} vs {:.3f} us)", res.tie ? "; it has" : ":", lead->what,
                      lead->best, lead->other);
+  s += launch;
   if (b.zone == Zone::kSweetSpot) s += "; sweet spot of its axis";
   const auto f = b.flags();
   if (!f.empty()) s += fmt::format("; flags: {}", fmt::join(f, ", "));

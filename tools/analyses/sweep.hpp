@@ -18,6 +18,7 @@
 
 #include "kernels/lowering.hpp"
 #include "sim/metrics.hpp"
+#include "tools/analyses/spmd_figures.hpp"
 #include "tools/analyses/zones.hpp"
 #include "tools/formats/sweep_config.hpp"
 
@@ -27,8 +28,10 @@ namespace tilesim {
 // sweep knows about it: the figures are never copied into fields of its own.
 struct CandidateResult : Metrics {
   size_t index = 0;  // position in the expanded candidate list
-  Dims tile;
+  Dims tile;         // an spmd launch: the sub-tile
   int64_t loop_count = 1;
+  int64_t grid = 0;  // spmd: blocks launched (0: not spmd)
+  Dims block;        // spmd: the block region (empty: not set)
   bool ok = false;
   // Pre-check: alignment, tile_over_shape, limits, contiguous. Lowering: the ErrorKind of its
   // error (capacity: UB, L1 or L0A/B/C overflow; alignment; limits; params; input). Then
@@ -47,6 +50,7 @@ struct CandidateResult : Metrics {
 
   // From lowering (ok candidates).
   Diagnostics diag;
+  SpmdFigures spmd;  // ok spmd candidates: waves, occupancy, sub-tiles and copies per block
 
   Zone zone = Zone::kNone;
   std::string zone_evidence;
@@ -82,8 +86,13 @@ SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOpt
 // `other` is within the zones tolerance of `best`'s time: a tie, not a difference.
 bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other);
 
-// Picks the axis for kAuto: the loop count when it varies, else the tile dim whose series are
-// longest (the first reduction dim on a tie).
+// "tile (1, 8192) loop 1", or for an spmd candidate "grid 48 sub-tile (1, 4096)" (and its block
+// when set): how reports name a candidate.
+std::string candidate_label(const CandidateResult& c);
+
+// Picks the axis for kAuto: the grid when it varies, else the loop count when it varies, else the
+// tile dim whose series are longest (the first reduction dim on a tie); with nothing varying, the
+// reduction dim's tile, else the loop count (pypto) or the grid (spmd).
 SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates);
 
 }  // namespace tilesim

@@ -59,12 +59,14 @@ double pct(double v, double ref) {
   return ref > 0 ? (v / ref - 1.0) * 100.0 : 0.0;
 }
 
-}  // namespace
-
-std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Granularity dir,
-                                        const ZoneOptions& opt) {
-  std::vector<ZoneVerdict> out(points.size());
-  if (points.empty()) return out;
+// Steps 1 and 2, shared by both readings: checks the points, finds the best (lowest time, the
+// smallest x on a tie) and marks the sweet spot in `out`. Returns false when there is nothing to
+// compare (fewer than two points).
+template <class Point>
+bool best_and_sweet_spot(const std::vector<Point>& points, const ZoneOptions& opt,
+                         std::vector<ZoneVerdict>& out, size_t& b) {
+  out.assign(points.size(), ZoneVerdict{});
+  if (points.empty()) return false;
   for (size_t i = 0; i < points.size(); ++i)
     for (size_t j = i + 1; j < points.size(); ++j)
       if (points[i].x == points[j].x)
@@ -72,15 +74,33 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
             fmt::format("zones: two points at the same axis value {}", points[i].x));
   if (points.size() == 1) {
     out[0].evidence = "the only point on its axis: nothing to compare";
-    return out;
+    return false;
   }
-  // The best point: lowest time, the smallest x on a tie (deterministic).
-  size_t b = 0;
+  b = 0;
   for (size_t i = 1; i < points.size(); ++i) {
     const auto& p = points[i];
     const auto& q = points[b];
     if (p.gen_time_us < q.gen_time_us || (p.gen_time_us == q.gen_time_us && p.x < q.x)) b = i;
   }
+  const double best = points[b].gen_time_us;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double t = points[i].gen_time_us;
+    if (t > best * (1.0 + opt.tolerance)) continue;
+    out[i].zone = Zone::kSweetSpot;
+    out[i].evidence = i == b ? fmt::format("fastest on the axis ({:.3f} us)", t)
+                             : fmt::format("{:+.1f}% of the best, within the {:.1f}% tolerance",
+                                           pct(t, best), opt.tolerance * 100.0);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Granularity dir,
+                                        const ZoneOptions& opt) {
+  std::vector<ZoneVerdict> out;
+  size_t b = 0;
+  if (!best_and_sweet_spot(points, opt, out, b)) return out;
   const ZonePoint& best = points[b];
   auto rises = [&](double v, double ref) {
     return v > ref * (1.0 + opt.evidence_rise) && v - ref > opt.min_abs_rise_us;
@@ -89,14 +109,8 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
   for (size_t i = 0; i < points.size(); ++i) {
     const ZonePoint& p = points[i];
     ZoneVerdict& v = out[i];
+    if (v.zone == Zone::kSweetSpot) continue;
     const double slower = pct(p.gen_time_us, best.gen_time_us);
-    if (p.gen_time_us <= best.gen_time_us * (1.0 + opt.tolerance)) {
-      v.zone = Zone::kSweetSpot;
-      v.evidence = i == b ? fmt::format("fastest on the axis ({:.3f} us)", p.gen_time_us)
-                          : fmt::format("{:+.1f}% of the best, within the {:.1f}% tolerance",
-                                        slower, opt.tolerance * 100.0);
-      continue;
-    }
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     if (finer) {
       const double lost = p.gen_time_us - best.gen_time_us;
@@ -130,6 +144,93 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
     v.evidence = fmt::format("coarser side, {:+.1f}% time; {}", slower, what);
+  }
+  return out;
+}
+
+std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& points,
+                                             Granularity dir, const ZoneOptions& opt) {
+  std::vector<ZoneVerdict> out;
+  size_t b = 0;
+  if (!best_and_sweet_spot(points, opt, out, b)) return out;
+  const SpmdZonePoint& best = points[b];
+  const SpmdFigures& bf = best.spmd;
+  auto rises = [&](double v, double ref) {
+    return v > ref * (1.0 + opt.evidence_rise) && v - ref > opt.min_abs_rise_us;
+  };
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SpmdZonePoint& p = points[i];
+    const SpmdFigures& f = p.spmd;
+    ZoneVerdict& v = out[i];
+    if (v.zone == Zone::kSweetSpot) continue;
+    const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
+    const double lost = p.gen_time_us - best.gen_time_us;
+    const std::string head = fmt::format("{} side, {:+.1f}% time", finer ? "finer" : "coarser",
+                                         pct(p.gen_time_us, best.gen_time_us));
+    // 3'. Idle cores, or an unbalanced last wave, when idle core time explains the loss.
+    const bool idle =
+        f.cores_used < f.cores && f.utilisation < bf.utilisation * (1.0 - opt.evidence_rise);
+    const bool unbalanced = f.waves > 1 && f.tail_occupancy < opt.min_tail_occupancy &&
+                            f.tail_exposed_us >= opt.min_wait_share * lost;
+    if (idle || unbalanced) {
+      v.zone = Zone::kTooCoarse;
+      const std::string tail =
+          fmt::format("{} wave{}, tail wave {}/{} cores ({:.0f}%)", f.waves,
+                      f.waves == 1 ? "" : "s", f.tail_blocks, f.cores, f.tail_occupancy * 100.0);
+      v.evidence =
+          idle ? fmt::format(
+                     "{}; {} of {} cores idle (grid {}): {}; utilisation {:.0f}% vs {:.0f}% "
+                     "at best",
+                     head, f.cores - f.cores_used, f.cores, f.grid, tail, f.utilisation * 100.0,
+                     bf.utilisation * 100.0)
+               : fmt::format(
+                     "{}; unbalanced waves: {}, under {:.0f}%; the last wave ran alone "
+                     "{:.3f} us of the {:.3f} us lost",
+                     head, tail, opt.min_tail_occupancy * 100.0, f.tail_exposed_us, lost);
+      continue;
+    }
+    // 4'. Per-block overhead and tiny copies (finer side).
+    if (finer) {
+      std::string why;
+      const double core_rise_per_core =
+          (f.core_time_us - bf.core_time_us) / static_cast<double>(std::max<int64_t>(1, f.cores));
+      if (p.tiny_copies)
+        why = fmt::format("tiny copies: bursts of {} B under the {} B flag ({} B at best)",
+                          f.burst_bytes, p.flag_bytes, bf.burst_bytes);
+      else if (f.block_overhead_share > opt.max_block_overhead_share)
+        why = fmt::format("block starts {:.1f}% of core time (over {:.1f}%; {:.1f}% at best)",
+                          f.block_overhead_share * 100.0, opt.max_block_overhead_share * 100.0,
+                          bf.block_overhead_share * 100.0);
+      else if (core_rise_per_core > opt.min_abs_rise_us &&
+               core_rise_per_core >= opt.min_wait_share * lost)
+        why = fmt::format(
+            "per-block overhead: core time {:.1f} us vs {:.1f} at best ({:+.0f}%) for the same "
+            "work, {}-{} sub-tiles/block vs {}-{}",
+            f.core_time_us, bf.core_time_us, pct(f.core_time_us, bf.core_time_us), f.subtiles_min,
+            f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
+      if (!why.empty()) {
+        v.zone = Zone::kTooFragmented;
+        v.evidence = head + "; " + why;
+        continue;
+      }
+    }
+    // 5'. Larger sub-tiles: each block's busy time rose (less to overlap).
+    if (!finer && dir == Granularity::kCoarserWithLargerX &&
+        rises(f.block_busy_us, bf.block_busy_us)) {
+      v.zone = Zone::kTooCoarse;
+      v.evidence = fmt::format(
+          "{}; block busy {:.3f} us vs {:.3f} at best ({:+.0f}%): {}-{} sub-tiles/block vs {}-{} "
+          "leave less to overlap",
+          head, f.block_busy_us, bf.block_busy_us, pct(f.block_busy_us, bf.block_busy_us),
+          f.subtiles_min, f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
+      continue;
+    }
+    v.zone = Zone::kSlower;
+    v.evidence = fmt::format(
+        "{}; no SPMD evidence: {} wave{}, tail {:.0f}%, utilisation {:.0f}% vs {:.0f}%, block "
+        "starts {:.1f}% of core time, bursts {} B",
+        head, f.waves, f.waves == 1 ? "" : "s", f.tail_occupancy * 100.0, f.utilisation * 100.0,
+        bf.utilisation * 100.0, f.block_overhead_share * 100.0, f.burst_bytes);
   }
   return out;
 }

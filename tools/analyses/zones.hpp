@@ -17,12 +17,33 @@
 //  5. A slower point whose side's evidence did not rise is SLOWER (no zone): the model slowed it
 //     through a mechanism the rule 2 metrics do not show (e.g. DMA fragmentation in the tile).
 //
+// An spmd sweep (grid blocks walking their sub-tiles) reads the zones the SPMD way
+// (classify_spmd_zones), from the run's per-core metrics (spmd_figures.hpp); steps 1 and 2 are
+// the same, then a slower point is
+//  3'. TOO COARSE, on either side, if cores sat idle or waves are unbalanced: fewer blocks than
+//     cores (cores without a block) and its core utilisation (busy time over cores x gen_time)
+//     fell below b's by more than `evidence_rise`; or the last wave's occupancy (cores that ran
+//     the most blocks / cores) is below `min_tail_occupancy` and the time that wave ran alone
+//     covers at least `min_wait_share` of the time lost. A grid of cores + 1 is finer than cores
+//     but has a one-block tail wave.
+//  4'. TOO FRAGMENTED (finer side only: a larger grid or a smaller sub-tile) if per-block
+//     overhead or tiny copies dominate: the block's contiguous copies are under the rulebook's
+//     flag (constraints.flag_contiguous_bytes), or block starts (Wait Schedule) exceed
+//     `max_block_overhead_share` of its core time, or its core time (busy + Wait Schedule, summed
+//     over cores) rose above b's, per core by more than `min_abs_rise_us` and by at least
+//     `min_wait_share` of the time lost (the same work cost more core time: fill, drain and
+//     start of more, shorter blocks).
+//  5'. TOO COARSE on the coarser side of a sub-tile axis if a block's busy time rose by more than
+//     `evidence_rise`: fewer, larger sub-tiles per block leave less to overlap (fill and drain
+//     exposed). Otherwise SLOWER.
+//
 // The evidence behind every verdict is returned as one line of text.
 
 #include <string>
 #include <vector>
 
 #include "sim/metrics.hpp"
+#include "tools/analyses/spmd_figures.hpp"
 
 namespace tilesim {
 
@@ -35,6 +56,10 @@ struct ZoneOptions {
   double evidence_rise = 0.05;    // a metric "rises" when it exceeds the best's by this fraction
   double min_abs_rise_us = 0.05;  // ... and by at least this much
   double min_wait_share = 0.25;   // a wait rise must cover this share of the time lost
+  // spmd: a last wave that fills less than this share of the cores is unbalanced
+  double min_tail_occupancy = 0.5;
+  // spmd: block starts above this share of core time are per-block overhead dominating
+  double max_block_overhead_share = 0.1;
 };
 
 struct ZonePoint {
@@ -56,6 +81,18 @@ struct ZoneVerdict {
 // One verdict per point, in the input order. Points must have distinct x.
 std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Granularity dir,
                                         const ZoneOptions& options = {});
+
+struct SpmdZonePoint {
+  double x = 0;  // swept axis value (grid, or a sub-tile dim)
+  double gen_time_us = 0;
+  SpmdFigures spmd;
+  bool tiny_copies = false;  // the block's contiguous copies are under the rulebook's flag
+  int64_t flag_bytes = 0;    // that flag (for the evidence)
+};
+
+// The SPMD reading (3'-5' above) for the points of one spmd series.
+std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& points,
+                                             Granularity dir, const ZoneOptions& options = {});
 
 // The PSG with the largest sum_dur (nullptr when there is none).
 const PsgMetrics* dominant_psg(const std::vector<PsgMetrics>& psg);

@@ -51,9 +51,35 @@ std::vector<size_t> series_members(const SweepResult& res, int series) {
 }
 
 std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
+  if (res.axis.kind == SweepAxis::Kind::kGrid) return fmt::format("grid {}", c.grid);
   return res.axis.kind == SweepAxis::Kind::kLoopCount
              ? fmt::format("loop {}", c.loop_count)
-             : fmt::format("tile[{}] = {}", res.axis.dim, c.axis_value);
+             : fmt::format("{}[{}] = {}", c.grid > 0 ? "sub-tile" : "tile", res.axis.dim,
+                           c.axis_value);
+}
+
+// What the recommended's series holds fixed, for the zones heading and the plot legend.
+std::string series_fixed_text(const SweepResult& res, const CandidateResult& b) {
+  if (res.axis.kind == SweepAxis::Kind::kLoopCount)
+    return fmt::format("tile {}", tile_text(b.tile));
+  if (b.grid == 0)
+    return fmt::format("tile {} loop {}", swept_tile_text(b.tile, res.axis.dim), b.loop_count);
+  std::string s =
+      res.axis.kind == SweepAxis::Kind::kGrid
+          ? fmt::format("sub-tile {}", tile_text(b.tile))
+          : fmt::format("grid {} sub-tile {}", b.grid, swept_tile_text(b.tile, res.axis.dim));
+  if (!b.block.empty()) s += " block " + tile_text(b.block);
+  return s;
+}
+
+bool spmd_sweep(const SweepConfig& cfg) {
+  return cfg.base.partition == PartitionStyle::kSpmd;
+}
+
+bool any_block(const SweepResult& res) {
+  for (const auto& c : res.candidates)
+    if (!c.block.empty()) return true;
+  return false;
 }
 
 // Some evaluated candidate keeps the pipe busy (a column of zeros moves to --wide).
@@ -141,9 +167,11 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
   auto pipe = [](const char* p) {
     return [p](const CandidateResult& c) { return us_cell(pipe_mean_us(c, p)); };
   };
+  const bool spmd = spmd_sweep(cfg);
   std::vector<Column> cols = {
       {"rank", 4, false, Column::kRequired, nullptr},
-      {"tile", tw, true, Column::kRequired, [](const auto& c) { return tile_text(c.tile); }},
+      {spmd ? "sub-tile" : "tile", std::max<size_t>(tw, spmd ? 8 : 4), true, Column::kRequired,
+       [](const auto& c) { return tile_text(c.tile); }},
       {"loop", 5, false, Column::kRequired,
        [](const auto& c) { return fmt::format("{}", c.loop_count); }},
       {"gen_us", 10, false, Column::kRequired,
@@ -177,6 +205,30 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
       {"flags", fw, true, Column::kOptional, flags_text},
   };
+  if (spmd) {
+    // An spmd row names its launch next to the sub-tile (grid, and the block when set) instead
+    // of a loop count, and its waves, tail wave and sub-tiles per block join the optional columns.
+    size_t bw = 5;
+    for (const auto& c : res.candidates) bw = std::max(bw, tile_text(c.block).size());
+    std::vector<Column> launch = {{"grid", 5, false, Column::kRequired,
+                                   [](const auto& c) { return fmt::format("{}", c.grid); }}};
+    if (any_block(res))
+      launch.push_back({"block", bw, true, Column::kRequired, [](const auto& c) {
+                          return c.block.empty() ? std::string("-") : tile_text(c.block);
+                        }});
+    cols.erase(cols.begin() + 2);  // the loop count
+    cols.insert(cols.begin() + 2, launch.begin(), launch.end());
+    const auto figures = std::vector<Column>{
+        {"waves", 5, false, Column::kOptional,
+         [](const auto& c) { return fmt::format("{}", c.spmd.waves); }},
+        {"tail%", 5, false, Column::kOptional,
+         [](const auto& c) { return fmt::format("{:.0f}", c.spmd.tail_occupancy * 100.0); }},
+        {"sub/blk", 7, false, Column::kOptional,
+         [](const auto& c) { return fmt::format("{}", c.spmd.subtiles_max); }},
+        {"util%", 5, false, Column::kWide,
+         [](const auto& c) { return fmt::format("{:.0f}", c.spmd.utilisation * 100.0); }}};
+    cols.insert(cols.end() - 1, figures.begin(), figures.end());  // before the flags
+  }
   // A row is the marker, then each column after a space (two before the tile).
   size_t used = 2;
   std::vector<const Column*> shown_cols;
@@ -184,8 +236,9 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
     if (c.when == Column::kRequired) used += c.width + 1;
   // Optional columns join in priority order (the pipes, then the rulebook flags); they are shown in
   // the order declared, with the zone last (its labels vary in length).
-  const std::vector<std::string> priority = {"MTE2_us",   "V_us",  "CUBE_us", "MTE3_us",
-                                             "wsched_us", "flags", "tasks/c"};
+  const std::vector<std::string> priority = {"MTE2_us", "V_us",   "CUBE_us", "MTE3_us",
+                                             "waves",   "tail%",  "sub/blk", "wsched_us",
+                                             "flags",   "tasks/c"};
   std::set<std::string> chosen;
   for (const auto& name : priority)
     for (const auto& c : cols)
@@ -226,6 +279,10 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
       "segs: reduction segments; flags: under_1kb = contiguous < {} B, tile_over_shape, "
       "over_limit; zone: along the axis, among candidates that differ only there",
       cfg.zones.tolerance * 100.0, cfg.constraints.flag_contiguous_bytes);
+  if (spmd)
+    legend +=
+        "; grid: blocks launched; waves: most blocks a core ran; tail%: the last wave's share of "
+        "the cores; sub/blk: sub-tile steps per block; util%: busy share of cores x gen_time";
   legend += wide ? ")" : "; --wide for every column)";
   append(s, "\n  {}\n", wrap(legend, 2, 3, kTerminalColumns));
   if (res.recommended) {
@@ -233,11 +290,7 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
     append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
     const auto members = series_members(res, b.series);
     if (members.size() > 1) {
-      std::string fixed =
-          res.axis.kind == SweepAxis::Kind::kLoopCount
-              ? fmt::format("tile {}", tile_text(b.tile))
-              : fmt::format("tile {} loop {}", swept_tile_text(b.tile, res.axis.dim), b.loop_count);
-      append(s, "\n  zones along {} ({}):\n", res.axis_label, fixed);
+      append(s, "\n  zones along {} ({}):\n", res.axis_label, series_fixed_text(res, b));
       // A long axis is condensed to its ends, zone boundaries, powers of two and the best's
       // neighbours.
       std::vector<bool> keep(members.size(), top == 0 || members.size() <= 24);
@@ -286,8 +339,8 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
         append(s, "    ... (--top 0, --csv or --json for every reason)\n");
         break;
       }
-      const std::string line = fmt::format("tile {} loop {}: {}: {}", tile_text(c.tile),
-                                           c.loop_count, c.reject_class, c.reason);
+      const std::string line =
+          fmt::format("{}: {}: {}", candidate_label(c), c.reject_class, c.reason);
       append(s, "    {}\n", wrap(line, 4, 6, kTerminalColumns));
       ++listed;
     }
@@ -300,7 +353,14 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
   for (const auto& c : res.candidates) rank = std::max(rank, c.tile.size());
   std::string s = "op,shape,dtype,hardware,rank,index,";
   for (size_t d = 0; d < rank; ++d) append(s, "tile{},", d);
-  s += "loop_count,status,reject_class,reason," + metrics_csv_header() +
+  // An spmd sweep adds its launch (grid, block) and per-block figures after the loop count.
+  const bool spmd = spmd_sweep(cfg);
+  s += "loop_count,";
+  if (spmd) {
+    s += "grid,block,";
+    for (const auto& f : spmd_fields()) append(s, "{},", f.name);
+  }
+  s += "status,reject_class,reason," + metrics_csv_header() +
        ",contiguous_bytes,auto_tiles,prod_tile,ub_bytes,buffer_depth,reduction_segments,flags,"
        "zone,zone_evidence,dominant_psg,psg_avg_dur_us,psg_sum_dur_us,recommended\n";
   const std::string kernel =
@@ -315,8 +375,20 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
     append(s, "{},{},", c.ok ? fmt::format("{}", pos + 1) : "", c.index);
     for (size_t d = 0; d < rank; ++d)
       s += d < c.tile.size() ? fmt::format("{},", c.tile[d]) : std::string(",");
-    append(s, "{},{},{},{},{},", c.loop_count, c.ok ? "ok" : "rejected", c.reject_class,
-           csv_field(c.reason), metrics_csv_cells(c.ok ? &c : nullptr));
+    append(s, "{},", c.loop_count);
+    if (spmd) {
+      append(s, "{},{},", c.grid, tile_csv(c.block));
+      for (const auto& f : spmd_fields()) {
+        if (!c.spmd.valid)
+          s += ",";
+        else if (f.integer)
+          append(s, "{},", static_cast<int64_t>(f.get(c.spmd)));
+        else
+          append(s, "{:.6f},", f.get(c.spmd));
+      }
+    }
+    append(s, "{},{},{},{},", c.ok ? "ok" : "rejected", c.reject_class, csv_field(c.reason),
+           metrics_csv_cells(c.ok ? &c : nullptr));
     append(s, "{},{},{},", c.contiguous_bytes, c.auto_tiles, c.prod_tile);
     if (c.ok)
       append(s, "{},{},{},", c.diag.ub_bytes, c.diag.buffer_depth, c.diag.reduction_segments);
@@ -359,6 +431,10 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
     e["rank"] = c.ok ? nlohmann::json(pos + 1) : nlohmann::json(nullptr);
     e["tile"] = c.tile;
     e["loop_count"] = c.loop_count;
+    if (c.grid > 0) {
+      e["grid"] = c.grid;
+      e["block"] = c.block.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.block);
+    }
     e["status"] = c.ok ? "ok" : "rejected";
     e["reason"] = c.ok ? nlohmann::json(nullptr) : nlohmann::json(c.reason);
     e["reject_class"] = c.ok ? nlohmann::json(nullptr) : nlohmann::json(c.reject_class);
@@ -381,6 +457,12 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
       e["metrics"] = m;
       e["axis_value"] = c.axis_value;
       e["series"] = c.series;
+      if (c.spmd.valid) {
+        e["spmd"] = nlohmann::json::object();
+        for (const auto& f : spmd_fields())
+          e["spmd"][f.name] = f.integer ? nlohmann::json(static_cast<int64_t>(f.get(c.spmd)))
+                                        : nlohmann::json(f.get(c.spmd));
+      }
     } else {
       e["metrics"] = nullptr;
     }
@@ -395,6 +477,11 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                         {"zone", r.zone == Zone::kNone ? nlohmann::json(nullptr)
                                                        : nlohmann::json(zone_name(r.zone))},
                         {"why", res.why}};
+    if (r.grid > 0) {
+      j["recommended"]["grid"] = r.grid;
+      j["recommended"]["block"] =
+          r.block.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.block);
+    }
   } else {
     j["recommended"] = nullptr;
   }
@@ -431,10 +518,7 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   }
   const auto& best = res.candidates[*res.recommended];
   const auto members = series_members(res, best.series);
-  main.name = res.axis.kind == SweepAxis::Kind::kLoopCount
-                  ? fmt::format("tile {}", tile_text(best.tile))
-                  : fmt::format("tile {} loop {}", swept_tile_text(best.tile, res.axis.dim),
-                                best.loop_count);
+  main.name = series_fixed_text(res, best);
   // Few points are each labelled (time on the recommended's series, the tile on the others) and
   // drawn opaque; many stay a cloud.
   constexpr size_t kLabelled = 16;
@@ -444,7 +528,8 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   for (const auto& c : res.candidates)
     if (c.ok && c.series != best.series)
       others.points.push_back(
-          {c.axis_value, c.gen_time_us, "", n_others <= kLabelled ? tile_text(c.tile) : ""});
+          {c.axis_value, c.gen_time_us, "",
+           n_others <= kLabelled ? (c.grid > 0 ? candidate_label(c) : tile_text(c.tile)) : ""});
   for (size_t i : members) {
     const auto& c = res.candidates[i];
     main.points.push_back(
@@ -470,8 +555,7 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   if (!others.points.empty()) p.series.push_back(others);
   p.series.push_back(main);
   p.mark = PlotMark{best.axis_value, best.gen_time_us,
-                    fmt::format("best: tile {} loop {}, {:.2f} us", tile_text(best.tile),
-                                best.loop_count, best.gen_time_us)};
+                    fmt::format("best: {}, {:.2f} us", candidate_label(best), best.gen_time_us)};
   p.subtitle = fmt::format("{} evaluated, {} rejected; zones of the recommended's series shaded",
                            res.ranking.size(), res.candidates.size() - res.ranking.size());
   return p;
