@@ -540,7 +540,8 @@ TEST(L2Residency, SpmdMatmulTilesOfDifferentBlocksShareThePanels) {
       double bytes = 0;
       for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
         bytes += static_cast<double>(a->bytes);
-      total += l2.on_start(t, bytes).hbm;
+      const auto share = l2.on_start(t);
+      total += bytes * (share->read_hbm + share->write_hbm);
     }
     return total;
   };

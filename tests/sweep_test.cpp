@@ -1138,11 +1138,13 @@ TEST(SpmdSweep, ShippedAddGridSweepOn910b4) {
     EXPECT_NE(evidence[g].find(fmt::format("{} of 40 cores idle", 40 - g)), std::string::npos)
         << evidence[g];
   }
-  for (int64_t g : {41, 81, 121, 128}) {
+  // (128 blocks, a 8-block tail wave, is within the tolerance of the best: bandwidth-bound,
+  // its tail streams at the HBM rate the full waves share.)
+  for (int64_t g : {41, 81, 121}) {
     EXPECT_EQ(zone[g], Zone::kTooCoarse) << g;
     EXPECT_NE(evidence[g].find("unbalanced waves"), std::string::npos) << evidence[g];
   }
-  for (int64_t g : {16, 32, 40, 64, 80, 120, 160}) EXPECT_EQ(zone[g], Zone::kSweetSpot) << g;
+  for (int64_t g : {16, 32, 40, 64, 80, 120, 128, 160}) EXPECT_EQ(zone[g], Zone::kSweetSpot) << g;
   // By hand: an (8, 1024) fp32 sub-tile is one 32 KiB copy of 8 bursts of 4 KiB; 512 x 4 = 2048
   // sub-tiles over 40 blocks are 51 or 52 per block.
   const auto& g40 = res.candidates[6];
