@@ -90,6 +90,13 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
           k.buffers.push_back(
               {"y_blocks", scalars * hw.ub.align_bytes, BufferRole::kTemp, MemSpace::kUb});
         }
+        if (broadcast && spec.triton && product(ytile) > 1) {
+          // The Triton-Ascend compiler materialises a broadcast of more than one value per
+          // sub-tile (tl.broadcast_to) as a full-tile tensor before the binary op: a copy into
+          // its own UB buffer. One scalar per sub-tile goes to a vector-scalar instruction.
+          k.buffers.push_back({"y_broadcast", tile_bytes, BufferRole::kTemp, MemSpace::kUb});
+          st.vec.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(ce)});
+        }
         if (broadcast && cols * bytes > hw.vector.bytes_per_repeat) {
           // Rows longer than one repeat: one instruction per row, the operand's row (or block)
           // reused through repeat stride 0, as Ascend C's Sub(z[r * n], x[r * n], y, n) does.

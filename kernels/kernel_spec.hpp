@@ -53,6 +53,8 @@ struct KernelSpec {
   int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth
+  bool triton = false;             // kSpmd: partition.source "triton": the Triton-Ascend compiler
+                                   // plans UB (TaskKind::compiler_multibuffer)
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/lowering_support.hpp"
 #include "kernels/reduction_program.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/task_packing.hpp"
@@ -31,6 +32,11 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   if (!family) throw Error(unknown_op_message(spec.op));
   validate_params(spec);  // specs built in code (tools, tests) skip the config loader's check
   LoweredKernel k = family->lower(spec, hw);
+  if (spec.triton) {
+    // The Triton-Ascend compiler plans UB for every kind of the kernel (TaskKind).
+    for (auto& kind : k.graph.kinds) kind.compiler_multibuffer = true;
+    fill_buffer_diagnostics(hw, k);
+  }
   if (k.graph.runtime == RuntimeStyle::kMpmd && spec.max_tasks_per_psg != 0) {
     const int64_t cap[2] = {spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aiv,
                             spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aic};

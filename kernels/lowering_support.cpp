@@ -265,6 +265,12 @@ void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, Lowered
     d.reduction_segments *=
         ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
   d.tasks = static_cast<int64_t>(out.graph.tasks.size());
+  fill_buffer_diagnostics(hw, out);
+}
+
+void fill_buffer_diagnostics(const Hardware& hw, LoweredKernel& out) {
+  Diagnostics& d = out.diag;
+  d.ub_bytes = 0;
   d.buffer_depth = 0;
   for (const auto& k : out.graph.kinds) {
     const BufferPlan plan = plan_buffers(k, hw);  // throws on overflow

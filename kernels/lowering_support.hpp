@@ -84,5 +84,7 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw);
 
 // Fills the figures common to every kernel (contiguous bytes, auto_tiles, limits, UB use).
 void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, LoweredKernel& out);
+// UB use and buffer depth from the kinds' buffer plans; throws on an overflow.
+void fill_buffer_diagnostics(const Hardware& hw, LoweredKernel& out);
 
 }  // namespace tilesim

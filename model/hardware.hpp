@@ -41,6 +41,7 @@ struct Hardware {
     double burst_cycles = 0;
     double peak_bytes_per_cycle = 0;
     double latency_cycles = 0;
+    double l2_hit_bytes_per_cycle = 0;  // reads only: the engine's rate when the data is in L2
   };
   struct Dma {
     DmaDirection read, write;

@@ -152,15 +152,17 @@ void run_step(PipeState& p, const StageTimes& s, size_t depth, int64_t n) {
 
 }  // namespace
 
-TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
-  const BufferPlan plan = plan_buffers(kind, hw);
+namespace {
+
+// The pipeline run of `kind` at buffer depth `depth` with the DMA figures of `hw`.
+TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
   TaskCost cost;
-  cost.depth = plan.depth;
+  cost.depth = depth;
   PipeState p;
   for (const auto& step : kind.steps) {
     if (step.repeat <= 0) continue;
     const StageTimes s = stage_times(step, hw);
-    run_step(p, s, static_cast<size_t>(plan.depth), step.repeat);
+    run_step(p, s, static_cast<size_t>(depth), step.repeat);
     const auto reps = static_cast<double>(step.repeat);
     cost.vec_busy += reps * s.vec;
     cost.cube_busy += reps * s.cube;
@@ -171,6 +173,18 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   cost.cycles = p.end;
   cost.mte2_busy = p.mte2_busy;
   cost.mte3_busy = p.mte3_busy;
+  return cost;
+}
+
+}  // namespace
+
+TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
+  const int depth = plan_buffers(kind, hw).depth;
+  TaskCost cost = run_kind(kind, hw, depth);
+  // The same task when every GM read hits L2: its loads stream at the L2-hit rate.
+  Hardware hit = hw;
+  hit.dma.read.peak_bytes_per_cycle = hw.dma.read.l2_hit_bytes_per_cycle;
+  cost.hit_cycles = cost.gm_read_bytes > 0 ? run_kind(kind, hit, depth).cycles : cost.cycles;
   return cost;
 }
 

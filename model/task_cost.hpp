@@ -17,6 +17,7 @@ namespace tilesim {
 
 struct TaskCost {
   double cycles = 0;         // duration on an idle machine
+  double hit_cycles = -1;    // the same when every GM read hits L2 (< 0: not known, as cycles)
   double mte2_busy = 0;      // cycles the load pipe has work outstanding
   double vec_busy = 0;       // vector pipe busy cycles
   double cube_busy = 0;      // cube pipe busy cycles

@@ -97,6 +97,12 @@ struct TaskKind {
   std::vector<TileStep> steps;
   std::vector<Buffer> buffers;
   int buffer_count = 2;  // requested multi-buffering depth; the model uses less if UB is short
+  // How the kernel's source allocates UB. false (Ascend C as written): inputs and outputs rotate
+  // through buffer_count copies, temporaries once, and a depth that does not fit falls back.
+  // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer and
+  // multibuffer (on by default) doubles each one, temporaries too; a plan that does not fit is a
+  // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302).
+  bool compiler_multibuffer = false;
 };
 
 // One GM block a task reads or writes, named by a key that is equal for the same block of the

@@ -42,7 +42,7 @@ int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardwar
   int64_t total = 0;
   for (const auto& b : kind.buffers) {
     if (b.space != space) continue;
-    const int copies = b.role == BufferRole::kTemp ? 1 : depth;
+    const int copies = b.role == BufferRole::kTemp && !kind.compiler_multibuffer ? 1 : depth;
     total += round_up(b.bytes, mem_align(space, hw)) * copies;
   }
   return total;
@@ -51,7 +51,8 @@ int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardwar
 BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
   BufferPlan plan;
   for (MemSpace s : kSpaces) plan.capacity[static_cast<int>(s)] = mem_capacity(s, hw);
-  for (int depth = std::max(1, kind.buffer_count); depth >= 1; --depth) {
+  const int requested = std::max(1, kind.buffer_count);
+  for (int depth = requested; depth >= (kind.compiler_multibuffer ? requested : 1); --depth) {
     bool fits = true;
     for (MemSpace s : kSpaces) {
       const int64_t used = footprint(kind, s, depth, hw);
@@ -64,7 +65,7 @@ BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
     }
   }
   for (MemSpace s : kSpaces) {
-    const int64_t used = footprint(kind, s, 1, hw);
+    const int64_t used = footprint(kind, s, kind.compiler_multibuffer ? requested : 1, hw);
     if (used <= mem_capacity(s, hw)) continue;
     std::string list;
     for (const auto& b : kind.buffers) {

@@ -46,7 +46,7 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
 
 std::optional<Traffic> L2Residency::on_start(int32_t task) {
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
-  double moved = 0, read_miss = 0, write_hbm = 0;
+  double moved = 0, read = 0, read_miss = 0, write_hbm = 0;
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
     const auto b = static_cast<double>(a->bytes);
     moved += b;
@@ -59,14 +59,15 @@ std::optional<Traffic> L2Residency::on_start(int32_t task) {
     }
     if (a->write) {
       if (!absorb_writes_) write_hbm += b;
-    } else if (!resident) {
-      read_miss += b;
+    } else {
+      read += b;
+      if (!resident) read_miss += b;
     }
     stamp_ += b;
     last_touch_[a->block] = stamp_;
   }
   if (moved <= 0) return Traffic{};
-  return Traffic{read_miss / moved, write_hbm / moved};
+  return Traffic{read_miss / moved, write_hbm / moved, read > 0 ? 1 - read_miss / read : 0};
 }
 
 }  // namespace tilesim

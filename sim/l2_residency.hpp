@@ -30,6 +30,7 @@ namespace tilesim {
 struct Traffic {
   double read_hbm = 0;
   double write_hbm = 0;
+  double read_hit = 0;  // share of the task's read bytes that hit L2
 };
 
 // What L2 holds when the kernel starts.

@@ -20,7 +20,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     const auto& cost = res_.kind_costs[i];
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_read_bytes),
-                      SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes)});
+                      SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes), cost.cycles,
+                      cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles});
   }
   if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
   count_[CoreType::kAiv] = hw.cores.aiv;

@@ -81,6 +81,8 @@ class TaskEngine {
     int32_t flow_class;  // SharedBandwidth class of its run time
     double read_demand;  // GM read bytes per cycle of its idle-machine run
     double write_demand;
+    double cycles;      // idle-machine run when every read misses L2
+    double hit_cycles;  // ... when every read hits
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
@@ -88,11 +90,21 @@ class TaskEngine {
     const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
     // Every byte passes through L2; only L2 misses and write-backs draw on HBM
     // (sim/l2_residency.hpp), a written byte costing write_weight_ read bytes.
-    const double all = kind.read_demand + kind.write_demand;
     const std::optional<Traffic> hbm = l2_ ? l2_->on_start(task) : std::nullopt;
+    // Reads that hit L2 stream at the L2-hit rate: the run interpolates between the all-miss
+    // and all-hit runs by the task's hit share; its byte rates scale with it.
+    int32_t cls = kind.flow_class;
+    double scale = 1;
+    if (hbm && hbm->read_hit > 0 && kind.hit_cycles != kind.cycles && kind.cycles > 0) {
+      const double run = kind.cycles + hbm->read_hit * (kind.hit_cycles - kind.cycles);
+      cls = bw_.flow_class(SharedBandwidth::run_time(run));
+      scale = run > 0 ? kind.cycles / run : 1;
+    }
+    const double reads = kind.read_demand * scale, writes = kind.write_demand * scale;
+    const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
-                                  : kind.read_demand + kind.write_demand * write_weight_;
-    bw_.start_flow(task, t, kind.flow_class, hbm_demand, all);
+                                  : reads + writes * write_weight_;
+    bw_.start_flow(task, t, cls, hbm_demand, all);
   }
   // Checks every task ran; fills the predecessor ends and the span.
   SimResult finish();

@@ -155,5 +155,34 @@ TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
+// A point the board refused to run (no time) is run to check the model refuses it too: a
+// match is reported with the model's reason and never scored; a model that runs it breaks the
+// dataset, whatever its tolerances.
+TEST(Validate, BoardRejectedPointsMustBeRejectedByTheModel) {
+  auto j = small_dataset();
+  auto huge = relu_config(64);
+  huge["tile"] = {64, 4096};  // 1 MiB fp32 tiles: over the 192 KiB UB
+  j["sweeps"][0]["points"][2] = {
+      {"x", 4096}, {"board_rejected", "UB overflow"}, {"mapping", "too big"}, {"config", huge}};
+  ValidationResult r = validate({load_validation_dataset(write_temp("rej.json", j))});
+  EXPECT_EQ(r.scores[0].sweeps[0].board_rejections, 1u);
+  EXPECT_EQ(r.scores[0].evaluated, 2u);
+  EXPECT_TRUE(r.within());
+  test::CmdResult out = test::run_cli("validate " + write_temp("rej.json", j));
+  EXPECT_EQ(out.code, 0) << out.out;
+  EXPECT_NE(out.out.find("rows rows=4096: as on the board (UB overflow): UB overflow in task"),
+            std::string::npos)
+      << out.out;
+  j["sweeps"][0]["points"][2]["config"] = relu_config(64);  // fits: the model runs it
+  r = validate({load_validation_dataset(write_temp("rej.json", j))});
+  ASSERT_EQ(r.scores[0].violations.size(), 1u);
+  EXPECT_EQ(r.scores[0].violations[0].substr(0, 77),
+            "sweep 'rows': rows=4096: the board rejected it (UB overflow), the model ran i");
+  j["sweeps"][0]["points"][2]["measured"] = 3.0;
+  EXPECT_EQ(load_error(j),
+            "bad.json: sweeps[0].points[2].measured: a point the board rejected has no time (null "
+            "or absent)");
+}
+
 }  // namespace
 }  // namespace tilesim

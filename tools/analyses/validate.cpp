@@ -52,6 +52,8 @@ SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutc
   for (size_t i = 0; i < n; ++i) {
     if (!sweep.points[i].not_expressible.empty())
       ++s.not_expressible;
+    else if (!sweep.points[i].board_rejected.empty())
+      outcomes[i].evaluated() ? s.board_mismatches.push_back(i) : void(++s.board_rejections);
     else if (!outcomes[i].evaluated())
       ++s.rejected;
     else
@@ -110,6 +112,11 @@ DatasetScore score_dataset(const ValidationDataset& ds,
       ++d.argmin_sweeps;
       if (sc.argmin_match) ++d.argmin_matches;
     }
+    for (size_t i : sc.board_mismatches)
+      d.violations.push_back(
+          fmt::format("sweep '{}': {}={}: the board rejected it ({}), the model ran it ({:.4g} {})",
+                      sw.name, sw.axis, sw.points[i].label, sw.points[i].board_rejected,
+                      d.points[s][i].modeled, sw.metric));
     if (tol.min_rank_corr && !std::isnan(sc.rank_corr) && sc.rank_corr < *tol.min_rank_corr)
       d.violations.push_back(fmt::format("sweep '{}': rank correlation {:.2f} < min_rank_corr {}",
                                          sw.name, sc.rank_corr, *tol.min_rank_corr));

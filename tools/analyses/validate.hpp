@@ -13,7 +13,8 @@
 //   absolute MAPE     mean |m' - t| / t.
 //   argmin            the modeled fastest point is measured within kTiePct of the measured best.
 //   worst point       the largest normalised error.
-// Per dataset, the MAPEs pool every evaluated point of its sweeps.
+// Per dataset, the MAPEs pool every evaluated point of its sweeps. A point the board refused
+// (board_rejected) is never scored: the model rejecting it too is a match, running it a violation.
 
 #include <cstddef>
 #include <string>
@@ -34,8 +35,10 @@ struct PointOutcome {
 
 struct SweepScore {
   size_t evaluated = 0, not_expressible = 0, rejected = 0;
-  double rank_corr = 0;      // NaN when undefined
-  double norm_mape_pct = 0;  // NaN with no evaluated point
+  size_t board_rejections = 0;           // board-rejected points the model rejects too
+  std::vector<size_t> board_mismatches;  // board-rejected points the model ran
+  double rank_corr = 0;                  // NaN when undefined
+  double norm_mape_pct = 0;              // NaN with no evaluated point
   double abs_mape_pct = 0;
   bool argmin_match = false;
   size_t measured_argmin = 0, modeled_argmin = 0;  // point indices (when evaluated > 0)

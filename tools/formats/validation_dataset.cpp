@@ -1,5 +1,7 @@
 #include "tools/formats/validation_dataset.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -26,7 +28,8 @@ ValidationTolerances parse_tolerances(const JsonReader& t) {
 ValidationPoint parse_point(const JsonReader& p, size_t index, const std::filesystem::path& file,
                             const std::string& sweep) {
   p.expect_object();
-  p.check_keys({"x", "measured", "mapping", "config", "config_file", "not_expressible"});
+  p.check_keys(
+      {"x", "measured", "board_rejected", "mapping", "config", "config_file", "not_expressible"});
   ValidationPoint pt;
   const auto x = p.at("x");
   if (x.json().is_number()) {
@@ -38,9 +41,20 @@ ValidationPoint parse_point(const JsonReader& p, size_t index, const std::filesy
   } else {
     x.fail("expected a number or a string (the point on the sweep's axis), got " + x.json().dump());
   }
-  const auto measured = p.at("measured");
-  pt.measured = measured.number();
-  if (!(pt.measured > 0)) measured.fail("must be a positive number, got " + measured.json().dump());
+  if (const auto br = p.find("board_rejected")) {
+    pt.board_rejected = br->string();
+    if (pt.board_rejected.empty()) br->fail("expected what the board reported, got \"\"");
+    if (p.has("measured") && !p.at("measured").json().is_null())
+      p.at("measured").fail("a point the board rejected has no time (null or absent)");
+    if (p.has("not_expressible"))
+      br->fail("a board-rejected point is run to check the model rejects it too: give its config");
+    pt.measured = std::nan("");
+  } else {
+    const auto measured = p.at("measured");
+    pt.measured = measured.number();
+    if (!(pt.measured > 0))
+      measured.fail("must be a positive number, got " + measured.json().dump());
+  }
   if (const auto ne = p.find("not_expressible")) {
     pt.not_expressible = ne->string();
     if (pt.not_expressible.empty()) ne->fail("expected the reason, got an empty string");

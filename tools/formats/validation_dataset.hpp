@@ -15,7 +15,9 @@
 //        "metric": "task_duration_us",           a calibrate metric (default task_duration_us)
 //        "points": [
 //          {"x": 1 | "label",                    the point on the axis
-//           "measured": 2.58,                    in the metric's unit, > 0
+//           "measured": 2.58,                    in the metric's unit, > 0; or, for a point the
+//           | "board_rejected": "UB overflow",    board refused to run, why (then the model must
+//                                                reject its config too)
 //           "mapping": "why this run config is the measured kernel",
 //           "config": {run config} | "config_file": "path relative to this file"
 //             | "not_expressible": "what the model lacks"}   reported, never run
@@ -38,6 +40,8 @@ struct ValidationPoint {
   double measured = 0;                // in the sweep's metric
   std::string mapping;                // how the measured kernel is mapped and why
   std::string not_expressible;        // non-empty: never run, for this reason
+  std::string board_rejected;         // non-empty: the board refused it (no time): the model
+                                      // must reject the run too
   std::optional<CalibrationRun> run;  // set when expressible
 };
 

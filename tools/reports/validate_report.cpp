@@ -38,6 +38,7 @@ std::string tolerance_text(const ValidationTolerances& t) {
 
 std::string point_status(const ValidationPoint& p, const PointOutcome& o) {
   if (!p.not_expressible.empty()) return "not_expressible";
+  if (!p.board_rejected.empty()) return o.evaluated() ? "run_but_board_rejected" : "board_rejected";
   return o.evaluated() ? "evaluated" : "rejected";
 }
 
@@ -68,6 +69,8 @@ void append_unscored(std::string& out, const ValidationSweep& sw,
     } else {
       if (!p.not_expressible.empty() || outcomes[i].evaluated()) continue;
       reason = outcomes[i].error.empty() ? "(the model returned no figure)" : outcomes[i].error;
+      if (!p.board_rejected.empty())
+        reason = fmt::format("as on the board ({}): {}", p.board_rejected, reason);
     }
     if (groups.empty() || groups.back().first != reason) groups.push_back({reason, {}});
     groups.back().second.push_back(p.label);
@@ -195,10 +198,12 @@ nlohmann::json validate_json(const ValidationResult& res) {
         const auto& p = sw.points[i];
         const auto& o = sc.points[s][i];
         nlohmann::json j = {{"x", p.label},
-                            {"measured", p.measured},
+                            {"measured", p.board_rejected.empty() ? nlohmann::json(p.measured)
+                                                                  : nlohmann::json(nullptr)},
                             {"status", point_status(p, o)},
                             {"mapping", p.mapping}};
         if (!p.not_expressible.empty()) j["not_expressible"] = p.not_expressible;
+        if (!p.board_rejected.empty()) j["board_rejected"] = p.board_rejected;
         if (o.evaluated()) {
           j["modeled"] = o.modeled;
           j["norm_err_pct"] = ss.norm_err_pct[i];
@@ -282,6 +287,7 @@ Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_
   PlotSeries modeled{"modeled", "#d62728", true, 4, 1, {}};
   for (size_t i = 0; i < sw.points.size(); ++i) {
     const auto& pt = sw.points[i];
+    if (!pt.board_rejected.empty()) continue;  // no time to plot
     measured.points.push_back({pt.x, pt.measured, "", sw.numeric_x ? "" : pt.label});
     if (score.points[sweep][i].evaluated())
       modeled.points.push_back({pt.x, score.points[sweep][i].modeled, "", ""});
