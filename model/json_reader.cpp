@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
+#include <vector>
 
 namespace tilesim {
 
@@ -35,12 +37,35 @@ JsonReader::JsonReader(const nlohmann::json& value, std::string origin, std::str
     : value_(&value), origin_(std::move(origin)), path_(std::move(path)), kind_(kind) {}
 
 nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    throw Error(file.string() + ": not a regular file (a " + what + " is a JSON file)");
   std::ifstream in(file);
   if (!in) throw Error(file.string() + ": cannot open " + what);
+  // While parsing: nesting deeper than kMaxJsonDepth and a key repeated in one object are refused
+  // (no config nests that deep; a repeated key would silently keep its last value).
+  std::vector<std::set<std::string>> keys;  // per open object
+  std::string path_error;
+  const nlohmann::json::parser_callback_t check = [&](int depth,
+                                                      nlohmann::json::parse_event_t event,
+                                                      nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+      throw Error(fmt::format("{}: {} nests deeper than {} levels (allowed: at most {})",
+                              file.string(), what, kMaxJsonDepth, kMaxJsonDepth));
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      throw Error(fmt::format("{}: {}: key \"{}\" appears twice in one object (each key once)",
+                              file.string(), what, parsed.get<std::string>()));
+    return true;
+  };
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(in, check);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(file.string() + ": malformed JSON in " + what + ": " + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    throw Error(file.string() + ": a number in the " + what + " is out of range: " + e.what());
   }
 }
 

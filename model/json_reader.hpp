@@ -24,7 +24,9 @@ class JsonReader {
   JsonReader(const nlohmann::json& value, std::string origin, std::string path = "",
              ErrorKind kind = ErrorKind::kInput);
 
-  // Reads and parses a file; `what` says what the file should be ("run config").
+  // Reads and parses a file; `what` says what the file should be ("run config"). Refuses a
+  // non-regular file, nesting deeper than kMaxJsonDepth and a key repeated in one object.
+  static constexpr int kMaxJsonDepth = 64;
   static nlohmann::json parse_file(const std::filesystem::path& file, const std::string& what);
 
   const nlohmann::json& json() const { return *value_; }

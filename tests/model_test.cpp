@@ -1,5 +1,8 @@
 // model/: cost functions, capacity checks, the in-task pipeline (hardware files: hardware_test).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -165,6 +168,39 @@ TEST(UbBudget, FallsBackToSingleBufferThenReportsOverflow) {
     EXPECT_NE(msg.find("needs 262144 B, has 196608 B"), std::string::npos) << msg;
     EXPECT_NE(msg.find("in 131072 B"), std::string::npos) << msg;
   }
+}
+
+// Every loader parses through JsonReader::parse_file: a directory, nesting deeper than
+// kMaxJsonDepth (a 120 KB file of brackets once crashed every command), a key given twice and a
+// number beyond double range are each one error naming the file.
+TEST(JsonReader, ParseFileRefusesDirectoriesDeepNestingRepeatedKeysAndHugeNumbers) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const auto f = dir / ("tilesim_json_" + std::to_string(getpid()) + "_" + name);
+    std::ofstream(f) << text;
+    return f;
+  };
+  const auto error = [](const std::filesystem::path& f) {
+    try {
+      JsonReader::parse_file(f, "run config");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      return what.substr(what.find(": ") + 2);
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error(dir), "not a regular file (a run config is a JSON file)");
+  const auto deep = write("deep.json", std::string(60000, '[') + std::string(60000, ']'));
+  EXPECT_EQ(error(deep), "run config nests deeper than 64 levels (allowed: at most 64)");
+  const auto ok = write("ok.json", std::string(64, '[') + std::string(64, ']'));
+  EXPECT_EQ(error(ok), "(accepted)");
+  const auto dup = write("dup.json", R"({"op": "relu", "x": {"a": 1, "a": 2}})");
+  EXPECT_EQ(error(dup), "run config: key \"a\" appears twice in one object (each key once)");
+  const auto same = write("same.json", R"({"a": {"k": 1}, "b": {"k": 2}})");
+  EXPECT_EQ(error(same), "(accepted)");  // the same key in two objects is fine
+  const auto huge = write("huge.json", R"({"x": 1e999})");
+  EXPECT_EQ(error(huge).substr(0, 46), "a number in the run config is out of range: [j");
+  for (const auto& f : {deep, ok, dup, same, huge}) std::filesystem::remove(f);
 }
 
 TEST(JsonReader, NamesFileKeyPathAndAllowedValuesInEveryRejection) {
