@@ -52,11 +52,13 @@ int TaskGraph::add_kind(TaskKind kind) {
   return static_cast<int>(kinds.size() - 1);
 }
 
-int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core) {
+int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core, int32_t launch) {
   if (kind < 0 || kind >= static_cast<int32_t>(kinds.size()))
     throw InternalError("task graph: task refers to unknown kind " + std::to_string(kind));
-  tasks.push_back(Task{kind, root, pinned_core});
+  if (launch < 0) throw InternalError("task graph: negative launch " + std::to_string(launch));
+  tasks.push_back(Task{kind, root, pinned_core, launch});
   num_roots_ = std::max(num_roots_, root + 1);
+  num_launches_ = std::max(num_launches_, launch + 1);
   return static_cast<int32_t>(tasks.size() - 1);
 }
 

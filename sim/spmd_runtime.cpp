@@ -1,8 +1,10 @@
 #include "sim/spmd_runtime.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "model/error.hpp"
+#include "sim/launch_cost.hpp"
 
 namespace tilesim {
 
@@ -10,7 +12,8 @@ SpmdRuntime::SpmdRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const 
                          const SimOptions& opt)
     : TaskEngine(g, std::move(costs), hw, opt),
       gap_(hw.ns_to_cycles(hw.scheduler.task_gap_ns)),
-      block_start_(hw.ns_to_cycles(hw.scheduler.block_start_ns)) {}
+      block_start_(hw.ns_to_cycles(hw.scheduler.block_start_ns)),
+      launch_gap_(launch_gap_cycles(hw, g)) {}
 
 void SpmdRuntime::start() {
   const TaskGraph& g = g_;
@@ -24,6 +27,10 @@ void SpmdRuntime::start() {
     if (g.indegree(static_cast<int32_t>(i)) != 0)
       throw InternalError("task graph: SPMD tasks cannot have dependencies");
     const CoreType type = g.kinds[static_cast<size_t>(t.kind)].core;
+    left_.resize(std::max(left_.size(), static_cast<size_t>(t.launch) + 1), 0);
+    ++left_[static_cast<size_t>(t.launch)];
+    if (t.pinned_core >= 0 && t.launch != 0)
+      throw InternalError("task graph: a pinned SPMD task belongs to launch 0");
     if (t.pinned_core < 0) {
       blocks_[type].push_back(static_cast<int32_t>(i));
       continue;
@@ -39,7 +46,24 @@ void SpmdRuntime::start() {
     if (core_of[i] >= 0)
       tasks_[static_cast<size_t>(fill[static_cast<size_t>(core_of[i])]++)] =
           static_cast<int32_t>(i);
-  for (size_t c = 0; c < ncores; ++c) start_next(static_cast<int32_t>(c), 0, 0);
+  for (const CoreType type : kCoreTypes)
+    std::stable_sort(blocks_[type].begin(), blocks_[type].end(), [&](int32_t a, int32_t b) {
+      return g.tasks[static_cast<size_t>(a)].launch < g.tasks[static_cast<size_t>(b)].launch;
+    });
+  // The first launch that has tasks opens at 0.
+  while (static_cast<size_t>(launch_) < left_.size() && left_[static_cast<size_t>(launch_)] == 0)
+    ++launch_;
+  idle_.assign(ncores, false);
+  for (size_t c = 0; c < ncores; ++c) idle_[c] = !start_next(static_cast<int32_t>(c), 0, 0);
+}
+
+void SpmdRuntime::open_next_launch(double t) {
+  do {
+    ++launch_;
+  } while (static_cast<size_t>(launch_) < left_.size() && left_[static_cast<size_t>(launch_)] == 0);
+  if (static_cast<size_t>(launch_) >= left_.size()) return;
+  for (size_t c = 0; c < idle_.size(); ++c)
+    if (idle_[c]) idle_[c] = !start_next(static_cast<int32_t>(c), t + launch_gap_, 0);
 }
 
 }  // namespace tilesim

@@ -7,6 +7,9 @@
 //    of its type (in task order), where it starts scheduler.block_start_ns later. Blocks beyond
 //    the cores wait for one to free, so grid = cores + 1 runs a second wave.
 // A core runs its pinned tasks first, then takes blocks.
+// A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only when
+// every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later; a core
+// whose next block belongs to a later launch idles until then. Pinned tasks are launch 0.
 
 #include <cstdint>
 #include <vector>
@@ -25,11 +28,19 @@ class SpmdRuntime : public TaskEngine {
   // starts every core.
   void start();
   void on_event(const Event& /*e*/, double /*t*/) {}  // only the engine's starts are queued
-  void on_task_end(int32_t task, double t) { start_next(record(task).core, t, gap_); }
+  void on_task_end(int32_t task, double t) {
+    const int32_t core = record(task).core;
+    idle_[static_cast<size_t>(core)] = !start_next(core, t, gap_);
+    if (--left_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].launch)] == 0)
+      open_next_launch(t);
+  }
 
  private:
-  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type.
-  void start_next(int32_t core, double t, double gap) {
+  // After launch `launch_` ends at `t`: the next launch with tasks starts on every idle core.
+  void open_next_launch(double t);
+  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type if it
+  // belongs to the current launch; false when the core has nothing to start.
+  bool start_next(int32_t core, double t, double gap) {
     int32_t& next = next_[static_cast<size_t>(core)];
     int32_t task = -1;
     if (next < offset_[static_cast<size_t>(core) + 1]) {
@@ -37,21 +48,28 @@ class SpmdRuntime : public TaskEngine {
     } else {
       size_t& b = next_block_[core_type(core)];
       const auto& queue = blocks_[core_type(core)];
-      if (b >= queue.size()) return;
+      if (b >= queue.size() || g_.tasks[static_cast<size_t>(queue[b])].launch != launch_)
+        return false;
       task = queue[b++];
       gap = block_start_;
     }
     record(task).core = core;
     push(kLane, t + gap, kStart, task);
+    return true;
   }
 
   static constexpr int kLane = 0;
   double gap_;
   double block_start_;
+  double launch_gap_;
+  int32_t launch_ = 0;           // the launch whose blocks are being placed
+  std::vector<int64_t> left_;    // per launch: tasks not yet finished
+  std::vector<bool> idle_;       // per core: nothing started since its last task ended
   std::vector<int32_t> offset_;  // tasks_[offset_[c], offset_[c + 1]) are pinned to core c
   std::vector<int32_t> tasks_;
   std::vector<int32_t> next_;                // per core: index in tasks_ of its next task
-  ByCoreType<std::vector<int32_t>> blocks_;  // unpinned tasks per core type, in task order
+  ByCoreType<std::vector<int32_t>> blocks_;  // unpinned tasks per core type, by launch, then
+                                             // in task order
   ByCoreType<size_t> next_block_;
 };
 

@@ -14,6 +14,7 @@
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/l2_residency.hpp"
+#include "sim/launch_cost.hpp"
 #include "sim/metrics.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
@@ -319,6 +320,49 @@ TEST(Simulator, SpmdBlocksFillTheFirstFreeCore) {
     EXPECT_NEAR(r.tasks[i].start, 1000.0 * static_cast<double>(i - 1), 1e-9) << i;
   }
   EXPECT_NEAR(r.last_end, 10000, 1e-9);
+}
+
+// Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
+// gap plus a block start later, even on cores that freed early; launch 0's blocks run first
+// whatever their order in the graph.
+TEST(Simulator, SpmdSecondLaunchWaitsForTheFirst) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aiv = 2;
+  hw.scheduler.block_start_ns = 250;
+  hw.kernel.launch_us = 3;
+  const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const double gap = launch_gap_cycles(hw, TaskGraph{});
+  EXPECT_NEAR(gap, hw.ns_to_cycles(3000), 1e-9);
+  TaskGraph g;
+  g.runtime = RuntimeStyle::kSpmd;
+  g.add_psg("blocks");
+  TaskKind k;
+  g.add_kind(k);
+  g.add_kind(k);
+  g.add_task(1, 0, -1, 1);  // launch 1, listed first
+  g.add_task(0, 0);         // launch 0: 10000 cycles
+  g.add_task(1, 0);         // launch 0: 1000 cycles
+  g.add_task(1, 0, -1, 1);
+  g.add_task(1, 0, -1, 1);
+  g.finalize();
+  EXPECT_EQ(g.num_launches(), 2);
+  TaskCost lo, sh;
+  lo.cycles = 10000;
+  sh.cycles = 1000;
+  const SimResult r = simulate_costed(g, {lo, sh}, hw);
+  EXPECT_NEAR(r.tasks[1].start, s, 1e-9);
+  EXPECT_NEAR(r.tasks[2].start, s, 1e-9);
+  const double open = s + 10000 + gap;  // launch 0 ends with its long block
+  EXPECT_NEAR(r.tasks[0].start, open + s, 1e-9);
+  EXPECT_NEAR(r.tasks[3].start, open + s, 1e-9);
+  EXPECT_NEAR(r.tasks[4].start, open + s + 1000 + s, 1e-9);  // a second wave of launch 1
+  EXPECT_NEAR(r.last_end, open + 2 * (s + 1000), 1e-9);
+  std::ostringstream trace;  // the trace names each task's launch
+  write_chrome_trace(trace, g, r, hw);
+  EXPECT_NE(trace.str().find(R"("taskId":0,"root":0,"psg":"blocks","launch":1)"),
+            std::string::npos);
+  EXPECT_NE(trace.str().find(R"("taskId":1,"root":0,"psg":"blocks","launch":0)"),
+            std::string::npos);
 }
 
 // One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released
