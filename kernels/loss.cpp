@@ -160,7 +160,7 @@ KernelFamily loss_kernels() {
   t2.list_size = 1;
   t2.min = 1;
   t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
-  f.params = {merge_param(), t2};
+  f.params = {merge_param(), t2, spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_loss;
   return f;

@@ -138,7 +138,7 @@ KernelFamily norm_kernels() {
   groups.min = 1;
   groups.ops = {"groupnorm"};
   groups.doc = "channel groups, an integer >= 1 dividing C";
-  f.params = {merge_param(), groups};
+  f.params = {merge_param(), groups, spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_norm;
   return f;

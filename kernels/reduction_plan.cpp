@@ -84,6 +84,23 @@ ReductionPlan plan_reduction(const Dims& shape, const Dims& tile, std::vector<in
   return p;
 }
 
+std::vector<RowPart> block_row_parts(const ReductionPlan& plan, int64_t b) {
+  const int64_t segs = plan.segments_per_chain();
+  const int64_t units = static_cast<int64_t>(plan.chains.size()) * segs;
+  // The block holding unit u: the last b with units * b / grid <= u (block_range).
+  const auto block_of = [&](int64_t u) {
+    return static_cast<int64_t>(((static_cast<__int128>(u) + 1) * plan.grid - 1) / units);
+  };
+  const BlockRange r = block_range(units, plan.grid, b);
+  std::vector<RowPart> parts;
+  for (int64_t ci = r.begin / segs; ci * segs < r.end; ++ci) {
+    const int64_t first = block_of(ci * segs), last = block_of((ci + 1) * segs - 1);
+    parts.push_back({ci, std::max(r.begin, ci * segs) - ci * segs,
+                     std::min(r.end, (ci + 1) * segs) - ci * segs, b - first, last - first + 1});
+  }
+  return parts;
+}
+
 std::vector<std::vector<MergeStep>> merge_levels(int n, MergeMode mode) {
   std::vector<std::vector<MergeStep>> levels;
   if (mode == MergeMode::kTree) {

@@ -51,12 +51,28 @@ struct ReductionPlan {
   // spmd with more blocks than row tiles: the blocks share the (chain, segment) units instead,
   // and a row split across blocks combines its partials by atomic accumulation into GM.
   bool split_rows = false;
+  // spmd split rows whose partials cannot finish in GM by atomic accumulation (a second pass
+  // re-reads the input, the statistics do not add, or a loss folds its finished rows): launch 0
+  // leaves each row part's statistics in GM, launch 1 combines and finishes them
+  // (block_row_parts).
+  bool second_launch = false;
   std::vector<Chunk> chunks;
   std::vector<ReduceChain> chains;
   int64_t segments_per_chain() const {
     return chains.empty() ? 0 : static_cast<int64_t>(chains[0].segments.size());
   }
 };
+
+// spmd split rows: a run of sub-tiles [s0, s1) of chain `chain` that one block holds; `index`
+// counts the blocks before it that hold part of the same row, `parts` all of them.
+struct RowPart {
+  int64_t chain = 0;
+  int64_t s0 = 0, s1 = 0;
+  int64_t index = 0, parts = 1;
+};
+// The row parts block `b` of plan.grid holds, in order (plan.split_rows: blocks share the
+// (chain, sub-tile) units evenly, block_range).
+std::vector<RowPart> block_row_parts(const ReductionPlan& plan, int64_t b);
 
 bool is_reduced(const std::vector<int>& dims, size_t d);
 // Cuts `loop_axis` into loop_count chunks and groups each chunk's tiles by output block.

@@ -84,7 +84,7 @@ KernelFamily softmax_kernels() {
   f.name = "softmax";
   f.ops = {{"softmax", "exp(x - max) / sum over one dim"},
            {"logsoftmax", "x - max - ln(sum of exp) over one dim"}};
-  f.params = {merge_param()};
+  f.params = {merge_param(), spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_softmax;
   return f;
