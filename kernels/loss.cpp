@@ -3,6 +3,9 @@
 //  - cross_entropy (N, C): per sample logsumexp(x) - x[target] (targets gathered per row);
 //  - mse (N, D): per sample mean((a - b)^2); the batch mean of those is the overall mean;
 //  - triplet_margin (N, D): per sample max(|a - p + eps| - |a - n + eps| + margin, 0).
+// Under spmd the blocks do phase 2 themselves (Phase::Link::kInBlocks): each folds the samples it
+// finished and adds its share of the mean atomically; samples split over blocks are finished by a
+// second launch (their partials do not all add: cross_entropy's max, triplet's square roots).
 #include <fmt/format.h>
 
 #include <cmath>

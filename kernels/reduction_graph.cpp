@@ -348,7 +348,8 @@ ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const Red
   Ctx c{plan, fam, root_offset, none, fam.fp32_inputs ? DType::kFp32 : dtype_, plan.shape};
   for (int d : plan.dims) c.out_shape[static_cast<size_t>(d)] = 1;
   c.psg_partial = g_.add_psg(fam.psg + ":partial");
-  if (plan.second_launch) c.psg_second = g_.add_psg(fam.psg + (fam.second_pass ? ":apply" : ":finish"));
+  if (plan.second_launch)
+    c.psg_second = g_.add_psg(fam.psg + (fam.second_pass ? ":apply" : ":finish"));
   const bool atomic = fam.atomic_merge;
   const auto geom = [&](const Block& b) {
     return reduce_geometry(compute_extent(plan.shape, plan.tile, b.extent), plan.dims);
