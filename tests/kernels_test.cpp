@@ -256,6 +256,28 @@ TEST(Kernels, SpmdNormSplitRowsFinishInASecondLaunch) {
   EXPECT_EQ(lower_kernel(split, default_hw()).graph.num_launches(), 2);
 }
 
+// spmd groupnorm split: (2, 4, 16, 64) in 2 groups is 4 rows of 2 channels x 16 x 64, walked in
+// 4 (1, 1, 8, 64) sub-tiles each; 8 blocks hold half a row. Launch 0 adds each half's (sum, sum
+// of squares) (8 B) atomically, launch 1 reads them back and normalises the half.
+TEST(Kernels, SpmdGroupnormSplitRowsHandCount) {
+  KernelSpec s = spmd("groupnorm", {2, 4, 16, 64}, {1, 1, 8, 64}, {}, 8);
+  s.params["groups"] = 2;
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  const auto launches = by_launch(k);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].size(), 8u);
+  EXPECT_EQ(launches[1].size(), 8u);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 2.0 * 4 * 16 * 64 * 4 + 8 * 8);
+  EXPECT_EQ(t.write, 2.0 * 4 * 16 * 64 * 4 + 8 * 8);
+  // 4 blocks: whole groups by default, one launch, each group read twice (4 sub-tiles).
+  s.grid = 4;
+  const LoweredKernel w = lower_kernel(s, default_hw());
+  EXPECT_EQ(w.graph.num_launches(), 1);
+  EXPECT_EQ(w.graph.tasks.size(), 4u);
+  EXPECT_EQ(totals(w).read, 2 * 2.0 * 4 * 16 * 64 * 4);
+}
+
 // spmd softmax with rows split over blocks: (max, sum of exp) do not add, so each half row leaves
 // its 2 statistics (8 B) in GM; launch 1 reads both halves' (16 B), merges them and writes.
 TEST(Kernels, SpmdSoftmaxSplitRowsMergeInASecondLaunch) {
