@@ -135,6 +135,10 @@ void check_reduction(const std::string& op) {
     });
     EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
         << op << " spmd grid " << grid << " tile " << format_dims(tile);
+    if (grid > 2) continue;  // params.spmd_rows "split" with as many row tiles as blocks or more
+    s.params["spmd_rows"] = "split";
+    EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
+        << op << " spmd split grid " << grid << " tile " << format_dims(tile);
   }
 }
 

@@ -247,6 +247,7 @@ TEST(Kernels, SpmdNormSplitRowsFinishInASecondLaunch) {
     EXPECT_TRUE(k.graph.kinds[static_cast<size_t>(k.graph.tasks[static_cast<size_t>(t)].kind)]
                     .steps.back()
                     .accumulates);
+  EXPECT_EQ(k.diag.launches, 2);
   const Totals t = totals(k);
   EXPECT_EQ(t.read, 2 * 4.0 * 4096 * 4 + 8 * 4);
   EXPECT_EQ(t.write, 4.0 * 4096 * 4 + 8 * 4);
