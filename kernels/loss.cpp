@@ -4,8 +4,9 @@
 //  - mse (N, D): per sample mean((a - b)^2); the batch mean of those is the overall mean;
 //  - triplet_margin (N, D): per sample max(|a - p + eps| - |a - n + eps| + margin, 0).
 // Under spmd the blocks do phase 2 themselves (Phase::Link::kInBlocks): each folds the samples it
-// finished and adds its share of the mean atomically; samples split over blocks are finished by a
-// second launch (their partials do not all add: cross_entropy's max, triplet's square roots).
+// finished and adds its share of the mean atomically. Samples split over blocks: mse's parts are
+// scaled sums, so each block adds its parts' share directly (one launch); cross_entropy's max and
+// triplet's square roots need the whole sample, so a second launch finishes them.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -79,6 +80,7 @@ ReduceFamily mse_family() {
   f.psg = "mse";
   f.inputs = 2;
   f.atomic_merge = true;  // a sum, scaled linearly
+  f.linear_finalize = true;
   f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
     add_elementwise(VecClass::kSimple, dt, g.elems, 2, ops);  // a - b, squared
     add_reduce_ops(g, dt, ops);

@@ -435,10 +435,11 @@ ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const Red
           fam.combine_work(out_elems(p.chain), fin.fold);
         }
       } else {
-        // A whole row: finished here, its value kept in UB for the fold.
+        // A whole row (or, with linear_finalize, a part: its scaled share) finished here, its
+        // value kept in UB for the fold.
         fam.finalize_work(out_elems(p.chain), fin.vec);
         rows += out_elems(p.chain);
-        completes.push_back(p.chain);
+        if (p.parts == 1) completes.push_back(p.chain);
       }
       append_step(k, fin);
     }

@@ -76,7 +76,9 @@ void validate_phase_tiles(const ReductionProgram& prog, const KernelSpec& spec,
 }
 
 // A loss's batch mean under spmd: one output (the scalar), one segment per block that finishes
-// rows: the rows it finishes, folded and added atomically (kInBlocks).
+// rows: the rows it finishes, folded and added atomically (kInBlocks). A split row belongs to the
+// block holding its first part (with linear_finalize the blocks holding its other parts add
+// their scaled shares of it: the same sum, regrouped).
 void fold_into_blocks(Phase& batch, const ReductionPlan& rows) {
   ReductionPlan& p = batch.plan;
   p.merge = MergeMode::kAtomic;
@@ -164,10 +166,12 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   if (split) {
     check_grid(spec, rows * plan.segments_per_chain(), "sub-tiles", "");
     plan.split_rows = true;
-    // Atomic sums, maxima and minima finish a split row in GM; a second pass over the input,
-    // statistics that do not add (softmax's (max, sum of exp)) or a fold of finished rows need
-    // a second launch.
-    plan.second_launch = fam.second_pass || !fam.atomic_merge || folds_rows;
+    // Atomic sums, maxima and minima finish a split row in GM, and a loss whose per-row value is
+    // a scaled sum (mse) folds its parts directly; a second pass over the input, statistics
+    // that do not add (softmax's (max, sum of exp)) or a fold of rows that must be whole first
+    // need a second launch.
+    plan.second_launch =
+        fam.second_pass || !fam.atomic_merge || (folds_rows && !fam.linear_finalize);
   } else {
     check_grid(spec, rows, "output row tiles",
                " (params.spmd_rows = \"whole\"; \"split\" shares sub-tiles instead)");

@@ -306,18 +306,27 @@ TEST(Kernels, SpmdLossWholeRowsFoldIntoTheMean) {
   EXPECT_EQ(t.write, 32.0 * 4);
 }
 
-// spmd mse with rows split: 8 rows of 2 sub-tiles over 16 blocks. Launch 0: every block adds its
-// half row's sum into the row's statistic (4 B); launch 1: the 8 blocks holding a row's first half
-// read it (4 B), finish the row and add it into the mean (4 B).
+// spmd triplet_margin with rows split: 8 rows of 2 sub-tiles over 16 blocks. Its two distances
+// need the whole sample (square roots), so launch 0 writes each half's 2 sums (8 B) to its slot;
+// launch 1: the 8 blocks holding a row's first half read both slots (16 B), finish the row and
+// add it into the mean (4 B).
 TEST(Kernels, SpmdLossSplitRowsFinishInASecondLaunch) {
-  const LoweredKernel k = lower_kernel(spmd("mse", {8, 2048}, {1, 1024}, {}, 16), default_hw());
+  const LoweredKernel k =
+      lower_kernel(spmd("triplet_margin", {8, 2048}, {1, 1024}, {}, 16), default_hw());
   const auto launches = by_launch(k);
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0].size(), 16u);
   EXPECT_EQ(launches[1].size(), 8u);
   const Totals t = totals(k);
-  EXPECT_EQ(t.read, 2 * 8.0 * 2048 * 4 + 8 * 4);
-  EXPECT_EQ(t.write, 16.0 * 4 + 8 * 4);
+  EXPECT_EQ(t.read, 3 * 8.0 * 2048 * 4 + 8 * 16);
+  EXPECT_EQ(t.write, 16.0 * 8 + 8 * 4);
+  // mse's per-sample value is a scaled sum: each block adds its half's share into the mean
+  // directly, in one launch.
+  const LoweredKernel m = lower_kernel(spmd("mse", {8, 2048}, {1, 1024}, {}, 16), default_hw());
+  ASSERT_EQ(m.graph.tasks.size(), 16u);
+  EXPECT_EQ(m.graph.num_launches(), 1);
+  EXPECT_EQ(totals(m).read, 2 * 8.0 * 2048 * 4);
+  EXPECT_EQ(totals(m).write, 16.0 * 4);
 }
 
 // What the spmd partition does not model is one clear error naming it.
