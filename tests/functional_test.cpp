@@ -286,6 +286,8 @@ void check_layer_norm(const std::string& op) {  // layernorm, rmsnorm
   for (const auto& [tile, more] :
        std::vector<std::pair<Dims, int64_t>>{{{1, 48}, 0}, {{1, 16}, 13}, {{2, 24}, 5}})
     check_norm_spmd(spec(op, {6, 48}, tile, {1}), x, reference_norm(x, {1}, op == "rmsnorm"), more);
+  const NdArray r = random_array({6, 40}, 4);  // a ragged last sub-tile (40 = 16 + 16 + 8)
+  check_norm_spmd(spec(op, {6, 40}, {1, 16}, {1}), r, reference_norm(r, {1}, op == "rmsnorm"), 17);
 }
 
 // batchnorm: statistics over N, H, W per channel.
