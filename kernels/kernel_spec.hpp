@@ -20,7 +20,8 @@ enum class PartitionStyle {
   kAscendC,  // hand-written Ascend C: tiles split evenly over `cores`, one looping task per core
   kSpmd,     // SPMD launch (Ascend C blockDim / Triton grid): `grid` blocks, each owning a
              // contiguous run of the work (tiles, or whole output rows of a reduction; with more
-             // blocks than rows, sub-tiles whose split rows add up atomically) that it walks
+             // blocks than rows or params.spmd_rows "split", sub-tiles whose split rows add up
+             // atomically or in a second launch) that it walks
              // through UB in `tile`-sized sub-tiles with `buffer_count`-deep buffering; the
              // hardware places each block on the first free core (waves when grid > cores)
 };

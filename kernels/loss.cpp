@@ -3,6 +3,10 @@
 //  - cross_entropy (N, C): per sample logsumexp(x) - x[target] (targets gathered per row);
 //  - mse (N, D): per sample mean((a - b)^2); the batch mean of those is the overall mean;
 //  - triplet_margin (N, D): per sample max(|a - p + eps| - |a - n + eps| + margin, 0).
+// Under spmd the blocks do phase 2 themselves (Phase::Link::kInBlocks): each folds the samples it
+// finished and adds its share of the mean atomically. Samples split over blocks: mse's parts are
+// scaled sums, so each block adds its parts' share directly (one launch); cross_entropy's max and
+// triplet's square roots need the whole sample, so a second launch finishes them.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -76,6 +80,7 @@ ReduceFamily mse_family() {
   f.psg = "mse";
   f.inputs = 2;
   f.atomic_merge = true;  // a sum, scaled linearly
+  f.linear_finalize = true;
   f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
     add_elementwise(VecClass::kSimple, dt, g.elems, 2, ops);  // a - b, squared
     add_reduce_ops(g, dt, ops);
@@ -160,7 +165,7 @@ KernelFamily loss_kernels() {
   t2.list_size = 1;
   t2.min = 1;
   t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
-  f.params = {merge_param(), t2};
+  f.params = {merge_param(), t2, spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_loss;
   return f;

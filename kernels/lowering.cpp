@@ -43,6 +43,7 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
     k.graph = pack_tasks(k.graph, cap);
     k.diag.tasks = static_cast<int64_t>(k.graph.tasks.size());
   }
+  k.diag.launches = k.graph.num_launches();
   return k;
 }
 

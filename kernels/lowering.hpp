@@ -24,6 +24,7 @@ struct Diagnostics {
   std::vector<std::string> limit_violations;  // PyPTO rulebook limits (reported, not enforced;
                                               // none for an spmd kernel)
   int64_t tasks = 0;
+  int32_t launches = 1;  // kernel launches of an spmd graph (rows split over blocks: 2)
 };
 
 struct LoweredKernel {

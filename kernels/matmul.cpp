@@ -229,7 +229,7 @@ LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
                                       hw.dma.gm_granule_bytes));
       acc.push_back({block_key(kOutputTensor, {t.m0, t.n0}), last.stores.back().bytes(), true});
       k.steps.push_back(last);
-      const int32_t task = g.add_task(kinds.get(g, k), 0, -1, idx != blk);
+      const int32_t task = g.add_task(kinds.get(g, k), 0, -1, 0, idx != blk);
       for (const Access& a : acc) g.add_access(task, a);
     }
   g.finalize();

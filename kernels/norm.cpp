@@ -1,6 +1,9 @@
 // Normalisations: layernorm and rmsnorm over chosen dims (the last by default, or a middle C
 // axis), groupnorm (statistics per sample and group of channels) and batchnorm (statistics per
 // channel over N, H, W). Two passes: statistics, then a pass that re-reads the input.
+// Under spmd (kernels/reduction_program.cpp share_over_blocks) a block holds whole rows (groups,
+// channels) and normalises a row that fits one sub-tile in the same pass, or the blocks share the
+// rows' sub-tiles: sums and sums of squares add atomically in launch 0, launch 1 normalises.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -138,7 +141,7 @@ KernelFamily norm_kernels() {
   groups.min = 1;
   groups.ops = {"groupnorm"};
   groups.doc = "channel groups, an integer >= 1 dividing C";
-  f.params = {merge_param(), groups};
+  f.params = {merge_param(), groups, spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_norm;
   return f;

@@ -136,7 +136,7 @@ KernelFamily reduce_kernels() {
   multi.fallback = "merged";
   multi.allowed = {"merged", "chained"};
   multi.doc = "several adjacent dims: merged by reshape into one (rule 3), or chained one by one";
-  f.params = {merge_param(), multi};
+  f.params = {merge_param(), multi, spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_reduce;
   return f;

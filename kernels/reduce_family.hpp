@@ -42,6 +42,8 @@ struct ReduceFamily {
   DType out_dtype = DType::kFp32;  // of the reduced output (when there is no second pass)
   bool fp32_inputs = false;        // reads fp32 values of an earlier phase, whatever the op dtype
   bool atomic_merge = false;       // statistics merge by elementwise sum/max/min (atomic DMA)
+  bool linear_finalize = false;    // finalize scales a sum: partials may be finalized apart and
+                                   // added (an spmd loss folds split rows in one launch)
 
   // Work, for timing.
   std::function<void(const TileReduceGeometry&, DType, std::vector<VecOp>&)> partial_work;

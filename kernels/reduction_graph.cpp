@@ -325,6 +325,139 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   return out;
 }
 
+ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const ReduceFamily& fam,
+                                            const ReduceFamily* fold, int32_t root_offset) {
+  const SegmentDeps none;
+  Ctx c{plan, fam, root_offset, none, fam.fp32_inputs ? DType::kFp32 : dtype_, plan.shape};
+  for (int d : plan.dims) c.out_shape[static_cast<size_t>(d)] = 1;
+  c.psg_partial = g_.add_psg(fam.psg + ":partial");
+  if (plan.second_launch)
+    c.psg_second = g_.add_psg(fam.psg + (fam.second_pass ? ":apply" : ":finish"));
+  const bool atomic = fam.atomic_merge;
+  const auto geom = [&](const Block& b) {
+    return reduce_geometry(compute_extent(plan.shape, plan.tile, b.extent), plan.dims);
+  };
+  const auto segment = [&](int64_t ci, int64_t s) -> const Block& {
+    return plan.chains[static_cast<size_t>(ci)].segments[static_cast<size_t>(s)];
+  };
+  const auto out_elems = [&](int64_t ci) {
+    return product(plan.chains[static_cast<size_t>(ci)].out.extent);
+  };
+  // Statistics of a row part in GM: atomic families share one slot per row, others keep one
+  // slot per part (`slots` slots read at once: a row's parts are contiguous).
+  const auto slot_dma = [&](int64_t ci, int64_t slot, int64_t slots, DmaDir dir) {
+    const DmaOp op{dir, 1, slots * out_elems(ci) * fam.stats * 4, 0};
+    c.acc.push_back({block_key(kStatsTensor + static_cast<uint32_t>(phase_), {ci, slot}),
+                     op.bytes(), dir == DmaDir::kWrite});
+    return op;
+  };
+  // A segment's pass over the input: statistics (partial) or the output (second pass).
+  const auto pass_step = [&](int64_t ci, int64_t s, int64_t s0, bool second) {
+    const Block& seg = segment(ci, s);
+    TileStep st;
+    const DmaOp read = input_dma(c, seg, DmaDir::kRead);
+    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(read);
+    if (fam.extra_loads && !second)
+      fam.extra_loads(reduce_geometry(seg.extent, plan.dims), st.loads);
+    if (second) {
+      fam.second_work(geom(seg), c.in, st.vec);
+      st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+    } else {
+      fam.partial_work(geom(seg), c.in, st.vec);
+      if (s > s0) fam.combine_work(out_elems(ci), st.vec);
+    }
+    return st;
+  };
+  ReductionTasks out;
+  out.finals.resize(plan.chains.size());
+  // One block task of `launch`; `rows` finished rows fold into the scalar output.
+  const auto add_block = [&](TaskKind& k, int64_t b, int32_t launch, int64_t rows,
+                             const std::vector<int64_t>& completes) {
+    if (fold && rows > 0) {
+      TileStep st;
+      fold->partial_work(reduce_geometry({rows}, {0}), DType::kFp32, st.vec);
+      fold->finalize_work(1, st.vec);  // the batch mean is linear: each block scales its share
+      const DmaOp op{DmaDir::kWrite, 1, fold->stats * 4, 0};
+      c.acc.push_back(
+          {block_key(kWorkspaceTensor + static_cast<uint32_t>(phase_ + 1), {0}), op.bytes(), true});
+      st.stores.push_back(op);
+      st.accumulates = true;
+      fold->combine_work(1, st.fold);
+      append_step(k, st);
+    }
+    if (k.steps.empty()) return;
+    k.label = fmt::format("{}_{}block{}", fam.psg, launch > 0 ? "finish_" : "", b);
+    const int32_t t = g_.add_task(kinds_.get(g_, k), root_offset, -1, launch);
+    for (const Access& a : c.acc) g_.add_access(t, a);
+    c.acc.clear();
+    for (const int64_t ci : completes) out.finals[static_cast<size_t>(ci)].push_back(t);
+    out.all.push_back(t);
+  };
+  const std::vector<std::vector<RowPart>> row_parts = block_row_parts(plan);
+  for (int64_t b = 0; b < plan.grid; ++b) {
+    TaskKind k = base_kind(c, "block", plan.tile);
+    k.psg = c.psg_partial;
+    int64_t rows = 0;
+    std::vector<int64_t> completes;
+    for (const RowPart& p : row_parts[static_cast<size_t>(b)]) {
+      c.chain = static_cast<size_t>(p.chain);
+      for (int64_t s = p.s0; s < p.s1; ++s) append_step(k, pass_step(p.chain, s, p.s0, false));
+      TileStep fin;
+      if (plan.second_launch) {
+        // Leave the part's statistics in GM for launch 1.
+        fin.stores.push_back(slot_dma(p.chain, atomic ? 0 : p.index, 1, DmaDir::kWrite));
+        if (atomic && p.parts > 1) {
+          fin.accumulates = true;
+          fam.combine_work(out_elems(p.chain), fin.fold);
+        }
+      } else {
+        // A whole row (or, with linear_finalize, a part: its scaled share) finished here, its
+        // value kept in UB for the fold.
+        fam.finalize_work(out_elems(p.chain), fin.vec);
+        rows += out_elems(p.chain);
+        if (p.parts == 1) completes.push_back(p.chain);
+      }
+      append_step(k, fin);
+    }
+    add_block(k, b, 0, rows, completes);
+  }
+  if (plan.second_launch) {
+    for (int64_t b = 0; b < plan.grid; ++b) {
+      TaskKind k = base_kind(c, "finish", plan.tile);
+      k.psg = c.psg_second;
+      int64_t slots = 1, rows = 0;
+      std::vector<int64_t> completes;
+      for (const RowPart& p : row_parts[static_cast<size_t>(b)]) {
+        // Every part of a row is normalised by its own block; a reduced row is finished by the
+        // block holding its first part.
+        if (!fam.second_pass && p.index > 0) continue;
+        c.chain = static_cast<size_t>(p.chain);
+        const int64_t n = out_elems(p.chain);
+        TileStep fin;
+        fin.loads.push_back(slot_dma(p.chain, 0, atomic ? 1 : p.parts, DmaDir::kRead));
+        if (!atomic)
+          for (int64_t i = 1; i < p.parts; ++i) fam.combine_work(n, fin.vec);
+        slots = std::max(slots, atomic ? 1 : p.parts);
+        fam.finalize_work(n, fin.vec);
+        if (!fam.second_pass && !fold)
+          fin.stores.push_back(output_dma(c, plan.chains[c.chain].out));
+        append_step(k, fin);
+        if (fam.second_pass)
+          for (int64_t s = p.s0; s < p.s1; ++s) append_step(k, pass_step(p.chain, s, p.s0, true));
+        else
+          rows += n;
+        completes.push_back(p.chain);
+      }
+      if (slots > 1)
+        k.buffers.push_back({"partials", slots * product(plan.chains[0].out.extent) * fam.stats * 4,
+                             BufferRole::kTemp, MemSpace::kUb});
+      add_block(k, b, 1, rows, completes);
+    }
+  }
+  ++phase_;
+  return out;
+}
+
 SegmentDeps deps_by_origin(const ReductionPlan& plan, const ReductionTasks& tasks) {
   auto index = std::make_shared<std::map<Dims, std::vector<int32_t>>>();
   for (size_t i = 0; i < plan.chains.size(); ++i)

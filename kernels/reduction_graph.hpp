@@ -29,6 +29,13 @@ class ReductionBuilder {
   // Adds one reduction. Root functions are plan roots + `root_offset`.
   ReductionTasks add(const ReductionPlan& plan, const ReduceFamily& fam, int32_t root_offset,
                      const SegmentDeps& deps = {});
+  // spmd blocks that end in GM by more than one launch or fold their finished rows (`fold`, the
+  // family of a loss's batch mean, or null): each block's parts of plan.blocks (whole rows or
+  // row parts, block_row_parts) in launch 0; with plan.second_launch, launch 0 leaves each row
+  // part's statistics in GM and launch 1 combines, finalizes and applies (or finishes) them. A
+  // folding block adds its rows' folded value into the scalar output atomically.
+  ReductionTasks add_blocks(const ReductionPlan& plan, const ReduceFamily& fam,
+                            const ReduceFamily* fold, int32_t root_offset);
 
  private:
   struct Ctx;

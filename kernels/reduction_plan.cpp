@@ -139,6 +139,28 @@ std::vector<std::vector<ReductionPlan::Part>> cut_block_regions(ReductionPlan& p
   return regions;
 }
 
+bool splits_rows(const ReductionPlan& plan) {
+  for (const auto& parts : plan.blocks)
+    for (const ReductionPlan::Part& p : parts)
+      if (p.s0 != 0 ||
+          p.s1 != static_cast<int64_t>(plan.chains[static_cast<size_t>(p.chain)].segments.size()))
+        return true;
+  return false;
+}
+
+std::vector<std::vector<RowPart>> block_row_parts(const ReductionPlan& plan) {
+  std::vector<int64_t> seen(plan.chains.size(), 0);  // per chain: parts in earlier blocks
+  std::vector<std::vector<RowPart>> out;
+  for (const auto& parts : plan.blocks) {
+    auto& row_parts = out.emplace_back();
+    for (const ReductionPlan::Part& p : parts)
+      row_parts.push_back({p.chain, p.s0, p.s1, seen[static_cast<size_t>(p.chain)]++, 0});
+  }
+  for (auto& row_parts : out)
+    for (RowPart& p : row_parts) p.parts = seen[static_cast<size_t>(p.chain)];
+  return out;
+}
+
 std::vector<std::vector<MergeStep>> merge_levels(int n, MergeMode mode) {
   std::vector<std::vector<MergeStep>> levels;
   if (mode == MergeMode::kTree) {

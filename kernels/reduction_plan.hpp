@@ -43,7 +43,9 @@ struct ReductionPlan {
   MergeMode merge = MergeMode::kTree;
   // spmd: `grid` blocks (0: not spmd, one task set per chain), each one task walking its parts
   // in order and accumulating each part's segments in UB (merge kInTask). A part that is not a
-  // whole chain (a row split across blocks) adds its partial into GM atomically.
+  // whole chain (a row split across blocks) adds its partial into GM atomically, or leaves it
+  // for a second launch (second_launch). `blocks` is the one record of which parts each block
+  // holds; block_row_parts and splits_rows derive from it.
   int64_t grid = 0;
   struct Part {
     int64_t chain = 0;
@@ -51,12 +53,29 @@ struct ReductionPlan {
     int64_t s1 = 0;
   };
   std::vector<std::vector<Part>> blocks;
+  // spmd, a row split across blocks (splits_rows) whose partials cannot finish in GM by atomic
+  // accumulation (a second pass re-reads the input, the statistics do not add, or a loss folds
+  // its finished rows): launch 0 leaves each row part's statistics in GM, launch 1 combines and
+  // finishes them (block_row_parts).
+  bool second_launch = false;
   std::vector<Chunk> chunks;
   std::vector<ReduceChain> chains;
   int64_t segments_per_chain() const {
     return chains.empty() ? 0 : static_cast<int64_t>(chains[0].segments.size());
   }
 };
+
+// spmd: true when some block's part is not a whole chain (a row split across blocks).
+bool splits_rows(const ReductionPlan& plan);
+// spmd: a run of sub-tiles [s0, s1) of chain `chain` that one block holds; `index` counts the
+// parts of the same row in earlier blocks, `parts` all of them (1: a whole row).
+struct RowPart {
+  int64_t chain = 0;
+  int64_t s0 = 0, s1 = 0;
+  int64_t index = 0, parts = 1;
+};
+// The row parts of each block of plan.blocks, in order (one scan of plan.blocks).
+std::vector<std::vector<RowPart>> block_row_parts(const ReductionPlan& plan);
 
 bool is_reduced(const std::vector<int>& dims, size_t d);
 // Cuts `loop_axis` into loop_count chunks and groups each chunk's tiles by output block.

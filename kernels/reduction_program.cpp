@@ -18,13 +18,23 @@ void build_program(const ReductionProgram& prog, const KernelSpec& spec, const H
   int32_t root_offset = 0;
   ReductionTasks prev;
   const ReductionPlan* prev_plan = nullptr;
-  for (const auto& ph : prog.phases) {
+  for (size_t i = 0; i < prog.phases.size(); ++i) {
+    const Phase& ph = prog.phases[i];
     if (ph.plan.merge == MergeMode::kAtomic && !ph.fam.atomic_merge)
       throw Error(spec.op +
                       ": params.merge: \"atomic\" needs statistics that merge by sum, max "
                       "or min; " +
                       ph.fam.psg + " does not (use auto, tree, chain or in_task)",
                   ErrorKind::kParams);
+    const Phase* folded =
+        i + 1 < prog.phases.size() && prog.phases[i + 1].link == Phase::Link::kInBlocks
+            ? &prog.phases[i + 1]
+            : nullptr;
+    if (ph.plan.grid > 0 && (ph.plan.second_launch || folded)) {
+      prev = builder.add_blocks(ph.plan, ph.fam, folded ? &folded->fam : nullptr, root_offset);
+      if (folded) ++i;  // done by these blocks
+      continue;
+    }
     SegmentDeps deps;
     if (ph.link == Phase::Link::kByOrigin) deps = deps_by_origin(*prev_plan, prev);
     if (ph.link == Phase::Link::kByRows) deps = deps_by_rows(*prev_plan, prev);
@@ -65,6 +75,27 @@ void validate_phase_tiles(const ReductionProgram& prog, const KernelSpec& spec,
   }
 }
 
+// A loss's batch mean under spmd: one output (the scalar), one segment per block that finishes
+// rows: the rows it finishes, folded and added atomically (kInBlocks). A split row belongs to the
+// block holding its first part (with linear_finalize the blocks holding its other parts add
+// their scaled shares of it: the same sum, regrouped).
+void fold_into_blocks(Phase& batch, const ReductionPlan& rows) {
+  ReductionPlan& p = batch.plan;
+  p.merge = MergeMode::kAtomic;
+  p.chains = {ReduceChain{0, Block{{0}, {1}}, {}}};
+  for (const auto& parts : block_row_parts(rows)) {
+    std::vector<int64_t> done;
+    for (const RowPart& part : parts)
+      if (part.index == 0) done.push_back(part.chain);
+    if (done.empty()) continue;
+    const Block& first = rows.chains[static_cast<size_t>(done.front())].out;
+    const Block& last = rows.chains[static_cast<size_t>(done.back())].out;
+    p.chains[0].segments.push_back(
+        Block{{first.origin[0]}, {last.origin[0] + last.extent[0] - first.origin[0]}});
+  }
+  batch.link = Phase::Link::kInBlocks;
+}
+
 }  // namespace
 
 LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) {
@@ -72,8 +103,13 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
   if (spec.partition == PartitionStyle::kAscendC)
     throw Error(spec.op +
                     ": the ascendc partition is modelled for copy_in and elementwise ops; a "
-                    "reducing op takes pypto, or spmd for the reduce and softmax families",
+                    "reducing op takes pypto or spmd",
                 ErrorKind::kLimits);
+  if (spec.partition != PartitionStyle::kSpmd && has_param(spec, "spmd_rows"))
+    throw Error(fmt::format("{}: params.spmd_rows applies to the spmd partition (this run is {}); "
+                            "leave it out",
+                            spec.op, partition_name(spec.partition)),
+                ErrorKind::kParams);
   const ReductionProgram prog = describe_reduction_program(spec);
   validate_phase_tiles(prog, spec, hw);
   LoweredKernel out;
@@ -84,9 +120,10 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
 
 void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   const KernelFamily* family = find_family(spec.op);
-  if (!family || (family->name != "reduce" && family->name != "softmax"))
-    throw Error(fmt::format("{}: the spmd partition is modelled for copy_in, elementwise, reduce "
-                            "and softmax ops; {} ops take the pypto partition",
+  const std::string name = family ? family->name : "";
+  if (name != "reduce" && name != "softmax" && name != "norm" && name != "loss")
+    throw Error(fmt::format("{}: the spmd partition is modelled for copy_in, elementwise, reduce, "
+                            "softmax, norm and loss ops; {} ops take the pypto partition",
                             spec.op, family ? family->name : "these"),
                 ErrorKind::kLimits);
   if (spec.loop_count != 1)
@@ -94,7 +131,9 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                             "partition shares output rows over partition.grid blocks",
                             spec.op, spec.loop_count),
                 ErrorKind::kLimits);
-  if (prog.phases.size() != 1)
+  // A loss's batch mean (its second phase) is folded into the blocks of the first.
+  const bool folds_rows = name == "loss";
+  if (prog.phases.size() != (folds_rows ? 2u : 1u))
     throw Error(fmt::format("{}: a chained reduction runs {} phases, one launch each; an spmd "
                             "launch runs one (use params.multi_dim = \"merged\" or the pypto "
                             "partition)",
@@ -107,49 +146,45 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                             "partition (allowed under spmd: auto, in_task)",
                             spec.op, merge),
                 ErrorKind::kParams);
+  if (folds_rows && has_param(spec, "phase2_tile"))
+    throw Error(fmt::format("{}: params.phase2_tile tiles the pypto batch-mean phase; under spmd "
+                            "each block folds the rows it finishes (leave it out)",
+                            spec.op),
+                ErrorKind::kParams);
   ReductionPlan& plan = prog.phases[0].plan;
-  const ReduceFamily& fam = prog.phases[0].fam;
+  ReduceFamily& fam = prog.phases[0].fam;
   using Part = ReductionPlan::Part;
   // Units of work shared in contiguous runs over the blocks, each a list of parts.
   std::vector<std::vector<Part>> units;
-  std::string split_cause;  // why a row would split across blocks, for the message
+  const std::string rows_mode = param_string(spec, "spmd_rows");
   if (!spec.block.empty()) {
     if (plan.shape != spec.shape || plan.dims.size() != 1)
       throw Error(fmt::format("{}: partition.block cuts the shape {} as given; it needs a "
                               "reduction over one dim (merged dims reshape the tensor)",
                               spec.op, format_dims(spec.shape)),
                   ErrorKind::kLimits);
+    if (rows_mode != "auto")
+      throw Error(fmt::format("{}: params.spmd_rows \"{}\": with partition.block the block "
+                              "regions decide which rows split (leave it out)",
+                              spec.op, rows_mode),
+                  ErrorKind::kParams);
     units = cut_block_regions(plan, spec.block);
     check_grid(spec, static_cast<int64_t>(units.size()), "block regions", "");
-    const auto rd = static_cast<size_t>(plan.dims[0]);
-    if (spec.block[rd] < spec.shape[rd])
-      split_cause = fmt::format("partition.block[{}] = {} splits the reduced dim of size {}", rd,
-                                spec.block[rd], spec.shape[rd]);
   } else {
+    // Whole rows per block while there are at least as many row tiles as blocks (auto), or
+    // always (whole); otherwise, or always (split), blocks share the (row, sub-tile) units.
     const auto rows = static_cast<int64_t>(plan.chains.size());
     const int64_t segs = plan.segments_per_chain();
-    if (spec.grid > rows) {
-      // More blocks than row tiles: the (row, sub-tile) units are shared instead.
-      split_cause =
-          fmt::format("partition.grid {} exceeds the {} output row tiles", spec.grid, rows);
+    if (rows_mode == "split" || (rows_mode == "auto" && spec.grid > rows)) {
       check_grid(spec, rows * segs, "sub-tiles", "");
       for (int64_t u = 0; u < rows * segs; ++u)
         units.push_back({{u / segs, u % segs, u % segs + 1}});
     } else {
-      check_grid(spec, rows, "output row tiles", "");  // a grid below 1
+      check_grid(spec, rows, "output row tiles",
+                 " (params.spmd_rows = \"whole\"; \"split\" shares sub-tiles instead)");
       for (int64_t ci = 0; ci < rows; ++ci) units.push_back({{ci, 0, segs}});
     }
   }
-  if (!split_cause.empty() && (!fam.atomic_merge || fam.second_pass))
-    throw Error(
-        fmt::format("{}: {}, so rows would split across blocks; {} partials need a "
-                    "second launch to combine (not modelled; sum, mean, amax and amin "
-                    "combine by atomic add): {}",
-                    spec.op, split_cause, spec.op,
-                    spec.block.empty() ? fmt::format("use a grid of at most {}, or a smaller tile",
-                                                     plan.chains.size())
-                                       : "use a block covering the reduced dim"),
-        ErrorKind::kLimits);
   plan.merge = MergeMode::kInTask;
   plan.grid = spec.grid;
   plan.blocks.assign(static_cast<size_t>(spec.grid), {});
@@ -165,6 +200,18 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
           parts.push_back(p);
       }
   }
+  if (splits_rows(plan)) {
+    // Atomic sums, maxima and minima finish a split row in GM, and a loss whose per-row value is
+    // a scaled sum (mse) folds its parts directly; a second pass over the input, statistics
+    // that do not add (softmax's (max, sum of exp)) or a fold of rows that must be whole first
+    // need a second launch.
+    plan.second_launch =
+        fam.second_pass || !fam.atomic_merge || (folds_rows && !fam.linear_finalize);
+  } else {
+    // A row that fits one sub-tile is normalised in the pass that reads it.
+    fam.fuse_single = fam.second_pass;
+  }
+  if (folds_rows) fold_into_blocks(prog.phases[1], plan);
 }
 
 ParamDecl merge_param() {
@@ -176,6 +223,18 @@ ParamDecl merge_param() {
   p.doc =
       "how partials of a split reduction axis merge (auto: atomic where the statistics allow, "
       "else tree)";
+  return p;
+}
+
+ParamDecl spmd_rows_param() {
+  ParamDecl p;
+  p.name = "spmd_rows";
+  p.type = ParamType::kString;
+  p.fallback = "auto";
+  p.allowed = {"auto", "whole", "split"};
+  p.doc =
+      "spmd: whole rows per block, or rows split over blocks (partials combined atomically or "
+      "by a second launch); auto: whole while row tiles >= partition.grid";
   return p;
 }
 

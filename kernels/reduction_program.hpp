@@ -18,7 +18,9 @@ struct Phase {
   ReduceFamily fam;
   // How this phase's tasks wait for the previous phase: the same tile grid (a chained
   // reduction) or overlapping rows (a per-sample value reduced over the batch).
-  enum class Link { kNone, kByOrigin, kByRows } link = Link::kNone;
+  // kInBlocks (spmd): the previous phase's blocks do this phase's work, each folding the rows it
+  // finished (one segment per block) and adding the result into the output atomically.
+  enum class Link { kNone, kByOrigin, kByRows, kInBlocks } link = Link::kNone;
   // Where a later phase's tile comes from, for messages ("params.phase2_tile"); "" = the spec's.
   std::string tile_key;
 };
@@ -30,11 +32,14 @@ struct ReductionProgram {
   std::vector<Phase> phases;
 };
 
-// The spmd partition of a described program: its one phase's chains (whole output rows) shared
-// over partition.grid blocks that accumulate in UB; with more blocks than rows, the (row,
-// sub-tile) units are shared and split rows add up atomically (atomic-merging families without a
-// second pass only). Throws naming what is not modelled (other families, chained phases,
-// cross-task merges, loop_count, a grid above the units).
+// The spmd partition of a described program: its first phase's chains (whole output rows)
+// shared over partition.grid blocks that accumulate in UB (plan.blocks); with more blocks than
+// rows (or params.spmd_rows = "split"), the (row, sub-tile) units are shared instead, and with
+// partition.block the block regions are (kernels/block_regions.hpp): split rows add up
+// atomically in one launch where the statistics allow and nothing follows, else a second launch
+// finishes them. A loss's batch mean is folded into the blocks (Phase::Link::kInBlocks). Throws
+// naming what is not modelled (other families, chained phases, cross-task merges, loop_count,
+// a grid above the units).
 void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec);
 
 // Builds every phase's tasks; later phases get root functions after the earlier ones'.
@@ -50,6 +55,8 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw);
 
 // The merge param every reducing family declares, and its value for a spec.
 ParamDecl merge_param();
+// spmd_rows: how an spmd launch shares output rows over its blocks (auto, whole, split).
+ParamDecl spmd_rows_param();
 MergeMode merge_mode_of(const KernelSpec& spec);
 // The loop axis: the spec's, or the outermost axis not in `dims`.
 int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims);

@@ -1,5 +1,12 @@
 // softmax and logsoftmax over one dim. A split reduction axis carries (max, sum of exp) partials
 // whose merge rescales by exp(old max - new max); the output pass then re-reads the input.
+// Under spmd with rows split over blocks, the online form is what lets two launches suffice: an
+// atomic max could combine the maxima, but the sum of exp needs the row's global max first, which
+// would cost a third pass over the input (max; sum of exp(x - max); output). Instead each block
+// keeps its part's local (m_b, s_b = sum exp(x - m_b)) and writes it to its own GM slot (launch 0);
+// in launch 1 every block holding part of the row reads the row's slots, merges them with the
+// rescaling merge (m = max m_b, s = sum s_b exp(m_b - m)) and writes its part of the output.
+// The functional proof merges the parts' partials in the same order (kernels/functional.cpp).
 #include <cmath>
 
 #include "kernels/families.hpp"
@@ -84,7 +91,7 @@ KernelFamily softmax_kernels() {
   f.name = "softmax";
   f.ops = {{"softmax", "exp(x - max) / sum over one dim"},
            {"logsoftmax", "x - max - ln(sum of exp) over one dim"}};
-  f.params = {merge_param()};
+  f.params = {merge_param(), spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_softmax;
   return f;

@@ -89,8 +89,8 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
     }
     keep_partials_in_ub(k.steps, target);
     if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
-    const int32_t id =
-        out.add_task(kinds.get(out, k), g.tasks[static_cast<size_t>(m.front())].root);
+    const Task& lead = g.tasks[static_cast<size_t>(m.front())];
+    const int32_t id = out.add_task(kinds.get(out, k), lead.root, -1, lead.launch);
     for (int32_t t : m) {
       pack_of[static_cast<size_t>(t)] = id;
       for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) out.add_access(id, *a);

@@ -52,11 +52,14 @@ int TaskGraph::add_kind(TaskKind kind) {
   return static_cast<int>(kinds.size() - 1);
 }
 
-int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core, bool continues_block) {
+int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core, int32_t launch,
+                            bool continues_block) {
   if (kind < 0 || kind >= static_cast<int32_t>(kinds.size()))
     throw InternalError("task graph: task refers to unknown kind " + std::to_string(kind));
-  tasks.push_back(Task{kind, root, pinned_core, continues_block});
+  if (launch < 0) throw InternalError("task graph: negative launch " + std::to_string(launch));
+  tasks.push_back(Task{kind, root, pinned_core, launch, continues_block});
   num_roots_ = std::max(num_roots_, root + 1);
+  num_launches_ = std::max(num_launches_, launch + 1);
   return static_cast<int32_t>(tasks.size() - 1);
 }
 

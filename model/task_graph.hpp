@@ -119,6 +119,8 @@ struct Task {
   int32_t root = 0;              // root function (loop body) it belongs to
   int32_t pinned_core = -1;      // kSpmd: the core it runs on (index among cores of its type);
                                  // -1: a block placed on the first free core
+  int32_t launch = 0;            // kSpmd: the kernel launch it belongs to; launch k + 1 starts when
+                                 // every task of launch k has finished (sim/spmd_runtime.hpp)
   bool continues_block = false;  // kSpmd, unpinned: the next iteration of the block that task
                                  // (index - 1) belongs to; it runs on that block's core right
                                  // after it (a block whose work items are tasks of their own)
@@ -135,14 +137,17 @@ class TaskGraph {
 
   int add_psg(const std::string& name);
   int add_kind(TaskKind kind);
-  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1,
+  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core = -1, int32_t launch = 0,
                    bool continues_block = false);
+  // A bool in the launch's place is a continues_block flag missing its launch: refuse it.
+  int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core, bool launch) = delete;
   void add_edge(int32_t from, int32_t to);  // `to` depends on `from`
   void add_access(int32_t task, Access a);
   // Builds the successor lists and in-degrees; call once after the last add_edge.
   void finalize();
 
   int32_t num_roots() const { return num_roots_; }
+  int32_t num_launches() const { return num_launches_; }
   int64_t num_edges() const { return static_cast<int64_t>(succ_.size()); }
   const int32_t* succ_begin(int32_t t) const { return succ_.data() + succ_off_[t]; }
   const int32_t* succ_end(int32_t t) const { return succ_.data() + succ_off_[t + 1]; }
@@ -161,6 +166,7 @@ class TaskGraph {
   std::vector<int64_t> access_off_;
   std::vector<Access> access_;
   int32_t num_roots_ = 0;
+  int32_t num_launches_ = 1;
   bool finalized_ = false;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 namespace tilesim {
@@ -78,11 +79,14 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
     const auto& kind = graph.kinds[static_cast<size_t>(task.kind)];
     const auto [pid, tid] = lane(i);
     const Ticks t = ticks(r.start, r.end);
+    // A graph of several launches names each task's launch.
+    const std::string launch =
+        graph.num_launches() > 1 ? fmt::format(R"(,"launch":{})", task.launch) : std::string();
     line(fmt::format(
-        R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"taskId":{},"root":{},"psg":{}}}}})",
+        R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"taskId":{},"root":{},"psg":{}{}}}}})",
         quoted(kind.label), quoted(graph.psg_names[static_cast<size_t>(kind.psg)]), pid, tid,
         tick_text(t.start), tick_text(t.end - t.start), i, task.root,
-        quoted(graph.psg_names[static_cast<size_t>(kind.psg)])));
+        quoted(graph.psg_names[static_cast<size_t>(kind.psg)]), launch));
   }
   // One flow arrow per dependency edge, from the predecessor's slice to the successor's. Each end
   // is bound to the slice enclosing its time ("bp":"e"), so it sits mid-slice, clear of the

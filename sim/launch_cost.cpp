@@ -14,4 +14,8 @@ double launch_overhead_us(const TaskGraph& graph, const Hardware& hw) {
   return starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
 }
 
+double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph) {
+  return hw.ns_to_cycles(1000.0 * launch_overhead_us(graph, hw));
+}
+
 }  // namespace tilesim

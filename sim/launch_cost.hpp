@@ -3,7 +3,8 @@
 // launch with the AICPU runtime's start). An SPMD kernel (Ascend C / Triton) pays the launch of
 // its kernel type: vector-only when every task runs on AIV cores, else the launch that starts cube
 // cores (cube-only and mixed kernels alike); its cores start kernel.core_start_ns apart
-// (sim/spmd_runtime.hpp).
+// (sim/spmd_runtime.hpp). Inside an SPMD run of several launches, the gap between the last task
+// of launch k and the first blocks of launch k + 1 is that same launch (one place for the model).
 
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
@@ -14,5 +15,7 @@ namespace tilesim {
 bool starts_cube_cores(const TaskGraph& graph);
 // The fixed launch + completion time of `graph`'s kernel, in us.
 double launch_overhead_us(const TaskGraph& graph, const Hardware& hw);
+// Cycles between the end of one launch of `graph` and the start of the next.
+double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph);
 
 }  // namespace tilesim

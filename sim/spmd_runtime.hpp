@@ -11,6 +11,11 @@
 //  - A block may be a run of tasks (Task::continues_block): the hardware places its first; each
 //    next one starts on the same core the moment the previous ends (the block's own loop).
 // A core runs its pinned tasks first, then takes blocks.
+// A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only when
+// every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later, their cores
+// started kernel.core_start_ns apart like the first launch's; a core whose next block belongs to
+// a later launch idles until then. Pinned tasks are launch 0; a block's continuing tasks belong
+// to its launch.
 
 #include <cstdint>
 #include <vector>
@@ -35,15 +40,21 @@ class SpmdRuntime : public TaskEngine {
     if (next < g_.tasks.size() && g_.tasks[next].continues_block) {
       record(task + 1).core = core;
       push(kLane, t, kStart, task + 1);
-      return;
+    } else {
+      idle_[static_cast<size_t>(core)] = !start_next(core, t, gap_);
     }
-    start_next(core, t, gap_);
+    if (--left_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].launch)] == 0)
+      open_next_launch(t);
   }
 
  private:
-  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type
-  // (`gap` + scheduler.block_start_ns after `t`; a core's first block counts in `*started`).
-  void start_next(int32_t core, double t, double gap, size_t* started = nullptr) {
+  // After launch `launch_` ends at `t`: the next launch with tasks starts on every idle core,
+  // launch_gap_ later, the cores kernel.core_start_ns apart as at the first launch.
+  void open_next_launch(double t);
+  // Starts core `core`'s next pinned task `gap` after `t`, else the next block of its type if it
+  // belongs to the current launch (`gap` + scheduler.block_start_ns after `t`; a core's first
+  // block counts in `*started`); false when the core has nothing to start.
+  bool start_next(int32_t core, double t, double gap, size_t* started = nullptr) {
     int32_t& next = next_[static_cast<size_t>(core)];
     int32_t task = -1;
     if (next < offset_[static_cast<size_t>(core) + 1]) {
@@ -51,23 +62,30 @@ class SpmdRuntime : public TaskEngine {
     } else {
       size_t& b = next_block_[core_type(core)];
       const auto& queue = blocks_[core_type(core)];
-      if (b >= queue.size()) return;
+      if (b >= queue.size() || g_.tasks[static_cast<size_t>(queue[b])].launch != launch_)
+        return false;
       task = queue[b++];
       gap = (started ? gap : 0) + block_start_;
       if (started) ++*started;
     }
     record(task).core = core;
     push(kLane, t + gap, kStart, task);
+    return true;
   }
 
   static constexpr int kLane = 0;
   double gap_;
   double block_start_;
   double core_start_;
+  double launch_gap_;
+  int32_t launch_ = 0;           // the launch whose blocks are being placed
+  std::vector<int64_t> left_;    // per launch: tasks not yet finished
+  std::vector<bool> idle_;       // per core: nothing started since its last task ended
   std::vector<int32_t> offset_;  // tasks_[offset_[c], offset_[c + 1]) are pinned to core c
   std::vector<int32_t> tasks_;
   std::vector<int32_t> next_;                // per core: index in tasks_ of its next task
-  ByCoreType<std::vector<int32_t>> blocks_;  // unpinned tasks per core type, in task order
+  ByCoreType<std::vector<int32_t>> blocks_;  // unpinned tasks per core type, by launch, then
+                                             // in task order
   ByCoreType<size_t> next_block_;
 };
 

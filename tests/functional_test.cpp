@@ -136,6 +136,10 @@ void check_reduction(const std::string& op) {
     const auto want = reference_of(op, x, dims);
     EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
         << op << " spmd grid " << grid << " tile " << format_dims(tile);
+    if (grid > 2) continue;  // params.spmd_rows "split" with as many row tiles as blocks or more
+    s.params["spmd_rows"] = "split";
+    EXPECT_LT(rel_err(run(s, {x}).reduced.data, want), kTol)
+        << op << " spmd split grid " << grid << " tile " << format_dims(tile);
   }
   // spmd with explicit block regions (grid 0: one block per region): ragged regions, ragged
   // sub-tiles at region edges, regions splitting the reduced dim (atomic partials), several
@@ -229,24 +233,55 @@ void check_softmax(const std::string& op) {
        std::vector<std::tuple<Dims, Dims, int, int64_t>>{{{6, 40}, {1, 40}, 1, 4},
                                                          {{6, 40}, {2, 16}, 1, 2},
                                                          {{7, 40}, {1, 24}, 1, 3},
-                                                         {{4, 20, 8}, {2, 6, 8}, 1, 2}}) {
+                                                         {{4, 20, 8}, {2, 6, 8}, 1, 2},
+                                                         // more blocks than rows: launch 0
+                                                         // leaves each part's (max, sum of
+                                                         // exp), launch 1 merges and applies
+                                                         {{6, 40}, {1, 16}, 1, 10},
+                                                         {{6, 40}, {2, 16}, 1, 7},
+                                                         {{4, 20, 8}, {2, 6, 8}, 1, 7}}) {
     const NdArray x = random_array(shape, 3);
     const auto got = run(spmd(spec(op, shape, tile, {dim}), grid), {x}).applied.data;
     EXPECT_LT(rel_err(got, reference_softmax(x, dim, op == "logsoftmax")), kTol)
         << op << " spmd grid " << grid << " tile " << format_dims(tile);
   }
-  // spmd block regions holding whole rows: ragged regions of rows, ragged row sub-tiles.
+  // spmd block regions: whole rows (ragged regions of rows, ragged row sub-tiles), and regions
+  // cutting the rows (3 x 3 regions of (3, 16); 2 x 2 of (3, 12, 8)): launch 0 leaves each
+  // region's (max, sum of exp), launch 1 merges and applies them region by region.
   for (const auto& [shape, block, tile, dim, grid] :
        std::vector<std::tuple<Dims, Dims, Dims, int, int64_t>>{
            {{7, 40}, {3, 40}, {2, 16}, 1, 3},
            {{7, 40}, {3, 40}, {1, 40}, 1, 2},
-           {{4, 20, 8}, {3, 20, 8}, {2, 6, 8}, 1, 2}}) {
+           {{4, 20, 8}, {3, 20, 8}, {2, 6, 8}, 1, 2},
+           {{7, 40}, {3, 16}, {2, 8}, 1, 9},
+           {{7, 40}, {3, 16}, {2, 8}, 1, 4},
+           {{4, 20, 8}, {3, 12, 8}, {2, 6, 8}, 1, 4}}) {
     KernelSpec s = spmd(spec(op, shape, tile, {dim}), grid);
     s.block = block;
     const NdArray x = random_array(shape, 4);
     EXPECT_LT(rel_err(run(s, {x}).applied.data, reference_softmax(x, dim, op == "logsoftmax")),
               kTol)
         << op << " spmd block " << format_dims(block);
+  }
+  KernelSpec split = spmd(spec(op, {6, 40}, {1, 16}, {1}), 4);  // split although rows >= grid
+  split.params["spmd_rows"] = "split";
+  const NdArray x = random_array({6, 40}, 3);
+  EXPECT_LT(rel_err(run(split, {x}).applied.data, reference_softmax(x, 1, op == "logsoftmax")),
+            kTol);
+}
+
+// The spmd partitions of a norm: whole rows per block (fused, or two passes over the row's
+// sub-tiles) and rows split over blocks (params.spmd_rows "split", or more blocks than rows):
+// atomic partial sums in launch 0, normalisation in launch 1.
+// `more` (0: none) is a grid above the row tiles.
+void check_norm_spmd(KernelSpec s, const NdArray& x, const Eigen::ArrayXd& want, int64_t more) {
+  for (const auto& [grid, rows] : std::vector<std::pair<int64_t, std::string>>{
+           {2, "auto"}, {3, "whole"}, {3, "split"}, {5, "split"}, {more, "auto"}}) {
+    if (grid == 0) continue;
+    KernelSpec g = spmd(s, grid);
+    g.params["spmd_rows"] = rows;
+    EXPECT_LT(rel_err(run(g, {x}).applied.data, want), kTol)
+        << s.op << " spmd grid " << grid << " " << rows << " tile " << format_dims(s.tile);
   }
 }
 
@@ -285,6 +320,21 @@ void check_layer_norm(const std::string& op) {  // layernorm, rmsnorm
     EXPECT_LT(rel_err(got, reference_norm(x, c.dims, op == "rmsnorm")), kTol)
         << op << " tile " << format_dims(c.tile) << " " << c.merge;
   }
+  const NdArray x = random_array({6, 48}, 4);
+  for (const auto& [tile, more] :
+       std::vector<std::pair<Dims, int64_t>>{{{1, 48}, 0}, {{1, 16}, 13}, {{2, 24}, 5}})
+    check_norm_spmd(spec(op, {6, 48}, tile, {1}), x, reference_norm(x, {1}, op == "rmsnorm"), more);
+  const NdArray r = random_array({6, 40}, 4);  // a ragged last sub-tile (40 = 16 + 16 + 8)
+  check_norm_spmd(spec(op, {6, 40}, {1, 16}, {1}), r, reference_norm(r, {1}, op == "rmsnorm"), 17);
+  // spmd block regions of (4, 40) (whole rows: one launch) and (4, 24) (cutting the rows: atomic
+  // sums in launch 0, normalisation in launch 1), ragged at the edges.
+  for (const auto& [block, grid] :
+       std::vector<std::pair<Dims, int64_t>>{{{4, 40}, 2}, {{4, 24}, 4}, {{4, 24}, 3}}) {
+    KernelSpec g = spmd(spec(op, {6, 40}, {1, 16}, {1}), grid);
+    g.block = block;
+    EXPECT_LT(rel_err(run(g, {r}).applied.data, reference_norm(r, {1}, op == "rmsnorm")), kTol)
+        << op << " spmd block " << format_dims(block) << " grid " << grid;
+  }
 }
 
 // batchnorm: statistics over N, H, W per channel.
@@ -295,6 +345,9 @@ void check_batchnorm(const std::string&) {
         run(spec("batchnorm", {4, 3, 5, 8}, {2, 1, 2, 8}, {}, 3, merge), {x}).applied.data;
     EXPECT_LT(rel_err(got, reference_norm(x, {0, 2, 3}, false)), kTol) << merge;
   }
+  const NdArray x = random_array({4, 3, 5, 8}, 5);  // 3 channels of 4 x 3 sub-tiles
+  check_norm_spmd(spec("batchnorm", {4, 3, 5, 8}, {1, 1, 2, 8}, {}), x,
+                  reference_norm(x, {0, 2, 3}, false), 13);
 }
 
 // groupnorm: 3 groups of 2 channels; statistics over (group channels, H, W).
@@ -308,6 +361,10 @@ void check_groupnorm(const std::string&) {
     const auto want = reference_norm(reshaped(x, {12, 2, 5, 8}), {1, 2, 3}, false);
     EXPECT_LT(rel_err(got, want), kTol) << "groupnorm tile " << format_dims(tile);
   }
+  const NdArray x = random_array({4, 6, 5, 8}, 6);  // 12 groups of 2 x 3 sub-tiles
+  KernelSpec s = spec("groupnorm", {4, 6, 5, 8}, {1, 1, 2, 8}, {});
+  s.params["groups"] = 3;
+  check_norm_spmd(s, x, reference_norm(reshaped(x, {12, 2, 5, 8}), {1, 2, 3}, false), 13);
 }
 
 void check_loss(const std::string& loss) {
@@ -348,6 +405,34 @@ void check_loss(const std::string& loss) {
       const auto got = run(s, inputs).reduced.data;
       ASSERT_EQ(got.size(), 1);
       EXPECT_NEAR(got[0], want, kTol * std::abs(want)) << op << " " << c0.merge;
+      // spmd: blocks fold the rows they finish into the mean atomically; whole rows in one
+      // launch, split rows finished by a second launch.
+      for (const auto& [grid, rows] : std::vector<std::pair<int64_t, std::string>>{
+               {2, "auto"}, {5, "whole"}, {5, "split"}, {11, "auto"}}) {
+        KernelSpec g = spmd(spec(op, c0.shape, c0.tile, c0.dims), grid);
+        g.params["spmd_rows"] = rows;
+        const int64_t row_tiles = (n + c0.tile[0] - 1) / c0.tile[0];
+        const int64_t units = row_tiles * ((c + c0.tile[1] - 1) / c0.tile[1]);
+        if ((rows == "whole" && grid > row_tiles) || grid > units) continue;
+        const auto r = run(g, inputs).reduced.data;
+        ASSERT_EQ(r.size(), 1);
+        EXPECT_NEAR(r[0], want, kTol * std::abs(want))
+            << op << " spmd grid " << grid << " " << rows << " tile " << format_dims(c0.tile);
+      }
+      // spmd block regions: ragged regions of whole samples (5 rows: 5, 5, 2), several regions
+      // per block, and regions cutting the classes (mse adds its scaled sums atomically in one
+      // launch, cross_entropy and triplet_margin finish the samples in a second launch).
+      for (const auto& [block, grid] : std::vector<std::pair<Dims, int64_t>>{
+               {{5, c}, 0}, {{5, c}, 2}, {{5, 24}, 0}, {{5, 24}, 4}}) {
+        KernelSpec g = spmd(spec(op, c0.shape, c0.tile, c0.dims), grid);
+        g.block = block;
+        if (grid == 0) g.grid = region_count(c0.shape, block);
+        const auto r = run(g, inputs).reduced.data;
+        ASSERT_EQ(r.size(), 1);
+        EXPECT_NEAR(r[0], want, kTol * std::abs(want))
+            << op << " spmd block " << format_dims(block) << " grid " << g.grid << " tile "
+            << format_dims(c0.tile);
+      }
     }
   }
 }

@@ -227,13 +227,145 @@ TEST(Kernels, SpmdSumSplitRowsAccumulateAtomically) {
             16.0 * 256 * 4);
 }
 
+// The tasks of each launch of a graph.
+std::vector<std::vector<int32_t>> by_launch(const LoweredKernel& k) {
+  std::vector<std::vector<int32_t>> l(static_cast<size_t>(k.graph.num_launches()));
+  for (size_t i = 0; i < k.graph.tasks.size(); ++i)
+    l[static_cast<size_t>(k.graph.tasks[i].launch)].push_back(static_cast<int32_t>(i));
+  return l;
+}
+
+// spmd layernorm, whole rows that fit one sub-tile: one launch, each row read and written once.
+TEST(Kernels, SpmdNormWholeRowsFuseOneSubTile) {
+  const LoweredKernel k =
+      lower_kernel(spmd("layernorm", {96, 4096}, {1, 4096}, {1}, 48), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 48u);
+  EXPECT_EQ(k.graph.num_launches(), 1);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 96.0 * 4096 * 4);
+  EXPECT_EQ(t.write, 96.0 * 4096 * 4);
+}
+
+// spmd layernorm, whole rows of 4 sub-tiles: statistics, then normalise re-reading GM.
+TEST(Kernels, SpmdNormWholeRowsReadTwice) {
+  const LoweredKernel k =
+      lower_kernel(spmd("layernorm", {16, 16384}, {1, 4096}, {1}, 8), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 8u);
+  EXPECT_EQ(k.graph.num_launches(), 1);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 16.0 * 16384 * 4);
+  EXPECT_EQ(t.write, 16.0 * 16384 * 4);
+}
+
+// spmd rmsnorm with rows split over blocks (4 rows of 4 sub-tiles over 8 blocks: half a row
+// each): launch 0 adds each half's sum of squares into the row's statistic atomically (4 B),
+// launch 1 reads it back (4 B) and normalises the half, re-reading it.
+TEST(Kernels, SpmdNormSplitRowsFinishInASecondLaunch) {
+  const LoweredKernel k = lower_kernel(spmd("rmsnorm", {4, 4096}, {1, 1024}, {1}, 8), default_hw());
+  const auto launches = by_launch(k);
+  ASSERT_EQ(launches.size(), 2u);
+  ASSERT_EQ(launches[0].size(), 8u);
+  ASSERT_EQ(launches[1].size(), 8u);
+  EXPECT_EQ(k.graph.num_edges(), 0);
+  for (const int32_t t : launches[0])
+    EXPECT_TRUE(k.graph.kinds[static_cast<size_t>(k.graph.tasks[static_cast<size_t>(t)].kind)]
+                    .steps.back()
+                    .accumulates);
+  EXPECT_EQ(k.diag.launches, 2);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 4.0 * 4096 * 4 + 8 * 4);
+  EXPECT_EQ(t.write, 4.0 * 4096 * 4 + 8 * 4);
+  // params.spmd_rows "split" shares sub-tiles even when blocks could hold whole rows: over 3
+  // blocks (runs of 5, 5 and 6 of the 16 sub-tiles) rows split, so two launches.
+  KernelSpec split = spmd("rmsnorm", {4, 4096}, {1, 1024}, {1}, 3);
+  split.params["spmd_rows"] = "split";
+  EXPECT_EQ(lower_kernel(split, default_hw()).graph.num_launches(), 2);
+  // Over 4 blocks each run of 4 sub-tiles is one whole row. Whether a row splits is read from
+  // the plan's blocks (splits_rows), not from the mode, so no part is left to combine and one
+  // launch normalises each row in its block (statistics, then a re-read): the input read twice,
+  // written once, no statistics in GM.
+  split.grid = 4;
+  const LoweredKernel whole = lower_kernel(split, default_hw());
+  EXPECT_EQ(whole.graph.num_launches(), 1);
+  EXPECT_EQ(whole.graph.tasks.size(), 4u);
+  EXPECT_EQ(totals(whole).read, 2 * 4.0 * 4096 * 4);
+  EXPECT_EQ(totals(whole).write, 4.0 * 4096 * 4);
+}
+
+// spmd groupnorm split: (2, 4, 16, 64) in 2 groups is 4 rows of 2 channels x 16 x 64, walked in
+// 4 (1, 1, 8, 64) sub-tiles each; 8 blocks hold half a row. Launch 0 adds each half's (sum, sum
+// of squares) (8 B) atomically, launch 1 reads them back and normalises the half.
+TEST(Kernels, SpmdGroupnormSplitRowsHandCount) {
+  KernelSpec s = spmd("groupnorm", {2, 4, 16, 64}, {1, 1, 8, 64}, {}, 8);
+  s.params["groups"] = 2;
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  const auto launches = by_launch(k);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].size(), 8u);
+  EXPECT_EQ(launches[1].size(), 8u);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 2.0 * 4 * 16 * 64 * 4 + 8 * 8);
+  EXPECT_EQ(t.write, 2.0 * 4 * 16 * 64 * 4 + 8 * 8);
+  // 4 blocks: whole groups by default, one launch, each group read twice (4 sub-tiles).
+  s.grid = 4;
+  const LoweredKernel w = lower_kernel(s, default_hw());
+  EXPECT_EQ(w.graph.num_launches(), 1);
+  EXPECT_EQ(w.graph.tasks.size(), 4u);
+  EXPECT_EQ(totals(w).read, 2 * 2.0 * 4 * 16 * 64 * 4);
+}
+
+// spmd softmax with rows split over blocks: (max, sum of exp) do not add, so each half row leaves
+// its 2 statistics (8 B) in GM; launch 1 reads both halves' (16 B), merges them and writes.
+TEST(Kernels, SpmdSoftmaxSplitRowsMergeInASecondLaunch) {
+  const LoweredKernel k = lower_kernel(spmd("softmax", {4, 4096}, {1, 1024}, {1}, 8), default_hw());
+  const auto launches = by_launch(k);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].size(), 8u);
+  EXPECT_EQ(launches[1].size(), 8u);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 2 * 4.0 * 4096 * 4 + 8 * 16);
+  EXPECT_EQ(t.write, 4.0 * 4096 * 4 + 8 * 8);
+}
+
+// spmd cross_entropy, whole rows: 64 row tiles of (64, 10) over 32 blocks, each folding its 128
+// per-sample losses into the mean with one atomic 4 B add; logits and int32 targets read once.
+TEST(Kernels, SpmdLossWholeRowsFoldIntoTheMean) {
+  const LoweredKernel k =
+      lower_kernel(spmd("cross_entropy", {4096, 10}, {64, 16}, {}, 32), default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 32u);
+  EXPECT_EQ(k.graph.num_launches(), 1);
+  for (const auto& task : k.graph.tasks)
+    EXPECT_TRUE(k.graph.kinds[static_cast<size_t>(task.kind)].steps.back().accumulates);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 4096.0 * 10 * 4 + 4096.0 * 4);
+  EXPECT_EQ(t.write, 32.0 * 4);
+}
+
+// spmd triplet_margin with rows split: 8 rows of 2 sub-tiles over 16 blocks. Its two distances
+// need the whole sample (square roots), so launch 0 writes each half's 2 sums (8 B) to its slot;
+// launch 1: the 8 blocks holding a row's first half read both slots (16 B), finish the row and
+// add it into the mean (4 B).
+TEST(Kernels, SpmdLossSplitRowsFinishInASecondLaunch) {
+  const LoweredKernel k =
+      lower_kernel(spmd("triplet_margin", {8, 2048}, {1, 1024}, {}, 16), default_hw());
+  const auto launches = by_launch(k);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].size(), 16u);
+  EXPECT_EQ(launches[1].size(), 8u);
+  const Totals t = totals(k);
+  EXPECT_EQ(t.read, 3 * 8.0 * 2048 * 4 + 8 * 16);
+  EXPECT_EQ(t.write, 16.0 * 8 + 8 * 4);
+  // mse's per-sample value is a scaled sum: each block adds its half's share into the mean
+  // directly, in one launch.
+  const LoweredKernel m = lower_kernel(spmd("mse", {8, 2048}, {1, 1024}, {}, 16), default_hw());
+  ASSERT_EQ(m.graph.tasks.size(), 16u);
+  EXPECT_EQ(m.graph.num_launches(), 1);
+  EXPECT_EQ(totals(m).read, 2 * 8.0 * 2048 * 4);
+  EXPECT_EQ(totals(m).write, 16.0 * 4);
+}
+
 // What the spmd partition does not model is one clear error naming it.
 TEST(Kernels, SpmdRejectionsNameWhatIsNotModelled) {
-  EXPECT_EQ(lower_error(spmd("softmax", {16, 16384}, {1, 8192}, {1}, 17)),
-            "softmax: partition.grid 17 exceeds the 16 output row tiles, so rows would split "
-            "across blocks; softmax partials need a second launch to combine (not modelled; sum, "
-            "mean, amax and amin combine by atomic add): use a grid of at most 16, or a smaller "
-            "tile");
   EXPECT_EQ(lower_error(spmd("sum", {16, 256}, {1, 64}, {1}, 65)),
             "sum: partition.grid 65 exceeds the 64 sub-tiles, so a block would own nothing (use a "
             "grid of at most 64, or a smaller tile)");
@@ -248,15 +380,29 @@ TEST(Kernels, SpmdRejectionsNameWhatIsNotModelled) {
   EXPECT_EQ(lower_error(chained),
             "mean: a chained reduction runs 2 phases, one launch each; an spmd launch runs one "
             "(use params.multi_dim = \"merged\" or the pypto partition)");
-  EXPECT_EQ(lower_error(spmd("layernorm", {16, 256}, {1, 256}, {1}, 4)),
-            "layernorm: the spmd partition is modelled for copy_in, elementwise, reduce and "
-            "softmax ops; norm ops take the pypto partition");
+  KernelSpec whole = spmd("layernorm", {16, 256}, {1, 256}, {1}, 17);
+  whole.params["spmd_rows"] = "whole";
+  EXPECT_EQ(lower_error(whole),
+            "layernorm: partition.grid 17 exceeds the 16 output row tiles, so a block would own "
+            "nothing (use a grid of at most 16, or a smaller tile) (params.spmd_rows = "
+            "\"whole\"; \"split\" shares sub-tiles instead)");
+  KernelSpec pypto = spec("layernorm", {16, 256}, {1, 256});
+  pypto.dims = {1};
+  pypto.params["spmd_rows"] = "split";
+  EXPECT_EQ(lower_error(pypto),
+            "layernorm: params.spmd_rows applies to the spmd partition (this run is pypto); leave "
+            "it out");
+  KernelSpec t2 = spmd("mse", {16, 256}, {1, 256}, {}, 4);
+  t2.params["phase2_tile"] = {16};
+  EXPECT_EQ(lower_error(t2),
+            "mse: params.phase2_tile tiles the pypto batch-mean phase; under spmd each block folds "
+            "the rows it finishes (leave it out)");
   KernelSpec asc = spec("sum", {16, 256}, {1, 256});
   asc.dims = {1};
   asc.partition = PartitionStyle::kAscendC;
   EXPECT_EQ(lower_error(asc),
             "sum: the ascendc partition is modelled for copy_in and elementwise ops; a reducing "
-            "op takes pypto, or spmd for the reduce and softmax families");
+            "op takes pypto or spmd");
   KernelSpec loop = spmd("sum", {16, 256}, {1, 256}, {1}, 4);
   loop.loop_count = 2;
   EXPECT_NE(lower_error(loop).find("loop_count 2 applies to the pypto partition"),
@@ -488,9 +634,9 @@ TEST(Kernels, BadKernelInput) {
   KernelSpec p = spec("sum", {4, 64}, {1, 64});
   p.dims = {1};
   p.params["mege"] = "tree";
-  EXPECT_NE(
-      lower_error(p).find("sum: params.mege: unknown param for sum (allowed: merge, multi_dim)"),
-      std::string::npos);
+  EXPECT_NE(lower_error(p).find(
+                "sum: params.mege: unknown param for sum (allowed: merge, multi_dim, spmd_rows)"),
+            std::string::npos);
   KernelSpec at = spec("softmax", {4, 64}, {1, 32});
   at.dims = {1};
   at.params["merge"] = "atomic";
@@ -729,14 +875,27 @@ TEST(Kernels, SpmdBlockRegionsOfWholeRows) {
   const Totals t = totals(k);
   EXPECT_EQ(t.read, 2048.0 * 262144 * 4);
   EXPECT_EQ(t.write, 2048.0 * 4);
-  // A block cutting the rows softmax reduces is one clear error.
+  // Block regions cutting the rows softmax reduces: (1, 8192) regions, 2 per row, 32 blocks of
+  // 2 sub-tiles. As with spmd_rows "split" (SpmdSoftmaxSplitRowsMergeInASecondLaunch), each
+  // region leaves its (max, sum of exp) (8 B) in GM in launch 0; in launch 1 it reads both of its
+  // row's slots (16 B), re-reads its 8192 elements and writes them.
   KernelSpec sm = spmd("softmax", {16, 16384}, {1, 4096}, {1}, 32);
   sm.block = {1, 8192};
-  EXPECT_EQ(lower_error(sm),
-            "softmax: partition.block[1] = 8192 splits the reduced dim of size 16384, so rows "
-            "would split across blocks; softmax partials need a second launch to combine (not "
-            "modelled; sum, mean, amax and amin combine by atomic add): use a block covering the "
-            "reduced dim");
+  const LoweredKernel ks = lower_kernel(sm, default_hw());
+  const auto launches = by_launch(ks);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].size(), 32u);
+  EXPECT_EQ(launches[1].size(), 32u);
+  const Totals ts = totals(ks);
+  EXPECT_EQ(ts.read, 2 * 16.0 * 16384 * 4 + 32 * 16);
+  EXPECT_EQ(ts.write, 16.0 * 16384 * 4 + 32 * 8);
+  // The regions decide which rows split: params.spmd_rows is refused with a block.
+  KernelSpec whole = spmd("amin", {2048, 262144}, {8, 2048}, {1}, 256);
+  whole.block = {8, 262144};
+  whole.params["spmd_rows"] = "whole";
+  EXPECT_EQ(lower_error(whole),
+            "amin: params.spmd_rows \"whole\": with partition.block the block regions decide "
+            "which rows split (leave it out)");
 }
 
 // Elementwise over block regions: [100, 1000] cut by [64, 600] into 2 x 2 ragged regions, each

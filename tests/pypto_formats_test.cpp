@@ -356,6 +356,35 @@ TEST(Export, RoundTripKeepsGenTime) {
             << replayed.gen_time_us << "\n";
 }
 
+// An spmd run of two launches exports one HUB task between them: it waits for every task of
+// launch 0 and releases every task of launch 1, so the replay keeps their order.
+TEST(Export, TwoLaunchesJoinAtAHub) {
+  const RunConfig rc =
+      load_run_config(source_path("configs/examples/softmax_spmd_split_16x16384.json"));
+  const Hardware hw = load_hardware(rc.hardware);
+  const RunOutcome run = run_kernel(rc.spec, hw);
+  ASSERT_EQ(run.kernel.graph.num_launches(), 2);
+  const auto n = static_cast<int64_t>(run.kernel.graph.tasks.size());  // 48 + 48
+  const nlohmann::json doc =
+      nlohmann::json::parse(pypto_graph_to_json(run.kernel.graph, run.sim).dump());
+  ASSERT_EQ(static_cast<int64_t>(doc.size()), n + 1);
+  const auto& hub = doc.back();
+  EXPECT_EQ(hub.at("coreType"), "HUB");
+  EXPECT_EQ(hub.at("remainingPredecessors"), 48);
+  EXPECT_EQ(hub.at("successors").size(), 48u);
+  const PyptoGraph pg = pypto_graph_from_json(doc, "export");
+  EXPECT_EQ(pg.hub_tasks, 1);
+  EXPECT_EQ(pg.graph.num_edges(), 96);
+  const SimResult replay = simulate_costed(pg.graph, pg.kind_costs, hw);
+  double end0 = 0, start1 = 1e300;
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i)
+    if (run.kernel.graph.tasks[i].launch == 0)
+      end0 = std::max(end0, replay.tasks[i].end);
+    else
+      start1 = std::min(start1, replay.tasks[i].start);
+  EXPECT_GE(start1, end0);
+}
+
 // ---------------------------------------------------------------- swimlane traces
 
 // configs/pypto/example_swimlane.json is a board-style run of example_graph.json (times in us):

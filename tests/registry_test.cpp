@@ -80,7 +80,8 @@ TEST(Registry, ParamsTypoInARunConfigIsOneLoadErrorNamingFileAndKey) {
       "registry_typo_run.json",
       R"({"op": "softmax", "shape": [16, 64], "dim": 1, "tile": [1, 64], "params": {"mege": "tree"}})");
   const Failure e = failure([&] { load_run_config(f); });
-  EXPECT_EQ(e.message, f.string() + ": params.mege: unknown param for softmax (allowed: merge)");
+  EXPECT_EQ(e.message,
+            f.string() + ": params.mege: unknown param for softmax (allowed: merge, spmd_rows)");
   EXPECT_EQ(e.kind, ErrorKind::kParams);
 }
 
@@ -91,7 +92,8 @@ TEST(Registry, ParamsTypoInASweepConfigIsOneLoadErrorNamingFileAndKey) {
       "candidates": {"tiles": [[1, 2, 4, 64]], "loop_counts": [1, 2]}})");
   const Failure e = failure([&] { load_sweep_config(f); });
   EXPECT_EQ(e.message,
-            f.string() + ": params.merg: unknown param for groupnorm (allowed: merge, groups)");
+            f.string() +
+                ": params.merg: unknown param for groupnorm (allowed: merge, groups, spmd_rows)");
   EXPECT_EQ(e.kind, ErrorKind::kParams);
 }
 
@@ -116,7 +118,8 @@ TEST(Registry, ParamValuesAreCheckedAgainstTheirDeclaration) {
             "dividing C)");
   EXPECT_TRUE(kind_is_params(f));
   f = load("batchnorm", R"(, "params": {"groups": 2})");
-  EXPECT_EQ(f.message, "k.json: params.groups: unknown param for batchnorm (allowed: merge)");
+  EXPECT_EQ(f.message,
+            "k.json: params.groups: unknown param for batchnorm (allowed: merge, spmd_rows)");
   f = load("mse", R"(, "params": {"phase2_tile": [8, 8]})");
   EXPECT_EQ(f.message, "k.json: params.phase2_tile: expected an array of 1 integer(s), got [8,8]");
   f = load("matmul", R"(, "params": {"vector_epilogue": 1})");

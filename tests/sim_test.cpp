@@ -14,6 +14,7 @@
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/l2_residency.hpp"
+#include "sim/launch_cost.hpp"
 #include "sim/metrics.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
@@ -316,16 +317,21 @@ TEST(Simulator, SpmdLaunchStartsCoresOneAfterAnother) {
   }
 }
 
+// An spmd graph of psg "blocks" with two empty kinds, costed apart: 0 long, 1 short.
+TaskGraph long_and_short_spmd_graph() {
+  TaskGraph g;
+  g.runtime = RuntimeStyle::kSpmd;
+  g.add_psg("blocks");
+  g.add_kind(TaskKind{});
+  g.add_kind(TaskKind{});
+  return g;
+}
+
 // A block goes to whichever core frees first: one long block and many short ones on 2 cores.
 TEST(Simulator, SpmdBlocksFillTheFirstFreeCore) {
   Hardware hw = ideal_runtime_hw();
   hw.cores.aiv = 2;
-  TaskGraph g;
-  g.runtime = RuntimeStyle::kSpmd;
-  g.add_psg("blocks");
-  TaskKind k;
-  g.add_kind(k);
-  g.add_kind(k);
+  TaskGraph g = long_and_short_spmd_graph();
   g.add_task(0, 0);                              // long: 10000 cycles
   for (int i = 0; i < 4; ++i) g.add_task(1, 0);  // short: 1000 cycles
   g.finalize();
@@ -353,10 +359,10 @@ TEST(Simulator, SpmdBlockOfSeveralTasksRunsOnItsCore) {
     TaskGraph g = fixed_graph(0);
     g.runtime = RuntimeStyle::kSpmd;
     g.add_task(0, 0);  // block 0: three tasks
-    g.add_task(0, 0, -1, true);
-    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0, -1, 0, true);
+    g.add_task(0, 0, -1, 0, true);
     g.add_task(0, 0);  // block 1: two tasks
-    g.add_task(0, 0, -1, true);
+    g.add_task(0, 0, -1, 0, true);
     g.finalize();
     const SimResult r = simulate_costed(g, fixed_cost(d), hw);
     for (size_t i = 0; i < 3; ++i) {
@@ -371,9 +377,56 @@ TEST(Simulator, SpmdBlockOfSeveralTasksRunsOnItsCore) {
   TaskGraph bad = fixed_graph(0);
   bad.runtime = RuntimeStyle::kSpmd;
   bad.add_task(0, 0, 0);
-  bad.add_task(0, 0, -1, true);  // continues a pinned task
+  bad.add_task(0, 0, -1, 0, true);  // continues a pinned task
   bad.finalize();
   EXPECT_THROW(simulate_costed(bad, fixed_cost(d), hw), InternalError);
+}
+
+// Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
+// gap plus a block start later, even on cores that freed early; launch 0's blocks run first
+// whatever their order in the graph. The gap is the launch of the graph's kernel type (vector
+// only here), and each launch starts its first wave's cores kernel.core_start_ns apart.
+TEST(Simulator, SpmdSecondLaunchWaitsForTheFirst) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aiv = 2;
+  hw.scheduler.block_start_ns = 250;
+  hw.kernel.core_start_ns = 100;
+  hw.kernel.launch_us = 5;  // the MPMD launch: not this graph's
+  hw.kernel.vector_launch_us = 3;
+  hw.kernel.mixed_launch_us = 7;
+  const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const double c = hw.ns_to_cycles(hw.kernel.core_start_ns);
+  TaskGraph g = long_and_short_spmd_graph();
+  g.add_task(1, 0, -1, 1);  // launch 1, listed first
+  g.add_task(0, 0);         // launch 0: 10000 cycles
+  g.add_task(1, 0);         // launch 0: 1000 cycles
+  g.add_task(1, 0, -1, 1);
+  g.add_task(1, 0, -1, 1);
+  g.finalize();
+  EXPECT_EQ(g.num_launches(), 2);
+  const double gap = launch_gap_cycles(hw, g);
+  EXPECT_NEAR(gap, hw.ns_to_cycles(3000), 1e-9);
+  TaskGraph cube = fixed_graph(0, CoreType::kAic);  // a kernel starting cube cores
+  cube.runtime = RuntimeStyle::kSpmd;
+  EXPECT_NEAR(launch_gap_cycles(hw, cube), hw.ns_to_cycles(7000), 1e-9);
+  TaskCost lo, sh;
+  lo.cycles = 10000;
+  sh.cycles = 1000;
+  const SimResult r = simulate_costed(g, {lo, sh}, hw);
+  EXPECT_NEAR(r.tasks[1].start, s, 1e-9);
+  EXPECT_NEAR(r.tasks[2].start, c + s, 1e-9);  // the second core starts core_start later
+  const double open = s + 10000 + gap;         // launch 0 ends with its long block
+  EXPECT_NEAR(r.tasks[0].start, open + s, 1e-9);
+  EXPECT_NEAR(r.tasks[3].start, open + c + s, 1e-9);  // staggered like launch 0
+  // A second wave of launch 1 on core 0, the first free (c < s + 1000): no core start.
+  EXPECT_NEAR(r.tasks[4].start, open + s + 1000 + s, 1e-9);
+  EXPECT_NEAR(r.last_end, open + 2 * (s + 1000), 1e-9);
+  std::ostringstream trace;  // the trace names each task's launch
+  write_chrome_trace(trace, g, r, hw);
+  EXPECT_NE(trace.str().find(R"("taskId":0,"root":0,"psg":"blocks","launch":1)"),
+            std::string::npos);
+  EXPECT_NE(trace.str().find(R"("taskId":1,"root":0,"psg":"blocks","launch":0)"),
+            std::string::npos);
 }
 
 // One core, zero runtime overheads. Roots 0 (A0, then B0 after A0) and 1 (A1, C1) are released

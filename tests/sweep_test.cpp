@@ -989,6 +989,25 @@ TEST(SpmdSweep, AutoAxisIsTheGridAndASubTileThatDoesNotFitIsACapacityRejection) 
   EXPECT_EQ(a.dim, 1);
 }
 
+// Softmax (16, 16384) split over blocks runs two launches of `grid` blocks each (64 (1, 4096)
+// sub-tiles shared): a wave is counted within a launch, so 48 blocks are one full wave (each core
+// runs one block per launch, two in all) and 64 blocks two waves with a 16-block tail.
+TEST(SpmdSweep, WavesAreCountedWithinALaunch) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "softmax", "shape": [16, 16384], "dim": 1,
+    "tile": [1, 4096], "partition": {"style": "spmd"}, "candidates": {"grids": [48, 64]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  ASSERT_EQ(res.candidates.size(), 2u);
+  const auto& g48 = res.candidates[0].spmd;
+  const auto& g64 = res.candidates[1].spmd;
+  EXPECT_EQ(g48.waves, 1);
+  EXPECT_EQ(g48.tail_blocks, 48);
+  EXPECT_EQ(g48.tail_exposed_us, 0.0);
+  EXPECT_EQ(g64.waves, 2);
+  EXPECT_EQ(g64.tail_blocks, 16);
+  EXPECT_EQ(g64.tail_exposed_us, 0.0);  // per-core totals mix the two launches
+}
+
 // Softmax (1024, 4096) on 48 AIV cores, whole rows per block: 24 blocks leave 24 cores idle,
 // 48 fill one wave, 49 add a one-block second wave, 96 fill two waves.
 TEST(SpmdSweep, ZonesReadTheLaunchFromThePerCoreMetrics) {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 
 namespace tilesim {
 
-SpmdFigures spmd_figures(const TaskGraph& graph, const Metrics& m, const Hardware& hw,
-                         int64_t grid) {
+SpmdFigures spmd_figures(const TaskGraph& graph, const SimResult& sim, const Metrics& m,
+                         const Hardware& hw, int64_t grid) {
   SpmdFigures f;
   if (graph.runtime != RuntimeStyle::kSpmd || grid < 1 || m.per_core.empty()) return f;
   f.valid = true;
@@ -22,17 +24,25 @@ SpmdFigures spmd_figures(const TaskGraph& graph, const Metrics& m, const Hardwar
     ++f.cores_used;
     busy += c.busy_us;
     wait += c.wait_schedule_time_us;
-    f.waves = std::max(f.waves, c.execute_task_num);
   }
-  double others_done = -1;  // the latest a core outside the last wave finished
-  for (const auto& c : m.per_core) {
-    if (c.type != type) continue;
-    if (c.execute_task_num == f.waves)
+  // Tasks per (launch, core) of the blocks' type; one launch: each core's task count.
+  std::map<std::pair<int32_t, int32_t>, int64_t> ran;
+  for (size_t i = 0; i < graph.tasks.size(); ++i)
+    if (graph.kinds[static_cast<size_t>(graph.tasks[i].kind)].core == type)
+      ++ran[{graph.tasks[i].launch, sim.tasks[i].core}];
+  for (const auto& [at, n] : ran) f.waves = std::max(f.waves, n);
+  int32_t tail_launch = -1;
+  for (const auto& [at, n] : ran)
+    if (n == f.waves && (tail_launch < 0 || at.first == tail_launch)) {
+      tail_launch = at.first;
       ++f.tail_blocks;
-    else
+    }
+  double others_done = -1;  // the latest a core outside the last wave finished
+  for (const auto& c : m.per_core)
+    if (c.type == type && c.execute_task_num != f.waves)
       others_done = std::max(others_done, c.core_total_work_time_us);
-  }
-  if (f.waves > 1 && others_done >= 0) f.tail_exposed_us = m.gen_time_us - others_done;
+  if (f.waves > 1 && others_done >= 0 && graph.num_launches() == 1)
+    f.tail_exposed_us = m.gen_time_us - others_done;
   f.tail_occupancy = static_cast<double>(f.tail_blocks) / static_cast<double>(f.cores);
   f.blocks_per_core = static_cast<double>(grid) / static_cast<double>(f.cores);
   f.utilisation = m.gen_time_us > 0 ? busy / (static_cast<double>(f.cores) * m.gen_time_us) : 0;

@@ -104,7 +104,7 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
     const SimResult sim = simulate(lowered.graph, hw, cfg.options);
     static_cast<Metrics&>(r) = compute_metrics(lowered.graph, sim, hw);
     if (spec.partition == PartitionStyle::kSpmd)
-      r.spmd = spmd_figures(lowered.graph, r, hw, spec.grid);
+      r.spmd = spmd_figures(lowered.graph, sim, r, hw, spec.grid);
   } catch (const Error& e) {
     reject(r, "simulation", e.what());
     return r;

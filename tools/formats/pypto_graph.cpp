@@ -288,6 +288,11 @@ nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResu
   if (!graph.finalized() || sim.tasks.size() != graph.tasks.size())
     throw InternalError("export graph: needs a finalized graph and its simulation result");
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  // A graph of several launches: HUB task n + k (zero cycles) follows every task of launch k and
+  // precedes every task of launch k + 1, so a replay keeps the launch order.
+  const auto n = static_cast<int64_t>(graph.tasks.size());
+  std::vector<int64_t> in_launch(static_cast<size_t>(graph.num_launches()), 0);
+  for (const Task& task : graph.tasks) ++in_launch[static_cast<size_t>(task.launch)];
   for (size_t i = 0; i < graph.tasks.size(); ++i) {
     const auto t = static_cast<int32_t>(i);
     const Task& task = graph.tasks[i];
@@ -295,6 +300,7 @@ nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResu
     const TaskRecord& r = sim.tasks[i];
     nlohmann::ordered_json succ = nlohmann::ordered_json::array();
     for (const int32_t* s = graph.succ_begin(t); s != graph.succ_end(t); ++s) succ.push_back(*s);
+    if (task.launch + 1 < graph.num_launches()) succ.push_back(n + task.launch);
     nlohmann::ordered_json e = nlohmann::ordered_json::object();
     e["taskId"] = static_cast<int64_t>(i);
     e["funcName"] = graph.psg_names[static_cast<size_t>(kind.psg)];
@@ -307,10 +313,25 @@ nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResu
       e["execTime"] = static_cast<int64_t>(dur);
     else
       e["execTime"] = dur;
-    e["remainingPredecessors"] = graph.indegree(t);
+    e["remainingPredecessors"] = graph.indegree(t) + (task.launch > 0 ? 1 : 0);
     e["successors"] = std::move(succ);
     e["semanticLabel"] = kind.label;
     e["tilesimRoot"] = task.root;
+    out.push_back(std::move(e));
+  }
+  for (int32_t k = 0; k + 1 < graph.num_launches(); ++k) {
+    nlohmann::ordered_json succ = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < graph.tasks.size(); ++i)
+      if (graph.tasks[i].launch == k + 1) succ.push_back(static_cast<int64_t>(i));
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    e["taskId"] = n + k;
+    e["funcName"] = "launch_barrier";
+    e["coreType"] = "HUB";
+    e["execTime"] = 0;
+    e["remainingPredecessors"] = in_launch[static_cast<size_t>(k)] + (k > 0 ? 1 : 0);
+    e["successors"] = std::move(succ);
+    e["semanticLabel"] = fmt::format("launch {} -> {}", k, k + 1);
+    e["tilesimRoot"] = 0;
     out.push_back(std::move(e));
   }
   return out;

@@ -23,15 +23,17 @@ nlohmann::json spec_to_json(const KernelSpec& spec) {
 }
 
 nlohmann::json diagnostics_to_json(const Diagnostics& d) {
-  return {{"contiguous_bytes", d.contiguous_bytes},
-          {"prod_tile", d.prod_tile},
-          {"auto_tiles", d.auto_tiles},
-          {"reduction_segments", d.reduction_segments},
-          {"tile_exceeds_shape_dims", d.tile_exceeds_shape},
-          {"ub_bytes", d.ub_bytes},
-          {"buffer_depth", d.buffer_depth},
-          {"limit_violations", d.limit_violations},
-          {"tasks", d.tasks}};
+  nlohmann::json j = {{"contiguous_bytes", d.contiguous_bytes},
+                      {"prod_tile", d.prod_tile},
+                      {"auto_tiles", d.auto_tiles},
+                      {"reduction_segments", d.reduction_segments},
+                      {"tile_exceeds_shape_dims", d.tile_exceeds_shape},
+                      {"ub_bytes", d.ub_bytes},
+                      {"buffer_depth", d.buffer_depth},
+                      {"limit_violations", d.limit_violations},
+                      {"tasks", d.tasks}};
+  if (d.launches > 1) j["launches"] = d.launches;  // only graphs of several launches name it
+  return j;
 }
 
 nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg) {
@@ -102,7 +104,10 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
          partition_name(spec.partition), hw.name);
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
   append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
-  append(s, "  tasks {}  edges {}  root functions {}\n", m.tasks, m.edges, m.root_functions);
+  append(s, "  tasks {}  edges {}  root functions {}", m.tasks, m.edges, m.root_functions);
+  if (d.launches > 1)
+    append(s, "  launches {} (each starts when the previous one ends)", d.launches);
+  append(s, "\n");
   append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
          m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps,
          hw.gm.hbm_bandwidth_gbps);
