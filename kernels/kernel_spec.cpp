@@ -189,7 +189,50 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
   validate_params(s.op, param_reader);
   if (params) s.params = params->json();
   check_spec_params(s, param_reader);
+  check_work_size(s, origin);
   return s;
+}
+
+namespace {
+
+// a * b, saturated at `cap` + 1 (no overflow for any int64 inputs >= 0).
+int64_t capped_mul(int64_t a, int64_t b, int64_t cap) {
+  const __int128 p = static_cast<__int128>(a) * b;
+  return p > cap ? cap + 1 : static_cast<int64_t>(p);
+}
+
+}  // namespace
+
+void check_work_size(const KernelSpec& spec, const std::string& origin) {
+  const std::string where = origin.empty() ? spec.op : origin;
+  const int64_t bytes = dtype_bytes(spec.dtype);
+  auto tensor_bytes = [&](const Dims& d) {
+    int64_t n = bytes;
+    for (int64_t x : d) n = capped_mul(n, x, kMaxTensorBytes);
+    return n;
+  };
+  for (const auto& [key, dims] : {std::pair<const char*, const Dims*>{"shape", &spec.shape},
+                                  {"tile", &spec.tile},
+                                  {"partition.block", &spec.block}})
+    if (!dims->empty() && tensor_bytes(*dims) > kMaxTensorBytes)
+      throw Error(
+          fmt::format("{}: {}: {} {} is over {} B (1 TiB), more than any device holds", where, key,
+                      format_dims(*dims), dtype_name(spec.dtype), kMaxTensorBytes),
+          ErrorKind::kLimits);
+  // Sub-tiles: per dim, the block regions times the sub-tiles of one region (or the tiles).
+  int64_t subtiles = 1;
+  for (size_t d = 0; d < spec.shape.size() && d < spec.tile.size(); ++d) {
+    const int64_t region = d < spec.block.size() ? spec.block[d] : spec.shape[d];
+    const int64_t per_dim =
+        capped_mul(ceil_div(spec.shape[d], region), ceil_div(region, spec.tile[d]), kMaxSubTiles);
+    subtiles = capped_mul(subtiles, per_dim, kMaxSubTiles);
+  }
+  if (subtiles > kMaxSubTiles)
+    throw Error(fmt::format("{}: tile: {} over shape {} cuts the work into more than {} "
+                            "sub-tiles (allowed: at most {}; use a larger tile)",
+                            where, format_dims(spec.tile), format_dims(spec.shape), kMaxSubTiles,
+                            kMaxSubTiles),
+                ErrorKind::kLimits);
 }
 
 }  // namespace tilesim

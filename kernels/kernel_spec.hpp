@@ -59,6 +59,14 @@ struct KernelSpec {
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
 };
 
+// Refuses, before anything is allocated, a kernel whose tensor or tile is larger than any device
+// (kMaxTensorBytes) or whose work cuts into more than kMaxSubTiles sub-tiles (lowering takes
+// memory per sub-tile: the default keeps a run within a 24 GB machine). Sizes are computed so
+// they cannot overflow. Throws tilesim::Error (kind limits) naming the key.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+inline constexpr int64_t kMaxSubTiles = int64_t{1} << 24;
+void check_work_size(const KernelSpec& spec, const std::string& origin);
+
 // Keys a run config may hold besides the kernel's (the caller consumes them).
 KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,
                                  const std::set<std::string>& caller_keys);

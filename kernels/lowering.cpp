@@ -31,6 +31,7 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   const KernelFamily* family = find_family(spec.op);
   if (!family) throw Error(unknown_op_message(spec.op));
   validate_params(spec);  // specs built in code (tools, tests) skip the config loader's check
+  check_work_size(spec, "");
   LoweredKernel k = family->lower(spec, hw);
   if (spec.triton) {
     // The Triton-Ascend compiler plans UB for every kind of the kernel (TaskKind).

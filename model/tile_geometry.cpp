@@ -12,7 +12,7 @@ int64_t product(const Dims& d) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow
 }
 
 int64_t auto_tiles(const Dims& shape, const Dims& tile) {

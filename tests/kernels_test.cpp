@@ -612,6 +612,35 @@ TEST(Kernels, SpmdMatmulCapacityAndAlignment) {
             "nothing (use a grid of at most 32, or a smaller tile)");
 }
 
+// Work the machine could never hold is refused before anything is allocated, with sizes
+// computed so they cannot wrap: a 2^62-row tensor once passed as 0 tasks at 0 us, a
+// (2^32, 2^32, 8) tile divided by zero, and a (1, 8) tile over (65536, 65536) lowered for minutes.
+TEST(Kernels, HugeWorkIsRefusedBeforeLowering) {
+  auto error = [](const nlohmann::json& doc) {
+    try {
+      kernel_spec_from_json(doc, "w.json", {});
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kLimits);
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error({{"op", "relu"}, {"shape", {int64_t{1} << 62, 8}}, {"tile", {1, 8}}}),
+            "w.json: shape: (4611686018427387904, 8) fp32 is over 1099511627776 B (1 TiB), more "
+            "than any device holds");
+  const int64_t big = int64_t{1} << 32;
+  EXPECT_EQ(error({{"op", "relu"}, {"shape", {64, 64, 8}}, {"tile", {big, big, 8}}}),
+            "w.json: tile: (4294967296, 4294967296, 8) fp32 is over 1099511627776 B (1 TiB), "
+            "more than any device holds");
+  EXPECT_EQ(error({{"op", "relu"}, {"shape", {65536, 65536}}, {"tile", {1, 8}}}),
+            "w.json: tile: (1, 8) over shape (65536, 65536) cuts the work into more than 16777216 "
+            "sub-tiles (allowed: at most 16777216; use a larger tile)");
+  EXPECT_EQ(error({{"op", "relu"}, {"shape", {4096, 4096}}, {"tile", {1, 1}}}), "(accepted)");
+  // Specs built in code are checked by lower_kernel too.
+  EXPECT_NE(lower_error(spec("relu", {65536, 65536}, {1, 8})).find("more than 16777216"),
+            std::string::npos);
+}
+
 TEST(Kernels, LossPhasesHandCount) {
   KernelSpec s = spec("cross_entropy", {4096, 10}, {256, 16});
   s.params["phase2_tile"] = {1024};
