@@ -294,7 +294,7 @@ TEST(Replay, MalformedGraphsGiveOneClearError) {
       {R"([{"taskId": 7, "funcName": "f", "coreType": "NPU", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
        "element 0 (taskId 7).coreType: \"NPU\" is not allowed (allowed: AIV, AIC, MIXAICORE, HUB)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": -1, "remainingPredecessors": 0, "successors": []}])",
-       "element 0 (taskId 7).execTime: out of range: -1 (allowed >= 0)"},
+       "element 0 (taskId 7).execTime: out of range: -1 (allowed 0 to 1000000000000)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": 8}])",
        "element 0 (taskId 7).successors: expected an array of taskIds, got 8"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []},
@@ -327,6 +327,32 @@ TEST(Replay, MalformedGraphsGiveOneClearError) {
   const std::string msg = error_of([&] { load_pypto_graph(bad); });
   EXPECT_NE(msg.find(bad + ": malformed JSON in fixed-latency task graph"), std::string::npos)
       << msg;
+}
+
+// Times a graph brings are bounded so every time the simulator adds stays exact: one task at
+// most 1e12 cycles, all together at most 2^52 (1e300 once gave negative waits, DBL_MAX -inf/nan).
+TEST(Replay, HugeExecTimesAreRefused) {
+  const std::string task = R"({"taskId": ID, "funcName": "f", "coreType": "AIV", "execTime": T, )"
+                           R"("remainingPredecessors": 0, "successors": []})";
+  auto graph = [&](int n, const std::string& t) {
+    std::string text = "[";
+    for (int i = 0; i < n; ++i) {
+      std::string one = task;
+      one.replace(one.find("ID"), 2, std::to_string(i));
+      one.replace(one.find("T,"), 1, t);
+      text += (i ? "," : "") + one;
+    }
+    return text + "]";
+  };
+  EXPECT_NE(error_of([&] { graph_of(graph(1, "1e300")); })
+                .find("element 0 (taskId 0).execTime: out of range: 1e+300 (allowed 0 to "
+                      "1000000000000)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { graph_of(graph(4600, "1e12")); })
+                .find("top level: the tasks' execTime sum to 4.6e+15 cycles (allowed: at most "
+                      "4.504e+15"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { graph_of(graph(4, "1e12")); }), "(no error)");
 }
 
 // ---------------------------------------------------------------- export and round trip

@@ -76,7 +76,9 @@ RawTask parse_task(const Elements& elements, size_t index) {
            : ct == "AIC" ? PyptoCore::kAic
            : ct == "HUB" ? PyptoCore::kHub
                          : PyptoCore::kMix;
-  t.exec = e.at("execTime").number(0);
+  // A task of at most kMaxTaskCycles, and the graph's total within kMaxGraphCycles (below), keep
+  // every time exact in double: a huge execTime once gave negative waits and -inf/nan.
+  t.exec = e.at("execTime").number(0, kMaxTaskCycles);
   t.remaining = int64_at_least(e.at("remainingPredecessors"), 0);
   const JsonReader succ = e.at("successors");
   if (!succ.json().is_array()) succ.fail("expected an array of taskIds, got " + succ.json().dump());
@@ -268,6 +270,13 @@ PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& o
   std::vector<RawTask> raw;
   raw.reserve(doc.size());
   for (size_t i = 0; i < doc.size(); ++i) raw.push_back(parse_task(elements, i));
+  double total = 0;
+  for (const RawTask& t : raw) total += t.exec;
+  if (total > kMaxGraphCycles)
+    top.fail(fmt::format("the tasks' execTime sum to {:.4g} cycles (allowed: at most {:.4g}, "
+                         "where every cycle of the timeline is exact in double precision)",
+                         total, kMaxGraphCycles),
+             ErrorKind::kLimits);
 
   PyptoGraph out;
   const auto succ = successor_indices(elements, raw, origin, out.warnings);

@@ -41,6 +41,11 @@
 
 namespace tilesim {
 
+// Bounds on the times a graph brings (cycles): one task at most 1e12 (~9 minutes at 1.85 GHz),
+// all tasks together at most 2^52, so every time the simulator adds stays exact.
+inline constexpr double kMaxTaskCycles = 1e12;
+inline constexpr double kMaxGraphCycles = 4503599627370496.0;  // 2^52
+
 struct PyptoGraph {
   TaskGraph graph;                    // finalized, kMpmd
   std::vector<TaskCost> kind_costs;   // cycles = execTime, no GM traffic
