@@ -46,6 +46,42 @@ TEST(Cli, BadInputExitsNonZeroWithOneLine) {
                         "tiel: unknown key");
 }
 
+// Output is never lost silently: a write that fails is exit 2 naming the file (the disk full
+// case is /dev/full); a failed write leaves the old file in place (the text goes to a
+// temporary file that is renamed over it only when complete); a sweep refuses to write over its
+// own config.
+TEST(Cli, FailedWritesAreErrorsAndNeverReplaceAFileWithAPartialOne) {
+  const std::string cfg = write_temp("sweep_cfg.json", R"({"op": "add", "shape": [16, 64],
+      "dtype": "fp32", "candidates": {"tiles": [[1, 64], [2, 64]]}})");
+  if (std::filesystem::exists("/dev/full")) {
+    CmdResult r = run_cli("sweep " + cfg + " --csv /dev/full");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("tilesim: error: /dev/full: cannot write CSV: No space left on device"),
+              std::string::npos)
+        << r.out;
+    r = run_cli("sweep " + cfg + " > /dev/full", false);
+    EXPECT_EQ(r.code, 2) << r.out;
+  }
+  std::string before;
+  std::getline(std::ifstream(cfg), before, '\0');
+  CmdResult r = run_cli("sweep " + cfg + " --json " + cfg);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("--json " + cfg + ": is the command's own input file"), std::string::npos)
+      << r.out;
+  std::string after;
+  std::getline(std::ifstream(cfg), after, '\0');
+  EXPECT_EQ(after, before);
+  const std::string out = write_temp("sweep_out.json", "old");
+  r = run_cli("sweep " + cfg + " --json " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string text;
+  std::getline(std::ifstream(out), text, '\0');
+  EXPECT_EQ(nlohmann::json::parse(text)["candidates"].size(), 2u);
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
+    EXPECT_EQ(e.path().string().find(".tilesim-tmp-"), std::string::npos) << e.path();
+}
+
 TEST(Cli, RulesRejectsBadInputInOneLine) {
   for (const char* args : {"rules --hardware ascend910z9", "rules --only rule9"}) {
     const CmdResult r = run_cli(args);

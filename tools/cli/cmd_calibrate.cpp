@@ -73,9 +73,7 @@ int calibrate_command(const CalibrateArgs& a) {
 
   if (!a.output.empty()) {
     const auto doc = calibrated_hardware_json(hw_doc, r);
-    std::ofstream out(a.output);
-    if (!out) throw Error(a.output + ": cannot write the calibrated hardware file");
-    out << doc.dump(2) << "\n";
+    write_output(a.output, doc.dump(2) + "\n", "the calibrated hardware file");
   }
   if (!a.json.empty()) {
     nlohmann::json j = calibration_to_json(r);

@@ -11,6 +11,7 @@
 #include "sim/metrics.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/reports/report.hpp"
@@ -38,9 +39,9 @@ int replay(const ReplayArgs& a) {
   const SimResult sim = simulate_costed(pg.graph, pg.kind_costs, hw, opt);
   const Metrics m = compute_metrics(pg.graph, sim, hw);
   if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    if (!out) throw Error(a.trace + ": cannot write trace file");
-    write_chrome_trace(out, pg.graph, sim, hw);
+    write_file_atomically(
+        a.trace, [&](std::ostream& out) { write_chrome_trace(out, pg.graph, sim, hw); },
+        "the trace");
   }
   const auto names = simulated_core_names(sim);
   if (!a.json.empty()) {

@@ -9,6 +9,7 @@
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/reports/report.hpp"
@@ -37,9 +38,9 @@ int run(const RunArgs& a) {
   opt.record_aicpu = !a.trace.empty();
   const RunOutcome r = run_kernel(spec, hw, opt);
   if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    if (!out) throw Error(a.trace + ": cannot write trace file");
-    write_chrome_trace(out, r.kernel.graph, r.sim, hw);
+    write_file_atomically(
+        a.trace, [&](std::ostream& out) { write_chrome_trace(out, r.kernel.graph, r.sim, hw); },
+        "the trace");
   }
   if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
   if (!a.json.empty()) {

@@ -19,6 +19,7 @@
 #include "tools/analyses/sweep.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/reports/sweep_report.hpp"
 
@@ -87,6 +88,10 @@ class Progress {
 };
 
 int sweep(const SweepArgs& a) {
+  for (const auto& [option, path] : {std::pair<const char*, const std::string*>{"--csv", &a.csv},
+                                     {"--json", &a.json},
+                                     {"--svg", &a.svg}})
+    if (!path->empty()) check_not_an_input(*path, option, a.config);
   SweepConfig cfg = load_sweep_config(a.config);
   if (!a.hardware.empty()) cfg.hardware = resolve_hardware_arg(a.hardware);
   const Hardware hw = load_hardware(cfg.hardware);

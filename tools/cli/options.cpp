@@ -1,4 +1,5 @@
 #include "tools/cli/options.hpp"
+#include "tools/formats/output_file.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -55,11 +56,12 @@ CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std
 void write_output(const std::string& path, const std::string& text, const char* what) {
   if (path == "-") {
     std::cout << text;
+    std::cout.flush();
+    if (!std::cout) throw Error(std::string("standard output: cannot write ") + what);
     return;
   }
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot write " + what);
-  out << text;
+  write_file_atomically(
+      path, [&](std::ostream& out) { out << text; }, what);
 }
 
 void write_json(const std::string& path, nlohmann::json j) {

@@ -50,7 +50,12 @@ int main(int argc, char** argv) {
   }
   try {
     for (const auto& action : commands)
-      if (const int rc = action(); rc >= 0) return rc;
+      if (const int rc = action(); rc >= 0) {
+        // The report on standard output is output too: a full disk or a closed pipe is an error.
+        std::cout.flush();
+        if (!std::cout) throw tilesim::Error("standard output: cannot write the report");
+        return rc;
+      }
   } catch (const tilesim::Error& e) {  // the user's input: exit 2
     std::cerr << "tilesim: error: " << e.what() << "\n";
     return 2;

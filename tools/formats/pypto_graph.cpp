@@ -1,4 +1,5 @@
 #include "tools/formats/pypto_graph.hpp"
+#include "tools/formats/output_file.hpp"
 
 #include <fmt/format.h>
 
@@ -349,14 +350,16 @@ nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResu
 void write_pypto_graph(const std::filesystem::path& file, const TaskGraph& graph,
                        const SimResult& sim) {
   const nlohmann::ordered_json doc = pypto_graph_to_json(graph, sim);
-  std::ofstream out(file);
-  if (!out) throw Error(file.string() + ": cannot write the task graph");
-  // One task per line: readable, and diff-friendly.
-  out << "[\n";
-  for (size_t i = 0; i < doc.size(); ++i)
-    out << "  " << doc[i].dump() << (i + 1 < doc.size() ? ",\n" : "\n");
-  out << "]\n";
-  if (!out) throw Error(file.string() + ": cannot write the task graph");
+  write_file_atomically(
+      file,
+      [&](std::ostream& out) {
+        // One task per line: readable, and diff-friendly.
+        out << "[\n";
+        for (size_t i = 0; i < doc.size(); ++i)
+          out << "  " << doc[i].dump() << (i + 1 < doc.size() ? ",\n" : "\n");
+        out << "]\n";
+      },
+      "the task graph");
 }
 
 }  // namespace tilesim
