@@ -41,7 +41,7 @@ TEST(Cli, BadInputExitsNonZeroWithOneLine) {
   expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [64]})", "rank");
   expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [1, 12]})", "misaligned");
   expect_one_line_error(R"({"op": "add", "shape": [16, 65536], "tile": [1, 65536]})",
-                        "UB overflow");
+                        "bad.json: UB overflow");  // lowering errors name the config too
   expect_one_line_error(R"({"op": "add", "shape": [16, 64], "tile": [1, 64], "tiel": 1})",
                         "tiel: unknown key");
 }

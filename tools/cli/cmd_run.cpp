@@ -36,7 +36,16 @@ int run(const RunArgs& a) {
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt = rc.options;
   opt.record_aicpu = !a.trace.empty();
-  const RunOutcome r = run_kernel(spec, hw, opt);
+  // Lowering and costing errors speak of the kernel; say which config it came from.
+  const RunOutcome r = [&] {
+    try {
+      return run_kernel(spec, hw, opt);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.rfind(a.config, 0) == 0) throw;
+      throw Error(a.config + ": " + what, e.kind());
+    }
+  }();
   if (!a.trace.empty()) {
     write_file_atomically(
         a.trace, [&](std::ostream& out) { write_chrome_trace(out, r.kernel.graph, r.sim, hw); },
