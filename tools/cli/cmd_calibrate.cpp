@@ -111,7 +111,7 @@ CommandAction add_calibrate_command(CLI::App& app) {
       ->check(integer_at_least(1));
   cmd->add_option("--fd-step", args->fd_step,
                   "finite-difference step (relative for log-scaled parameters)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_finite());
   cmd->add_option("--digits", args->digits,
                   "significant digits of the fitted values (0: full precision)")
       ->check(integer_at_least(0));

@@ -139,7 +139,8 @@ CommandAction add_sweep_command(CLI::App& app) {
   add_json_option(cmd, args->json);
   cmd->add_option("--svg", args->svg, "write a plot of modeled time along the swept axis");
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
-  cmd->add_option("--top", args->top, "evaluated candidates in the table (0: all)");
+  cmd->add_option("--top", args->top, "evaluated candidates in the table (0: all)")
+      ->check(integer_at_least(0));
   cmd->add_flag("--wide", args->wide,
                 "every column in the table (the default fits 120 columns; CSV and JSON keep all)");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");

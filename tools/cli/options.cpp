@@ -1,6 +1,7 @@
 #include "tools/cli/options.hpp"
 #include "tools/formats/output_file.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -24,6 +25,23 @@ CLI::Validator integer_at_least(int64_t min) {
         return "";
       },
       "INT>=" + std::to_string(min));
+}
+
+CLI::Validator positive_finite() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size() || !std::isfinite(v) || v <= 0)
+          return "'" + text + "' is not a finite number > 0";
+        return "";
+      },
+      "NUMBER>0");
 }
 
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {

@@ -20,6 +20,8 @@ CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std
 
 // An integer of at least `min` (CLI11's number checks print a 300-digit range for "x").
 CLI::Validator integer_at_least(int64_t min);
+// A finite number > 0 (no nan, no inf, nothing beyond double range).
+CLI::Validator positive_finite();
 
 // Writes text to `path` ("-": stdout); `what` names the output in the error.
 void write_output(const std::string& path, const std::string& text, const char* what);
