@@ -4,24 +4,41 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "model/error.hpp"
 #include "tools/reports/version.hpp"
 
 namespace tilesim {
 
+namespace {
+
+// `text` read whole by `convert` (std::stoll, std::stod): nullopt when it is not, or overflows.
+template <class T>
+std::optional<T> parse_whole(const std::string& text, T (*convert)(const std::string&, size_t*)) {
+  size_t used = 0;
+  try {
+    const T v = convert(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+int64_t to_int64(const std::string& s, size_t* used) {
+  return std::stoll(s, used);
+}
+double to_double(const std::string& s, size_t* used) {
+  return std::stod(s, used);
+}
+
+}  // namespace
+
 CLI::Validator integer_at_least(int64_t min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
-        size_t used = 0;
-        int64_t v = 0;
-        try {
-          v = std::stoll(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size() || v < min)
-          return "'" + text + "' is not an integer >= " + std::to_string(min);
+        const auto v = parse_whole<int64_t>(text, to_int64);
+        if (!v || *v < min) return "'" + text + "' is not an integer >= " + std::to_string(min);
         return "";
       },
       "INT>=" + std::to_string(min));
@@ -30,15 +47,8 @@ CLI::Validator integer_at_least(int64_t min) {
 CLI::Validator positive_finite() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size() || !std::isfinite(v) || v <= 0)
-          return "'" + text + "' is not a finite number > 0";
+        const auto v = parse_whole<double>(text, to_double);
+        if (!v || !std::isfinite(*v) || *v <= 0) return "'" + text + "' is not a finite number > 0";
         return "";
       },
       "NUMBER>0");
