@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "kernels/lowering.hpp"
 #include "kernels/registry.hpp"
 #include "model/error.hpp"
@@ -211,10 +213,17 @@ void check_work_size(const KernelSpec& spec, const std::string& origin) {
     for (int64_t x : d) n = capped_mul(n, x, kMaxTensorBytes);
     return n;
   };
+  const KernelFamily* family = find_family(spec.op);
+  auto largest = [&](const Dims& d) {
+    if (!family || !family->tensors_of) return tensor_bytes(d);
+    int64_t most = 0;
+    for (const Dims& t : family->tensors_of(d)) most = std::max(most, tensor_bytes(t));
+    return most;
+  };
   for (const auto& [key, dims] : {std::pair<const char*, const Dims*>{"shape", &spec.shape},
                                   {"tile", &spec.tile},
                                   {"partition.block", &spec.block}})
-    if (!dims->empty() && tensor_bytes(*dims) > kMaxTensorBytes)
+    if (!dims->empty() && largest(*dims) > kMaxTensorBytes)
       throw Error(
           fmt::format("{}: {}: {} {} is over {} B (1 TiB), more than any device holds", where, key,
                       format_dims(*dims), dtype_name(spec.dtype), kMaxTensorBytes),

@@ -354,6 +354,10 @@ KernelFamily matmul_kernels() {
   f.params = {epi, l1, l0, sw};
   f.lower = lower_matmul;
   f.tile_elements = cube_tile_elements;
+  f.tensors_of = [](const Dims& s) {
+    return s.size() == 3 ? std::vector<Dims>{{s[0], s[1]}, {s[1], s[2]}, {s[0], s[2]}}
+                         : std::vector<Dims>{s};
+  };
   return f;
 }
 

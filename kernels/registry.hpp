@@ -60,6 +60,9 @@ struct KernelFamily {
   std::function<ReductionProgram(const KernelSpec&)> describe;
   // Elements the rulebook's prod(tile) limit counts for one tile (unset: prod(tile)).
   std::function<int64_t(const KernelSpec&)> tile_elements;
+  // The tensors a `shape` (or a tile of it) stands for, when they are not the shape itself
+  // (matmul's [m, k, n]: A [m, k], B [k, n], C [m, n]); unset: the shape is the tensor.
+  std::function<std::vector<Dims>(const Dims&)> tensors_of;
   // Checks of params whose allowed values depend on the spec (its shape): run after the declared
   // checks, at load (the reader names the file) and before lowering; failures are kParams.
   std::function<void(const KernelSpec&, const JsonReader& params)> check_params;

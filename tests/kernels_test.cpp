@@ -636,6 +636,12 @@ TEST(Kernels, HugeWorkIsRefusedBeforeLowering) {
             "w.json: tile: (1, 8) over shape (65536, 65536) cuts the work into more than 16777216 "
             "sub-tiles (allowed: at most 16777216; use a larger tile)");
   EXPECT_EQ(error({{"op", "relu"}, {"shape", {4096, 4096}}, {"tile", {1, 1}}}), "(accepted)");
+  // A matmul's shape [m, k, n] is its iteration space: its tensors are A, B and C.
+  EXPECT_EQ(error({{"op", "matmul"},
+                   {"shape", {16384, 16384, 16384}},
+                   {"dtype", "fp16"},
+                   {"tile", {128, 64, 256}}}),
+            "(accepted)");
   // Specs built in code are checked by lower_kernel too.
   EXPECT_NE(lower_error(spec("relu", {65536, 65536}, {1, 8})).find("more than 16777216"),
             std::string::npos);
