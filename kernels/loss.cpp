@@ -164,6 +164,7 @@ KernelFamily loss_kernels() {
   t2.type = ParamType::kIntList;
   t2.list_size = 1;
   t2.min = 1;
+  t2.max = int64_t{1} << 24;  // 64 MiB of fp32: far past any UB, and its bytes cannot wrap
   t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
   f.params = {merge_param(), t2, spmd_rows_param()};
   f.lower = lower_reducing_kernel;

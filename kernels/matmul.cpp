@@ -338,6 +338,7 @@ KernelFamily matmul_kernels() {
     p.type = ParamType::kIntList;
     p.list_size = size;
     p.min = min;
+    p.max = int64_t{1} << 24;  // far past any L1 or L0 extent; products of three cannot wrap
     p.fallback = std::move(fallback);
     p.doc = doc;
     return p;

@@ -642,6 +642,20 @@ TEST(Kernels, HugeWorkIsRefusedBeforeLowering) {
                    {"dtype", "fp16"},
                    {"tile", {128, 64, 256}}}),
             "(accepted)");
+  // Tile-like params are bounded too (a phase-2 tile of 2^62 once modelled 2.7 years).
+  try {
+    kernel_spec_from_json({{"op", "cross_entropy"},
+                           {"shape", {4096, 10}},
+                           {"dim", 1},
+                           {"tile", {8, 16}},
+                           {"params", {{"phase2_tile", {int64_t{1} << 62}}}}},
+                          "w.json", {});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "w.json: params.phase2_tile[0]: out of range: 4611686018427387904 (allowed "
+              "1..16777216)");
+  }
   // Specs built in code are checked by lower_kernel too.
   EXPECT_NE(lower_error(spec("relu", {65536, 65536}, {1, 8})).find("more than 16777216"),
             std::string::npos);
