@@ -19,6 +19,8 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/run_kernel.hpp"
+#include "tools/analyses/spmd_figures.hpp"
 #include "tools/analyses/sweep.hpp"
 #include "tools/analyses/zones.hpp"
 #include "tools/formats/sweep_config.hpp"
@@ -816,6 +818,25 @@ std::vector<int64_t> grids_of(const std::vector<Candidate>& cands) {
 const std::string kSoftmax = R"("op": "softmax", "shape": [1024, 4096], "dim": 1)";
 
 }  // namespace spmd_cases
+
+// The per-block copy figure is the sub-tile's load, never a reduction's 4 B result write: amin
+// over (4194304,) fp32 in 16384-element sub-tiles copies 64 KiB per step (else every reduction
+// would be read as "tiny copies").
+TEST(SpmdSweep, BlockCopyIsTheSubTileLoadNotTheResultWrite) {
+  KernelSpec s;
+  s.op = "amin";
+  s.shape = {4194304};
+  s.dims = {0};
+  s.tile = {16384};
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = 32;
+  s.block = {131072};
+  const Hardware hw = load_hardware(shipped_hardware_path("ascend910b4"));
+  const RunOutcome r = run_kernel(s, hw);
+  const SpmdFigures f = spmd_figures(r.kernel.graph, r.sim, r.metrics, hw, 32);
+  EXPECT_EQ(f.copy_bytes, 16384 * 4);
+  EXPECT_EQ(f.burst_bytes, 16384 * 4);
+}
 
 TEST(SpmdSweepSpace, LogScaleStopsBeforeItsBoundForAnyBound) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

@@ -57,12 +57,14 @@ SpmdFigures spmd_figures(const TaskGraph& graph, const SimResult& sim, const Met
     int64_t steps = 0;
     for (const auto& s : kind.steps) {
       steps += s.repeat;
-      for (const auto* ops : {&s.loads, &s.stores})
-        for (const auto& op : *ops) {
-          if (op.bytes() <= 0) continue;
-          f.copy_bytes = std::min(f.copy_bytes, op.bytes());
-          f.burst_bytes = std::min(f.burst_bytes, op.burst_bytes);
-        }
+      // A step's sub-tile copy is its largest load: a reduction's few-byte result write (a step
+      // of its own) or a broadcast operand's row is not the sub-tile.
+      const DmaOp* main = nullptr;
+      for (const auto& op : s.loads)
+        if (op.bytes() > 0 && (!main || op.bytes() > main->bytes())) main = &op;
+      if (!main) continue;
+      f.copy_bytes = std::min(f.copy_bytes, main->bytes());
+      f.burst_bytes = std::min(f.burst_bytes, main->burst_bytes);
     }
     f.subtiles_min = std::min(f.subtiles_min, steps);
     f.subtiles_max = std::max(f.subtiles_max, steps);

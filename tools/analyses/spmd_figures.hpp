@@ -37,7 +37,7 @@ struct SpmdFigures {
   double tail_exposed_us = 0;
   double block_overhead_share = 0;             // Wait Schedule (block starts) / core_time
   int64_t subtiles_min = 0, subtiles_max = 0;  // sub-tile steps per block
-  int64_t copy_bytes = 0;     // the smallest DMA instruction of a block (one sub-tile copy)
+  int64_t copy_bytes = 0;     // the smallest sub-tile copy of a block (a step's largest load)
   int64_t burst_bytes = 0;    // its smallest contiguous run
   double block_gm_bytes = 0;  // GM bytes read + written per block (mean)
 };
