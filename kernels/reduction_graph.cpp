@@ -122,6 +122,18 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
     st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
     return st;
   };
+  // A one-segment row done in one task: partial, finalize and apply on the tile in UB.
+  auto fused_kind = [&](const Block& seg, int64_t out_elems) {
+    TaskKind k = base_kind(c, "fused", seg.extent);
+    k.psg = c.psg_fused;
+    TileStep st = load_step(seg);
+    fam.partial_work(geom(seg), c.in, st.vec);
+    fam.finalize_work(out_elems, st.vec);
+    fam.second_work(geom(seg), c.in, st.vec);
+    st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+    k.steps.push_back(st);
+    return k;
+  };
 
   ReductionTasks out;
   if (plan.grid > 0) {
@@ -139,15 +151,7 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
         const int64_t out_elems = product(chain.out.extent);
         TaskKind k;
         if (whole && n == 1 && fam.fuse_single) {
-          const Block& seg = chain.segments[0];
-          k = base_kind(c, "fused", seg.extent);
-          k.psg = c.psg_fused;
-          TileStep st = load_step(seg);
-          fam.partial_work(geom(seg), c.in, st.vec);
-          fam.finalize_work(out_elems, st.vec);
-          fam.second_work(geom(seg), c.in, st.vec);
-          st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
-          k.steps.push_back(st);
+          k = fused_kind(chain.segments[0], out_elems);
         } else {
           k = base_kind(c, "chain", chain.segments[static_cast<size_t>(part.s0)].extent);
           k.psg = c.psg_partial;
@@ -208,15 +212,7 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
 
     if (n == 1 && fam.fuse_single) {
       const Block& seg = chain.segments[0];
-      TaskKind k = base_kind(c, "fused", seg.extent);
-      k.psg = c.psg_fused;
-      TileStep st = load_step(seg);
-      fam.partial_work(geom(seg), c.in, st.vec);
-      fam.finalize_work(out_elems, st.vec);
-      fam.second_work(geom(seg), c.in, st.vec);
-      st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
-      k.steps.push_back(st);
-      finals.push_back(add_task(c, k, chain.root, seg_deps(seg)));
+      finals.push_back(add_task(c, fused_kind(seg, out_elems), chain.root, seg_deps(seg)));
       tasks = finals;
     } else if (plan.merge == MergeMode::kInTask) {
       // One task walks every segment accumulating in UB, then (second pass) walks them again.
