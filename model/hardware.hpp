@@ -80,15 +80,18 @@ struct Hardware {
 
   // ---- The AICPU runtime's costs: scheduler threads, the control AICPU, the launch ----
   struct Scheduler {
-    int64_t threads = 0;
+    int64_t max_threads = 0;     // scheduler AICPU threads at most
+    int64_t aic_per_thread = 0;  // AIC cores one thread manages on average
     double dispatch_cycles = 0;
     double resolve_cycles = 0;
+    double resolve_last_cycles = 0;
     double completion_cycles = 0;
     double poll_ns = 0;
     double notify_ns = 0;
     double completion_notify_ns = 0;
     double task_gap_ns = 0;
-    double block_start_ns = 0;  // SPMD: a block's start on the free core it is placed on
+    double block_start_ns = 0;    // SPMD: a block's start on the free core it is placed on
+    int64_t handshake_cores = 0;  // PyPTO: cores a thread shakes hands with before dispatching
   } scheduler;
   struct Control {
     double root_build_ns = 0;
@@ -97,7 +100,6 @@ struct Hardware {
     int64_t stitch_function_max_num = 0;
   } control;
   struct Kernel {
-    double launch_us = 0;         // MPMD (PyPTO): launch, AICPU runtime and completion
     double vector_launch_us = 0;  // SPMD on vector cores only: launch and completion
     double mixed_launch_us = 0;   // SPMD that starts cube cores: launch and completion
     double core_start_ns = 0;     // SPMD: cores start one after another, this far apart

@@ -63,7 +63,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
   line(fmt::format(
       R"({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"control"}}}})",
       kPidAicpu));
-  for (int64_t s = 0; s < hw.scheduler.threads; ++s)
+  for (int32_t s = 0; s < sim.scheduler_threads; ++s)
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"scheduler{}"}}}})",
         kPidAicpu, s + 1, s));

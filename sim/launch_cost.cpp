@@ -10,8 +10,10 @@ bool starts_cube_cores(const TaskGraph& graph) {
 }
 
 double launch_overhead_us(const TaskGraph& graph, const Hardware& hw) {
-  if (graph.runtime == RuntimeStyle::kMpmd) return hw.kernel.launch_us;
-  return starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
+  const double launch =
+      starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
+  if (graph.runtime == RuntimeStyle::kSpmd) return launch;
+  return launch + static_cast<double>(hw.scheduler.handshake_cores) * hw.scheduler.poll_ns / 1000;
 }
 
 double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph) {

@@ -2,18 +2,29 @@
 
 namespace tilesim {
 
+int64_t scheduler_threads(const Hardware& hw, const SimOptions& opt) {
+  int64_t most = hw.scheduler.max_threads;
+  if (opt.launch_sched_aicpu_num > 0) most = std::min(most, opt.launch_sched_aicpu_num);
+  const int64_t per = hw.scheduler.aic_per_thread;
+  const int64_t aic = std::max<int64_t>(hw.cores.aic, 1);
+  return aic > (most - 1) * per ? most : (aic + per - 1) / per;
+}
+
 PyptoMachine::PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
                            const SimOptions& opt)
     : TaskEngine(g, std::move(costs), hw, opt) {
   dispatch_ = hw.scheduler.dispatch_cycles;
   resolve_ = hw.scheduler.resolve_cycles;
+  resolve_last_ = hw.scheduler.resolve_last_cycles;
   completion_ = hw.scheduler.completion_cycles;
   poll_ = hw.ns_to_cycles(hw.scheduler.poll_ns);
   notify_ = hw.ns_to_cycles(hw.scheduler.notify_ns);
   completion_notify_ = hw.ns_to_cycles(hw.scheduler.completion_notify_ns);
   gap_ = hw.ns_to_cycles(hw.scheduler.task_gap_ns);
-  // Each core type's cores are split into consecutive blocks, one per scheduler thread.
-  const int64_t nsched = hw.scheduler.threads;
+  // Each core type's cores are split into consecutive blocks, one per scheduler thread
+  // (aicore_manager.h UpdateAiCoreBlockIndexSection).
+  const int64_t nsched = scheduler_threads(hw, opt);
+  res_.scheduler_threads = static_cast<int32_t>(nsched);
   sched_.resize(static_cast<size_t>(nsched));
   cores_.resize(static_cast<size_t>(num_cores()));
   for (size_t c = 0; c < cores_.size(); ++c) {
@@ -28,7 +39,7 @@ PyptoMachine::PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, cons
     auto& core = cores_[c];
     auto& s = sched_[static_cast<size_t>(core.sched)];
     const CoreType t = core.type;
-    core.poll_slot = static_cast<int32_t>(s.ncores++);
+    ++s.ncores;
     if (s.empty[t] == 0) s.group[t].base = static_cast<int32_t>(c);
     core.bit = static_cast<int32_t>(c) - s.group[t].base;
     ++s.empty[t];
@@ -37,6 +48,7 @@ PyptoMachine::PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, cons
   for (auto& s : sched_)
     for (const CoreType t : kCoreTypes) {
       auto& grp = s.group[t];
+      grp.size = static_cast<int32_t>(s.empty[t]);
       grp.words = static_cast<int32_t>((s.empty[t] + 63) / 64);
       grp.idle = bits_.size();
       grp.half = grp.idle + static_cast<size_t>(grp.words);
@@ -76,8 +88,11 @@ ByCoreType<size_t> PyptoMachine::count_conditions() {
 void PyptoMachine::build_device_tasks() {
   const Hardware& hw = hw_;
   const int32_t roots = g_.num_roots();
-  const auto stitch = static_cast<int32_t>(hw.control.stitch_function_max_num);
+  const auto stitch =
+      static_cast<int32_t>(opt_.stitch_function_max_num > 0 ? opt_.stitch_function_max_num
+                                                            : hw.control.stitch_function_max_num);
   double t = 0;
+  device_of_root_.assign(static_cast<size_t>(roots), 0);
   for (int32_t first = 0; first < roots; first += stitch) {
     const int32_t last = std::min<int32_t>(roots, first + stitch);
     const double begin = t;
@@ -87,10 +102,14 @@ void PyptoMachine::build_device_tasks() {
     }
     t += hw.ns_to_cycles(hw.control.device_task_submit_ns);
     if (opt_.record_aicpu) res_.aicpu_spans.push_back({0, begin, t, -1, AicpuSpan::kBuild});
+    const auto device_task = static_cast<int32_t>(device_first_root_.size());
     device_first_root_.push_back(first);
     device_last_root_.push_back(last);
-    push(kControlLane, t, kRelease, static_cast<int32_t>(device_first_root_.size() - 1));
+    device_left_.push_back(root_tasks_off_[last] - root_tasks_off_[first]);
+    for (int32_t r = first; r < last; ++r) device_of_root_[static_cast<size_t>(r)] = device_task;
+    push(kControlLane, t, kBuilt, device_task);
   }
+  device_built_.assign(device_first_root_.size(), false);
 }
 
 }  // namespace tilesim

@@ -29,12 +29,15 @@
 
 namespace tilesim {
 
+// Scheduler AICPU threads for `hw`'s AIC cores (device_common.h CalcSchAicpuNumByBlockDim).
+int64_t scheduler_threads(const Hardware& hw, const SimOptions& opt);
+
 class PyptoMachine : public TaskEngine {
  protected:
   // Event types and lanes (see EventQueue): each source pushes in nearly increasing time.
-  static constexpr uint8_t kRelease = TaskEngine::kFirstRuntimeEvent;  // id: device task
-  static constexpr uint8_t kWake = kRelease + 1;                       // id: scheduler
-  static constexpr uint8_t kDetect = kWake + 1;                        // id: task
+  static constexpr uint8_t kBuilt = TaskEngine::kFirstRuntimeEvent;  // id: device task
+  static constexpr uint8_t kWake = kBuilt + 1;                       // id: scheduler
+  static constexpr uint8_t kDetect = kWake + 1;                      // id: task
   enum Lane : int { kEndStartLane, kDispatchLane, kControlLane, kDetectLane };
   static constexpr int kDetectLanes = EventQueue::kLanes - kDetectLane;
 
@@ -44,8 +47,7 @@ class PyptoMachine : public TaskEngine {
     int32_t pending = -1;
     int32_t inflight = 0;  // dispatched and not yet seen complete by the scheduler (<= 2)
     int32_t sched = 0;
-    int32_t poll_slot = 0;  // position in its scheduler's polling loop
-    int32_t bit = 0;        // position among its scheduler's cores of its type
+    int32_t bit = 0;  // position among its scheduler's cores of its type
     CoreType type = CoreType::kAiv;
     double pending_arrival = 0;
   };
@@ -55,6 +57,7 @@ class PyptoMachine : public TaskEngine {
   struct CoreGroup {
     int32_t base = 0;   // global index of bit 0
     int32_t words = 0;  // 64-bit words per set
+    int32_t size = 0;   // cores
     size_t idle = 0;    // offset in bits_ of the inflight == 0 set
     size_t half = 0;    // offset of the inflight == 1 set
   };
@@ -84,6 +87,13 @@ class PyptoMachine : public TaskEngine {
   void clear_bit(size_t set, int32_t bit) {
     bits_[set + static_cast<size_t>(bit >> 6)] &= ~(uint64_t{1} << (bit & 63));
   }
+  // Set bits below `bit`.
+  int32_t bits_below(size_t set, int32_t bit) const {
+    int32_t n = 0;
+    for (int32_t w = 0; w < bit >> 6; ++w) n += std::popcount(bits_[set + static_cast<size_t>(w)]);
+    const uint64_t low = (uint64_t{1} << (bit & 63)) - 1;
+    return n + std::popcount(bits_[set + static_cast<size_t>(bit >> 6)] & low);
+  }
   // Lowest set bit of a non-empty set.
   int32_t first_bit(size_t set, int32_t words) const {
     for (int32_t w = 0;; ++w)
@@ -103,7 +113,11 @@ class PyptoMachine : public TaskEngine {
   std::vector<int64_t> root_tasks_off_;
   std::vector<int32_t> root_tasks_;  // tasks by root; empty when numbered root by root
   std::vector<int32_t> device_first_root_, device_last_root_;
-  double dispatch_, resolve_, completion_, poll_, notify_, completion_notify_, gap_;
+  std::vector<int64_t> device_left_;  // per device task: tasks not yet seen complete
+  std::vector<int32_t> device_of_root_;
+  std::vector<bool> device_built_;
+  int32_t released_ = 0;  // device tasks released so far (in order)
+  double dispatch_, resolve_, resolve_last_, completion_, poll_, notify_, completion_notify_, gap_;
 };
 
 template <class ReadyQueue>
@@ -122,8 +136,9 @@ class PyptoRuntime : public PyptoMachine {
 
   void on_event(const Event& e, double t) {
     switch (e.type) {
-      case kRelease:
-        on_release(e.id, t);
+      case kBuilt:
+        device_built_[static_cast<size_t>(e.id)] = true;
+        release_ready_device_tasks(t);
         break;
       case kWake:
         on_wake(e.id, t);
@@ -142,13 +157,20 @@ class PyptoRuntime : public PyptoMachine {
       core.pending = -1;
       push(kEndStartLane, std::max(t + gap_, core.pending_arrival), kStart, core.running);
     }
-    // The owning scheduler sees the completion when its polling loop next reaches this core.
+    // The owning scheduler sees the completion when its polling loop next reaches this core. The
+    // loop reads only cores with a task outstanding (aicore_manager.h ResolveDepForAllAiCore),
+    // this one among them: its period is one read per busy core.
     const double seen = t + completion_notify_;
     double td = seen;
     if (poll_ > 0) {
-      const int64_t n = sched_[static_cast<size_t>(core.sched)].ncores;
+      const auto& sc = sched_[static_cast<size_t>(core.sched)];
+      const auto& aiv = sc.group[CoreType::kAiv];
+      const int64_t n = sc.ncores - sc.empty[CoreType::kAiv] - sc.empty[CoreType::kAic];
+      const auto& grp = sc.group[core.type];
+      int64_t rank = core.bit - bits_below(grp.idle, core.bit);  // busy cores before it
+      if (core.type == CoreType::kAic) rank += aiv.size - sc.empty[CoreType::kAiv];
       const auto slot = static_cast<int64_t>(td / poll_);  // poll reads since time 0
-      int64_t ahead = core.poll_slot - slot % n;
+      int64_t ahead = rank - slot % n;
       if (ahead < 0) ahead += n;  // slot >= 0, so this is the remainder modulo n
       td = static_cast<double>(slot + ahead) * poll_;
       if (td < seen) td += static_cast<double>(n) * poll_;
@@ -158,11 +180,13 @@ class PyptoRuntime : public PyptoMachine {
 
  private:
   // Counts down one of `task`'s conditions; the last makes it ready at `t`.
-  void resolve(int32_t task, double t) {
+  // Returns true when it was the last.
+  bool resolve(int32_t task, double t) {
     const uint32_t left = --remaining_[static_cast<size_t>(task)];
-    if ((left & kCountMask) == 0)
-      ready_[static_cast<CoreType>(left >> kTypeShift)].push(
-          {task, t}, g_.tasks[static_cast<size_t>(task)].root);
+    if ((left & kCountMask) != 0) return false;
+    ready_[static_cast<CoreType>(left >> kTypeShift)].push(
+        {task, t}, g_.tasks[static_cast<size_t>(task)].root);
+    return true;
   }
 
   // Whether scheduler `sc` could hand out a ready task of type `t` now: to an empty core, or to a
@@ -187,6 +211,17 @@ class PyptoRuntime : public PyptoMachine {
     for (size_t s = 0; s < sched_.size(); ++s)
       if (can_dispatch(sched_[s], CoreType::kAiv) || can_dispatch(sched_[s], CoreType::kAic))
         wake(static_cast<int32_t>(s), t);
+  }
+
+  // Releases built device tasks in order, each once the one before has drained: a scheduler
+  // runs one (non-parallel) device task at a time and waits for all its cores and for the other
+  // schedulers before taking the next (device_sche.h RunTask: WAIT_TAIL_TASK_FINISH,
+  // WAIT_ALL_SCH_FINISH).
+  void release_ready_device_tasks(double t) {
+    while (static_cast<size_t>(released_) < device_built_.size() &&
+           device_built_[static_cast<size_t>(released_)] &&
+           (released_ == 0 || device_left_[static_cast<size_t>(released_ - 1)] == 0))
+      on_release(released_++, t);
   }
 
   void on_release(int32_t device_task, double t) {
@@ -219,14 +254,18 @@ class PyptoRuntime : public PyptoMachine {
       serve(s, t);
   }
 
-  // The scheduler thread's turn: handle the completions it has seen, in order (completion cost,
-  // one resolve per successor edge), then hand ready tasks to free slots of its cores.
+  // The scheduler thread's turn (aicore_manager.h ResolveDepForAllAiCore): it frees the slots of
+  // the completions it has seen (completion cost each), resolves their successors (one resolve
+  // per edge), then hands ready tasks to free slots. (PyPTO's default mode refills freed slots
+  // from the shared FIFO queue before resolving; under tilesim's oldest-root-first order that
+  // would hand the slots to younger roots first, so the refill waits for the resolves: see
+  // docs/model.md.)
   void serve(int32_t s, double t) {
     auto& sc = sched_[static_cast<size_t>(s)];
     const bool keep_spans = opt_.record_aicpu;
     double tt = t;
+    bool drained = false;
     for (const int32_t task : sc.backlog) {
-      const double begin = tt;
       auto& core = cores_[static_cast<size_t>(record(task).core)];
       const CoreType type = core.type;
       const auto& grp = sc.group[type];
@@ -239,12 +278,25 @@ class PyptoRuntime : public PyptoMachine {
       } else {
         set_bit(grp.half, core.bit);
       }
+      if (keep_spans && completion_ > 0)
+        res_.aicpu_spans.push_back({s + 1, tt, tt + completion_, task, AicpuSpan::kResolve});
       tt += completion_;
+      const auto device_task =
+          device_of_root_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].root)];
+      drained |= --device_left_[static_cast<size_t>(device_task)] == 0;
+    }
+    if (drained) release_ready_device_tasks(tt);
+    for (const int32_t task : sc.backlog) {
+      const double begin = tt;
+      // A successor whose count is down to this edge is made ready without the atomic
+      // decrement (aicore_manager.h ResolveDepDyn skips it when predCount is 1).
       for (const int32_t* succ = g_.succ_begin(task); succ != g_.succ_end(task); ++succ) {
-        tt += resolve_;
+        const bool last = (remaining_[static_cast<size_t>(*succ)] & kCountMask) == 1;
+        tt += last ? resolve_last_ : resolve_;
         resolve(*succ, tt);
       }
-      if (keep_spans) res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kResolve});
+      if (keep_spans && tt > begin)
+        res_.aicpu_spans.push_back({s + 1, begin, tt, task, AicpuSpan::kResolve});
     }
     sc.backlog.clear();
     tt = dispatch(s, tt);

@@ -40,6 +40,10 @@ struct SimOptions {
   // What L2 holds at the start ("runtime": {"l2": "cold" | "warm" | "flushed"}, default cold;
   // sim/l2_residency.hpp).
   L2Start l2_start = L2Start::kCold;
+  // PyPTO's runtime_options, by PyPTO's names ("runtime" in the run config); 0: the hardware
+  // file's default (control.stitch_function_max_num; scheduler.max_threads).
+  int64_t stitch_function_max_num = 0;
+  int64_t launch_sched_aicpu_num = 0;
 };
 
 struct TaskRecord {
@@ -61,6 +65,7 @@ struct SimResult {
   std::vector<TaskCost> kind_costs;  // idle-machine cost of each task kind
   std::vector<CoreType> core_types;  // per global core index
   std::vector<AicpuSpan> aicpu_spans;
+  int32_t scheduler_threads = 0;  // PyPTO runtime: scheduler AICPU threads (0: SPMD)
   double first_start = 0;
   double last_end = 0;  // cycles from kernel start, builds included
 };

@@ -234,8 +234,9 @@ TEST(CalibrationSchema, BadInputIsOneLineNamingFileAndKey) {
   expect_schema_error(
       one_measurement(R"("free": [{"key": "dma.read.issue_cycles", "step": 1}],)", ""),
       {"free[0].step", "unknown key"});
-  expect_schema_error(one_measurement(R"("free": ["kernel.launch_us", "kernel.launch_us"],)", ""),
-                      {"free[1]", "listed twice"});
+  expect_schema_error(
+      one_measurement(R"("free": ["kernel.vector_launch_us", "kernel.vector_launch_us"],)", ""),
+      {"free[1]", "listed twice"});
   expect_schema_error(
       R"({"measurements": [{"id": "x", "config_file": "missing.json", "metric": "gen_time_us",
           "measured": 1}]})",
@@ -450,7 +451,7 @@ TEST(CalibrationFit, RecoversKnownHardwareParametersFromGeneratedMeasurements) {
   for (const auto& p : r.fit.params) EXPECT_TRUE(p.identifiable) << p.name;
   // Nothing moved but the free parameters.
   EXPECT_EQ(r.after.dma.read.peak_bytes_per_cycle, start.dma.read.peak_bytes_per_cycle);
-  EXPECT_EQ(r.after.kernel.launch_us, start.kernel.launch_us);
+  EXPECT_EQ(r.after.kernel.vector_launch_us, start.kernel.vector_launch_us);
 }
 
 TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {

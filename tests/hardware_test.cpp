@@ -170,20 +170,19 @@ TEST(HardwareBase, ADiffFileEqualsTheFullFile) {
   expect_same_machine(hardware_from_json(nlohmann::json::parse(merged.dump()), "merged"), b);
 }
 
-TEST(HardwareBase, ShippedB4DiffersFromItsBaseInEightValues) {
-  // What the 910B4 has of its own (clock, cores, HBM read and write, L2 size and bandwidth, the
-  // PyPTO launch); its per-core DMA and vector figures are its base's.
+TEST(HardwareBase, ShippedB4DiffersFromItsBaseInSevenValues) {
+  // What the 910B4 has of its own (clock, cores, HBM read and write, L2 size and bandwidth); its
+  // per-core DMA and vector figures are its base's.
   const Hardware b4 = load_hardware(shipped_hardware_path("ascend910b4"));
   const Hardware b1 = default_hw();
   int differ = 0;
   for (const auto& p : hardware_params()) differ += get_param(b4, p) != get_param(b1, p);
-  EXPECT_EQ(differ, 8);
+  EXPECT_EQ(differ, 7);
   EXPECT_EQ(b4.clock_mhz, 1500);
   EXPECT_EQ(b4.l2.bytes, 100663296);
   EXPECT_EQ(b4.gm.hbm_bandwidth_gbps, 773.0);
   EXPECT_EQ(b4.dma.read.issue_cycles, b1.dma.read.issue_cycles);
   EXPECT_EQ(b4.gm.hbm_write_bandwidth_gbps, 536.0);
-  EXPECT_EQ(b4.kernel.launch_us, 8.0);
   EXPECT_EQ(b4.ub.bytes, b1.ub.bytes);
 }
 
@@ -283,7 +282,7 @@ TEST(HardwareBase, ABaseFilesOwnMistakeNamesTheBase) {
 TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandaloneFile) {
   Dir dir;
   // A variant of ascend910b4 that sets nothing fitted itself: calibrate's default free
-  // parameters are the "fitted" ones of the merged file (13 on ascend910b4), and -o writes
+  // parameters are the "fitted" ones of the merged file (12 on ascend910b4), and -o writes
   // every parameter, bases merged in, that loads on its own anywhere.
   dir.write(
       "variant.json",
@@ -299,7 +298,7 @@ TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandalone
   const test::CmdResult r = test::run_cli("calibrate " + m.string() + " --json -o " + out.string(),
                                           /*with_stderr=*/false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 13u);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 12u);
   const auto written = JsonReader::parse_file(out, "calibrated hardware file");
   EXPECT_FALSE(written.contains("base"));
   EXPECT_EQ(written["parameters"].size(), hardware_params().size());

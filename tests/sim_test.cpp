@@ -16,6 +16,7 @@
 #include "sim/l2_residency.hpp"
 #include "sim/launch_cost.hpp"
 #include "sim/metrics.hpp"
+#include "sim/pypto_runtime.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
@@ -137,13 +138,14 @@ TEST(Simulator, DependencyChainSerialises) {
     g.finalize();
     const SimResult r = simulate_costed(g, fixed_cost(d), hw);
     const double span = r.last_end - r.first_start;
-    // Each edge costs at least: completion notify, completion handling, one resolve, one
-    // dispatch and the notify to the core; polling adds at most one loop over the cores.
+    // Each edge costs at least: completion notify, completion handling, one resolve (the last
+    // predecessor's: no atomic), one dispatch and the notify to the core; polling adds at most
+    // one read of each busy core (one here).
     const double edge =
         hw.ns_to_cycles(hw.scheduler.completion_notify_ns + hw.scheduler.notify_ns) +
-        hw.scheduler.completion_cycles + hw.scheduler.resolve_cycles + hw.scheduler.dispatch_cycles;
-    const double poll_loop =
-        hw.ns_to_cycles(hw.scheduler.poll_ns) * 18;  // 12 AIV + 6 AIC per scheduler
+        hw.scheduler.completion_cycles + hw.scheduler.resolve_last_cycles +
+        hw.scheduler.dispatch_cycles;
+    const double poll_loop = hw.ns_to_cycles(hw.scheduler.poll_ns);
     EXPECT_GE(span, k * d + (k - 1) * edge - 1e-6);
     EXPECT_LE(span, k * d + (k - 1) * (edge + poll_loop) + 1e-6);
     for (int i = 0; i + 1 < k; ++i) EXPECT_GE(r.tasks[i + 1].start, r.tasks[i].end);
@@ -218,6 +220,86 @@ TEST(Simulator, StitchingReleasesDeviceTasksInOrder) {
   EXPECT_NEAR(res.tasks[0].start, submit, 1e-9);
   EXPECT_NEAR(res.tasks[4].start, 2 * submit, 1e-9);
   EXPECT_NEAR(res.tasks[9].start, 3 * submit, 1e-9);
+}
+
+// PyPTO's scheduler thread count (device_common.h CalcSchAicpuNumByBlockDim): at most
+// scheduler.max_threads, fewer when there are few AIC cores (one per scheduler.aic_per_thread);
+// runtime.launch_sched_aicpu_num lowers the cap.
+TEST(PyptoRuntime, SchedulerThreadsFollowPyptosFormula) {
+  Hardware hw = default_hw();
+  SimOptions opt;
+  const std::vector<std::pair<int64_t, int64_t>> aic_threads = {{24, 3}, {20, 3}, {17, 3}, {16, 2},
+                                                                {9, 2},  {8, 1},  {1, 1}};
+  for (const auto& [aic, threads] : aic_threads) {
+    hw.cores.aic = aic;
+    EXPECT_EQ(scheduler_threads(hw, opt), threads) << aic << " AIC";
+  }
+  hw.cores.aic = 24;
+  opt.launch_sched_aicpu_num = 2;
+  EXPECT_EQ(scheduler_threads(hw, opt), 2);
+  opt.launch_sched_aicpu_num = 7;  // PyPTO's range; the hardware's cap still holds
+  EXPECT_EQ(scheduler_threads(hw, opt), 3);
+  TaskGraph g = fixed_graph(1);
+  g.finalize();
+  EXPECT_EQ(simulate_costed(g, fixed_cost(10), default_hw()).scheduler_threads, 3);
+}
+
+// One device task at a time: the next is released only once every task of the one before has
+// been seen complete (device_sche.h RunTask's WAIT_TAIL_TASK_FINISH), even when it was built long
+// before.
+TEST(PyptoRuntime, DeviceTaskWaitsForThePreviousToDrain) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.completion_notify_ns = 100;
+  SimOptions opt;
+  opt.stitch_function_max_num = 1;
+  TaskGraph g = fixed_graph(0);
+  for (int r = 0; r < 3; ++r) g.add_task(0, r);  // independent roots, one device task each
+  g.finalize();
+  const SimResult res = simulate_costed(g, fixed_cost(1000), hw, opt);
+  const double notify = hw.ns_to_cycles(100);
+  EXPECT_NEAR(res.tasks[0].start, 0, 1e-9);
+  EXPECT_NEAR(res.tasks[1].start, 1000 + notify, 1e-9);
+  EXPECT_NEAR(res.tasks[2].start, 2 * (1000 + notify), 1e-9);
+  opt.stitch_function_max_num = 3;  // one device task: all three run at once
+  const SimResult one = simulate_costed(g, fixed_cost(1000), hw, opt);
+  for (const auto& t : one.tasks) EXPECT_NEAR(t.start, 0, 1e-9);
+}
+
+// A successor made ready by its last predecessor costs scheduler.resolve_last_cycles (no atomic
+// decrement); every earlier edge costs scheduler.resolve_cycles.
+TEST(PyptoRuntime, LastPredecessorSkipsTheAtomicDecrement) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.resolve_cycles = 390;
+  hw.scheduler.resolve_last_cycles = 100;
+  TaskGraph g = fixed_graph(4);  // 0, 1, 2 -> 3
+  for (int p = 0; p < 3; ++p) g.add_edge(p, 3);
+  g.finalize();
+  const SimResult res = simulate_costed(g, fixed_cost(1000), hw);
+  EXPECT_NEAR(res.tasks[3].start, 1000 + 2 * 390 + 100, 1e-9);
+}
+
+// The polling loop reads only cores with a task outstanding: a lone busy core is read every
+// scheduler.poll_ns, so its completion is seen at the first multiple of poll_ns after it ends.
+TEST(PyptoRuntime, PollingVisitsOnlyBusyCores) {
+  Hardware hw = ideal_runtime_hw();
+  hw.scheduler.poll_ns = 100;
+  const double poll = hw.ns_to_cycles(100);
+  TaskGraph g = fixed_graph(2);
+  g.add_edge(0, 1);
+  g.finalize();
+  const SimResult res = simulate_costed(g, fixed_cost(1000), hw);
+  EXPECT_NEAR(res.tasks[1].start, std::ceil(1000 / poll) * poll, 1e-6);
+  // With every core of its thread busy, a completion waits up to a read of each of them.
+  TaskGraph wide = fixed_graph(0);
+  const int64_t per_thread = default_hw().cores.aiv / 3;
+  for (int64_t i = 0; i < per_thread; ++i) wide.add_task(0, 0);
+  wide.add_task(0, 0);
+  wide.add_edge(0, static_cast<int32_t>(per_thread));
+  wide.finalize();
+  const SimResult busy = simulate_costed(wide, fixed_cost(1000), hw);
+  const double start = busy.tasks[static_cast<size_t>(per_thread)].start;
+  EXPECT_GE(start, 1000);
+  EXPECT_LE(start, 1000 + static_cast<double>(per_thread) * poll + 1e-6);
 }
 
 TEST(Simulator, CycleIsReported) {
@@ -391,7 +473,6 @@ TEST(Simulator, SpmdSecondLaunchWaitsForTheFirst) {
   hw.cores.aiv = 2;
   hw.scheduler.block_start_ns = 250;
   hw.kernel.core_start_ns = 100;
-  hw.kernel.launch_us = 5;  // the MPMD launch: not this graph's
   hw.kernel.vector_launch_us = 3;
   hw.kernel.mixed_launch_us = 7;
   const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
@@ -470,6 +551,19 @@ TEST(ReadyOrder, IsReadFromTheRuntimeKeyOfRunAndSweepConfigs) {
     EXPECT_EQ(std::string(e.what()),
               "a.json: runtime.ready_order: \"lifo\" is not allowed (allowed: oldest_root_first, "
               "fifo)");
+  }
+  auto pypto = base;
+  pypto["runtime"] = {{"stitch_function_max_num", 16}, {"launch_sched_aicpu_num", 2}};
+  EXPECT_EQ(runtime_options_from_json(pypto, "a.json").stitch_function_max_num, 16);
+  EXPECT_EQ(runtime_options_from_json(pypto, "a.json").launch_sched_aicpu_num, 2);
+  pypto["runtime"] = {{"stitch_function_max_num", 2048}};
+  try {
+    runtime_options_from_json(pypto, "a.json");
+    ADD_FAILURE() << "accepted stitch_function_max_num 2048";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a.json: runtime.stitch_function_max_num"),
+              std::string::npos)
+        << e.what();
   }
   auto unknown = base;
   unknown["runtime"] = {{"order", "fifo"}};

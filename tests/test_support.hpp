@@ -18,7 +18,8 @@ inline Hardware default_hw() {
 // The default machine with every runtime overhead set to zero, so closed forms are exact.
 inline Hardware ideal_runtime_hw() {
   Hardware hw = default_hw();
-  hw.scheduler.dispatch_cycles = hw.scheduler.resolve_cycles = hw.scheduler.completion_cycles = 0;
+  hw.scheduler.dispatch_cycles = hw.scheduler.resolve_cycles = hw.scheduler.resolve_last_cycles =
+      hw.scheduler.completion_cycles = 0;
   hw.scheduler.poll_ns = hw.scheduler.notify_ns = hw.scheduler.completion_notify_ns =
       hw.scheduler.task_gap_ns = hw.scheduler.block_start_ns = 0;
   hw.control.root_build_ns = hw.control.task_build_ns = hw.control.device_task_submit_ns = 0;

@@ -98,7 +98,7 @@ bool flagged(const CandidateResult& c, const std::string& flag) {
 // A check before its verdict: `data` collects the figures (an array of cases by default).
 RuleCheck new_check(std::string id, std::string claim,
                     nlohmann::json data = nlohmann::json::array()) {
-  return RuleCheck{std::move(id), std::move(claim), Verdict::kFails, "", std::move(data)};
+  return RuleCheck{std::move(id), std::move(claim), Verdict::kFails, "", std::move(data), ""};
 }
 
 Verdict count_verdict(int held, int cases) {
@@ -529,6 +529,15 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
         fmt::format("best {}; 8 {} and 32 {} of the best (close = within {:.0f}%); 64 {}, 128 {}",
                     z.best, pct(at(8).gen_time_us, tb), pct(at(32).gen_time_us, tb), 100 * kClose,
                     zone_label(at(64).zone), zone_label(at(128).zone));
+    if (k.verdict != Verdict::kHolds)
+      k.why = fmt::format(
+          "the fragmented side's slope is the scheduler threads' throughput: loop 32, {}. The "
+          "structure is PyPTO's runtime code (3 scheduler threads of 16 AIV + 8 AIC, "
+          "device_common.h CalcSchAicpuNumByBlockDim; polling of busy cores only and per-edge "
+          "resolves, aicore_manager.h ResolveDepForAllAiCore / ResolveDepDyn); the per-task "
+          "AICPU costs (scheduler.completion_cycles, resolve_cycles, dispatch_cycles) are PyPTO's "
+          "own simulator constants (AICPUConfig.toml, [E]), with no board measurement behind them",
+          at(32).evidence.empty() ? "no zone evidence" : at(32).evidence);
     k.data = {{"best", z.best},
               {"loop8_vs_best", at(8).gen_time_us / tb},
               {"loop32_vs_best", at(32).gen_time_us / tb},
@@ -583,6 +592,14 @@ RuleCheck check_matmul(Cases& cases) {
   }
   k.verdict = count_verdict(held, n);
   k.numbers = join(parts);
+  if (k.verdict != Verdict::kHolds)
+    k.why =
+        "missing mechanism: nothing in the model penalises fat packed cube tasks (a packed task "
+        "re-reads its A/B panels per tile and has no L1 capacity limit). PyPTO merges cube "
+        "tasks by its pass options cube_l1_reuse_setting / cube_nbuffer_setting, and its tuning "
+        "docs report that merging too far overflows L1/UB and, with cores left idle, loses "
+        "(flash_attention_score_grad: 728 us, 711 us at l1_reuse 8 / nbuffer 8, 734 us at "
+        "nbuffer 16); no public measurement of BASIC_BATCH itself";
   return k;
 }
 

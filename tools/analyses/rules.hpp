@@ -33,6 +33,7 @@ struct RuleCheck {
   Verdict verdict = Verdict::kFails;
   std::string numbers;  // the figures that decide it, one line
   nlohmann::json data;  // the same figures, structured
+  std::string why;      // a bend or a failure: the mechanism behind it and its source
 };
 
 // Modeled time along the reduction-axis tile of one example, other tile dims fixed.

@@ -51,7 +51,11 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
   SimOptions options;
   const auto runtime = JsonReader(doc, origin).find("runtime");
   if (!runtime) return options;
-  runtime->check_keys({"ready_order", "l2"});
+  runtime->check_keys({"ready_order", "l2", "stitch_function_max_num", "launch_sched_aicpu_num"});
+  // PyPTO's runtime_options, with PyPTO's names and ranges (pypto.jit runtime_options docs; a
+  // device task holds at most MAX_STITCH_FUNC_NUM = 1024 roots, device_execute_context.cpp).
+  options.stitch_function_max_num = runtime->integer_or("stitch_function_max_num", 0, 1, 1024);
+  options.launch_sched_aicpu_num = runtime->integer_or("launch_sched_aicpu_num", 0, 1, 7);
   if (const auto order = runtime->find("ready_order")) {
     const std::vector<std::string> names = {ready_order_name(ReadyOrder::kOldestRootFirst),
                                             ready_order_name(ReadyOrder::kFifo)};

@@ -96,6 +96,7 @@ std::string format_rules(const std::vector<RulesResult>& results) {
     ++count[verdict_name(k.verdict)];
     append(s, "  {:<6} {:<28} {}\n", verdict_name(k.verdict), k.id, k.claim);
     append(s, "         {}\n", k.numbers);
+    if (!k.why.empty()) append(s, "         why: {}\n", k.why);
     for (size_t h = 1; h < results.size(); ++h) {
       const auto& other = results[h].checks;
       if (i >= other.size() || other[i].id != k.id) continue;
@@ -130,6 +131,7 @@ nlohmann::json rules_json(const std::vector<RulesResult>& results) {
                              {"claim", k.claim},
                              {"verdict", verdict_name(k.verdict)},
                              {"numbers", k.numbers},
+                             {"why", k.why},
                              {"data", k.data}});
     for (const auto& k : r.knees) {
       nlohmann::json c = {
