@@ -99,7 +99,7 @@ TEST(CsvReader, MalformedInputIsOneLineNamingFileLineAndColumn) {
   EXPECT_EQ(err("a,b\n1,12345\n", small),
             "p.csv: line 2, column 2 (b): a field over 4 bytes (the limit)");
   EXPECT_EQ(err("a\n1\n2\n3\n", small),
-            "p.csv: line 4, column 0: more than 2 records (the limit for one file)");
+            "p.csv: line 4: more than 2 records (the limit for one file)");
   EXPECT_EQ(err("a,b,c,d\n", small),
             "p.csv: line 1, column 4: more than 3 fields in a record (the limit)");
 }
@@ -149,7 +149,7 @@ TEST(MsprofOpSummary, BadColumnsAndFiguresNameTheLineAndColumn) {
     return error_of([&] { msprof_from_csv(parse_csv(text, "o.csv")); });
   };
   EXPECT_EQ(err("Op Name,Task Type\nk,AI_CORE\n"),
-            "o.csv: line 1, column 0: no column 'Task Duration(us)' in the header (an msprof "
+            "o.csv: line 1: no column 'Task Duration(us)' in the header (an msprof "
             "op_summary CSV has 'Op Name' and 'Task Duration(us)')");
   EXPECT_EQ(err(head + "k,AI_CORE,abc,1\n"),
             "o.csv: line 2, column 3 (Task Duration(us)): expected a number, got 'abc'");
@@ -412,7 +412,7 @@ TEST(BoardProfilesCli, MalformedCsvIsOneLineExit2) {
   };
   const std::string head = "Op Name,Task Duration(us)\n";
   std::string f = write_temp("missing_col.csv", "Op Name,Task Type\nrelu_kernel,AI_CORE\n");
-  expect_error(f, f + ": line 1, column 0: no column 'Task Duration(us)' in the header (an msprof "
+  expect_error(f, f + ": line 1: no column 'Task Duration(us)' in the header (an msprof "
                       "op_summary CSV has 'Op Name' and 'Task Duration(us)')");
   f = write_temp("nan.csv", head + "relu_kernel,1.5\nrelu_kernel,fast\n");
   expect_error(f, f + ": line 3, column 2 (Task Duration(us)): expected a number, got 'fast'");

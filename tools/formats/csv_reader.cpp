@@ -17,7 +17,8 @@ int CsvTable::column(std::string_view name) const {
 }
 
 void CsvTable::fail(int64_t line, int column, const std::string& what) const {
-  const bool named = column >= 0 && static_cast<size_t>(column) < header.size();
+  if (column < 0) throw Error(fmt::format("{}: line {}: {}", origin, line, what));
+  const bool named = static_cast<size_t>(column) < header.size();
   throw Error(fmt::format("{}: line {}, column {}{}: {}", origin, line, column + 1,
                           named ? " (" + header[static_cast<size_t>(column)] + ")" : "", what));
 }

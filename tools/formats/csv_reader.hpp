@@ -38,7 +38,7 @@ struct CsvTable {
 
   // The index of the column named exactly `name`, or -1.
   int column(std::string_view name) const;
-  // "<origin>: line L, column C (name): what" as a tilesim::Error.
+  // "<origin>: line L, column C (name): what" as a tilesim::Error (column < 0: the whole line).
   [[noreturn]] void fail(int64_t line, int column, const std::string& what) const;
 };
 
