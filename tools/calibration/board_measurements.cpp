@@ -235,8 +235,8 @@ BoardMeasurements measurements_from_msprof(const std::vector<MsprofFile>& files,
     }
     add_figure(bk, "task_duration_us", dur, "not collected");
     const char* why =
-        "not collected (its *_time(us) column, or its *_ratio and aiv_time(us) / aicore_time(us), "
-        "are N/A or 0: collect with --aic-metrics=PipeUtilization)";
+        "no time: its *_time(us) is N/A or 0, and so is aiv_time(us) (aicore_time(us) for the "
+        "cube), which would turn its *_ratio into a time";
     add_figure(bk, "vec_time_us", vec, why);
     add_figure(bk, "mte2_time_us", mte2, why);
     add_figure(bk, "mte3_time_us", mte3, why);
