@@ -67,7 +67,8 @@ BoardSide board_from_msprof(const MsprofFile& file,
   }
   if (!by_name && names.size() > 1) {
     std::string list;
-    for (size_t i = 0; i < names.size() && i < 8; ++i) list += (i ? ", " : "") + names[i];
+    for (size_t i = 0; i < names.size() && i < 8; ++i)
+      list += (i ? ", " : "") + printable_field(names[i]);
     throw Error(
         fmt::format("{}: {} kernels (Op Name: {}{}); name the one to compare with "
                     "--op-name (or --match COLUMN=TEXT)",
@@ -77,10 +78,10 @@ BoardSide board_from_msprof(const MsprofFile& file,
     throw Error(fmt::format("{}: no row has {}", file.file, what.empty() ? "a kernel" : what));
   if (static_cast<int64_t>(rows.size()) <= skip_first)
     throw Error(fmt::format("--skip-first {}: leaves none of the {} launches of '{}'", skip_first,
-                            rows.size(), names.front()));
+                            rows.size(), printable_field(names.front())));
   rows.erase(rows.begin(), rows.begin() + skip_first);
   for (const auto* r : rows) check_row_against_spec(file, *r, spec, "the run config compared with");
-  const std::string name = names.front();
+  const std::string name = printable_field(names.front());
   BoardSide b;
   b.kind = "msprof";
   b.source = fmt::format("{}: {} launches of Op Name '{}'{}, medians", file.file, rows.size(), name,

@@ -95,7 +95,8 @@ void check_row_against_spec(const MsprofFile& f, const MsprofRow& row, const Ker
   if (!not_collected(types)) {
     const auto dt = msprof_dtype(types);
     if (!dt)
-      fail("Input Data Types", "'" + types + "' is not a dtype the model has (fp32, fp16, bf16)");
+      fail("Input Data Types",
+           "'" + printable_field(types) + "' is not a dtype the model has (fp32, fp16, bf16)");
     if (*dt != spec.dtype)
       fail("Input Data Types", fmt::format("'{}' is {}, the mapped run config's dtype is {}", types,
                                            dtype_name(*dt), dtype_name(spec.dtype)));
@@ -109,7 +110,8 @@ void check_row_against_spec(const MsprofFile& f, const MsprofRow& row, const Ker
     const size_t comma = std::min(shape.find(',', pos), shape.size());
     const std::string d = trim_field(shape.substr(pos, comma - pos));
     if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 15)
-      fail("Input Shapes", "'" + shape + "' is not a list of dims (\"8,256,384;...\")");
+      fail("Input Shapes",
+           "'" + printable_field(shape) + "' is not a list of dims (\"8,256,384;...\")");
     elements *= std::stod(d);
     pos = comma + 1;
   }
@@ -121,7 +123,7 @@ void check_row_against_spec(const MsprofFile& f, const MsprofRow& row, const Ker
   if (elements != expected)
     fail("Input Shapes", fmt::format("the first input [{}] has {} elements, the mapped run "
                                      "config's first tensor {}",
-                                     shape, elements, expected));
+                                     printable_field(shape), elements, expected));
 }
 
 namespace {

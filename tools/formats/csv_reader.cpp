@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -16,11 +17,29 @@ int CsvTable::column(std::string_view name) const {
   return -1;
 }
 
+std::string printable_field(std::string_view text) {
+  constexpr size_t kMax = 64;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const char* escape = c == '\n' ? "n" : c == '\r' ? "r" : c == '\t' ? "t" : nullptr;
+    if (escape)
+      fmt::format_to(std::back_inserter(out), "\\{}", escape);
+    else if (c < 0x20 || c == 0x7f)
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", c);
+    else
+      out.push_back(static_cast<char>(c));
+  }
+  if (text.size() > kMax) out.append("...");
+  return out;
+}
+
 void CsvTable::fail(int64_t line, int column, const std::string& what) const {
   if (column < 0) throw Error(fmt::format("{}: line {}: {}", origin, line, what));
-  const bool named = static_cast<size_t>(column) < header.size();
-  throw Error(fmt::format("{}: line {}, column {}{}: {}", origin, line, column + 1,
-                          named ? " (" + header[static_cast<size_t>(column)] + ")" : "", what));
+  const size_t c = static_cast<size_t>(column);
+  throw Error(fmt::format(
+      "{}: line {}, column {}{}: {}", origin, line, column + 1,
+      c < header.size() ? fmt::format(" ({})", printable_field(header[c])) : std::string(), what));
 }
 
 namespace {
@@ -50,8 +69,9 @@ class Parser {
         std::set<std::string> seen;
         for (size_t c = 0; c < table_.header.size(); ++c)
           if (!seen.insert(table_.header[c]).second)
-            fail(row.line, static_cast<int>(c),
-                 "'" + table_.header[c] + "' appears twice in the header");
+            fail(
+                row.line, static_cast<int>(c),
+                fmt::format("'{}' appears twice in the header", printable_field(table_.header[c])));
         header = false;
         continue;
       }

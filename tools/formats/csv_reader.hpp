@@ -42,6 +42,10 @@ struct CsvTable {
   [[noreturn]] void fail(int64_t line, int column, const std::string& what) const;
 };
 
+// A field's text as it may appear in a one-line message: control characters escaped (\n, \r,
+// \t, \xNN) and cut to 64 bytes ("...").
+std::string printable_field(std::string_view text);
+
 CsvTable parse_csv(std::string_view text, const std::string& origin, const CsvLimits& limits = {});
 CsvTable load_csv(const std::filesystem::path& file, const CsvLimits& limits = {});
 

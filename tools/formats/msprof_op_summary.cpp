@@ -25,14 +25,15 @@ double number_at(const CsvTable& t, const CsvRow& row, int c, bool required) {
   if (c < 0) return kNaN;
   const std::string v = trim_field(row.fields[static_cast<size_t>(c)]);
   if (not_collected(v)) {
-    if (required) t.fail(row.line, c, "expected a number of microseconds, got '" + v + "'");
+    if (required)
+      t.fail(row.line, c, "expected a number of microseconds, got '" + printable_field(v) + "'");
     return kNaN;
   }
   double x = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x))
-    t.fail(row.line, c, "expected a number, got '" + v + "'");
-  if (x < 0) t.fail(row.line, c, "expected a number >= 0, got '" + v + "'");
+    t.fail(row.line, c, "expected a number, got '" + printable_field(v) + "'");
+  if (x < 0) t.fail(row.line, c, "expected a number >= 0, got '" + printable_field(v) + "'");
   return x;
 }
 

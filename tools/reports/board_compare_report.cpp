@@ -61,7 +61,8 @@ std::string board_measurements_summary(const BoardMeasurements& m) {
            m.rows);
     for (const auto& u : m.unmapped)
       append(s, "    {}: {} row{} from line {}: Op Name '{}', Task Type '{}'\n", u.file, u.rows,
-             u.rows == 1 ? "" : "s", u.first_line, u.op_name, u.task_type);
+             u.rows == 1 ? "" : "s", u.first_line, printable_field(u.op_name),
+             printable_field(u.task_type));
   }
   return s;
 }
