@@ -28,6 +28,7 @@
 namespace tilesim {
 namespace {
 
+using test::error_of;
 using test::ideal_runtime_hw;
 using test::source_path;
 
@@ -39,15 +40,6 @@ PyptoGraph graph_of(const std::string& text) {
 
 SwimlaneTrace trace_of(const std::string& text) {
   return swimlane_from_json(nlohmann::json::parse(text), "trace.json");
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 const CoreMetrics* core_named(const SwimlaneAnalysis& a, const std::string& name) {

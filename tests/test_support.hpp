@@ -5,8 +5,10 @@
 
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <string>
 
+#include "model/error.hpp"
 #include "model/hardware.hpp"
 
 namespace tilesim::test {
@@ -46,6 +48,16 @@ inline CmdResult run_cli(const std::string& args, bool with_stderr = true) {
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// The message of the tilesim::Error `f` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace tilesim::test

@@ -36,16 +36,28 @@ std::string run_key(const KernelSpec& spec) {
 }  // namespace
 
 const std::vector<CalibrationMetric>& calibration_metrics() {
+  using M = const Metrics&;
   static const std::vector<CalibrationMetric> metrics = {
       {"task_duration_us", "kernel_time_us (launch + root-function builds + tasks)",
-       "kernel_time_us", 1},
-      {"kernel_time_us", "kernel_time_us", "kernel_time_us", 1},
-      {"time_ms", "kernel_time_us / 1000", "kernel_time_us", 1000},
-      {"gen_time_us", "gen_time_us (span of all tasks)", "gen_time_us", 1},
-      {"mte2_time_us", "pipes MTE2 mean_us (mean busy per core)", "mte2_us", 1},
-      {"vec_time_us", "pipes V mean_us", "vec_us", 1},
-      {"cube_time_us", "pipes CUBE mean_us", "cube_us", 1},
-      {"mte3_time_us", "pipes MTE3 mean_us", "mte3_us", 1},
+       [](M m) { return m.kernel_time_us; }},
+      {"kernel_time_us", "kernel_time_us", [](M m) { return m.kernel_time_us; }},
+      {"time_ms", "kernel_time_us / 1000", [](M m) { return m.kernel_time_us / 1000; }},
+      {"gen_time_us", "gen_time_us (span of all tasks)", [](M m) { return m.gen_time_us; }},
+      {"mte2_time_us", "pipes MTE2 mean_us (mean busy per core)",
+       [](M m) { return pipe_mean_us(m, "MTE2"); }},
+      {"vec_time_us", "pipes V mean_us", [](M m) { return pipe_mean_us(m, "V"); }},
+      {"cube_time_us", "pipes CUBE mean_us", [](M m) { return pipe_mean_us(m, "CUBE"); }},
+      {"mte3_time_us", "pipes MTE3 mean_us", [](M m) { return pipe_mean_us(m, "MTE3"); }},
+      {"core_busy_us", "per_core busy_us, mean over the cores that ran a task",
+       [](M m) { return mean_per_core(m, &CoreMetrics::busy_us); }},
+      {"core_work_time_us", "per_core Core Total Work Time, mean",
+       [](M m) { return mean_per_core(m, &CoreMetrics::core_total_work_time_us); }},
+      {"wait_time_us", "per_core Total Wait Time, mean",
+       [](M m) { return mean_per_core(m, &CoreMetrics::total_wait_time_us); }},
+      {"wait_schedule_time_us", "per_core Wait Schedule Time, mean",
+       [](M m) { return mean_per_core(m, &CoreMetrics::wait_schedule_time_us); }},
+      {"tasks_per_core", "per_core Execute task num, mean",
+       [](M m) { return mean_tasks_per_core(m); }},
   };
   return metrics;
 }
@@ -201,6 +213,24 @@ Measurement parse_measurement(const JsonReader& e) {
 
 }  // namespace
 
+IdentifiedEntry identified_entry(const JsonReader& item, const std::vector<std::string>& allowed,
+                                 std::set<std::string>& ids) {
+  item.expect_object();
+  const auto id = item.find("id");
+  IdentifiedEntry out{
+      id && id->json().is_string()
+          ? JsonReader(item.json(), item.origin(), item.path() + " (" + id->string() + ")")
+          : item,
+      ""};
+  out.entry.check_keys(allowed);
+  const auto id_r = out.entry.at("id");
+  if (!id_r.json().is_string() || id_r.json().get<std::string>().empty())
+    id_r.fail("expected a non-empty string");
+  out.id = id_r.string();
+  if (!ids.insert(out.id).second) id_r.fail("duplicate id '" + out.id + "'");
+  return out;
+}
+
 MeasurementSet measurements_from_json(const nlohmann::json& json,
                                       const std::filesystem::path& file) {
   const JsonReader doc(json, file.string());
@@ -218,20 +248,11 @@ MeasurementSet measurements_from_json(const nlohmann::json& json,
   std::set<std::string> ids;
   std::map<std::string, size_t> run_index;
   for (const auto& item : ms.items()) {
-    item.expect_object();
-    const auto id = item.find("id");
-    // Every key below names the measurement by its id, too.
-    const JsonReader e =
-        id && id->json().is_string()
-            ? JsonReader(item.json(), item.origin(), item.path() + " (" + id->string() + ")")
-            : item;
-    e.check_keys({"id", "source", "config", "config_file", "metric", "measured", "weight", "note"});
-    const auto id_r = e.at("id");
-    if (!id_r.json().is_string() || id_r.json().get<std::string>().empty())
-      id_r.fail("expected a non-empty string");
+    const auto [e, id] = identified_entry(
+        item, {"id", "source", "config", "config_file", "metric", "measured", "weight", "note"},
+        ids);
     Measurement m = parse_measurement(e);
-    m.id = id_r.string();
-    if (!ids.insert(m.id).second) id_r.fail("duplicate id '" + m.id + "'");
+    m.id = id;
     const CalibrationRun run = parse_measured_run(e, m.id, file);
     const std::string key = run_key(run.spec) + " " + ready_order_name(run.options.ready_order) +
                             (std::string(" ") + l2_start_name(run.options.l2_start));
@@ -292,8 +313,7 @@ RunFigures run_figures(const KernelSpec& spec, const Hardware& hw, const SimOpti
 
 double metric_value(const RunFigures& f, const std::string& metric) {
   for (const auto& m : calibration_metrics())
-    if (metric == m.name)
-      return f.error.empty() ? metric_field_value(f.metrics, m.field) / m.divisor : kNaN;
+    if (metric == m.name) return f.error.empty() ? m.get(f.metrics) : kNaN;
   // Metrics are checked when the file is read: an unknown one here is a bug.
   throw InternalError("unknown metric '" + metric + "' (allowed: " + allowed_metrics() + ")");
 }

@@ -27,11 +27,16 @@
 //   gen_time_us                       -> gen_time_us (span of all tasks)
 //   mte2_time_us, vec_time_us, cube_time_us, mte3_time_us
 //                                     -> pipes MTE2, V, CUBE, MTE3 mean_us (mean busy per core)
+//   core_busy_us, core_work_time_us, wait_time_us, wait_schedule_time_us, tasks_per_core
+//                                     -> per_core busy_us, Core Total Work Time, Total Wait Time,
+//                                        Wait Schedule Time, Execute task num: means over the
+//                                        cores that ran a task (a board swimlane's figures)
 // A run config's own "hardware" key is ignored: every run uses the hardware being calibrated.
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,9 +53,8 @@ namespace tilesim {
 
 struct CalibrationMetric {
   const char* name;
-  const char* maps_to;  // human-readable: what it is compared with
-  const char* field;    // the Metrics field (metric_fields() in sim/metrics.hpp) ...
-  double divisor;       // ... divided by this
+  const char* maps_to;              // human-readable: what it is compared with
+  double (*get)(const Metrics& m);  // the figure of a run
 };
 const std::vector<CalibrationMetric>& calibration_metrics();
 bool is_calibration_metric(const std::string& name);
@@ -101,6 +105,16 @@ struct MeasurementSet {
 // inline config. Also read by the validation datasets (tools/formats/validation_dataset.hpp).
 CalibrationRun parse_measured_run(const JsonReader& e, const std::string& id,
                                   const std::filesystem::path& file);
+
+// An entry of an array of named things (measurements, mapped kernels): an object with the keys
+// `allowed` and a non-empty "id" not in `ids` (which it joins). Every key of `entry` names the
+// id in its messages, too ("measurements[3] (add_c1.task).metric: ...").
+struct IdentifiedEntry {
+  JsonReader entry;
+  std::string id;
+};
+IdentifiedEntry identified_entry(const JsonReader& item, const std::vector<std::string>& allowed,
+                                 std::set<std::string>& ids);
 
 // Parses and checks a measurements file; every rejection is one line naming the file and key.
 MeasurementSet load_measurements(const std::filesystem::path& file);

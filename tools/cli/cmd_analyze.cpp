@@ -1,6 +1,9 @@
 // tilesim analyze <trace.json> [--graph graph.json] [--time-unit us|ns|cycles] [--hardware f]
 //                 [--json [f]]
-// PyPTO's swimlane metrics of a trace: tilesim's own or a board swimlane.
+// tilesim analyze <trace.json | op_summary.csv> --compare RUN_CONFIG [--op-name N] [--skip-first K]
+// PyPTO's swimlane metrics of a trace: tilesim's own or a board swimlane; with --compare, the
+// board profile (a swimlane, or an msprof op_summary CSV) side by side with the model's run of
+// the config.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,11 +12,15 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
+#include "tools/analyses/board_compare.hpp"
+#include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
+#include "tools/reports/board_compare_report.hpp"
 #include "tools/reports/timeline_report.hpp"
 
 namespace tilesim {
@@ -26,7 +33,57 @@ struct AnalyzeArgs {
   std::string time_unit = "us";
   std::string hardware;
   std::string json;
+  std::string compare;
+  std::string op_name;
+  std::vector<std::string> match;
+  int64_t skip_first = 0;
 };
+
+bool is_csv(const std::string& file) {
+  return std::filesystem::path(file).extension() == ".csv";
+}
+
+// The board profile next to the model's run of the config.
+int compare(const AnalyzeArgs& a, double units_per_us) {
+  const RunConfig rc = load_run_config(a.compare);
+  const KernelSpec spec = run_spec(rc);
+  const auto hw =
+      load_hardware(a.hardware.empty() ? rc.hardware : resolve_hardware_arg(a.hardware));
+  BoardSide board;
+  if (is_csv(a.trace)) {
+    std::vector<std::pair<std::string, std::string>> match;
+    if (!a.op_name.empty()) match.emplace_back("Op Name", a.op_name);
+    for (const auto& m : a.match) {
+      const auto eq = m.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error("--match " + m + ": expected COLUMN=TEXT (\"Input Shapes=8,256,384\")");
+      match.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+    }
+    board = board_from_msprof(load_msprof_op_summary(a.trace), match, a.skip_first, spec);
+  } else {
+    std::optional<PyptoGraph> graph;
+    if (!a.graph.empty()) graph = load_pypto_graph(a.graph);
+    const SwimlaneAnalysis an =
+        analyze_swimlane(load_swimlane(a.trace, units_per_us), graph ? &*graph : nullptr);
+    for (const auto& w : an.warnings) std::cerr << "tilesim: warning: " << w << "\n";
+    board = board_from_swimlane(an, a.trace);
+  }
+  const RunOutcome run = run_kernel(spec, hw, rc.options);
+  const BoardComparison c = compare_with_board(run.metrics, board);
+  if (!a.json.empty()) {
+    nlohmann::json j = board_comparison_to_json(c);
+    j["config"] = a.compare;
+    j["hardware"] = hw.name;
+    write_json(a.json, j);
+    if (a.json == "-") return 0;
+  }
+  std::string s = fmt::format("tilesim analyze --compare: {} on {} (simulated) vs {}\n", a.compare,
+                              hw.name, c.board_source);
+  s += board_comparison_table(c);
+  if (!a.json.empty()) s += fmt::format("\n  JSON written to {}\n", a.json);
+  std::cout << s;
+  return 0;
+}
 
 int analyze(const AnalyzeArgs& a) {
   double units_per_us = 1;
@@ -37,6 +94,13 @@ int analyze(const AnalyzeArgs& a) {
         a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
     units_per_us = load_hardware(hw_path).clock_mhz;
   }
+  if (!a.compare.empty()) return compare(a, units_per_us);
+  if (is_csv(a.trace))
+    throw Error(a.trace +
+                ": an msprof op_summary CSV has no per-core lanes to analyze; compare it with a "
+                "run config: --compare CONFIG");
+  if (!a.op_name.empty() || !a.match.empty() || a.skip_first)
+    throw Error("--op-name, --match and --skip-first select msprof rows: they go with --compare");
   std::optional<PyptoGraph> graph;
   if (!a.graph.empty()) graph = load_pypto_graph(a.graph);
   const SwimlaneTrace trace = load_swimlane(a.trace, units_per_us);
@@ -79,7 +143,21 @@ CommandAction add_analyze_command(CLI::App& app) {
                   "fixed-latency task graph giving the dependencies (Wait Schedule / Predecessor)");
   cmd->add_option("--time-unit", args->time_unit, "unit of ts and dur in the trace (default us)")
       ->check(CLI::IsMember({"us", "ns", "cycles"}));
-  add_hardware_option(cmd, args->hardware, "clock for --time-unit cycles (default ascend910b1)");
+  add_hardware_option(cmd, args->hardware,
+                      "clock for --time-unit cycles (default ascend910b1); with --compare, the "
+                      "hardware to simulate on (default the config's)");
+  cmd->add_option("--compare", args->compare,
+                  "a run config: the trace (a board swimlane, or an msprof op_summary .csv) side "
+                  "by side with the model's run of it, per metric: simulated, board, diff %");
+  cmd->add_option("--op-name", args->op_name,
+                  "with an op_summary CSV: the kernel (Op Name) to compare (needed when it has "
+                  "several)");
+  cmd->add_option("--match", args->match,
+                  "with an op_summary CSV: only rows whose COLUMN has TEXT (COLUMN=TEXT, "
+                  "repeatable)");
+  cmd->add_option("--skip-first", args->skip_first,
+                  "with an op_summary CSV: warm-up launches to drop (default 0)")
+      ->check(integer_at_least(0));
   add_json_option(cmd, args->json);
   return [cmd, args]() { return *cmd ? analyze(*args) : -1; };
 }

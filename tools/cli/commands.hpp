@@ -24,5 +24,8 @@ CommandAction add_calibrate_command(CLI::App& app);
 CommandAction add_rules_command(CLI::App& app);
 // `validate`: measured datasets run and scored per sweep (tools/cli/cmd_validate.cpp).
 CommandAction add_validate_command(CLI::App& app);
+// `measurements from-msprof | from-swimlane`: board profiles to measurements
+// (tools/cli/cmd_measurements.cpp).
+CommandAction add_measurements_command(CLI::App& app);
 
 }  // namespace tilesim

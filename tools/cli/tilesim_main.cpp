@@ -13,9 +13,12 @@ namespace {
 // The usage line of the subcommand being parsed when the error struck (the app's otherwise).
 std::string usage_line(const CLI::App& app) {
   const CLI::App* cmd = &app;
-  for (const CLI::App* sub : app.get_subcommands()) cmd = sub;
   std::string name = app.get_name();
-  if (cmd != &app) name += " " + cmd->get_name();
+  // Down to the innermost subcommand parsed ("measurements from-msprof").
+  while (!cmd->get_subcommands().empty()) {
+    cmd = cmd->get_subcommands().back();
+    name += " " + cmd->get_name();
+  }
   std::string usage = CLI::Formatter().make_usage(cmd, name);
   while (!usage.empty() && usage.back() == '\n') usage.pop_back();
   return usage;
@@ -32,7 +35,7 @@ int main(int argc, char** argv) {
       tilesim::add_run_command(app),       tilesim::add_replay_command(app),
       tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
       tilesim::add_calibrate_command(app), tilesim::add_rules_command(app),
-      tilesim::add_validate_command(app),
+      tilesim::add_validate_command(app),  tilesim::add_measurements_command(app),
   };
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());
