@@ -14,6 +14,7 @@
 #include "kernels/program.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/analyses/sweep.hpp"
 #include "tools/formats/program_file.hpp"
 #include "tools/formats/run_config.hpp"
 
@@ -518,14 +519,22 @@ TEST(ProgramVsOps, RmsnormWithinATenthOfAPercentSoftmaxPaysItsStages) {
   EXPECT_GT(sb.gm_read_bytes, 2.5 * sa.gm_read_bytes);
 }
 
-TEST(ProgramRun, EveryShippedProgramRunsAndItsSweepRanks) {
+TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
   for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
     if (f.path().filename().string().find("8x32x2048") != std::string::npos ||
         f.path().filename().string().find("32x2048x32") != std::string::npos)
-      continue;  // 196608 tasks each: seconds, checked from the CLI (README)
+      continue;  // 196608 tasks each: seconds, run from the CLI (README, report)
     const RunConfig rc = load_run_config(f.path());
     const RunOutcome out = run_kernel(run_spec(rc), load_hardware(rc.hardware), rc.options);
     EXPECT_GT(out.metrics.gen_time_us, 0) << f.path();
+  }
+  // The two small sweeps: a recommendation among several evaluated candidates.
+  for (const char* name : {"program_gelu_16x16384.json", "program_rmsnorm_rope_1x11x16x128.json"}) {
+    const SweepConfig cfg =
+        load_sweep_config(test::source_path(std::string("configs/sweeps/") + name));
+    const SweepResult r = run_sweep(cfg, load_hardware(cfg.hardware));
+    EXPECT_TRUE(r.recommended.has_value()) << name;
+    EXPECT_GE(r.ranking.size(), 7u) << name;
   }
 }
 
