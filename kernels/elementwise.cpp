@@ -80,7 +80,6 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
               {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
         const Dims ce = compute_extent(spec.shape, spec.tile, extent);
-        const int64_t cols = ce.back(), rows = product(ce) / cols;
         if (column) {
           // A column operand: Brcb spreads each row's scalar over one UB block (ub.align_bytes),
           // so the binary op can read it with block stride 0 (y_blocks: one block per row).
@@ -97,16 +96,7 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
           k.buffers.push_back({"y_broadcast", tile_bytes, BufferRole::kTemp, MemSpace::kUb});
           st.vec.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(ce)});
         }
-        if (broadcast && cols * bytes > hw.vector.bytes_per_repeat) {
-          // Rows longer than one repeat: one instruction per row, the operand's row (or block)
-          // reused through repeat stride 0, as Ascend C's Sub(z[r * n], x[r * n], y, n) does.
-          for (int64_t r = 0; r < rows; ++r)
-            st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, cols});
-        } else {
-          // One instruction over the tile; a broadcast operand is read through its repeat and
-          // block strides (rows that fit one repeat pack whole).
-          st.vec.push_back(VecOp{op.cls, spec.dtype, 1, 1, product(ce)});
-        }
+        add_binary_vec(op.cls, spec.dtype, ce, broadcast, hw, st.vec);
         DmaOp write = read;
         write.dir = DmaDir::kWrite;
         st.stores.push_back(write);

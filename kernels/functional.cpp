@@ -30,20 +30,6 @@ NdArray reshaped(NdArray a, const Dims& shape) {
 
 namespace {
 
-// Calls f(position) for every position of the block, row-major.
-template <typename F>
-void for_each_position(const Block& b, F&& f) {
-  Dims at = b.origin;
-  const int64_t n = product(b.extent);
-  for (int64_t i = 0; i < n; ++i) {
-    f(at);
-    for (size_t d = at.size(); d-- > 0;) {
-      if (++at[d] < b.origin[d] + b.extent[d]) break;
-      at[d] = b.origin[d];
-    }
-  }
-}
-
 struct PhaseOutput {
   NdArray reduced;
   NdArray applied;

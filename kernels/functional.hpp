@@ -21,6 +21,20 @@ struct NdArray {
 };
 
 NdArray random_array(const Dims& shape, unsigned seed);
+
+// Calls f(position) for every position of the block, row-major.
+template <typename F>
+void for_each_position(const Block& b, F&& f) {
+  Dims at = b.origin;
+  const int64_t n = product(b.extent);
+  for (int64_t i = 0; i < n; ++i) {
+    f(at);
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < b.origin[d] + b.extent[d]) break;
+      at[d] = b.origin[d];
+    }
+  }
+}
 NdArray reshaped(NdArray a, const Dims& shape);
 
 struct ProgramResult {
@@ -45,5 +59,19 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
 // The spmd matmul block by block, each walking its C tiles in swizzle order, k1 steps and L0
 // tiles as the lowering does: C, and how many tiles wrote each element of C.
 TilesResult execute_spmd_matmul(const SpmdMatmulPlan& plan, const NdArray& a, const NdArray& b);
+
+// A tile program (kernels/program.hpp), inputs in the order of its input tensors: random values,
+// a gather's index as rows of its table, a where's condition as 0 or 1.
+struct Program;
+std::vector<NdArray> program_inputs(const Program& p, unsigned seed);
+// Op by op over whole tensors: every tensor of the program, by id.
+std::vector<NdArray> execute_program_untiled(const Program& p, const std::vector<NdArray>& inputs);
+// Stage by stage, tile by tile, as lowered: every tensor as GM holds it after the run (a tensor
+// kept in UB stays zero) and how many tiles wrote each element.
+struct ProgramTiledResult {
+  std::vector<NdArray> tensors;
+  std::vector<NdArray> writes;
+};
+ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdArray>& inputs);
 
 }  // namespace tilesim

@@ -84,6 +84,17 @@ std::vector<int> read_dims(const JsonReader& d, int64_t rank) {
   return dims;
 }
 
+DType read_dtype(const JsonReader& r) {
+  if (!r.json().is_string()) r.fail("expected a string (fp32, fp16, bf16)");
+  try {
+    return parse_dtype(r.string());
+  } catch (const Error& e) {
+    r.fail(e.what());
+  }
+}
+
+}  // namespace
+
 // "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N, "grid": G,
 // "block": [...]}; each key belongs to one style. An spmd block region without a grid launches
 // one block per region.
@@ -151,17 +162,6 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
   else
     p.fail("unknown style '" + style + "' (allowed: " + kStyles + ")");
 }
-
-DType read_dtype(const JsonReader& r) {
-  if (!r.json().is_string()) r.fail("expected a string (fp32, fp16, bf16)");
-  try {
-    return parse_dtype(r.string());
-  } catch (const Error& e) {
-    r.fail(e.what());
-  }
-}
-
-}  // namespace
 
 KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,
                                  const std::set<std::string>& caller_keys) {

@@ -4,6 +4,7 @@
 // and what is allowed, and the op's params are checked against its registry declaration.
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ BlockRange block_range(int64_t units, int64_t grid, int64_t b);
 // Block regions of `shape` cut by `block` (ceil-div per dim): prod(ceil(shape / block)).
 int64_t region_count(const Dims& shape, const Dims& block);
 
+struct Program;  // kernels/program.hpp
+
 struct KernelSpec {
   std::string op;
   Dims shape;
@@ -57,6 +60,12 @@ struct KernelSpec {
   bool triton = false;             // kSpmd: partition.source "triton": the Triton-Ascend compiler
                                    // plans UB (TaskKind::compiler_multibuffer)
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
+  // op "program": a user's tile program (kernels/program.hpp). shape and dtype are those of the
+  // iteration space of its tile named `program_tile`, which `tile` sets; `loop_count` sets its
+  // loop named `program_loop` ("" when it has none).
+  std::shared_ptr<const Program> program;
+  std::string program_tile;
+  std::string program_loop;
 };
 
 // Refuses, before anything is allocated, a kernel whose tensor or tile is larger than any device
@@ -66,6 +75,11 @@ struct KernelSpec {
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 inline constexpr int64_t kMaxSubTiles = int64_t{1} << 24;
 void check_work_size(const KernelSpec& spec, const std::string& origin);
+
+// A config's "partition": "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N,
+// "grid": G, "block": [...], "source": ...} into `s` (after its shape: block's rank).
+class JsonReader;
+void read_partition(const JsonReader& p, KernelSpec& s);
 
 // Keys a run config may hold besides the kernel's (the caller consumes them).
 KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& origin,

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/lowering_support.hpp"
+#include "kernels/program.hpp"
 #include "kernels/reduction_program.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/task_packing.hpp"
@@ -28,11 +29,13 @@ ReductionProgram describe_reduction_program(const KernelSpec& spec) {
 }
 
 LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
-  const KernelFamily* family = find_family(spec.op);
-  if (!family) throw Error(unknown_op_message(spec.op));
-  validate_params(spec);  // specs built in code (tools, tests) skip the config loader's check
+  const KernelFamily* family = spec.program ? nullptr : find_family(spec.op);
+  if (!family && !spec.program) throw Error(unknown_op_message(spec.op));
+  if (family) validate_params(spec);  // specs built in code (tools, tests) skip the loader's check
   check_work_size(spec, "");
-  LoweredKernel k = family->lower(spec, hw);
+  // A user's tile program, or a registered op; both are packed and planned the same way below.
+  LoweredKernel k =
+      spec.program ? lower_program(program_of(spec), spec, hw) : family->lower(spec, hw);
   if (spec.triton) {
     // The Triton-Ascend compiler plans UB for every kind of the kernel (TaskKind).
     for (auto& kind : k.graph.kinds) kind.compiler_multibuffer = true;

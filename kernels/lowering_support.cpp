@@ -124,6 +124,16 @@ Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent) {
   return e;
 }
 
+void add_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast, const Hardware& hw,
+                    std::vector<VecOp>& vec) {
+  const int64_t cols = ce.back(), rows = product(ce) / cols;
+  if (broadcast && cols * dtype_bytes(dt) > hw.vector.bytes_per_repeat) {
+    for (int64_t r = 0; r < rows; ++r) vec.push_back(VecOp{cls, dt, 1, 1, cols});
+  } else {
+    vec.push_back(VecOp{cls, dt, 1, 1, product(ce)});
+  }
+}
+
 namespace {
 
 int default_loop_axis(const KernelSpec& spec) {

@@ -63,6 +63,13 @@ constexpr uint32_t kStatsTensor = 300;      // partial statistics (+ phase index
 // valid part). Ragged tails inside the tensor compute their valid extent.
 Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
 
+// A binary vector op over the compute extent `ce`. With a broadcast operand and rows longer than
+// one repeat: one instruction per row, the operand's row (or block) reused through repeat stride
+// 0, as Ascend C's Sub(z[r * n], x[r * n], y, n) does; otherwise one instruction over the tile (a
+// broadcast operand read through its repeat and block strides, rows that fit one repeat packed).
+void add_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast, const Hardware& hw,
+                    std::vector<VecOp>& vec);
+
 // The pypto partition's tiles: every loop chunk's tile grid, in the order tasks are built, with
 // the tile's origin in the full tensor and its root function (loop chunk).
 using LoopTileVisitor = std::function<void(const Dims& origin, const Dims& extent, int32_t root)>;

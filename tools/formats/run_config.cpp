@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
+#include "tools/formats/program_file.hpp"
 
 namespace tilesim {
 
@@ -23,6 +24,7 @@ std::filesystem::path resolve_hardware_arg(const std::string& named) {
 KernelSpec kernel_spec_tile_optional(const JsonReader& doc,
                                      const std::set<std::string>& caller_keys) {
   doc.expect_object();
+  if (doc.has("program")) return program_spec_from_json(doc, caller_keys);
   const bool has_tile = doc.has("tile");
   const auto& shape = doc.json().find("shape");
   if (has_tile || shape == doc.json().end() || !shape->is_array())
@@ -72,7 +74,10 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
 }
 
 RunConfig load_run_config(const std::filesystem::path& file) {
-  const auto json = read_json_file(file, "run config");
+  auto json = read_json_file(file, "run config");
+  // A tile program file runs as itself: {"program": <the file's program>}.
+  if (json.is_object() && json.contains("body") && json.contains("inputs"))
+    json = nlohmann::json{{"program", json}};
   const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;

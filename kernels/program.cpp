@@ -1,0 +1,405 @@
+// The tile program IR: the op table, shape inference, the stage plan and the regions each tile
+// touches. Lowering is in program_lowering.cpp, the Eigen execution in program_functional.cpp.
+#include "kernels/program.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "kernels/lowering_support.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr VecClass S = VecClass::kSimple;
+constexpr VecClass C = VecClass::kComplex;
+
+double gelu(double x) {
+  // The tanh form as Ascend C computes it: x / (1 + exp(-sqrt(8 / pi) * (x + 0.044715 x^3))).
+  return x / (1.0 + std::exp(-std::sqrt(8.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+}
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+// Instruction counts per tile. One-instruction ops are Ascend C basic vector APIs (Exp, Ln, Sqrt,
+// Rsqrt, Reciprocal, Abs, Relu; Add, Sub, Mul, Div, Max, Min; Muls for neg; Select; Cast). The
+// composed ones follow their Ascend C decomposition:
+//  - gelu: cann-ops src/math/gelu (docs/Gelu.md: "Mul, Muls, Add, Adds, Exp and Div"):
+//    x^2, x^3 (Mul x2), 0.044715 x^3 (Muls), x + . (Add), * -sqrt(8/pi) (Muls), Exp, + 1 (Adds),
+//    x / . (Div): 6 simple, 2 complex, one temporary besides the output;
+//  - sigmoid: 1 / (1 + exp(-x)): Muls, Exp, Adds, Reciprocal (the pattern PTO-ISA's generated
+//    Ascend C uses for sigmoid-based GELU);
+//  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
+//  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary.
+const std::vector<ProgOpInfo>& table() {
+  static const std::vector<ProgOpInfo> t = {
+      {"exp", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::exp(x); }},
+      {"log", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::log(x); }},
+      {"sqrt", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::sqrt(x); }},
+      {"rsqrt", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return 1.0 / std::sqrt(x); }},
+      {"reciprocal", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return 1.0 / x; }},
+      {"abs", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return std::abs(x); }},
+      {"neg", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return -x; }},
+      {"relu", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return std::max(x, 0.0); }},
+      {"tanh",
+       ProgOpKind::kUnary,
+       {S, C, S, S, C},
+       1,
+       [](double x, double) { return std::tanh(x); }},
+      {"sigmoid", ProgOpKind::kUnary, {S, C, S, C}, 0, [](double x, double) { return sigmoid(x); }},
+      {"silu",
+       ProgOpKind::kUnary,
+       {S, C, S, C, S},
+       1,
+       [](double x, double) { return x * sigmoid(x); }},
+      {"gelu",
+       ProgOpKind::kUnary,
+       {S, S, S, S, S, C, S, C},
+       1,
+       [](double x, double) { return gelu(x); }},
+      {"add", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x + y; }},
+      {"sub", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x - y; }},
+      {"mul", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x * y; }},
+      {"div", ProgOpKind::kBinary, {C}, 0, [](double x, double y) { return x / y; }},
+      {"maximum", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return std::max(x, y); }},
+      {"minimum", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return std::min(x, y); }},
+      {"where", ProgOpKind::kWhere, {S}, 0, {}},
+      {"cast", ProgOpKind::kCast, {S}, 0, {}},
+      {"sum", ProgOpKind::kReduce, {}, 0, {}},
+      {"amax", ProgOpKind::kReduce, {}, 0, {}},
+      {"amin", ProgOpKind::kReduce, {}, 0, {}},
+      {"mean", ProgOpKind::kReduce, {}, 0, {}},
+      {"prod", ProgOpKind::kReduce, {}, 0, {}},
+      // rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) (HF transformers' RoPE helper; PyPTO
+      // writes it with view, neg and assemble): a Muls by -1 over one half and a copy of the other,
+      // one pass over the tile.
+      {"rotate_half", ProgOpKind::kRotateHalf, {S}, 0, {}},
+      {"transpose", ProgOpKind::kTranspose, {S}, 0, {}},
+      {"gather", ProgOpKind::kGather, {}, 0, {}},
+      {"matmul", ProgOpKind::kMatmul, {}, 0, {}},
+  };
+  return t;
+}
+
+}  // namespace
+
+const ProgOpInfo* find_prog_op(const std::string& name) {
+  for (const auto& i : table())
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+std::vector<std::string> prog_op_names() {
+  std::vector<std::string> n;
+  for (const auto& i : table()) n.push_back(i.name);
+  return n;
+}
+
+std::string ProgOp::where() const {
+  return fmt::format("op {} ({})", index, name);
+}
+
+int Program::tensor_id(const std::string& n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Program::tile_id(const std::string& n) const {
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (tiles[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Program::loop_id(const std::string& n) const {
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (loops[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+Dims iteration_shape(const Program& p, const ProgOp& op) {
+  if (op.info->kind == ProgOpKind::kReduce) return p.tensors[static_cast<size_t>(op.in[0])].shape;
+  if (op.info->kind == ProgOpKind::kMatmul) {
+    Dims s = p.tensors[static_cast<size_t>(op.out)].shape;
+    s.insert(s.end() - 1, p.tensors[static_cast<size_t>(op.in[0])].shape.back());
+    return s;  // [batch..., m, k, n]
+  }
+  return p.tensors[static_cast<size_t>(op.out)].shape;
+}
+
+int64_t StageGrid::count() const {
+  int64_t n = 1;
+  for (const auto& a : pieces) n *= static_cast<int64_t>(a.size());
+  return n;
+}
+
+Block StageGrid::block(int64_t index) const {
+  Block b{Dims(pieces.size()), Dims(pieces.size())};
+  for (size_t a = pieces.size(); a-- > 0;) {
+    const auto n = static_cast<int64_t>(pieces[a].size());
+    const Piece& p = pieces[a][static_cast<size_t>(index % n)];
+    b.origin[a] = p.offset;
+    b.extent[a] = p.size;
+    index /= n;
+  }
+  return b;
+}
+
+int32_t StageGrid::root(int64_t index) const {
+  int64_t inner = 1;
+  for (size_t a = static_cast<size_t>(chunk_axis) + 1; a < pieces.size(); ++a)
+    inner *= static_cast<int64_t>(pieces[a].size());
+  const auto n = static_cast<int64_t>(pieces[static_cast<size_t>(chunk_axis)].size());
+  return piece_root[static_cast<size_t>(index / inner % n)];
+}
+
+StageGrid stage_grid(const ProgStage& s) {
+  StageGrid g;
+  g.chunk_axis = s.loop_axis >= 0 ? s.loop_axis : 0;
+  for (size_t a = 0; a < s.shape.size(); ++a) {
+    std::vector<Piece> ps;
+    std::vector<Chunk> chunks = {{0, s.shape[a]}};
+    if (static_cast<int>(a) == s.loop_axis) {
+      KernelSpec cut;
+      cut.shape = {s.shape[a]};
+      cut.loop_count = s.loop_count;
+      chunks = loop_chunks(cut, 0);
+    }
+    for (size_t c = 0; c < chunks.size(); ++c)
+      for (int64_t o = 0; o < chunks[c].size; o += s.tile[a]) {
+        ps.push_back({chunks[c].offset + o, std::min(s.tile[a], chunks[c].size - o)});
+        if (static_cast<int>(a) == g.chunk_axis) g.piece_root.push_back(static_cast<int32_t>(c));
+      }
+    g.pieces.push_back(std::move(ps));
+  }
+  return g;
+}
+
+namespace {
+
+std::string tensor_text(const ProgTensor& t) {
+  return fmt::format("'{}' {} {}", t.name, format_dims(t.shape), dtype_name(t.dtype));
+}
+
+bool fusable(ProgOpKind k) {
+  return k == ProgOpKind::kUnary || k == ProgOpKind::kBinary || k == ProgOpKind::kWhere ||
+         k == ProgOpKind::kCast || k == ProgOpKind::kReduce || k == ProgOpKind::kRotateHalf;
+}
+
+}  // namespace
+
+std::vector<ProgStage> plan_stages(const Program& p) {
+  std::vector<ProgStage> stages;
+  for (const ProgOp& op : p.ops) {
+    const ProgOpKind kind = op.info->kind;
+    const Dims shape = iteration_shape(p, op);
+    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + op.where();
+    if (op.tile < 0)
+      throw Error(
+          fmt::format("{}: no {} tile shapes in force (add a {} entry before it)", where,
+                      kind == ProgOpKind::kMatmul ? "cube" : "vec",
+                      kind == ProgOpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
+          ErrorKind::kInput);
+    const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
+    const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
+    if (kind == ProgOpKind::kMatmul) {
+      if (tile.dims.size() != 3)
+        throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
+                                format_dims(tile.dims)),
+                    ErrorKind::kInput);
+    } else if (tile.dims.size() != shape.size()) {
+      throw Error(fmt::format("{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
+                              "one extent per dim of the op's {})",
+                              where, tile.name, format_dims(tile.dims), tile.dims.size(),
+                              tensor_text(kind == ProgOpKind::kReduce
+                                              ? first
+                                              : p.tensors[static_cast<size_t>(op.out)]),
+                              shape.size(), kind == ProgOpKind::kReduce ? "input" : "output"),
+                  ErrorKind::kInput);
+    }
+    if (kind == ProgOpKind::kReduce)
+      for (int d : op.dims)
+        if (tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)])
+          throw Error(
+              fmt::format("{}: tile '{}' {} splits reduced dim {} of {} ({} > {}) and a "
+                          "program reduction has no merge across tiles (set tile[{}] >= {})",
+                          where, tile.name, format_dims(tile.dims), d, tensor_text(first),
+                          shape[static_cast<size_t>(d)], tile.dims[static_cast<size_t>(d)], d,
+                          shape[static_cast<size_t>(d)]),
+              ErrorKind::kLimits);
+    if (kind == ProgOpKind::kRotateHalf && tile.dims.back() < shape.back())
+      throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
+                              "swaps halves of (set the last tile dim >= {})",
+                              where, tile.name, format_dims(tile.dims), tensor_text(first),
+                              shape.back(), shape.back()),
+                  ErrorKind::kLimits);
+    int loop_axis = -1;
+    if (op.loop >= 0) {
+      const ProgLoop& l = p.loops[static_cast<size_t>(op.loop)];
+      loop_axis = l.axis;
+      const Dims& space =
+          kind == ProgOpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
+      if (l.axis >= static_cast<int>(space.size()) ||
+          (kind == ProgOpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
+        throw Error(
+            fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name, l.axis,
+                        kind == ProgOpKind::kMatmul ? "output rows" : "iteration space",
+                        format_dims(space)),
+            ErrorKind::kInput);
+      if (kind == ProgOpKind::kReduce &&
+          std::find(op.dims.begin(), op.dims.end(), l.axis) != op.dims.end())
+        throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces (loop "
+                                "over a kept axis)",
+                                where, l.name, l.axis, tensor_text(first)),
+                    ErrorKind::kLimits);
+      if (kind == ProgOpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
+        throw Error(fmt::format("{}: loop '{}' axis {} is one of the two dims the transpose swaps "
+                                "(loop over a batch axis)",
+                                where, l.name, l.axis),
+                    ErrorKind::kInput);
+      if (l.loop_count > space[static_cast<size_t>(l.axis)])
+        throw Error(fmt::format("{}: loop '{}' loop_count {} exceeds axis {} of size {}", where,
+                                l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
+                    ErrorKind::kLimits);
+    }
+    ProgStage* cur = stages.empty() ? nullptr : &stages.back();
+    const bool joins = cur && cur->kind == ProgOpKind::kUnary && fusable(kind) &&
+                       p.ops[static_cast<size_t>(cur->last)].info->kind != ProgOpKind::kReduce &&
+                       p.ops[static_cast<size_t>(cur->last)].tile == op.tile &&
+                       cur->loop == op.loop && cur->shape == shape;
+    if (joins) {
+      cur->last = op.index;
+    } else {
+      ProgStage s;
+      s.first = s.last = op.index;
+      s.kind = fusable(kind) ? ProgOpKind::kUnary : kind;
+      s.shape = shape;
+      s.tile = tile.dims;
+      if (kind == ProgOpKind::kMatmul) {
+        // [batch..., m, k, n] tiled [1..., tm, tk, tn].
+        Dims t(shape.size() - 3, 1);
+        t.insert(t.end(), tile.dims.begin(), tile.dims.end());
+        s.tile = t;
+      }
+      s.loop = op.loop;
+      s.loop_axis = loop_axis;
+      s.loop_count = op.loop >= 0 ? p.loops[static_cast<size_t>(op.loop)].loop_count : 1;
+      stages.push_back(s);
+    }
+  }
+  // What each stage reads from GM and writes to GM: a tensor made inside the stage stays in UB
+  // unless it is an output or a later stage reads it.
+  std::vector<int> made_in(p.tensors.size(), -1);
+  for (size_t si = 0; si < stages.size(); ++si)
+    for (int o = stages[si].first; o <= stages[si].last; ++o)
+      made_in[static_cast<size_t>(p.ops[static_cast<size_t>(o)].out)] = static_cast<int>(si);
+  std::vector<bool> read_later(p.tensors.size(), false);
+  for (size_t si = stages.size(); si-- > 0;) {
+    ProgStage& s = stages[si];
+    std::vector<std::string> names;
+    for (int o = s.first; o <= s.last; ++o) {
+      const ProgOp& op = p.ops[static_cast<size_t>(o)];
+      names.push_back(op.name);
+      for (int t : op.in)
+        if (made_in[static_cast<size_t>(t)] != static_cast<int>(si) &&
+            std::find(s.loads.begin(), s.loads.end(), t) == s.loads.end())
+          s.loads.push_back(t);
+    }
+    for (int o = s.first; o <= s.last; ++o) {
+      const int t = p.ops[static_cast<size_t>(o)].out;
+      if (p.tensors[static_cast<size_t>(t)].output || read_later[static_cast<size_t>(t)])
+        s.stores.push_back(t);
+    }
+    for (int t : s.loads) read_later[static_cast<size_t>(t)] = true;
+    s.psg = fmt::format("stage{}:{}", si, fmt::join(names, "+"));
+  }
+  return stages;
+}
+
+namespace {
+
+// Tensor `t` (of rank <= the space's, right-aligned, dims of 1 broadcast) at tile `b`.
+Block broadcast_region(const Dims& shape, const Block& b) {
+  const size_t off = b.origin.size() - shape.size();
+  Block r{Dims(shape.size()), Dims(shape.size())};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool bc = shape[d] == 1 && b.extent[d + off] >= 1 && b.origin.size() > 0;
+    r.origin[d] = bc ? 0 : b.origin[d + off];
+    r.extent[d] = bc ? 1 : b.extent[d + off];
+  }
+  return r;
+}
+
+}  // namespace
+
+Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) {
+  const Dims& shape = p.tensors[static_cast<size_t>(t)].shape;
+  const size_t r = b.origin.size();
+  switch (op.info->kind) {
+    case ProgOpKind::kTranspose: {
+      Block x = b;
+      std::swap(x.origin[r - 1], x.origin[r - 2]);
+      std::swap(x.extent[r - 1], x.extent[r - 2]);
+      return x;
+    }
+    case ProgOpKind::kGather: {
+      if (t == op.in[1]) return Block{{b.origin[0]}, {b.extent[0]}};  // the tile's row indices
+      Block x = b;                                                    // rows anywhere in the table
+      x.origin[0] = 0;
+      x.extent[0] = shape[0];
+      return x;
+    }
+    case ProgOpKind::kMatmul: {
+      // b over [batch..., m, k, n]
+      Block x{Dims(b.origin.begin(), b.origin.end() - 3),
+              Dims(b.extent.begin(), b.extent.end() - 3)};
+      const bool a = t == op.in[0];
+      x.origin.push_back(a ? b.origin[r - 3] : 0);
+      x.extent.push_back(a ? b.extent[r - 3] : shape[shape.size() - 2]);
+      x.origin.push_back(a ? 0 : b.origin[r - 1]);
+      x.extent.push_back(a ? shape.back() : b.extent[r - 1]);
+      return x;
+    }
+    default:
+      return broadcast_region(shape, b);
+  }
+}
+
+Block output_region(const Program& p, const ProgOp& op, const Block& b) {
+  if (op.info->kind == ProgOpKind::kMatmul) {
+    Block c = b;
+    c.origin.erase(c.origin.end() - 2);
+    c.extent.erase(c.extent.end() - 2);
+    return c;
+  }
+  if (op.info->kind != ProgOpKind::kReduce) return b;
+  Block c;
+  for (size_t d = 0; d < b.origin.size(); ++d) {
+    const bool reduced =
+        std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
+    if (reduced && !op.keepdim) continue;
+    c.origin.push_back(reduced ? 0 : b.origin[d]);
+    c.extent.push_back(reduced ? 1 : b.extent[d]);
+  }
+  (void)p;
+  return c;
+}
+
+Program program_of(const KernelSpec& spec) {
+  if (!spec.program) throw InternalError("program_of: the spec holds no program");
+  Program p = *spec.program;
+  if (!spec.program_tile.empty() && !spec.tile.empty())
+    p.tiles[static_cast<size_t>(p.tile_id(spec.program_tile))].dims = spec.tile;
+  if (!spec.program_loop.empty())
+    p.loops[static_cast<size_t>(p.loop_id(spec.program_loop))].loop_count = spec.loop_count;
+  return p;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,149 @@
+#pragma once
+// A user's tile program ("here is my kernel"): tensors, a sequence of PyPTO-style tensor ops, the
+// vec / cube tile shapes in force at each op (set_vec_tile_shapes / set_cube_tile_shapes,
+// changeable between ops) and loop regions over an axis (pypto.loop with view/assemble of the
+// chunk). The loader (tools/formats/program_file.hpp) builds it and checks its graph (definitions,
+// shapes, dtypes); plan_stages checks its tiles and cuts it into stages (PyPTO's fusion: a run of
+// elementwise ops on one tile grid is one tile program that keeps its intermediates in UB, a
+// reduction ends it, transpose, gather and matmul are stages of their own; a tensor crossing from
+// one stage to a later one goes through GM). lower_program (task graph) and execute_program_tiled
+// (Eigen, kernels/program_functional.cpp) walk the same stages.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/block_regions.hpp"
+#include "kernels/lowering.hpp"
+#include "model/task_graph.hpp"
+#include "model/tile_geometry.hpp"
+
+namespace tilesim {
+
+enum class ProgOpKind {
+  kUnary,
+  kBinary,
+  kWhere,
+  kCast,
+  kReduce,
+  kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
+  kTranspose,
+  kGather,
+  kMatmul
+};
+
+// One entry of the op table: PyPTO's name, its kind and, for vector ops, the vector instructions
+// one tile costs (each a pass over the tile in the given class) with the source of the count.
+struct ProgOpInfo {
+  std::string name;
+  ProgOpKind kind = ProgOpKind::kUnary;
+  std::vector<VecClass> instrs;  // unary / binary: the instructions of one tile, in order
+  int scratch_tiles = 0;         // temporaries the decomposition needs besides its output
+  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+};
+const ProgOpInfo* find_prog_op(const std::string& name);
+std::vector<std::string> prog_op_names();
+
+struct ProgTensor {
+  std::string name;
+  Dims shape;
+  DType dtype = DType::kFp32;
+  bool input = false;
+  bool output = false;
+};
+
+struct ProgTile {
+  std::string name;
+  bool cube = false;  // set_cube_tile_shapes: [tm, tk, tn]
+  Dims dims;
+};
+
+struct ProgLoop {
+  std::string name;
+  int axis = 0;  // of the iteration space of every op in its body
+  int64_t loop_count = 1;
+};
+
+enum class ReduceKind { kSum, kMax, kMin, kMean, kProd };
+
+struct ProgOp {
+  std::string name;  // table name
+  const ProgOpInfo* info = nullptr;
+  std::vector<int> in;  // tensor ids (where: cond, x, y; gather: x, index; matmul: a, b)
+  int out = -1;
+  std::optional<double> scalar;  // binary op with a scalar second operand
+  std::vector<int> dims;         // reduce: normalised, ascending
+  bool keepdim = true;
+  ReduceKind reduce = ReduceKind::kSum;
+  int tile = -1;              // the vec (or, for matmul, cube) tile in force
+  int loop = -1;              // the loop region it belongs to
+  std::string where() const;  // "op 3 (exp)"
+  int index = 0;
+};
+
+struct Program {
+  std::string name;
+  std::string origin;  // the file it came from, for messages
+  std::vector<ProgTensor> tensors;
+  std::vector<ProgTile> tiles;
+  std::vector<ProgLoop> loops;
+  std::vector<ProgOp> ops;
+  int tensor_id(const std::string& name) const;  // -1 when absent
+  int tile_id(const std::string& name) const;
+  int loop_id(const std::string& name) const;
+};
+
+// The iteration space of an op: its output (elementwise, transpose, gather), its input (reduce),
+// or [batch..., m, k, n] for a matmul.
+Dims iteration_shape(const Program& p, const ProgOp& op);
+
+// A stage: ops [first, last] run by one task per tile of `shape` under `tile`.
+struct ProgStage {
+  int first = 0, last = 0;
+  ProgOpKind kind = ProgOpKind::kUnary;  // kUnary: a fused vector stage
+  Dims shape;
+  Dims tile;
+  int loop = -1;
+  int loop_axis = -1;
+  int64_t loop_count = 1;
+  std::vector<int> loads;   // tensors read from GM, in order of first use
+  std::vector<int> stores;  // tensors written to GM
+  std::string psg;          // "stage1:sub+exp+sum"
+};
+
+// Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop
+// axis); the stage's tiles are their cartesian product, row-major, and each loop chunk is a root.
+struct StageGrid {
+  std::vector<std::vector<Piece>> pieces;
+  int chunk_axis = 0;               // the loop axis (0 without a loop)
+  std::vector<int32_t> piece_root;  // the loop chunk of each piece on chunk_axis
+  int64_t count() const;
+  Block block(int64_t index) const;
+  int32_t root(int64_t index) const;
+};
+StageGrid stage_grid(const ProgStage& s);
+
+// Checks the tiles against the ops (rank, a reduction's tile covering its reduced dims, the
+// loop axis) and cuts the program into stages. Throws tilesim::Error naming the op and tensor.
+std::vector<ProgStage> plan_stages(const Program& p);
+
+// The region of tensor `t` that the stage's tile `b` (in iteration coordinates) touches as an
+// operand of `op` (broadcast dims collapse to 0..1; a transpose's input swaps its last two dims;
+// a gather's table and a matmul's operands span their full reduced extent).
+Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b);
+// The region of op's output for the tile `b` (a reduction collapses or drops its dims).
+Block output_region(const Program& p, const ProgOp& op, const Block& b);
+
+// The program a spec runs: its tile named spec.program_tile set to spec.tile and its loop named
+// spec.program_loop to spec.loop_count (how run --tile/--loop and a sweep's candidates reach it).
+Program program_of(const KernelSpec& spec);
+
+// Lowers a program under the spec's partition (pypto: one task per stage tile, loop chunks as
+// root functions, edges where a tile reads a block an earlier stage wrote; spmd: each stage one
+// launch of min(grid, tiles) blocks). Checks alignment and the UB budget of every stage.
+LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hardware& hw);
+
+}  // namespace tilesim

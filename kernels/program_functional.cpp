@@ -1,0 +1,274 @@
+// A tile program evaluated with real numbers, two ways: op by op over whole tensors (the untiled
+// program), and stage by stage, tile by tile, over the same stages, tiles, regions and GM
+// crossings the lowering builds (kernels/program_lowering.cpp). Both evaluate an op on a block of
+// its iteration space with one function, so what the proof compares is the tiling: which regions
+// each tile reads, what stays in UB, what crosses GM and which tiles write which elements.
+// Values are doubles: a cast to int8 rounds and saturates, float casts keep the value (the
+// proof is about tiling, not rounding).
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "kernels/functional.hpp"
+#include "kernels/program.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct Local {
+  Block region;  // in the tensor's coordinates
+  NdArray data;
+};
+
+Local zeros(const Block& r) {
+  return Local{r, NdArray{r.extent, Eigen::ArrayXd::Zero(product(r.extent))}};
+}
+
+double at(const Local& l, const Dims& tensor_coords) {
+  Dims rel(tensor_coords.size());
+  for (size_t d = 0; d < rel.size(); ++d) rel[d] = tensor_coords[d] - l.region.origin[d];
+  return l.data[rel];
+}
+
+// Iteration coordinates to a tensor of `shape` (right-aligned, dims of 1 broadcast).
+Dims broadcast_coords(const Dims& shape, const Dims& it) {
+  const size_t off = it.size() - shape.size();
+  Dims c(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) c[d] = shape[d] == 1 ? 0 : it[d + off];
+  return c;
+}
+
+double cast_value(double x, DType to) {
+  return to == DType::kInt8 ? std::clamp(std::nearbyint(x), -128.0, 127.0) : x;
+}
+
+// Op `op` over the iteration block `b`, its operands in `locals`.
+Local eval_op(const Program& p, const ProgOp& op, const Block& b,
+              const std::map<int, Local>& locals) {
+  const auto in = [&](size_t i) -> const Local& { return locals.at(op.in[i]); };
+  const auto shape = [&](int t) -> const Dims& { return p.tensors[static_cast<size_t>(t)].shape; };
+  Local out = zeros(output_region(p, op, b));
+  const Block& r = out.region;
+  auto set = [&](const Dims& q, double v) {
+    Dims rel(q.size());
+    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
+    out.data[rel] = v;
+  };
+  switch (op.info->kind) {
+    case ProgOpKind::kUnary:
+      for_each_position(r, [&](const Dims& q) { set(q, op.info->value(at(in(0), q), 0.0)); });
+      break;
+    case ProgOpKind::kBinary:
+      for_each_position(r, [&](const Dims& q) {
+        const double x = at(in(0), broadcast_coords(shape(op.in[0]), q));
+        const double y = op.scalar ? *op.scalar : at(in(1), broadcast_coords(shape(op.in[1]), q));
+        set(q, op.info->value(x, y));
+      });
+      break;
+    case ProgOpKind::kWhere:
+      for_each_position(r, [&](const Dims& q) {
+        const bool c = at(in(0), broadcast_coords(shape(op.in[0]), q)) != 0.0;
+        set(q, at(in(c ? 1 : 2), broadcast_coords(shape(op.in[c ? 1 : 2]), q)));
+      });
+      break;
+    case ProgOpKind::kCast: {
+      const DType to = p.tensors[static_cast<size_t>(op.out)].dtype;
+      for_each_position(r, [&](const Dims& q) { set(q, cast_value(at(in(0), q), to)); });
+      break;
+    }
+    case ProgOpKind::kReduce: {
+      const Dims& s = shape(op.in[0]);
+      double count = 1;
+      for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
+      std::vector<bool> seen(static_cast<size_t>(out.data.data.size()), false);
+      for_each_position(b, [&](const Dims& q) {
+        Dims o;
+        for (size_t d = 0; d < q.size(); ++d) {
+          const bool red =
+              std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
+          if (red && !op.keepdim) continue;
+          o.push_back(red ? 0 : q[d] - b.origin[d]);
+        }
+        const int64_t i = out.data.offset(o);
+        const double x = at(in(0), q);
+        double& acc = out.data.data[i];
+        if (!seen[static_cast<size_t>(i)]) {
+          acc = x;
+          seen[static_cast<size_t>(i)] = true;
+          return;
+        }
+        switch (op.reduce) {
+          case ReduceKind::kSum:
+          case ReduceKind::kMean:
+            acc += x;
+            break;
+          case ReduceKind::kMax:
+            acc = std::max(acc, x);
+            break;
+          case ReduceKind::kMin:
+            acc = std::min(acc, x);
+            break;
+          case ReduceKind::kProd:
+            acc *= x;
+            break;
+        }
+      });
+      if (op.reduce == ReduceKind::kMean) out.data.data /= count;
+      break;
+    }
+    case ProgOpKind::kRotateHalf: {
+      const int64_t half = shape(op.in[0]).back() / 2;
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        const bool low = q.back() < half;
+        x.back() = low ? q.back() + half : q.back() - half;
+        set(q, low ? -at(in(0), x) : at(in(0), x));
+      });
+      break;
+    }
+    case ProgOpKind::kTranspose:
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        std::swap(x[x.size() - 1], x[x.size() - 2]);
+        set(q, at(in(0), x));
+      });
+      break;
+    case ProgOpKind::kGather:
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        x[0] = static_cast<int64_t>(at(in(1), {q[0]}));
+        set(q, at(in(0), x));
+      });
+      break;
+    case ProgOpKind::kMatmul: {
+      const size_t rk = b.origin.size();
+      const int64_t k0 = b.origin[rk - 2], k1 = k0 + b.extent[rk - 2];
+      for_each_position(r, [&](const Dims& q) {
+        Dims a = q, bb = q;  // q: [batch..., m, n]
+        double sum = 0;
+        for (int64_t k = k0; k < k1; ++k) {
+          a.back() = k;
+          bb[bb.size() - 2] = k;
+          bb.back() = q.back();
+          sum += at(in(0), a) * at(in(1), bb);
+        }
+        set(q, sum);
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+Local whole(const NdArray& a) {
+  return Local{Block{Dims(a.shape.size(), 0), a.shape}, a};
+}
+
+Local extract(const NdArray& a, const Block& r) {
+  Local l = zeros(r);
+  Local src = whole(a);
+  for_each_position(r, [&](const Dims& q) {
+    Dims rel(q.size());
+    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
+    l.data[rel] = at(src, q);
+  });
+  return l;
+}
+
+std::vector<NdArray> empty_tensors(const Program& p, const std::vector<NdArray>& inputs) {
+  std::vector<NdArray> gm;
+  size_t next = 0;
+  for (const ProgTensor& t : p.tensors) {
+    if (t.input) {
+      if (next >= inputs.size() || inputs[next].shape != t.shape)
+        throw InternalError("execute_program: inputs must match the program's input tensors");
+      gm.push_back(inputs[next++]);
+    } else {
+      gm.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+    }
+  }
+  return gm;
+}
+
+}  // namespace
+
+std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
+  std::vector<NdArray> in;
+  std::mt19937 rng(seed);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgTensor& x = p.tensors[t];
+    if (!x.input) continue;
+    NdArray a = random_array(x.shape, static_cast<unsigned>(rng()));
+    // A gather's index holds rows of its table, a where's condition 0 or 1, int8 small integers.
+    int64_t rows = 0;
+    bool cond = false;
+    for (const ProgOp& op : p.ops) {
+      if (op.info->kind == ProgOpKind::kGather && op.in[1] == static_cast<int>(t))
+        rows = p.tensors[static_cast<size_t>(op.in[0])].shape[0];
+      if (op.info->kind == ProgOpKind::kWhere && op.in[0] == static_cast<int>(t)) cond = true;
+    }
+    for (Eigen::Index i = 0; i < a.data.size(); ++i) {
+      if (rows > 0)
+        a.data[i] = static_cast<double>(rng() % static_cast<uint64_t>(rows));
+      else if (cond)
+        a.data[i] = a.data[i] > 0 ? 1.0 : 0.0;
+      else if (x.dtype == DType::kInt8 || x.dtype == DType::kInt32)
+        a.data[i] = std::nearbyint(a.data[i] * 20);
+    }
+    in.push_back(std::move(a));
+  }
+  return in;
+}
+
+std::vector<NdArray> execute_program_untiled(const Program& p, const std::vector<NdArray>& inputs) {
+  std::vector<NdArray> gm = empty_tensors(p, inputs);
+  for (const ProgOp& op : p.ops) {
+    std::map<int, Local> locals;
+    for (int t : op.in) locals.emplace(t, whole(gm[static_cast<size_t>(t)]));
+    const Dims space = iteration_shape(p, op);
+    gm[static_cast<size_t>(op.out)] =
+        eval_op(p, op, Block{Dims(space.size(), 0), space}, locals).data;
+  }
+  return gm;
+}
+
+ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdArray>& inputs) {
+  ProgramTiledResult res;
+  res.tensors = empty_tensors(p, inputs);
+  std::vector<NdArray>& gm = res.tensors;
+  for (const ProgTensor& t : p.tensors)
+    res.writes.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+  for (const ProgStage& s : plan_stages(p)) {
+    ProgStage grid_stage = s;
+    if (s.kind == ProgOpKind::kMatmul)
+      grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
+    const StageGrid grid = stage_grid(grid_stage);
+    for (int64_t i = 0; i < grid.count(); ++i) {
+      const Block b = grid.block(i);
+      std::map<int, Local> locals;
+      for (int t : s.loads)
+        for (int o = s.first; o <= s.last; ++o) {
+          const ProgOp& op = p.ops[static_cast<size_t>(o)];
+          if (std::find(op.in.begin(), op.in.end(), t) == op.in.end()) continue;
+          locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, op, t, b)));
+          break;
+        }
+      for (int o = s.first; o <= s.last; ++o) {
+        const ProgOp& op = p.ops[static_cast<size_t>(o)];
+        locals.insert_or_assign(op.out, eval_op(p, op, b, locals));
+      }
+      for (int t : s.stores) {
+        const Local& l = locals.at(t);
+        for_each_position(l.region, [&](const Dims& q) {
+          gm[static_cast<size_t>(t)][q] = at(l, q);
+          res.writes[static_cast<size_t>(t)][q] += 1;
+        });
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,542 @@
+// User tile programs (issue 14): the loader's one-line errors, the stage plan, the functional
+// proof (tiled == untiled) on the shipped programs and on 1000 seeded random small programs, and
+// shipped ops re-expressed as programs against today's lowering.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/functional.hpp"
+#include "kernels/program.hpp"
+#include "test_support.hpp"
+#include "tools/analyses/run_kernel.hpp"
+#include "tools/analyses/sweep.hpp"
+#include "tools/formats/program_file.hpp"
+#include "tools/formats/run_config.hpp"
+
+namespace tilesim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Program parse(const json& j) {
+  return program_from_json(JsonReader(j, "p.json"));
+}
+
+std::string load_error(const json& j) {
+  try {
+    parse(j);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A two-input program around `body`.
+json prog(const json& body, const json& outputs = json::array({"y"})) {
+  return {{"program", "t"},
+          {"inputs",
+           {{{"name", "x"}, {"shape", {4, 64}}, {"dtype", "fp32"}},
+            {{"name", "z"}, {"shape", {4, 32}}, {"dtype", "fp32"}},
+            {{"name", "h"}, {"shape", {4, 64}}, {"dtype", "fp16"}}}},
+          {"outputs", outputs},
+          {"body", body}};
+}
+
+json tile(const json& dims) {
+  return {{"set_vec_tile_shapes", dims}};
+}
+
+json op(const std::string& name, const json& inputs, const std::string& out) {
+  return {{"op", name}, {"inputs", inputs}, {"out", out}};
+}
+
+// The bad programs of the acceptance list, each with its exact one-line message.
+struct Bad {
+  std::string what;
+  json program;
+  std::string message;
+};
+
+std::vector<Bad> bad_programs() {
+  return {
+      {"cycle",
+       prog({tile({1, 64}), op("exp", {"b"}, "a"), op("exp", {"a"}, "b"), op("exp", {"b"}, "y")}),
+       "p.json: body[1].inputs: op 0 (exp): cycle: it reads 'b', which is written by op 1 from "
+       "this op's output"},
+      {"use before def", prog({tile({1, 64}), op("exp", {"a"}, "y"), op("exp", {"x"}, "a")}),
+       "p.json: body[1].inputs: op 0 (exp): 'a' is used before it is defined (op 1 writes it; ops "
+       "run in program order)"},
+      {"unknown tensor", prog({tile({1, 64}), op("add", {"x", "q"}, "y")}),
+       "p.json: body[1].inputs: op 0 (add): unknown tensor 'q' (defined before it: x, z, h)"},
+      {"shape mismatch", prog({tile({1, 64}), op("add", {"x", "z"}, "y")}),
+       "p.json: body[1]: op 0 (add): shape mismatch: 'x' (4, 64) fp32 and 'z' (4, 32) fp32 do not "
+       "broadcast (numpy rules: right-aligned, each dim equal or 1)"},
+      {"dtype mismatch", prog({tile({1, 64}), op("mul", {"x", "h"}, "y")}),
+       "p.json: body[1]: op 0 (mul): dtype mismatch: 'x' (4, 64) fp32 and 'h' (4, 64) fp16 (cast "
+       "one first)"},
+      {"written twice", prog({tile({1, 64}), op("exp", {"x"}, "y"), op("abs", {"x"}, "y")}),
+       "p.json: body[2].out: op 1 (abs): output 'y' is already written by op 0 (each tensor is "
+       "written once)"},
+      {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
+       "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
+       "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
+       "sum, amax, amin, mean, prod, rotate_half, transpose, gather, matmul)"},
+      {"split reduction",
+       prog({tile({1, 32}), {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"out", "y"}}}),
+       "p.json: op 0 (sum): tile 'vec0' (1, 32) splits reduced dim 1 of 'x' (4, 64) fp32 (64 > "
+       "32) and a program reduction has no merge across tiles (set tile[1] >= 64)"},
+      {"no tile", prog(json::array({op("exp", {"x"}, "y")})),
+       "p.json: op 0 (exp): no vec tile shapes in force (add a set_vec_tile_shapes entry before "
+       "it)"},
+  };
+}
+
+TEST(ProgramLoader, BadProgramsGiveOneExactLine) {
+  for (const Bad& b : bad_programs()) EXPECT_EQ(load_error(b.program), b.message) << b.what;
+}
+
+// Lowering checks that need the hardware: UB and alignment, naming the op and tensor.
+std::string lower_error(const json& j) {
+  const Program p = parse(j);
+  KernelSpec spec;
+  spec.op = "program:t";
+  try {
+    lower_program(p, spec, test::default_hw());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProgramLoader, TileOverUbAndMisalignedTileNameTheOpAndTensor) {
+  json big = prog({tile({4, 64}), op("exp", {"x"}, "y")});
+  big["inputs"][0]["shape"] = {64, 65536};
+  big["body"][0]["set_vec_tile_shapes"] = {16, 65536};
+  EXPECT_EQ(lower_error(big),
+            "p.json: op 0 (exp): stage 'stage0:exp' tile (16, 65536): UB overflow in task "
+            "'stage0:exp(16, 65536)': needs 8388608 B, has 196608 B (buffers: x 4194304 B, y "
+            "4194304 B)");
+  EXPECT_EQ(lower_error(prog({tile({1, 12}), op("exp", {"x"}, "y")})),
+            "p.json: op 0 (exp): tile (1, 12) of 'x' is misaligned: last dim 12 x 4 B = 48 B is "
+            "not a multiple of 32 B (use a multiple of 8 elements)");
+}
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const auto dir = fs::temp_directory_path() / "tilesim_program_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+TEST(ProgramLoader, CliExitsTwoWithOneLine) {
+  json big = prog({tile({16, 65536}), op("exp", {"x"}, "y")});
+  big["inputs"][0]["shape"] = {64, 65536};
+  std::vector<json> cases;
+  for (const Bad& b : bad_programs()) cases.push_back(b.program);
+  cases.push_back(big);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const fs::path f = write_temp(fmt::format("bad{}.json", i), cases[i].dump());
+    const test::CmdResult r = test::run_cli("run " + f.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_EQ(r.out.rfind("tilesim: error: " + f.string() + ": ", 0), 0u) << r.out;
+  }
+}
+
+// The loader fuzzed with the same inputs: truncated and byte-mutated, it answers Error or a
+// program, never anything else.
+TEST(ProgramLoader, FuzzedInputsNeverCrash) {
+  std::mt19937 rng(14);
+  std::vector<std::string> seeds;
+  for (const Bad& b : bad_programs()) seeds.push_back(b.program.dump());
+  for (const auto& f : fs::directory_iterator(test::source_path("configs/programs")))
+    seeds.push_back(
+        std::string(std::istreambuf_iterator<char>(std::ifstream(f.path()).rdbuf()), {}));
+  const std::string alphabet = "{}[]\",:0123456789-.eabxyz ";
+  const Hardware hw = test::default_hw();
+  int loaded = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string text = seeds[static_cast<size_t>(i) % seeds.size()];
+    if (i % 3 == 0) {
+      text.resize(rng() % text.size());
+    } else {
+      for (int m = 0; m < 1 + i % 4; ++m)
+        text[rng() % text.size()] = alphabet[rng() % alphabet.size()];
+    }
+    const fs::path f = write_temp("fuzz.json", text);
+    try {
+      const Program p = load_program(f);
+      // Lowered too when small (a mutated digit can make a shipped program's graph huge).
+      int64_t elems = 0;
+      for (const ProgTensor& t : p.tensors) elems += product(t.shape);
+      if (elems < (int64_t{1} << 22)) {
+        KernelSpec spec;
+        spec.op = "program";
+        lower_program(p, spec, hw);
+      }
+      ++loaded;
+    } catch (const Error&) {
+    }
+  }
+  EXPECT_GT(loaded, 0);
+}
+
+TEST(ProgramPlan, ElementwiseChainsFuseAndAReductionEndsAStage) {
+  const Program p =
+      parse(prog({tile({1, 64}),
+                  op("exp", {"x"}, "a"),
+                  op("mul", {"a", "x"}, "b"),
+                  {{"op", "sum"}, {"inputs", {"b"}}, {"dim", -1}, {"keepdim", true}, {"out", "s"}},
+                  op("div", {"b", "s"}, "y")}));
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].psg, "stage0:exp+mul+sum");
+  EXPECT_EQ(stages[1].psg, "stage1:div");
+  // a stays in UB; b and s cross GM to stage 1.
+  EXPECT_EQ(stages[0].loads, (std::vector<int>{0}));
+  EXPECT_EQ(stages[0].stores.size(), 2u);
+  EXPECT_EQ(stages[1].loads.size(), 2u);
+}
+
+// ---- Functional proof: tiled == untiled -------------------------------------------------------
+
+bool same(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::abs(a - b) <= 1e-9 * (1.0 + std::abs(b));
+}
+
+// Every output of the tiled run equals the untiled one and is written by exactly one tile.
+::testing::AssertionResult proves(const Program& p, unsigned seed) {
+  const auto in = program_inputs(p, seed);
+  const auto ref = execute_program_untiled(p, in);
+  const auto got = execute_program_tiled(p, in);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    if (!p.tensors[t].output) continue;
+    for (Eigen::Index i = 0; i < ref[t].data.size(); ++i) {
+      if (got.writes[t].data[i] != 1.0)
+        return ::testing::AssertionFailure() << p.tensors[t].name << "[" << i << "] written "
+                                             << got.writes[t].data[i] << " times";
+      if (!same(got.tensors[t].data[i], ref[t].data[i]))
+        return ::testing::AssertionFailure()
+               << p.tensors[t].name << "[" << i << "] tiled " << got.tensors[t].data[i]
+               << " untiled " << ref[t].data[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// A shipped program at test size: every dim and tile dim capped at 16 (equal sizes stay equal, so
+// shapes still broadcast; 16 elements keep a row 32 B aligned for every dtype), loop counts at 2.
+json shrunk(json j) {
+  for (auto& i : j["inputs"])
+    for (auto& d : i["shape"]) d = std::min<int64_t>(d.get<int64_t>(), 16);
+  std::function<void(json&)> walk = [&](json& body) {
+    for (auto& e : body) {
+      for (const char* k : {"set_vec_tile_shapes", "set_cube_tile_shapes"})
+        if (e.contains(k))
+          for (auto& d : e[k]) d = std::min<int64_t>(d.get<int64_t>(), 16);
+      if (e.contains("loop")) {
+        e["loop_count"] = std::min<int64_t>(e["loop_count"].get<int64_t>(), 2);
+        walk(e["body"]);
+      }
+    }
+  };
+  walk(j["body"]);
+  return j;
+}
+
+TEST(ProgramFunctional, ShippedProgramsTiledEqualsUntiled) {
+  int n = 0;
+  for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
+    const json j = JsonReader::parse_file(f.path(), "tile program");
+    const Program p = parse(shrunk(j));
+    EXPECT_TRUE(proves(p, 7)) << f.path();
+    ++n;
+  }
+  EXPECT_GE(n, 6);
+}
+
+TEST(ProgramFunctional, GatherMatmulAndLoopsTiledEqualsUntiled) {
+  // Rows of a table by index, then a matmul under its cube tile, inside a loop over the rows.
+  const json j = {{"program", "g"},
+                  {"inputs",
+                   {{{"name", "table"}, {"shape", {10, 48}}, {"dtype", "fp32"}},
+                    {{"name", "index"}, {"shape", {7}}, {"dtype", "int32"}},
+                    {{"name", "w"}, {"shape", {48, 32}}, {"dtype", "fp32"}}}},
+                  {"outputs", {"rows", "y"}},
+                  {"body",
+                   {{{"loop", "l"},
+                     {"axis", 0},
+                     {"loop_count", 3},
+                     {"body",
+                      {tile({2, 16}),
+                       op("gather", {"table", "index"}, "rows"),
+                       {{"set_cube_tile_shapes", {2, 16, 16}}},
+                       op("matmul", {"rows", "w"}, "y")}}}}}};
+  const Program p = parse(j);
+  EXPECT_EQ(plan_stages(p).size(), 2u);
+  EXPECT_TRUE(proves(p, 3));
+  KernelSpec spec;
+  spec.op = "program:g";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  // The loop cuts the 7 rows into chunks of 3, 3 and 1, each cut into tiles of 2 rows: 5 row
+  // pieces. gather: 5 x 3 column tiles of 16; matmul: 5 x 2 C column tiles (k walked in a task).
+  EXPECT_EQ(k.graph.tasks.size(), 15u + 10u);
+  EXPECT_EQ(k.graph.num_roots(), 3);
+}
+
+// A random small program: fp32 tensors of rank 2 or 3, a chain of 2 to 6 ops drawn from every
+// kind (unary, binary with row / column / scalar broadcasting, where, casts there and back,
+// reductions with keepdim, rotate_half, transpose, gather, matmul), tiles that change between
+// ops, and sometimes a loop over axis 0.
+json random_program(std::mt19937& rng) {
+  auto pick = [&](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
+  const int rank = 2 + static_cast<int>(pick(2));
+  Dims shape;
+  for (int d = 0; d < rank - 1; ++d) shape.push_back(1 + pick(5));
+  shape.push_back(16 * (1 + pick(3)));
+  Dims row(rank, 1), col = shape;
+  row.back() = shape.back();
+  col.back() = 1;
+  json inputs = {{{"name", "x"}, {"shape", shape}, {"dtype", "fp32"}},
+                 {{"name", "y"}, {"shape", shape}, {"dtype", "fp32"}},
+                 {{"name", "r"}, {"shape", row}, {"dtype", "fp32"}},
+                 {{"name", "c"}, {"shape", col}, {"dtype", "fp32"}},
+                 {{"name", "m"}, {"shape", shape}, {"dtype", "fp32"}}};
+  const bool loop = pick(3) == 0 && shape[0] > 1;
+  auto vec_tile = [&](bool cover_last) {
+    Dims t;
+    for (int d = 0; d < rank - 1; ++d) t.push_back(1 + pick(3));
+    t.push_back(cover_last ? shape.back() : 16 * (1 + pick(2)));
+    return json{{"set_vec_tile_shapes", t}};
+  };
+  json body = json::array();
+  body.push_back(vec_tile(false));
+  std::vector<std::string> full = {"x", "y"}, any = {"x", "y", "r", "c"};
+  std::vector<std::string> outs;
+  const std::vector<std::string> unary = {"exp", "log",  "sqrt", "rsqrt",   "reciprocal", "abs",
+                                          "neg", "relu", "tanh", "sigmoid", "silu",       "gelu"};
+  const std::vector<std::string> binary = {"add", "sub", "mul", "div", "maximum", "minimum"};
+  const std::vector<std::string> reduce = {"sum", "amax", "amin", "mean", "prod"};
+  const int ops = 2 + static_cast<int>(pick(5));
+  for (int i = 0; i < ops; ++i) {
+    const std::string out = fmt::format("t{}", i);
+    const std::string a = full[static_cast<size_t>(pick(static_cast<int64_t>(full.size())))];
+    const int64_t kind = pick(10);
+    if (kind < 3) {
+      body.push_back(op(unary[static_cast<size_t>(pick(12))], {a}, out));
+      full.push_back(out);
+    } else if (kind < 6) {
+      json o = op(binary[static_cast<size_t>(pick(6))], {a}, out);
+      if (pick(4) == 0)
+        o["scalar"] = 0.5 + static_cast<double>(pick(4));
+      else
+        o["inputs"].push_back(any[static_cast<size_t>(pick(static_cast<int64_t>(any.size())))]);
+      body.push_back(o);
+      full.push_back(out);
+    } else if (kind == 6) {
+      body.push_back(op("where", {"m", a, any[static_cast<size_t>(pick(4))]}, out));
+      full.push_back(out);
+    } else if (kind == 7) {
+      json c1 = op("cast", {a}, out + "h"), c2 = op("cast", {out + "h"}, out);
+      c1["dtype"] = "fp16";
+      c2["dtype"] = "fp32";
+      body.push_back(c1);
+      body.push_back(c2);
+      full.push_back(out);
+    } else if (kind == 8) {
+      // A reduction over the last dim (or, outside a loop, dim 0) under a tile covering it.
+      const bool last = loop || pick(2) == 0;
+      json t = vec_tile(last);
+      if (!last) t["set_vec_tile_shapes"][0] = shape[0];
+      body.push_back(t);
+      json o = op(reduce[static_cast<size_t>(pick(5))], {a}, out);
+      o["dim"] = last ? -1 : 0;
+      o["keepdim"] = true;
+      body.push_back(o);
+      any.push_back(out);  // a row or a column now
+      body.push_back(vec_tile(false));
+    } else {
+      // One op of its own stage kind, as a program output.
+      const int64_t which = pick(3);
+      if (which == 0) {
+        body.push_back(vec_tile(true));
+        body.push_back(op("rotate_half", {a}, out));
+        full.push_back(out);
+        body.push_back(vec_tile(false));
+      } else if (which == 1 && !(loop && rank == 2)) {
+        Dims t(static_cast<size_t>(rank), 1);
+        t[t.size() - 2] = 8 * (1 + pick(2));
+        t.back() = 8;
+        body.push_back({{"set_vec_tile_shapes", t}});
+        body.push_back(op("transpose", {a}, out));
+        outs.push_back(out);
+        body.push_back(vec_tile(false));
+      } else if (rank == 2) {
+        body.push_back({{"set_cube_tile_shapes", {1 + pick(3), 16, 16}}});
+        body.push_back(op("matmul", {a, "w"}, out));
+        outs.push_back(out);
+      } else {
+        body.push_back(op("exp", {a}, out));
+        full.push_back(out);
+      }
+    }
+  }
+  if (rank == 2)
+    inputs.push_back({{"name", "w"}, {"shape", {shape.back(), 16}}, {"dtype", "fp32"}});
+  for (const auto& n : full)
+    if (n.size() > 1 && (pick(2) == 0 || n == full.back())) outs.push_back(n);
+  for (const auto& n : any)
+    if (n.size() > 1) outs.push_back(n);
+  if (outs.empty()) {
+    body.push_back(op("exp", {"x"}, "last"));
+    outs.push_back("last");
+  }
+  if (loop)
+    body = json::array(
+        {{{"loop", "l"}, {"axis", 0}, {"loop_count", 1 + pick(shape[0])}, {"body", body}}});
+  return {{"program", "random"}, {"inputs", inputs}, {"outputs", outs}, {"body", body}};
+}
+
+TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
+  std::mt19937 rng(20261201);
+  const Hardware hw = test::default_hw();
+  int stages = 0, lowered_tasks = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const json j = random_program(rng);
+    Program p;
+    try {
+      p = parse(j);
+    } catch (const Error& e) {
+      FAIL() << "program " << i << ": " << e.what() << "\n" << j.dump();
+    }
+    ASSERT_TRUE(proves(p, static_cast<unsigned>(i))) << "program " << i << "\n" << j.dump();
+    stages += static_cast<int>(plan_stages(p).size());
+    KernelSpec spec;
+    spec.op = "program:random";
+    lowered_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
+  }
+  EXPECT_GT(stages, 1500);  // the programs do cut into stages
+  EXPECT_GT(lowered_tasks, 0);
+}
+
+// ---- Shipped ops as programs ------------------------------------------------------------------
+
+Metrics run_config_text(const std::string& name, const json& j) {
+  const RunConfig rc = load_run_config(write_temp(name, j.dump()));
+  return run_kernel(run_spec(rc), load_hardware(rc.hardware), rc.options).metrics;
+}
+
+TEST(ProgramVsOps, ElementwiseAndReductionMatchTodaysLoweringExactly) {
+  // exp and add: one fused stage, one task per tile in the same loop chunks.
+  for (const std::string name : {"exp", "add"}) {
+    const json ref = {{"op", name},
+                      {"shape", {4096, 4096}},
+                      {"dtype", "fp32"},
+                      {"tile", {4, 1024}},
+                      {"loop_count", 8}};
+    json inputs = {{{"name", "x"}, {"shape", {4096, 4096}}, {"dtype", "fp32"}}};
+    json o = op(name, {"x"}, "z");
+    if (name == "add") {
+      inputs.push_back({{"name", "y"}, {"shape", {4096, 4096}}, {"dtype", "fp32"}});
+      o["inputs"].push_back("y");
+    }
+    const json p = {
+        {"program",
+         {{"inputs", inputs},
+          {"outputs", {"z"}},
+          {"body",
+           {{{"loop", "l"}, {"axis", 0}, {"loop_count", 8}, {"body", {tile({4, 1024}), o}}}}}}}};
+    const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << name;
+    EXPECT_EQ(a.kernel_time_us, b.kernel_time_us) << name;
+  }
+  // sum over dim 1: one stage whose tile covers the reduced dim.
+  const json ref = {{"op", "sum"}, {"shape", {16, 64, 256, 256}}, {"dtype", "fp32"},
+                    {"dim", 1},    {"tile", {1, 64, 1, 256}},     {"loop_count", 4}};
+  json o = op("sum", {"x"}, "s");
+  o["dim"] = 1;
+  o["keepdim"] = true;
+  const json p = {{"program",
+                   {{"inputs", {{{"name", "x"}, {"shape", {16, 64, 256, 256}}, {"dtype", "fp32"}}}},
+                    {"outputs", {"s"}},
+                    {"body",
+                     {{{"loop", "l"},
+                       {"axis", 0},
+                       {"loop_count", 4},
+                       {"body", {tile({1, 64, 1, 256}), o}}}}}}}};
+  const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
+  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+}
+
+TEST(ProgramVsOps, RmsnormWithinATenthOfAPercentSoftmaxPaysItsStages) {
+  // rmsnorm: statistics, rsqrt on the [n, 1] column, apply; today's two-pass lowering merges
+  // the same statistics atomically, so the times agree within 0.1 %.
+  const json ref = {{"op", "rmsnorm"},
+                    {"shape", {4096, 4096}},
+                    {"dtype", "fp32"},
+                    {"tile", {2, 4096}},
+                    {"loop_count", 8}};
+  json mean = op("mean", {"sq"}, "ms");
+  mean["dim"] = 1;
+  mean["keepdim"] = true;
+  json eps = op("add", {"ms"}, "mse");
+  eps["scalar"] = 1e-5;
+  const json p = {{"program",
+                   {{"inputs", {{{"name", "x"}, {"shape", {4096, 4096}}, {"dtype", "fp32"}}}},
+                    {"outputs", {"y"}},
+                    {"body",
+                     {{{"loop", "l"},
+                       {"axis", 0},
+                       {"loop_count", 8},
+                       {"body",
+                        {tile({2, 4096}), op("mul", {"x", "x"}, "sq"), mean, eps,
+                         op("rsqrt", {"mse"}, "r"), op("mul", {"x", "r"}, "y")}}}}}}}};
+  const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
+  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-3);
+  // softmax: a reduction ends a stage, so the program's max, sum and divide are three stages
+  // whose intermediates cross GM; today's softmax fuses a row that fits one tile into one task.
+  const json sref = {
+      {"op", "softmax"}, {"shape", {16, 8192}}, {"dtype", "fp32"}, {"dim", 1}, {"tile", {1, 8192}}};
+  json amax = op("amax", {"x"}, "m"), sum = op("sum", {"e"}, "s");
+  amax["dim"] = sum["dim"] = 1;
+  amax["keepdim"] = sum["keepdim"] = true;
+  const json sp = {{"program",
+                    {{"inputs", {{{"name", "x"}, {"shape", {16, 8192}}, {"dtype", "fp32"}}}},
+                     {"outputs", {"y"}},
+                     {"body",
+                      {tile({1, 8192}), amax, op("sub", {"x", "m"}, "d"), op("exp", {"d"}, "e"),
+                       sum, op("div", {"e", "s"}, "y")}}}}};
+  const Metrics sa = run_config_text("op.json", sref), sb = run_config_text("prog.json", sp);
+  EXPECT_GT(sb.gen_time_us, 2 * sa.gen_time_us);
+  EXPECT_GT(sb.gm_read_bytes, 2.5 * sa.gm_read_bytes);
+}
+
+TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
+  for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
+    if (f.path().filename().string().find("8x32x2048") != std::string::npos ||
+        f.path().filename().string().find("32x2048x32") != std::string::npos)
+      continue;  // 196608 tasks each: seconds, run from the CLI (README, report)
+    const RunConfig rc = load_run_config(f.path());
+    const RunOutcome out = run_kernel(run_spec(rc), load_hardware(rc.hardware), rc.options);
+    EXPECT_GT(out.metrics.gen_time_us, 0) << f.path();
+  }
+  // The two small sweeps: a recommendation among several evaluated candidates.
+  for (const char* name : {"program_gelu_16x16384.json", "program_rmsnorm_rope_1x11x16x128.json"}) {
+    const SweepConfig cfg =
+        load_sweep_config(test::source_path(std::string("configs/sweeps/") + name));
+    const SweepResult r = run_sweep(cfg, load_hardware(cfg.hardware));
+    EXPECT_TRUE(r.recommended.has_value()) << name;
+    EXPECT_GE(r.ranking.size(), 7u) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tilesim

@@ -1,0 +1,453 @@
+#include "tools/formats/program_file.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/error.hpp"
+#include "tools/formats/run_config.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// One op entry as written, before its tensors are resolved.
+struct RawOp {
+  JsonReader at;
+  std::vector<std::string> inputs;
+  std::string out;
+  int tile = -1, cube = -1, loop = -1;
+};
+
+DType read_dtype(const JsonReader& r) {
+  try {
+    return parse_program_dtype(r.string());
+  } catch (const Error& e) {
+    r.fail(e.what());
+  }
+}
+
+std::string dims_text(const Dims& d) {
+  return format_dims(d);
+}
+
+// numpy broadcasting of two shapes (right-aligned, each dim equal or 1); nullopt when they do not.
+std::optional<Dims> broadcast(const Dims& a, const Dims& b) {
+  Dims out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[out.size() - 1 - i] = std::max(x, y);
+  }
+  return out;
+}
+
+class Loader {
+ public:
+  explicit Loader(const JsonReader& doc) : doc_(doc) {}
+  Program run();
+
+ private:
+  void read_body(const JsonReader& body, int loop);
+  void resolve(const RawOp& raw, size_t index);
+  const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
+  std::string text(int t) const {
+    return fmt::format("'{}' {} {}", tensor(t).name, dims_text(tensor(t).shape),
+                       dtype_name(tensor(t).dtype));
+  }
+
+  const JsonReader& doc_;
+  Program p_;
+  std::vector<RawOp> raw_;
+  int vec_tile_ = -1, cube_tile_ = -1;
+};
+
+void Loader::read_body(const JsonReader& body, int loop) {
+  if (!body.json().is_array() || body.json().empty())
+    body.fail("expected a non-empty array of ops, tile shapes and loops");
+  for (const JsonReader& e : body.items()) {
+    e.expect_object();
+    for (const char* set : {"set_vec_tile_shapes", "set_cube_tile_shapes"}) {
+      if (!e.has(set)) continue;
+      e.check_keys({set, "name"});
+      const bool cube = std::string(set) == "set_cube_tile_shapes";
+      ProgTile t;
+      t.cube = cube;
+      t.dims = e.at(set).positive_ints(cube ? 3 : 0);
+      t.name = e.string_or("name", fmt::format("{}{}", cube ? "cube" : "vec", p_.tiles.size()));
+      if (p_.tile_id(t.name) >= 0)
+        e.at("name").fail(
+            fmt::format("tile name '{}' is used twice (each tile shape is named once)", t.name));
+      (cube ? cube_tile_ : vec_tile_) = static_cast<int>(p_.tiles.size());
+      p_.tiles.push_back(t);
+    }
+    if (e.has("set_vec_tile_shapes") || e.has("set_cube_tile_shapes")) continue;
+    if (e.has("loop")) {
+      e.check_keys({"loop", "axis", "loop_count", "body"});
+      if (loop >= 0)
+        e.fail(
+            fmt::format("loop '{}' inside loop '{}': nested loops are not modelled (loop one "
+                        "axis per region)",
+                        e.at("loop").string(), p_.loops[static_cast<size_t>(loop)].name));
+      ProgLoop l;
+      l.name = e.at("loop").string();
+      if (p_.loop_id(l.name) >= 0)
+        e.at("loop").fail("loop name '" + l.name + "' is used twice (each loop is named once)");
+      l.axis = static_cast<int>(e.at("axis").integer(0, 4));
+      l.loop_count = e.at("loop_count").integer(1, int64_t{1} << 24);
+      p_.loops.push_back(l);
+      read_body(e.at("body"), static_cast<int>(p_.loops.size()) - 1);
+      continue;
+    }
+    if (!e.has("op"))
+      e.fail(
+          "expected an op ({\"op\": ...}), a loop ({\"loop\": ...}) or set_vec_tile_shapes / "
+          "set_cube_tile_shapes");
+    RawOp r{e, {}, "", vec_tile_, cube_tile_, loop};
+    const std::string name = e.at("op").string();
+    if (!find_prog_op(name))
+      e.at("op").fail(
+          fmt::format("unknown op '{}' (known: {})", name, fmt::join(prog_op_names(), ", ")));
+    e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "dtype", "out_dtype"});
+    for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
+    r.out = e.at("out").string();
+    raw_.push_back(r);
+  }
+}
+
+void Loader::resolve(const RawOp& raw, size_t index) {
+  const JsonReader& e = raw.at;
+  ProgOp op;
+  op.index = static_cast<int>(index);
+  op.name = e.at("op").string();
+  op.info = find_prog_op(op.name);
+  op.loop = raw.loop;
+  const ProgOpKind kind = op.info->kind;
+  op.tile = kind == ProgOpKind::kMatmul ? raw.cube : raw.tile;
+  const std::string where = op.where();
+  auto fail = [&](const std::string& what, ErrorKind k = ErrorKind::kInput) {
+    e.fail(where + ": " + what, k);
+  };
+  for (const std::string& n : raw.inputs) op.in.push_back(p_.tensor_id(n));
+  const size_t want =
+      kind == ProgOpKind::kWhere                       ? 3
+      : kind == ProgOpKind::kBinary && e.has("scalar") ? 1
+      : kind == ProgOpKind::kBinary || kind == ProgOpKind::kGather || kind == ProgOpKind::kMatmul
+          ? 2
+          : 1;
+  if (op.in.size() != want)
+    fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
+  if (e.has("scalar")) {
+    if (kind != ProgOpKind::kBinary) fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
+    op.scalar = e.at("scalar").number();
+  }
+  for (const char* key : {"dim", "keepdim"})
+    if (e.has(key) && kind != ProgOpKind::kReduce)
+      fail(std::string("\"") + key + "\" applies to reductions");
+  if (e.has("dtype") && kind != ProgOpKind::kCast) fail("\"dtype\" applies to cast");
+  if (e.has("out_dtype") && kind != ProgOpKind::kMatmul) fail("\"out_dtype\" applies to matmul");
+  const ProgTensor& x = tensor(op.in[0]);
+  ProgTensor out;
+  out.name = raw.out;
+  out.dtype = x.dtype;
+  auto same_dtype = [&](int a, int b) {
+    if (tensor(a).dtype != tensor(b).dtype)
+      fail(fmt::format("dtype mismatch: {} and {} (cast one first)", text(a), text(b)));
+  };
+  auto is_float = [&](int t) {
+    const DType d = tensor(t).dtype;
+    if (d == DType::kInt8 || d == DType::kInt32)
+      fail(
+          fmt::format("dtype mismatch: {} is an integer tensor; {} takes fp32, fp16 or bf16 (cast "
+                      "it first)",
+                      text(t), op.name));
+  };
+  switch (kind) {
+    case ProgOpKind::kUnary:
+      is_float(op.in[0]);
+      out.shape = x.shape;
+      break;
+    case ProgOpKind::kRotateHalf:
+      is_float(op.in[0]);
+      if (x.shape.back() % 2 != 0)
+        fail(fmt::format("{}: rotate_half swaps the halves of the last dim, which must be even",
+                         text(op.in[0])));
+      out.shape = x.shape;
+      break;
+    case ProgOpKind::kBinary:
+    case ProgOpKind::kWhere: {
+      const size_t first = kind == ProgOpKind::kWhere ? 1 : 0;
+      for (size_t i = first; i < op.in.size(); ++i) is_float(op.in[i]);
+      for (size_t i = first + 1; i < op.in.size(); ++i) same_dtype(op.in[first], op.in[i]);
+      Dims s = tensor(op.in[0]).shape;
+      for (size_t i = 1; i < op.in.size(); ++i) {
+        const auto b = broadcast(s, tensor(op.in[i]).shape);
+        if (!b)
+          fail(
+              fmt::format("shape mismatch: {} and {} do not broadcast (numpy rules: right-aligned, "
+                          "each dim equal or 1)",
+                          text(op.in[i - 1]), text(op.in[i])));
+        s = *b;
+      }
+      out.shape = s;
+      out.dtype = tensor(op.in[first]).dtype;
+      break;
+    }
+    case ProgOpKind::kCast:
+      out.shape = x.shape;
+      out.dtype = read_dtype(e.at("dtype"));
+      break;
+    case ProgOpKind::kReduce: {
+      is_float(op.in[0]);
+      const auto rank = static_cast<int64_t>(x.shape.size());
+      std::vector<JsonReader> dims;
+      if (!e.has("dim")) fail("\"dim\": missing (the dim or dims to reduce)");
+      if (e.at("dim").json().is_array())
+        dims = e.at("dim").items();
+      else
+        dims.push_back(e.at("dim"));
+      for (const JsonReader& d : dims) {
+        const int64_t v = d.integer(-rank, rank - 1);
+        op.dims.push_back(static_cast<int>(v < 0 ? v + rank : v));
+      }
+      std::sort(op.dims.begin(), op.dims.end());
+      if (std::adjacent_find(op.dims.begin(), op.dims.end()) != op.dims.end() || op.dims.empty())
+        e.at("dim").fail(where + ": each dim once, at least one");
+      op.keepdim = e.boolean_or("keepdim", false);
+      const std::map<std::string, ReduceKind> kinds = {{"sum", ReduceKind::kSum},
+                                                       {"amax", ReduceKind::kMax},
+                                                       {"amin", ReduceKind::kMin},
+                                                       {"mean", ReduceKind::kMean},
+                                                       {"prod", ReduceKind::kProd}};
+      op.reduce = kinds.at(op.name);
+      for (int64_t d = 0; d < rank; ++d) {
+        const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
+        if (!red)
+          out.shape.push_back(x.shape[static_cast<size_t>(d)]);
+        else if (op.keepdim)
+          out.shape.push_back(1);
+      }
+      if (out.shape.empty()) out.shape.push_back(1);
+      if (!op.keepdim && static_cast<int64_t>(op.dims.size()) == rank)
+        fail("reducing every dim needs \"keepdim\": true (a tensor keeps at least one dim)");
+      break;
+    }
+    case ProgOpKind::kTranspose:
+      if (x.shape.size() < 2)
+        fail(fmt::format("{} has rank 1; transpose swaps the last two dims", text(op.in[0])));
+      out.shape = x.shape;
+      std::swap(out.shape[out.shape.size() - 1], out.shape[out.shape.size() - 2]);
+      break;
+    case ProgOpKind::kGather: {
+      const ProgTensor& idx = tensor(op.in[1]);
+      if (idx.dtype != DType::kInt32 || idx.shape.size() != 1)
+        fail(fmt::format("dtype mismatch: the index {} must be a rank-1 int32 tensor of rows",
+                         text(op.in[1])));
+      out.shape = x.shape;
+      out.shape[0] = idx.shape[0];
+      break;
+    }
+    case ProgOpKind::kMatmul: {
+      const ProgTensor& b = tensor(op.in[1]);
+      same_dtype(op.in[0], op.in[1]);
+      const size_t r = x.shape.size();
+      if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[r - 2] ||
+          !std::equal(x.shape.begin(), x.shape.end() - 2, b.shape.begin()))
+        fail(
+            fmt::format("shape mismatch: {} @ {} (A [..., m, k] and B [..., k, n] of one rank, "
+                        "equal batch dims and k)",
+                        text(op.in[0]), text(op.in[1])));
+      out.shape = x.shape;
+      out.shape.back() = b.shape.back();
+      out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
+      break;
+    }
+  }
+  if (p_.tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
+  op.out = static_cast<int>(p_.tensors.size());
+  p_.tensors.push_back(out);
+  p_.ops.push_back(op);
+}
+
+Program Loader::run() {
+  doc_.check_keys({"program", "description", "inputs", "outputs", "body"});
+  p_.origin = doc_.origin();
+  p_.name = doc_.string_or("program", "program");
+  for (const JsonReader& i : doc_.at("inputs").items()) {
+    i.check_keys({"name", "shape", "dtype"});
+    ProgTensor t;
+    t.name = i.at("name").string();
+    t.shape = i.at("shape").positive_ints();
+    if (t.shape.size() > 5) i.at("shape").fail("at most 5 dims are supported", ErrorKind::kLimits);
+    t.dtype = read_dtype(i.at("dtype"));
+    t.input = true;
+    if (p_.tensor_id(t.name) >= 0) i.at("name").fail("tensor '" + t.name + "' is declared twice");
+    p_.tensors.push_back(t);
+  }
+  read_body(doc_.at("body"), -1);
+  if (raw_.empty()) doc_.at("body").fail("no ops (a program computes at least one op)");
+  // Definitions first: an op may only read program inputs and outputs of earlier ops.
+  std::map<std::string, size_t> defined_by;
+  for (size_t i = 0; i < raw_.size(); ++i) {
+    const RawOp& r = raw_[i];
+    const std::string where = fmt::format("op {} ({})", i, r.at.at("op").string());
+    if (p_.tensor_id(r.out) >= 0)
+      r.at.at("out").fail(
+          fmt::format("{}: output '{}' is a program input (each tensor is written "
+                      "once)",
+                      where, r.out));
+    if (const auto it = defined_by.find(r.out); it != defined_by.end())
+      r.at.at("out").fail(
+          fmt::format("{}: output '{}' is already written by op {} (each tensor is "
+                      "written once)",
+                      where, r.out, it->second));
+    defined_by[r.out] = i;
+  }
+  // Does op `from` depend (transitively) on op `to`'s output?
+  std::function<bool(size_t, size_t, int)> reaches = [&](size_t from, size_t to, int depth) {
+    if (depth > static_cast<int>(raw_.size())) return false;
+    for (const std::string& n : raw_[from].inputs) {
+      const auto it = defined_by.find(n);
+      if (it == defined_by.end()) continue;
+      if (it->second == to || reaches(it->second, to, depth + 1)) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < raw_.size(); ++i) {
+    const RawOp& r = raw_[i];
+    const std::string where = fmt::format("op {} ({})", i, r.at.at("op").string());
+    for (const std::string& n : r.inputs) {
+      if (p_.tensor_id(n) >= 0) continue;
+      const auto it = defined_by.find(n);
+      if (it == defined_by.end()) {
+        std::vector<std::string> known;
+        for (const auto& t : p_.tensors) known.push_back(t.name);
+        for (size_t j = 0; j < i; ++j) known.push_back(raw_[j].out);
+        r.at.at("inputs").fail(fmt::format("{}: unknown tensor '{}' (defined before it: {})", where,
+                                           n, fmt::join(known, ", ")));
+      }
+      if (it->second == i || reaches(it->second, i, 0))
+        r.at.at("inputs").fail(
+            fmt::format("{}: cycle: it reads '{}', which is written by op {} from "
+                        "this op's output",
+                        where, n, it->second));
+      if (it->second > i)
+        r.at.at("inputs").fail(
+            fmt::format("{}: '{}' is used before it is defined (op {} writes it; "
+                        "ops run in program order)",
+                        where, n, it->second));
+    }
+  }
+  for (size_t i = 0; i < raw_.size(); ++i) resolve(raw_[i], i);
+  const auto outs = doc_.at("outputs");
+  if (!outs.json().is_array() || outs.json().empty())
+    outs.fail("expected a non-empty array of output tensors");
+  for (const JsonReader& o : outs.items()) {
+    const std::string name = o.json().is_string() ? o.string() : o.at("name").string();
+    const int t = p_.tensor_id(name);
+    if (t < 0 || p_.tensors[static_cast<size_t>(t)].input)
+      o.fail(fmt::format("output '{}' is not written by any op", name));
+    ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
+    if (o.json().is_object()) {
+      o.check_keys({"name", "shape", "dtype"});
+      if (o.has("shape") && o.at("shape").positive_ints() != x.shape)
+        o.at("shape").fail(fmt::format("shape mismatch: '{}' is declared {} but its op computes {}",
+                                       name, dims_text(o.at("shape").positive_ints()),
+                                       dims_text(x.shape)));
+      if (o.has("dtype") && read_dtype(o.at("dtype")) != x.dtype)
+        o.at("dtype").fail(fmt::format("dtype mismatch: '{}' is declared {} but its op computes {}",
+                                       name, o.at("dtype").string(), dtype_name(x.dtype)));
+    }
+    x.output = true;
+  }
+  plan_stages(p_);  // needs no hardware: tile ranks, split reductions and loop axes fail at load
+  return p_;
+}
+
+}  // namespace
+
+Program program_from_json(const JsonReader& doc) {
+  return Loader(doc).run();
+}
+
+Program load_program(const std::filesystem::path& file) {
+  const auto json = JsonReader::parse_file(file, "tile program");
+  return program_from_json(JsonReader(json, file.string()));
+}
+
+KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::string>& caller_keys) {
+  std::vector<std::string> allowed = {"program",    "program_tile", "program_loop", "tile",
+                                      "loop_count", "partition",    "buffer_count"};
+  allowed.insert(allowed.end(), caller_keys.begin(), caller_keys.end());
+  doc.check_keys(allowed);
+  const JsonReader src = doc.at("program");
+  Program p;
+  if (src.json().is_string()) {
+    p = load_program(resolve_config_path(doc.origin(), src.string()));
+  } else if (src.json().is_object()) {
+    p = program_from_json(src);
+  } else {
+    src.fail("expected a program file path or an inline program object");
+  }
+  KernelSpec s;
+  s.op = "program:" + p.name;
+  // The knobs: a named tile (default: the first one an op uses) and loop (default: the first).
+  int tile = -1;
+  if (const auto t = doc.find("program_tile")) {
+    tile = p.tile_id(t->string());
+    if (tile < 0) {
+      std::vector<std::string> names;
+      for (const auto& x : p.tiles) names.push_back(x.name);
+      t->fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", t->string(), p.name,
+                          fmt::join(names, ", ")));
+    }
+  } else {
+    for (const ProgOp& op : p.ops)
+      if (op.tile >= 0) {
+        tile = op.tile;
+        break;
+      }
+  }
+  const ProgOp* user = nullptr;
+  for (const ProgOp& op : p.ops)
+    if (op.tile == tile) {
+      user = &op;
+      break;
+    }
+  if (!user)
+    doc.at("program_tile").fail("no op uses this tile (name a tile shape in force at some op)");
+  s.program_tile = p.tiles[static_cast<size_t>(tile)].name;
+  s.shape = iteration_shape(p, *user);
+  s.dtype = p.tensors[static_cast<size_t>(user->in[0])].dtype;
+  if (s.dtype == DType::kInt8 || s.dtype == DType::kInt32) s.dtype = DType::kFp32;
+  s.tile = p.tiles[static_cast<size_t>(tile)].dims;
+  if (const auto t = doc.find("tile")) {
+    s.tile = t->positive_ints(p.tiles[static_cast<size_t>(tile)].dims.size());
+    p.tiles[static_cast<size_t>(tile)].dims = s.tile;
+  }
+  int loop = p.loops.empty() ? -1 : 0;
+  if (const auto l = doc.find("program_loop")) {
+    loop = p.loop_id(l->string());
+    if (loop < 0) l->fail(fmt::format("no loop named '{}' in program '{}'", l->string(), p.name));
+  }
+  if (loop >= 0) {
+    ProgLoop& l = p.loops[static_cast<size_t>(loop)];
+    s.program_loop = l.name;
+    l.loop_count = doc.integer_or("loop_count", l.loop_count, 1);
+    s.loop_count = l.loop_count;
+    if (l.axis < static_cast<int>(s.shape.size())) s.loop_axis = l.axis;
+  } else if (doc.has("loop_count")) {
+    doc.at("loop_count").fail("the program has no loop (add a {\"loop\": ...} region)");
+  }
+  s.buffer_count = static_cast<int>(doc.integer_or("buffer_count", s.buffer_count, 1, 8));
+  if (const auto part = doc.find("partition")) read_partition(*part, s);
+  plan_stages(p);  // the tile and loop as configured; a sweep's candidates are checked when lowered
+  s.program = std::make_shared<const Program>(std::move(p));
+  check_work_size(s, doc.origin());
+  return s;
+}
+
+}  // namespace tilesim

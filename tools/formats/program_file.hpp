@@ -1,0 +1,51 @@
+#pragma once
+// A tile program file (configs/programs/*.json), PyPTO's vocabulary in JSON:
+//
+//   {
+//     "program": "gelu", "description": "...",
+//     "inputs":  [{"name": "x", "shape": [16, 16384], "dtype": "fp16"}],
+//     "outputs": ["y"],                       names, or {"name", "shape", "dtype"} to check
+//     "body": [
+//       {"set_vec_tile_shapes": [1, 4096], "name": "row"},        in force until the next one
+//       {"set_cube_tile_shapes": [128, 64, 256], "name": "mm"},   [tm, tk, tn]
+//       {"op": "gelu", "inputs": ["x"], "out": "y"},
+//       {"op": "mul", "inputs": ["x"], "scalar": 0.125, "out": "s"},     a scalar operand
+//       {"op": "sum", "inputs": ["x"], "dim": -1, "keepdim": true, "out": "r"},
+//       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},
+//       {"op": "matmul", "inputs": ["a", "b"], "out_dtype": "fp32", "out": "c"},
+//       {"op": "gather", "inputs": ["table", "index"], "out": "rows"},   rows of table, dim 0
+//       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop + view/assemble
+//     ]
+//   }
+//
+// Every tensor is written once; an op's inputs are program inputs or earlier outputs. The loader
+// infers each output's shape (numpy broadcasting) and dtype and rejects, with one line naming the
+// file, the op and the tensor: unknown ops and tensors, use before definition, cycles, a tensor
+// written twice, shapes that do not broadcast, mixed dtypes. Tile checks (rank, reductions over a
+// split axis, alignment, UB) come with the stage plan and the lowering (kernels/program.hpp).
+//
+// In a run or sweep config, "program" names such a file (relative to the config) or holds one
+// inline; "program_tile" names the tile that "tile" (--tile, a sweep's tiles) sets and
+// "program_loop" the loop that "loop_count" (--loop, a sweep's loop counts) sets (defaults: the
+// first tile and the first loop of the program).
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "kernels/kernel_spec.hpp"
+#include "kernels/program.hpp"
+#include "model/json_reader.hpp"
+
+namespace tilesim {
+
+Program program_from_json(const JsonReader& doc);
+Program load_program(const std::filesystem::path& file);
+
+// The kernel spec of a config holding "program" (plus `caller_keys`): the program, the knobs
+// it names, "tile", "loop_count", "partition" and "buffer_count". "tile" may be left out (the
+// program's own tile is used).
+KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::string>& caller_keys);
+
+}  // namespace tilesim
