@@ -68,7 +68,10 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
 }
 
 RunConfig load_run_config(const std::filesystem::path& file) {
-  const auto json = read_json_file(file, "run config");
+  return run_config_from_json(read_json_file(file, "run config"), file);
+}
+
+RunConfig run_config_from_json(const nlohmann::json& json, const std::filesystem::path& file) {
   const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;
