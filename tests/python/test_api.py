@@ -1,6 +1,8 @@
 """tilesim from Python gives what the CLI gives: the same --json content, CSV, SVG and table,
 the same one-line errors (as tilesim.ConfigError with the key), never an interpreter crash."""
 import json
+import sys
+import threading
 
 import pytest
 
@@ -168,3 +170,26 @@ def test_rules_validate_calibrate_equal_the_cli(cli, tmp_path):
         d["fit"].pop("seconds")  # wall-clock
     assert got == want
     assert c.calibrated_hardware["name"]
+
+
+def test_the_gil_is_released_while_cpp_runs():
+    # With a switch interval far longer than the sweep, this thread can run before the sweep's
+    # thread finishes only if that thread releases the GIL: in C++ (tilesim._core's nogil).
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        entered, done = threading.Event(), []
+
+        def work():
+            entered.set()
+            tilesim.sweep(SPMD, jobs=1)
+            done.append(True)
+
+        t = threading.Thread(target=work)
+        t.start()
+        entered.wait()
+        assert not done
+        t.join()
+        assert done
+    finally:
+        sys.setswitchinterval(old)
