@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tilesim {
 
@@ -36,12 +37,17 @@ constexpr std::string_view error_kind_name(ErrorKind k) {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, ErrorKind kind = ErrorKind::kInput)
-      : std::runtime_error(message), kind_(kind) {}
+  // `key`: the key path in the document the message names, when a JSON reader rejected it (the
+  // Python module raises it as ConfigError.key).
+  explicit Error(const std::string& message, ErrorKind kind = ErrorKind::kInput,
+                 std::string key = "")
+      : std::runtime_error(message), kind_(kind), key_(std::move(key)) {}
   ErrorKind kind() const { return kind_; }
+  const std::string& key() const { return key_; }
 
  private:
   ErrorKind kind_;
+  std::string key_;
 };
 
 // A broken invariant inside tilesim (exit code 3), never the user's input (exit code 2).

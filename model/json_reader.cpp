@@ -84,11 +84,11 @@ void JsonReader::fail(const std::string& what) const {
 }
 
 void JsonReader::fail(const std::string& what, ErrorKind kind) const {
-  throw Error(origin_ + ": " + where() + ": " + what, kind);
+  throw Error(origin_ + ": " + where() + ": " + what, kind, path_);
 }
 
 void JsonReader::fail_at(const std::string& key, const std::string& what) const {
-  throw Error(origin_ + ": " + child_path(key) + ": " + what, kind_);
+  throw Error(origin_ + ": " + child_path(key) + ": " + what, kind_, child_path(key));
 }
 
 std::string JsonReader::child_path(const std::string& key) const {

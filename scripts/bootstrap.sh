@@ -2,14 +2,17 @@
 # One entry point for a fresh Debian 12 machine (as root) or a developer checkout:
 #   scripts/bootstrap.sh demo      install what is missing, build tilesim only, run a shipped
 #                                  sweep (GroupNorm's loop count: a U-shaped curve) and plot it
-#   scripts/bootstrap.sh test      install what is missing, build, run the whole test suite
+#   scripts/bootstrap.sh test      install what is missing, build, run the whole test suite (the
+#                                  Python module's pytest suite included)
 #   scripts/bootstrap.sh sanitize  build the tests with address+undefined sanitizers and run them
 # Idempotent: installed packages and an up-to-date build are left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libeigen3-dev libtbb-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev)
+          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
+          pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib
+          python3-distributed)
 
 install_missing() {
   local missing=()

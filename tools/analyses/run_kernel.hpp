@@ -1,6 +1,8 @@
 #pragma once
 // Lower, simulate and measure one kernel candidate.
 
+#include <string>
+
 #include "kernels/lowering.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -14,5 +16,9 @@ struct RunOutcome {
 };
 
 RunOutcome run_kernel(const KernelSpec& spec, const Hardware& hw, const SimOptions& options = {});
+// run_kernel for the kernel of a config: lowering and costing errors speak of the kernel, so an
+// error that does not name the config yet is prefixed with `config`.
+RunOutcome run_config_kernel(const std::string& config, const KernelSpec& spec, const Hardware& hw,
+                             const SimOptions& options);
 
 }  // namespace tilesim

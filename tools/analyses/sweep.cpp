@@ -295,12 +295,34 @@ std::string explain(const SweepConfig& cfg, const SweepResult& res) {
 SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOptions& options,
                       std::vector<Candidate> candidates) {
   if (candidates.empty()) candidates = expand_candidates(cfg, hw);
-  SweepResult res;
-  res.candidates.resize(candidates.size());
-  parallel_indices(candidates.size(), options.threads, [&](size_t i) {
-    res.candidates[i] = evaluate_candidate(cfg, hw, candidates[i], i);
+  std::vector<size_t> all(candidates.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return rank_sweep(cfg, candidates, evaluate_candidates(cfg, hw, candidates, all, options));
+}
+
+std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const Hardware& hw,
+                                                 const std::vector<Candidate>& candidates,
+                                                 const std::vector<size_t>& indices,
+                                                 const SweepOptions& options) {
+  std::vector<CandidateResult> results(indices.size());
+  parallel_indices(indices.size(), options.threads, [&](size_t j) {
+    results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });
+  return results;
+}
+
+SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& candidates,
+                       std::vector<CandidateResult> results) {
+  if (results.size() != candidates.size())
+    throw InternalError(
+        fmt::format("rank_sweep: {} results for {} candidates", results.size(), candidates.size()));
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].index != i)
+      throw InternalError(
+          fmt::format("rank_sweep: result {} is candidate {}", i, results[i].index));
+  SweepResult res;
+  res.candidates = std::move(results);
   for (const auto& c : res.candidates) {
     if (c.ok)
       res.ranking.push_back(c.index);

@@ -79,9 +79,20 @@ struct SweepOptions {
 // Pre-check and (if it passes) simulate one candidate. Never throws for a bad candidate.
 CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, const Candidate& c,
                                    size_t index = 0);
-// Evaluates `candidates` (or the config's whole space when empty), ranks, zones, recommends.
+// Evaluates `candidates` (or the config's whole space when empty), ranks, zones, recommends:
+// evaluate_candidates over every index, then rank_sweep.
 SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOptions& options = {},
                       std::vector<Candidate> candidates = {});
+// The candidates at `indices` (positions in `candidates`), evaluated in parallel; the results
+// follow `indices`. A shard of a sweep is such a subset (tools/analyses/sweep_shard.hpp).
+std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const Hardware& hw,
+                                                 const std::vector<Candidate>& candidates,
+                                                 const std::vector<size_t>& indices,
+                                                 const SweepOptions& options = {});
+// Ranks, zones and recommends once every candidate is evaluated (`results[i]` is candidate i):
+// the same result whether the results came from one run or from merged shards.
+SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& candidates,
+                       std::vector<CandidateResult> results);
 
 // `other` is within the zones tolerance of `best`'s time: a tie, not a difference.
 bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other);

@@ -1,5 +1,7 @@
 #include "tools/analyses/validate.hpp"
 
+#include "tools/formats/run_config.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -188,6 +190,17 @@ ValidationResult validate(std::vector<ValidationDataset> datasets,
     res.scores.back().hardware = hws[d].name;
   }
   return res;
+}
+
+ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
+                                int threads) {
+  std::vector<std::filesystem::path> paths(files.begin(), files.end());
+  if (paths.empty()) paths = validation_files(default_config_dir() / "validation");
+  std::vector<ValidationDataset> datasets;
+  for (const auto& f : paths) datasets.push_back(load_validation_dataset(f));
+  return validate(std::move(datasets),
+                  hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(hardware),
+                  threads);
 }
 
 }  // namespace tilesim

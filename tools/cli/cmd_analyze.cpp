@@ -86,15 +86,7 @@ int compare(const AnalyzeArgs& a, double units_per_us) {
 }
 
 int analyze(const AnalyzeArgs& a) {
-  double units_per_us = 1;
-  if (a.time_unit == "ns") {
-    units_per_us = 1000;
-  } else if (a.time_unit == "cycles") {
-    const auto hw_path =
-        a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
-    units_per_us = load_hardware(hw_path).clock_mhz;
-  }
-  if (!a.compare.empty()) return compare(a, units_per_us);
+  if (!a.compare.empty()) return compare(a, trace_units_per_us(a.time_unit, a.hardware));
   if (is_csv(a.trace))
     throw Error(a.trace +
                 ": an msprof op_summary CSV has no per-core lanes to analyze; compare it with a "
@@ -103,17 +95,13 @@ int analyze(const AnalyzeArgs& a) {
     throw Error("--op-name, --match and --skip-first select msprof rows: they go with --compare");
   std::optional<PyptoGraph> graph;
   if (!a.graph.empty()) graph = load_pypto_graph(a.graph);
-  const SwimlaneTrace trace = load_swimlane(a.trace, units_per_us);
+  const SwimlaneTrace trace = load_swimlane(a.trace, trace_units_per_us(a.time_unit, a.hardware));
   SwimlaneAnalysis an = analyze_swimlane(trace, graph ? &*graph : nullptr);
   if (graph)
     an.warnings.insert(an.warnings.begin(), graph->warnings.begin(), graph->warnings.end());
   for (const auto& w : an.warnings) std::cerr << "tilesim: warning: " << w << "\n";
   if (!a.json.empty()) {
-    nlohmann::json j = swimlane_analysis_to_json(an);
-    j["trace"] = a.trace;
-    if (graph) j["graph"] = a.graph;
-    j["events"] = trace.events;
-    write_json(a.json, j);
+    write_json(a.json, analyze_json(an, trace, a.trace, graph ? a.graph : ""));
     if (a.json == "-") return 0;
   }
   std::vector<std::string> names;

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
-#include "tools/calibration/calibrate.hpp"
+#include "tools/calibration/calibration_job.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"
@@ -36,28 +36,11 @@ struct CalibrateArgs {
 };
 
 int calibrate_command(const CalibrateArgs& a) {
-  const MeasurementSet set = load_measurements(a.measurements);
-  std::filesystem::path hw_path = set.hardware;
-  if (!a.hardware.empty()) hw_path = resolve_hardware_arg(a.hardware);
-  const Hardware hw = load_hardware(hw_path);
-  // The file merged with its bases: it names the default free parameters and is the template of
-  // the output (a self-contained hardware file).
-  const nlohmann::ordered_json hw_doc = merged_hardware_file(hw_path);
-  std::vector<FreeParam> free;
-  if (!a.free.empty()) {
-    for (const auto& text : a.free) {
-      FreeParam f = parse_free_arg(text);
-      for (const auto& g : free)
-        if (g.key == f.key) throw Error("--free " + text + ": " + f.key + " is listed twice");
-      free.push_back(f);
-    }
-  } else if (set.has_free) {
-    free = set.free;
-  } else {
-    free = default_free_params(nlohmann::json::parse(hw_doc.dump()));
-  }
-
-  CalibrationOptions opt;
+  CalibrationJob job;
+  job.measurements = a.measurements;
+  job.hardware = a.hardware;
+  job.free = a.free;
+  CalibrationOptions& opt = job.options;
   opt.threads = a.threads;
   opt.digits = a.digits;
   opt.reuse_lowering = !a.fresh_lowering;
@@ -68,13 +51,12 @@ int calibrate_command(const CalibrateArgs& a) {
       std::cerr << fmt::format("\r  calibrate: iteration {}, cost {:.6g}   ", it, cost)
                 << std::flush;
     };
-  const CalibrationResult r = calibrate(set, hw, free, opt);
+  const CalibrationOutcome out = run_calibration(job);
+  const CalibrationResult& r = out.result;
   if (opt.fit.on_iteration) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
 
-  if (!a.output.empty()) {
-    const auto doc = calibrated_hardware_json(hw_doc, r);
-    write_output(a.output, doc.dump(2) + "\n", "the calibrated hardware file");
-  }
+  if (!a.output.empty())
+    write_output(a.output, out.calibrated_hardware.dump(2) + "\n", "the calibrated hardware file");
   if (!a.json.empty()) {
     nlohmann::json j = calibration_to_json(r);
     if (!a.output.empty()) j["output"] = a.output;

@@ -45,20 +45,7 @@ int replay(const ReplayArgs& a) {
   }
   const auto names = simulated_core_names(sim);
   if (!a.json.empty()) {
-    nlohmann::json j = metrics_to_json(m);
-    for (const char* key : {"gm", "pipes", "breakdown", "tasks_per_core"}) j.erase(key);
-    for (size_t i = 0; i < m.per_core.size(); ++i) {
-      auto& c = j["per_core"][i];
-      c["name"] = names.at(static_cast<size_t>(m.per_core[i].core));
-      for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us"}) c.erase(key);
-    }
-    j["graph"] = a.graph;
-    j["hardware"] = hw.name;
-    j["kinds"] = pg.graph.kinds.size();
-    j["mixaicore_tasks"] = pg.mixaicore_tasks;
-    j["hub_tasks"] = pg.hub_tasks;
-    j["warnings"] = pg.warnings;
-    write_json(a.json, j);
+    write_json(a.json, replay_json(pg, m, names, a.graph, hw.name));
     if (a.json == "-") return 0;
   }
   std::string s = fmt::format("tilesim replay: {} on {}\n", a.graph, hw.name);

@@ -26,11 +26,7 @@ struct RulesArgs {
 int rules_command(const RulesArgs& a) {
   std::vector<std::string> names = {a.hardware};
   names.insert(names.end(), a.compare.begin(), a.compare.end());
-  std::vector<RulesResult> results;
-  for (const auto& n : names) {
-    const Hardware hw = load_hardware(resolve_hardware_arg(n));
-    results.push_back(check_rules(hw, RulesOptions{a.threads, a.only}));
-  }
+  const std::vector<RulesResult> results = check_rules_on(names, RulesOptions{a.threads, a.only});
   if (!a.json.empty()) write_json(a.json, rules_json(results));
   if (!a.csv.empty()) write_output(a.csv, rules_csv(results), "CSV");
   if (a.json == "-" || a.csv == "-") return 0;

@@ -36,30 +36,15 @@ int run(const RunArgs& a) {
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt = rc.options;
   opt.record_aicpu = !a.trace.empty();
-  // Lowering and costing errors speak of the kernel; say which config it came from.
-  const RunOutcome r = [&] {
-    try {
-      return run_kernel(spec, hw, opt);
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      if (what.rfind(a.config, 0) == 0) throw;
-      throw Error(a.config + ": " + what, e.kind());
-    }
-  }();
+  const RunOutcome r = run_config_kernel(a.config, spec, hw, opt);
   if (!a.trace.empty()) {
     write_file_atomically(
         a.trace, [&](std::ostream& out) { write_chrome_trace(out, r.kernel.graph, r.sim, hw); },
         "the trace");
   }
   if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
-  if (!a.json.empty()) {
-    nlohmann::json j = metrics_to_json(r.metrics);
-    j["candidate"] = spec_to_json(spec);
-    j["hardware"] = hw.name;
-    j["diagnostics"] = diagnostics_to_json(r.kernel.diag);
-    if (!rc.measured.is_null()) j["measured"] = rc.measured;
-    write_json(a.json, j);
-  }
+  if (!a.json.empty())
+    write_json(a.json, run_json(spec, hw, r.kernel.diag, r.metrics, rc.measured));
   if (a.json != "-") {
     std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics);
     if (!rc.measured.is_null())

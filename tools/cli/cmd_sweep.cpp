@@ -1,8 +1,9 @@
 // tilesim sweep <config.json> [-j N] [--csv [f]] [--json [f]] [--svg f] [--hardware f] [--top N]
-//                             [--wide] [--quiet]
+//                             [--wide] [--quiet] [--shard K/N -o f]
 // An output file may be "-" (stdout, also --csv or --json without a file); the table then goes to
 // stderr. Exit code 0 when some candidate was evaluated, 1 when every candidate was rejected, 2 on
-// bad input.
+// bad input. With --shard K/N the sweep evaluates shard K of N and writes a shard file (-o) for
+// `tilesim merge` (exit 0).
 #include <unistd.h>
 
 #include <atomic>
@@ -17,11 +18,11 @@
 
 #include "model/error.hpp"
 #include "tools/analyses/sweep.hpp"
+#include "tools/analyses/sweep_shard.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/cli/sweep_outputs.hpp"
 #include "tools/formats/output_file.hpp"
-#include "tools/formats/run_config.hpp"
-#include "tools/reports/sweep_report.hpp"
 
 namespace tilesim {
 
@@ -30,11 +31,10 @@ namespace {
 struct SweepArgs {
   std::string config;
   int threads = 0;
-  std::string csv, json, svg;
   std::string hardware;
-  size_t top = 25;
-  bool wide = false;
-  bool quiet = false;
+  SweepOutputArgs out;
+  std::string shard;   // K/N
+  std::string output;  // the shard file
 };
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
@@ -87,41 +87,61 @@ class Progress {
   bool done_ = false;
 };
 
-int sweep(const SweepArgs& a) {
-  for (const auto& [option, path] : {std::pair<const char*, const std::string*>{"--csv", &a.csv},
-                                     {"--json", &a.json},
-                                     {"--svg", &a.svg}})
-    if (!path->empty()) check_not_an_input(*path, option, a.config);
-  SweepConfig cfg = load_sweep_config(a.config);
-  if (!a.hardware.empty()) cfg.hardware = resolve_hardware_arg(a.hardware);
-  const Hardware hw = load_hardware(cfg.hardware);
-  const auto candidates = expand_candidates(cfg, hw);
-  SweepResult res;
+// Shard K/N: its candidates only, written as a shard file.
+int sweep_shard(const SweepArgs& a, const SweepJob& job) {
+  const ShardSpec spec = parse_shard(a.shard, "--shard");
   const auto start = std::chrono::steady_clock::now();
+  SweepShard shard;
   {
-    Progress progress(static_cast<int64_t>(candidates.size()));
+    Progress progress(static_cast<int64_t>(shard_indices(job.candidates.size(), spec).size()));
     SweepOptions opt;
     opt.threads = a.threads;
     opt.progress = &progress.done;
-    res = run_sweep(cfg, hw, opt, candidates);
+    shard = run_shard(job, spec, opt);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const bool stdout_taken = a.csv == "-" || a.json == "-" || a.svg == "-";
-  if (!a.quiet) {
-    const std::string table = sweep_table(cfg, hw, res, a.top, a.wide);
-    (stdout_taken ? std::cerr : std::cout) << table;
+  write_output(a.output, shard_to_json(shard).dump() + "\n", "the shard file");
+  if (!a.out.quiet && a.output != "-")
+    std::cout << fmt::format(
+        "  shard {}/{} of {}: {} of {} candidates in {:.2f} s; written to {} (merge all {} with "
+        "tilesim merge)\n",
+        spec.k, spec.n, a.config, shard.results.size(), shard.total, seconds, a.output, spec.n);
+  return 0;
+}
+
+int sweep(const SweepArgs& a) {
+  check_sweep_outputs(a.out, a.config);
+  if (a.shard.empty() != a.output.empty())
+    throw Error(a.shard.empty() ? "-o " + a.output + ": a shard file needs --shard K/N"
+                                : "--shard " + a.shard + ": give the shard file with -o FILE");
+  if (!a.shard.empty()) {
+    for (const auto& [option, path] :
+         {std::pair<const char*, const std::string*>{"--csv", &a.out.csv},
+          {"--json", &a.out.json},
+          {"--svg", &a.out.svg}})
+      if (!path->empty())
+        throw Error(std::string(option) + ": a shard has no ranking; tilesim merge writes " +
+                    option + " from all the shards");
+    check_not_an_input(a.output, "-o", a.config);
   }
-  if (!a.csv.empty()) write_output(a.csv, sweep_csv(cfg, hw, res), "CSV");
-  if (!a.json.empty()) write_json(a.json, sweep_json(cfg, hw, res));
-  if (!a.svg.empty()) write_output(a.svg, sweep_svg(cfg, hw, res), "SVG");
-  if (!a.quiet) {
-    std::ostream& note = stdout_taken ? std::cerr : std::cout;
-    note << fmt::format("\n  {} candidates in {:.2f} s ({:.0f}/s)\n", candidates.size(), seconds,
-                        static_cast<double>(candidates.size()) / std::max(seconds, 1e-9));
-    for (const auto& [path, what] : {std::pair{a.csv, "CSV"}, {a.json, "JSON"}, {a.svg, "SVG"}})
-      if (!path.empty() && path != "-") note << "  " << what << " written to " << path << "\n";
+  const SweepJob job = sweep_job_from_file(a.config, a.hardware);
+  if (!a.shard.empty()) return sweep_shard(a, job);
+  SweepResult res;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    Progress progress(static_cast<int64_t>(job.candidates.size()));
+    SweepOptions opt;
+    opt.threads = a.threads;
+    opt.progress = &progress.done;
+    res = run_sweep(job.cfg, job.hw, opt, job.candidates);
   }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_sweep_outputs(
+      a.out, job.cfg, job.hw, res,
+      fmt::format("{} candidates in {:.2f} s ({:.0f}/s)", job.candidates.size(), seconds,
+                  static_cast<double>(job.candidates.size()) / std::max(seconds, 1e-9)));
   return res.recommended ? 0 : 1;
 }
 
@@ -135,15 +155,13 @@ CommandAction add_sweep_command(CLI::App& app) {
       "zone and recommend");
   cmd->add_option("config", args->config, "sweep config (JSON)")->required();
   add_jobs_option(cmd, args->threads);
-  add_csv_option(cmd, args->csv, "every candidate");
-  add_json_option(cmd, args->json);
-  cmd->add_option("--svg", args->svg, "write a plot of modeled time along the swept axis");
+  add_sweep_output_options(cmd, args->out);
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
-  cmd->add_option("--top", args->top, "evaluated candidates in the table (0: all)")
-      ->check(integer_at_least(0));
-  cmd->add_flag("--wide", args->wide,
-                "every column in the table (the default fits 120 columns; CSV and JSON keep all)");
-  cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  cmd->add_option("--shard", args->shard,
+                  "evaluate only shard K of N (candidates i with i % N == K - 1) and write a "
+                  "shard file for tilesim merge (with -o)")
+      ->type_name("K/N");
+  cmd->add_option("-o,--output", args->output, "the shard file to write (with --shard)");
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }
 

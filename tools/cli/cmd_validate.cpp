@@ -27,13 +27,7 @@ struct ValidateArgs {
 };
 
 int validate_command(const ValidateArgs& a) {
-  std::vector<std::filesystem::path> files(a.files.begin(), a.files.end());
-  if (files.empty()) files = validation_files(default_config_dir() / "validation");
-  std::vector<ValidationDataset> datasets;
-  for (const auto& f : files) datasets.push_back(load_validation_dataset(f));
-  const ValidationResult res = validate(
-      std::move(datasets),
-      a.hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(a.hardware), a.threads);
+  const ValidationResult res = validate_files(a.files, a.hardware, a.threads);
   const bool stdout_taken = a.csv == "-" || a.json == "-";
   std::ostream& text = stdout_taken ? std::cerr : std::cout;
   if (!a.quiet) text << validate_table(res);

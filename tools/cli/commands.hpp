@@ -17,6 +17,8 @@ CommandAction add_replay_command(CLI::App& app);
 CommandAction add_analyze_command(CLI::App& app);
 // `sweep`: evaluate, rank and zone a candidate space from a sweep config (tools/cmd_sweep.cpp).
 CommandAction add_sweep_command(CLI::App& app);
+// `merge`: the shard files of one sweep into its ranked result (tools/cli/cmd_merge.cpp).
+CommandAction add_merge_command(CLI::App& app);
 // `calibrate`: fit hardware parameters to measurements (tools/cmd_calibrate.cpp).
 CommandAction add_calibrate_command(CLI::App& app);
 // `rules`: the rulebook's claims checked against the model, thresholds measured

@@ -93,8 +93,7 @@ void write_output(const std::string& path, const std::string& text, const char* 
 }
 
 void write_json(const std::string& path, nlohmann::json j) {
-  j["tilesim_version"] = tilesim_version();
-  write_output(path, j.dump(2) + "\n", "JSON");
+  write_output(path, with_version(std::move(j)).dump(2) + "\n", "JSON");
 }
 
 }  // namespace tilesim

@@ -74,10 +74,13 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
 }
 
 RunConfig load_run_config(const std::filesystem::path& file) {
-  auto json = read_json_file(file, "run config");
-  // A tile program file runs as itself: {"program": <the file's program>}.
-  if (json.is_object() && json.contains("body") && json.contains("inputs"))
-    json = nlohmann::json{{"program", json}};
+  return run_config_from_json(read_json_file(file, "run config"), file);
+}
+
+RunConfig run_config_from_json(const nlohmann::json& config, const std::filesystem::path& file) {
+  // A tile program runs as itself: {"program": <the program>}.
+  const bool program = config.is_object() && config.contains("body") && config.contains("inputs");
+  const nlohmann::json json = program ? nlohmann::json{{"program", config}} : config;
   const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;

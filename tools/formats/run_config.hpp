@@ -30,6 +30,8 @@ struct RunConfig {
 
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what);
 RunConfig load_run_config(const std::filesystem::path& file);
+// A run config document; `file` names it in errors and anchors its relative paths.
+RunConfig run_config_from_json(const nlohmann::json& doc, const std::filesystem::path& file);
 // The kernel to run: the config's, with `tile` (from --tile) when it is not empty. Fails
 // "<file>: tile: missing (<how>)" when neither has a tile.
 KernelSpec run_spec(const RunConfig& rc, const Dims& tile = {},

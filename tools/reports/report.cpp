@@ -133,4 +133,14 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   return s;
 }
 
+nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
+                        const Metrics& m, const nlohmann::json& measured) {
+  nlohmann::json j = metrics_to_json(m);
+  j["candidate"] = spec_to_json(spec);
+  j["hardware"] = hw.name;
+  j["diagnostics"] = diagnostics_to_json(d);
+  if (!measured.is_null()) j["measured"] = measured;
+  return j;
+}
+
 }  // namespace tilesim

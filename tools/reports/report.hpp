@@ -22,6 +22,10 @@ nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg);
 // The metric_fields() as CSV: the header, and one row's cells (empty cells for no metrics).
 std::string metrics_csv_header();
 std::string metrics_csv_cells(const Metrics* m);
+// A run's result (`tilesim run --json`, tilesim.run().to_dict()): the Metrics record, the
+// candidate, the hardware, the lowering's diagnostics and the config's "measured" block when set.
+nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
+                        const Metrics& m, const nlohmann::json& measured);
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m);
 

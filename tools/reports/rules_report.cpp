@@ -1,5 +1,7 @@
 #include "tools/reports/rules_report.hpp"
 
+#include "tools/formats/run_config.hpp"
+
 #include "tools/reports/csv.hpp"
 
 #include <map>
@@ -170,6 +172,14 @@ nlohmann::json rules_json(const std::vector<RulesResult>& results) {
     out.push_back(j);
   }
   return {{"results", out}};
+}
+
+std::vector<RulesResult> check_rules_on(const std::vector<std::string>& hardware,
+                                        const RulesOptions& options) {
+  std::vector<RulesResult> results;
+  for (const auto& n : hardware)
+    results.push_back(check_rules(load_hardware(resolve_hardware_arg(n)), options));
+  return results;
 }
 
 }  // namespace tilesim

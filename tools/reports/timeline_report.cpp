@@ -4,6 +4,8 @@
 
 #include "tools/reports/text_append.hpp"
 
+#include "model/error.hpp"
+#include "tools/formats/run_config.hpp"
 #include "tools/reports/report.hpp"
 
 namespace tilesim {
@@ -56,6 +58,44 @@ nlohmann::json swimlane_analysis_to_json(const SwimlaneAnalysis& a) {
   j["skipped"] = a.skipped;
   j["warnings"] = a.warnings;
   return j;
+}
+
+nlohmann::json analyze_json(const SwimlaneAnalysis& a, const SwimlaneTrace& trace,
+                            const std::string& trace_name, const std::string& graph_name) {
+  nlohmann::json j = swimlane_analysis_to_json(a);
+  j["trace"] = trace_name;
+  if (!graph_name.empty()) j["graph"] = graph_name;
+  j["events"] = trace.events;
+  return j;
+}
+
+nlohmann::json replay_json(const PyptoGraph& pg, const Metrics& m,
+                           const std::vector<std::string>& core_names,
+                           const std::string& graph_name, const std::string& hardware_name) {
+  nlohmann::json j = metrics_to_json(m);
+  for (const char* key : {"gm", "pipes", "breakdown", "tasks_per_core"}) j.erase(key);
+  for (size_t i = 0; i < m.per_core.size(); ++i) {
+    auto& c = j["per_core"][i];
+    c["name"] = core_names.at(static_cast<size_t>(m.per_core[i].core));
+    for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us"}) c.erase(key);
+  }
+  j["graph"] = graph_name;
+  j["hardware"] = hardware_name;
+  j["kinds"] = pg.graph.kinds.size();
+  j["mixaicore_tasks"] = pg.mixaicore_tasks;
+  j["hub_tasks"] = pg.hub_tasks;
+  j["warnings"] = pg.warnings;
+  return j;
+}
+
+double trace_units_per_us(const std::string& time_unit, const std::string& hardware) {
+  if (time_unit == "us") return 1;
+  if (time_unit == "ns") return 1000;
+  if (time_unit == "cycles")
+    return load_hardware(hardware.empty() ? default_hardware_path()
+                                          : resolve_hardware_arg(hardware))
+        .clock_mhz;
+  throw Error("time unit " + time_unit + ": expected us, ns or cycles");
 }
 
 }  // namespace tilesim

@@ -1,0 +1,255 @@
+// tilesim._core: the C++ entry points the Python package (python/tilesim/) calls. Each mirrors a
+// CLI command and calls the same tools/ library functions, so results and error texts are the
+// CLI's. Results cross as the CLI's JSON text (the package parses it); a sweep stays a C++ object
+// that renders its table, CSV, JSON and SVG with the CLI's writers. The GIL is released while
+// C++ runs. A user error (tilesim::Error) is raised as tilesim.ConfigError with .key and .kind.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/error.hpp"
+#include "model/json_reader.hpp"
+#include "sim/chrome_trace.hpp"
+#include "tools/analyses/run_kernel.hpp"
+#include "tools/analyses/sweep_shard.hpp"
+#include "tools/analyses/validate.hpp"
+#include "tools/calibration/calibration_job.hpp"
+#include "tools/formats/pypto_graph.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/formats/swimlane.hpp"
+#include "tools/reports/report.hpp"
+#include "tools/reports/rules_report.hpp"
+#include "tools/reports/sweep_report.hpp"
+#include "tools/reports/timeline_report.hpp"
+#include "tools/reports/validate_report.hpp"
+#include "tools/reports/version.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace tilesim {
+namespace {
+
+// Runs `f` without the GIL: other Python threads (and Dask's) go on while C++ works.
+template <class F>
+auto nogil(F&& f) {
+  py::gil_scoped_release release;
+  return f();
+}
+
+std::string dump(const json& j) {
+  return with_version(j).dump();
+}
+
+// A config given as a file path (read as the CLI reads it) or as JSON text from a dict.
+json config_doc(const std::string& source, bool is_file, const std::string& what) {
+  if (is_file) return read_json_file(source, what);
+  try {
+    return json::parse(source);
+  } catch (const json::exception& e) {
+    throw Error(std::string("<dict>: not JSON (") + e.what() + ")");
+  }
+}
+
+std::string origin_of(const std::string& source, bool is_file) {
+  return is_file ? source : "<dict>";
+}
+
+std::string chrome_trace(const TaskGraph& g, const SimResult& sim, const Hardware& hw) {
+  std::ostringstream out;
+  write_chrome_trace(out, g, sim, hw);
+  return out.str();
+}
+
+// tilesim run: the --json result and the Chrome trace (--trace) of one candidate.
+std::pair<std::string, std::string> run(const std::string& source, bool is_file,
+                                        const std::vector<int64_t>& tile, int64_t loop,
+                                        const std::string& hardware) {
+  return nogil([&] {
+    const std::string origin = origin_of(source, is_file);
+    RunConfig rc = run_config_from_json(config_doc(source, is_file, "run config"), origin);
+    KernelSpec spec = run_spec(rc, tile, "give it in the config or with tile=");
+    if (loop > 0) spec.loop_count = loop;
+    if (!hardware.empty()) rc.hardware = resolve_hardware_arg(hardware);
+    const Hardware hw = load_hardware(rc.hardware);
+    const RunOutcome r = run_config_kernel(origin, spec, hw, rc.options);
+    return std::pair{dump(run_json(spec, hw, r.kernel.diag, r.metrics, rc.measured)),
+                     chrome_trace(r.kernel.graph, r.sim, hw)};
+  });
+}
+
+// A ranked sweep with the CLI's writers.
+struct SweepOutcome {
+  SweepJob job;
+  SweepResult result;
+  // As `tilesim sweep --json` writes it.
+  std::string json_text() const {
+    return with_version(sweep_json(job.cfg, job.hw, result)).dump(2) + "\n";
+  }
+  std::string csv() const { return sweep_csv(job.cfg, job.hw, result); }
+  std::string svg() const { return sweep_svg(job.cfg, job.hw, result); }
+  std::string table(size_t top, bool wide) const {
+    return sweep_table(job.cfg, job.hw, result, top, wide);
+  }
+};
+
+SweepJob make_job(const std::string& source, bool is_file, const std::string& hardware) {
+  return nogil([&] {
+    return sweep_job(config_doc(source, is_file, "sweep config"), origin_of(source, is_file),
+                     hardware);
+  });
+}
+
+SweepOutcome sweep_local(const SweepJob& job, int threads) {
+  return nogil([&] {
+    SweepOptions opt;
+    opt.threads = threads;
+    return SweepOutcome{job, run_sweep(job.cfg, job.hw, opt, job.candidates)};
+  });
+}
+
+// Shard k of n as shard-file text (what `tilesim sweep --shard k/n -o f` writes).
+std::string shard_text(const SweepJob& job, int64_t k, int64_t n, int threads) {
+  return nogil([&] {
+    SweepOptions opt;
+    opt.threads = threads;
+    const ShardSpec spec = parse_shard(std::to_string(k) + "/" + std::to_string(n), "shard");
+    return shard_to_json(run_shard(job, spec, opt)).dump() + "\n";
+  });
+}
+
+// `tilesim merge`: shard-file texts named by `origins` (their files, for errors).
+SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std::string>& origins) {
+  return nogil([&] {
+    if (texts.size() != origins.size()) throw InternalError("merge: texts and origins differ");
+    std::vector<SweepShard> shards;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      json doc;
+      try {
+        doc = json::parse(texts[i]);
+      } catch (const json::exception& e) {
+        throw Error(origins[i] + ": not a shard file (" + e.what() + ")");
+      }
+      shards.push_back(shard_from_json(doc, origins[i]));
+    }
+    MergedSweep m = merge_shards(std::move(shards));
+    return SweepOutcome{std::move(m.job), std::move(m.result)};
+  });
+}
+
+std::string rules(const std::vector<std::string>& hardware, const std::vector<std::string>& only,
+                  int threads) {
+  return nogil([&] { return dump(rules_json(check_rules_on(hardware, {threads, only}))); });
+}
+
+std::pair<std::string, std::string> calibrate_py(const std::string& measurements,
+                                                 const std::string& hardware,
+                                                 const std::vector<std::string>& free, int threads,
+                                                 int max_iter, double fd_step, int digits,
+                                                 bool fresh_lowering) {
+  return nogil([&] {
+    CalibrationJob job;
+    job.measurements = measurements;
+    job.hardware = hardware;
+    job.free = free;
+    job.options.threads = threads;
+    job.options.digits = digits;
+    job.options.reuse_lowering = !fresh_lowering;
+    if (max_iter > 0) job.options.fit.max_iterations = max_iter;
+    if (fd_step > 0) job.options.fit.fd_step = fd_step;
+    const CalibrationOutcome out = run_calibration(job);
+    return std::pair{dump(calibration_to_json(out.result)), out.calibrated_hardware.dump(2) + "\n"};
+  });
+}
+
+std::pair<std::string, bool> validate_py(const std::vector<std::string>& files,
+                                         const std::string& hardware, int threads) {
+  return nogil([&] {
+    const ValidationResult res = validate_files(files, hardware, threads);
+    return std::pair{dump(validate_json(res)), res.within()};
+  });
+}
+
+std::pair<std::string, std::string> replay(const std::string& graph, const std::string& hardware) {
+  return nogil([&] {
+    const Hardware hw =
+        load_hardware(hardware.empty() ? default_hardware_path() : resolve_hardware_arg(hardware));
+    const PyptoGraph pg = load_pypto_graph(graph);
+    const SimResult sim = simulate_costed(pg.graph, pg.kind_costs, hw, {});
+    const Metrics m = compute_metrics(pg.graph, sim, hw);
+    return std::pair{dump(replay_json(pg, m, simulated_core_names(sim), graph, hw.name)),
+                     chrome_trace(pg.graph, sim, hw)};
+  });
+}
+
+std::string analyze(const std::string& trace, const std::string& graph,
+                    const std::string& time_unit, const std::string& hardware) {
+  return nogil([&] {
+    std::optional<PyptoGraph> g;
+    if (!graph.empty()) g = load_pypto_graph(graph);
+    const SwimlaneTrace t = load_swimlane(trace, trace_units_per_us(time_unit, hardware));
+    SwimlaneAnalysis an = analyze_swimlane(t, g ? &*g : nullptr);
+    if (g) an.warnings.insert(an.warnings.begin(), g->warnings.begin(), g->warnings.end());
+    return dump(analyze_json(an, t, trace, graph));
+  });
+}
+
+}  // namespace
+}  // namespace tilesim
+
+PYBIND11_MODULE(_core, m) {
+  using namespace tilesim;
+  m.doc() = "tilesim's C++ core (use the tilesim package, not this module)";
+  m.attr("__version__") = tilesim_version();
+
+  static py::exception<Error> config_error(m, "ConfigError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::object err = py::handle(config_error.ptr())(e.what());
+      err.attr("key") = e.key().empty() ? py::object(py::none()) : py::object(py::str(e.key()));
+      err.attr("kind") = std::string(error_kind_name(e.kind()));
+      PyErr_SetObject(config_error.ptr(), err.ptr());
+    } catch (const InternalError& e) {
+      PyErr_SetString(PyExc_RuntimeError,
+                      (std::string("tilesim internal error: ") + e.what()).c_str());
+    }
+  });
+
+  py::class_<SweepJob>(m, "SweepJob")
+      .def_property_readonly("doc", [](const SweepJob& j) { return j.doc.dump(); })
+      .def_property_readonly("hash", [](const SweepJob& j) { return j.hash; })
+      .def_property_readonly("candidates", [](const SweepJob& j) { return j.candidates.size(); });
+  py::class_<SweepOutcome>(m, "SweepOutcome")
+      .def("json", &SweepOutcome::json_text, py::call_guard<py::gil_scoped_release>())
+      .def("csv", &SweepOutcome::csv, py::call_guard<py::gil_scoped_release>())
+      .def("svg", &SweepOutcome::svg, py::call_guard<py::gil_scoped_release>())
+      .def("table", &SweepOutcome::table, py::arg("top"), py::arg("wide"),
+           py::call_guard<py::gil_scoped_release>());
+
+  m.def("run", &run, py::arg("source"), py::arg("is_file"), py::arg("tile"), py::arg("loop"),
+        py::arg("hardware"));
+  m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"));
+  m.def(
+      "job_from_doc",
+      [](const std::string& doc) {
+        return nogil([&] { return sweep_job_from_doc(json::parse(doc), "<job>"); });
+      },
+      py::arg("doc"));
+  m.def("sweep", &sweep_local, py::arg("job"), py::arg("threads"));
+  m.def("shard", &shard_text, py::arg("job"), py::arg("k"), py::arg("n"), py::arg("threads"));
+  m.def("merge", &merge, py::arg("texts"), py::arg("origins"));
+  m.def("rules", &rules, py::arg("hardware"), py::arg("only"), py::arg("threads"));
+  m.def("calibrate", &calibrate_py, py::arg("measurements"), py::arg("hardware"), py::arg("free"),
+        py::arg("threads"), py::arg("max_iter"), py::arg("fd_step"), py::arg("digits"),
+        py::arg("fresh_lowering"));
+  m.def("validate", &validate_py, py::arg("files"), py::arg("hardware"), py::arg("threads"));
+  m.def("replay", &replay, py::arg("graph"), py::arg("hardware"));
+  m.def("analyze", &analyze, py::arg("trace"), py::arg("graph"), py::arg("time_unit"),
+        py::arg("hardware"));
+}

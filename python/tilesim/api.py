@@ -1,0 +1,103 @@
+"""The tilesim commands as functions: each calls the C++ path its CLI command calls."""
+import json
+import os
+import warnings
+
+from . import _core
+from .results import JsonResult, Result, SweepResult
+
+
+def _source(config):
+    """(text or path, is_file) of a config given as a dict or a file path."""
+    if isinstance(config, dict):
+        return json.dumps(config, allow_nan=False), False
+    if isinstance(config, (str, os.PathLike)):
+        return os.fspath(config), True
+    raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
+
+
+def _paths(items):
+    if items is None:
+        return []
+    if isinstance(items, (str, os.PathLike)):
+        items = [items]
+    return [os.fspath(p) for p in items]
+
+
+def _warn(data):
+    for w in data.get("warnings", []):
+        warnings.warn(w, stacklevel=3)
+
+
+def run(config, tile=None, loop=None, hardware=None):
+    """Simulates one candidate (``tilesim run``): a :class:`Result`."""
+    text, is_file = _source(config)
+    data, trace = _core.run(text, is_file, list(tile or []), int(loop or 0), hardware or "")
+    return Result(json.loads(data), json.loads(trace))
+
+
+def sweep_job(config, hardware=None):
+    """The sweep of a config as every shard sees it (the C++ SweepJob)."""
+    text, is_file = _source(config)
+    return _core.sweep_job(text, is_file, hardware or "")
+
+
+def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2):
+    """Evaluates, ranks and zones a candidate space (``tilesim sweep``): a :class:`SweepResult`.
+
+    jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
+    ``dask.distributed`` client the candidates are split into ``chunks`` shards (``tilesim sweep
+    --shard K/N``) evaluated on the workers and merged (``tilesim merge``): the same result as a
+    local sweep. ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
+    without a client: the chunks then run here); a failed chunk is retried ``retries`` times.
+    """
+    job = sweep_job(config, hardware)
+    if client is None and chunks is None and results_dir is None:
+        return SweepResult(_core.sweep(job, int(jobs)))
+    from . import dask as _dask
+
+    return _dask.sweep_job_on(job, client, chunks=chunks, results_dir=results_dir,
+                              retries=retries, jobs=jobs)
+
+
+def rules(hardware="ascend910b1", compare=None, only=None, jobs=0):
+    """Checks the rulebook's claims against the model (``tilesim rules``)."""
+    names = [hardware] + _paths(compare)
+    return JsonResult(json.loads(_core.rules(names, _paths(only), int(jobs))))
+
+
+def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_step=None,
+              digits=4, fresh_lowering=False):
+    """Fits hardware parameters to measurements (``tilesim calibrate``). The result's
+    ``calibrated_hardware`` is the calibrated hardware file (what ``-o`` writes) as a dict."""
+    data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), int(jobs),
+                               int(max_iter or 0), float(fd_step or 0), int(digits),
+                               bool(fresh_lowering))
+    res = JsonResult(json.loads(data))
+    res.calibrated_hardware = json.loads(hw)
+    return res
+
+
+def validate(files=None, hardware=None, jobs=0):
+    """Runs measured datasets and scores the model (``tilesim validate``); ``.within`` says
+    whether every dataset is within its own tolerances (the CLI's exit code 0)."""
+    data, within = _core.validate(_paths(files), hardware or "", int(jobs))
+    res = JsonResult(json.loads(data))
+    res.within = within
+    return res
+
+
+def replay(graph, hardware=None):
+    """Simulates a PyPTO fixed-latency task graph (``tilesim replay``): a :class:`Result`."""
+    data, trace = _core.replay(os.fspath(graph), hardware or "")
+    data = json.loads(data)
+    _warn(data)
+    return Result(data, json.loads(trace))
+
+
+def analyze(trace, graph=None, time_unit="us", hardware=None):
+    """PyPTO's swimlane metrics of a trace (``tilesim analyze``)."""
+    data = json.loads(_core.analyze(os.fspath(trace), os.fspath(graph) if graph else "",
+                                    time_unit, hardware or ""))
+    _warn(data)
+    return JsonResult(data)

@@ -1,0 +1,109 @@
+"""Sweeps on a Dask cluster: the candidates of each sweep are split into chunks, the shards of
+``tilesim sweep --shard K/N``; each chunk is evaluated on a worker through the same C++ path
+(tilesim._core.shard) and the chunks are merged as ``tilesim merge`` merges shard files, so the
+result equals a local sweep's. A chunk whose task fails is retried (Dask ``retries``); with
+``results_dir`` every finished chunk is kept there as a shard file (``<hash>-K-of-N.json``, the
+CLI's format) and a rerun evaluates only the chunks not there yet.
+
+    from dask.distributed import Client
+    client = Client("tcp://scheduler:8786")
+    res = tilesim.sweep("cfg.json", client=client, results_dir="chunks/")
+    results = tilesim.dask.sweep_many(["a.json", "b.json"], client)
+"""
+import os
+import tempfile
+import uuid
+
+from . import _core
+from .results import SweepResult
+
+
+def evaluate_chunk(doc, k, n, jobs):
+    """Shard k of n of the sweep `doc` (a SweepJob's doc), as shard-file text. Runs on a worker."""
+    from tilesim import _core as core
+
+    return core.shard(core.job_from_doc(doc), k, n, jobs)
+
+
+def default_chunks(candidates, client):
+    """Four chunks per worker thread (a slow chunk does not hold the rest), at most one per
+    candidate."""
+    threads = sum(client.nthreads().values()) if client is not None else 1
+    return max(1, min(candidates, 4 * max(threads, 1)))
+
+
+def _chunk_path(results_dir, job, k, n):
+    return os.path.join(results_dir, f"{job.hash}-{k}-of-{n}.json")
+
+
+def _write_atomically(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".part")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1,
+               evaluate=evaluate_chunk):
+    """Evaluates every SweepJob of `jobs` in chunks (on `client`'s workers, or here when client
+    is None) and returns one SweepResult per job, in order. `threads`: C++ threads per chunk.
+    `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, or a wrapper of it)."""
+    if results_dir is not None:
+        os.makedirs(results_dir, exist_ok=True)
+    plans = []  # per job: n and {k: (text, origin)}
+    pending = {}  # future -> (job index, k)
+    # Keys unique per call: Dask would hand back a result it still holds for an equal key
+    # instead of evaluating the chunk again.
+    run_id = uuid.uuid4().hex[:8]
+    for j, job in enumerate(jobs):
+        n = int(chunks) if chunks else default_chunks(job.candidates, client)
+        if n < 1:
+            raise ValueError(f"chunks: expected an integer >= 1, got {chunks}")
+        done = {}
+        for k in range(1, n + 1):
+            path = _chunk_path(results_dir, job, k, n) if results_dir is not None else None
+            if path is not None and os.path.exists(path):
+                with open(path) as f:
+                    done[k] = (f.read(), path)
+                continue
+            if client is None:
+                done[k] = (evaluate(job.doc, k, n, threads), f"<chunk {k}/{n}>")
+                if path is not None:
+                    _write_atomically(path, done[k][0])
+            else:
+                future = client.submit(evaluate, job.doc, k, n, threads, pure=False,
+                                       retries=retries, key=f"tilesim-{job.hash}-{k}-of-{n}-{run_id}")
+                pending[future] = (j, k)
+        plans.append((n, done))
+    if pending:
+        from distributed import as_completed
+
+        for future, text in as_completed(list(pending), with_results=True):
+            j, k = pending[future]
+            n, done = plans[j]
+            origin = f"<chunk {k}/{n}>"
+            if results_dir is not None:
+                origin = _chunk_path(results_dir, jobs[j], k, n)
+                _write_atomically(origin, text)
+            done[k] = (text, origin)
+    results = []
+    for n, done in plans:
+        texts = [done[k][0] for k in range(1, n + 1)]
+        origins = [done[k][1] for k in range(1, n + 1)]
+        results.append(SweepResult(_core.merge(texts, origins)))
+    return results
+
+
+def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0):
+    """tilesim.sweep(config, client=...) for one prepared job."""
+    return sweep_jobs([job], client, chunks=chunks, results_dir=results_dir, retries=retries,
+                      threads=int(jobs) or 1)[0]
+
+
+def sweep_many(configs, client, chunks=None, results_dir=None, retries=2, jobs=1, hardware=None):
+    """Sweeps every config (dicts or paths) on the cluster at once: one SweepResult per config,
+    each identical to tilesim.sweep(config)."""
+    from .api import sweep_job
+
+    return sweep_jobs([sweep_job(c, hardware) for c in configs], client, chunks=chunks,
+                      results_dir=results_dir, retries=retries, threads=int(jobs) or 1)

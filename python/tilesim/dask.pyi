@@ -1,0 +1,18 @@
+import os
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
+
+from .results import SweepResult
+
+def evaluate_chunk(doc: str, k: int, n: int, jobs: int) -> str: ...
+def default_chunks(candidates: int, client: Any) -> int: ...
+def sweep_jobs(jobs: Sequence[Any], client: Any, chunks: Optional[int] = ...,
+               results_dir: Optional[Union[str, os.PathLike[str]]] = ..., retries: int = ...,
+               threads: int = ...,
+               evaluate: Callable[[str, int, int, int], str] = ...) -> List[SweepResult]: ...
+def sweep_job_on(job: Any, client: Any, chunks: Optional[int] = ...,
+                 results_dir: Optional[Union[str, os.PathLike[str]]] = ..., retries: int = ...,
+                 jobs: int = ...) -> SweepResult: ...
+def sweep_many(configs: Sequence[Union[Mapping[str, Any], str, os.PathLike[str]]], client: Any,
+               chunks: Optional[int] = ...,
+               results_dir: Optional[Union[str, os.PathLike[str]]] = ..., retries: int = ...,
+               jobs: int = ..., hardware: Optional[str] = ...) -> List[SweepResult]: ...

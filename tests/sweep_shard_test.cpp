@@ -1,0 +1,176 @@
+// Sharded sweeps (tilesim sweep --shard K/N) and their merge (tilesim merge): shards partition the
+// candidates, shard files round-trip every figure, merged shards equal the unsharded sweep byte
+// for byte in every format, and shards that do not belong together are refused in one line.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/error.hpp"
+#include "test_support.hpp"
+#include "tools/analyses/sweep_shard.hpp"
+#include "tools/formats/candidate_json.hpp"
+
+namespace tilesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A scratch folder per test.
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("tilesim_shard_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// The table without its closing note (timing for sweep, the shard count for merge) and the
+// lines naming the files written.
+std::string table_of(const std::string& out) {
+  return out.substr(0, out.rfind("\n\n  "));
+}
+
+TEST(Shard, IndicesPartitionTheCandidates) {
+  for (size_t total : {0u, 1u, 3u, 10u, 11u})
+    for (int64_t n : {1, 2, 3, 5, 12}) {
+      std::vector<int> seen(total, 0);
+      size_t smallest = total, largest = 0;
+      for (int64_t k = 1; k <= n; ++k) {
+        const auto idx = shard_indices(total, {k, n});
+        smallest = std::min(smallest, idx.size());
+        largest = std::max(largest, idx.size());
+        for (size_t i : idx) {
+          EXPECT_EQ(static_cast<int64_t>(i % static_cast<size_t>(n)), k - 1);
+          ++seen.at(i);
+        }
+      }
+      for (int s : seen) EXPECT_EQ(s, 1);
+      EXPECT_LE(largest - smallest, 1u);  // balanced: ceil vs floor of total / n
+    }
+}
+
+TEST(Shard, ParseAcceptsKOverNOnly) {
+  EXPECT_EQ(parse_shard("2/8", "--shard").k, 2);
+  EXPECT_EQ(parse_shard("2/8", "--shard").n, 8);
+  for (const char* bad : {"0/3", "4/3", "3", "/3", "1/", "a/3", "1/3x", "-1/3", "1/0"}) {
+    try {
+      parse_shard(bad, "--shard");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--shard ") + bad +
+                                           ": expected K/N, integers with 1 <= K <= N (e.g. 2/8)");
+    }
+  }
+}
+
+TEST(Shard, FilesRoundTripEveryFigure) {
+  const SweepJob job =
+      sweep_job_from_file(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const SweepShard s = run_shard(job, {2, 3}, {});
+  ASSERT_FALSE(s.results.empty());
+  const nlohmann::json j = shard_to_json(s);
+  const SweepShard back = shard_from_json(nlohmann::json::parse(j.dump()), "s.json");
+  EXPECT_EQ(shard_to_json(back), j);
+  EXPECT_EQ(back.hash, job.hash);
+  for (size_t i = 0; i < s.results.size(); ++i) {
+    EXPECT_EQ(back.results[i].gen_time_us, s.results[i].gen_time_us);  // exact, not near
+    EXPECT_EQ(back.results[i].per_core.size(), s.results[i].per_core.size());
+    EXPECT_EQ(back.results[i].spmd.utilisation, s.results[i].spmd.utilisation);
+  }
+}
+
+TEST(Shard, MergeRebuildsTheUnshardedResult) {
+  const SweepJob job = sweep_job_from_file(
+      test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));
+  const SweepResult whole = run_sweep(job.cfg, job.hw, {}, job.candidates);
+  std::vector<SweepShard> shards;
+  for (int64_t k : {3, 1, 2}) shards.push_back(run_shard(job, {k, 3}, {}));
+  const MergedSweep m = merge_shards(std::move(shards));
+  EXPECT_EQ(m.result.ranking, whole.ranking);
+  EXPECT_EQ(m.result.recommended, whole.recommended);
+  EXPECT_EQ(m.result.why, whole.why);
+  ASSERT_EQ(m.result.candidates.size(), whole.candidates.size());
+  for (size_t i = 0; i < whole.candidates.size(); ++i) {
+    EXPECT_EQ(m.result.candidates[i].zone, whole.candidates[i].zone);
+    EXPECT_EQ(m.result.candidates[i].gen_time_us, whole.candidates[i].gen_time_us);
+  }
+}
+
+// Every output format, through the CLI, for a pypto sweep, an spmd sweep and more shards than
+// candidates (empty shards).
+TEST(ShardCli, MergedShardsEqualTheSweepByteForByte) {
+  const fs::path d = scratch("equal");
+  for (const auto& [config, n] : {std::pair{"configs/sweeps/rule2_matmul_16384_loops.json", 3},
+                                  {"configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json", 4},
+                                  {"configs/sweeps/rule1_a_softmax_16x16384.json", 5}}) {
+    const std::string cfg = test::source_path(config);
+    const std::string full = (d / "full").string(), merged = (d / "merged").string();
+    const auto sweep = test::run_cli("sweep " + cfg + " -j 2 --top 0 --json " + full +
+                                         ".json --csv " + full + ".csv --svg " + full + ".svg",
+                                     false);
+    ASSERT_EQ(sweep.code, 0) << sweep.out;
+    std::string shard_files;
+    for (int k = 1; k <= n; ++k) {
+      const std::string f = (d / fmt::format("s{}.json", k)).string();
+      const auto r = test::run_cli(fmt::format("sweep {} -q --shard {}/{} -o {}", cfg, k, n, f));
+      ASSERT_EQ(r.code, 0) << r.out;
+      shard_files = f + " " + shard_files;  // any order
+    }
+    const auto merge = test::run_cli("merge " + shard_files + " --top 0 --json " + merged +
+                                         ".json --csv " + merged + ".csv --svg " + merged + ".svg",
+                                     false);
+    ASSERT_EQ(merge.code, 0) << merge.out;
+    EXPECT_EQ(table_of(merge.out), table_of(sweep.out)) << config;
+    EXPECT_NE(merge.out.find(" candidates merged from " + std::to_string(n) + " shards"),
+              std::string::npos);
+    for (const char* ext : {".json", ".csv", ".svg"})
+      EXPECT_EQ(slurp(merged + ext), slurp(full + ext)) << config << ext;
+  }
+  fs::remove_all(d);
+}
+
+TEST(ShardCli, ShardsThatDoNotBelongTogetherAreRefusedInOneLine) {
+  const fs::path d = scratch("errors");
+  const std::string cfg = test::source_path("configs/sweeps/rule2_matmul_16384_loops.json");
+  const std::string other = test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json");
+  auto shard = [&](const std::string& config, const std::string& spec, const std::string& name) {
+    const std::string f = (d / name).string();
+    EXPECT_EQ(test::run_cli("sweep " + config + " -q --shard " + spec + " -o " + f).code, 0);
+    return f;
+  };
+  const std::string a1 = shard(cfg, "1/2", "a1.json"), a2 = shard(cfg, "2/2", "a2.json");
+  const std::string b2 = shard(other, "2/2", "b2.json"), c1 = shard(cfg, "1/3", "c1.json");
+  auto error_of = [](const std::string& args) {
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    return r.out;
+  };
+  EXPECT_EQ(error_of("merge " + a1), "tilesim: error: merge: shard 2/2 missing (given: 1/2)\n");
+  EXPECT_EQ(error_of("merge " + a1 + " " + a2 + " " + a1),
+            "tilesim: error: " + a1 + ": shard 1/2 given twice (also " + a1 + ")\n");
+  EXPECT_NE(
+      error_of("merge " + a1 + " " + b2).find(b2 + ": another sweep than " + a1 + " (config hash "),
+      std::string::npos);
+  EXPECT_EQ(error_of("merge " + a1 + " " + c1), "tilesim: error: " + c1 + ": shard 1/3, but " + a1 +
+                                                    " is shard 1/2 (one sweep's shards share N)\n");
+  EXPECT_EQ(error_of("sweep " + cfg + " --shard 1/2"),
+            "tilesim: error: --shard 1/2: give the shard file with -o FILE\n");
+  EXPECT_EQ(error_of("sweep " + cfg + " --shard 1/2 -o x.json --json"),
+            "tilesim: error: --json: a shard has no ranking; tilesim merge writes --json from all "
+            "the shards\n");
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace tilesim

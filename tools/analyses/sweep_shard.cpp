@@ -1,0 +1,195 @@
+#include "tools/analyses/sweep_shard.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/error.hpp"
+#include "model/json_reader.hpp"
+#include "tools/formats/candidate_json.hpp"
+#include "tools/formats/run_config.hpp"
+#include "tools/reports/version.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr int64_t kShardFormat = 1;
+
+// FNV-1a, 64 bits: a stable fingerprint of the sweep (std::hash may differ between builds).
+std::string fingerprint(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char ch : text) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string shard_name(const ShardSpec& s) {
+  return fmt::format("{}/{}", s.k, s.n);
+}
+
+}  // namespace
+
+ShardSpec parse_shard(const std::string& text, const std::string& what) {
+  const auto slash = text.find('/');
+  ShardSpec s;
+  size_t used_k = 0, used_n = 0;
+  bool ok = slash != std::string::npos && slash > 0 && slash + 1 < text.size();
+  if (ok) {
+    try {
+      const std::string k = text.substr(0, slash), n = text.substr(slash + 1);
+      s.k = std::stoll(k, &used_k);
+      s.n = std::stoll(n, &used_n);
+      ok = used_k == k.size() && used_n == n.size() && s.n >= 1 && s.k >= 1 && s.k <= s.n;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  if (!ok)
+    throw Error(
+        fmt::format("{} {}: expected K/N, integers with 1 <= K <= N (e.g. 2/8)", what, text));
+  return s;
+}
+
+std::vector<size_t> shard_indices(size_t total, const ShardSpec& s) {
+  std::vector<size_t> v;
+  for (size_t i = static_cast<size_t>(s.k - 1); i < total; i += static_cast<size_t>(s.n))
+    v.push_back(i);
+  return v;
+}
+
+SweepJob sweep_job(const nlohmann::json& config_doc, const std::string& config_path,
+                   const std::string& hardware_override) {
+  SweepConfig cfg = sweep_config_from_json(config_doc, config_path);
+  if (!hardware_override.empty()) cfg.hardware = resolve_hardware_arg(hardware_override);
+  const std::string origin = cfg.hardware.string();
+  nlohmann::json job = {
+      {"config", config_path},
+      {"config_doc", config_doc},
+      {"hardware_origin", origin},
+      {"hardware", nlohmann::json::parse(merged_hardware_file(cfg.hardware).dump())}};
+  return sweep_job_from_doc(job, config_path);
+}
+
+SweepJob sweep_job_from_file(const std::string& config_path, const std::string& hardware_override) {
+  return sweep_job(read_json_file(config_path, "sweep config"), config_path, hardware_override);
+}
+
+SweepJob sweep_job_from_doc(const nlohmann::json& doc, const std::string& origin) {
+  const JsonReader r(doc, origin, "job");
+  r.expect_object();
+  r.check_keys({"config", "config_doc", "hardware_origin", "hardware"});
+  SweepJob job;
+  job.doc = doc;
+  job.hash = fingerprint(doc.dump() + "\n" + tilesim_version());
+  const std::string hw_origin = r.at("hardware_origin").string();
+  job.cfg = sweep_config_from_json(r.at("config_doc").json(), r.at("config").string());
+  job.cfg.hardware = hw_origin;
+  job.hw = hardware_from_json(r.at("hardware").json(), hw_origin);
+  job.candidates = expand_candidates(job.cfg, job.hw);
+  return job;
+}
+
+SweepShard run_shard(const SweepJob& job, const ShardSpec& shard, const SweepOptions& options) {
+  SweepShard s;
+  s.job = job.doc;
+  s.hash = job.hash;
+  s.shard = shard;
+  s.total = job.candidates.size();
+  s.results = evaluate_candidates(job.cfg, job.hw, job.candidates,
+                                  shard_indices(job.candidates.size(), shard), options);
+  return s;
+}
+
+nlohmann::json shard_to_json(const SweepShard& s) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& c : s.results) results.push_back(candidate_to_json(c));
+  return {{"tilesim_shard", kShardFormat}, {"tilesim_version", tilesim_version()},
+          {"config_hash", s.hash},         {"shard", {s.shard.k, s.shard.n}},
+          {"candidates", s.total},         {"job", s.job},
+          {"results", std::move(results)}};
+}
+
+SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin) {
+  const JsonReader r(doc, origin);
+  r.expect_object();
+  r.check_keys(
+      {"tilesim_shard", "tilesim_version", "config_hash", "shard", "candidates", "job", "results"});
+  r.at("tilesim_shard").integer(kShardFormat, kShardFormat);
+  SweepShard s;
+  s.origin = origin;
+  const std::string version = r.at("tilesim_version").string();
+  if (version != tilesim_version())
+    r.at("tilesim_version")
+        .fail(fmt::format("written by tilesim {}, this is {} (rerun the shard)", version,
+                          tilesim_version()));
+  s.hash = r.at("config_hash").string();
+  const auto k_n = r.at("shard").positive_ints(2);
+  s.shard = parse_shard(fmt::format("{}/{}", k_n[0], k_n[1]), origin + ": shard");
+  s.total = static_cast<size_t>(r.at("candidates").integer(1));
+  s.job = r.at("job").json();
+  const auto expected = shard_indices(s.total, s.shard);
+  const auto results = r.at("results");
+  if (!results.json().is_array() || results.json().size() != expected.size())
+    results.fail(fmt::format("expected the {} candidates of shard {} of a {}-candidate sweep",
+                             expected.size(), shard_name(s.shard), s.total));
+  for (size_t j = 0; j < expected.size(); ++j) {
+    s.results.push_back(candidate_from_json(results.json()[j], origin));
+    if (s.results.back().index != expected[j])
+      results.fail(fmt::format("item {} is candidate {}, shard {} holds candidate {} there", j,
+                               s.results.back().index, shard_name(s.shard), expected[j]));
+  }
+  return s;
+}
+
+SweepShard load_shard(const std::string& file) {
+  return shard_from_json(JsonReader::parse_file(file, "shard file"), file);
+}
+
+MergedSweep merge_shards(std::vector<SweepShard> shards) {
+  if (shards.empty()) throw Error("merge: no shard given");
+  const SweepShard& first = shards.front();
+  std::map<int64_t, const SweepShard*> by_k;
+  for (const auto& s : shards) {
+    if (s.hash != first.hash)
+      throw Error(
+          fmt::format("{}: another sweep than {} (config hash {}, not {}: shards of "
+                      "different configs, hardware or tilesim versions)",
+                      s.origin, first.origin, s.hash, first.hash));
+    if (s.shard.n != first.shard.n)
+      throw Error(fmt::format("{}: shard {}, but {} is shard {} (one sweep's shards share N)",
+                              s.origin, shard_name(s.shard), first.origin,
+                              shard_name(first.shard)));
+    if (s.total != first.total)
+      throw Error(fmt::format("{}: a sweep of {} candidates, but {} has {}", s.origin, s.total,
+                              first.origin, first.total));
+    const auto [it, added] = by_k.emplace(s.shard.k, &s);
+    if (!added)
+      throw Error(fmt::format("{}: shard {} given twice (also {})", s.origin, shard_name(s.shard),
+                              it->second->origin));
+  }
+  std::vector<std::string> missing, given;
+  for (int64_t k = 1; k <= first.shard.n; ++k)
+    (by_k.count(k) ? given : missing).push_back(shard_name({k, first.shard.n}));
+  if (!missing.empty())
+    throw Error(fmt::format("merge: shard{} {} missing (given: {})", missing.size() > 1 ? "s" : "",
+                            fmt::join(missing, ", "), fmt::join(given, ", ")));
+  MergedSweep m;
+  m.job = sweep_job_from_doc(first.job, first.origin);
+  if (m.job.hash != first.hash || m.job.candidates.size() != first.total)
+    throw Error(
+        fmt::format("{}: its sweep does not rebuild here (config hash {}, {} candidates; "
+                    "this tilesim makes {}, {})",
+                    first.origin, first.hash, first.total, m.job.hash, m.job.candidates.size()));
+  std::vector<CandidateResult> results(first.total);
+  for (auto& s : shards)
+    for (auto& c : s.results) results[c.index] = std::move(c);
+  m.result = rank_sweep(m.job.cfg, m.job.candidates, std::move(results));
+  return m;
+}
+
+}  // namespace tilesim

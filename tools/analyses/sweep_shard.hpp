@@ -1,0 +1,73 @@
+#pragma once
+// A sweep split into shards (`tilesim sweep --shard K/N`, Dask chunks from Python) and merged
+// back (`tilesim merge`). Shard K of N (1 <= K <= N) evaluates the candidates whose index i has
+// i % N == K - 1: every shard gets a fair mix of the space (cost grows along its axes), and the
+// split depends only on the candidate count. A shard file carries the sweep it belongs to (the
+// config document and the path it was read from, the hardware merged with its bases, a hash of
+// all that and the tilesim version), its K and N, the candidate count and its evaluated
+// candidates; merge checks that the shards belong together and rebuilds the ranked result with
+// rank_sweep, so it equals the unsharded sweep in every output format. The merge needs no file
+// but the shards: the config and hardware travel inside them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/hardware.hpp"
+#include "tools/analyses/sweep.hpp"
+#include "tools/formats/sweep_config.hpp"
+
+namespace tilesim {
+
+struct ShardSpec {
+  int64_t k = 1;  // 1-based
+  int64_t n = 1;
+};
+// "K/N" with 1 <= K <= N; `what` names the option in the one-line error.
+ShardSpec parse_shard(const std::string& text, const std::string& what);
+// The candidate indices of shard `s` of a `total`-candidate sweep, ascending.
+std::vector<size_t> shard_indices(size_t total, const ShardSpec& s);
+
+// One sweep as every shard sees it.
+struct SweepJob {
+  nlohmann::json doc;  // {"config", "config_doc", "hardware_origin", "hardware"}: what shards carry
+  std::string hash;    // 16 hex digits over doc and the tilesim version
+  SweepConfig cfg;
+  Hardware hw;
+  std::vector<Candidate> candidates;
+};
+// The sweep of a config document read from `config_path` (a dict from Python names itself
+// "<dict>"), on its own hardware or on `hardware_override` (a --hardware argument) when not empty.
+SweepJob sweep_job(const nlohmann::json& config_doc, const std::string& config_path,
+                   const std::string& hardware_override = "");
+SweepJob sweep_job_from_file(const std::string& config_path,
+                             const std::string& hardware_override = "");
+// Rebuilds a job from the `doc` a shard carries (no file is read).
+SweepJob sweep_job_from_doc(const nlohmann::json& doc, const std::string& origin);
+
+struct SweepShard {
+  std::string origin;  // the file it was read from (for errors)
+  nlohmann::json job;  // SweepJob::doc
+  std::string hash;
+  ShardSpec shard;
+  size_t total = 0;                      // the sweep's candidate count
+  std::vector<CandidateResult> results;  // the shard's candidates, ascending index
+};
+
+SweepShard run_shard(const SweepJob& job, const ShardSpec& shard, const SweepOptions& options = {});
+nlohmann::json shard_to_json(const SweepShard& s);
+// A shard file's content; one-line errors name `origin` and the key.
+SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin);
+SweepShard load_shard(const std::string& file);
+
+struct MergedSweep {
+  SweepJob job;
+  SweepResult result;
+};
+// Checks that the shards are one sweep (one hash, one N, one candidate count, every K once) and
+// rebuilds its ranked result. One-line errors: a shard missing, given twice or from another sweep.
+MergedSweep merge_shards(std::vector<SweepShard> shards);
+
+}  // namespace tilesim

@@ -1,0 +1,30 @@
+#pragma once
+// What `tilesim sweep` and `tilesim merge` print and write for a ranked sweep: the table (on
+// stderr when an output took stdout), --csv, --json, --svg, then a closing note. One writer, so
+// merged shards give the unsharded sweep's outputs byte for byte.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "model/hardware.hpp"
+#include "tools/analyses/sweep.hpp"
+#include "tools/formats/sweep_config.hpp"
+
+namespace tilesim {
+
+struct SweepOutputArgs {
+  std::string csv, json, svg;
+  size_t top = 25;
+  bool wide = false;
+  bool quiet = false;
+};
+
+// --csv, --json, --svg, --top, --wide, --quiet.
+void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a);
+// Refuses an output path that names `input` (the config or a shard).
+void check_sweep_outputs(const SweepOutputArgs& a, const std::string& input);
+// The table and the files; `note` (one line, e.g. the candidates per second) closes the text.
+void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const Hardware& hw,
+                         const SweepResult& res, const std::string& note);
+
+}  // namespace tilesim

@@ -1,0 +1,118 @@
+#include "tools/formats/candidate_json.hpp"
+
+#include <tuple>
+
+#include "model/error.hpp"
+
+namespace tilesim {
+
+// nlohmann's ADL hooks for the records a candidate is made of (named fields: small records).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PsgMetrics, name, count, sum_dur_us, avg_dur_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PipeMetrics, pipe, mean_us, max_us, total_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Diagnostics, contiguous_bytes, prod_tile, auto_tiles,
+                                   reduction_segments, tile_exceeds_shape, ub_bytes, buffer_depth,
+                                   limit_violations, tasks, launches)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpmdFigures, valid, grid, cores, cores_used, waves, tail_blocks,
+                                   tail_occupancy, blocks_per_core, utilisation, core_time_us,
+                                   block_busy_us, tail_exposed_us, block_overhead_share,
+                                   subtiles_min, subtiles_max, copy_bytes, burst_bytes,
+                                   block_gm_bytes)
+
+namespace {
+
+// A per-core record's fields, in the order of its array.
+constexpr auto kCoreFields =
+    std::make_tuple(&CoreMetrics::core, &CoreMetrics::type, &CoreMetrics::execute_task_num,
+                    &CoreMetrics::core_total_work_time_us, &CoreMetrics::total_wait_time_us,
+                    &CoreMetrics::wait_schedule_time_us, &CoreMetrics::wait_predecessor_time_us,
+                    &CoreMetrics::busy_us, &CoreMetrics::mte2_us, &CoreMetrics::vec_us,
+                    &CoreMetrics::cube_us, &CoreMetrics::mte3_us);
+
+nlohmann::json core_to_json(const CoreMetrics& c) {
+  return std::apply([&](auto... f) { return nlohmann::json::array({nlohmann::json(c.*f)...}); },
+                    kCoreFields);
+}
+
+CoreMetrics core_from_json(const nlohmann::json& j) {
+  CoreMetrics c;
+  if (!j.is_array() || j.size() != std::tuple_size_v<decltype(kCoreFields)>)
+    throw nlohmann::json::other_error::create(501, "a per-core record has the wrong size", &j);
+  size_t i = 0;
+  std::apply([&](auto... f) { ((j.at(i++).get_to(c.*f)), ...); }, kCoreFields);
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json candidate_to_json(const CandidateResult& c) {
+  nlohmann::json per_core = nlohmann::json::array();
+  for (const auto& core : c.per_core) per_core.push_back(core_to_json(core));
+  return {{"index", c.index},
+          {"tile", c.tile},
+          {"loop_count", c.loop_count},
+          {"grid", c.grid},
+          {"block", c.block},
+          {"ok", c.ok},
+          {"reject_class", c.reject_class},
+          {"reason", c.reason},
+          {"contiguous_bytes", c.contiguous_bytes},
+          {"prod_tile", c.prod_tile},
+          {"auto_tiles", c.auto_tiles},
+          {"tile_over_shape_dims", c.tile_over_shape_dims},
+          {"limit_violations", c.limit_violations},
+          {"under_contiguous", c.under_contiguous},
+          {"diag", c.diag},
+          {"spmd", c.spmd},
+          {"metrics",
+           {{"gen_time_us", c.gen_time_us},
+            {"kernel_time_us", c.kernel_time_us},
+            {"tasks", c.tasks},
+            {"edges", c.edges},
+            {"root_functions", c.root_functions},
+            {"gm_read_bytes", c.gm_read_bytes},
+            {"gm_write_bytes", c.gm_write_bytes},
+            {"achieved_gm_gbps", c.achieved_gm_gbps},
+            {"per_core", per_core},
+            {"psg", c.psg},
+            {"pipes", c.pipes}}}};
+}
+
+CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& origin) {
+  CandidateResult c;
+  try {
+    j.at("index").get_to(c.index);
+    j.at("tile").get_to(c.tile);
+    j.at("loop_count").get_to(c.loop_count);
+    j.at("grid").get_to(c.grid);
+    j.at("block").get_to(c.block);
+    j.at("ok").get_to(c.ok);
+    j.at("reject_class").get_to(c.reject_class);
+    j.at("reason").get_to(c.reason);
+    j.at("contiguous_bytes").get_to(c.contiguous_bytes);
+    j.at("prod_tile").get_to(c.prod_tile);
+    j.at("auto_tiles").get_to(c.auto_tiles);
+    j.at("tile_over_shape_dims").get_to(c.tile_over_shape_dims);
+    j.at("limit_violations").get_to(c.limit_violations);
+    j.at("under_contiguous").get_to(c.under_contiguous);
+    j.at("diag").get_to(c.diag);
+    j.at("spmd").get_to(c.spmd);
+    const auto& m = j.at("metrics");
+    m.at("gen_time_us").get_to(c.gen_time_us);
+    m.at("kernel_time_us").get_to(c.kernel_time_us);
+    m.at("tasks").get_to(c.tasks);
+    m.at("edges").get_to(c.edges);
+    m.at("root_functions").get_to(c.root_functions);
+    m.at("gm_read_bytes").get_to(c.gm_read_bytes);
+    m.at("gm_write_bytes").get_to(c.gm_write_bytes);
+    m.at("achieved_gm_gbps").get_to(c.achieved_gm_gbps);
+    for (const auto& core : m.at("per_core")) c.per_core.push_back(core_from_json(core));
+    m.at("psg").get_to(c.psg);
+    m.at("pipes").get_to(c.pipes);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + ": results: a candidate record is malformed (" + e.what() +
+                "; write shard files with tilesim sweep --shard)");
+  }
+  return c;
+}
+
+}  // namespace tilesim
