@@ -298,6 +298,8 @@ SweepResult run_sweep(const SweepConfig& cfg, const Hardware& hw, const SweepOpt
   SweepResult res;
   res.candidates.resize(candidates.size());
   parallel_indices(candidates.size(), options.threads, [&](size_t i) {
+    // An exception leaving a worker cancels the TBB loop's remaining candidates.
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SweepCancelled();
     res.candidates[i] = evaluate_candidate(cfg, hw, candidates[i], i);
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });

@@ -29,6 +29,7 @@ struct AnalyzeArgs {
 };
 
 int analyze(const AnalyzeArgs& a) {
+  check_outputs_not_inputs({{"--json", a.json}}, {a.trace, a.graph});
   double units_per_us = 1;
   if (a.time_unit == "ns") {
     units_per_us = 1000;

@@ -39,6 +39,8 @@ int calibrate_command(const CalibrateArgs& a) {
   const MeasurementSet set = load_measurements(a.measurements);
   std::filesystem::path hw_path = set.hardware;
   if (!a.hardware.empty()) hw_path = resolve_hardware_arg(a.hardware);
+  check_outputs_not_inputs({{"--output", a.output}, {"--json", a.json}, {"--csv", a.csv}},
+                           {a.measurements, hw_path});
   const Hardware hw = load_hardware(hw_path);
   // The file merged with its bases: it names the default free parameters and is the template of
   // the output (a self-contained hardware file).
@@ -104,6 +106,7 @@ CommandAction add_calibrate_command(CLI::App& app) {
                   "file's list)")
       ->allow_extra_args(false);
   cmd->add_option("--output,-o", args->output, "write the calibrated hardware file");
+  add_max_tasks_option(cmd);
   add_json_option(cmd, args->json);
   add_csv_option(cmd, args->csv, "one row per measurement");
   add_jobs_option(cmd, args->threads);

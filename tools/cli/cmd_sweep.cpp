@@ -3,11 +3,13 @@
 // An output file may be "-" (stdout, also --csv or --json without a file); the table then goes to
 // stderr. Exit code 0 when some candidate was evaluated, 1 when every candidate was rejected, 2 on
 // bad input.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -27,6 +29,49 @@ namespace tilesim {
 
 namespace {
 
+// SIGINT / SIGTERM during a sweep: the signal's number, for the sweep to stop between candidates
+// (nothing is written yet, so every old output stays as it was).
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+// Installs the handlers for the sweep's lifetime and restores the previous ones.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+  // 128 + the signal, with one line on stderr, when a signal came; else 0.
+  static int stopped() {
+    if (!g_stop.load(std::memory_order_relaxed)) return 0;
+    const int sig = g_signal;
+    std::cerr << fmt::format("tilesim: sweep stopped by {}; nothing written (old outputs kept)\n",
+                             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    return 128 + sig;
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
+
 struct SweepArgs {
   std::string config;
   int threads = 0;
@@ -35,6 +80,7 @@ struct SweepArgs {
   size_t top = 25;
   bool wide = false;
   bool quiet = false;
+  int64_t max_candidates = 0;  // 0: the config's constraints.max_candidates
 };
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
@@ -88,13 +134,15 @@ class Progress {
 };
 
 int sweep(const SweepArgs& a) {
-  for (const auto& [option, path] : {std::pair<const char*, const std::string*>{"--csv", &a.csv},
-                                     {"--json", &a.json},
-                                     {"--svg", &a.svg}})
-    if (!path->empty()) check_not_an_input(*path, option, a.config);
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"--csv", a.csv}, {"--json", a.json}, {"--svg", a.svg}};
+  check_outputs_not_inputs(outputs, {a.config});
   SweepConfig cfg = load_sweep_config(a.config);
   if (!a.hardware.empty()) cfg.hardware = resolve_hardware_arg(a.hardware);
+  check_outputs_not_inputs(outputs, {cfg.hardware});
+  if (a.max_candidates > 0) cfg.constraints.max_candidates = a.max_candidates;
   const Hardware hw = load_hardware(cfg.hardware);
+  const StopOnSignals signals;
   const auto candidates = expand_candidates(cfg, hw);
   SweepResult res;
   const auto start = std::chrono::steady_clock::now();
@@ -103,8 +151,13 @@ int sweep(const SweepArgs& a) {
     SweepOptions opt;
     opt.threads = a.threads;
     opt.progress = &progress.done;
-    res = run_sweep(cfg, hw, opt, candidates);
+    opt.cancel = &g_stop;
+    try {
+      res = run_sweep(cfg, hw, opt, candidates);
+    } catch (const SweepCancelled&) {
+    }
   }
+  if (const int code = StopOnSignals::stopped()) return code;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool stdout_taken = a.csv == "-" || a.json == "-" || a.svg == "-";
@@ -144,6 +197,11 @@ CommandAction add_sweep_command(CLI::App& app) {
   cmd->add_flag("--wide", args->wide,
                 "every column in the table (the default fits 120 columns; CSV and JSON keep all)");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  add_max_tasks_option(cmd);
+  cmd->add_option("--max-candidates", args->max_candidates,
+                  "the largest candidate space accepted (default: the config's "
+                  "constraints.max_candidates, else 100000)")
+      ->check(integer_at_least(1));
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }
 

@@ -30,6 +30,9 @@ int validate_command(const ValidateArgs& a) {
   std::vector<std::filesystem::path> files(a.files.begin(), a.files.end());
   if (files.empty()) files = validation_files(default_config_dir() / "validation");
   std::vector<ValidationDataset> datasets;
+  std::vector<std::filesystem::path> inputs = files;
+  if (!a.hardware.empty()) inputs.push_back(resolve_hardware_arg(a.hardware));
+  check_outputs_not_inputs({{"--json", a.json}, {"--csv", a.csv}}, inputs);
   for (const auto& f : files) datasets.push_back(load_validation_dataset(f));
   const ValidationResult res = validate(
       std::move(datasets),
@@ -44,6 +47,9 @@ int validate_command(const ValidateArgs& a) {
     std::filesystem::create_directories(a.svg_dir, ec);
     if (ec) throw Error(a.svg_dir + ": cannot create the SVG folder (" + ec.message() + ")");
     const auto svgs = validate_svgs(res);
+    for (const auto& [name, svg] : svgs)
+      check_outputs_not_inputs({{"--svg", (std::filesystem::path(a.svg_dir) / name).string()}},
+                               inputs);
     for (const auto& [name, svg] : svgs)
       write_output((std::filesystem::path(a.svg_dir) / name).string(), svg, "SVG");
     if (!a.quiet) text << "\n  " << svgs.size() << " SVG plots written to " << a.svg_dir << "\n";
@@ -73,6 +79,7 @@ CommandAction add_validate_command(CLI::App& app) {
   add_hardware_option(cmd, args->hardware,
                       "run every dataset on this hardware file or shipped name instead of its own");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? validate_command(*args) : -1; };
 }
 
