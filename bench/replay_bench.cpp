@@ -1,13 +1,23 @@
-// Replay throughput: PyPTO fixed-latency task graphs (JSON) parsed and simulated, in tasks per
-// second. Graphs are layered: layers of 1000 tasks, every task after the first layer depends on
-// 3 tasks of the previous layer (fan-in 3); every fourth layer runs on AIC cores.
+// Replay throughput: PyPTO fixed-latency task graphs parsed and simulated, in tasks per second.
+// Graphs are layered: layers of 1000 tasks, every task after the first layer depends on 3 tasks
+// of the previous layer (fan-in 3); every fourth layer runs on AIC cores.
+//
+//   replay_bench                              the benchmarks (BM_ReplayFile: 10^6 tasks end to end)
+//   replay_bench --write-graph FILE N         writes the N-task graph, for bench/replay_e2e.sh
 #include <benchmark/benchmark.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <string>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/hardware.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tools/formats/pypto_graph.hpp"
 
@@ -16,9 +26,8 @@ namespace {
 
 constexpr int64_t kWidth = 1000;
 
-// The fixed-latency JSON text of a layered graph of `n` tasks.
+// The fixed-latency JSON text of a layered graph of `n` tasks, one task per line.
 std::string layered_graph_json(int64_t n) {
-  nlohmann::json doc = nlohmann::json::array();
   std::vector<std::vector<int64_t>> succ(static_cast<size_t>(n));
   std::vector<int64_t> preds(static_cast<size_t>(n), 0);
   for (int64_t i = kWidth; i < n; ++i) {
@@ -28,17 +37,26 @@ std::string layered_graph_json(int64_t n) {
       ++preds[static_cast<size_t>(i)];
     }
   }
+  std::string text = "[\n";
   for (int64_t i = 0; i < n; ++i) {
     const int64_t layer = i / kWidth;
     const bool cube = layer % 4 == 3;
-    doc.push_back({{"taskId", i},
-                   {"funcName", cube ? "matmul" : "vec" + std::to_string(layer % 4)},
-                   {"coreType", cube ? "AIC" : "AIV"},
-                   {"execTime", 2000 + 500 * (i % 3)},  // three durations per function
-                   {"remainingPredecessors", preds[static_cast<size_t>(i)]},
-                   {"successors", succ[static_cast<size_t>(i)]}});
+    text +=
+        fmt::format(R"({{"taskId":{},"funcName":"{}","coreType":"{}","execTime":{},)"
+                    R"("remainingPredecessors":{},"successors":[{}]}})",
+                    i, cube ? "matmul" : "vec" + std::to_string(layer % 4), cube ? "AIC" : "AIV",
+                    2000 + 500 * (i % 3),  // three durations per function
+                    preds[static_cast<size_t>(i)], fmt::join(succ[static_cast<size_t>(i)], ","));
+    text += i + 1 < n ? ",\n" : "\n";
   }
-  return doc.dump();
+  return text + "]\n";
+}
+
+std::filesystem::path graph_file(int64_t n) {
+  const auto file =
+      std::filesystem::temp_directory_path() / fmt::format("tilesim_replay_bench_{}.json", n);
+  if (!std::filesystem::exists(file)) std::ofstream(file) << layered_graph_json(n);
+  return file;
 }
 
 void count(benchmark::State& state, int64_t tasks) {
@@ -47,13 +65,14 @@ void count(benchmark::State& state, int64_t tasks) {
                          benchmark::Counter::kIsRate);
 }
 
-// End to end, as `tilesim replay` does it: parse the JSON text, build the graph, simulate.
-void BM_Replay(benchmark::State& state) {
-  const std::string text = layered_graph_json(state.range(0));
+// End to end, as `tilesim replay` does it: read the file, build the graph, simulate, metrics.
+void BM_ReplayFile(benchmark::State& state) {
+  const auto file = graph_file(state.range(0));
   const Hardware hw = load_hardware(default_hardware_path());
   for (auto _ : state) {
-    const PyptoGraph pg = pypto_graph_from_json(nlohmann::json::parse(text), "bench");
-    benchmark::DoNotOptimize(simulate_costed(pg.graph, pg.kind_costs, hw).last_end);
+    const PyptoGraph pg = load_pypto_graph(file);
+    const SimResult sim = simulate_costed(pg.graph, pg.kind_costs, hw);
+    benchmark::DoNotOptimize(compute_metrics(pg.graph, sim, hw).gen_time_us);
   }
   count(state, state.range(0));
 }
@@ -62,26 +81,33 @@ void BM_Replay(benchmark::State& state) {
 void BM_ReplayParse(benchmark::State& state) {
   const std::string text = layered_graph_json(state.range(0));
   for (auto _ : state)
-    benchmark::DoNotOptimize(
-        pypto_graph_from_json(nlohmann::json::parse(text), "bench").graph.tasks.size());
+    benchmark::DoNotOptimize(pypto_graph_from_text(text, "bench").graph.tasks.size());
   count(state, state.range(0));
 }
 
 // Simulation only, of the parsed graph.
 void BM_ReplaySimulate(benchmark::State& state) {
-  const PyptoGraph pg =
-      pypto_graph_from_json(nlohmann::json::parse(layered_graph_json(state.range(0))), "bench");
+  const PyptoGraph pg = pypto_graph_from_text(layered_graph_json(state.range(0)), "bench");
   const Hardware hw = load_hardware(default_hardware_path());
   for (auto _ : state)
     benchmark::DoNotOptimize(simulate_costed(pg.graph, pg.kind_costs, hw).last_end);
   count(state, state.range(0));
 }
 
-BENCHMARK(BM_Replay)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayFile)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReplayParse)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReplaySimulate)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tilesim
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--write-graph") == 0) {
+    std::ofstream(argv[2]) << tilesim::layered_graph_json(std::stoll(argv[3]));
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/lowering.hpp"
 #include "kernels/registry.hpp"
@@ -205,6 +206,32 @@ int64_t capped_mul(int64_t a, int64_t b, int64_t cap) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_max_tasks{kDefaultMaxTasks};
+}  // namespace
+
+int64_t max_tasks() {
+  return g_max_tasks.load(std::memory_order_relaxed);
+}
+
+void set_max_tasks(int64_t limit) {
+  if (limit < 1) throw InternalError("set_max_tasks: the limit must be at least 1");
+  g_max_tasks.store(limit, std::memory_order_relaxed);
+}
+
+int64_t implied_subtiles(const KernelSpec& spec) {
+  // Per dim, the block regions times the sub-tiles of one region (or the tiles).
+  constexpr int64_t kCap = int64_t{1} << 62;
+  int64_t subtiles = 1;
+  for (size_t d = 0; d < spec.shape.size() && d < spec.tile.size(); ++d) {
+    const int64_t region = d < spec.block.size() ? spec.block[d] : spec.shape[d];
+    const int64_t per_dim =
+        capped_mul(ceil_div(spec.shape[d], region), ceil_div(region, spec.tile[d]), kCap);
+    subtiles = std::min(capped_mul(subtiles, per_dim, kCap), kCap);
+  }
+  return subtiles;
+}
+
 void check_work_size(const KernelSpec& spec, const std::string& origin) {
   const std::string where = origin.empty() ? spec.op : origin;
   const int64_t bytes = dtype_bytes(spec.dtype);
@@ -228,19 +255,12 @@ void check_work_size(const KernelSpec& spec, const std::string& origin) {
           fmt::format("{}: {}: {} {} is over {} B (1 TiB), more than any device holds", where, key,
                       format_dims(*dims), dtype_name(spec.dtype), kMaxTensorBytes),
           ErrorKind::kLimits);
-  // Sub-tiles: per dim, the block regions times the sub-tiles of one region (or the tiles).
-  int64_t subtiles = 1;
-  for (size_t d = 0; d < spec.shape.size() && d < spec.tile.size(); ++d) {
-    const int64_t region = d < spec.block.size() ? spec.block[d] : spec.shape[d];
-    const int64_t per_dim =
-        capped_mul(ceil_div(spec.shape[d], region), ceil_div(region, spec.tile[d]), kMaxSubTiles);
-    subtiles = capped_mul(subtiles, per_dim, kMaxSubTiles);
-  }
-  if (subtiles > kMaxSubTiles)
-    throw Error(fmt::format("{}: tile: {} over shape {} cuts the work into more than {} "
-                            "sub-tiles (allowed: at most {}; use a larger tile)",
-                            where, format_dims(spec.tile), format_dims(spec.shape), kMaxSubTiles,
-                            kMaxSubTiles),
+  const int64_t subtiles = implied_subtiles(spec);
+  if (subtiles > max_tasks())
+    throw Error(fmt::format("{}: tile: {} over shape {} implies {:.3g} tasks (sub-tiles); the "
+                            "limit is {:.3g}; raise it with --max-tasks or use a larger tile",
+                            where, format_dims(spec.tile), format_dims(spec.shape),
+                            static_cast<double>(subtiles), static_cast<double>(max_tasks())),
                 ErrorKind::kLimits);
 }
 

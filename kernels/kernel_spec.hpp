@@ -69,11 +69,17 @@ struct KernelSpec {
 };
 
 // Refuses, before anything is allocated, a kernel whose tensor or tile is larger than any device
-// (kMaxTensorBytes) or whose work cuts into more than kMaxSubTiles sub-tiles (lowering takes
-// memory per sub-tile: the default keeps a run within a 24 GB machine). Sizes are computed so
-// they cannot overflow. Throws tilesim::Error (kind limits) naming the key.
+// (kMaxTensorBytes) or whose work cuts into more sub-tiles than max_tasks() (lowering takes
+// memory per sub-tile, about 350 B: the default 2^24 keeps a run within a 24 GB machine, and
+// the CLI's --max-tasks raises it). Sizes are computed so they cannot overflow. Throws
+// tilesim::Error (kind limits) naming the key and the figures.
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
-inline constexpr int64_t kMaxSubTiles = int64_t{1} << 24;
+inline constexpr int64_t kDefaultMaxTasks = int64_t{1} << 24;
+int64_t max_tasks();
+void set_max_tasks(int64_t limit);  // process-wide: the CLI sets it once, before any work
+// The sub-tiles (tile tasks before packing) the spec's work cuts into, saturated at 2^62 (so it
+// never wraps).
+int64_t implied_subtiles(const KernelSpec& spec);
 void check_work_size(const KernelSpec& spec, const std::string& origin);
 
 // A config's "partition": "pypto", "ascendc" or {"style": ..., "cores": N, "max_tasks_per_psg": N,

@@ -77,7 +77,7 @@ void TaskGraph::finalize() {
     if (a < 0 || a >= n || b < 0 || b >= n || a == b)
       throw InternalError("task graph: bad dependency edge " + std::to_string(a) + " -> " +
                           std::to_string(b));
-  std::sort(edges_.begin(), edges_.end());
+  if (!std::is_sorted(edges_.begin(), edges_.end())) std::sort(edges_.begin(), edges_.end());
   edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
   succ_off_.assign(n + 1, 0);
   indeg_.assign(n, 0);

@@ -5,14 +5,18 @@
 #   scripts/bootstrap.sh test      install what is missing, build, run the whole test suite (the
 #                                  Python module's pytest suite included)
 #   scripts/bootstrap.sh sanitize  build the tests with address+undefined sanitizers and run them
+#   scripts/bootstrap.sh fuzz [S]  build the libFuzzer targets with clang and fuzz every loader for
+#                                  S seconds each (default 20: ~2.5 minutes; scripts/fuzz.sh)
 # Idempotent: installed packages and an up-to-date build are left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libeigen3-dev libtbb-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
+          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libsimdjson-dev
           pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib
           python3-distributed)
+# Only the fuzz mode needs clang and its fuzzer runtime.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 install_missing() {
   local missing=()
@@ -36,6 +40,7 @@ build() {  # build <dir> <target or "" for all> [cmake args...]
 }
 
 mode=${1:-demo}
+[ "$mode" = fuzz ] && PACKAGES+=("${FUZZ_PACKAGES[@]}")
 install_missing
 case "$mode" in
   demo)
@@ -54,8 +59,11 @@ case "$mode" in
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)"
     ;;
+  fuzz)
+    scripts/fuzz.sh "${2:-20}"
+    ;;
   *)
-    echo "usage: scripts/bootstrap.sh [demo|test|sanitize]" >&2
+    echo "usage: scripts/bootstrap.sh [demo|test|sanitize|fuzz [SECONDS]]" >&2
     exit 2
     ;;
 esac

@@ -633,8 +633,8 @@ TEST(Kernels, HugeWorkIsRefusedBeforeLowering) {
             "w.json: tile: (4294967296, 4294967296, 8) fp32 is over 1099511627776 B (1 TiB), "
             "more than any device holds");
   EXPECT_EQ(error({{"op", "relu"}, {"shape", {65536, 65536}}, {"tile", {1, 8}}}),
-            "w.json: tile: (1, 8) over shape (65536, 65536) cuts the work into more than 16777216 "
-            "sub-tiles (allowed: at most 16777216; use a larger tile)");
+            "w.json: tile: (1, 8) over shape (65536, 65536) implies 5.37e+08 tasks (sub-tiles); "
+            "the limit is 1.68e+07; raise it with --max-tasks or use a larger tile");
   EXPECT_EQ(error({{"op", "relu"}, {"shape", {4096, 4096}}, {"tile", {1, 1}}}), "(accepted)");
   // A matmul's shape [m, k, n] is its iteration space: its tensors are A, B and C.
   EXPECT_EQ(error({{"op", "matmul"},
@@ -657,8 +657,15 @@ TEST(Kernels, HugeWorkIsRefusedBeforeLowering) {
               "1..16777216)");
   }
   // Specs built in code are checked by lower_kernel too.
-  EXPECT_NE(lower_error(spec("relu", {65536, 65536}, {1, 8})).find("more than 16777216"),
+  EXPECT_NE(lower_error(spec("relu", {65536, 65536}, {1, 8})).find("implies 5.37e+08 tasks"),
             std::string::npos);
+  // --max-tasks raises the limit (process-wide): the same spec is accepted, and counted exactly.
+  set_max_tasks(int64_t{1} << 30);
+  EXPECT_EQ(error({{"op", "relu"}, {"shape", {65536, 65536}}, {"tile", {1, 8}}}), "(accepted)");
+  set_max_tasks(kDefaultMaxTasks);
+  EXPECT_EQ(implied_subtiles(spec("relu", {65536, 65536}, {1, 8})), int64_t{1} << 29);
+  EXPECT_EQ(implied_subtiles(spec("relu", {int64_t{1} << 40, int64_t{1} << 40}, {1, 1})),
+            int64_t{1} << 62);  // saturated, never wrapped
 }
 
 TEST(Kernels, LossPhasesHandCount) {

@@ -920,8 +920,8 @@ TEST(SpmdSweepSpace, HugeBoundsTerminateOrAreRefusedNamingTheLimit) {
                                       "include_cores": true}}})",
                         &hw),
             "test.json: candidates.generate_grids: the space is too large: 384307168202282324 "
-            "grids (multiples of the core count, each + 1) (over constraints.max_candidates = "
-            "100000; narrow the space or raise the limit)");
+            "grids (multiples of the core count, each + 1); the limit is 100000; narrow the "
+            "space or raise it with --max-candidates (or constraints.max_candidates)");
   // Loop counts (pypto) terminate the same way.
   const auto loops = parse(R"({"op": "add", "shape": [16, 64], "tile": [1, 64],
     "candidates": {"generate_loop_counts": {"to": 9223372036854775807, "factor": 3}}})");
@@ -931,8 +931,8 @@ TEST(SpmdSweepSpace, HugeBoundsTerminateOrAreRefusedNamingTheLimit) {
     "candidates": {"generate_tiles": {"max": [1, 9223372036854775807]}}})",
                         &hw),
             "test.json: candidates.generate_tiles: the space is too large: 1152921504606846975 "
-            "aligned values in dim 1 (over constraints.max_candidates = 100000; narrow the space "
-            "or raise the limit)");
+            "aligned values in dim 1; the limit is 100000; narrow the space or raise it with "
+            "--max-candidates (or constraints.max_candidates)");
   // The product of the axes is checked against the limit too.
   EXPECT_EQ(parse_error(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 4096],
     "partition": {"style": "spmd"},
@@ -940,8 +940,8 @@ TEST(SpmdSweepSpace, HugeBoundsTerminateOrAreRefusedNamingTheLimit) {
                    "constraints": {"max_candidates": 5}}})",
                         &hw),
             "test.json: candidates: the space is too large: 6 candidates (grids x blocks x tiles "
-            "x loop counts) (over constraints.max_candidates = 5; narrow the space or raise the "
-            "limit)");
+            "x loop counts); the limit is 5; narrow the space or raise it with --max-candidates "
+            "(or constraints.max_candidates)");
 }
 
 TEST(SpmdSweepSpace, ErrorsNameTheKeyAndWhatIsAllowed) {

@@ -306,6 +306,8 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
                                                  const SweepOptions& options) {
   std::vector<CandidateResult> results(indices.size());
   parallel_indices(indices.size(), options.threads, [&](size_t j) {
+    // An exception leaving a worker cancels the TBB loop's remaining candidates.
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SweepCancelled();
     results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });

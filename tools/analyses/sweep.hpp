@@ -74,6 +74,13 @@ struct SweepResult {
 struct SweepOptions {
   int threads = 0;                           // 0: every core
   std::atomic<int64_t>* progress = nullptr;  // incremented once per finished candidate
+  // Checked before each candidate: once set, the sweep stops (SweepCancelled, the workers'
+  // remaining candidates cancelled) and returns nothing.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct SweepCancelled : std::exception {
+  const char* what() const noexcept override { return "the sweep was cancelled"; }
 };
 
 // Pre-check and (if it passes) simulate one candidate. Never throws for a bad candidate.

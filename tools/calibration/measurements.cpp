@@ -199,12 +199,14 @@ Measurement parse_measurement(const JsonReader& e) {
   m.source = e.string_or("source", "");
   m.note = e.string_or("note", "");
   const auto measured = e.at("measured");
-  m.measured = measured.number();
+  // Bounded so every ratio and log the fit takes stays finite (the model's own times are at most
+  // 2^52 cycles).
+  m.measured = measured.number(-std::numeric_limits<double>::infinity(), kMaxMeasured);
   if (!(m.measured > 0))
     measured.fail("must be a positive number (the fit compares logarithms), got " +
                   measured.json().dump());
   if (const auto w = e.find("weight")) {
-    m.weight = w->number();
+    m.weight = w->number(-std::numeric_limits<double>::infinity(), kMaxWeight);
     if (m.weight < 0)
       w->fail("must be a number >= 0 (0: reported, not fitted), got " + w->json().dump());
   }

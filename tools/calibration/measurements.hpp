@@ -73,6 +73,10 @@ struct CalibrationRun {
   SimOptions options;       // the run config's "runtime" policies
 };
 
+// Bounds on the figures a file brings: a measured value (any metric's unit) and a weight.
+inline constexpr double kMaxMeasured = 1e15;
+inline constexpr double kMaxWeight = 1e6;
+
 struct Measurement {
   std::string id;
   std::string source;

@@ -86,6 +86,7 @@ int compare(const AnalyzeArgs& a, double units_per_us) {
 }
 
 int analyze(const AnalyzeArgs& a) {
+  check_outputs_not_inputs({{"--json", a.json}}, {a.trace, a.graph, a.compare});
   if (!a.compare.empty()) return compare(a, trace_units_per_us(a.time_unit, a.hardware));
   if (is_csv(a.trace))
     throw Error(a.trace +

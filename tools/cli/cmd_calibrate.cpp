@@ -14,6 +14,7 @@
 
 #include "model/error.hpp"
 #include "tools/calibration/calibration_job.hpp"
+#include "tools/calibration/measurements.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"
@@ -36,6 +37,13 @@ struct CalibrateArgs {
 };
 
 int calibrate_command(const CalibrateArgs& a) {
+  {
+    const std::filesystem::path hw_path = a.hardware.empty()
+                                              ? load_measurements(a.measurements).hardware
+                                              : resolve_hardware_arg(a.hardware);
+    check_outputs_not_inputs({{"--output", a.output}, {"--json", a.json}, {"--csv", a.csv}},
+                             {a.measurements, hw_path});
+  }
   CalibrationJob job;
   job.measurements = a.measurements;
   job.hardware = a.hardware;
@@ -86,14 +94,17 @@ CommandAction add_calibrate_command(CLI::App& app) {
                   "file's list)")
       ->allow_extra_args(false);
   cmd->add_option("--output,-o", args->output, "write the calibrated hardware file");
+  add_max_tasks_option(cmd);
   add_json_option(cmd, args->json);
   add_csv_option(cmd, args->csv, "one row per measurement");
   add_jobs_option(cmd, args->threads);
   cmd->add_option("--max-iter", args->max_iter, "Levenberg-Marquardt iteration limit")
-      ->check(integer_at_least(1));
+      ->check(integer_at_least(1))
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--fd-step", args->fd_step,
                   "finite-difference step (relative for log-scaled parameters)")
-      ->check(positive_finite());
+      ->check(positive_finite())
+      ->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--digits", args->digits,
                   "significant digits of the fitted values (0: full precision)")
       ->check(integer_at_least(0));

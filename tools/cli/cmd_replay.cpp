@@ -31,6 +31,7 @@ struct ReplayArgs {
 int replay(const ReplayArgs& a) {
   const auto hw_path =
       a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
+  check_outputs_not_inputs({{"--trace", a.trace}, {"--json", a.json}}, {a.graph, hw_path});
   const Hardware hw = load_hardware(hw_path);
   const PyptoGraph pg = load_pypto_graph(a.graph);
   for (const auto& w : pg.warnings) std::cerr << "tilesim: warning: " << w << "\n";
@@ -74,6 +75,7 @@ CommandAction add_replay_command(CLI::App& app) {
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   add_json_option(cmd, args->json);
+  add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? replay(*args) : -1; };
 }
 

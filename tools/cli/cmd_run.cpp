@@ -33,6 +33,9 @@ int run(const RunArgs& a) {
   KernelSpec spec = run_spec(rc, a.tile.empty() ? Dims{} : parse_dims(a.tile, "--tile"));
   if (a.loop > 0) spec.loop_count = a.loop;
   if (!a.hardware.empty()) rc.hardware = resolve_hardware_arg(a.hardware);
+  check_outputs_not_inputs(
+      {{"--json", a.json}, {"--trace", a.trace}, {"--export-graph", a.export_graph}},
+      {a.config, rc.hardware});
   const Hardware hw = load_hardware(rc.hardware);
   SimOptions opt = rc.options;
   opt.record_aicpu = !a.trace.empty();
@@ -76,6 +79,7 @@ CommandAction add_run_command(CLI::App& app) {
   cmd->add_option("--export-graph", args->export_graph,
                   "write the task graph with modeled task times (PyPTO fixed-latency JSON)");
   add_json_option(cmd, args->json);
+  add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? run(*args) : -1; };
 }
 

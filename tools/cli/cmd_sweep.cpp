@@ -3,12 +3,15 @@
 // An output file may be "-" (stdout, also --csv or --json without a file); the table then goes to
 // stderr. Exit code 0 when some candidate was evaluated, 1 when every candidate was rejected, 2 on
 // bad input. With --shard K/N the sweep evaluates shard K of N and writes a shard file (-o) for
-// `tilesim merge` (exit 0).
+// `tilesim merge` (exit 0). SIGINT / SIGTERM stop it between candidates: exit 128 + the signal,
+// nothing written.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -23,18 +26,63 @@
 #include "tools/cli/options.hpp"
 #include "tools/cli/sweep_outputs.hpp"
 #include "tools/formats/output_file.hpp"
+#include "tools/formats/run_config.hpp"
 
 namespace tilesim {
 
 namespace {
+
+// SIGINT / SIGTERM during a sweep: the signal's number, for the sweep to stop between candidates
+// (nothing is written yet, so every old output stays as it was).
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+// Installs the handlers for the sweep's lifetime and restores the previous ones.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+  // 128 + the signal, with one line on stderr, when a signal came; else 0.
+  static int stopped() {
+    if (!g_stop.load(std::memory_order_relaxed)) return 0;
+    const int sig = g_signal;
+    std::cerr << fmt::format("tilesim: sweep stopped by {}; nothing written (old outputs kept)\n",
+                             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    return 128 + sig;
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
 
 struct SweepArgs {
   std::string config;
   int threads = 0;
   std::string hardware;
   SweepOutputArgs out;
-  std::string shard;   // K/N
-  std::string output;  // the shard file
+  std::string shard;           // K/N
+  std::string output;          // the shard file
+  int64_t max_candidates = 0;  // 0: the config's constraints.max_candidates
 };
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
@@ -90,6 +138,7 @@ class Progress {
 // Shard K/N: its candidates only, written as a shard file.
 int sweep_shard(const SweepArgs& a, const SweepJob& job) {
   const ShardSpec spec = parse_shard(a.shard, "--shard");
+  const StopOnSignals signals;
   const auto start = std::chrono::steady_clock::now();
   SweepShard shard;
   {
@@ -97,8 +146,13 @@ int sweep_shard(const SweepArgs& a, const SweepJob& job) {
     SweepOptions opt;
     opt.threads = a.threads;
     opt.progress = &progress.done;
-    shard = run_shard(job, spec, opt);
+    opt.cancel = &g_stop;
+    try {
+      shard = run_shard(job, spec, opt);
+    } catch (const SweepCancelled&) {
+    }
   }
+  if (const int code = StopOnSignals::stopped()) return code;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_output(a.output, shard_to_json(shard).dump() + "\n", "the shard file");
@@ -125,17 +179,33 @@ int sweep(const SweepArgs& a) {
                     option + " from all the shards");
     check_not_an_input(a.output, "-o", a.config);
   }
-  const SweepJob job = sweep_job_from_file(a.config, a.hardware);
-  if (!a.shard.empty()) return sweep_shard(a, job);
+  // --max-candidates goes into the config document, so every shard of it agrees.
+  nlohmann::json doc = read_json_file(a.config, "sweep config");
+  if (a.max_candidates > 0 && doc.is_object() && doc.contains("candidates") &&
+      doc["candidates"].is_object())
+    doc["candidates"]["constraints"]["max_candidates"] = a.max_candidates;
+  const SweepJob job = sweep_job(doc, a.config, a.hardware);
+  check_outputs_not_inputs({{"--csv", a.out.csv}, {"--json", a.out.json}, {"--svg", a.out.svg}},
+                           {a.config, job.cfg.hardware});
+  if (!a.shard.empty()) {
+    check_not_an_input(a.output, "-o", job.cfg.hardware.string());
+    return sweep_shard(a, job);
+  }
   SweepResult res;
+  const StopOnSignals signals;
   const auto start = std::chrono::steady_clock::now();
   {
     Progress progress(static_cast<int64_t>(job.candidates.size()));
     SweepOptions opt;
     opt.threads = a.threads;
     opt.progress = &progress.done;
-    res = run_sweep(job.cfg, job.hw, opt, job.candidates);
+    opt.cancel = &g_stop;
+    try {
+      res = run_sweep(job.cfg, job.hw, opt, job.candidates);
+    } catch (const SweepCancelled&) {
+    }
   }
+  if (const int code = StopOnSignals::stopped()) return code;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_sweep_outputs(
@@ -162,6 +232,11 @@ CommandAction add_sweep_command(CLI::App& app) {
                   "shard file for tilesim merge (with -o)")
       ->type_name("K/N");
   cmd->add_option("-o,--output", args->output, "the shard file to write (with --shard)");
+  add_max_tasks_option(cmd);
+  cmd->add_option("--max-candidates", args->max_candidates,
+                  "the largest candidate space accepted (default: the config's "
+                  "constraints.max_candidates, else 100000)")
+      ->check(integer_at_least(1));
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }
 

@@ -27,6 +27,10 @@ struct ValidateArgs {
 };
 
 int validate_command(const ValidateArgs& a) {
+  std::vector<std::filesystem::path> inputs(a.files.begin(), a.files.end());
+  if (inputs.empty()) inputs = validation_files(default_config_dir() / "validation");
+  if (!a.hardware.empty()) inputs.push_back(resolve_hardware_arg(a.hardware));
+  check_outputs_not_inputs({{"--json", a.json}, {"--csv", a.csv}}, inputs);
   const ValidationResult res = validate_files(a.files, a.hardware, a.threads);
   const bool stdout_taken = a.csv == "-" || a.json == "-";
   std::ostream& text = stdout_taken ? std::cerr : std::cout;
@@ -38,6 +42,9 @@ int validate_command(const ValidateArgs& a) {
     std::filesystem::create_directories(a.svg_dir, ec);
     if (ec) throw Error(a.svg_dir + ": cannot create the SVG folder (" + ec.message() + ")");
     const auto svgs = validate_svgs(res);
+    for (const auto& [name, svg] : svgs)
+      check_outputs_not_inputs({{"--svg", (std::filesystem::path(a.svg_dir) / name).string()}},
+                               inputs);
     for (const auto& [name, svg] : svgs)
       write_output((std::filesystem::path(a.svg_dir) / name).string(), svg, "SVG");
     if (!a.quiet) text << "\n  " << svgs.size() << " SVG plots written to " << a.svg_dir << "\n";
@@ -67,6 +74,7 @@ CommandAction add_validate_command(CLI::App& app) {
   add_hardware_option(cmd, args->hardware,
                       "run every dataset on this hardware file or shipped name instead of its own");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? validate_command(*args) : -1; };
 }
 

@@ -6,6 +6,9 @@
 #include <iostream>
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "kernels/kernel_spec.hpp"
 #include "model/error.hpp"
 #include "tools/reports/version.hpp"
 
@@ -52,6 +55,23 @@ CLI::Validator positive_finite() {
         return "";
       },
       "NUMBER>0");
+}
+
+CLI::Option* add_max_tasks_option(CLI::App* cmd) {
+  return cmd
+      ->add_option_function<int64_t>(
+          "--max-tasks", [](const int64_t& n) { set_max_tasks(n); },
+          fmt::format("the most tasks a kernel or graph may imply (default {}; each takes ~350 B)",
+                      kDefaultMaxTasks))
+      ->check(integer_at_least(1));
+}
+
+void check_outputs_not_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                              const std::vector<std::filesystem::path>& inputs) {
+  for (const auto& [option, path] : outputs)
+    if (!path.empty() && path != "-")
+      for (const auto& input : inputs)
+        if (!input.empty()) check_not_an_input(path, option, input);
 }
 
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {

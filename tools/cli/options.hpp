@@ -3,7 +3,10 @@
 // --hardware) and where their output goes. An output path "-" means stdout.
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,15 @@ CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std
 CLI::Validator integer_at_least(int64_t min);
 // A finite number > 0 (no nan, no inf, nothing beyond double range).
 CLI::Validator positive_finite();
+
+// --max-tasks N: the most tasks (sub-tiles) a kernel, or tasks a replayed graph, may imply
+// before any work is allocated (default kernels/kernel_spec.hpp kDefaultMaxTasks); process-wide.
+CLI::Option* add_max_tasks_option(CLI::App* cmd);
+
+// Refuses, before any work, an output (option, path; "" or "-" skipped) that is one of the
+// command's input files.
+void check_outputs_not_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                              const std::vector<std::filesystem::path>& inputs);
 
 // Writes text to `path` ("-": stdout); `what` names the output in the error.
 void write_output(const std::string& path, const std::string& text, const char* what);

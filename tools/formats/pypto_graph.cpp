@@ -12,24 +12,32 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "kernels/kernel_spec.hpp"
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
-#include "tools/formats/run_config.hpp"
+#include "tools/formats/json_stream.hpp"
 
 namespace tilesim {
 
 namespace {
 
-enum class PyptoCore { kAiv, kAic, kMix, kHub };
+namespace od = simdjson::ondemand;
 
-struct RawTask {
-  int64_t id = 0;
-  std::string func;
-  PyptoCore core = PyptoCore::kAiv;
-  double exec = 0;
-  int64_t remaining = 0;
-  std::vector<int64_t> succ;
-  std::optional<int64_t> root;
+enum class PyptoCore : uint8_t { kAiv, kAic, kMix, kHub };
+
+// The tasks as read, column by column: a million tasks take ~40 MB and no allocation per task.
+struct RawTasks {
+  std::vector<int64_t> id;
+  std::vector<int32_t> func;  // index into funcs
+  std::vector<PyptoCore> core;
+  std::vector<double> exec;
+  std::vector<int64_t> remaining;
+  std::vector<int64_t> root;        // tilesimRoot, when with_root
+  std::vector<int64_t> succ;        // successor taskIds; task i's at [succ_off[i], succ_off[i+1])
+  std::vector<size_t> succ_off{0};  // one more than tasks
+  std::vector<std::string> funcs;
+  bool with_root = false;
+  size_t size() const { return id.size(); }
 };
 
 // Where element `index` is: "element 3", or "element 3 (taskId 7)" once its id is known.
@@ -37,124 +45,275 @@ std::string element_path(size_t index, const std::optional<int64_t>& id) {
   return id ? fmt::format("element {} (taskId {})", index, *id) : fmt::format("element {}", index);
 }
 
-// The document's elements, each read with its index (and taskId) in every message.
-class Elements {
- public:
-  Elements(const nlohmann::json& doc, std::string origin) : doc_(doc), origin_(std::move(origin)) {}
-  JsonReader at(size_t index, const std::optional<int64_t>& id = std::nullopt) const {
-    return JsonReader(doc_[index], origin_, element_path(index, id));
-  }
-  [[noreturn]] void fail(size_t index, const std::optional<int64_t>& id,
-                         const std::string& what) const {
-    at(index, id).fail(what);
-  }
-
- private:
-  const nlohmann::json& doc_;
-  std::string origin_;
-};
+// A value shown in a message: a scalar as JSON, a composite by its type.
+std::string shown(const JsonScalar& v) {
+  if (v.type == JsonScalar::Type::kArray) return "an array";
+  if (v.type == JsonScalar::Type::kObject) return "an object";
+  if (v.type == JsonScalar::Type::kHuge) return std::string(v.text);
+  return v.to_json().dump();
+}
 
 // A signed 64-bit integer >= `min` (PyPTO ids are 64-bit; a larger unsigned value is rejected
 // rather than wrapped).
-int64_t int64_at_least(const JsonReader& r, int64_t min) {
-  const auto& v = r.json();
-  if (v.is_number_unsigned() &&
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    r.fail(v.dump() + " does not fit a signed 64-bit integer");
-  return r.integer(min);
+// `at()` gives the value's place, built only for a message.
+template <class Place>
+int64_t int64_at_least(const JsonScalar& v, int64_t min, const Place& at) {
+  if (v.is_int() && v.i >= min) return v.i;
+  if (v.type == JsonScalar::Type::kUint)
+    at().fail(shown(v) + " does not fit a signed 64-bit integer");
+  at().reject(v, [&](const JsonReader& r) { r.integer(min); });
 }
 
-RawTask parse_task(const Elements& elements, size_t index) {
-  const JsonReader first = elements.at(index);
-  if (!first.json().is_object())
-    first.fail(std::string("expected a task object, got ") + first.json().type_name());
-  RawTask t;
-  t.id = int64_at_least(first.at("taskId"), std::numeric_limits<int64_t>::min());
-  const JsonReader e = elements.at(index, t.id);
-  t.func = e.at("funcName").string();
-  const std::string ct = e.at("coreType").one_of({"AIV", "AIC", "MIXAICORE", "HUB"});
-  t.core = ct == "AIV"   ? PyptoCore::kAiv
-           : ct == "AIC" ? PyptoCore::kAic
-           : ct == "HUB" ? PyptoCore::kHub
-                         : PyptoCore::kMix;
-  // A task of at most kMaxTaskCycles, and the graph's total within kMaxGraphCycles (below), keep
-  // every time exact in double: a huge execTime once gave negative waits and -inf/nan.
-  t.exec = e.at("execTime").number(0, kMaxTaskCycles);
-  t.remaining = int64_at_least(e.at("remainingPredecessors"), 0);
-  const JsonReader succ = e.at("successors");
-  if (!succ.json().is_array()) succ.fail("expected an array of taskIds, got " + succ.json().dump());
-  t.succ.reserve(succ.json().size());
-  for (const auto& s : succ.items())
-    t.succ.push_back(int64_at_least(s, std::numeric_limits<int64_t>::min()));
-  if (const auto root = e.find("tilesimRoot")) t.root = int64_at_least(*root, 0);
-  return t;
-}
+// Reads task elements into RawTasks. An element's keys come in any order: their values are taken
+// first, then checked in the format's order, so every message after taskId names the task.
+class TaskReader {
+ public:
+  TaskReader(JsonStream& stream, RawTasks& raw) : stream_(stream), raw_(raw) {}
 
-// Dense rank of each value among the distinct values, in increasing order.
+  void read(size_t index, od::value v) {
+    if (index >= static_cast<size_t>(max_tasks()))
+      JsonPlace(stream_.origin(), "")
+          .fail(fmt::format("the graph has more than {} tasks; the limit is {:.3g}; raise it "
+                            "with --max-tasks",
+                            index, static_cast<double>(max_tasks())),
+                ErrorKind::kLimits);
+    const JsonScalar top = JsonStream::scalar(v);
+    if (top.type != JsonScalar::Type::kObject)
+      JsonPlace(stream_.origin(), element_path(index, std::nullopt))
+          .fail(std::string("expected a task object, got ") + JsonScalar::type_name(top.type));
+    collect(v);
+    check(index);
+  }
+
+ private:
+  enum Key { kTaskId, kFuncName, kCoreType, kExecTime, kRemaining, kSuccessors, kRoot, kKeys };
+  static constexpr std::string_view kNames[kKeys] = {
+      "taskId",     "funcName",   "coreType", "execTime", "remainingPredecessors",
+      "successors", "tilesimRoot"};
+
+  void collect(od::value v) {
+    std::fill(std::begin(present_), std::end(present_), false);
+    succ_items_.clear();
+    other_keys_.clear();
+    for (auto member : v.get_object()) {
+      od::field field = JsonStream::field(member);
+      const std::string_view key = JsonStream::key(field);
+      const auto k = static_cast<Key>(std::find(std::begin(kNames), std::end(kNames), key) -
+                                      std::begin(kNames));
+      if (k == kKeys) {  // informative keys (predecessors, semanticLabel, ...): checked, ignored
+        stream_.check_new_key(key, other_keys_);
+        stream_.check_ignored(field.value(), 2);
+        continue;
+      }
+      if (present_[k]) stream_.repeated_key(key);
+      present_[k] = true;
+      od::value fv = field.value();
+      values_[k] = JsonStream::scalar(fv);
+      if (k == kSuccessors && values_[k].type == JsonScalar::Type::kArray)
+        for (auto item : fv.get_array()) succ_items_.push_back(JsonStream::scalar(item.value()));
+    }
+  }
+
+  const JsonScalar& value(Key k, size_t index, const std::optional<int64_t>& id) const {
+    if (!present_[k]) place(k, index, id).fail("missing");
+    return values_[k];
+  }
+
+  JsonPlace place(Key k, size_t index, const std::optional<int64_t>& id) const {
+    return JsonPlace(stream_.origin(), element_path(index, id) + "." + std::string(kNames[k]));
+  }
+  // The same, built only when a message needs it.
+  auto place_of(Key k, size_t index, const std::optional<int64_t>& id) const {
+    return [=, this] { return place(k, index, id); };
+  }
+
+  void check(size_t index) {
+    const int64_t id =
+        int64_at_least(value(kTaskId, index, std::nullopt), std::numeric_limits<int64_t>::min(),
+                       place_of(kTaskId, index, std::nullopt));
+    const JsonScalar& func = value(kFuncName, index, id);
+    if (func.type != JsonScalar::Type::kString)
+      place(kFuncName, index, id).reject(func, [](const JsonReader& r) { r.string(); });
+    const JsonScalar& ct = value(kCoreType, index, id);
+    const std::string_view c = ct.type == JsonScalar::Type::kString ? ct.text : "";
+    const PyptoCore core = c == "AIV"         ? PyptoCore::kAiv
+                           : c == "AIC"       ? PyptoCore::kAic
+                           : c == "HUB"       ? PyptoCore::kHub
+                           : c == "MIXAICORE" ? PyptoCore::kMix
+                                              : [&]() -> PyptoCore {
+      place(kCoreType, index, id).reject(ct, [](const JsonReader& r) {
+        r.one_of({"AIV", "AIC", "MIXAICORE", "HUB"});
+      });
+    }();
+    // A task of at most kMaxTaskCycles, and the graph's total within kMaxGraphCycles, keep every
+    // time exact in double: a huge execTime once gave negative waits and -inf/nan.
+    const JsonScalar& ex = value(kExecTime, index, id);
+    const double exec = ex.number();
+    if (!ex.is_number() || !(exec >= 0 && exec <= kMaxTaskCycles))
+      place(kExecTime, index, id).reject(ex, [](const JsonReader& r) {
+        r.number(0, kMaxTaskCycles);
+      });
+    const int64_t remaining =
+        int64_at_least(value(kRemaining, index, id), 0, place_of(kRemaining, index, id));
+    const JsonScalar& succ = value(kSuccessors, index, id);
+    if (succ.type != JsonScalar::Type::kArray)
+      place(kSuccessors, index, id).fail("expected an array of taskIds, got " + shown(succ));
+    for (size_t k = 0; k < succ_items_.size(); ++k)
+      raw_.succ.push_back(int64_at_least(succ_items_[k], std::numeric_limits<int64_t>::min(), [&] {
+        return JsonPlace(stream_.origin(),
+                         fmt::format("{}.successors[{}]", element_path(index, id), k));
+      }));
+    raw_.succ_off.push_back(raw_.succ.size());
+    // tilesimRoot on every task or none.
+    if (index == 0) raw_.with_root = present_[kRoot];
+    if (present_[kRoot] != raw_.with_root)
+      JsonPlace(stream_.origin(), element_path(index, id))
+          .fail(raw_.with_root ? "tilesimRoot missing (element 0 has one: give it on every task "
+                                 "or none)"
+                               : "tilesimRoot given but element 0 has none (give it on every "
+                                 "task or none)");
+    if (raw_.with_root)
+      raw_.root.push_back(int64_at_least(values_[kRoot], 0, place_of(kRoot, index, id)));
+    raw_.id.push_back(id);
+    raw_.func.push_back(intern(func.text));
+    raw_.core.push_back(core);
+    raw_.exec.push_back(exec);
+    raw_.remaining.push_back(remaining);
+  }
+
+  // funcName -> index; tasks of one funcName usually come together, so the last one is cached.
+  int32_t intern(std::string_view name) {
+    if (last_ >= 0 && raw_.funcs[static_cast<size_t>(last_)] == name) return last_;
+    const auto [it, fresh] =
+        func_index_.emplace(std::string(name), static_cast<int32_t>(raw_.funcs.size()));
+    if (fresh) raw_.funcs.emplace_back(name);
+    return last_ = it->second;
+  }
+
+  JsonStream& stream_;
+  RawTasks& raw_;
+  bool present_[kKeys] = {};
+  JsonScalar values_[kKeys];
+  std::vector<JsonScalar> succ_items_;
+  std::vector<std::string> other_keys_;
+  std::unordered_map<std::string, int32_t> func_index_;
+  int32_t last_ = -1;
+};
+
+// Dense rank of each value among the distinct values, in increasing order (no sort when the
+// values already increase, as root functions do).
 std::vector<int32_t> dense_rank(const std::vector<int64_t>& keys) {
+  std::vector<int32_t> rank(keys.size());
+  if (std::is_sorted(keys.begin(), keys.end())) {
+    int32_t r = 0;
+    for (size_t i = 0; i < keys.size(); ++i) rank[i] = r += (i > 0 && keys[i] != keys[i - 1]);
+    return rank;
+  }
   std::vector<int64_t> sorted = keys;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<int32_t> rank(keys.size());
   for (size_t i = 0; i < keys.size(); ++i)
     rank[i] = static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), keys[i]) -
                                    sorted.begin());
   return rank;
 }
 
-// Successor lists as task indices, a repeated successor counted once (with a warning).
-std::vector<std::vector<int32_t>> successor_indices(const Elements& elements,
-                                                    const std::vector<RawTask>& raw,
-                                                    const std::string& origin,
-                                                    std::vector<std::string>& warnings) {
-  const size_t n = raw.size();
-  std::unordered_map<int64_t, int32_t> index_of;
-  index_of.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    const auto [it, fresh] = index_of.emplace(raw[i].id, static_cast<int32_t>(i));
-    if (!fresh)
-      elements.fail(i, raw[i].id, fmt::format("duplicate taskId (also element {})", it->second));
+// taskId -> task index: a table when the ids are dense (tilesim's own and most PyPTO graphs),
+// else a hash map.
+class IndexOf {
+ public:
+  IndexOf(const RawTasks& raw, const std::string& origin) {
+    const size_t n = raw.size();
+    const auto [lo, hi] = std::minmax_element(raw.id.begin(), raw.id.end());
+    dense_ = static_cast<__int128>(*hi) - *lo < static_cast<__int128>(2 * n);
+    min_ = *lo;
+    if (dense_)
+      table_.assign(static_cast<size_t>(*hi - *lo + 1), -1);
+    else
+      map_.reserve(n * 2);
+    for (size_t i = 0; i < n; ++i) {
+      int32_t& slot = dense_ ? table_[static_cast<size_t>(raw.id[i] - min_)]
+                             : map_.emplace(raw.id[i], -1).first->second;
+      if (slot >= 0)
+        JsonPlace(origin, element_path(i, raw.id[i]))
+            .fail(fmt::format("duplicate taskId (also element {})", slot));
+      slot = static_cast<int32_t>(i);
+    }
   }
-  std::vector<std::vector<int32_t>> succ(n);
+  int32_t find(int64_t id) const {
+    if (dense_) {
+      const __int128 k = static_cast<__int128>(id) - min_;
+      return k < 0 || k >= static_cast<__int128>(table_.size()) ? -1
+                                                                : table_[static_cast<size_t>(k)];
+    }
+    const auto it = map_.find(id);
+    return it == map_.end() ? -1 : it->second;
+  }
+
+ private:
+  bool dense_ = false;
+  int64_t min_ = 0;
+  std::vector<int32_t> table_;
+  std::unordered_map<int64_t, int32_t> map_;
+};
+
+// Successor lists as task indices (CSR over the tasks), a repeated successor counted once (with
+// a warning).
+struct Successors {
+  std::vector<size_t> off;
+  std::vector<int32_t> to;
+  size_t count(size_t i) const { return off[i + 1] - off[i]; }
+};
+
+Successors successor_indices(const RawTasks& raw, const std::string& origin,
+                             std::vector<std::string>& warnings) {
+  const size_t n = raw.size();
+  const IndexOf index_of(raw, origin);
+  Successors out;
+  out.off.reserve(n + 1);
+  out.off.push_back(0);
+  out.to.reserve(raw.succ.size());
   int64_t duplicate_edges = 0;
   std::string first_duplicate;
   for (size_t i = 0; i < n; ++i) {
-    auto& s = succ[i];
-    s.reserve(raw[i].succ.size());
-    for (const int64_t sid : raw[i].succ) {
-      const auto it = index_of.find(sid);
-      if (it == index_of.end())
-        elements.fail(i, raw[i].id, fmt::format("successor {} is not a taskId of this graph", sid));
-      if (it->second == static_cast<int32_t>(i))
-        elements.fail(i, raw[i].id, "lists itself as successor");
-      s.push_back(it->second);
+    const size_t begin = out.to.size();
+    for (size_t e = raw.succ_off[i]; e < raw.succ_off[i + 1]; ++e) {
+      const int32_t s = index_of.find(raw.succ[e]);
+      if (s < 0)
+        JsonPlace(origin, element_path(i, raw.id[i]))
+            .fail(fmt::format("successor {} is not a taskId of this graph", raw.succ[e]));
+      if (s == static_cast<int32_t>(i))
+        JsonPlace(origin, element_path(i, raw.id[i])).fail("lists itself as successor");
+      out.to.push_back(s);
     }
-    std::sort(s.begin(), s.end());
-    const auto dup = std::unique(s.begin(), s.end());
-    if (dup != s.end()) {
+    const auto first = out.to.begin() + static_cast<std::ptrdiff_t>(begin);
+    std::sort(first, out.to.end());
+    const auto dup = std::unique(first, out.to.end());
+    if (dup != out.to.end()) {
       if (duplicate_edges == 0)
-        first_duplicate = fmt::format("taskId {} lists successor {} twice", raw[i].id,
-                                      raw[static_cast<size_t>(*dup)].id);
-      duplicate_edges += s.end() - dup;
-      s.erase(dup, s.end());
+        first_duplicate = fmt::format("taskId {} lists successor {} twice", raw.id[i],
+                                      raw.id[static_cast<size_t>(*dup)]);
+      duplicate_edges += out.to.end() - dup;
+      out.to.erase(dup, out.to.end());
     }
+    out.off.push_back(out.to.size());
   }
   if (duplicate_edges > 0)
     warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
                                    origin, duplicate_edges, first_duplicate));
-  return succ;
+  return out;
 }
 
 // remainingPredecessors against the in-degrees the successor lists give (a warning: the lists
 // are what the scheduler resolves).
-void check_remaining(const std::vector<RawTask>& raw, const std::vector<int32_t>& indeg,
+void check_remaining(const RawTasks& raw, const std::vector<int32_t>& indeg,
                      const std::string& origin, std::vector<std::string>& warnings) {
   int64_t mismatched = 0;
   std::string first_mismatch;
   for (size_t i = 0; i < raw.size(); ++i)
-    if (raw[i].remaining != indeg[i] && mismatched++ == 0)
-      first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw[i].id,
-                                   raw[i].remaining, indeg[i]);
+    if (raw.remaining[i] != indeg[i] && mismatched++ == 0)
+      first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw.id[i],
+                                   raw.remaining[i], indeg[i]);
   if (mismatched > 0)
     warnings.push_back(
         fmt::format("{}: remainingPredecessors differs from the successor lists for {} task(s) "
@@ -163,86 +322,81 @@ void check_remaining(const std::vector<RawTask>& raw, const std::vector<int32_t>
 }
 
 // Kahn's algorithm; on a cycle, walks predecessors from a stuck task onto the cycle and names it.
-void check_acyclic(const std::vector<std::vector<int32_t>>& succ, std::vector<int32_t> left,
-                   const std::vector<RawTask>& raw, const std::string& origin) {
-  const size_t n = succ.size();
+void check_acyclic(const Successors& succ, std::vector<int32_t> left, const RawTasks& raw,
+                   const std::string& origin) {
+  const size_t n = left.size();
   std::vector<int32_t> queue;
   queue.reserve(n);
   for (size_t i = 0; i < n; ++i)
     if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
-  for (size_t q = 0; q < queue.size(); ++q)
-    for (const int32_t s : succ[static_cast<size_t>(queue[q])])
-      if (--left[static_cast<size_t>(s)] == 0) queue.push_back(s);
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const auto t = static_cast<size_t>(queue[q]);
+    for (size_t e = succ.off[t]; e < succ.off[t + 1]; ++e)
+      if (--left[static_cast<size_t>(succ.to[e])] == 0) queue.push_back(succ.to[e]);
+  }
   if (queue.size() == n) return;
   std::vector<int32_t> stuck_pred(n, -1);
   for (size_t i = 0; i < n; ++i)
     if (left[i] > 0)
-      for (const int32_t s : succ[i])
-        if (left[static_cast<size_t>(s)] > 0)
-          stuck_pred[static_cast<size_t>(s)] = static_cast<int32_t>(i);
+      for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
+        if (left[static_cast<size_t>(succ.to[e])] > 0)
+          stuck_pred[static_cast<size_t>(succ.to[e])] = static_cast<int32_t>(i);
   int32_t t = 0;
   while (left[static_cast<size_t>(t)] == 0) ++t;
   for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
   throw Error(
       fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
                   "become ready)",
-                  origin, raw[static_cast<size_t>(t)].id, n - queue.size(), n));
+                  origin, raw.id[static_cast<size_t>(t)], n - queue.size(), n));
 }
 
-// Root function of each task: tilesimRoot on every task or none; without it, the PyPTO device
-// task (taskId >> 32).
-std::vector<int32_t> root_functions(const Elements& elements, const std::vector<RawTask>& raw) {
-  const size_t n = raw.size();
-  const bool with_root = raw[0].root.has_value();
-  for (size_t i = 1; i < n; ++i)
-    if (raw[i].root.has_value() != with_root)
-      elements.fail(
-          i, raw[i].id,
-          with_root ? "tilesimRoot missing (element 0 has one: give it on every task or none)"
-                    : "tilesimRoot given but element 0 has none (give it on every task or none)");
-  std::vector<int64_t> root_key(n);
-  for (size_t i = 0; i < n; ++i) root_key[i] = with_root ? *raw[i].root : (raw[i].id >> 32);
-  return dense_rank(root_key);
+// Root function of each task: tilesimRoot, or without it the PyPTO device task (taskId >> 32).
+std::vector<int32_t> root_functions(const RawTasks& raw) {
+  if (raw.with_root) return dense_rank(raw.root);
+  std::vector<int64_t> key(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) key[i] = raw.id[i] >> 32;
+  return dense_rank(key);
 }
 
 // The graph: one kind per (funcName, coreType, execTime), one PSG per funcName.
-void build_graph(const std::vector<RawTask>& raw, const std::vector<int32_t>& root,
-                 const std::vector<std::vector<int32_t>>& succ, const std::string& origin,
-                 PyptoGraph& out) {
+void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Successors& succ,
+                 const std::string& origin, PyptoGraph& out) {
   TaskGraph& g = out.graph;
   g.runtime = RuntimeStyle::kMpmd;
-  std::unordered_map<std::string, int> psg_of;
-  std::map<std::tuple<std::string, int, double>, int32_t> kind_of;
+  std::vector<int> psg_of(raw.funcs.size(), -1);
+  std::map<std::tuple<int32_t, int, double>, int32_t> kind_of;
   int64_t hub_nonzero = 0;
   const size_t n = raw.size();
   g.tasks.reserve(n);
-  out.task_ids.reserve(n);
+  out.task_ids = raw.id;
   for (size_t i = 0; i < n; ++i) {
-    const RawTask& t = raw[i];
-    double cycles = t.exec;
-    if (t.core == PyptoCore::kHub) {
+    double cycles = raw.exec[i];
+    const PyptoCore core = raw.core[i];
+    if (core == PyptoCore::kHub) {
       ++out.hub_tasks;
       if (cycles != 0) ++hub_nonzero;
       cycles = 0;
     }
-    if (t.core == PyptoCore::kMix) ++out.mixaicore_tasks;
-    const auto key = std::make_tuple(t.func, static_cast<int>(t.core), cycles);
+    if (core == PyptoCore::kMix) ++out.mixaicore_tasks;
+    const auto key = std::make_tuple(raw.func[i], static_cast<int>(core), cycles);
     auto it = kind_of.find(key);
     if (it == kind_of.end()) {
-      auto [pit, fresh] = psg_of.emplace(t.func, static_cast<int>(g.psg_names.size()));
-      if (fresh) g.psg_names.push_back(t.func);
+      const std::string& func = raw.funcs[static_cast<size_t>(raw.func[i])];
+      int& psg = psg_of[static_cast<size_t>(raw.func[i])];
+      if (psg < 0) {
+        psg = static_cast<int>(g.psg_names.size());
+        g.psg_names.push_back(func);
+      }
       TaskKind k;
-      k.label = t.func;
-      k.core =
-          t.core == PyptoCore::kAic || t.core == PyptoCore::kMix ? CoreType::kAic : CoreType::kAiv;
-      k.psg = pit->second;
+      k.label = func;
+      k.core = core == PyptoCore::kAic || core == PyptoCore::kMix ? CoreType::kAic : CoreType::kAiv;
+      k.psg = psg;
       it = kind_of.emplace(key, g.add_kind(std::move(k))).first;
       TaskCost c;
       c.cycles = cycles;
       out.kind_costs.push_back(c);
     }
     g.add_task(it->second, root[i]);
-    out.task_ids.push_back(t.id);
   }
   if (hub_nonzero > 0)
     out.warnings.push_back(fmt::format(
@@ -250,29 +404,31 @@ void build_graph(const std::vector<RawTask>& raw, const std::vector<int32_t>& ro
         "bookkeeping tasks",
         origin, hub_nonzero));
   for (size_t i = 0; i < n; ++i)
-    for (const int32_t s : succ[i]) g.add_edge(static_cast<int32_t>(i), s);
+    for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
+      g.add_edge(static_cast<int32_t>(i), succ.to[e]);
   g.finalize();
 }
 
-}  // namespace
-
-PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
-  const JsonReader top(doc, origin);
-  if (!doc.is_array())
-    top.fail(std::string("expected a fixed-latency task graph (a JSON array of task objects), "
-                         "got ") +
-             doc.type_name());
-  if (doc.empty()) top.fail("the task graph has no tasks");
-  if (doc.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
-    top.fail(fmt::format("{} tasks (allowed: up to {})", doc.size(),
+PyptoGraph read_graph(JsonStream& stream) {
+  const std::string& origin = stream.origin();
+  RawTasks raw;
+  TaskReader reader(stream, raw);
+  stream.for_each_element(
+      [&](size_t index, od::value v) { reader.read(index, v); },
+      [&](JsonScalar::Type type) {
+        JsonPlace(origin, "")
+            .fail(std::string("expected a fixed-latency task graph (a JSON array "
+                              "of task objects), got ") +
+                  JsonScalar::type_name(type));
+      });
+  const JsonPlace top(origin, "");
+  if (raw.size() == 0) top.fail("the task graph has no tasks");
+  if (raw.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
+    top.fail(fmt::format("{} tasks (allowed: up to {})", raw.size(),
                          std::numeric_limits<int32_t>::max() - 1),
              ErrorKind::kLimits);
-  const Elements elements(doc, origin);
-  std::vector<RawTask> raw;
-  raw.reserve(doc.size());
-  for (size_t i = 0; i < doc.size(); ++i) raw.push_back(parse_task(elements, i));
   double total = 0;
-  for (const RawTask& t : raw) total += t.exec;
+  for (const double e : raw.exec) total += e;
   if (total > kMaxGraphCycles)
     top.fail(fmt::format("the tasks' execTime sum to {:.4g} cycles (allowed: at most {:.4g}, "
                          "where every cycle of the timeline is exact in double precision)",
@@ -280,18 +436,29 @@ PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& o
              ErrorKind::kLimits);
 
   PyptoGraph out;
-  const auto succ = successor_indices(elements, raw, origin, out.warnings);
+  const Successors succ = successor_indices(raw, origin, out.warnings);
   std::vector<int32_t> indeg(raw.size(), 0);
-  for (const auto& s : succ)
-    for (const int32_t t : s) ++indeg[static_cast<size_t>(t)];
+  for (const int32_t t : succ.to) ++indeg[static_cast<size_t>(t)];
   check_remaining(raw, indeg, origin, out.warnings);
   check_acyclic(succ, indeg, raw, origin);
-  build_graph(raw, root_functions(elements, raw), succ, origin, out);
+  build_graph(raw, root_functions(raw), succ, origin, out);
   return out;
 }
 
+}  // namespace
+
+PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin) {
+  JsonStream stream(std::move(text), origin, "fixed-latency task graph");
+  return read_graph(stream);
+}
+
+PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
+  return pypto_graph_from_text(doc.dump(), origin);
+}
+
 PyptoGraph load_pypto_graph(const std::filesystem::path& file) {
-  return pypto_graph_from_json(read_json_file(file, "fixed-latency task graph"), file.string());
+  JsonStream stream(file, "fixed-latency task graph");
+  return read_graph(stream);
 }
 
 nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResult& sim) {

@@ -299,8 +299,8 @@ void check_size(const SweepConfig& cfg, const std::string& where, const std::str
                 uint64_t n) {
   const auto limit = static_cast<uint64_t>(cfg.constraints.max_candidates);
   if (n > limit)
-    throw Error(fmt::format("{}: the space is too large: {} {} (over "
-                            "constraints.max_candidates = {}; narrow the space or raise the limit)",
+    throw Error(fmt::format("{}: the space is too large: {} {}; the limit is {}; narrow the space "
+                            "or raise it with --max-candidates (or constraints.max_candidates)",
                             where, n, what, limit),
                 ErrorKind::kLimits);
 }

@@ -12,7 +12,7 @@
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "sim/timeline_metrics.hpp"
-#include "tools/formats/run_config.hpp"
+#include "tools/formats/json_stream.hpp"
 
 namespace tilesim {
 
@@ -25,19 +25,6 @@ std::string upper(std::string s) {
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
-}
-
-std::string id_text(const nlohmann::json& e, const char* key) {
-  const auto it = e.find(key);
-  if (it == e.end()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-std::string meta_name(const nlohmann::json& e) {
-  const auto a = e.find("args");
-  if (a == e.end() || !a->is_object()) return "";
-  const auto n = a->find("name");
-  return n != a->end() && n->is_string() ? n->get<std::string>() : "";
 }
 
 const char* phase_reason(const std::string& ph) {
@@ -100,85 +87,181 @@ ParsedName parse_task_name(const std::string& name) {
 
 enum class LaneClass { kCore, kAicpu, kFake };
 
-// A string member, or "" when absent or not a string.
-std::string string_member(const nlohmann::json& e, const char* key) {
-  const auto it = e.find(key);
-  return it != e.end() && it->is_string() ? it->get<std::string>() : "";
+namespace od = simdjson::ondemand;
+
+// What the reader uses of one event, read with simdjson (the rest of the event is checked for
+// depth and repeated keys, then ignored).
+struct RawEvent {
+  bool has_ph = false;
+  std::string ph, name, cat;
+  std::string pid = "-", tid = "-";  // "-" when absent; a string's text, else the JSON literal
+  std::string meta_name;             // args.name
+  std::string psg;                   // args.psg
+  bool ts_ok = false, dur_ok = false;
+  double ts = 0, dur = 0;
+  bool has_task_id = false;
+  int64_t task_id = 0;
+  bool has_seq = false;
+  int64_t seq = 0;
+};
+
+// A string member's text, or "" when it is not a string.
+std::string string_of(const JsonScalar& v) {
+  return v.type == JsonScalar::Type::kString ? std::string(v.text) : std::string();
+}
+
+// A pid or tid as text: a string's text, a number's literal, a composite's type.
+std::string id_of(const JsonScalar& v) {
+  switch (v.type) {
+    case JsonScalar::Type::kString:
+      return std::string(v.text);
+    case JsonScalar::Type::kArray:
+    case JsonScalar::Type::kObject:
+      return std::string("<") + JsonScalar::type_name(v.type) + ">";
+    case JsonScalar::Type::kNull:
+      return "null";
+    case JsonScalar::Type::kBool:
+      return v.b ? "true" : "false";
+    default:
+      return std::string(v.text);
+  }
+}
+
+// A finite time.
+bool time_of(const JsonScalar& v, double& out) {
+  if (!v.is_number() || !std::isfinite(v.number())) return false;
+  out = v.number();
+  return true;
+}
+
+void read_args(const JsonStream& stream, od::value args, RawEvent& e) {
+  stream.for_each_member(args, [&](std::string_view key, od::value v) {
+    const JsonScalar x = stream.leaf(v, 4);
+    if (key == "name") e.meta_name = string_of(x);
+    if (key == "psg") e.psg = string_of(x);
+    // PyPTO ids are 64-bit: a larger unsigned value is no id rather than a wrapped one.
+    if (key == "taskId" && x.is_int()) {
+      e.has_task_id = true;
+      e.task_id = x.i;
+    }
+    if (key == "seqNo" && x.is_int()) {
+      e.has_seq = true;
+      e.seq = x.i;
+    }
+  });
+}
+
+RawEvent read_event(const JsonStream& stream, size_t index, od::value v) {
+  const JsonScalar top = JsonStream::scalar(v);
+  if (top.type != JsonScalar::Type::kObject)
+    JsonPlace(stream.origin(), fmt::format("event {}", index))
+        .fail(std::string("expected an event object, got ") + JsonScalar::type_name(top.type));
+  RawEvent e;
+  stream.for_each_member(v, [&](std::string_view key, od::value fv) {
+    if (key == "args") {
+      if (JsonStream::scalar(fv).type == JsonScalar::Type::kObject)
+        read_args(stream, fv, e);
+      else
+        stream.check_ignored(fv, 3);
+      return;
+    }
+    const JsonScalar x = stream.leaf(fv, 3);
+    if (key == "ph") {
+      e.has_ph = x.type == JsonScalar::Type::kString;
+      e.ph = string_of(x);
+    } else if (key == "name") {
+      e.name = string_of(x);
+    } else if (key == "cat") {
+      e.cat = string_of(x);
+    } else if (key == "pid") {
+      e.pid = id_of(x);
+    } else if (key == "tid") {
+      e.tid = id_of(x);
+    } else if (key == "ts") {
+      e.ts_ok = time_of(x, e.ts);
+    } else if (key == "dur") {
+      e.dur_ok = time_of(x, e.dur);
+    }
+  });
+  return e;
 }
 
 // The task id of an X event: args.taskId (args.seqNo, when given, as its upper 32 bits), else
 // decoded from its name; and its PSG: args.psg, else the name's "psgId(label)", else the name.
-void read_task_identity(const nlohmann::json& e, SwimlaneTask& task) {
-  const std::string name = string_member(e, "name");
-  const ParsedName parsed = parse_task_name(name);
-  const auto args = e.find("args");
-  if (args != e.end() && args->is_object()) {
-    const auto id = args->find("taskId");
-    if (id != args->end() && id->is_number_integer() &&
-        !(id->is_number_unsigned() &&
-          id->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
-      task.has_id = true;
-      task.task_id = id->get<int64_t>();
-      const auto seq = args->find("seqNo");
-      if (seq != args->end() && seq->is_number_integer() && task.task_id >= 0 &&
-          task.task_id < (int64_t{1} << 32) && seq->get<int64_t>() > 0 &&
-          seq->get<int64_t>() < (int64_t{1} << 31))
-        task.task_id |= seq->get<int64_t>() << 32;
-    }
-    task.psg = string_member(*args, "psg");
+void read_task_identity(const RawEvent& e, SwimlaneTask& task) {
+  const ParsedName parsed = parse_task_name(e.name);
+  if (e.has_task_id) {
+    task.has_id = true;
+    task.task_id = e.task_id;
+    if (e.has_seq && task.task_id >= 0 && task.task_id < (int64_t{1} << 32) && e.seq > 0 &&
+        e.seq < (int64_t{1} << 31))
+      task.task_id |= e.seq << 32;
   }
+  task.psg = e.psg;
   if (!task.has_id && parsed.has_id) {
     task.has_id = true;
     task.task_id = parsed.id;
   }
-  if (task.psg.empty()) task.psg = parsed.has_id ? parsed.psg : name;
+  if (task.psg.empty()) task.psg = parsed.has_id ? parsed.psg : e.name;
 }
 
-// The events array of a trace: the document itself, or its "traceEvents".
-JsonReader trace_events(const JsonReader& doc) {
-  if (doc.json().is_array()) return doc;
-  if (!doc.json().is_object())
-    doc.fail(std::string("expected a Chrome trace (an array of events or an object with a "
-                         "\"traceEvents\" array), got ") +
-             doc.json().type_name());
-  const auto events = doc.find("traceEvents");
-  if (!events || !events->json().is_array())
-    doc.fail("expected a Chrome trace: an object with a \"traceEvents\" array");
-  return *events;
+// The events of a trace: the document itself when it is an array, or its "traceEvents".
+std::vector<RawEvent> read_events(JsonStream& stream) {
+  std::vector<RawEvent> events;
+  const JsonPlace top(stream.origin(), "");
+  auto read_array = [&](od::value array) {
+    for (auto item : array.get_array()) {
+      const size_t index = events.size();
+      events.push_back(read_event(stream, index, item.value()));
+    }
+  };
+  stream.whole(
+      [&](od::value doc) {
+        if (JsonStream::scalar(doc).type == JsonScalar::Type::kArray) return read_array(doc);
+        bool found = false;
+        stream.for_each_member(doc, [&](std::string_view key, od::value v) {
+          if (key == "traceEvents" && JsonStream::scalar(v).type == JsonScalar::Type::kArray) {
+            found = true;
+            read_array(v);
+          } else {
+            stream.check_ignored(v, 1);
+          }
+        });
+        if (!found) top.fail("expected a Chrome trace: an object with a \"traceEvents\" array");
+      },
+      [&](JsonScalar::Type type) {
+        top.fail(std::string("expected a Chrome trace (an array of events or an object with a "
+                             "\"traceEvents\" array), got ") +
+                 JsonScalar::type_name(type));
+      });
+  return events;
 }
 
 // Reads a trace's events into lanes and tasks (the header says how).
 class TraceReader {
  public:
   // Each event is named by its index in messages ("event 3"), whichever form held the array.
-  TraceReader(const JsonReader& events, double units_per_us) : units_per_us_(units_per_us) {
-    const auto& array = events.json();
-    events_.reserve(array.size());
-    for (size_t i = 0; i < array.size(); ++i)
-      events_.emplace_back(array[i], events.origin(), fmt::format("event {}", i));
+  TraceReader(std::vector<RawEvent> events, std::string origin, double units_per_us)
+      : events_(std::move(events)), origin_(std::move(origin)), units_per_us_(units_per_us) {
     out_.events = static_cast<int64_t>(events_.size());
   }
 
   SwimlaneTrace read() {
     read_names();
     add_named_core_lanes();
-    for (const auto& e : events_) read_event(e);
+    for (size_t i = 0; i < events_.size(); ++i) read_event(i, events_[i]);
     return std::move(out_);
   }
 
  private:
   // Pass 1: names of processes and threads.
   void read_names() {
-    for (const auto& r : events_) {
-      if (!r.json().is_object())
-        r.fail(std::string("expected an event object, got ") + r.json().type_name());
-      const auto& e = r.json();
-      if (string_member(e, "ph") != "M") continue;
-      const std::string name = string_member(e, "name");
-      if (name == "process_name")
-        process_name_[id_text(e, "pid")] = meta_name(e);
-      else if (name == "thread_name")
-        thread_name_[id_text(e, "pid") + "/" + id_text(e, "tid")] = meta_name(e);
+    for (const auto& e : events_) {
+      if (e.ph != "M") continue;
+      if (e.name == "process_name")
+        process_name_[e.pid] = e.meta_name;
+      else if (e.name == "thread_name")
+        thread_name_[e.pid + "/" + e.tid] = e.meta_name;
     }
   }
 
@@ -220,74 +303,73 @@ class TraceReader {
 
   // Named core lanes first, in the trace's order, so cores are listed as the trace lists them.
   void add_named_core_lanes() {
-    for (const auto& r : events_) {
-      const auto& e = r.json();
-      if (string_member(e, "ph") != "M" || string_member(e, "name") != "thread_name") continue;
+    for (const auto& e : events_) {
+      if (e.ph != "M" || e.name != "thread_name") continue;
       CoreType type = CoreType::kAiv;
       bool known = false;
-      const std::string pid = id_text(e, "pid"), tname = meta_name(e);
-      if (!tname.empty() && classify(pid, tname, "", type, known) == LaneClass::kCore)
-        lane_for(pid, id_text(e, "tid"), tname, type, known);
+      if (!e.meta_name.empty() && classify(e.pid, e.meta_name, "", type, known) == LaneClass::kCore)
+        lane_for(e.pid, e.tid, e.meta_name, type, known);
     }
   }
 
   void skip(const std::string& reason) { ++out_.skipped[reason]; }
 
-  // An X event's time: a finite number.
-  static double event_time(const JsonReader& r, const char* key) {
-    const auto it = r.json().find(key);
-    if (it == r.json().end() || !it->is_number() || !std::isfinite(it->get<double>()))
-      r.fail(fmt::format("complete event (ph X) needs a numeric '{}'", key));
-    return it->get<double>();
-  }
-
   // Pass 2: one event; X events on core lanes with a task id are tasks, the rest are counted.
-  void read_event(const JsonReader& r) {
-    const auto& e = r.json();
-    const auto ph_it = e.find("ph");
-    if (ph_it == e.end() || !ph_it->is_string()) return skip("events without a phase (ph)");
-    const std::string ph = ph_it->get<std::string>();
-    if (ph == "M") return;
-    if (ph != "X") {
-      const char* reason = phase_reason(ph);
-      return skip(reason ? reason : fmt::format("events of phase '{}'", ph));
+  void read_event(size_t index, const RawEvent& e) {
+    if (!e.has_ph) return skip("events without a phase (ph)");
+    if (e.ph == "M") return;
+    if (e.ph != "X") {
+      const char* reason = phase_reason(e.ph);
+      return skip(reason ? reason : fmt::format("events of phase '{}'", e.ph));
     }
-    const double ts = event_time(r, "ts"), dur = event_time(r, "dur");
-    if (dur < 0) r.fail(fmt::format("complete event (ph X) has negative dur {}", dur));
-    const std::string pid = id_text(e, "pid"), tid = id_text(e, "tid");
-    const auto tn = thread_name_.find(pid + "/" + tid);
+    const JsonPlace at(origin_, fmt::format("event {}", index));
+    if (!e.ts_ok) at.fail("complete event (ph X) needs a numeric 'ts'");
+    if (!e.dur_ok) at.fail("complete event (ph X) needs a numeric 'dur'");
+    if (e.dur < 0) at.fail(fmt::format("complete event (ph X) has negative dur {}", e.dur));
+    const auto tn = thread_name_.find(e.pid + "/" + e.tid);
     const std::string tname = tn == thread_name_.end() ? "" : tn->second;
     CoreType type = CoreType::kAiv;
     bool known = false;
-    const LaneClass lc = classify(pid, tname, string_member(e, "cat"), type, known);
+    const LaneClass lc = classify(e.pid, tname, e.cat, type, known);
     if (lc == LaneClass::kAicpu) return skip("X events on AICPU lanes");
     if (lc == LaneClass::kFake) return skip("X events on the fake-task lane");
     SwimlaneTask task;
     read_task_identity(e, task);
     if (!task.has_id) return skip("X events without a task id");
-    task.lane = lane_for(pid, tid, tname, type, known);
-    task.start_us = ts / units_per_us_;
-    task.end_us = (ts + dur) / units_per_us_;
+    task.lane = lane_for(e.pid, e.tid, tname, type, known);
+    task.start_us = e.ts / units_per_us_;
+    task.end_us = (e.ts + e.dur) / units_per_us_;
     out_.tasks.push_back(std::move(task));
   }
 
-  std::vector<JsonReader> events_;
+  std::vector<RawEvent> events_;
+  std::string origin_;
   double units_per_us_;
   SwimlaneTrace out_;
   std::unordered_map<std::string, std::string> process_name_, thread_name_;
   std::unordered_map<std::string, int32_t> lane_of_;  // "pid/name" or "pid/#tid"
 };
 
+SwimlaneTrace read_swimlane(JsonStream& stream, double units_per_us) {
+  if (!(units_per_us > 0)) throw Error(stream.origin() + ": time units per us must be positive");
+  return TraceReader(read_events(stream), stream.origin(), units_per_us).read();
+}
+
 }  // namespace
+
+SwimlaneTrace swimlane_from_text(std::string text, const std::string& origin, double units_per_us) {
+  JsonStream stream(std::move(text), origin, "swimlane trace");
+  return read_swimlane(stream, units_per_us);
+}
 
 SwimlaneTrace swimlane_from_json(const nlohmann::json& doc, const std::string& origin,
                                  double units_per_us) {
-  if (!(units_per_us > 0)) throw Error(origin + ": time units per us must be positive");
-  return TraceReader(trace_events(JsonReader(doc, origin)), units_per_us).read();
+  return swimlane_from_text(doc.dump(), origin, units_per_us);
 }
 
 SwimlaneTrace load_swimlane(const std::filesystem::path& file, double units_per_us) {
-  return swimlane_from_json(read_json_file(file, "swimlane trace"), file.string(), units_per_us);
+  JsonStream stream(file, "swimlane trace");
+  return read_swimlane(stream, units_per_us);
 }
 
 namespace {

@@ -56,6 +56,9 @@ struct SwimlaneTrace {
 
 // `units_per_us`: trace time units per microsecond (1 for Chrome's microseconds, 1000 for ns,
 // the clock in MHz for cycles).
+// Read with simdjson On-Demand (tools/formats/json_stream.hpp), no DOM.
+SwimlaneTrace swimlane_from_text(std::string text, const std::string& origin,
+                                 double units_per_us = 1);
 SwimlaneTrace swimlane_from_json(const nlohmann::json& doc, const std::string& origin,
                                  double units_per_us = 1);
 SwimlaneTrace load_swimlane(const std::filesystem::path& file, double units_per_us = 1);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -51,7 +52,7 @@ ValidationPoint parse_point(const JsonReader& p, size_t index, const std::filesy
     pt.measured = std::nan("");
   } else {
     const auto measured = p.at("measured");
-    pt.measured = measured.number();
+    pt.measured = measured.number(-std::numeric_limits<double>::infinity(), kMaxMeasured);
     if (!(pt.measured > 0))
       measured.fail("must be a positive number, got " + measured.json().dump());
   }

@@ -1,0 +1,221 @@
+// Issue 13's hostile inputs, each through the CLI as a user would give it: exit 2 with one line
+// naming the file, nothing written or the old output intact. (Timing is in bench/, not here; each
+// case is refused before any work, so the suite adds well under a second per case.)
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace tilesim {
+namespace {
+
+using test::CmdResult;
+using test::run_cli;
+using test::source_path;
+
+std::string temp_dir() {
+  static const std::string dir = [] {
+    const auto d =
+        std::filesystem::temp_directory_path() / ("tilesim_hostile_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d.string();
+  }();
+  return dir;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Exit 2, one line "tilesim: error: <file>...", containing `needle`.
+void expect_refused(const std::string& args, const std::string& file, const std::string& needle) {
+  const CmdResult r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("tilesim: error: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+}
+
+// JSON nested 60,000 deep (a 120 KB file) once segfaulted every command.
+TEST(Hostile, DeepNestingIsRefusedByEveryLoader) {
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  const std::string obj = R"({"a": )" + deep + "}";
+  const std::string f = write_temp("deep.json", obj);
+  const std::string g = write_temp("deep_graph.json", "[" + deep + "]");
+  const std::string needle = "nests deeper than 64 levels";
+  expect_refused("run " + f, f, needle);
+  expect_refused("sweep " + f, f, needle);
+  expect_refused("calibrate " + f, f, needle);
+  expect_refused("validate " + f, f, needle);
+  expect_refused("replay " + g, g, needle);
+  expect_refused("run " + source_path("configs/examples/add_pypto.json") + " --hardware " + f, f,
+                 needle);
+  const std::string t =
+      write_temp("deep_trace.json", R"({"traceEvents": [{"args": )" + deep + "}]}");
+  expect_refused("analyze " + t, t, needle);
+}
+
+TEST(Hostile, DuplicateKeysHugeLiteralsAndDirectoriesAreInputErrors) {
+  const std::string dup = write_temp("dup.json", R"({"op": "add", "op": "relu"})");
+  expect_refused("run " + dup, dup, "key \"op\" appears twice");
+  const std::string dup_graph =
+      write_temp("dup_graph.json",
+                 R"([{"taskId": 1, "taskId": 2, "funcName": "f", "coreType": "AIV", "execTime": 1,)"
+                 R"( "remainingPredecessors": 0, "successors": []}])");
+  expect_refused("replay " + dup_graph, dup_graph, "key \"taskId\" appears twice");
+  const std::string big = write_temp("big.json", R"({"op": "add", "shape": [1e999], "tile": [8]})");
+  expect_refused("run " + big, big, "out of range");
+  const std::string big_graph = write_temp(
+      "big_graph.json", R"([{"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": 1e999,)"
+                        R"( "remainingPredecessors": 0, "successors": []}])");
+  expect_refused("replay " + big_graph, big_graph, "execTime: out of range: 1e999");
+  expect_refused("run " + temp_dir(), temp_dir(), "not a regular file");
+  expect_refused("replay " + temp_dir(), temp_dir(), "not a regular file");
+  expect_refused("analyze " + temp_dir(), temp_dir(), "not a regular file");
+}
+
+// execTime beyond 1e12 cycles once gave negative waits, -inf/nan, or a false "cycle".
+TEST(Hostile, ReplayRefusesHugeExecTimes) {
+  for (const std::string t : {"1e300", "1.7976931348623157e308", "18446744073709551616"}) {
+    const std::string g = write_temp(
+        "exec.json", R"([{"taskId": 1, "funcName": "f", "coreType": "AIV", "execTime": )" + t +
+                         R"(, "remainingPredecessors": 0, "successors": []}])");
+    expect_refused("replay " + g, g, "execTime: out of range");
+  }
+}
+
+// A huge shape with a tiny tile, for every family and the spmd launch: refused before anything
+// is allocated, with the figures and the option that raises the limit.
+TEST(Hostile, HugeWorkIsRefusedWithTheFiguresForEveryFamily) {
+  const std::vector<std::string> configs = {
+      R"({"op": "add", "shape": [65536, 65536], "tile": [1, 8]})",
+      R"({"op": "add", "shape": [65536, 65536], "tile": [1, 8], "partition": {"style": "spmd", "grid": 48}})",
+      R"({"op": "sum", "shape": [65536, 65536], "dim": 1, "tile": [1, 8]})",
+      R"({"op": "sum", "shape": [65536, 65536], "dim": 1, "tile": [1, 8], "partition": {"style": "spmd", "grid": 48}})",
+      R"({"op": "softmax", "shape": [65536, 65536], "dim": 1, "tile": [1, 8]})",
+      R"({"op": "softmax", "shape": [65536, 65536], "dim": 1, "tile": [1, 8], "partition": {"style": "spmd", "grid": 48}})",
+      R"({"op": "matmul", "shape": [65536, 65536, 65536], "dtype": "fp16", "tile": [16, 16, 16]})",
+      R"({"op": "groupnorm", "shape": [64, 64, 256, 256], "dim": [1, 2, 3], "tile": [1, 1, 1, 8], "params": {"groups": 8}})",
+  };
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string f = write_temp("huge_" + std::to_string(i) + ".json", configs[i]);
+    expect_refused("run " + f, f, "; the limit is 1.68e+07; raise it with --max-tasks");
+  }
+  // The same limit, lowered by --max-tasks, refuses a small run (and names the option).
+  expect_refused("run " + source_path("configs/examples/add_pypto.json") + " --max-tasks 10",
+                 "add_pypto.json", "the limit is 10; raise it with --max-tasks");
+  const std::string g = source_path("configs/pypto/example_graph.json");
+  expect_refused("replay " + g + " --max-tasks 3", g, "the limit is 3; raise it with --max-tasks");
+  // Shape and tile (2^32, 2^32, 8) once divided by zero.
+  const std::string z = write_temp(
+      "zero.json",
+      R"({"op": "relu", "shape": [4294967296, 4294967296, 8], "tile": [4294967296, 4294967296, 8]})");
+  expect_refused("run " + z, z, "more than any device holds");
+  const std::string loops = write_temp(
+      "loops.json",
+      R"({"op": "add", "shape": [4096, 4096], "tile": [16, 1024], "loop_count": 1000000000})");
+  expect_refused("run " + loops, loops, "loop_count 1000000000");
+}
+
+TEST(Hostile, UnprunedAndUnboundedSweepSpacesAreRefused) {
+  const std::string f = write_temp("space.json", R"({"op": "add", "shape": [16, 64],
+    "candidates": {"generate_tiles": {"max": [1, 9223372036854775807]}}})");
+  expect_refused("sweep " + f, f, "raise it with --max-candidates");
+  const std::string g = write_temp("space_grid.json", R"({"op": "add", "shape": [4096, 4096],
+    "tile": [8, 1024], "partition": {"style": "spmd"},
+    "candidates": {"generate_grids": {"from": 1, "to": 9223372036854775807, "include_cores": true}}})");
+  expect_refused("sweep " + g, g, "the space is too large");
+  // --max-candidates lowers (or raises) the config's limit.
+  const std::string s = source_path("configs/sweeps/rule1_a_softmax_16x16384.json");
+  expect_refused("sweep " + s + " --max-candidates 2", s, "the limit is 2");
+}
+
+// Every command writing files refuses an output that is one of its inputs, and leaves it intact.
+TEST(Hostile, AnOutputThatIsAnInputIsRefused) {
+  const std::string run =
+      write_temp("in_run.json", read_file(source_path("configs/examples/add_pypto.json")));
+  const std::string sweep = write_temp(
+      "in_sweep.json", read_file(source_path("configs/sweeps/rule1_a_softmax_16x16384.json")));
+  const std::string graph =
+      write_temp("in_graph.json", read_file(source_path("configs/pypto/example_graph.json")));
+  const std::string trace =
+      write_temp("in_trace.json", read_file(source_path("configs/pypto/example_swimlane.json")));
+  const std::string meas = source_path("configs/measurements/a2_calibration.json");
+  const std::string data = source_path("configs/validation/a2_matmul_6144.json");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + run + " --json " + run, run},
+      {"run " + run + " --trace " + run, run},
+      {"run " + run + " --export-graph " + run, run},
+      {"sweep " + sweep + " --csv " + sweep, sweep},
+      {"replay " + graph + " --trace " + graph, graph},
+      {"replay " + graph + " --json " + graph, graph},
+      {"analyze " + trace + " --json " + trace, trace},
+      {"analyze " + trace + " --graph " + graph + " --json " + graph, graph},
+      {"calibrate " + meas + " -o " + meas, meas},
+      {"validate " + data + " --csv " + data, data},
+  };
+  for (const auto& [args, input] : cases) {
+    const std::string before = read_file(input);
+    expect_refused(args, input, "is the command's own input file");
+    EXPECT_EQ(read_file(input), before) << args;
+  }
+}
+
+// SIGINT and SIGTERM stop a sweep between candidates: exit 128 + signal, one line, the old output
+// kept. The sweep (every aligned tile of a 4096 x 4096 add, on one thread) runs for seconds, so
+// the signal comes while it runs.
+TEST(Hostile, SignalsStopASweepAndKeepTheOldOutput) {
+  const std::string cfg = write_temp("long_sweep.json", R"({"op": "add", "shape": [4096, 4096],
+    "dtype": "fp32", "candidates": {"generate_tiles": {"max": [64, 4096]}}})");
+  const std::string out = write_temp("old.csv", "old\n");
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const std::string err = temp_dir() + "/sweep_err.txt";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (!std::freopen(err.c_str(), "w", stderr) || !std::freopen("/dev/null", "w", stdout))
+        _exit(99);
+      execl(TILESIM_BINARY, TILESIM_BINARY, "sweep", cfg.c_str(), "-q", "-j", "1", "--csv",
+            out.c_str(), static_cast<char*>(nullptr));
+      _exit(98);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    const std::string text = read_file(err);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_NE(text.find(sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(read_file(out), "old\n");
+  }
+}
+
+}  // namespace
+}  // namespace tilesim
