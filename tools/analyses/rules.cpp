@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "sim/pypto_runtime.hpp"
 #include "tools/analyses/sweep.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/sweep_config.hpp"
@@ -532,12 +533,13 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
     if (k.verdict != Verdict::kHolds)
       k.why = fmt::format(
           "the fragmented side's slope is the scheduler threads' throughput: loop 32, {}. The "
-          "structure is PyPTO's runtime code (3 scheduler threads of 16 AIV + 8 AIC, "
+          "structure is PyPTO's runtime code ({} scheduler threads over {} AIV + {} AIC, "
           "device_common.h CalcSchAicpuNumByBlockDim; polling of busy cores only and per-edge "
           "resolves, aicore_manager.h ResolveDepForAllAiCore / ResolveDepDyn); the per-task "
           "AICPU costs (scheduler.completion_cycles, resolve_cycles, dispatch_cycles) are PyPTO's "
           "own simulator constants (AICPUConfig.toml, [E]), with no board measurement behind them",
-          at(32).evidence.empty() ? "no zone evidence" : at(32).evidence);
+          at(32).evidence.empty() ? "no zone evidence" : at(32).evidence,
+          scheduler_threads(cases.hw(), SimOptions{}), cases.hw().cores.aiv, cases.hw().cores.aic);
     k.data = {{"best", z.best},
               {"loop8_vs_best", at(8).gen_time_us / tb},
               {"loop32_vs_best", at(32).gen_time_us / tb},
