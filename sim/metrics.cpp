@@ -17,9 +17,12 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.kernel_time_us = us(sim.last_end) + launch_overhead_us(graph, hw);
 
   const size_t ncores = sim.core_types.size();
-  std::vector<std::vector<int32_t>> by_core(ncores);
+  // Each core's tasks in start order (ties by index); sorted as (start, index) pairs, which
+  // stay in cache, rather than through the task records.
+  std::vector<std::vector<std::pair<double, int32_t>>> by_core(ncores);
   for (size_t i = 0; i < sim.tasks.size(); ++i)
-    by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(static_cast<int32_t>(i));
+    by_core[static_cast<size_t>(sim.tasks[i].core)].emplace_back(sim.tasks[i].start,
+                                                                 static_cast<int32_t>(i));
 
   std::vector<PsgMetrics> psg(graph.psg_names.size());
   for (size_t p = 0; p < psg.size(); ++p) psg[p].name = graph.psg_names[p];
@@ -27,16 +30,13 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   for (size_t c = 0; c < ncores; ++c) {
     auto& list = by_core[c];
     if (list.empty()) continue;
-    std::sort(list.begin(), list.end(), [&](int32_t a, int32_t b) {
-      const auto &ra = sim.tasks[static_cast<size_t>(a)], &rb = sim.tasks[static_cast<size_t>(b)];
-      return ra.start != rb.start ? ra.start < rb.start : a < b;
-    });
+    if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
     CoreMetrics cm;
     cm.core = static_cast<int32_t>(c);
     cm.type = sim.core_types[c];
     double prev_end = sim.first_start;
     double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
-    for (int32_t t : list) {
+    for (const auto& [start, t] : list) {
       const auto& r = sim.tasks[static_cast<size_t>(t)];
       const auto& task = graph.tasks[static_cast<size_t>(t)];
       const auto& cost = sim.kind_costs[static_cast<size_t>(task.kind)];

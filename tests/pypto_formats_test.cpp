@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <ostream>
+#include <random>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
@@ -21,6 +24,8 @@
 #include "sim/timeline_metrics.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/json_array_scanner.hpp"
+#include "tools/formats/json_stream.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
@@ -345,6 +350,185 @@ TEST(Replay, HugeExecTimesAreRefused) {
                       "4.504e+15"),
             std::string::npos);
   EXPECT_EQ(error_of([&] { graph_of(graph(4, "1e12")); }), "(no error)");
+}
+
+// ---------------------------------------------------------------- batches and threads
+
+// What a scan found.
+struct Scanned {
+  JsonArrayScanner::Stop stop;
+  bool closed;
+  size_t close_at, cut, commas_before_cut, commas, scanned;
+  bool operator==(const Scanned&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Scanned& s) {
+  return os << "stop " << static_cast<int>(s.stop) << " closed " << s.closed << " at " << s.close_at
+            << " cut " << s.cut << " (" << s.commas_before_cut << " before) commas " << s.commas
+            << " scanned " << s.scanned;
+}
+Scanned result_of(const JsonArrayScanner& s, size_t scanned) {
+  return {s.stop(),   s.closed(), s.closed() ? s.close_at() : 0, s.cut(), s.commas_before_cut(),
+          s.commas(), scanned};
+}
+// Byte by byte, all at once.
+Scanned scan_by_bytes(const std::string& text, int max_depth) {
+  JsonArrayScanner s(max_depth);
+  size_t scanned = 0;
+  s.scan_bytes(text.data(), text.size(), scanned);
+  return result_of(s, scanned);
+}
+// By blocks, the text arriving `chunk` bytes at a time.
+Scanned scan_by_blocks(const std::string& text, int max_depth, size_t chunk) {
+  JsonArrayScanner s(max_depth);
+  size_t scanned = 0;
+  for (size_t have = std::min(chunk, text.size());; have = std::min(have + chunk, text.size())) {
+    s.scan(text.data(), have, scanned, have == text.size());
+    if (have == text.size() || s.closed() || s.stop() != JsonArrayScanner::Stop::kNone) break;
+  }
+  return result_of(s, scanned);
+}
+
+TEST(JsonArrayScanner, HandCountedStructure) {
+  // Strings hold brackets, commas and escaped quotes; the block boundary (64) falls in one.
+  const std::string head = R"({"a": "x,]\"[,"}, [1, {"b": [2, 3]}], "s,)";
+  const std::string text = head + std::string(40, 'y') + R"(", 4 ] tail)";
+  for (const size_t chunk : {size_t{1}, size_t{7}, size_t{64}, text.size()}) {
+    const Scanned s = scan_by_blocks(text, 64, chunk);
+    EXPECT_TRUE(s.closed) << chunk;
+    EXPECT_EQ(s.close_at, text.find(" ] tail") + 1);
+    EXPECT_EQ(s.commas, 3u);  // after the object, after [...], after the string
+    EXPECT_EQ(s.cut, text.rfind(", 4"));
+    EXPECT_EQ(s.commas_before_cut, 2u);
+    EXPECT_EQ(s, scan_by_bytes(text, 64));
+  }
+  // Depth: the array is level 1, so [[[ ]]] inside it reaches 4.
+  EXPECT_EQ(scan_by_blocks(std::string(70, ' ') + "[[[1]]]]", 3, 80).stop,
+            JsonArrayScanner::Stop::kTooDeep);
+  EXPECT_EQ(scan_by_blocks(std::string(70, ' ') + "[[[1]]]]", 3, 80).scanned, 72u);
+  EXPECT_TRUE(scan_by_blocks(std::string(70, ' ') + "[[[1]]]]", 4, 80).closed);
+  EXPECT_EQ(scan_by_blocks(std::string(100, ' ') + "}", 64, 200).stop,
+            JsonArrayScanner::Stop::kClosedByBrace);
+}
+
+// The block path and the byte path agree on random text rich in structure, quotes and escapes,
+// however the text arrives.
+TEST(JsonArrayScanner, BlocksAndBytesAgreeOnRandomText) {
+  std::mt19937 rng(20261201);
+  // Backslashes send a block down the byte path: a third of the rounds have none, a third one in
+  // ~200 bytes.
+  // Three openers to two closers: the depth drifts up, so most texts run long.
+  const std::string alphabet = "[{[]},\"a1 :,,\"bcdefgh";
+  int long_block_rounds = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(rng() % 700, ' ');
+    const unsigned escapes = round % 3 == 0 ? 0 : round % 3 == 1 ? 200 : 8;
+    for (char& c : text)
+      c = escapes > 0 && rng() % escapes == 0 ? '\\' : alphabet[rng() % alphabet.size()];
+    const int depth = 2 + static_cast<int>(rng() % 63);
+    const size_t chunk = 1 + rng() % 200;
+    const Scanned blocks = scan_by_blocks(text, depth, chunk);
+    ASSERT_EQ(blocks, scan_by_bytes(text, depth))
+        << "round " << round << " depth " << depth << " chunk " << chunk << ": " << text;
+    long_block_rounds += escapes == 0 && blocks.scanned >= 256;
+  }
+  EXPECT_GT(long_block_rounds, 150);  // the block path did the work
+}
+
+// A chain-free layered graph of n tasks (~100 B each): task i depends on tasks i - 1000 and
+// i - 999; the f-th task gets `edit(i, task)` applied to its text.
+std::string batch_graph(int n, const std::function<void(int, nlohmann::json&)>& edit = {}) {
+  std::string text = "[\n";
+  for (int i = 0; i < n; ++i) {
+    nlohmann::json succ = nlohmann::json::array();
+    for (const int s : {i + 1000, i + 1001})
+      if (s < n) succ.push_back(s);
+    nlohmann::json t = {{"taskId", i},
+                        {"funcName", "f" + std::to_string(i % 7)},
+                        {"coreType", i % 5 == 0 ? "AIC" : "AIV"},
+                        {"execTime", 100 + i % 13},
+                        {"remainingPredecessors", (i >= 1000) + (i >= 1001)},
+                        {"successors", succ}};
+    if (edit) edit(i, t);
+    text += t.dump() + (i + 1 < n ? ",\n" : "\n");
+  }
+  return text + "]\n";
+}
+
+// The first element index of every batch the stream cuts `text` into.
+std::vector<size_t> batch_starts(const std::string& text) {
+  struct Skip : JsonBatchReader {
+    void element(size_t, simdjson::ondemand::value) override {}
+  };
+  std::vector<size_t> starts;
+  JsonStream stream(text, "fixture.json", "test document");
+  stream.for_each_batch(
+      1,
+      [&](size_t first) {
+        starts.push_back(first);
+        return std::make_unique<Skip>();
+      },
+      [](std::unique_ptr<JsonBatchReader>, bool) {}, [](JsonScalar::Type) {});
+  return starts;
+}
+
+// 40,000 tasks (~4 MB) are read in several batches; on 1, 2 and 4 threads the graph, its
+// simulation and the first error are the same.
+TEST(Replay, BatchesOnAnyThreadCountGiveOneGraphAndOneFirstError) {
+  const int n = 40000;
+  const std::string text = batch_graph(n);
+  const std::vector<size_t> starts = batch_starts(text);
+  ASSERT_GE(starts.size(), 3u);
+  EXPECT_EQ(starts[0], 0u);
+  const Hardware hw = ideal_runtime_hw();
+  const PyptoGraph one = pypto_graph_from_text(text, "fixture.json", 1);
+  ASSERT_EQ(one.graph.tasks.size(), static_cast<size_t>(n));
+  EXPECT_EQ(one.graph.num_edges(), 2 * (n - 1000) - 1);
+  EXPECT_EQ(one.graph.psg_names.size(), 7u);
+  const double end = simulate_costed(one.graph, one.kind_costs, hw).last_end;
+  for (const int threads : {2, 4}) {
+    const PyptoGraph many = pypto_graph_from_text(text, "fixture.json", threads);
+    EXPECT_EQ(many.task_ids, one.task_ids);
+    EXPECT_EQ(many.graph.psg_names, one.graph.psg_names);
+    ASSERT_EQ(many.graph.tasks.size(), one.graph.tasks.size());
+    for (size_t i = 0; i < one.graph.tasks.size(); i += 997) {
+      EXPECT_EQ(many.graph.tasks[i].kind, one.graph.tasks[i].kind);
+      const auto t = static_cast<int32_t>(i);
+      EXPECT_TRUE(std::equal(many.graph.succ_begin(t), many.graph.succ_end(t),
+                             one.graph.succ_begin(t), one.graph.succ_end(t)));
+    }
+    EXPECT_EQ(simulate_costed(many.graph, many.kind_costs, hw).last_end, end);
+  }
+  // Errors in two batches, and malformed text in a third: the earliest is reported.
+  const size_t a = starts[1] + 3, b = starts[2] + 5;
+  std::string bad = batch_graph(n, [&](int i, nlohmann::json& t) {
+    if (static_cast<size_t>(i) == a) t["coreType"] = "NPU";
+    if (static_cast<size_t>(i) == b) t["execTime"] = -1;
+  });
+  bad.replace(bad.rfind("\"taskId\""), 8, "\"taskId\" 1");
+  for (const int threads : {1, 2, 4}) {
+    const std::string msg = error_of([&] { pypto_graph_from_text(bad, "fixture.json", threads); });
+    EXPECT_NE(
+        msg.find(fmt::format("element {} (taskId {}).coreType: \"NPU\" is not allowed", a, a)),
+        std::string::npos)
+        << threads << " threads: " << msg;
+  }
+  // tilesimRoot on element 0 and missing from a batch's first element on: that element is named
+  // (the batch itself is consistent; the join holds it to element 0).
+  // (Elements from k on carry an ignored key of the same length instead, so the batches are
+  // cut where they are cut in the text with a tilesimRoot everywhere.)
+  auto roots_before = [&](size_t k) {
+    return batch_graph(n, [&](int i, nlohmann::json& t) {
+      t[static_cast<size_t>(i) < k ? "tilesimRoot" : "tilesimRooX"] = i / 1000;
+    });
+  };
+  const size_t k = batch_starts(roots_before(n))[2];
+  const std::string rooted = roots_before(k);
+  for (const int threads : {1, 2})
+    EXPECT_NE(error_of([&] { pypto_graph_from_text(rooted, "fixture.json", threads); })
+                  .find(fmt::format("element {} (taskId {}): tilesimRoot missing (element 0 has "
+                                    "one",
+                                    k, k)),
+              std::string::npos);
 }
 
 // ---------------------------------------------------------------- export and round trip

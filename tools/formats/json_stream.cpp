@@ -4,12 +4,19 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/info.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
+
 #include "model/error.hpp"
+#include "tools/formats/json_array_scanner.hpp"
 
 namespace tilesim {
 
@@ -18,9 +25,9 @@ namespace {
 namespace od = simdjson::ondemand;
 
 // Text parsed at once: its structural index is about four times as large, so a batch costs
-// ~20 MB however large the file.
-constexpr size_t kBatchBytes = size_t{4} << 20;
-constexpr size_t kReadBytes = size_t{1} << 20;
+// ~5 MB however large the file (per thread parsing).
+constexpr size_t kBatchBytes = size_t{1} << 20;
+constexpr size_t kReadBytes = size_t{256} << 10;
 constexpr int kMaxDepth = JsonReader::kMaxJsonDepth;
 
 JsonScalar::Type type_of_first(char c) {
@@ -43,18 +50,6 @@ JsonScalar::Type type_of_first(char c) {
 bool at_end(od::document& doc) {
   return doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
 }
-
-// Bytes the batch scanner stops at: inside a string, its end or an escape; outside, structure.
-constexpr auto kInString = [] {
-  std::array<bool, 256> t{};
-  t['"'] = t['\\'] = true;
-  return t;
-}();
-constexpr auto kStructural = [] {
-  std::array<bool, 256> t{};
-  for (const unsigned char c : std::string_view("\"[]{},")) t[c] = true;
-  return t;
-}();
 
 bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -261,115 +256,175 @@ void JsonStream::check_ignored(od::value v, int depth) const {
   }
 }
 
-void JsonStream::for_each_element(const std::function<void(size_t, od::value)>& element,
-                                  const std::function<void(JsonScalar::Type)>& not_array) {
+namespace {
+
+// One batch of whole elements on its way through the pipeline: its text (wrapped in '[' ']'),
+// where it starts, and what became of it.
+struct Batch {
+  std::optional<simdjson::padded_string> text;
+  uint64_t first_byte = 0;  // of its first element, in the file
+  size_t first_index = 0;   // its first element's index
+  std::unique_ptr<JsonBatchReader> reader;
+  std::exception_ptr error;  // reading the text, or the file after the last batch, failed
+};
+
+}  // namespace
+
+void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const BatchDone& done,
+                                const std::function<void(JsonScalar::Type)>& not_array) {
   const auto source = open();
   std::istream& in = *source;
-  std::string buf;       // text not yet parsed, from the current batch's first element
+  std::string buf;       // text not yet cut into a batch, from the next batch's first element
   size_t scanned = 0;    // buf[0, scanned) is scanned
-  size_t cut = 0;        // a top-level comma in buf ending the batch (0: none yet)
   uint64_t dropped = 0;  // bytes of the file before buf
-  bool started = false, closed = false, in_string = false, escaped = false;
-  int depth = 0;
-  size_t index = 0;
+  size_t next_index = 0;
+  bool started = false, finished = false;
+  JsonArrayScanner scan(kMaxDepth);
+  std::vector<char> chunk(kReadBytes);
 
-  // Parses buf[0, end) as the elements of an array; drops them (and the comma after) from buf.
-  auto parse_batch = [&](size_t end) {
-    simdjson::padded_string batch(end + 2);
-    batch.data()[0] = '[';
-    std::copy(buf.data(), buf.data() + end, batch.data() + 1);
-    batch.data()[end + 1] = ']';
-    try {
-      od::document doc = parser_.iterate(batch);
-      for (auto item : doc.get_array()) element(index++, item.value());
-      if (!at_end(doc)) malformed(fmt::format("unexpected text near byte {}", dropped + end));
-    } catch (const simdjson::simdjson_error& e) {
-      malformed(fmt::format("{} (in the elements from byte {} on, element {} or later)", e.what(),
-                            dropped, index));
-    }
+  // The elements in buf[0, end) as a batch; dropped from buf with the comma after them.
+  auto take = [&](size_t end, size_t elements) {
+    auto b = std::make_shared<Batch>();
+    b->text.emplace(end + 2);
+    char* t = b->text->data();
+    t[0] = '[';
+    std::copy(buf.data(), buf.data() + end, t + 1);
+    t[end + 1] = ']';
+    b->first_byte = dropped;
+    b->first_index = next_index;
+    next_index += elements;
     const size_t next = std::min(end + 1, buf.size());
     buf.erase(0, next);
     dropped += next;
     scanned -= next;
+    scan.drop(next, elements);
+    return b;
   };
 
-  std::vector<char> chunk(kReadBytes);
-  size_t close_at = 0;  // the array's ']' in buf
-  while (!closed) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<size_t>(in.gcount());
-    if (got == 0) break;
-    buf.append(chunk.data(), got);
-    if (!started) {
-      size_t p = 0;
-      while (p < buf.size() && is_space(buf[p])) ++p;
-      if (p == buf.size()) {
-        dropped += buf.size();
-        buf.clear();
-        continue;
-      }
-      if (buf[p] != '[') {
-        if (std::string_view("{\"tfn-0123456789").find(buf[p]) == std::string_view::npos)
-          malformed(fmt::format("unexpected '{}' at byte {}", buf[p], dropped + p));
-        not_array(type_of_first(buf[p]));
-      }
-      started = true;
-      depth = 1;
-      buf.erase(0, p + 1);
-      dropped += p + 1;
-    }
-    // The structure outside strings: depth, and the top-level commas that may end a batch. The
-    // bytes between the ones that matter are skipped by table.
-    const char* const data = buf.data();
-    const size_t size = buf.size();
-    for (; scanned < size; ++scanned) {
-      if (in_string) {
-        if (escaped) {  // the character after a backslash
-          escaped = false;
+  // The next batch, or the end: reads and scans the file until a batch is cut.
+  auto next_batch = [&]() -> std::shared_ptr<Batch> {
+    bool at_end = false;
+    while (!scan.closed()) {
+      if (scan.cut() > 0 && scan.cut() >= kBatchBytes)
+        return take(scan.cut(), scan.commas_before_cut() + 1);
+      if (at_end) break;
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto got = static_cast<size_t>(in.gcount());
+      at_end = got == 0;
+      buf.append(chunk.data(), got);
+      if (!started) {
+        if (at_end) break;
+        size_t p = 0;
+        while (p < buf.size() && is_space(buf[p])) ++p;
+        if (p == buf.size()) {
+          dropped += buf.size();
+          buf.clear();
           continue;
         }
-        while (scanned < size && !kInString[static_cast<unsigned char>(data[scanned])]) ++scanned;
-        if (scanned == size) break;
-        if (data[scanned] == '\\')
-          escaped = true;
-        else
-          in_string = false;
-        continue;
-      }
-      while (scanned < size && !kStructural[static_cast<unsigned char>(data[scanned])]) ++scanned;
-      if (scanned == size) break;
-      const char c = data[scanned];
-      if (c == '"') {
-        in_string = true;
-      } else if (c == '[' || c == '{') {
-        if (++depth > kMaxDepth) too_deep();
-      } else if (c == ']' || c == '}') {
-        if (--depth == 0) {
-          if (c != ']')
-            malformed(fmt::format("'}}' closes the array near byte {}", dropped + scanned));
-          closed = true;
-          close_at = scanned;
-          break;
+        if (buf[p] != '[') {
+          if (std::string_view("{\"tfn-0123456789").find(buf[p]) == std::string_view::npos)
+            malformed(fmt::format("unexpected '{}' at byte {}", buf[p], dropped + p));
+          not_array(type_of_first(buf[p]));
         }
-      } else if (depth == 1) {  // a comma
-        cut = scanned;
+        started = true;
+        buf.erase(0, p + 1);
+        dropped += p + 1;
       }
+      scan.scan(buf.data(), buf.size(), scanned, at_end);
+      if (scan.stop() == JsonArrayScanner::Stop::kTooDeep) too_deep();
+      if (scan.stop() == JsonArrayScanner::Stop::kClosedByBrace)
+        malformed(fmt::format("'}}' closes the array near byte {}", dropped + scanned));
     }
-    if (!closed && cut > 0 && cut >= kBatchBytes) {
-      parse_batch(cut);
-      cut = 0;
+    if (!finished) {  // the last batch (its ']' dropped too)
+      finished = true;
+      if (!started) malformed("the file is empty");
+      if (!scan.closed()) malformed("unexpected end of file (the array is not closed)");
+      return take(scan.close_at(), scan.commas() + 1);
     }
-  }
-  if (!started) malformed("the file is empty");
-  if (!closed) malformed("unexpected end of file (the array is not closed)");
-  parse_batch(close_at);  // drops the ']' too
-  // Only white space may follow the array.
-  auto only_space = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); };
-  bool trailing = !only_space(buf);
-  while (!trailing &&
-         in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0)
-    trailing = !only_space(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
-  if (trailing) malformed("text after the top-level array");
+    // Then only white space may follow.
+    auto only_space = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); };
+    bool trailing = !only_space(buf);
+    buf.clear();
+    while (!trailing &&
+           in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0)
+      trailing = !only_space(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
+    if (trailing) malformed("text after the top-level array");
+    return nullptr;
+  };
+
+  // Parses a batch's elements into its reader.
+  tbb::enumerable_thread_specific<od::parser> parsers;
+  auto parse = [&](Batch& b) {
+    b.reader = open_batch(b.first_index);
+    size_t index = b.first_index;
+    try {
+      od::document doc = parsers.local().iterate(*b.text);
+      for (auto item : doc.get_array()) b.reader->element(index++, item.value());
+      if (!at_end(doc))
+        malformed(fmt::format("unexpected text near byte {}", b.first_byte + b.text->size() - 2));
+    } catch (const simdjson::simdjson_error& e) {
+      try {
+        malformed(fmt::format("{} (in the elements from byte {} on, element {} or later)", e.what(),
+                              b.first_byte, index));
+      } catch (...) {
+        b.error = std::current_exception();
+      }
+    } catch (...) {
+      b.error = std::current_exception();
+    }
+  };
+
+  // Three stages: cut (in order), parse (in parallel), hand over (in order). Errors travel with
+  // their batch and stop the cutting, so the first one in the file is the one thrown, whatever
+  // the thread count. Nothing throws inside the pipeline: a batch is owned by its token.
+  std::atomic<bool> stopped = false;
+  std::exception_ptr first_error;
+  auto cut_stage = [&](tbb::flow_control& fc) -> std::shared_ptr<Batch> {
+    if (stopped) {
+      fc.stop();
+      return nullptr;
+    }
+    std::shared_ptr<Batch> b;
+    try {
+      b = next_batch();
+      if (!b) {
+        fc.stop();
+        return nullptr;
+      }
+    } catch (...) {
+      b = std::make_shared<Batch>();
+      b->error = std::current_exception();
+      stopped = true;
+    }
+    return b;
+  };
+  auto parse_stage = [&](std::shared_ptr<Batch> b) {
+    if (b->text && !stopped) parse(*b);
+    b->text.reset();
+    return b;
+  };
+  auto done_stage = [&](std::shared_ptr<Batch> b) {
+    if (first_error) return;
+    try {
+      done(std::move(b->reader), b->error != nullptr);
+      if (b->error) std::rethrow_exception(b->error);
+    } catch (...) {
+      first_error = std::current_exception();
+      stopped = true;
+    }
+  };
+  tbb::task_arena arena(threads > 0 ? std::min(threads, tbb::info::default_concurrency())
+                                    : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_pipeline(static_cast<size_t>(2 * tbb::this_task_arena::max_concurrency()),
+                           tbb::make_filter<void, std::shared_ptr<Batch>>(
+                               tbb::filter_mode::serial_in_order, cut_stage) &
+                               tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(
+                                   tbb::filter_mode::parallel, parse_stage) &
+                               tbb::make_filter<std::shared_ptr<Batch>, void>(
+                                   tbb::filter_mode::serial_in_order, done_stage));
+  });
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 void JsonStream::whole(const std::function<void(od::value)>& doc_fn,

@@ -3,8 +3,8 @@
 // DOM, under the same rules as the config reader (model/json_reader.hpp): a non-regular file is
 // refused, nesting deeper than JsonReader::kMaxJsonDepth and a key repeated in one object are
 // refused, and every failure is one line naming the file. A top-level array is streamed a batch
-// of elements at a time, so memory holds one batch of text and its structural index, never the
-// whole file's.
+// of elements at a time, the batches parsed in parallel, so memory holds a few batches of text
+// and their structural indexes, never the whole file's.
 //
 // Values are read as Scalars; a value that is not what the caller needs is rejected through a
 // JsonReader on the same value (to_json), so the messages are the config reader's, word for word.
@@ -64,6 +64,14 @@ class JsonPlace {
   std::string origin_, path_;
 };
 
+// The reader of one batch of a top-level array's elements (JsonStream::for_each_batch).
+class JsonBatchReader {
+ public:
+  virtual ~JsonBatchReader() = default;
+  // Element `index` (counted from the array's first element).
+  virtual void element(size_t index, simdjson::ondemand::value v) = 0;
+};
+
 class JsonStream {
  public:
   // `what` names the document in messages ("fixed-latency task graph").
@@ -71,10 +79,18 @@ class JsonStream {
   // A document already in memory, named `origin` in messages.
   JsonStream(std::string text, std::string origin, std::string what);
 
-  // A top-level array: `element(index, value)` for each element in order; `not_array(first)`
-  // when the document is not an array (`first` is its type), which must throw.
-  void for_each_element(const std::function<void(size_t, simdjson::ondemand::value)>& element,
-                        const std::function<void(JsonScalar::Type)>& not_array);
+  // A top-level array, read a batch of elements at a time, the batches parsed on up to
+  // `threads` threads. `open(first_index)` makes the reader of a batch, which is given each of
+  // its elements in order. `done(reader, failed)` receives the batches in file order, one at a
+  // time: `failed` when reading the batch stopped at an error (the reader holds what came
+  // before it; no reader when the text around the elements was at fault). Whatever `done`
+  // throws is the error; else a failed batch's error is thrown. Either way nothing after it is
+  // read, so the error thrown is the first in the file, for any thread count.
+  // `not_array(first)` when the document is not an array (`first` is its type); it must throw.
+  using BatchOpen = std::function<std::unique_ptr<JsonBatchReader>(size_t first_index)>;
+  using BatchDone = std::function<void(std::unique_ptr<JsonBatchReader>, bool failed)>;
+  void for_each_batch(int threads, const BatchOpen& open, const BatchDone& done,
+                      const std::function<void(JsonScalar::Type)>& not_array);
   // Any document, whole (for inputs that are not one big array); `not_composite(type)` when it
   // is neither an array nor an object, which must throw.
   void whole(const std::function<void(simdjson::ondemand::value)>& doc,
@@ -109,7 +125,7 @@ class JsonStream {
   std::filesystem::path file_;
   std::optional<std::string> text_;  // the document, when it came from memory
   std::string origin_, what_;
-  simdjson::ondemand::parser parser_;
+  simdjson::ondemand::parser parser_;  // for whole()
 };
 
 }  // namespace tilesim

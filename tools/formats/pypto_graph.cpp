@@ -38,6 +38,26 @@ struct RawTasks {
   std::vector<std::string> funcs;
   bool with_root = false;
   size_t size() const { return id.size(); }
+
+  // Appends the next batch's tasks; `func_index` maps this object's funcs to their index.
+  void append(const RawTasks& b, std::unordered_map<std::string, int32_t>& func_index) {
+    std::vector<int32_t> remap(b.funcs.size());
+    for (size_t f = 0; f < b.funcs.size(); ++f) {
+      const auto [it, fresh] = func_index.emplace(b.funcs[f], static_cast<int32_t>(funcs.size()));
+      if (fresh) funcs.push_back(b.funcs[f]);
+      remap[f] = it->second;
+    }
+    auto extend = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    extend(id, b.id);
+    for (const int32_t f : b.func) func.push_back(remap[static_cast<size_t>(f)]);
+    extend(core, b.core);
+    extend(exec, b.exec);
+    extend(remaining, b.remaining);
+    extend(root, b.root);
+    const size_t base = succ.size();
+    extend(succ, b.succ);
+    for (size_t i = 1; i < b.succ_off.size(); ++i) succ_off.push_back(base + b.succ_off[i]);
+  }
 };
 
 // Where element `index` is: "element 3", or "element 3 (taskId 7)" once its id is known.
@@ -64,13 +84,27 @@ int64_t int64_at_least(const JsonScalar& v, int64_t min, const Place& at) {
   at().reject(v, [&](const JsonReader& r) { r.integer(min); });
 }
 
-// Reads task elements into RawTasks. An element's keys come in any order: their values are taken
-// first, then checked in the format's order, so every message after taskId names the task.
-class TaskReader {
- public:
-  TaskReader(JsonStream& stream, RawTasks& raw) : stream_(stream), raw_(raw) {}
+[[noreturn]] void root_mismatch(const std::string& origin, size_t index, int64_t id,
+                                bool element0_has_root) {
+  JsonPlace(origin, element_path(index, id))
+      .fail(element0_has_root ? "tilesimRoot missing (element 0 has one: give it on every task "
+                                "or none)"
+                              : "tilesimRoot given but element 0 has none (give it on every "
+                                "task or none)");
+}
 
-  void read(size_t index, od::value v) {
+// Reads one batch of task elements into its own RawTasks. An element's keys come in any order:
+// their values are taken first, then checked in the format's order, so every message after
+// taskId names the task.
+class TaskReader : public JsonBatchReader {
+ public:
+  TaskReader(const JsonStream& stream, size_t first_index)
+      : stream_(stream), first_index_(first_index) {}
+
+  RawTasks raw_;
+  size_t first_index() const { return first_index_; }
+
+  void element(size_t index, od::value v) override {
     if (index >= static_cast<size_t>(max_tasks()))
       JsonPlace(stream_.origin(), "")
           .fail(fmt::format("the graph has more than {} tasks; the limit is {:.3g}; raise it "
@@ -98,8 +132,7 @@ class TaskReader {
     for (auto member : v.get_object()) {
       od::field field = JsonStream::field(member);
       const std::string_view key = JsonStream::key(field);
-      const auto k = static_cast<Key>(std::find(std::begin(kNames), std::end(kNames), key) -
-                                      std::begin(kNames));
+      const Key k = key_of(key);
       if (k == kKeys) {  // informative keys (predecessors, semanticLabel, ...): checked, ignored
         stream_.check_new_key(key, other_keys_);
         stream_.check_ignored(field.value(), 2);
@@ -108,10 +141,37 @@ class TaskReader {
       if (present_[k]) stream_.repeated_key(key);
       present_[k] = true;
       od::value fv = field.value();
-      values_[k] = JsonStream::scalar(fv);
+      values_[k] = k == kFuncName || k == kCoreType ? string_scalar(fv) : int_scalar(fv);
       if (k == kSuccessors && values_[k].type == JsonScalar::Type::kArray)
-        for (auto item : fv.get_array()) succ_items_.push_back(JsonStream::scalar(item.value()));
+        for (auto item : fv.get_array()) succ_items_.push_back(int_scalar(item.value()));
     }
+  }
+
+  static Key key_of(std::string_view key) {
+    // By length first: the names' lengths differ but for funcName / coreType / execTime.
+    for (int k = 0; k < kKeys; ++k)
+      if (kNames[k].size() == key.size() && kNames[k] == key) return static_cast<Key>(k);
+    return kKeys;
+  }
+
+  // The scalar of a value that is usually an integer (ids, counts, cycles) or a string (names):
+  // read directly when it is one, else through the general JsonStream::scalar. A failed typed
+  // read leaves the value unread, so the general read sees it whole.
+  static JsonScalar int_scalar(od::value v) {
+    JsonScalar s;
+    if (v.get_int64().get(s.i) == simdjson::SUCCESS) {
+      s.type = JsonScalar::Type::kInt;
+      return s;
+    }
+    return JsonStream::scalar(v);
+  }
+  static JsonScalar string_scalar(od::value v) {
+    JsonScalar s;
+    if (v.get_string().get(s.text) == simdjson::SUCCESS) {
+      s.type = JsonScalar::Type::kString;
+      return s;
+    }
+    return JsonStream::scalar(v);
   }
 
   const JsonScalar& value(Key k, size_t index, const std::optional<int64_t>& id) const {
@@ -164,14 +224,11 @@ class TaskReader {
                          fmt::format("{}.successors[{}]", element_path(index, id), k));
       }));
     raw_.succ_off.push_back(raw_.succ.size());
-    // tilesimRoot on every task or none.
-    if (index == 0) raw_.with_root = present_[kRoot];
+    // tilesimRoot on every task or none (the batch's first element speaks for it; the batches
+    // are held to element 0 as they are joined).
+    if (index == first_index_) raw_.with_root = present_[kRoot];
     if (present_[kRoot] != raw_.with_root)
-      JsonPlace(stream_.origin(), element_path(index, id))
-          .fail(raw_.with_root ? "tilesimRoot missing (element 0 has one: give it on every task "
-                                 "or none)"
-                               : "tilesimRoot given but element 0 has none (give it on every "
-                                 "task or none)");
+      root_mismatch(stream_.origin(), index, id, raw_.with_root);
     if (raw_.with_root)
       raw_.root.push_back(int64_at_least(values_[kRoot], 0, place_of(kRoot, index, id)));
     raw_.id.push_back(id);
@@ -190,8 +247,8 @@ class TaskReader {
     return last_ = it->second;
   }
 
-  JsonStream& stream_;
-  RawTasks& raw_;
+  const JsonStream& stream_;
+  const size_t first_index_;
   bool present_[kKeys] = {};
   JsonScalar values_[kKeys];
   std::vector<JsonScalar> succ_items_;
@@ -409,12 +466,27 @@ void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Su
   g.finalize();
 }
 
-PyptoGraph read_graph(JsonStream& stream) {
+PyptoGraph read_graph(JsonStream& stream, int threads) {
   const std::string& origin = stream.origin();
   RawTasks raw;
-  TaskReader reader(stream, raw);
-  stream.for_each_element(
-      [&](size_t index, od::value v) { reader.read(index, v); },
+  std::unordered_map<std::string, int32_t> func_index;
+  bool joined_any = false;
+  stream.for_each_batch(
+      threads,
+      [&](size_t first_index) { return std::make_unique<TaskReader>(stream, first_index); },
+      [&](std::unique_ptr<JsonBatchReader> reader, bool failed) {
+        if (!reader) return;
+        const auto& batch = static_cast<const TaskReader&>(*reader);
+        const RawTasks& b = batch.raw_;
+        if (b.size() == 0) return;
+        // Element 0 says whether every task has a tilesimRoot; the batch's first element may
+        // be the first to differ (the batch checked the rest against it).
+        if (!joined_any) raw.with_root = b.with_root;
+        if (b.with_root != raw.with_root)
+          root_mismatch(origin, batch.first_index(), b.id[0], raw.with_root);
+        joined_any = true;
+        if (!failed) raw.append(b, func_index);
+      },
       [&](JsonScalar::Type type) {
         JsonPlace(origin, "")
             .fail(std::string("expected a fixed-latency task graph (a JSON array "
@@ -447,18 +519,18 @@ PyptoGraph read_graph(JsonStream& stream) {
 
 }  // namespace
 
-PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin) {
+PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin, int threads) {
   JsonStream stream(std::move(text), origin, "fixed-latency task graph");
-  return read_graph(stream);
+  return read_graph(stream, threads);
 }
 
 PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin) {
   return pypto_graph_from_text(doc.dump(), origin);
 }
 
-PyptoGraph load_pypto_graph(const std::filesystem::path& file) {
+PyptoGraph load_pypto_graph(const std::filesystem::path& file, int threads) {
   JsonStream stream(file, "fixed-latency task graph");
-  return read_graph(stream);
+  return read_graph(stream, threads);
 }
 
 nlohmann::ordered_json pypto_graph_to_json(const TaskGraph& graph, const SimResult& sim) {

@@ -55,10 +55,12 @@ struct PyptoGraph {
   int64_t hub_tasks = 0;              // zero-duration tasks on AIV cores
 };
 
-// Read with simdjson On-Demand, a batch of tasks at a time (tools/formats/json_stream.hpp): no
-// DOM, so a million-task graph takes ~150 MB. At most max_tasks() tasks (--max-tasks).
-PyptoGraph load_pypto_graph(const std::filesystem::path& file);
-PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin);
+// Read with simdjson On-Demand, a batch of tasks at a time (tools/formats/json_stream.hpp), the
+// batches parsed on `threads` threads (0: every core; the graph and any error are the same for
+// every count): no DOM, so a million-task graph takes ~200 MB. At most max_tasks() tasks
+// (--max-tasks).
+PyptoGraph load_pypto_graph(const std::filesystem::path& file, int threads = 0);
+PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin, int threads = 0);
 PyptoGraph pypto_graph_from_json(const nlohmann::json& doc, const std::string& origin);
 
 // The simulated graph in the fixed-latency format: taskId = task index, funcName = PSG name,
