@@ -77,11 +77,13 @@ void BM_ReplayFile(benchmark::State& state) {
   count(state, state.range(0));
 }
 
-// Reading only: JSON text -> validated TaskGraph and kind costs.
+// Reading only: JSON text -> validated TaskGraph and kind costs, on range(1) threads (0: every
+// core).
 void BM_ReplayParse(benchmark::State& state) {
   const std::string text = layered_graph_json(state.range(0));
+  const auto threads = static_cast<int>(state.range(1));
   for (auto _ : state)
-    benchmark::DoNotOptimize(pypto_graph_from_text(text, "bench").graph.tasks.size());
+    benchmark::DoNotOptimize(pypto_graph_from_text(text, "bench", threads).graph.tasks.size());
   count(state, state.range(0));
 }
 
@@ -94,9 +96,24 @@ void BM_ReplaySimulate(benchmark::State& state) {
   count(state, state.range(0));
 }
 
+// Metrics only, of the simulated graph.
+void BM_ReplayMetrics(benchmark::State& state) {
+  const PyptoGraph pg = pypto_graph_from_text(layered_graph_json(state.range(0)), "bench");
+  const Hardware hw = load_hardware(default_hardware_path());
+  const SimResult sim = simulate_costed(pg.graph, pg.kind_costs, hw);
+  for (auto _ : state) benchmark::DoNotOptimize(compute_metrics(pg.graph, sim, hw).gen_time_us);
+  count(state, state.range(0));
+}
+
 BENCHMARK(BM_ReplayFile)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReplayParse)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReplaySimulate)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayParse)
+    ->Args({100'000, 1})
+    ->Args({100'000, 0})
+    ->Args({1'000'000, 1})
+    ->Args({1'000'000, 0})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplaySimulate)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayMetrics)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tilesim

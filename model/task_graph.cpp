@@ -63,6 +63,11 @@ int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core, int
   return static_cast<int32_t>(tasks.size() - 1);
 }
 
+void TaskGraph::reserve(size_t num_tasks, size_t num_edges) {
+  tasks.reserve(num_tasks);
+  edges_.reserve(num_edges);
+}
+
 void TaskGraph::add_edge(int32_t from, int32_t to) {
   edges_.emplace_back(from, to);
 }

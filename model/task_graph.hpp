@@ -142,6 +142,8 @@ class TaskGraph {
   // A bool in the launch's place is a continues_block flag missing its launch: refuse it.
   int32_t add_task(int32_t kind, int32_t root, int32_t pinned_core, bool launch) = delete;
   void add_edge(int32_t from, int32_t to);  // `to` depends on `from`
+  // Room for this many tasks and edges (a graph read from a file knows its size).
+  void reserve(size_t num_tasks, size_t num_edges);
   void add_access(int32_t task, Access a);
   // Builds the successor lists and in-degrees; call once after the last add_edge.
   void finalize();

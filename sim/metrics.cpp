@@ -20,6 +20,9 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   // Each core's tasks in start order (ties by index); sorted as (start, index) pairs, which
   // stay in cache, rather than through the task records.
   std::vector<std::vector<std::pair<double, int32_t>>> by_core(ncores);
+  std::vector<size_t> on_core(ncores, 0);
+  for (const auto& r : sim.tasks) ++on_core[static_cast<size_t>(r.core)];
+  for (size_t c = 0; c < ncores; ++c) by_core[c].reserve(on_core[c]);
   for (size_t i = 0; i < sim.tasks.size(); ++i)
     by_core[static_cast<size_t>(sim.tasks[i].core)].emplace_back(sim.tasks[i].start,
                                                                  static_cast<int32_t>(i));

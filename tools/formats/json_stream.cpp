@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -126,6 +127,13 @@ JsonStream::JsonStream(std::filesystem::path file, std::string what)
 
 JsonStream::JsonStream(std::string text, std::string origin, std::string what)
     : text_(std::move(text)), origin_(std::move(origin)), what_(std::move(what)) {}
+
+uint64_t JsonStream::size_bytes() const {
+  if (text_) return text_->size();
+  std::error_code ec;
+  const uintmax_t n = std::filesystem::file_size(file_, ec);
+  return ec ? 0 : n;
+}
 
 std::unique_ptr<std::istream> JsonStream::open() const {
   if (text_) return std::make_unique<std::istringstream>(*text_);
@@ -261,11 +269,38 @@ namespace {
 // One batch of whole elements on its way through the pipeline: its text (wrapped in '[' ']'),
 // where it starts, and what became of it.
 struct Batch {
-  std::optional<simdjson::padded_string> text;
+  std::vector<char> text;  // `size` bytes and simdjson's padding (empty: no text)
+  size_t size = 0;
   uint64_t first_byte = 0;  // of its first element, in the file
   size_t first_index = 0;   // its first element's index
   std::unique_ptr<JsonBatchReader> reader;
   std::exception_ptr error;  // reading the text, or the file after the last batch, failed
+};
+
+// Batch text buffers, reused: a fresh one per batch would be fresh pages to fault in.
+class BufferPool {
+ public:
+  std::vector<char> get(size_t size) {
+    std::vector<char> b;
+    {
+      const std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        b = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (b.size() < size) b.resize(size);
+    return b;
+  }
+  void put(std::vector<char> b) {
+    if (b.empty()) return;
+    const std::lock_guard lock(mutex_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<char>> free_;
 };
 
 }  // namespace
@@ -280,13 +315,15 @@ void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const 
   size_t next_index = 0;
   bool started = false, finished = false;
   JsonArrayScanner scan(kMaxDepth);
+  BufferPool texts;
   std::vector<char> chunk(kReadBytes);
 
   // The elements in buf[0, end) as a batch; dropped from buf with the comma after them.
   auto take = [&](size_t end, size_t elements) {
     auto b = std::make_shared<Batch>();
-    b->text.emplace(end + 2);
-    char* t = b->text->data();
+    b->text = texts.get(end + 2 + simdjson::SIMDJSON_PADDING);
+    b->size = end + 2;
+    char* t = b->text.data();
     t[0] = '[';
     std::copy(buf.data(), buf.data() + end, t + 1);
     t[end + 1] = ']';
@@ -356,12 +393,18 @@ void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const 
   tbb::enumerable_thread_specific<od::parser> parsers;
   auto parse = [&](Batch& b) {
     b.reader = open_batch(b.first_index);
+    b.reader->bytes = b.size;
     size_t index = b.first_index;
     try {
-      od::document doc = parsers.local().iterate(*b.text);
+      od::parser& parser = parsers.local();
+      // Room for a whole batch at once, not grown batch by batch.
+      if (parser.capacity() < kBatchBytes + kReadBytes + 2 &&
+          parser.allocate(kBatchBytes + kReadBytes + 2) != simdjson::SUCCESS)
+        throw std::bad_alloc();
+      od::document doc = parser.iterate(b.text.data(), b.size, b.text.size());
       for (auto item : doc.get_array()) b.reader->element(index++, item.value());
       if (!at_end(doc))
-        malformed(fmt::format("unexpected text near byte {}", b.first_byte + b.text->size() - 2));
+        malformed(fmt::format("unexpected text near byte {}", b.first_byte + b.size - 2));
     } catch (const simdjson::simdjson_error& e) {
       try {
         malformed(fmt::format("{} (in the elements from byte {} on, element {} or later)", e.what(),
@@ -399,8 +442,8 @@ void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const 
     return b;
   };
   auto parse_stage = [&](std::shared_ptr<Batch> b) {
-    if (b->text && !stopped) parse(*b);
-    b->text.reset();
+    if (!b->text.empty() && !stopped) parse(*b);
+    texts.put(std::move(b->text));
     return b;
   };
   auto done_stage = [&](std::shared_ptr<Batch> b) {

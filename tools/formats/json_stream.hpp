@@ -70,6 +70,7 @@ class JsonBatchReader {
   virtual ~JsonBatchReader() = default;
   // Element `index` (counted from the array's first element).
   virtual void element(size_t index, simdjson::ondemand::value v) = 0;
+  size_t bytes = 0;  // of the batch's text
 };
 
 class JsonStream {
@@ -116,6 +117,8 @@ class JsonStream {
   [[noreturn]] void repeated_key(std::string_view key) const;
   [[noreturn]] void too_deep() const;
   const std::string& origin() const { return origin_; }
+  // The document's size in bytes (0 when the file cannot be read).
+  uint64_t size_bytes() const;
 
  private:
   [[noreturn]] void malformed(const std::string& why) const;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -38,6 +39,18 @@ struct RawTasks {
   std::vector<std::string> funcs;
   bool with_root = false;
   size_t size() const { return id.size(); }
+
+  // Room for n tasks of `edges_per_task` successors each.
+  void reserve(size_t n, double edges_per_task) {
+    id.reserve(n);
+    func.reserve(n);
+    core.reserve(n);
+    exec.reserve(n);
+    remaining.reserve(n);
+    if (with_root) root.reserve(n);
+    succ.reserve(static_cast<size_t>(static_cast<double>(n) * edges_per_task));
+    succ_off.reserve(n + 1);
+  }
 
   // Appends the next batch's tasks; `func_index` maps this object's funcs to their index.
   void append(const RawTasks& b, std::unordered_map<std::string, int32_t>& func_index) {
@@ -98,8 +111,21 @@ int64_t int64_at_least(const JsonScalar& v, int64_t min, const Place& at) {
 // taskId names the task.
 class TaskReader : public JsonBatchReader {
  public:
-  TaskReader(const JsonStream& stream, size_t first_index)
-      : stream_(stream), first_index_(first_index) {}
+  explicit TaskReader(const JsonStream& stream) : stream_(stream) {}
+
+  // Ready for the batch from element `first_index` on (the room of the last batch kept).
+  void start(size_t first_index) {
+    first_index_ = first_index;
+    for (auto* column : {&raw_.id, &raw_.remaining, &raw_.root, &raw_.succ}) column->clear();
+    raw_.func.clear();
+    raw_.core.clear();
+    raw_.exec.clear();
+    raw_.succ_off.assign(1, 0);
+    raw_.funcs.clear();
+    raw_.with_root = false;
+    func_index_.clear();
+    last_ = -1;
+  }
 
   RawTasks raw_;
   size_t first_index() const { return first_index_; }
@@ -248,7 +274,7 @@ class TaskReader : public JsonBatchReader {
   }
 
   const JsonStream& stream_;
-  const size_t first_index_;
+  size_t first_index_ = 0;
   bool present_[kKeys] = {};
   JsonScalar values_[kKeys];
   std::vector<JsonScalar> succ_items_;
@@ -424,7 +450,7 @@ void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Su
   std::map<std::tuple<int32_t, int, double>, int32_t> kind_of;
   int64_t hub_nonzero = 0;
   const size_t n = raw.size();
-  g.tasks.reserve(n);
+  g.reserve(n, succ.to.size());
   out.task_ids = raw.id;
   for (size_t i = 0; i < n; ++i) {
     double cycles = raw.exec[i];
@@ -471,21 +497,51 @@ PyptoGraph read_graph(JsonStream& stream, int threads) {
   RawTasks raw;
   std::unordered_map<std::string, int32_t> func_index;
   bool joined_any = false;
+  // Readers, reused batch after batch (their columns keep their room).
+  std::mutex spare_mutex;
+  std::vector<std::unique_ptr<JsonBatchReader>> spare;
   stream.for_each_batch(
       threads,
-      [&](size_t first_index) { return std::make_unique<TaskReader>(stream, first_index); },
+      [&](size_t first_index) {
+        std::unique_ptr<JsonBatchReader> reader;
+        {
+          const std::lock_guard lock(spare_mutex);
+          if (!spare.empty()) {
+            reader = std::move(spare.back());
+            spare.pop_back();
+          }
+        }
+        if (!reader) reader = std::make_unique<TaskReader>(stream);
+        static_cast<TaskReader&>(*reader).start(first_index);
+        return reader;
+      },
       [&](std::unique_ptr<JsonBatchReader> reader, bool failed) {
         if (!reader) return;
+        const auto keep = [&] {
+          const std::lock_guard lock(spare_mutex);
+          spare.push_back(std::move(reader));
+        };
         const auto& batch = static_cast<const TaskReader&>(*reader);
         const RawTasks& b = batch.raw_;
-        if (b.size() == 0) return;
+        if (b.size() == 0) return keep();
         // Element 0 says whether every task has a tilesimRoot; the batch's first element may
         // be the first to differ (the batch checked the rest against it).
-        if (!joined_any) raw.with_root = b.with_root;
+        if (!joined_any) {
+          // Room for the whole file's tasks, if they are like the first batch's (untouched
+          // room costs no memory).
+          raw.with_root = b.with_root;
+          const double per_task =
+              static_cast<double>(reader->bytes) / static_cast<double>(b.size());
+          raw.reserve(static_cast<size_t>(
+                          std::min(static_cast<double>(stream.size_bytes()) / per_task * 1.05,
+                                   static_cast<double>(max_tasks()))),
+                      static_cast<double>(b.succ.size()) / static_cast<double>(b.size()));
+        }
         if (b.with_root != raw.with_root)
           root_mismatch(origin, batch.first_index(), b.id[0], raw.with_root);
         joined_any = true;
         if (!failed) raw.append(b, func_index);
+        keep();
       },
       [&](JsonScalar::Type type) {
         JsonPlace(origin, "")
