@@ -137,11 +137,16 @@ class TaskReader : public JsonBatchReader {
                             "with --max-tasks",
                             index, static_cast<double>(max_tasks())),
                 ErrorKind::kLimits);
-    const JsonScalar top = JsonStream::scalar(v);
-    if (top.type != JsonScalar::Type::kObject)
+    od::object task;
+    if (v.get_object().get(task) != simdjson::SUCCESS) {
+      const JsonScalar top = JsonStream::scalar(v);
       JsonPlace(stream_.origin(), element_path(index, std::nullopt))
           .fail(std::string("expected a task object, got ") + JsonScalar::type_name(top.type));
-    collect(v);
+    }
+    if (read_plain(index, task)) return;
+    // Something is not plain: read again, each value as what it is, for the message.
+    task.reset();
+    collect(task);
     check(index);
   }
 
@@ -151,17 +156,90 @@ class TaskReader : public JsonBatchReader {
       "taskId",     "funcName",   "coreType", "execTime", "remainingPredecessors",
       "successors", "tilesimRoot"};
 
-  void collect(od::value v) {
+  // The common case, read straight into typed values: every key once, integers, a known
+  // coreType, values in range, tilesimRoot as on the batch's first task. False (the task
+  // untouched) on anything else, which the general path then reads and names.
+  bool read_plain(size_t index, od::object& task) {
+    int64_t ints[kKeys] = {};         // taskId, execTime, remainingPredecessors, tilesimRoot
+    std::string_view strings[kKeys];  // funcName, coreType
+    unsigned seen = 0;
+    succ_ids_.clear();
+    other_keys_.clear();
+    for (auto member : task) {
+      od::field field;
+      if (std::move(member).get(field) != simdjson::SUCCESS) return false;
+      const std::string_view key = JsonStream::key(field);
+      const Key k = key_of(key);
+      if (k == kKeys) {
+        skip_other(key, field);
+        continue;
+      }
+      if (seen & (1u << k)) return false;
+      seen |= 1u << k;
+      od::value fv = field.value();
+      if (k == kSuccessors) {
+        od::array items;
+        if (fv.get_array().get(items) != simdjson::SUCCESS) return false;
+        for (auto item : items) {
+          int64_t s = 0;
+          if (item.get_int64().get(s) != simdjson::SUCCESS) return false;
+          succ_ids_.push_back(s);
+        }
+      } else if ((k == kFuncName || k == kCoreType
+                      ? fv.get_string().get(strings[k])
+                      : fv.get_int64().get(ints[k])) != simdjson::SUCCESS) {
+        return false;
+      }
+    }
+    const bool has_root = (seen & (1u << kRoot)) != 0;
+    const std::optional<PyptoCore> core = core_of(strings[kCoreType]);
+    const auto exec = static_cast<double>(ints[kExecTime]);
+    if ((seen | (1u << kRoot)) != (1u << kKeys) - 1 || !core || !(exec >= 0) ||
+        exec > kMaxTaskCycles || ints[kRemaining] < 0 || ints[kRoot] < 0 ||
+        (index != first_index_ && has_root != raw_.with_root))
+      return false;
+    if (index == first_index_) raw_.with_root = has_root;
+    push(ints[kTaskId], strings[kFuncName], *core, exec, ints[kRemaining], succ_ids_, ints[kRoot]);
+    return true;
+  }
+
+  // One task, checked, into the columns.
+  void push(int64_t id, std::string_view func, PyptoCore core, double exec, int64_t remaining,
+            const std::vector<int64_t>& succ, int64_t root) {
+    raw_.succ.insert(raw_.succ.end(), succ.begin(), succ.end());
+    raw_.succ_off.push_back(raw_.succ.size());
+    if (raw_.with_root) raw_.root.push_back(root);
+    raw_.id.push_back(id);
+    raw_.func.push_back(intern(func));
+    raw_.core.push_back(core);
+    raw_.exec.push_back(exec);
+    raw_.remaining.push_back(remaining);
+  }
+
+  // An informative key (predecessors, semanticLabel, ...): checked, ignored.
+  void skip_other(std::string_view key, od::field& field) {
+    stream_.check_new_key(key, other_keys_);
+    stream_.check_ignored(field.value(), 2);
+  }
+
+  static std::optional<PyptoCore> core_of(std::string_view c) {
+    if (c == "AIV") return PyptoCore::kAiv;
+    if (c == "AIC") return PyptoCore::kAic;
+    if (c == "HUB") return PyptoCore::kHub;
+    if (c == "MIXAICORE") return PyptoCore::kMix;
+    return std::nullopt;
+  }
+
+  void collect(od::object& task) {
     std::fill(std::begin(present_), std::end(present_), false);
     succ_items_.clear();
     other_keys_.clear();
-    for (auto member : v.get_object()) {
+    for (auto member : task) {
       od::field field = JsonStream::field(member);
       const std::string_view key = JsonStream::key(field);
       const Key k = key_of(key);
-      if (k == kKeys) {  // informative keys (predecessors, semanticLabel, ...): checked, ignored
-        stream_.check_new_key(key, other_keys_);
-        stream_.check_ignored(field.value(), 2);
+      if (k == kKeys) {
+        skip_other(key, field);
         continue;
       }
       if (present_[k]) stream_.repeated_key(key);
@@ -221,16 +299,12 @@ class TaskReader : public JsonBatchReader {
     if (func.type != JsonScalar::Type::kString)
       place(kFuncName, index, id).reject(func, [](const JsonReader& r) { r.string(); });
     const JsonScalar& ct = value(kCoreType, index, id);
-    const std::string_view c = ct.type == JsonScalar::Type::kString ? ct.text : "";
-    const PyptoCore core = c == "AIV"         ? PyptoCore::kAiv
-                           : c == "AIC"       ? PyptoCore::kAic
-                           : c == "HUB"       ? PyptoCore::kHub
-                           : c == "MIXAICORE" ? PyptoCore::kMix
-                                              : [&]() -> PyptoCore {
+    const std::optional<PyptoCore> core =
+        core_of(ct.type == JsonScalar::Type::kString ? ct.text : "");
+    if (!core)
       place(kCoreType, index, id).reject(ct, [](const JsonReader& r) {
         r.one_of({"AIV", "AIC", "MIXAICORE", "HUB"});
       });
-    }();
     // A task of at most kMaxTaskCycles, and the graph's total within kMaxGraphCycles, keep every
     // time exact in double: a huge execTime once gave negative waits and -inf/nan.
     const JsonScalar& ex = value(kExecTime, index, id);
@@ -244,24 +318,20 @@ class TaskReader : public JsonBatchReader {
     const JsonScalar& succ = value(kSuccessors, index, id);
     if (succ.type != JsonScalar::Type::kArray)
       place(kSuccessors, index, id).fail("expected an array of taskIds, got " + shown(succ));
+    succ_ids_.clear();
     for (size_t k = 0; k < succ_items_.size(); ++k)
-      raw_.succ.push_back(int64_at_least(succ_items_[k], std::numeric_limits<int64_t>::min(), [&] {
+      succ_ids_.push_back(int64_at_least(succ_items_[k], std::numeric_limits<int64_t>::min(), [&] {
         return JsonPlace(stream_.origin(),
                          fmt::format("{}.successors[{}]", element_path(index, id), k));
       }));
-    raw_.succ_off.push_back(raw_.succ.size());
     // tilesimRoot on every task or none (the batch's first element speaks for it; the batches
     // are held to element 0 as they are joined).
     if (index == first_index_) raw_.with_root = present_[kRoot];
     if (present_[kRoot] != raw_.with_root)
       root_mismatch(stream_.origin(), index, id, raw_.with_root);
-    if (raw_.with_root)
-      raw_.root.push_back(int64_at_least(values_[kRoot], 0, place_of(kRoot, index, id)));
-    raw_.id.push_back(id);
-    raw_.func.push_back(intern(func.text));
-    raw_.core.push_back(core);
-    raw_.exec.push_back(exec);
-    raw_.remaining.push_back(remaining);
+    const int64_t root =
+        raw_.with_root ? int64_at_least(values_[kRoot], 0, place_of(kRoot, index, id)) : 0;
+    push(id, func.text, *core, exec, remaining, succ_ids_, root);
   }
 
   // funcName -> index; tasks of one funcName usually come together, so the last one is cached.
@@ -278,6 +348,7 @@ class TaskReader : public JsonBatchReader {
   bool present_[kKeys] = {};
   JsonScalar values_[kKeys];
   std::vector<JsonScalar> succ_items_;
+  std::vector<int64_t> succ_ids_;
   std::vector<std::string> other_keys_;
   std::unordered_map<std::string, int32_t> func_index_;
   int32_t last_ = -1;
