@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <utility>
 
 #include "model/cube_cost.hpp"
 #include "model/dma_cost.hpp"
@@ -53,6 +54,9 @@ struct PipeState {
   double mte2_mark = 0, mte3_mark = 0;  // end of the last counted busy interval
   std::deque<double> input_release;     // per past iteration: when its inputs were released
   std::deque<double> output_release;    // per past iteration: when its outputs were released
+  // Store busy time overlapped by loads issued before the store, and its union mark.
+  double mixed = 0, mixed_mark = 0;
+  std::deque<std::pair<double, double>> stores;  // store intervals starting after the last load
 };
 
 // Adds [start, end) to a union of start-ordered intervals.
@@ -73,6 +77,10 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
     p.load_free = load_start + s.load_occ;
     data_ready = p.load_free + s.load_lat;
     add_busy(p.mte2_busy, p.mte2_mark, load_start, data_ready);
+    // Stores that began before this load can no longer meet a load issued before them.
+    while (!p.stores.empty() && p.stores.front().first <= load_start) p.stores.pop_front();
+    for (const auto& [from, to] : p.stores)
+      add_busy(p.mixed, p.mixed_mark, from, std::min(to, data_ready));
   }
   double compute_end = data_ready;
   if (s.has_consumer) {
@@ -86,6 +94,8 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
     p.store_free = start + s.store_occ;
     store_end = p.store_free + s.store_lat;
     add_busy(p.mte3_busy, p.mte3_mark, start, store_end);
+    p.stores.emplace_back(start, store_end);
+    if (p.stores.size() > depth + 4) p.stores.pop_front();
   }
   p.end = std::max({p.end, data_ready, compute_end, store_end});
   p.input_release.push_back(s.has_consumer ? compute_end : kNever);
@@ -96,20 +106,25 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
 
 // All times of the state, for detecting the periodic regime.
 std::vector<double> snapshot(const PipeState& p) {
-  std::vector<double> v = {p.load_free, p.compute_free, p.store_free, p.end,
-                           p.mte2_busy, p.mte3_busy,    p.mte2_mark,  p.mte3_mark};
+  std::vector<double> v = {p.load_free, p.compute_free, p.store_free, p.end,   p.mte2_busy,
+                           p.mte3_busy, p.mte2_mark,    p.mte3_mark,  p.mixed, p.mixed_mark};
   v.insert(v.end(), p.input_release.begin(), p.input_release.end());
   v.insert(v.end(), p.output_release.begin(), p.output_release.end());
+  for (const auto& [from, to] : p.stores) v.insert(v.end(), {from, to});
   return v;
 }
 
 void shift(PipeState& p, const std::vector<double>& delta, double times) {
-  double* fields[] = {&p.load_free, &p.compute_free, &p.store_free, &p.end,
-                      &p.mte2_busy, &p.mte3_busy,    &p.mte2_mark,  &p.mte3_mark};
+  double* fields[] = {&p.load_free, &p.compute_free, &p.store_free, &p.end,   &p.mte2_busy,
+                      &p.mte3_busy, &p.mte2_mark,    &p.mte3_mark,  &p.mixed, &p.mixed_mark};
   size_t i = 0;
   for (double* f : fields) *f += delta[i++] * times;
   for (double& x : p.input_release) x += delta[i++] * times;
   for (double& x : p.output_release) x += delta[i++] * times;
+  for (auto& [from, to] : p.stores) {
+    from += delta[i++] * times;
+    to += delta[i++] * times;
+  }
 }
 
 bool same_delta(const std::vector<double>& a, const std::vector<double>& b) {
@@ -173,6 +188,7 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
   cost.cycles = p.end;
   cost.mte2_busy = p.mte2_busy;
   cost.mte3_busy = p.mte3_busy;
+  cost.mixed_share = p.mte3_busy > 0 ? std::min(1.0, p.mixed / p.mte3_busy) : 1.0;
   return cost;
 }
 

@@ -26,6 +26,9 @@ struct TaskCost {
   double gm_write_bytes = 0;
   int depth = 1;  // multi-buffering depth used
   int64_t iterations = 0;
+  // Share of mte3_busy during which a load issued before that store is still in flight: loads and
+  // stores mixed on the memory rather than in turn (sim/dma_attribution.hpp). 1 when not known.
+  double mixed_share = 1;
   double gm_bytes() const { return gm_read_bytes + gm_write_bytes; }
 };
 

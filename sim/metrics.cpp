@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/error.hpp"
+#include "sim/dma_attribution.hpp"
 #include "sim/launch_cost.hpp"
 
 namespace tilesim {
@@ -47,10 +48,9 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       wait += r.start - prev_end;
       wait_sched += r.start - std::max(prev_end, r.pred_end);
       busy += dur;
-      // Shared-bandwidth slowdown stretches the DMA pipes' busy time, never past the task.
-      const double stretch = cost.cycles > 0 ? std::max(1.0, dur / cost.cycles) : 1.0;
-      mte2 += std::min(dur, cost.mte2_busy * stretch);
-      mte3 += std::min(dur, cost.mte3_busy * stretch);
+      const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
+      mte2 += dma.mte2;
+      mte3 += dma.mte3;
       vec += cost.vec_busy;
       cube += cost.cube_busy;
       prev_end = r.end;

@@ -48,6 +48,9 @@ struct SimOptions {
 
 struct TaskRecord {
   int32_t core = -1;  // global core index: AIV cores first, then AIC cores
+  // Writes' share of the memory traffic it waited on: of its HBM demand, or of its L2 traffic when
+  // it draws nothing from HBM (sim/dma_attribution.hpp splits its shared-bandwidth delay by it).
+  float write_share = 0;
   double start = 0;
   double end = 0;
   double pred_end = -1;  // latest predecessor end (-1: no predecessor)

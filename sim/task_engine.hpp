@@ -104,6 +104,10 @@ class TaskEngine {
     const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
                                   : reads + writes * write_weight_;
+    const double hbm_writes = hbm ? all * hbm->write_hbm * write_weight_ : writes * write_weight_;
+    record(task).write_share = static_cast<float>(hbm_demand > 0 ? hbm_writes / hbm_demand
+                                                  : all > 0      ? writes / all
+                                                                 : 0.0);
     bw_.start_flow(task, t, cls, hbm_demand, all);
   }
   // Checks every task ran; fills the predecessor ends and the span.

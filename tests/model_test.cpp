@@ -141,6 +141,43 @@ TEST(TaskCost, DoubleBufferingOverlapsToTheSlowestPipe) {
   EXPECT_LT(c.cycles, cost_task_kind(streaming_kind(n, 1, bytes), hw).cycles * 0.8);
 }
 
+// Depth 1: load i+1 and store i both wait for compute i, so they leave together: no load is in
+// flight when a store begins (sim/dma_attribution.hpp: in turn).
+TEST(TaskCost, SingleBufferLoadsMeetStoresInTurn) {
+  const Hardware hw = default_hw();
+  const TaskCost c = cost_task_kind(streaming_kind(100, 1, 8192), hw);
+  ASSERT_EQ(c.depth, 1);
+  ASSERT_GT(c.mte3_busy, 0);
+  EXPECT_EQ(c.mixed_share, 0);
+}
+
+// Depth 2 with loads back to back (period Lo): store i begins V after load i's data lands, and
+// load i+1, issued when load i's occupancy ended, is in flight until its own data lands: store
+// i meets it for min(S, Lo - V) of its S = So + Sl cycles. The last store meets no load.
+TEST(TaskCost, DoubleBufferMixesLoadsWithStores) {
+  const Hardware base = default_hw();
+  const int64_t bytes = 8192, n = 1000;
+  const double lo = dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, base);
+  const double ll = base.dma.read.latency_cycles;
+  const double v =
+      vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, bytes / 4}, base).cycles;
+  const double so = dma_occupancy_cycles(DmaOp{DmaDir::kWrite, 1, bytes, 0}, base);
+  // The regime of the closed form: loads bound the period and stores never queue.
+  ASSERT_GT(lo, ll + v);
+  ASSERT_LT(so, lo - v);
+  // Store latencies for a store met in full, and in part (the longest store of the regime:
+  // compute i+2 needs store i's buffer back).
+  for (const double sl : {(lo - v - so) / 2, 2 * lo - v - so}) {
+    Hardware hw = base;
+    hw.dma.write.latency_cycles = sl;
+    const TaskCost c = cost_task_kind(streaming_kind(n, 2, bytes), hw);
+    ASSERT_EQ(c.depth, 2);
+    const double s = so + sl;
+    EXPECT_NEAR(c.mte3_busy, (n - 1) * std::min(s, lo) + s, 1e-9 * c.mte3_busy) << sl;
+    EXPECT_NEAR(c.mixed_share, (n - 1) * std::min(s, lo - v) / c.mte3_busy, 1e-9) << sl;
+  }
+}
+
 TEST(TaskCost, PeriodicJumpMatchesExplicitIterations) {
   const Hardware hw = default_hw();
   for (int depth : {1, 2, 3}) {
@@ -152,6 +189,7 @@ TEST(TaskCost, PeriodicJumpMatchesExplicitIterations) {
     EXPECT_NEAR(a.cycles, b.cycles, 1e-6 * b.cycles) << "depth " << depth;
     EXPECT_NEAR(a.mte2_busy, b.mte2_busy, 1e-6 * b.mte2_busy);
     EXPECT_NEAR(a.mte3_busy, b.mte3_busy, 1e-6 * b.mte3_busy);
+    EXPECT_NEAR(a.mixed_share, b.mixed_share, 1e-6);
   }
 }
 

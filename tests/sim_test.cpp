@@ -13,6 +13,7 @@
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
+#include "sim/dma_attribution.hpp"
 #include "sim/l2_residency.hpp"
 #include "sim/launch_cost.hpp"
 #include "sim/metrics.hpp"
@@ -30,15 +31,22 @@ namespace {
 using test::default_hw;
 using test::ideal_runtime_hw;
 
-TaskKind load_kind(int64_t bursts, int64_t burst_bytes, int64_t repeat = 1) {
+// A kind that only loads (or only stores) `repeat` times one instruction of bursts x burst_bytes.
+TaskKind dma_kind(DmaDir dir, int64_t bursts, int64_t burst_bytes, int64_t repeat) {
+  const bool read = dir == DmaDir::kRead;
   TaskKind k;
-  k.label = "load";
+  k.label = read ? "load" : "store";
   TileStep st;
-  st.loads.push_back(DmaOp{DmaDir::kRead, bursts, burst_bytes, 0});
+  (read ? st.loads : st.stores).push_back(DmaOp{dir, bursts, burst_bytes, 0});
   st.repeat = repeat;
   k.steps.push_back(st);
-  k.buffers.push_back({"in", bursts * burst_bytes, BufferRole::kInput, MemSpace::kUb});
+  k.buffers.push_back({read ? "in" : "out", bursts * burst_bytes,
+                       read ? BufferRole::kInput : BufferRole::kOutput, MemSpace::kUb});
   return k;
+}
+
+TaskKind load_kind(int64_t bursts, int64_t burst_bytes, int64_t repeat = 1) {
+  return dma_kind(DmaDir::kRead, bursts, burst_bytes, repeat);
 }
 
 // A graph of `n` tasks of one fixed-latency kind (no GM traffic).
@@ -715,6 +723,113 @@ TEST(SharedBandwidth, TheTighterStageBinds) {
   bw.start_flow(1, 0, cls, 1.0, 10.0);  // L2 demand 20 > 10: half speed
   EXPECT_NEAR(bw.next_finish(), 200, 1e-9);
   EXPECT_NEAR(bw.slowdown(), 2.0, 1e-12);
+}
+
+// A task's shared-bandwidth delay splits by its traffic (write share 1/3): lost 150 of 250 cycles,
+// 100 for its reads and 50 for its writes. Each pipe counts its busy share (80 and 30 of 100
+// idle cycles) of the delays it waits through: its own, plus the other's where mixed.
+TEST(DmaAttribution, EachPipeWaitsForItsOwnTrafficAndForTheOthersWhereMixed) {
+  TaskCost c;
+  c.cycles = 100;
+  c.mte2_busy = 80;
+  c.mte3_busy = 30;
+  const double w = 1.0 / 3;
+  c.mixed_share = 0;  // in turn
+  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte2, 80 * (1 + 100.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte3, 30 * (1 + 50.0 / 100), 1e-9);
+  c.mixed_share = 0.5;
+  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte2, 80 * (1 + 125.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte3, 30 * (1 + 100.0 / 100), 1e-9);
+  c.mixed_share = 1;  // mixed: both stretch with the whole run
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte2, 80 * 250.0 / 100);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte3, 30 * 250.0 / 100);
+  // Never past the task; an unslowed task keeps its idle busy times.
+  c.mte2_busy = 100;
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte2, 250);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 100, w).mte3, 30);
+}
+
+// Two cores share HBM, one reading and one writing the same bytes: at capacity C below their
+// summed demand both run at C / (dR + dW) until the shorter ends, the other then alone. Each
+// pipe's busy time is its idle busy time stretched with its own run (its task's only traffic).
+TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
+  Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 100;  // binds; L2 does not
+  hw.l2.bandwidth_gbps = 1e6;
+  TaskGraph g;
+  g.runtime = RuntimeStyle::kSpmd;
+  g.add_psg("copy");
+  g.add_kind(load_kind(64, 2048, 16));
+  g.add_kind(dma_kind(DmaDir::kWrite, 64, 2048, 16));
+  g.add_task(0, 0, 0);
+  g.add_task(1, 0, 1);
+  g.finalize();
+  const TaskCost rd = cost_task_kind(g.kinds[0], hw), wr = cost_task_kind(g.kinds[1], hw);
+  const SimResult r = simulate(g, hw);
+  const double bytes = 16.0 * 64 * 2048, cap = hw.hbm_bytes_per_cycle();
+  const double rate = cap / (bytes / rd.cycles + bytes / wr.cycles);
+  ASSERT_LT(rate, 1);
+  ASSERT_GE(cap, bytes / std::max(rd.cycles, wr.cycles));  // the survivor runs unslowed
+  const double shorter = std::min(rd.cycles, wr.cycles), t1 = shorter / rate;
+  const double end_rd = rd.cycles == shorter ? t1 : t1 + rd.cycles - shorter;
+  const double end_wr = wr.cycles == shorter ? t1 : t1 + wr.cycles - shorter;
+  EXPECT_NEAR(r.tasks[0].end, end_rd, 1e-6 * end_rd);
+  EXPECT_NEAR(r.tasks[1].end, end_wr, 1e-6 * end_wr);
+  EXPECT_EQ(r.tasks[0].write_share, 0);
+  EXPECT_EQ(r.tasks[1].write_share, 1);
+  const Metrics m = compute_metrics(g, r, hw);
+  ASSERT_EQ(m.per_core.size(), 2u);
+  EXPECT_NEAR(m.per_core[0].mte2_us, hw.cycles_to_us(rd.mte2_busy * end_rd / rd.cycles), 1e-6);
+  EXPECT_NEAR(m.per_core[1].mte3_us, hw.cycles_to_us(wr.mte3_busy * end_wr / wr.cycles), 1e-6);
+}
+
+// K cores each load, add and store one tile at a time, HBM-bound: every task runs
+// dur = K (R + W) / C. Its reads and writes share its delay lost = dur - cycles by bytes. With one
+// buffer a load meets stores in turn, each pipe counting its own traffic's delay; double
+// buffered, they are mixed (share from the pipeline) and the load pipe waits for the writes too.
+TEST(DmaAttribution, LoadsAndStoresInTurnOrMixedUnderSharedHbm) {
+  Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 400;
+  hw.l2.bandwidth_gbps = 1e6;
+  const int cores = 16;
+  const int64_t tile = 16384;
+  for (const int depth : {1, 2}) {
+    TaskKind k;
+    k.label = "add";
+    k.buffer_count = depth;
+    TileStep st;
+    st.loads = {DmaOp{DmaDir::kRead, 1, tile, 0}, DmaOp{DmaDir::kRead, 1, tile, 0}};
+    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp16, 1, 1, tile / 2});
+    st.stores.push_back(DmaOp{DmaDir::kWrite, 1, tile, 0});
+    st.repeat = 64;
+    k.steps.push_back(st);
+    k.buffers = {{"x", tile, BufferRole::kInput, MemSpace::kUb},
+                 {"y", tile, BufferRole::kInput, MemSpace::kUb},
+                 {"z", tile, BufferRole::kOutput, MemSpace::kUb}};
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("add");
+    g.add_kind(k);
+    for (int c = 0; c < cores; ++c) g.add_task(0, 0, c);
+    g.finalize();
+    const TaskCost c = cost_task_kind(g.kinds[0], hw);
+    ASSERT_EQ(c.depth, depth);
+    EXPECT_EQ(c.mixed_share == 0, depth == 1);
+    const SimResult r = simulate(g, hw);
+    const double dur = cores * (c.gm_read_bytes + c.gm_write_bytes) / hw.hbm_bytes_per_cycle();
+    ASSERT_GT(dur, c.cycles);
+    EXPECT_NEAR(r.last_end, dur, 1e-6 * dur);
+    const double lost = dur - c.cycles, w = c.gm_write_bytes / c.gm_bytes();
+    EXPECT_NEAR(r.tasks[0].write_share, w, 1e-6);
+    const double mte2 = c.mte2_busy * (1 + (lost * (1 - w) + c.mixed_share * lost * w) / c.cycles);
+    const double mte3 = c.mte3_busy * (1 + (lost * w + c.mixed_share * lost * (1 - w)) / c.cycles);
+    const Metrics m = compute_metrics(g, r, hw);
+    EXPECT_NEAR(pipe_mean_us(m, "MTE2"), hw.cycles_to_us(std::min(dur, mte2)), 1e-4) << depth;
+    EXPECT_NEAR(pipe_mean_us(m, "MTE3"), hw.cycles_to_us(std::min(dur, mte3)), 1e-4) << depth;
+    if (depth == 1) {  // in turn: the read pipe sits through the reads' delay only
+      EXPECT_LT(pipe_mean_us(m, "MTE2"), hw.cycles_to_us(c.mte2_busy * dur / c.cycles));
+    }
+  }
 }
 
 }  // namespace
