@@ -7,7 +7,12 @@
 //   rank correlation  Spearman's rho of measured and modeled times; times within kTiePct of each
 //                     other count as ties (spearman in tools/calibration/fit.hpp: a group holds
 //                     every time within kTiePct of its fastest and they share their mean rank).
-//                     Undefined (NaN) when either side is all one tie group.
+//                     When a side is all one tie group its ranks have no variance and Pearson's
+//                     formula is 0/0; rank_agreement then takes the covariance's verdict:
+//                     both sides one group: their rank vectors are identical, 1 (the board and
+//                     the model agree that every point is equal); one side one group: the
+//                     covariance is 0 and so is the figure (one side orders points the other
+//                     calls equal: no agreement on the order). Fewer than 2 points: NaN.
 //   normalised MAPE   mean |m'/m'best - t/t best| / (t/t best), where t is measured, m' modeled
 //                     and "best" each side's fastest point: does the model get the sweep's shape.
 //   absolute MAPE     mean |m' - t| / t.
@@ -65,6 +70,9 @@ struct ValidationResult {
   std::vector<DatasetScore> scores;
   bool within() const;
 };
+
+// The rank correlation of one sweep's measured and modeled times (see above).
+double rank_agreement(const std::vector<double>& measured, const std::vector<double>& modeled);
 
 // Scores one sweep's outcomes.
 SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);
