@@ -8,11 +8,12 @@
 //                     other count as ties (spearman in tools/calibration/fit.hpp: a group holds
 //                     every time within kTiePct of its fastest and they share their mean rank).
 //                     When a side is all one tie group its ranks have no variance and Pearson's
-//                     formula is 0/0; rank_agreement then takes the covariance's verdict:
-//                     both sides one group: their rank vectors are identical, 1 (the board and
-//                     the model agree that every point is equal); one side one group: the
-//                     covariance is 0 and so is the figure (one side orders points the other
-//                     calls equal: no agreement on the order). Fewer than 2 points: NaN.
+//                     formula is 0/0 (Kendall's tau-b degenerates the same way), so
+//                     rank_agreement decides: both sides one group: the rank vectors are
+//                     identical, 1 (board and model agree every point is equal); one side one
+//                     group: 0, the covariance (one side orders points the other calls equal).
+//                     Fewer than 2 points: NaN. A sweep's known_miss replaces the dataset's
+//                     min_rank_corr for that sweep by its own lower floor.
 //   normalised MAPE   mean |m'/m'best - t/t best| / (t/t best), where t is measured, m' modeled
 //                     and "best" each side's fastest point: does the model get the sweep's shape.
 //   absolute MAPE     mean |m' - t| / t.
