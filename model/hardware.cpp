@@ -113,6 +113,9 @@ std::vector<HardwareParam> make_table() {
         "SPMD kernel that starts cube cores (cube-only or mixed): launch + completion"),
       P(kernel.core_start_ns, 0, 1e6, "ns",
         "SPMD: the launch starts the cores it uses one after another, this far apart"),
+      P(kernel.triton_op_cycles, 0, 1e6, "cycles",
+        "Triton-Ascend compiled loop: per body operation (load, vector op, store) per iteration, "
+        "not hidden by multi-buffering"),
   };
   const std::initializer_list<HardwareParam> limits = {
       P(limits.max_tile_elements, 1, kBig, "elements", "largest prod(tile) the rulebook allows"),

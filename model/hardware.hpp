@@ -103,6 +103,7 @@ struct Hardware {
     double vector_launch_us = 0;  // SPMD on vector cores only: launch and completion
     double mixed_launch_us = 0;   // SPMD that starts cube cores: launch and completion
     double core_start_ns = 0;     // SPMD: cores start one after another, this far apart
+    double triton_op_cycles = 0;  // Triton-Ascend loop body: per operation per iteration
   } kernel;
 
   // ---- The rulebook's limits, reported as limit violations (not capacity errors) ----

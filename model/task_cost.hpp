@@ -6,7 +6,8 @@
 // computes, as long as iteration i-B has released its input buffers (after its compute) and
 // iteration i-B has released its output buffers (after its store). Fill and drain are therefore
 // exposed and a depth of 1 serialises load and compute. A load whose data nobody consumes (a pure
-// copy-in) streams without waiting for buffers.
+// copy-in) streams without waiting for buffers. A Triton-Ascend compiled kind
+// (TaskKind::compiler_multibuffer) adds kernel.triton_op_cycles per operation per iteration.
 
 #include <cstdint>
 

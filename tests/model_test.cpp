@@ -178,6 +178,20 @@ TEST(TaskCost, DoubleBufferMixesLoadsWithStores) {
   }
 }
 
+// A Triton-compiled kind pays kernel.triton_op_cycles per body operation per iteration on top of
+// the same pipeline: the streaming kind has 3 (load, add, store), so 100 iterations add 300 x it.
+TEST(TaskCost, TritonLoopsPayPerOperationPerIteration) {
+  Hardware hw = default_hw();
+  hw.kernel.triton_op_cycles = 44;
+  TaskKind k = streaming_kind(100, 2, 8192);
+  const TaskCost ascendc = cost_task_kind(k, hw);
+  k.compiler_multibuffer = true;
+  const TaskCost triton = cost_task_kind(k, hw);
+  EXPECT_NEAR(triton.cycles - ascendc.cycles, 300 * 44.0, 1e-6);
+  EXPECT_NEAR(triton.hit_cycles - ascendc.hit_cycles, 300 * 44.0, 1e-6);
+  EXPECT_DOUBLE_EQ(triton.mte2_busy, ascendc.mte2_busy);  // the pipes' work is unchanged
+}
+
 TEST(TaskCost, PeriodicJumpMatchesExplicitIterations) {
   const Hardware hw = default_hw();
   for (int depth : {1, 2, 3}) {

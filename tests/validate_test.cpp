@@ -29,6 +29,24 @@ TEST(Validate, RankCorrelationCountsTimesWithinThreePercentAsTies) {
   EXPECT_TRUE(std::isnan(spearman({1, 1.01, 1.02}, {1, 2, 3}, kTiePct)));
 }
 
+// A side that is all one tie group has rank variance 0 (Pearson's formula is 0/0): both sides
+// flat agree (identical rank vectors, 1); one side flat carries no order the other shows (the
+// covariance, 0).
+TEST(Validate, RankAgreementWhenASideIsOneTieGroup) {
+  EXPECT_DOUBLE_EQ(rank_agreement({100, 101, 102}, {50, 50.5, 51}), 1.0);
+  // sub_003 as measured against a model that ties its three points: the board's 2001.41 is 18%
+  // above the rest, so the board orders what the model calls equal.
+  EXPECT_DOUBLE_EQ(rank_agreement({1695.11, 2001.41, 1709.26}, {1698.28, 1698.34, 1698.32}), 0.0);
+  // The board ties what the model orders: no agreement either.
+  EXPECT_DOUBLE_EQ(rank_agreement({1, 1.01, 1.02}, {1, 2, 3}), 0.0);
+  // amin_003 as measured: 2864.9 is 3.06% above 2779.78, a group of its own.
+  EXPECT_DOUBLE_EQ(rank_agreement({2864.9, 2840.48, 2801.2, 2779.78}, {2786, 2781, 2781, 2792}),
+                   0.0);
+  // Neither side flat: Spearman with 3% ties, ranks {1, 2, 3} against {2, 1, 3}.
+  EXPECT_DOUBLE_EQ(rank_agreement({1, 1.05, 2}, {1.05, 1, 2}), 0.5);
+  EXPECT_TRUE(std::isnan(rank_agreement({1}, {2})));
+}
+
 ValidationSweep hand_sweep(const std::vector<double>& measured) {
   ValidationSweep sw;
   sw.name = "s";
@@ -61,6 +79,13 @@ TEST(Validate, SweepScoresMatchHandCounts) {
   EXPECT_EQ(s.worst, 2u);
   EXPECT_NEAR(s.worst_norm_err_pct, -25.0, 1e-9);
   EXPECT_DOUBLE_EQ(s.rank_corr, 1.0);
+}
+
+TEST(Validate, ASweepTheModelFlattensScoresZeroRankCorrelation) {
+  // The board puts 12 20% above 10; the model puts them 1% apart: one tie group.
+  EXPECT_DOUBLE_EQ(score_sweep(hand_sweep({10, 12}), {{10, ""}, {10.1, ""}}).rank_corr, 0.0);
+  EXPECT_DOUBLE_EQ(score_sweep(hand_sweep({10, 10.2}), {{10, ""}, {10.1, ""}}).rank_corr, 1.0);
+  EXPECT_TRUE(std::isnan(score_sweep(hand_sweep({10}), {{10, ""}}).rank_corr));
 }
 
 TEST(Validate, ArgminMatchesWithinTheTieAndRejectedPointsAreCounted) {
@@ -130,6 +155,49 @@ TEST(Validate, DatasetRejectionsNameTheFileAndKey) {
   j = small_dataset();
   j["tolerances"] = {{"min_rank_corr", 2}};
   EXPECT_EQ(load_error(j), "bad.json: tolerances.min_rank_corr: out of range: 2 (allowed -1 to 1)");
+}
+
+TEST(Validate, AKnownMissNeedsAReasonAndAFloorBelowTheDatasets) {
+  auto j = small_dataset();
+  j["sweeps"][0]["known_miss"] = {{"min_rank_corr", 0}, {"why", "flat model"}};
+  EXPECT_EQ(load_error(j),
+            "bad.json: sweeps[0].known_miss: the dataset has no tolerances.min_rank_corr to fall "
+            "short of");
+  j["tolerances"] = {{"min_rank_corr", 0.5}};
+  j["sweeps"][0]["known_miss"]["min_rank_corr"] = 0.5;
+  EXPECT_EQ(load_error(j),
+            "bad.json: sweeps[0].known_miss.min_rank_corr: 0.5 is not below the dataset's "
+            "min_rank_corr 0.5: not a miss");
+  j["sweeps"][0]["known_miss"] = {{"min_rank_corr", 0}, {"why", ""}};
+  EXPECT_EQ(load_error(j),
+            "bad.json: sweeps[0].known_miss.why: expected why the model misses the sweep's rank "
+            "order");
+  j["sweeps"][0]["known_miss"] = {{"min_rank_corr", 0}};
+  EXPECT_EQ(load_error(j), "bad.json: sweeps[0].known_miss.why: missing");
+}
+
+// The relu rows sweep, measured 10 and 40 us, against a model that orders the two points the
+// other way round: rank correlation -1, under the dataset's floor; a known miss at -1 holds it.
+TEST(Validate, AKnownMissIsHeldToItsOwnFloorAndPrinted) {
+  auto j = small_dataset();
+  j["sweeps"][0]["points"][0]["measured"] = 40.0;
+  j["sweeps"][0]["points"][1]["measured"] = 10.0;
+  j["tolerances"] = {{"min_rank_corr", 0.5}};
+  ValidationResult r = validate({load_validation_dataset(write_temp("miss.json", j))});
+  ASSERT_DOUBLE_EQ(r.scores[0].sweeps[0].rank_corr, -1.0);
+  ASSERT_EQ(r.scores[0].violations.size(), 1u);
+  EXPECT_EQ(r.scores[0].violations[0], "sweep 'rows': rank correlation -1.00 < min_rank_corr 0.5");
+  j["sweeps"][0]["known_miss"] = {{"min_rank_corr", -0.5}, {"why", "inverted"}};
+  r = validate({load_validation_dataset(write_temp("miss.json", j))});
+  ASSERT_EQ(r.scores[0].violations.size(), 1u);
+  EXPECT_EQ(r.scores[0].violations[0],
+            "sweep 'rows': rank correlation -1.00 < known_miss.min_rank_corr -0.5");
+  j["sweeps"][0]["known_miss"]["min_rank_corr"] = -1;
+  const test::CmdResult out = test::run_cli("validate " + write_temp("miss.json", j));
+  EXPECT_EQ(out.code, 0) << out.out;
+  EXPECT_NE(out.out.find("  known miss: rows rank correlation -1.00 (held to >= -1): inverted\n"),
+            std::string::npos)
+      << out.out;
 }
 
 TEST(Validate, NotExpressiblePointsAreReportedAndDoNotCount) {

@@ -7,7 +7,13 @@
 //   rank correlation  Spearman's rho of measured and modeled times; times within kTiePct of each
 //                     other count as ties (spearman in tools/calibration/fit.hpp: a group holds
 //                     every time within kTiePct of its fastest and they share their mean rank).
-//                     Undefined (NaN) when either side is all one tie group.
+//                     When a side is all one tie group its ranks have no variance and Pearson's
+//                     formula is 0/0 (Kendall's tau-b degenerates the same way), so
+//                     rank_agreement decides: both sides one group: the rank vectors are
+//                     identical, 1 (board and model agree every point is equal); one side one
+//                     group: 0, the covariance (one side orders points the other calls equal).
+//                     Fewer than 2 points: NaN. A sweep's known_miss replaces the dataset's
+//                     min_rank_corr for that sweep by its own lower floor.
 //   normalised MAPE   mean |m'/m'best - t/t best| / (t/t best), where t is measured, m' modeled
 //                     and "best" each side's fastest point: does the model get the sweep's shape.
 //   absolute MAPE     mean |m' - t| / t.
@@ -65,6 +71,9 @@ struct ValidationResult {
   std::vector<DatasetScore> scores;
   bool within() const;
 };
+
+// The rank correlation of one sweep's measured and modeled times (see above).
+double rank_agreement(const std::vector<double>& measured, const std::vector<double>& modeled);
 
 // Scores one sweep's outcomes.
 SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);

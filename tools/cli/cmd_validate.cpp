@@ -75,6 +75,11 @@ CommandAction add_validate_command(CLI::App& app) {
                       "run every dataset on this hardware file or shipped name instead of its own");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
   add_max_tasks_option(cmd);
+  cmd->footer(
+      "Rank correlation: Spearman's rho with times within 3% of each other tied. A side whose "
+      "points are all one tie group scores 1 when the other side is too (both call every point "
+      "equal) and 0 otherwise (one side orders what the other calls equal); fewer than 2 points: "
+      "n/a. A sweep's known_miss holds it to its own lower floor, printed with its reason.");
   return [cmd, args]() { return *cmd ? validate_command(*args) : -1; };
 }
 

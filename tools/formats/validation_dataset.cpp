@@ -70,9 +70,26 @@ ValidationPoint parse_point(const JsonReader& p, size_t index, const std::filesy
   return pt;
 }
 
-ValidationSweep parse_sweep(const JsonReader& s, const std::filesystem::path& file) {
+KnownMiss parse_known_miss(const JsonReader& k, const ValidationTolerances& tol) {
+  k.expect_object();
+  k.check_keys({"min_rank_corr", "why"});
+  KnownMiss m;
+  m.min_rank_corr = k.at("min_rank_corr").number(-1, 1);
+  m.why = k.at("why").string();
+  if (m.why.empty()) k.at("why").fail("expected why the model misses the sweep's rank order");
+  if (!tol.min_rank_corr)
+    k.fail("the dataset has no tolerances.min_rank_corr to fall short of");
+  else if (m.min_rank_corr >= *tol.min_rank_corr)
+    k.at("min_rank_corr")
+        .fail(fmt::format("{} is not below the dataset's min_rank_corr {}: not a miss",
+                          m.min_rank_corr, *tol.min_rank_corr));
+  return m;
+}
+
+ValidationSweep parse_sweep(const JsonReader& s, const std::filesystem::path& file,
+                            const ValidationTolerances& tol) {
   s.expect_object();
-  s.check_keys({"name", "axis", "metric", "points"});
+  s.check_keys({"name", "axis", "metric", "known_miss", "points"});
   ValidationSweep sw;
   sw.name = s.at("name").string();
   if (sw.name.empty()) s.at("name").fail("expected a non-empty string");
@@ -82,6 +99,7 @@ ValidationSweep parse_sweep(const JsonReader& s, const std::filesystem::path& fi
     if (!is_calibration_metric(sw.metric))
       m->fail("unknown metric '" + sw.metric + "' (allowed: " + allowed_metrics() + ")");
   }
+  if (const auto k = s.find("known_miss")) sw.known_miss = parse_known_miss(*k, tol);
   const auto points = s.at("points");
   if (!points.json().is_array() || points.json().empty())
     points.fail("expected a non-empty array of points");
@@ -112,7 +130,7 @@ ValidationDataset validation_dataset_from_json(const nlohmann::json& json,
   if (!sweeps.json().is_array() || sweeps.json().empty())
     sweeps.fail("expected a non-empty array of sweeps");
   for (const auto& s : sweeps.items()) {
-    ds.sweeps.push_back(parse_sweep(s, file));
+    ds.sweeps.push_back(parse_sweep(s, file, ds.tolerances));
     for (size_t i = 0; i + 1 < ds.sweeps.size(); ++i)
       if (ds.sweeps[i].name == ds.sweeps.back().name)
         s.at("name").fail("duplicate sweep name '" + ds.sweeps.back().name + "'");

@@ -151,6 +151,10 @@ std::string validate_table(const ValidationResult& res) {
       append_unscored(out, ds.sweeps[s], sc.points[s], false);
       append_unscored(out, ds.sweeps[s], sc.points[s], true);
     }
+    for (size_t s = 0; s < ds.sweeps.size(); ++s)
+      if (const auto& k = ds.sweeps[s].known_miss)
+        append(out, "  known miss: {} rank correlation {} (held to >= {}): {}\n", ds.sweeps[s].name,
+               num_or_na(sc.sweeps[s].rank_corr, "{:.2f}"), k->min_rank_corr, k->why);
     append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances),
            sc.within() ? "within" : "OUTSIDE");
     for (const auto& v : sc.violations) append(out, "    {}\n", v);
@@ -223,6 +227,9 @@ nlohmann::json validate_json(const ValidationResult& res) {
                            {"norm_mape_pct", json_num(ss.norm_mape_pct)},
                            {"abs_mape_pct", json_num(ss.abs_mape_pct)},
                            {"points", points}};
+      if (sw.known_miss)
+        js["known_miss"] = {{"min_rank_corr", sw.known_miss->min_rank_corr},
+                            {"why", sw.known_miss->why}};
       if (ss.evaluated > 0) {
         js["argmin_match"] = ss.argmin_match;
         js["measured_argmin"] = sw.points[ss.measured_argmin].label;
