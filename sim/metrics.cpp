@@ -18,15 +18,22 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.kernel_time_us = us(sim.last_end) + launch_overhead_us(graph, hw);
 
   const size_t ncores = sim.core_types.size();
-  // Each core's tasks in start order (ties by index); sorted as (start, index) pairs, which
-  // stay in cache, rather than through the task records.
-  std::vector<std::vector<std::pair<double, int32_t>>> by_core(ncores);
+  // Each core's tasks in start order (ties by index), each with what the sums need, gathered
+  // in task order: the sums then read memory in order, not a record per core switch.
+  struct Run {
+    TaskRecord r;
+    int32_t task, kind;
+    bool operator<(const Run& o) const {
+      return r.start != o.r.start ? r.start < o.r.start : task < o.task;
+    }
+  };
+  std::vector<std::vector<Run>> by_core(ncores);
   std::vector<size_t> on_core(ncores, 0);
   for (const auto& r : sim.tasks) ++on_core[static_cast<size_t>(r.core)];
   for (size_t c = 0; c < ncores; ++c) by_core[c].reserve(on_core[c]);
   for (size_t i = 0; i < sim.tasks.size(); ++i)
-    by_core[static_cast<size_t>(sim.tasks[i].core)].emplace_back(sim.tasks[i].start,
-                                                                 static_cast<int32_t>(i));
+    by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(
+        Run{sim.tasks[i], static_cast<int32_t>(i), graph.tasks[i].kind});
 
   std::vector<PsgMetrics> psg(graph.psg_names.size());
   for (size_t p = 0; p < psg.size(); ++p) psg[p].name = graph.psg_names[p];
@@ -40,10 +47,9 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
     cm.type = sim.core_types[c];
     double prev_end = sim.first_start;
     double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
-    for (const auto& [start, t] : list) {
-      const auto& r = sim.tasks[static_cast<size_t>(t)];
-      const auto& task = graph.tasks[static_cast<size_t>(t)];
-      const auto& cost = sim.kind_costs[static_cast<size_t>(task.kind)];
+    for (const Run& run : list) {
+      const TaskRecord& r = run.r;
+      const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
       const double dur = r.end - r.start;
       wait += r.start - prev_end;
       wait_sched += r.start - std::max(prev_end, r.pred_end);
@@ -54,7 +60,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       vec += cost.vec_busy;
       cube += cost.cube_busy;
       prev_end = r.end;
-      auto& p = psg[static_cast<size_t>(graph.kinds[static_cast<size_t>(task.kind)].psg)];
+      auto& p = psg[static_cast<size_t>(graph.kinds[static_cast<size_t>(run.kind)].psg)];
       ++p.count;
       p.sum_dur_us += us(dur);
       m.gm_read_bytes += cost.gm_read_bytes;
