@@ -288,6 +288,11 @@ TEST(Replay, MalformedGraphsGiveOneClearError) {
        "fixture.json: element 0.taskId: expected an integer (any integer), got \"7\""},
       {R"([{"taskId": 7, "coreType": "AIV", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
        "fixture.json: element 0 (taskId 7).funcName: missing"},
+      {R"([{"taskId": 0, "funcName": []}])",  // once an internal error (fuzzing)
+       "fixture.json: element 0 (taskId 0).funcName: expected a string, got an array"},
+      {R"([{"taskId": 0, "funcName": "f", "coreType": {"a": 1}}])",
+       "element 0 (taskId 0).coreType: an object is not allowed (allowed: AIV, AIC, MIXAICORE, "
+       "HUB)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "NPU", "execTime": 1, "remainingPredecessors": 0, "successors": []}])",
        "element 0 (taskId 7).coreType: \"NPU\" is not allowed (allowed: AIV, AIC, MIXAICORE, HUB)"},
       {R"([{"taskId": 7, "funcName": "f", "coreType": "AIV", "execTime": -1, "remainingPredecessors": 0, "successors": []}])",
@@ -316,7 +321,7 @@ TEST(Replay, MalformedGraphsGiveOneClearError) {
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
   // The cycle names a task on it (2 or 3), not the task behind it (4).
-  const std::string cycle = error_of([&] { graph_of(cases[12].text); });
+  const std::string cycle = error_of([&] { graph_of(cases[14].text); });
   EXPECT_TRUE(cycle.find("taskId 2 ") != std::string::npos ||
               cycle.find("taskId 3 ") != std::string::npos)
       << cycle;

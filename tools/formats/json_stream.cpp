@@ -109,6 +109,24 @@ void JsonPlace::reject(const JsonScalar& v,
                        const std::function<void(const JsonReader&)>& check) const {
   if (v.type == JsonScalar::Type::kHuge)
     fail(fmt::format("out of range: {} (beyond double precision)", v.text));
+  if (v.type == JsonScalar::Type::kArray || v.type == JsonScalar::Type::kObject) {
+    // The composite's contents were not kept: an empty one of its type is checked, and the
+    // message names the type instead of showing the placeholder.
+    const bool array = v.type == JsonScalar::Type::kArray;
+    const nlohmann::json empty = array ? nlohmann::json::array() : nlohmann::json::object();
+    try {
+      check(JsonReader(empty, origin_, path_));
+    } catch (const Error& e) {
+      // The placeholder is shown first after "file: path: ".
+      std::string what = e.what();
+      const std::string prefix = origin_ + ": " + path_ + ": ";
+      const size_t at =
+          what.find(array ? "[]" : "{}", what.starts_with(prefix) ? prefix.size() : 0);
+      if (at != std::string::npos) what.replace(at, 2, array ? "an array" : "an object");
+      throw Error(what, e.kind(), e.key());
+    }
+    throw InternalError(origin_ + ": " + path_ + ": a composite was rejected and then accepted");
+  }
   const nlohmann::json value = v.to_json();
   check(JsonReader(value, origin_, path_));
   throw InternalError(origin_ + ": " + path_ + ": a value was rejected and then accepted");
