@@ -16,15 +16,18 @@
 namespace tilesim::fuzz {
 
 // The input written to a file of this process (`name` gives its extension); the file is reused
-// by every run of the target.
+// by every run of the target, and its folder removed when the process ends normally.
 inline std::filesystem::path input_file(const uint8_t* data, size_t size, const char* name) {
-  static const std::filesystem::path dir = [] {
-    auto d =
+  static const struct Dir {
+    std::filesystem::path path =
         std::filesystem::temp_directory_path() / ("tilesim-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  const auto file = dir / name;
+    Dir() { std::filesystem::create_directories(path); }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } dir;
+  const auto file = dir.path / name;
   std::ofstream(file, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return file;
