@@ -8,7 +8,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const tilesim::Hardware hw = tilesim::load_hardware(tilesim::default_hardware_path());
   return tilesim::fuzz::run_loader(data, size, "graph.json", [](const auto& file) {
-    const tilesim::PyptoGraph pg = tilesim::load_pypto_graph(file);
+    // One thread: the batch pipeline runs on the calling thread, at twice the executions per
+    // second; its answers on other thread counts are tests/pypto_formats_test.cpp's.
+    const tilesim::PyptoGraph pg = tilesim::load_pypto_graph(file, 1);
     tilesim::simulate_costed(pg.graph, pg.kind_costs, hw);
   });
 }
