@@ -477,9 +477,16 @@ void check_remaining(const RawTasks& raw, const std::vector<int32_t>& indeg,
 }
 
 // Kahn's algorithm; on a cycle, walks predecessors from a stuck task onto the cycle and names it.
-void check_acyclic(const Successors& succ, std::vector<int32_t> left, const RawTasks& raw,
+void check_acyclic(const Successors& succ, const std::vector<int32_t>& indeg, const RawTasks& raw,
                    const std::string& origin) {
-  const size_t n = left.size();
+  const size_t n = indeg.size();
+  // Every edge forward in the file (as PyPTO writes them): the file's order is a topological one.
+  bool forward = true;
+  for (size_t i = 0; i < n && forward; ++i)
+    for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
+      forward = forward && static_cast<size_t>(succ.to[e]) > i;
+  if (forward) return;
+  std::vector<int32_t> left = indeg;
   std::vector<int32_t> queue;
   queue.reserve(n);
   for (size_t i = 0; i < n; ++i)
