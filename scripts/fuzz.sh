@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes every loader (tests/fuzz/fuzz_<loader>.cpp) from its seed corpus, tests/corpus/<loader>/.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
-# SECONDS per loader (default 20: the seven loaders take ~2.5 minutes, the CI pass), RUNS the
+# SECONDS per loader (default 20: the seven loaders take ~2.5 minutes), RUNS the
 # executions per loader (default: as many as SECONDS allow; the documented local run is
-# scripts/fuzz.sh 1800 1000000). Builds build-fuzz (TILESIM_FUZZ=ON: clang, ASan + UBSan) when
+# scripts/fuzz.sh 2400 1000000). Builds build-fuzz (TILESIM_FUZZ=ON: clang, ASan + UBSan) when
 # needed. Exit status non-zero on any crash, sanitizer report, timeout (> 10 s) or out-of-memory
 # (> 2 GB); the input that caused it is in build-fuzz/findings/<loader>/ (copy it into
 # tests/corpus/<loader>/ as a regression seed, and add a test where sensible).
