@@ -8,10 +8,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <optional>
-#include <tuple>
 #include <unordered_map>
 
 #include "kernels/kernel_spec.hpp"
@@ -40,6 +38,20 @@ struct RawTasks {
   std::vector<std::string> funcs;
   bool with_root = false;
   size_t size() const { return id.size(); }
+
+  // Empty, keeping the room (a reader's columns serve batch after batch).
+  void clear() {
+    id.clear();
+    func.clear();
+    core.clear();
+    exec.clear();
+    remaining.clear();
+    root.clear();
+    succ.clear();
+    succ_off.assign(1, 0);
+    funcs.clear();
+    with_root = false;
+  }
 
   // Room for n tasks of `edges_per_task` successors each.
   void reserve(size_t n, double edges_per_task) {
@@ -117,13 +129,7 @@ class TaskReader : public JsonBatchReader {
   // Ready for the batch from element `first_index` on (the room of the last batch kept).
   void start(size_t first_index) {
     first_index_ = first_index;
-    for (auto* column : {&raw_.id, &raw_.remaining, &raw_.root, &raw_.succ}) column->clear();
-    raw_.func.clear();
-    raw_.core.clear();
-    raw_.exec.clear();
-    raw_.succ_off.assign(1, 0);
-    raw_.funcs.clear();
-    raw_.with_root = false;
+    raw_.clear();
     func_index_.clear();
     last_ = -1;
   }
@@ -246,37 +252,15 @@ class TaskReader : public JsonBatchReader {
       if (present_[k]) stream_.repeated_key(key);
       present_[k] = true;
       od::value fv = field.value();
-      values_[k] = k == kFuncName || k == kCoreType ? string_scalar(fv) : int_scalar(fv);
+      values_[k] = JsonStream::scalar(fv);
       if (k == kSuccessors && values_[k].type == JsonScalar::Type::kArray)
-        for (auto item : fv.get_array()) succ_items_.push_back(int_scalar(item.value()));
+        for (auto item : fv.get_array()) succ_items_.push_back(JsonStream::scalar(item.value()));
     }
   }
 
   static Key key_of(std::string_view key) {
-    // By length first: the names' lengths differ but for funcName / coreType / execTime.
-    for (int k = 0; k < kKeys; ++k)
-      if (kNames[k].size() == key.size() && kNames[k] == key) return static_cast<Key>(k);
-    return kKeys;
-  }
-
-  // The scalar of a value that is usually an integer (ids, counts, cycles) or a string (names):
-  // read directly when it is one, else through the general JsonStream::scalar. A failed typed
-  // read leaves the value unread, so the general read sees it whole.
-  static JsonScalar int_scalar(od::value v) {
-    JsonScalar s;
-    if (v.get_int64().get(s.i) == simdjson::SUCCESS) {
-      s.type = JsonScalar::Type::kInt;
-      return s;
-    }
-    return JsonStream::scalar(v);
-  }
-  static JsonScalar string_scalar(od::value v) {
-    JsonScalar s;
-    if (v.get_string().get(s.text) == simdjson::SUCCESS) {
-      s.type = JsonScalar::Type::kString;
-      return s;
-    }
-    return JsonStream::scalar(v);
+    return static_cast<Key>(std::find(std::begin(kNames), std::end(kNames), key) -
+                            std::begin(kNames));
   }
 
   const JsonScalar& value(Key k, size_t index, const std::optional<int64_t>& id) const {
