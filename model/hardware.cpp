@@ -69,6 +69,8 @@ std::vector<HardwareParam> make_table() {
       P(gm.hbm_bandwidth_gbps, 1, 1e6, "GB/s", "HBM read bandwidth all cores' DMA shares"),
       P(gm.hbm_write_bandwidth_gbps, 1, 1e6, "GB/s",
         "HBM write bandwidth: a written-back byte costs read / write bandwidth read bytes"),
+      P(gm.hbm_queue_ns, 0, 1e6, "ns",
+        "a memory wait on a task's critical path waits this x u / (1 - u) more at HBM use u"),
       P(l2.bytes, 0, 1e12, "B", "L2 cache shared by all cores"),
       P(l2.bandwidth_gbps, 1, 1e7, "GB/s", "L2 bandwidth all cores' GM traffic shares"),
       P(vector.bytes_per_repeat, 32, 65536, "B", "bytes one vector repeat processes"),

@@ -52,6 +52,7 @@ struct Hardware {
   struct Gm {
     double hbm_bandwidth_gbps = 0;        // reads
     double hbm_write_bandwidth_gbps = 0;  // write-backs
+    double hbm_queue_ns = 0;              // queueing delay scale of a loaded HBM (M/M/1)
   } gm;
   struct L2 {
     int64_t bytes = 0;
@@ -118,6 +119,7 @@ struct Hardware {
   // HBM bandwidth in bytes per core clock cycle.
   double hbm_bytes_per_cycle() const { return gm.hbm_bandwidth_gbps * 1e3 / clock_mhz; }
   double l2_bytes_per_cycle() const { return l2.bandwidth_gbps * 1e3 / clock_mhz; }
+  double hbm_queue_cycles() const { return gm.hbm_queue_ns * clock_mhz / 1e3; }
 };
 
 // One parameter of Hardware, declared once in the table (model/hardware.cpp): the loader, the

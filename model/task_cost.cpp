@@ -216,6 +216,14 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   Hardware hit = hw;
   hit.dma.read.peak_bytes_per_cycle = hw.dma.read.l2_hit_bytes_per_cycle;
   cost.hit_cycles = cost.gm_read_bytes > 0 ? run_kind(kind, hit, depth).cycles : cost.cycles;
+  // The slope of the run in the DMA latency: the recurrence is piecewise linear in it, so one
+  // added cycle counts the memory waits on the critical path at the unloaded latency.
+  if (cost.gm_bytes() > 0) {
+    Hardware later = hw;
+    later.dma.read.latency_cycles += 1;
+    later.dma.write.latency_cycles += 1;
+    cost.latency_exposures = std::max(0.0, run_kind(kind, later, depth).cycles - cost.cycles);
+  }
   return cost;
 }
 

@@ -30,6 +30,10 @@ struct TaskCost {
   // Share of mte3_busy during which a load issued before that store is still in flight: loads and
   // stores mixed on the memory rather than in turn (sim/dma_attribution.hpp). 1 when not known.
   double mixed_share = 1;
+  // Memory waits on the critical path: cycles gained per cycle of added DMA latency (a load or
+  // store the task waits for rather than hides behind other work). A loaded HBM lengthens each
+  // by its queueing delay (sim/shared_bandwidth.hpp).
+  double latency_exposures = 0;
   double gm_bytes() const { return gm_read_bytes + gm_write_bytes; }
 };
 

@@ -10,12 +10,24 @@
 // share one factor, progress is one virtual clock: a task finishes when the virtual clock has
 // advanced by its duration, so each start and finish costs O(log n).
 //
+// A loaded HBM also queues requests, and a task that waits for its memory (its
+// latency_exposures: loads and stores on its critical path, model/task_cost.hpp) waits longer at
+// each: an M/M/1 queue adds q u / (1 - u) per wait at utilization u (q: gm.hbm_queue_ns). With
+// D the HBM demand, B the capacity, a = D / B, X the sum of each flow's demand times its waits
+// per cycle (X / D: the demand-weighted waits per cycle), the common stretch S obeys
+// S = 1 + (X / D) q u / (1 - u) with u = D / (S B), so (S - 1)(S - a) = q X / B and
+//   S = ((1 + a) + sqrt((1 - a)^2 + 4 q X / B)) / 2.
+// With no waits (X = 0) that is max(1, a), plain bandwidth sharing; with waits it rises smoothly
+// above it, most where many short iterations each wait for memory (add_8192 case 2: one buffer,
+// 8 KiB copies). Flows of different kinds share one stretch weighted by their demand.
+//
 // Flows finish in (virtual finish, task) order. The virtual clock never goes back, so flows of
 // equal run time finish in the order they started (up to ties, ordered by task): each run time
 // is a class with a FIFO queue, and a heap holds only the head of each class. A graph has a
 // handful of kinds, so starts and finishes are O(1) in practice and O(log classes) at worst.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -28,22 +40,26 @@ namespace tilesim {
 
 class SharedBandwidth {
  public:
-  // HBM capacity; L2 capacity (+inf: L2 never binds), in bytes per cycle.
+  // HBM capacity; L2 capacity (+inf: L2 never binds), in bytes per cycle; HBM's queueing delay
+  // scale in cycles (0: no queueing).
   explicit SharedBandwidth(double capacity_bytes_per_cycle,
-                           double l2_capacity = std::numeric_limits<double>::infinity())
-      : capacity_(capacity_bytes_per_cycle), l2_capacity_(l2_capacity) {}
+                           double l2_capacity = std::numeric_limits<double>::infinity(),
+                           double queue_cycles = 0)
+      : capacity_(capacity_bytes_per_cycle), l2_capacity_(l2_capacity), queue_(queue_cycles) {}
 
   void start(int32_t task, double now, double duration, double gm_bytes);
   // start() with its per-kind terms precomputed: run_time(), demand_of() and flow_class().
+  // `waiting`: the flow's HBM demand times its memory waits per cycle of run time.
   [[gnu::always_inline]] void start_flow(int32_t task, double now, int32_t cls, double demand,
-                                         double l2_demand = 0) {
+                                         double l2_demand = 0, double waiting = 0) {
     advance(now);
     demand_ += demand;
     l2_demand_ += l2_demand;
+    waiting_ += waiting;
     auto& q = classes_[static_cast<size_t>(cls)];
     const bool was_empty = q.empty();
-    if (q.push(
-            Flow{TimeKey::make(vclock_ + q.run, static_cast<uint32_t>(task)), demand, l2_demand})) {
+    if (q.push(Flow{TimeKey::make(vclock_ + q.run, static_cast<uint32_t>(task)), demand, l2_demand,
+                    waiting})) {
       if (was_empty)
         heads_.insert(cls, q.front().key);
       else
@@ -73,6 +89,7 @@ class SharedBandwidth {
       heads_.increase_top(q.front().key);
     demand_ -= f.demand;
     l2_demand_ -= f.l2_demand;
+    waiting_ -= f.waiting;
     --running_;
     update_rate();
     return static_cast<int32_t>(f.key.tie);
@@ -89,8 +106,12 @@ class SharedBandwidth {
   }
   void update_rate() {
     const bool idle = running_ == 0;
-    if (idle) demand_ = l2_demand_ = 0;  // drop accumulated rounding
+    if (idle) demand_ = l2_demand_ = waiting_ = 0;  // drop accumulated rounding
     rate_ = demand_ > capacity_ ? capacity_ / demand_ : 1.0;
+    if (waiting_ > 0 && queue_ > 0) {
+      const double a = demand_ / capacity_;
+      rate_ = 2.0 / ((1 + a) + std::sqrt((1 - a) * (1 - a) + 4 * queue_ * waiting_ / capacity_));
+    }
     if (l2_demand_ > l2_capacity_) rate_ = std::min(rate_, l2_capacity_ / l2_demand_);
     if (idle) {
       next_ = std::numeric_limits<double>::infinity();
@@ -105,6 +126,7 @@ class SharedBandwidth {
     TimeKey key;  // virtual finish time, then task
     double demand;
     double l2_demand;
+    double waiting;
   };
 
   // Flows of one run time in finish order: a ring buffer, appended at the back.
@@ -223,6 +245,8 @@ class SharedBandwidth {
   double rate_ = 1;
   double demand_ = 0;
   double l2_demand_ = 0;
+  double queue_;
+  double waiting_ = 0;
   double next_ = std::numeric_limits<double>::infinity();
   size_t running_ = 0;
   std::vector<ClassQueue> classes_;

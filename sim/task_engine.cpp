@@ -12,7 +12,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     : g_(g),
       hw_(hw),
       opt_(opt),
-      bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle()),
+      bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle(), hw.hbm_queue_cycles()),
       write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps) {
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
@@ -21,7 +21,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_read_bytes),
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes), cost.cycles,
-                      cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles});
+                      cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles,
+                      SharedBandwidth::demand_of(cost.cycles, cost.latency_exposures)});
   }
   if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
   count_[CoreType::kAiv] = hw.cores.aiv;

@@ -83,6 +83,7 @@ class TaskEngine {
     double write_demand;
     double cycles;      // idle-machine run when every read misses L2
     double hit_cycles;  // ... when every read hits
+    double waits;       // memory waits on its critical path per cycle of its run
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
@@ -108,7 +109,7 @@ class TaskEngine {
     record(task).write_share = static_cast<float>(hbm_demand > 0 ? hbm_writes / hbm_demand
                                                   : all > 0      ? writes / all
                                                                  : 0.0);
-    bw_.start_flow(task, t, cls, hbm_demand, all);
+    bw_.start_flow(task, t, cls, hbm_demand, all, hbm_demand * kind.waits * scale);
   }
   // Checks every task ran; fills the predecessor ends and the span.
   SimResult finish();

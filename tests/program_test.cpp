@@ -476,10 +476,11 @@ TEST(ProgramVsOps, ElementwiseAndReductionMatchTodaysLoweringExactly) {
   EXPECT_EQ(a.gen_time_us, b.gen_time_us);
 }
 
-TEST(ProgramVsOps, RmsnormWithinHalfAPercentSoftmaxPaysItsStages) {
+TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
   // rmsnorm: statistics, rsqrt on the [n, 1] column, apply; today's two-pass lowering merges
   // the same statistics atomically: the same work, but different task edges, so the scheduler's
-  // per-edge resolves differ (0.3% on the 910B1), hence 0.5 %.
+  // per-edge resolves differ (0.3% on the 910B1), and so do their tasks' waits for memory in
+  // HBM's queue (sim/shared_bandwidth.hpp): 0.5% in all, hence 1%.
   const json ref = {{"op", "rmsnorm"},
                     {"shape", {4096, 4096}},
                     {"dtype", "fp32"},
@@ -501,7 +502,7 @@ TEST(ProgramVsOps, RmsnormWithinHalfAPercentSoftmaxPaysItsStages) {
                         {tile({2, 4096}), op("mul", {"x", "x"}, "sq"), mean, eps,
                          op("rsqrt", {"mse"}, "r"), op("mul", {"x", "r"}, "y")}}}}}}}};
   const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
-  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 5e-3);
+  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-2);
   // softmax: a reduction ends a stage, so the program's max, sum and divide are three stages
   // whose intermediates cross GM; today's softmax fuses a row that fits one tile into one task.
   const json sref = {

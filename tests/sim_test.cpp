@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -49,6 +50,24 @@ TaskKind load_kind(int64_t bursts, int64_t burst_bytes, int64_t repeat = 1) {
   return dma_kind(DmaDir::kRead, bursts, burst_bytes, repeat);
 }
 
+// z = x + y over `repeat` fp16 tiles of `tile` bytes at buffer depth `depth`: two loads, one vector
+// add and one store per iteration.
+TaskKind add_kind(int64_t tile, int64_t repeat, int depth) {
+  TaskKind k;
+  k.label = "add";
+  k.buffer_count = depth;
+  TileStep st;
+  st.loads = {DmaOp{DmaDir::kRead, 1, tile, 0}, DmaOp{DmaDir::kRead, 1, tile, 0}};
+  st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp16, 1, 1, tile / 2});
+  st.stores.push_back(DmaOp{DmaDir::kWrite, 1, tile, 0});
+  st.repeat = repeat;
+  k.steps.push_back(st);
+  k.buffers = {{"x", tile, BufferRole::kInput, MemSpace::kUb},
+               {"y", tile, BufferRole::kInput, MemSpace::kUb},
+               {"z", tile, BufferRole::kOutput, MemSpace::kUb}};
+  return k;
+}
+
 // A graph of `n` tasks of one fixed-latency kind (no GM traffic).
 TaskGraph fixed_graph(int n, CoreType core = CoreType::kAiv) {
   TaskGraph g;
@@ -68,7 +87,8 @@ std::vector<TaskCost> fixed_cost(double cycles) {
 }
 
 TEST(Simulator, LoneDmaEqualsItsFormula) {
-  const Hardware hw = default_hw();
+  Hardware hw = default_hw();
+  hw.gm.hbm_queue_ns = 0;  // the pipeline's formula; its wait in HBM's queue: HbmQueue.*
   TaskGraph g;
   g.runtime = RuntimeStyle::kSpmd;
   g.add_psg("copy");
@@ -111,7 +131,8 @@ TEST(Simulator, EqualTasksPayBoundedSchedulingCosts) {
 }
 
 TEST(Simulator, StreamingCoresSaturateHbmAndGoNoFaster) {
-  const Hardware hw = default_hw();
+  Hardware hw = default_hw();
+  hw.gm.hbm_queue_ns = 0;  // bandwidth sharing alone; with queueing: HbmQueue.*
   auto run = [&](int cores) {
     TaskGraph g;
     g.runtime = RuntimeStyle::kSpmd;
@@ -725,6 +746,72 @@ TEST(SharedBandwidth, TheTighterStageBinds) {
   EXPECT_NEAR(bw.slowdown(), 2.0, 1e-12);
 }
 
+// HBM queueing: flows that wait for memory stretch by S = ((1 + a) + sqrt((1 - a)^2 + 4 q X / B)) /
+// 2 (a = demand / capacity, X = demand x waits per cycle, q the queue scale); without waits, max(1,
+// a).
+TEST(SharedBandwidth, WaitingFlowsQueue) {
+  const double cap = 10, q = 20, inf = std::numeric_limits<double>::infinity();
+  SharedBandwidth plain(cap, inf, q), waiting(cap, inf, q);
+  const int32_t cls = plain.flow_class(SharedBandwidth::run_time(100));
+  ASSERT_EQ(waiting.flow_class(SharedBandwidth::run_time(100)), cls);
+  plain.start_flow(0, 0, cls, 15.0, 15.0, 0.0);  // a = 1.5, no waits: plain sharing
+  EXPECT_DOUBLE_EQ(plain.slowdown(), 1.5);
+  waiting.start_flow(0, 0, cls, 15.0, 15.0, 15.0 * 0.01);  // one wait per 100 cycles
+  const double a = 1.5, x = 0.15;
+  const double s = ((1 + a) + std::sqrt((1 - a) * (1 - a) + 4 * q * x / cap)) / 2;
+  EXPECT_NEAR(waiting.slowdown(), s, 1e-12);
+  EXPECT_NEAR(waiting.next_finish(), 100 * s, 1e-9);
+  // The stretch obeys its definition: 1 + (X / D) q u / (1 - u) at u = D / (S B).
+  const double u = a / s;
+  EXPECT_NEAR(s, 1 + 0.01 * q * u / (1 - u), 1e-12);
+}
+
+// N cores each run one task of n one-buffer iterations (load, add, store): each iteration waits
+// for its load, so the task waits n + 1 times (the last store's landing ends it), and a loaded
+// HBM lengthens each wait by q u / (1 - u). The run is the M/M/1 fixed point
+// t = t0 + E q u / (1 - u), u = N bytes / (t B) (bytes in read equivalents); double-buffered,
+// the loads hide their latency (2 waits: the first load, the last store) and the same bytes
+// saturate HBM instead. Halving HBM raises u and the waits grow: a physical, not fitted, effect.
+TEST(HbmQueue, OneBufferTasksWaitInTheQueueDoubleBufferedOnesHide) {
+  Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps;
+  hw.l2.bandwidth_gbps = 1e6;
+  ASSERT_GT(hw.gm.hbm_queue_ns, 0);
+  const int cores = 48;
+  const int64_t tile = 8192, n = 64;
+  auto kind = [&](int depth) { return add_kind(tile, n, depth); };
+  auto run = [&](const Hardware& h, int depth) {
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("add");
+    g.add_kind(kind(depth));
+    for (int c = 0; c < cores; ++c) g.add_task(0, 0, c);
+    g.finalize();
+    return simulate(g, h).last_end;
+  };
+  const TaskCost one = cost_task_kind(kind(1), hw), two = cost_task_kind(kind(2), hw);
+  EXPECT_NEAR(one.latency_exposures, n + 1, 1e-6);
+  EXPECT_NEAR(two.latency_exposures, 2, 1e-6);
+  for (const double scale : {1.0, 0.5}) {
+    Hardware h = hw;
+    h.gm.hbm_bandwidth_gbps *= scale;
+    h.gm.hbm_write_bandwidth_gbps *= scale;
+    const double bytes = cores * one.gm_bytes(), cap = h.hbm_bytes_per_cycle();
+    const double q = h.hbm_queue_cycles();
+    const double t = run(h, 1);
+    const double u = bytes / (t * cap);
+    ASSERT_LT(u, 1);
+    EXPECT_NEAR(t, one.cycles + one.latency_exposures * q * u / (1 - u), 1e-6 * t) << scale;
+    EXPECT_GT(t, std::max(one.cycles, bytes / cap)) << scale;  // slower than sharing alone
+    Hardware plain = h;
+    plain.gm.hbm_queue_ns = 0;
+    EXPECT_NEAR(run(plain, 1), std::max(one.cycles, bytes / cap), 1e-6 * t) << scale;
+    // Double-buffered, the same bytes queue twice per task only: within 1% of sharing alone.
+    const double t2 = run(h, 2);
+    EXPECT_NEAR(t2, std::max(two.cycles, bytes / cap), 1e-2 * t2) << scale;
+  }
+}
+
 // A task's shared-bandwidth delay splits by its traffic (write share 1/3): lost 150 of 250 cycles,
 // 100 for its reads and 50 for its writes. Each pipe counts its busy share (80 and 30 of 100
 // idle cycles) of the delays it waits through: its own, plus the other's where mixed.
@@ -754,6 +841,7 @@ TEST(DmaAttribution, EachPipeWaitsForItsOwnTrafficAndForTheOthersWhereMixed) {
 // pipe's busy time is its idle busy time stretched with its own run (its task's only traffic).
 TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
   Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_queue_ns = 0;  // the split of a delay, whatever makes it
   hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 100;  // binds; L2 does not
   hw.l2.bandwidth_gbps = 1e6;
   TaskGraph g;
@@ -789,23 +877,13 @@ TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
 // buffered, they are mixed (share from the pipeline) and the load pipe waits for the writes too.
 TEST(DmaAttribution, LoadsAndStoresInTurnOrMixedUnderSharedHbm) {
   Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_queue_ns = 0;  // the split of a delay, whatever makes it
   hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 400;
   hw.l2.bandwidth_gbps = 1e6;
   const int cores = 16;
   const int64_t tile = 16384;
   for (const int depth : {1, 2}) {
-    TaskKind k;
-    k.label = "add";
-    k.buffer_count = depth;
-    TileStep st;
-    st.loads = {DmaOp{DmaDir::kRead, 1, tile, 0}, DmaOp{DmaDir::kRead, 1, tile, 0}};
-    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp16, 1, 1, tile / 2});
-    st.stores.push_back(DmaOp{DmaDir::kWrite, 1, tile, 0});
-    st.repeat = 64;
-    k.steps.push_back(st);
-    k.buffers = {{"x", tile, BufferRole::kInput, MemSpace::kUb},
-                 {"y", tile, BufferRole::kInput, MemSpace::kUb},
-                 {"z", tile, BufferRole::kOutput, MemSpace::kUb}};
+    const TaskKind k = add_kind(tile, 64, depth);
     TaskGraph g;
     g.runtime = RuntimeStyle::kSpmd;
     g.add_psg("add");
