@@ -3,7 +3,7 @@
 // of the previous layer (fan-in 3); every fourth layer runs on AIC cores.
 //
 //   replay_bench                              the benchmarks (BM_ReplayFile: 10^6 tasks end to end)
-//   replay_bench --write-graph FILE N         writes the N-task graph, for bench/replay_e2e.sh
+//   replay_bench --write-graph FILE N         writes the N-task graph, for `tilesim replay FILE`
 #include <benchmark/benchmark.h>
 
 #include <cstring>

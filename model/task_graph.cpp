@@ -85,16 +85,40 @@ void TaskGraph::finalize() {
   if (!std::is_sorted(edges_.begin(), edges_.end())) std::sort(edges_.begin(), edges_.end());
   edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
   succ_off_.assign(n + 1, 0);
-  indeg_.assign(n, 0);
-  for (const auto& [a, b] : edges_) {
-    ++succ_off_[a + 1];
-    ++indeg_[b];
-  }
+  for (const auto& [a, b] : edges_) ++succ_off_[a + 1];
   for (int32_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
   succ_.resize(edges_.size());
   for (size_t i = 0; i < edges_.size(); ++i) succ_[i] = edges_[i].second;  // already sorted by from
   edges_.clear();
   edges_.shrink_to_fit();
+  finish();
+}
+
+void TaskGraph::finalize(std::vector<int64_t> succ_off, std::vector<int32_t> succ) {
+  const auto n = static_cast<int32_t>(tasks.size());
+  if (!edges_.empty()) throw InternalError("task graph: successor lists given after add_edge");
+  if (succ_off.size() != tasks.size() + 1 || succ_off.front() != 0 ||
+      succ_off.back() != static_cast<int64_t>(succ.size()))
+    throw InternalError("task graph: successor offsets do not match the tasks and edges");
+  for (int32_t a = 0; a < n; ++a) {
+    if (succ_off[a + 1] < succ_off[a])
+      throw InternalError("task graph: successor offsets decrease at task " + std::to_string(a));
+    for (int64_t e = succ_off[a]; e < succ_off[a + 1]; ++e) {
+      const int32_t b = succ[static_cast<size_t>(e)];
+      if (b < 0 || b >= n || b == a || (e > succ_off[a] && b <= succ[static_cast<size_t>(e - 1)]))
+        throw InternalError("task graph: bad dependency edge " + std::to_string(a) + " -> " +
+                            std::to_string(b) + " (lists must be increasing, without self-edges)");
+    }
+  }
+  succ_off_ = std::move(succ_off);
+  succ_ = std::move(succ);
+  finish();
+}
+
+void TaskGraph::finish() {
+  const auto n = static_cast<int32_t>(tasks.size());
+  indeg_.assign(n, 0);
+  for (const int32_t b : succ_) ++indeg_[b];
   access_off_.assign(n + 1, 0);
   for (const auto& [t, a] : pending_access_) {
     if (t < 0 || t >= n)

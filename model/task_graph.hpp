@@ -147,6 +147,9 @@ class TaskGraph {
   void add_access(int32_t task, Access a);
   // Builds the successor lists and in-degrees; call once after the last add_edge.
   void finalize();
+  // The same from successor lists already built (no add_edge): task a's successors are
+  // succ[succ_off[a] .. succ_off[a + 1]), each list increasing (a graph read from a file).
+  void finalize(std::vector<int64_t> succ_off, std::vector<int32_t> succ);
 
   int32_t num_roots() const { return num_roots_; }
   int32_t num_launches() const { return num_launches_; }
@@ -160,6 +163,8 @@ class TaskGraph {
   bool finalized() const { return finalized_; }
 
  private:
+  void finish();  // in-degrees and accesses, once the successor lists are built
+
   std::vector<std::pair<int32_t, int32_t>> edges_;
   std::vector<int64_t> succ_off_;
   std::vector<int32_t> succ_;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "model/error.hpp"
 #include "sim/dma_attribution.hpp"
 #include "sim/launch_cost.hpp"
@@ -35,49 +38,62 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
     by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(
         Run{sim.tasks[i], static_cast<int32_t>(i), graph.tasks[i].kind});
 
+  // Per PSG and in total, in task order.
   std::vector<PsgMetrics> psg(graph.psg_names.size());
   for (size_t p = 0; p < psg.size(); ++p) psg[p].name = graph.psg_names[p];
-
-  for (size_t c = 0; c < ncores; ++c) {
-    auto& list = by_core[c];
-    if (list.empty()) continue;
-    if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
-    CoreMetrics cm;
-    cm.core = static_cast<int32_t>(c);
-    cm.type = sim.core_types[c];
-    double prev_end = sim.first_start;
-    double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
-    for (const Run& run : list) {
-      const TaskRecord& r = run.r;
-      const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
-      const double dur = r.end - r.start;
-      wait += r.start - prev_end;
-      wait_sched += r.start - std::max(prev_end, r.pred_end);
-      busy += dur;
-      const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
-      mte2 += dma.mte2;
-      mte3 += dma.mte3;
-      vec += cost.vec_busy;
-      cube += cost.cube_busy;
-      prev_end = r.end;
-      auto& p = psg[static_cast<size_t>(graph.kinds[static_cast<size_t>(run.kind)].psg)];
-      ++p.count;
-      p.sum_dur_us += us(dur);
-      m.gm_read_bytes += cost.gm_read_bytes;
-      m.gm_write_bytes += cost.gm_write_bytes;
-    }
-    cm.execute_task_num = static_cast<int64_t>(list.size());
-    cm.core_total_work_time_us = us(prev_end - sim.first_start);
-    cm.total_wait_time_us = us(wait);
-    cm.wait_schedule_time_us = us(wait_sched);
-    cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
-    cm.busy_us = us(busy);
-    cm.mte2_us = us(mte2);
-    cm.vec_us = us(vec);
-    cm.cube_us = us(cube);
-    cm.mte3_us = us(mte3);
-    m.per_core.push_back(cm);
+  for (size_t i = 0; i < sim.tasks.size(); ++i) {
+    const TaskRecord& r = sim.tasks[i];
+    const auto kind = static_cast<size_t>(graph.tasks[i].kind);
+    const auto& cost = sim.kind_costs[kind];
+    auto& p = psg[static_cast<size_t>(graph.kinds[kind].psg)];
+    ++p.count;
+    p.sum_dur_us += us(r.end - r.start);
+    m.gm_read_bytes += cost.gm_read_bytes;
+    m.gm_write_bytes += cost.gm_write_bytes;
   }
+
+  // Per core, each core on its own: the cores in parallel when the graph is big enough to pay
+  // for it (each core's sums in start order, so any thread count gives the same figures).
+  std::vector<CoreMetrics> per_core(ncores);
+  const size_t grain = sim.tasks.size() >= (size_t{1} << 16) ? 1 : std::max<size_t>(ncores, 1);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, ncores, grain), [&](const auto& cores) {
+    for (size_t c = cores.begin(); c != cores.end(); ++c) {
+      auto& list = by_core[c];
+      if (list.empty()) continue;
+      if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
+      CoreMetrics& cm = per_core[c];
+      cm.core = static_cast<int32_t>(c);
+      cm.type = sim.core_types[c];
+      double prev_end = sim.first_start;
+      double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
+      for (const Run& run : list) {
+        const TaskRecord& r = run.r;
+        const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
+        const double dur = r.end - r.start;
+        wait += r.start - prev_end;
+        wait_sched += r.start - std::max(prev_end, r.pred_end);
+        busy += dur;
+        const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
+        mte2 += dma.mte2;
+        mte3 += dma.mte3;
+        vec += cost.vec_busy;
+        cube += cost.cube_busy;
+        prev_end = r.end;
+      }
+      cm.execute_task_num = static_cast<int64_t>(list.size());
+      cm.core_total_work_time_us = us(prev_end - sim.first_start);
+      cm.total_wait_time_us = us(wait);
+      cm.wait_schedule_time_us = us(wait_sched);
+      cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
+      cm.busy_us = us(busy);
+      cm.mte2_us = us(mte2);
+      cm.vec_us = us(vec);
+      cm.cube_us = us(cube);
+      cm.mte3_us = us(mte3);
+    }
+  });
+  for (size_t c = 0; c < ncores; ++c)
+    if (!by_core[c].empty()) m.per_core.push_back(per_core[c]);
   for (auto& p : psg) {
     p.avg_dur_us = p.count ? p.sum_dur_us / static_cast<double>(p.count) : 0;
     m.psg.push_back(p);

@@ -86,6 +86,35 @@ std::vector<TaskCost> fixed_cost(double cycles) {
   return {c};
 }
 
+// A graph given its successor lists (as the PyPTO reader builds them) is the graph its edges
+// build; lists that are not increasing, or point outside the graph, are refused.
+TEST(TaskGraph, SuccessorListsGivenEqualEdgesAdded) {
+  auto three = [] {
+    TaskGraph g;
+    g.add_kind(TaskKind{});
+    for (int i = 0; i < 3; ++i) g.add_task(0, 0);
+    return g;
+  };
+  TaskGraph by_edges = three();
+  by_edges.add_edge(1, 2);
+  by_edges.add_edge(0, 2);
+  by_edges.add_edge(0, 1);
+  by_edges.finalize();
+  TaskGraph by_lists = three();
+  by_lists.finalize({0, 2, 3, 3}, {1, 2, 2});
+  for (int32_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(std::vector<int32_t>(by_lists.succ_begin(t), by_lists.succ_end(t)),
+              std::vector<int32_t>(by_edges.succ_begin(t), by_edges.succ_end(t)));
+    EXPECT_EQ(by_lists.indegree(t), by_edges.indegree(t));
+  }
+  EXPECT_EQ(by_lists.indegree(2), 2);
+  EXPECT_THROW(three().finalize({0, 2, 3, 3}, {2, 1, 2}), InternalError);  // not increasing
+  EXPECT_THROW(three().finalize({0, 1, 1, 1}, {0}), InternalError);        // self-edge
+  EXPECT_THROW(three().finalize({0, 1, 1, 1}, {3}), InternalError);        // outside
+  EXPECT_THROW(three().finalize({0, 1, 1}, {1}), InternalError);           // offsets short
+  EXPECT_THROW(three().finalize({0, 2, 1, 2}, {1, 2}), InternalError);     // offsets decrease
+}
+
 TEST(Simulator, LoneDmaEqualsItsFormula) {
   Hardware hw = default_hw();
   hw.gm.hbm_queue_ns = 0;  // the pipeline's formula; its wait in HBM's queue: HbmQueue.*

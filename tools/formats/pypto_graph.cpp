@@ -399,9 +399,10 @@ class IndexOf {
 // Successor lists as task indices (CSR over the tasks), a repeated successor counted once (with
 // a warning).
 struct Successors {
-  std::vector<size_t> off;
+  std::vector<int64_t> off;  // TaskGraph::finalize's layout, so the graph takes them as they are
   std::vector<int32_t> to;
-  size_t count(size_t i) const { return off[i + 1] - off[i]; }
+  size_t begin(size_t i) const { return static_cast<size_t>(off[i]); }
+  size_t end(size_t i) const { return static_cast<size_t>(off[i + 1]); }
 };
 
 Successors successor_indices(const RawTasks& raw, const std::string& origin,
@@ -435,7 +436,7 @@ Successors successor_indices(const RawTasks& raw, const std::string& origin,
       duplicate_edges += out.to.end() - dup;
       out.to.erase(dup, out.to.end());
     }
-    out.off.push_back(out.to.size());
+    out.off.push_back(static_cast<int64_t>(out.to.size()));
   }
   if (duplicate_edges > 0)
     warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
@@ -467,7 +468,7 @@ void check_acyclic(const Successors& succ, const std::vector<int32_t>& indeg, co
   // Every edge forward in the file (as PyPTO writes them): the file's order is a topological one.
   bool forward = true;
   for (size_t i = 0; i < n && forward; ++i)
-    for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
+    for (size_t e = succ.begin(i); e < succ.end(i); ++e)
       forward = forward && static_cast<size_t>(succ.to[e]) > i;
   if (forward) return;
   std::vector<int32_t> left = indeg;
@@ -477,14 +478,14 @@ void check_acyclic(const Successors& succ, const std::vector<int32_t>& indeg, co
     if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
   for (size_t q = 0; q < queue.size(); ++q) {
     const auto t = static_cast<size_t>(queue[q]);
-    for (size_t e = succ.off[t]; e < succ.off[t + 1]; ++e)
+    for (size_t e = succ.begin(t); e < succ.end(t); ++e)
       if (--left[static_cast<size_t>(succ.to[e])] == 0) queue.push_back(succ.to[e]);
   }
   if (queue.size() == n) return;
   std::vector<int32_t> stuck_pred(n, -1);
   for (size_t i = 0; i < n; ++i)
     if (left[i] > 0)
-      for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
+      for (size_t e = succ.begin(i); e < succ.end(i); ++e)
         if (left[static_cast<size_t>(succ.to[e])] > 0)
           stuck_pred[static_cast<size_t>(succ.to[e])] = static_cast<int32_t>(i);
   int32_t t = 0;
@@ -505,7 +506,7 @@ std::vector<int32_t> root_functions(const RawTasks& raw) {
 }
 
 // The graph: one kind per (funcName, coreType, execTime), one PSG per funcName.
-void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Successors& succ,
+void build_graph(RawTasks& raw, const std::vector<int32_t>& root, Successors succ,
                  const std::string& origin, PyptoGraph& out) {
   TaskGraph& g = out.graph;
   g.runtime = RuntimeStyle::kMpmd;
@@ -529,8 +530,7 @@ void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Su
   std::unordered_map<KindKey, int32_t, KindHash> kind_of;
   int64_t hub_nonzero = 0;
   const size_t n = raw.size();
-  g.reserve(n, succ.to.size());
-  out.task_ids = raw.id;
+  g.reserve(n, 0);
   for (size_t i = 0; i < n; ++i) {
     double cycles = raw.exec[i];
     const PyptoCore core = raw.core[i];
@@ -565,10 +565,8 @@ void build_graph(const RawTasks& raw, const std::vector<int32_t>& root, const Su
         "{}: {} HUB task(s) have a non-zero execTime; HUB tasks are modeled as zero-cycle "
         "bookkeeping tasks",
         origin, hub_nonzero));
-  for (size_t i = 0; i < n; ++i)
-    for (size_t e = succ.off[i]; e < succ.off[i + 1]; ++e)
-      g.add_edge(static_cast<int32_t>(i), succ.to[e]);
-  g.finalize();
+  g.finalize(std::move(succ.off), std::move(succ.to));
+  out.task_ids = std::move(raw.id);
 }
 
 PyptoGraph read_graph(JsonStream& stream, int threads) {
@@ -643,12 +641,12 @@ PyptoGraph read_graph(JsonStream& stream, int threads) {
              ErrorKind::kLimits);
 
   PyptoGraph out;
-  const Successors succ = successor_indices(raw, origin, out.warnings);
+  Successors succ = successor_indices(raw, origin, out.warnings);
   std::vector<int32_t> indeg(raw.size(), 0);
   for (const int32_t t : succ.to) ++indeg[static_cast<size_t>(t)];
   check_remaining(raw, indeg, origin, out.warnings);
   check_acyclic(succ, indeg, raw, origin);
-  build_graph(raw, root_functions(raw), succ, origin, out);
+  build_graph(raw, root_functions(raw), std::move(succ), origin, out);
   return out;
 }
 
