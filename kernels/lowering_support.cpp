@@ -52,8 +52,7 @@ std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
   return chunks;
 }
 
-std::vector<int64_t> step_signature(const TileStep& st) {
-  std::vector<int64_t> s;
+void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
   for (const auto* ops : {&st.loads, &st.stores}) {
     s.push_back(static_cast<int64_t>(ops->size()));
     for (const auto& d : *ops)
@@ -69,11 +68,10 @@ std::vector<int64_t> step_signature(const TileStep& st) {
              {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
   s.push_back(static_cast<int64_t>(st.cube.size()));
   for (const auto& c : st.cube) s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n});
-  return s;
 }
 
-std::vector<int64_t> kind_signature(const TaskKind& kind) {
-  std::vector<int64_t> s = {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count};
+void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& s) {
+  s.insert(s.end(), {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count});
   for (const auto& b : kind.buffers) {
     s.push_back(b.bytes);
     s.push_back(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));
@@ -81,17 +79,24 @@ std::vector<int64_t> kind_signature(const TaskKind& kind) {
   for (const auto& st : kind.steps) {
     s.push_back(-1);
     s.push_back(st.repeat);
-    const auto sub = step_signature(st);
-    s.insert(s.end(), sub.begin(), sub.end());
+    append_step_signature(st, s);
   }
-  return s;
 }
 
 void append_step(TaskKind& kind, const TileStep& step) {
-  if (!kind.steps.empty() && step_signature(kind.steps.back()) == step_signature(step))
-    kind.steps.back().repeat += step.repeat;
-  else
-    kind.steps.push_back(step);
+  // Scratch per thread: lowerings run in parallel over a sweep's candidates.
+  thread_local std::vector<int64_t> last, next;
+  if (!kind.steps.empty()) {
+    last.clear();
+    next.clear();
+    append_step_signature(kind.steps.back(), last);
+    append_step_signature(step, next);
+    if (last == next) {
+      kind.steps.back().repeat += step.repeat;
+      return;
+    }
+  }
+  kind.steps.push_back(step);
 }
 
 void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
@@ -109,11 +114,12 @@ void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
 }
 
 int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
-  auto sig = kind_signature(kind);
-  auto it = ids_.find(sig);
+  sig_.clear();
+  append_kind_signature(kind, sig_);
+  auto it = ids_.find(sig_);
   if (it != ids_.end()) return it->second;
   const int id = graph.add_kind(kind);
-  ids_.emplace(std::move(sig), id);
+  ids_.emplace(sig_, id);
   return id;
 }
 

@@ -39,9 +39,11 @@ class KindCache {
 
  private:
   std::map<std::vector<int64_t>, int> ids_;
+  std::vector<int64_t> sig_;  // reused: a lowering asks once per task
 };
-std::vector<int64_t> kind_signature(const TaskKind& kind);
-std::vector<int64_t> step_signature(const TileStep& step);  // work only, not the repeat
+// A kind's or a step's work as numbers (a step's without its repeat), appended to `out`.
+void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& out);
+void append_step_signature(const TileStep& step, std::vector<int64_t>& out);
 // Appends `step` to a looping task: onto the last step's repeat when their work is identical.
 void append_step(TaskKind& kind, const TileStep& step);
 // An spmd launch shares `units` of work (named `what` in the message, `note` appended) over

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
+#include "model/tile_geometry.hpp"
+
 namespace tilesim {
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 struct ClassCost {
   double cycles_per_repeat;

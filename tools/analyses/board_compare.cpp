@@ -8,13 +8,12 @@
 #include <set>
 
 #include "model/error.hpp"
+#include "model/missing.hpp"
 #include "tools/calibration/board_measurements.hpp"
 
 namespace tilesim {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double max_per_core(const Metrics& m, double CoreMetrics::*field) {
   double x = m.per_core.empty() ? kNaN : 0;

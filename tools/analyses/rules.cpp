@@ -85,7 +85,7 @@ const CandidateResult& best(const Ran& r) {
 std::string us(double t) {
   return fmt::format("{:.2f} us", t);
 }
-std::string pct(double a, double b) {
+std::string gap_text(double a, double b) {
   return fmt::format("{:+.1f}%", 100.0 * (a / b - 1.0));
 }
 std::string tile_time(const CandidateResult& c) {
@@ -150,7 +150,7 @@ RuleCheck check_contiguous(Cases& cases) {
     parts.push_back(fmt::format("{}: best >= 1 KB {} vs best < 1 KB {} ({} B, {})", c.name,
                                 tile_time(*c.compliant), tile_time(*c.under),
                                 c.under->contiguous_bytes,
-                                pct(c.under->gen_time_us, c.compliant->gen_time_us)));
+                                gap_text(c.under->gen_time_us, c.compliant->gen_time_us)));
     k.data.push_back({{"case", c.name},
                       {"compliant_tile", c.compliant->tile},
                       {"compliant_us", c.compliant->gen_time_us},
@@ -220,9 +220,9 @@ OverShape over_shape(const Ran& r, const Dims& in_shape, const Dims& over) {
   const auto& g = find(r, in_shape);
   const auto& o = find(r, over);
   OverShape x{flagged(o, "tile_over_shape"), o.gen_time_us > g.gen_time_us, "", {}};
-  x.text =
-      fmt::format("{} (tile_over_shape flag {}) vs {} ({})", tile_time(o),
-                  x.flagged ? "set" : "missing", tile_time(g), pct(o.gen_time_us, g.gen_time_us));
+  x.text = fmt::format("{} (tile_over_shape flag {}) vs {} ({})", tile_time(o),
+                       x.flagged ? "set" : "missing", tile_time(g),
+                       gap_text(o.gen_time_us, g.gen_time_us));
   x.data = {{"sweep", r.cfg.path.filename().string()},
             {"over_tile", o.tile},
             {"over_us", o.gen_time_us},
@@ -345,8 +345,8 @@ RuleCheck check_non_reduction_growth(Cases& cases) {
   const bool ok_b = bw.gen_time_us > bb.gen_time_us;
   k.verdict = count_verdict(ok_a + ok_b, 2);
   k.numbers = fmt::format("A: {} vs {} ({}); B: {} vs {} ({})", tile_time(a4), tile_time(a2),
-                          pct(a4.gen_time_us, a2.gen_time_us), tile_time(bw), tile_time(bb),
-                          pct(bw.gen_time_us, bb.gen_time_us));
+                          gap_text(a4.gen_time_us, a2.gen_time_us), tile_time(bw), tile_time(bb),
+                          gap_text(bw.gen_time_us, bb.gen_time_us));
   k.data.push_back({{"grown", a4.tile},
                     {"grown_us", a4.gen_time_us},
                     {"base", a2.tile},
@@ -528,8 +528,8 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
     k.verdict = held == 4 ? Verdict::kHolds : held >= 2 ? Verdict::kBends : Verdict::kFails;
     k.numbers =
         fmt::format("best {}; 8 {} and 32 {} of the best (close = within {:.0f}%); 64 {}, 128 {}",
-                    z.best, pct(at(8).gen_time_us, tb), pct(at(32).gen_time_us, tb), 100 * kClose,
-                    zone_label(at(64).zone), zone_label(at(128).zone));
+                    z.best, gap_text(at(8).gen_time_us, tb), gap_text(at(32).gen_time_us, tb),
+                    100 * kClose, zone_label(at(64).zone), zone_label(at(128).zone));
     if (k.verdict != Verdict::kHolds)
       k.why = fmt::format(
           "the fragmented side's slope is the scheduler threads' throughput: loop 32, {}. The "
@@ -653,7 +653,8 @@ RuleCheck check_merge(Cases& cases) {
     parts.push_back(fmt::format(
         "mean {} over dims {}{}: merged {} vs chained {}{}", format_dims(s.shape), s.dims[0],
         s.dims.size() > 1 ? fmt::format(",{}", s.dims[1]) : "", text(0), text(1),
-        pick[0] && pick[1] ? " (" + pct(pick[1]->gen_time_us, pick[0]->gen_time_us) + ")" : ""));
+        pick[0] && pick[1] ? " (" + gap_text(pick[1]->gen_time_us, pick[0]->gen_time_us) + ")"
+                           : ""));
     nlohmann::json d = {{"shape", s.shape}, {"dims", s.dims}, {"holds", ok}};
     for (int f = 0; f < 2; ++f)
       if (pick[f]) d[forms[f]] = {{"tile", pick[f]->tile}, {"gen_time_us", pick[f]->gen_time_us}};

@@ -31,16 +31,12 @@ void reject(CandidateResult& r, std::string cls, std::string reason) {
   r.reason = std::move(reason);
 }
 
-std::string dims_text(const Dims& d) {
-  return format_dims(d);
-}
-
 }  // namespace
 
 std::string candidate_label(const CandidateResult& c) {
-  if (c.grid == 0) return fmt::format("tile {} loop {}", dims_text(c.tile), c.loop_count);
-  std::string s = fmt::format("grid {} sub-tile {}", c.grid, dims_text(c.tile));
-  if (!c.block.empty()) s += " block " + dims_text(c.block);
+  if (c.grid == 0) return fmt::format("tile {} loop {}", format_dims(c.tile), c.loop_count);
+  std::string s = fmt::format("grid {} sub-tile {}", c.grid, format_dims(c.tile));
+  if (!c.block.empty()) s += " block " + format_dims(c.block);
   return s;
 }
 
@@ -74,7 +70,7 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
     reject(r, "tile_over_shape",
            fmt::format("tile {} exceeds shape {} in dim(s) {} (constraints.allow_tile_over_shape "
                        "is false)",
-                       dims_text(spec.tile), dims_text(spec.shape),
+                       format_dims(spec.tile), format_dims(spec.shape),
                        fmt::join(r.tile_over_shape_dims, ", ")));
     return r;
   }

@@ -1,5 +1,6 @@
 #include "tools/analyses/validate.hpp"
 
+#include "model/missing.hpp"
 #include "tools/formats/run_config.hpp"
 
 #include <algorithm>
@@ -16,8 +17,6 @@
 namespace tilesim {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double mean_of(const std::vector<double>& v) {
   double sum = 0;
@@ -40,7 +39,7 @@ size_t argmin(const std::vector<double>& v) {
   return static_cast<size_t>(std::min_element(v.begin(), v.end()) - v.begin());
 }
 
-std::string pct(double x) {
+std::string pct_text(double x) {
   return fmt::format("{:.1f}%", x);
 }
 
@@ -144,7 +143,8 @@ DatasetScore score_dataset(const ValidationDataset& ds,
       d.violations.push_back(fmt::format(
           "sweep '{}': argmin: modeled fastest {}={} is measured {} above the best {}={}", sw.name,
           sw.axis, sw.points[sc.modeled_argmin].label,
-          pct((sw.points[sc.modeled_argmin].measured / sw.points[sc.measured_argmin].measured - 1) *
+          pct_text(
+              (sw.points[sc.modeled_argmin].measured / sw.points[sc.measured_argmin].measured - 1) *
               100),
           sw.axis, sw.points[sc.measured_argmin].label));
     d.sweeps.push_back(std::move(sc));
@@ -158,7 +158,7 @@ DatasetScore score_dataset(const ValidationDataset& ds,
       d.violations.push_back(
           fmt::format("{}: no evaluated point to hold to {} {}", what, key, *limit));
     else if (value > *limit)
-      d.violations.push_back(fmt::format("{} {} > {} {}", what, pct(value), key, *limit));
+      d.violations.push_back(fmt::format("{} {} > {} {}", what, pct_text(value), key, *limit));
   };
   check_max(tol.max_mape_pct, d.norm_mape_pct, "normalised MAPE", "max_mape_pct");
   check_max(tol.max_abs_mape_pct, d.abs_mape_pct, "absolute MAPE", "max_abs_mape_pct");

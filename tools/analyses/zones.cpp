@@ -55,7 +55,7 @@ const PsgMetrics* find_psg(const std::vector<PsgMetrics>& psg, const std::string
   return nullptr;
 }
 
-double pct(double v, double ref) {
+double gap_pct(double v, double ref) {
   return ref > 0 ? (v / ref - 1.0) * 100.0 : 0.0;
 }
 
@@ -89,7 +89,7 @@ bool best_and_sweet_spot(const std::vector<Point>& points, const ZoneOptions& op
     out[i].zone = Zone::kSweetSpot;
     out[i].evidence = i == b ? fmt::format("fastest on the axis ({:.3f} us)", t)
                              : fmt::format("{:+.1f}% of the best, within the {:.1f}% tolerance",
-                                           pct(t, best), opt.tolerance * 100.0);
+                                           gap_pct(t, best), opt.tolerance * 100.0);
   }
   return true;
 }
@@ -110,7 +110,7 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
     const ZonePoint& p = points[i];
     ZoneVerdict& v = out[i];
     if (v.zone == Zone::kSweetSpot) continue;
-    const double slower = pct(p.gen_time_us, best.gen_time_us);
+    const double slower = gap_pct(p.gen_time_us, best.gen_time_us);
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     if (finer) {
       const double lost = p.gen_time_us - best.gen_time_us;
@@ -138,8 +138,8 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
       what = fmt::format(
           "dominant PSG '{}' avg_dur {:.3f} us vs {:.3f} ({:+.0f}%), sum_dur {:.3f} us vs {:.3f} "
           "({:+.0f}%) ({})",
-          dom->name, dom->avg_dur_us, ref->avg_dur_us, pct(dom->avg_dur_us, ref->avg_dur_us),
-          dom->sum_dur_us, ref->sum_dur_us, pct(dom->sum_dur_us, ref->sum_dur_us),
+          dom->name, dom->avg_dur_us, ref->avg_dur_us, gap_pct(dom->avg_dur_us, ref->avg_dur_us),
+          dom->sum_dur_us, ref->sum_dur_us, gap_pct(dom->sum_dur_us, ref->sum_dur_us),
           heavier ? "rose" : "did not rise");
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
@@ -166,7 +166,7 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     const double lost = p.gen_time_us - best.gen_time_us;
     const std::string head = fmt::format("{} side, {:+.1f}% time", finer ? "finer" : "coarser",
-                                         pct(p.gen_time_us, best.gen_time_us));
+                                         gap_pct(p.gen_time_us, best.gen_time_us));
     // 3'. Idle cores, or an unbalanced last wave, when idle core time explains the loss.
     const bool idle =
         f.cores_used < f.cores && f.utilisation < bf.utilisation * (1.0 - opt.evidence_rise);
@@ -206,8 +206,8 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
         why = fmt::format(
             "per-block overhead: core time {:.1f} us vs {:.1f} at best ({:+.0f}%) for the same "
             "work, {}-{} sub-tiles/block vs {}-{}",
-            f.core_time_us, bf.core_time_us, pct(f.core_time_us, bf.core_time_us), f.subtiles_min,
-            f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
+            f.core_time_us, bf.core_time_us, gap_pct(f.core_time_us, bf.core_time_us),
+            f.subtiles_min, f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
       if (!why.empty()) {
         v.zone = Zone::kTooFragmented;
         v.evidence = head + "; " + why;
@@ -221,7 +221,7 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
       v.evidence = fmt::format(
           "{}; block busy {:.3f} us vs {:.3f} at best ({:+.0f}%): {}-{} sub-tiles/block vs {}-{} "
           "leave less to overlap",
-          head, f.block_busy_us, bf.block_busy_us, pct(f.block_busy_us, bf.block_busy_us),
+          head, f.block_busy_us, bf.block_busy_us, gap_pct(f.block_busy_us, bf.block_busy_us),
           f.subtiles_min, f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
       continue;
     }

@@ -8,14 +8,13 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/missing.hpp"
 #include "tools/reports/csv.hpp"
 #include "tools/reports/report.hpp"
 
 namespace tilesim {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // A path as cited in reports and in the written hardware file: relative to the source tree
 // when it lies inside it.

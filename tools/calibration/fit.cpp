@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/missing.hpp"
 
 namespace tilesim {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMaxLambda = 1e12;
 constexpr double kMinLambda = 1e-12;
 

@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
+#include "model/missing.hpp"
 #include "tools/analyses/parallel_indices.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/formats/run_config.hpp"
@@ -17,8 +18,6 @@
 namespace tilesim {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string num(double x) {
   return nlohmann::json(x).dump();

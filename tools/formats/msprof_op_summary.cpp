@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/missing.hpp"
+
 namespace tilesim {
 
 std::string trim_field(const std::string& s) {
@@ -17,8 +19,6 @@ bool not_collected(const std::string& t) {
 }
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The value of column `c` of `row` as a number >= 0; NaN when absent or not collected.
 double number_at(const CsvTable& t, const CsvRow& row, int c, bool required) {

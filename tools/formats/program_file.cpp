@@ -29,10 +29,6 @@ DType read_dtype(const JsonReader& r) {
   }
 }
 
-std::string dims_text(const Dims& d) {
-  return format_dims(d);
-}
-
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1); nullopt when they do not.
 std::optional<Dims> broadcast(const Dims& a, const Dims& b) {
   Dims out(std::max(a.size(), b.size()));
@@ -55,7 +51,7 @@ class Loader {
   void resolve(const RawOp& raw, size_t index);
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
-    return fmt::format("'{}' {} {}", tensor(t).name, dims_text(tensor(t).shape),
+    return fmt::format("'{}' {} {}", tensor(t).name, format_dims(tensor(t).shape),
                        dtype_name(tensor(t).dtype));
   }
 
@@ -355,8 +351,8 @@ Program Loader::run() {
       o.check_keys({"name", "shape", "dtype"});
       if (o.has("shape") && o.at("shape").positive_ints() != x.shape)
         o.at("shape").fail(fmt::format("shape mismatch: '{}' is declared {} but its op computes {}",
-                                       name, dims_text(o.at("shape").positive_ints()),
-                                       dims_text(x.shape)));
+                                       name, format_dims(o.at("shape").positive_ints()),
+                                       format_dims(x.shape)));
       if (o.has("dtype") && read_dtype(o.at("dtype")) != x.dtype)
         o.at("dtype").fail(fmt::format("dtype mismatch: '{}' is declared {} but its op computes {}",
                                        name, o.at("dtype").string(), dtype_name(x.dtype)));
