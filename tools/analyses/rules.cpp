@@ -10,6 +10,7 @@
 #include "model/error.hpp"
 #include "sim/pypto_runtime.hpp"
 #include "tools/analyses/sweep.hpp"
+#include "tools/analyses/zones.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/sweep_config.hpp"
 
@@ -86,7 +87,7 @@ std::string us(double t) {
   return fmt::format("{:.2f} us", t);
 }
 std::string gap_text(double a, double b) {
-  return fmt::format("{:+.1f}%", 100.0 * (a / b - 1.0));
+  return fmt::format("{:+.1f}%", gap_pct(a, b));
 }
 std::string tile_time(const CandidateResult& c) {
   return fmt::format("{} {}", format_dims(c.tile), us(c.gen_time_us));

@@ -47,16 +47,16 @@ const PsgMetrics* dominant_psg(const std::vector<PsgMetrics>& psg) {
   return best;
 }
 
+double gap_pct(double v, double ref) {
+  return ref > 0 ? (v / ref - 1.0) * 100.0 : 0.0;
+}
+
 namespace {
 
 const PsgMetrics* find_psg(const std::vector<PsgMetrics>& psg, const std::string& name) {
   for (const auto& p : psg)
     if (p.name == name) return &p;
   return nullptr;
-}
-
-double gap_pct(double v, double ref) {
-  return ref > 0 ? (v / ref - 1.0) * 100.0 : 0.0;
 }
 
 // Steps 1 and 2, shared by both readings: checks the points, finds the best (lowest time, the

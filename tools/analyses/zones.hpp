@@ -50,6 +50,8 @@ namespace tilesim {
 enum class Zone { kNone, kTooFragmented, kSweetSpot, kTooCoarse, kSlower };
 const char* zone_name(Zone z);   // "too_fragmented", "sweet_spot", "too_coarse", "slower", ""
 const char* zone_label(Zone z);  // "too fragmented", "sweet spot", "too coarse", "slower", "-"
+// How much slower `v` is than `ref`, in percent (0 when ref is not positive).
+double gap_pct(double v, double ref);
 
 struct ZoneOptions {
   double tolerance = 0.02;        // sweet spot: gen_time within this fraction of the best
