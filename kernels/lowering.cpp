@@ -44,7 +44,7 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   if (k.graph.runtime == RuntimeStyle::kMpmd && spec.max_tasks_per_psg != 0) {
     const int64_t cap[2] = {spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aiv,
                             spec.max_tasks_per_psg > 0 ? spec.max_tasks_per_psg : hw.cores.aic};
-    k.graph = pack_tasks(k.graph, cap);
+    k.graph = pack_tasks(k.graph, cap, hw.control.cube_merge_copyin_bytes);
     k.diag.tasks = static_cast<int64_t>(k.graph.tasks.size());
   }
   k.diag.launches = k.graph.num_launches();

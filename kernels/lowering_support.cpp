@@ -56,7 +56,8 @@ void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
   for (const auto* ops : {&st.loads, &st.stores}) {
     s.push_back(static_cast<int64_t>(ops->size()));
     for (const auto& d : *ops)
-      s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0});
+      s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0,
+                         static_cast<int64_t>(d.path), d.src_bytes, d.atomic ? 1 : 0});
   }
   s.push_back(static_cast<int64_t>(st.vec.size()));
   for (const auto& v : st.vec)
@@ -67,11 +68,12 @@ void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
     s.insert(s.end(),
              {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
   s.push_back(static_cast<int64_t>(st.cube.size()));
-  for (const auto& c : st.cube) s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n});
+  for (const auto& c : st.cube)
+    s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n, c.l0a_bytes, c.l0b_bytes});
 }
 
 void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& s) {
-  s.insert(s.end(), {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count});
+  s.insert(s.end(), {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count, kind.l0_depth});
   for (const auto& b : kind.buffers) {
     s.push_back(b.bytes);
     s.push_back(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));

@@ -1,12 +1,26 @@
-// Matmul C[m, n] = A[m, k] @ B[k, n] on the cube cores. shape = [m, k, n], tile = the cube tile
-// [tm, tk, tn]. The m axis is looped with BASIC_BATCH = ceil_div(m, loop_count); each loop body
-// computes its rows' C blocks, one AIC task per (tm x tn) block walking the k tiles
-// (MTE2 -> L1 -> L0A/L0B -> cube -> L0C), then writes C through the fixpipe, or, with
-// params.vector_epilogue, as fp32 to a workspace that an AIV task casts and writes.
-// Under the spmd partition it is catlass's basic matmul (families.hpp SpmdMatmulPlan): `grid`
-// blocks on the AIC cores share the C tiles in swizzle order, one task per C tile, the tiles of
-// a block run back to back on its core (Task::continues_block) so that each tile's GM accesses
-// reach the L2 model when the tile starts.
+// Matmul C[m, n] = A[m, k] @ B[k, n] on the cube cores, shape = [m, k, n].
+//
+// One cube task computes one C tile over its K range (the whole K, or a split-K slice): each L1
+// k step copies A [m1, k1] and B [k1, n1] GM -> L1 (MTE2, ND2NZ for ND operands), then for each
+// L0 tile loads L0A / L0B from L1 (MTE1) and runs the mmad into the L0C accumulator; the last
+// step sends C out of L0C through the fixpipe (cast or quantised to the output dtype, or added
+// atomically for a split K). An operand kept resident in L1 (params.l1_resident) is loaded by
+// the first C tile of a run that shares it and skipped by the rest.
+//
+//  - pypto (PyPTO's cube lowering, hicann/pypto framework/src/interface/operation/
+//    cube_operation_impl.cpp ConstructTileGraph): tile = [mL0, kL0, nL0] (set_cube_tile_shapes'
+//    L0 shapes; mL1 = mL0, nL1 = nL0, which that lowering requires), params.k_l1 the L1 k step.
+//    Tiles are walked n outer, m inner, within the root functions of `loop_count` chunks of m
+//    (BASIC_BATCH = ceil_div(m, loop_count)) or of params.l2_block views (a 2-D loop / view:
+//    the matmul guide's L2 blocking). params.l1_reuse merges runs of tiles that share the
+//    resident operand into one task (PyPTO's L1CopyInReuseMerge, cube_l1_reuse_setting).
+//  - spmd (catlass's basic matmul, families.hpp SpmdMatmulPlan): `grid` blocks on the AIC cores
+//    share the work; a block's pieces run back to back on its core (Task::continues_block), each
+//    recording its GM blocks so blocks reading the same panel close in time hit L2.
+//
+// A split K combines its partial C tiles atomically in GM (fp32 / int32 output) or through a
+// workspace that AIV tasks sum and cast (split_k_merge "vector": PyPTO's Add of the partial
+// sums; catlass's split-K matmul reduces on the AIV, a second launch).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,7 +42,28 @@ void check_matmul_spec(const KernelSpec& spec, const char* tile_dims) {
   if (!spec.dims.empty()) throw Error("matmul: dim: matmul reduces k by definition; leave dim out");
 }
 
+// The params one partition does not take, refused by name.
+void refuse_params(const KernelSpec& spec, std::initializer_list<const char*> names,
+                   const char* why) {
+  for (const char* n : names)
+    if (has_param(spec, n))
+      throw Error(fmt::format("matmul: params.{} {}", n, why), ErrorKind::kParams);
+}
+
+std::pair<int64_t, int64_t> l2_block_param(const KernelSpec& spec) {
+  if (!has_param(spec, "l2_block")) return {0, 0};
+  const auto b = param_ints(spec, "l2_block");
+  return {b[0], b[1]};
+}
+
 }  // namespace
+
+std::pair<int64_t, int64_t> split_k_range(int64_t k, int64_t step, int64_t slices, int64_t s) {
+  const int64_t steps = ceil_div(k, step);
+  const int64_t first = steps * s / slices, last = steps * (s + 1) / slices;
+  const int64_t k0 = first * step;
+  return {k0, std::min(k, last * step) - k0};
+}
 
 MatmulPlan plan_matmul(const KernelSpec& spec) {
   check_matmul_spec(spec, "[tm, tk, tn]");
@@ -40,14 +75,33 @@ MatmulPlan plan_matmul(const KernelSpec& spec) {
   p.tk = spec.tile[1];
   p.tn = spec.tile[2];
   p.vector_epilogue = param_bool(spec, "vector_epilogue");
+  const auto [bm, bn] = l2_block_param(spec);
+  const int64_t slices = param_int(spec, "split_k");
+  const int64_t kl1 = has_param(spec, "k_l1") ? param_int(spec, "k_l1") : p.tk;
+  // A root's tiles, n outer and m inner (ConstructTileGraph), each split into its K slices.
+  auto add_tiles = [&](int32_t root, int64_t mb, int64_t me, int64_t nb, int64_t ne) {
+    for (int64_t n0 = nb; n0 < ne; n0 += p.tn)
+      for (int64_t m0 = mb; m0 < me; m0 += p.tm)
+        for (int64_t s = 0; s < slices; ++s) {
+          const auto [k0, kext] = split_k_range(p.k, kl1, slices, s);
+          p.blocks.push_back(
+              {root, m0, std::min(p.tm, me - m0), n0, std::min(p.tn, ne - n0), k0, kext});
+        }
+  };
+  if (bm > 0) {
+    // pypto.loop over m views, then over n views: a root function per view.
+    p.basic_batch = bm * p.tm;
+    int32_t root = 0;
+    for (int64_t m0 = 0; m0 < p.m; m0 += bm * p.tm)
+      for (int64_t n0 = 0; n0 < p.n; n0 += bn * p.tn)
+        add_tiles(root++, m0, std::min(p.m, m0 + bm * p.tm), n0, std::min(p.n, n0 + bn * p.tn));
+    return p;
+  }
   p.basic_batch = ceil_div(p.m, spec.loop_count);
   p.chunks = loop_chunks(spec, 0);
   for (size_t r = 0; r < p.chunks.size(); ++r)
-    for (int64_t m0 = p.chunks[r].offset; m0 < p.chunks[r].offset + p.chunks[r].size; m0 += p.tm)
-      for (int64_t n0 = 0; n0 < p.n; n0 += p.tn)
-        p.blocks.push_back({static_cast<int32_t>(r), m0,
-                            std::min(p.tm, p.chunks[r].offset + p.chunks[r].size - m0), n0,
-                            std::min(p.tn, p.n - n0)});
+    add_tiles(static_cast<int32_t>(r), p.chunks[r].offset, p.chunks[r].offset + p.chunks[r].size, 0,
+              p.n);
   return p;
 }
 
@@ -84,67 +138,208 @@ SpmdMatmulPlan plan_spmd_matmul(const KernelSpec& spec) {
   p.tiles_m = ceil_div(p.m, p.m1);
   p.tiles_n = ceil_div(p.n, p.n1);
   p.grid = spec.grid;
+  std::tie(p.l2_block_m, p.l2_block_n) = l2_block_param(spec);
+  p.split_k = param_int(spec, "split_k");
+  p.contiguous = param_string(spec, "assignment") == "contiguous";
   return p;
-}
-
-MatmulTile spmd_matmul_tile(const SpmdMatmulPlan& p, int64_t idx) {
-  // Bands of `offset` tile rows (direction 0) or columns (1); a band is walked across, one
-  // column (row) of at most `offset` tiles at a time, odd bands in reverse, so consecutive
-  // indices share A row panels (B column panels).
-  const bool rows = p.swizzle_direction == 0;
-  const int64_t along = rows ? p.tiles_m : p.tiles_n;
-  const int64_t across = rows ? p.tiles_n : p.tiles_m;
-  const int64_t band = idx / (p.swizzle_offset * across);
-  const int64_t in = idx % (p.swizzle_offset * across);
-  const int64_t width = std::min(p.swizzle_offset, along - band * p.swizzle_offset);
-  const int64_t a = band * p.swizzle_offset + in % width;
-  int64_t c = in / width;
-  if (band % 2 == 1) c = across - 1 - c;
-  const int64_t tm = rows ? a : c, tn = rows ? c : a;
-  return {tm * p.m1, std::min(p.m1, p.m - tm * p.m1), tn * p.n1, std::min(p.n1, p.n - tn * p.n1)};
 }
 
 namespace {
 
-// A [m, k], B [k, n] and C [m, n] of one dtype.
+// The swizzle over a grid of `tm` x `tn` tiles: bands of `offset` tile rows (direction 0) or
+// columns (1); a band is walked across, one column (row) of at most `offset` tiles at a time,
+// odd bands in reverse, so consecutive indices share A row panels (B column panels).
+std::pair<int64_t, int64_t> swizzle_at(int64_t idx, int64_t tm_count, int64_t tn_count,
+                                       int64_t offset, int64_t direction) {
+  const bool rows = direction == 0;
+  const int64_t along = rows ? tm_count : tn_count;
+  const int64_t across = rows ? tn_count : tm_count;
+  const int64_t band = idx / (offset * across);
+  const int64_t in = idx % (offset * across);
+  const int64_t width = std::min(offset, along - band * offset);
+  const int64_t a = band * offset + in % width;
+  int64_t c = in / width;
+  if (band % 2 == 1) c = across - 1 - c;
+  return rows ? std::pair{a, c} : std::pair{c, a};
+}
+
+}  // namespace
+
+MatmulTile spmd_matmul_tile(const SpmdMatmulPlan& p, int64_t idx) {
+  int64_t tm = 0, tn = 0;
+  if (p.l2_block_m > 0) {
+    // L2 blocks of l2_block_m x l2_block_n tiles in row-major order; the last row and column of
+    // blocks may be smaller. Block rows before this one hold full-height blocks.
+    const int64_t rows_full = p.l2_block_m * p.tiles_n;  // tiles in one row of blocks
+    const int64_t brow = idx / rows_full;
+    const int64_t in_row = idx % rows_full;
+    const int64_t h = std::min(p.l2_block_m, p.tiles_m - brow * p.l2_block_m);
+    const int64_t per_block = h * p.l2_block_n;  // tiles in a full-width block of this row
+    const int64_t bcol = in_row / per_block;
+    const int64_t w = std::min(p.l2_block_n, p.tiles_n - bcol * p.l2_block_n);
+    const auto [a, c] = swizzle_at(in_row % per_block, h, w, p.swizzle_offset, p.swizzle_direction);
+    tm = brow * p.l2_block_m + a;
+    tn = bcol * p.l2_block_n + c;
+  } else {
+    std::tie(tm, tn) = swizzle_at(idx, p.tiles_m, p.tiles_n, p.swizzle_offset, p.swizzle_direction);
+  }
+  return {tm * p.m1, std::min(p.m1, p.m - tm * p.m1), tn * p.n1, std::min(p.n1, p.n - tn * p.n1)};
+}
+
+std::vector<std::vector<MatmulWork>> spmd_matmul_work(const SpmdMatmulPlan& p) {
+  const int64_t items = p.tiles() * p.split_k;
+  std::vector<std::vector<MatmulWork>> out(static_cast<size_t>(p.grid));
+  auto work = [&](int64_t w) {
+    const MatmulTile t = spmd_matmul_tile(p, w / p.split_k);
+    const int64_t s = w % p.split_k;
+    const auto [k0, kext] = split_k_range(p.k, p.k1, p.split_k, s);
+    return MatmulWork{t.m0, t.mext, t.n0, t.next, k0, kext, s};
+  };
+  for (int64_t b = 0; b < p.grid; ++b) {
+    auto& list = out[static_cast<size_t>(b)];
+    if (p.contiguous) {
+      const BlockRange r = block_range(items, p.grid, b);
+      for (int64_t w = r.begin; w < r.end; ++w) list.push_back(work(w));
+    } else {
+      for (int64_t w = b; w < items; w += p.grid) list.push_back(work(w));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A [m, k], B [k, n] (as stored: [n, k] when column-major) and C [m, n].
 struct MatmulTensors {
-  MatmulTensors(int64_t m, int64_t k, int64_t n, DType d)
-      : dt(d), b(dtype_bytes(d)), a_shape{m, k}, b_shape{k, n}, c_shape{m, n} {}
+  MatmulTensors(int64_t m, int64_t k, int64_t n, DType d, BLayout bl)
+      : dt(d), b(dtype_bytes(d)), layout(bl), a_shape{m, k}, b_shape{k, n}, c_shape{m, n} {
+    if (bl == BLayout::kColumnMajor) b_shape = {n, k};
+  }
   DType dt;
   int64_t b;  // bytes per element
+  BLayout layout;
   Dims a_shape, b_shape, c_shape;
 };
 
-// One k step of the C block at (m0, n0): the GM -> L1 copies of A[m0.., k0..] and B[k0.., n0..]
-// (MTE2) and the GM blocks they read.
-TileStep operand_loads(const MatmulTensors& x, int64_t m0, int64_t mext, int64_t n0, int64_t next,
-                       int64_t k0, int64_t kext, const Hardware& hw, std::vector<Access>& acc) {
-  const int64_t gran = hw.dma.gm_granule_bytes;
-  TileStep st;
-  st.loads.push_back(block_dma(DmaDir::kRead, x.a_shape, {m0, k0}, {mext, kext}, x.dt, gran));
-  acc.push_back({block_key(0, {m0, k0}), st.loads.back().bytes(), false});
-  st.loads.push_back(block_dma(DmaDir::kRead, x.b_shape, {k0, n0}, {kext, next}, x.dt, gran));
-  acc.push_back({block_key(1, {k0, n0}), st.loads.back().bytes(), false});
-  return st;
+// GM -> L1 copies of an ND block: one ND2NZ DataCopy, or one per row when the source row stride
+// does not fit the instruction's 16-bit srcDValue (catlass copy_gm_to_l1.hpp: a stride of
+// STRIDE_LIMIT 65536 elements or more falls back to a DataCopy per row).
+void nd2nz_loads(const Dims& shape, const Dims& origin, const Dims& extent, DType dt,
+                 const Hardware& hw, std::vector<DmaOp>& out) {
+  DmaOp op = row_dma(DmaDir::kRead, shape, origin, extent, dt, hw.dma.gm_granule_bytes);
+  op.path = DmaPath::kL1Nd2nz;
+  constexpr int64_t kStrideLimit = 65536;  // catlass copy_gm_to_l1.hpp STRIDE_LIMIT
+  if (shape.back() < kStrideLimit || op.bursts == 1) {
+    out.push_back(op);
+    return;
+  }
+  for (int64_t r = 0; r < op.bursts; ++r) {
+    DmaOp row = op;
+    row.bursts = 1;
+    row.extra_granules = op.extra_granules / op.bursts + (r < op.extra_granules % op.bursts);
+    out.push_back(row);
+  }
 }
 
-// A cube task's kind: the operand tiles A and B staged in L1 (rotating with the depth), their L0A
-// and L0B tiles (one copy, or rotating when ping-ponged) and the fp32 C accumulator in L0C.
-struct CubeBuffers {
-  int64_t a1, b1, a0, b0, c0;  // bytes
-  BufferRole l0_role;
+// The GM -> L1 copy of B [k0.., n0..] of extent (kext, next), as B is stored, and its GM block.
+void b_loads(const MatmulTensors& x, int64_t k0, int64_t kext, int64_t n0, int64_t next,
+             const Hardware& hw, std::vector<DmaOp>& out, std::vector<Access>& acc) {
+  const size_t first = out.size();
+  switch (x.layout) {
+    case BLayout::kRowMajor:
+      nd2nz_loads(x.b_shape, {k0, n0}, {kext, next}, x.dt, hw, out);
+      break;
+    case BLayout::kColumnMajor:
+      nd2nz_loads(x.b_shape, {n0, k0}, {next, kext}, x.dt, hw, out);
+      break;
+    case BLayout::kNz: {
+      // zN: column blocks of C0 = 32 B of n, each k rows x 32 B contiguous (catlass
+      // CopyGmToL1<zN>: blockCount = ceil(cols / C0), blockLen = roundup16(rows) x 32 B).
+      const int64_t c0 = hw.l1.align_bytes / x.b;
+      DmaOp op;
+      op.dir = DmaDir::kRead;
+      op.path = DmaPath::kL1;
+      op.bursts = ceil_div(next, c0);
+      op.burst_bytes = round_up(kext, hw.cube.fractal) * hw.l1.align_bytes;
+      out.push_back(op);
+      break;
+    }
+  }
+  int64_t bytes = 0;
+  for (size_t i = first; i < out.size(); ++i) bytes += out[i].bytes();
+  acc.push_back({block_key(1, {k0, n0}), bytes, false});
+}
+
+// The shape of one C tile's cube task: L1 and L0 tiles, dtypes, layout, what is resident.
+struct CubeTiling {
+  int64_t m1, n1, k1;  // L1 tile (m1 x n1 the C tile; k1 the L1 k step)
+  int64_t m0, n0, k0;  // L0 tile of one mmad
+  DType out;           // C's dtype in GM
+  L1Resident resident = L1Resident::kNone;
+  int depth = 2;
 };
-TaskKind cube_kind(int psg, std::string label, int buffer_count, const CubeBuffers& c) {
+
+// One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C. With
+// `load_a` / `load_b` false the operand is resident in L1 from an earlier tile.
+void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,
+                   bool load_a, bool load_b, bool atomic, uint32_t c_tensor, const Hardware& hw,
+                   std::vector<Access>& acc) {
+  for (int64_t k0 = w.k0; k0 < w.k0 + w.kext; k0 += t.k1) {
+    const int64_t kext = std::min(t.k1, w.k0 + w.kext - k0);
+    TileStep st;
+    if (load_a) {
+      const size_t first = st.loads.size();
+      nd2nz_loads(x.a_shape, {w.m0, k0}, {w.mext, kext}, x.dt, hw, st.loads);
+      int64_t bytes = 0;
+      for (size_t i = first; i < st.loads.size(); ++i) bytes += st.loads[i].bytes();
+      acc.push_back({block_key(0, {w.m0, k0}), bytes, false});
+    }
+    if (load_b) b_loads(x, k0, kext, w.n0, w.next, hw, st.loads, acc);
+    // catlass's L0 loop: m parts, k parts, then n parts; L0A is loaded once per (m, k) part and
+    // L0B once per n part (block_mmad_pingpong.hpp).
+    for (int64_t mi = 0; mi < w.mext; mi += t.m0)
+      for (int64_t ki = 0; ki < kext; ki += t.k0)
+        for (int64_t ni = 0; ni < w.next; ni += t.n0) {
+          const int64_t me = std::min(t.m0, w.mext - mi), ke = std::min(t.k0, kext - ki),
+                        ne = std::min(t.n0, w.next - ni);
+          st.cube.push_back(CubeOp{x.dt, me, ke, ne, ni == 0 ? me * ke * x.b : 0, ke * ne * x.b});
+        }
+    append_step(kind, st);
+  }
+  // C leaves L0C with the last k step: the fp32 / int32 accumulator, converted by the fixpipe.
+  TileStep last = kind.steps.back();
+  if (--kind.steps.back().repeat == 0) kind.steps.pop_back();
+  last.repeat = 1;
+  DmaOp c = row_dma(DmaDir::kWrite, x.c_shape, {w.m0, w.n0}, {w.mext, w.next}, t.out,
+                    hw.dma.gm_granule_bytes);
+  c.path = DmaPath::kFixpipe;
+  c.src_bytes = w.mext * w.next * 4;
+  c.atomic = atomic;
+  last.stores.push_back(c);
+  acc.push_back({c_tensor == kWorkspaceTensor ? block_key(c_tensor, {w.m0, w.n0, w.slice})
+                                              : block_key(c_tensor, {w.m0, w.n0}),
+                 c.bytes(), true});
+  kind.steps.push_back(last);
+}
+
+// A cube task's kind: A and B staged in L1 (rotating with the depth; a resident operand's whole
+// K panel once), their L0A and L0B tiles (ping-ponged) and the accumulator in L0C.
+TaskKind cube_kind(int psg, std::string label, const MatmulTensors& x, const CubeTiling& t,
+                   int64_t kslice) {
   TaskKind k;
   k.core = CoreType::kAic;
   k.psg = psg;
   k.label = std::move(label);
-  k.buffer_count = buffer_count;
-  k.buffers = {{"A", c.a1, BufferRole::kInput, MemSpace::kL1},
-               {"B", c.b1, BufferRole::kInput, MemSpace::kL1},
-               {"A0", c.a0, c.l0_role, MemSpace::kL0a},
-               {"B0", c.b0, c.l0_role, MemSpace::kL0b},
-               {"C0", c.c0, BufferRole::kTemp, MemSpace::kL0c}};
+  k.buffer_count = t.depth;
+  k.l0_depth = t.depth;
+  const bool ra = t.resident == L1Resident::kA, rb = t.resident == L1Resident::kB;
+  k.buffers = {{ra ? "A_panel" : "A", t.m1 * (ra ? kslice : t.k1) * x.b,
+                ra ? BufferRole::kTemp : BufferRole::kInput, MemSpace::kL1},
+               {rb ? "B_panel" : "B", t.n1 * (rb ? kslice : t.k1) * x.b,
+                rb ? BufferRole::kTemp : BufferRole::kInput, MemSpace::kL1},
+               {"A0", t.m0 * t.k0 * x.b, BufferRole::kInput, MemSpace::kL0a},
+               {"B0", t.k0 * t.n0 * x.b, BufferRole::kInput, MemSpace::kL0b},
+               {"C0", t.m1 * t.n1 * 4, BufferRole::kTemp, MemSpace::kL0c}};
   return k;
 }
 
@@ -160,82 +355,175 @@ void check_block_buffers(const KernelSpec& spec, const TaskKind& kind, const Har
         list +=
             fmt::format("{}{} {} B{}", list.empty() ? "" : ", ", b.name, b.bytes,
                         b.role == BufferRole::kTemp ? "" : fmt::format(" x {}", spec.buffer_count));
-    throw Error(fmt::format("matmul: {} overflow with tile {}, params.l0_tile [{}] at "
-                            "buffer_count {}: needs {} B, has {} B (buffers: {})",
+    throw Error(fmt::format("matmul: {} overflow with tile {}{} at buffer_count {}: needs {} B, "
+                            "has {} B (buffers: {})",
                             mem_space_name(s), format_dims(spec.tile),
-                            fmt::join(param_ints(spec, "l0_tile"), ", "), spec.buffer_count, used,
-                            has, list),
+                            spec.partition == PartitionStyle::kSpmd
+                                ? fmt::format(", params.l0_tile [{}]",
+                                              fmt::join(param_ints(spec, "l0_tile"), ", "))
+                                : "",
+                            spec.buffer_count, used, has, list),
                 ErrorKind::kCapacity);
   }
 }
 
-LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
-  validate_tile(spec, hw);
-  const SpmdMatmulPlan p = plan_spmd_matmul(spec);
-  if (param_bool(spec, "vector_epilogue"))
-    throw Error(
-        "matmul: params.vector_epilogue applies to the pypto partition (catlass's basic "
-        "matmul writes C from L0C through the fixpipe)",
-        ErrorKind::kParams);
-  if (spec.loop_count != 1)
-    throw Error(fmt::format("matmul: loop_count {} applies to the pypto partition; the spmd "
-                            "partition shares the C tiles over partition.grid blocks",
-                            spec.loop_count),
-                ErrorKind::kLimits);
+BLayout b_layout(const KernelSpec& spec) {
+  const std::string s = param_string(spec, "b_layout");
+  return s == "column_major" ? BLayout::kColumnMajor
+         : s == "nz"         ? BLayout::kNz
+                             : BLayout::kRowMajor;
+}
+
+L1Resident l1_resident(const KernelSpec& spec) {
+  const std::string s = param_string(spec, "l1_resident");
+  return s == "a" ? L1Resident::kA : s == "b" ? L1Resident::kB : L1Resident::kNone;
+}
+
+// C's dtype in GM: params.out_dtype, or the operands' (int32 for int8 operands).
+DType out_dtype(const KernelSpec& spec) {
+  const std::string s = param_string(spec, "out_dtype");
+  if (s == "same") return spec.dtype == DType::kInt8 ? DType::kInt32 : spec.dtype;
+  return parse_program_dtype(s);
+}
+
+// The split-K combine, checked against the output dtype: atomics add fp32 / int32 partials.
+bool split_atomic(const KernelSpec& spec, int64_t slices, DType out) {
+  if (slices == 1) return false;
+  const bool atomic = param_string(spec, "split_k_merge") == "atomic";
+  if (atomic && out != DType::kFp32 && out != DType::kInt32)
+    throw Error(fmt::format("matmul: params.split_k {} with split_k_merge \"atomic\" adds partial "
+                            "C tiles in GM, which needs an fp32 or int32 output (out_dtype is {}); "
+                            "set out_dtype \"fp32\" or split_k_merge \"vector\"",
+                            slices, dtype_name(out)),
+                ErrorKind::kParams);
+  return atomic;
+}
+
+// The AIV task that sums a C tile's `slices` fp32 partials from the workspace and writes C in
+// `out`: row chunks sized so the partial, the running sum and the output fit UB double-buffered.
+TaskKind merge_kind(int psg, const MatmulWork& w, int64_t slices, DType out, int depth,
+                    const Hardware& hw, const Dims& c_shape, std::vector<Access>& acc) {
+  TaskKind e;
+  e.psg = psg;
+  e.label = fmt::format("matmul_merge[{}x{}]", w.mext, w.next);
+  e.buffer_count = depth;
+  const int64_t row32 = round_up(w.next * 4, hw.ub.align_bytes);
+  const int64_t row_out = round_up(w.next * dtype_bytes(out), hw.ub.align_bytes);
+  int64_t rows = w.mext;
+  while (rows > 1 && rows * (row32 * (depth + 1) + row_out * depth) > hw.ub.bytes) rows /= 2;
+  const int64_t gran = hw.dma.gm_granule_bytes;
+  for (int64_t r0 = 0; r0 < w.mext; r0 += rows) {
+    const int64_t re = std::min(rows, w.mext - r0);
+    for (int64_t s = 0; s < slices; ++s) {
+      TileStep st;
+      st.loads.push_back(
+          block_dma(DmaDir::kRead, c_shape, {w.m0 + r0, w.n0}, {re, w.next}, DType::kFp32, gran));
+      if (s > 0) st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, re * w.next});
+      if (s + 1 == slices) {
+        if (out != DType::kFp32)
+          st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, re * w.next});
+        st.stores.push_back(
+            block_dma(DmaDir::kWrite, c_shape, {w.m0 + r0, w.n0}, {re, w.next}, out, gran));
+      }
+      append_step(e, st);
+    }
+  }
+  for (int64_t s = 0; s < slices; ++s)
+    acc.push_back({block_key(kWorkspaceTensor, {w.m0, w.n0, s}), w.mext * w.next * 4, false});
+  acc.push_back({block_key(kOutputTensor, {w.m0, w.n0}), w.mext * w.next * dtype_bytes(out), true});
+  e.buffers = {{"partial", rows * row32, BufferRole::kInput, MemSpace::kUb},
+               {"sum", rows * row32, BufferRole::kTemp, MemSpace::kUb},
+               {"c", rows * row_out, BufferRole::kOutput, MemSpace::kUb}};
+  return e;
+}
+
+void check_fractal_alignment(const KernelSpec& spec, const Dims& l1, const Dims& l0,
+                             const char* l0_name, const Hardware& hw) {
   const int64_t f = hw.cube.fractal;
   for (const auto& [what, dims] :
-       {std::pair<std::string, Dims>{fmt::format("tile {}", format_dims(spec.tile)), spec.tile},
-        {fmt::format("params.l0_tile [{}, {}, {}]", p.m0, p.n0, p.k0), {p.m0, p.n0, p.k0}}})
+       {std::pair<std::string, Dims>{fmt::format("tile {}", format_dims(spec.tile)), l1},
+        {fmt::format("{} [{}]", l0_name, fmt::join(l0, ", ")), l0}})
     for (const int64_t d : dims)
       if (d % f != 0)
         throw Error(fmt::format("matmul: {} is misaligned: {} is not a multiple of the cube "
                                 "fractal {} (cube.fractal)",
                                 what, d, f),
                     ErrorKind::kAlignment);
-  check_grid(spec, p.tiles(), fmt::format("[{}, {}] C tiles", p.m1, p.n1), "");
-  const MatmulTensors x(p.m, p.k, p.n, spec.dtype);
-  const DType dt = x.dt;
-  const int64_t b = x.b;
-  LoweredKernel out;
-  TaskGraph& g = out.graph;
+}
+
+LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
+  validate_tile(spec, hw);
+  const SpmdMatmulPlan p = plan_spmd_matmul(spec);
+  refuse_params(spec, {"vector_epilogue", "k_l1", "l1_reuse"},
+                "applies to the pypto partition (catlass's basic matmul writes C from L0C "
+                "through the fixpipe, with the L1 tile as its k step)");
+  if (spec.loop_count != 1)
+    throw Error(fmt::format("matmul: loop_count {} applies to the pypto partition; the spmd "
+                            "partition shares the C tiles over partition.grid blocks",
+                            spec.loop_count),
+                ErrorKind::kLimits);
+  check_fractal_alignment(spec, spec.tile, {p.m0, p.n0, p.k0}, "params.l0_tile", hw);
+  check_grid(spec, p.tiles() * p.split_k,
+             p.split_k > 1 ? fmt::format("[{}, {}] C tiles x {} K slices", p.m1, p.n1, p.split_k)
+                           : fmt::format("[{}, {}] C tiles", p.m1, p.n1),
+             "");
+  const MatmulTensors x(p.m, p.k, p.n, spec.dtype, b_layout(spec));
+  const DType out = out_dtype(spec);
+  const bool atomic = split_atomic(spec, p.split_k, out);
+  const bool vector_merge = p.split_k > 1 && !atomic;
+  const CubeTiling t{p.m1,
+                     p.n1,
+                     p.k1,
+                     p.m0,
+                     p.n0,
+                     p.k0,
+                     vector_merge ? DType::kFp32 : out,
+                     l1_resident(spec),
+                     spec.buffer_count};
+  LoweredKernel out_k;
+  TaskGraph& g = out_k.graph;
   g.runtime = RuntimeStyle::kSpmd;
   KindCache kinds;
   const int psg = g.add_psg("matmul:block_tile");
-  for (int64_t blk = 0; blk < p.grid; ++blk)
-    for (int64_t idx = blk; idx < p.tiles(); idx += p.grid) {
-      const MatmulTile t = spmd_matmul_tile(p, idx);
-      // L0A/L0B rotate with the pipeline depth too (catlass's ping-pong STAGES).
-      TaskKind k =
-          cube_kind(psg, fmt::format("matmul_tile[{}x{}]", t.mext, t.next), spec.buffer_count,
-                    {p.m1 * p.k1 * b, p.k1 * p.n1 * b, p.m0 * p.k0 * b, p.k0 * p.n0 * b,
-                     p.m1 * p.n1 * 4, BufferRole::kInput});
-      if (blk == 0 && idx == 0) check_block_buffers(spec, k, hw);
+  const int64_t kslice = split_k_range(p.k, p.k1, p.split_k, 0).second;
+  {
+    const TaskKind probe = cube_kind(psg, "matmul_tile", x, t, kslice);
+    check_block_buffers(spec, probe, hw);
+  }
+  const auto work = spmd_matmul_work(p);
+  for (const auto& list : work) {
+    const MatmulWork* prev = nullptr;
+    for (const MatmulWork& w : list) {
+      // A resident panel stays while the block's next piece shares it (same rows of A or
+      // columns of B, same K slice).
+      const bool same_k = prev && prev->k0 == w.k0 && prev->kext == w.kext;
+      const bool keep_a = t.resident == L1Resident::kA && same_k && prev->m0 == w.m0;
+      const bool keep_b = t.resident == L1Resident::kB && same_k && prev->n0 == w.n0;
+      TaskKind k = cube_kind(psg, fmt::format("matmul_tile[{}x{}]", w.mext, w.next), x, t, kslice);
       std::vector<Access> acc;
-      for (int64_t k0 = 0; k0 < p.k; k0 += p.k1) {
-        const int64_t kext = std::min(p.k1, p.k - k0);
-        TileStep st = operand_loads(x, t.m0, t.mext, t.n0, t.next, k0, kext, hw, acc);
-        // catlass's L0 loop: m parts, k parts, n parts; one mmad per L0 tile.
-        for (int64_t mi = 0; mi < t.mext; mi += p.m0)
-          for (int64_t ki = 0; ki < kext; ki += p.k0)
-            for (int64_t ni = 0; ni < t.next; ni += p.n0)
-              st.cube.push_back(CubeOp{dt, std::min(p.m0, t.mext - mi), std::min(p.k0, kext - ki),
-                                       std::min(p.n0, t.next - ni)});
-        append_step(k, st);
-      }
-      TileStep last = k.steps.back();  // the C tile leaves L0C with the last k step
-      if (--k.steps.back().repeat == 0) k.steps.pop_back();
-      last.repeat = 1;
-      last.stores.push_back(block_dma(DmaDir::kWrite, x.c_shape, {t.m0, t.n0}, {t.mext, t.next}, dt,
-                                      hw.dma.gm_granule_bytes));
-      acc.push_back({block_key(kOutputTensor, {t.m0, t.n0}), last.stores.back().bytes(), true});
-      k.steps.push_back(last);
-      const int32_t task = g.add_task(kinds.get(g, k), 0, -1, 0, idx != blk);
+      add_cube_tile(k, x, t, w, !keep_a, !keep_b, atomic,
+                    vector_merge ? kWorkspaceTensor : kOutputTensor, hw, acc);
+      const int32_t task = g.add_task(kinds.get(g, k), 0, -1, 0, prev != nullptr);
+      for (const Access& a : acc) g.add_access(task, a);
+      prev = &w;
+    }
+  }
+  if (vector_merge) {
+    // The second launch: one AIV block per C tile sums its partials and writes C.
+    const int psg_merge = g.add_psg("matmul:split_k_merge");
+    for (int64_t idx = 0; idx < p.tiles(); ++idx) {
+      const MatmulTile c = spmd_matmul_tile(p, idx);
+      std::vector<Access> acc;
+      const TaskKind e = merge_kind(psg_merge, {c.m0, c.mext, c.n0, c.next, 0, p.k, 0}, p.split_k,
+                                    out, spec.buffer_count, hw, x.c_shape, acc);
+      const int32_t task = g.add_task(kinds.get(g, e), 0, -1, 1);
       for (const Access& a : acc) g.add_access(task, a);
     }
+  }
   g.finalize();
-  fill_common_diagnostics(spec, hw, out);
-  out.diag.reduction_segments = ceil_div(p.k, p.k1);
-  return out;
+  fill_common_diagnostics(spec, hw, out_k);
+  out_k.diag.reduction_segments = ceil_div(p.k, p.k1);
+  return out_k;
 }
 
 LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
@@ -246,62 +534,130 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
         "matmul: the ascendc partition is not modelled (use pypto, or spmd for "
         "catlass's basic matmul)",
         ErrorKind::kLimits);
+  refuse_params(spec, {"l1_tile", "l0_tile", "swizzle", "assignment"},
+                "applies to the spmd partition (catlass's block tiling); the pypto partition's "
+                "tile is the cube tile [tm, tk, tn], params.k_l1 its L1 k step");
+  if (has_param(spec, "l2_block") && spec.loop_count != 1)
+    throw Error(fmt::format("matmul: loop_count {} and params.l2_block both cut the loop into "
+                            "root functions; give one (l2_block is a 2-D loop over m and n views)",
+                            spec.loop_count),
+                ErrorKind::kParams);
   const MatmulPlan p = plan_matmul(spec);
-  const MatmulTensors x(p.m, p.k, p.n, spec.dtype);
-  const DType dt = x.dt;
-  const int64_t b = x.b;
-  const Dims& c_shape = x.c_shape;
-  LoweredKernel out;
-  TaskGraph& g = out.graph;
+  const int64_t kl1 = has_param(spec, "k_l1") ? param_int(spec, "k_l1") : p.tk;
+  if (kl1 % p.tk != 0)
+    throw Error(fmt::format("matmul: params.k_l1 {} must be a multiple of the tile's k {} (PyPTO: "
+                            "kL1 % kL0 == 0)",
+                            kl1, p.tk),
+                ErrorKind::kParams);
+  check_fractal_alignment(spec, spec.tile, {kl1}, "params.k_l1", hw);
+  const int64_t slices = param_int(spec, "split_k");
+  const MatmulTensors x(p.m, p.k, p.n, spec.dtype, b_layout(spec));
+  const DType out = out_dtype(spec);
+  const bool atomic = split_atomic(spec, slices, out);
+  const bool vector_merge = slices > 1 && !atomic;
+  if (p.vector_epilogue && slices > 1)
+    throw Error(
+        "matmul: params.vector_epilogue with split_k: the split-K merge already writes C "
+        "from the AIV (split_k_merge \"vector\")",
+        ErrorKind::kParams);
+  const bool workspace = p.vector_epilogue || vector_merge;
+  const CubeTiling t{p.tm,
+                     p.tn,
+                     kl1,
+                     p.tm,
+                     p.tn,
+                     p.tk,
+                     workspace ? DType::kFp32 : out,
+                     l1_resident(spec),
+                     spec.buffer_count};
+  const int64_t reuse = param_int(spec, "l1_reuse");
+  if (reuse > 1 && t.resident == L1Resident::kNone)
+    throw Error(fmt::format("matmul: params.l1_reuse {} merges C tiles that share an operand kept "
+                            "in L1: set params.l1_resident \"a\" or \"b\"",
+                            reuse),
+                ErrorKind::kParams);
+  LoweredKernel out_k;
+  TaskGraph& g = out_k.graph;
   g.runtime = RuntimeStyle::kMpmd;
   KindCache kinds;
   const int psg_cube = g.add_psg("matmul:cube");
-  const int psg_epi = g.add_psg("matmul:epilogue");
+  const int psg_epi = g.add_psg(vector_merge ? "matmul:split_k_merge" : "matmul:epilogue");
+  const int64_t kslice = split_k_range(p.k, kl1, slices, 0).second;
+  check_block_buffers(spec, cube_kind(psg_cube, "matmul", x, t, kslice), hw);
   const int64_t gran = hw.dma.gm_granule_bytes;
-  for (const auto& blk : p.blocks) {
-    TaskKind k =
-        cube_kind(psg_cube, fmt::format("matmul[{}x{}]", blk.mext, blk.next), spec.buffer_count,
-                  {p.tm * p.tk * b, p.tk * p.tn * b, p.tm * p.tk * b, p.tk * p.tn * b,
-                   p.tm * p.tn * 4, BufferRole::kTemp});
+  // Runs of consecutive tiles sharing the resident panel merge into one task, up to l1_reuse.
+  std::vector<int32_t> slice_tasks;  // the cube tasks of the current C tile (split K)
+  size_t i = 0;
+  while (i < p.blocks.size()) {
+    const MatmulBlock& first = p.blocks[i];
+    auto shares = [&](const MatmulBlock& b) {
+      if (b.root != first.root || b.k0 != first.k0 || b.kext != first.kext) return false;
+      return t.resident == L1Resident::kA ? b.m0 == first.m0 : b.n0 == first.n0;
+    };
+    size_t end = i + 1;
+    if (t.resident != L1Resident::kNone)
+      while (end < p.blocks.size() && static_cast<int64_t>(end - i) < reuse &&
+             shares(p.blocks[end]))
+        ++end;
+    TaskKind k = cube_kind(psg_cube,
+                           fmt::format("matmul[{}x{}]{}", first.mext, first.next,
+                                       end - i > 1 ? fmt::format("x{}", end - i) : ""),
+                           x, t, kslice);
     std::vector<Access> acc;
-    for (int64_t k0 = 0; k0 < p.k; k0 += p.tk) {
-      const int64_t kext = std::min(p.tk, p.k - k0);
-      TileStep st = operand_loads(x, blk.m0, blk.mext, blk.n0, blk.next, k0, kext, hw, acc);
-      st.cube.push_back(CubeOp{dt, blk.mext, kext, blk.next});
-      k.steps.push_back(st);
+    for (size_t j = i; j < end; ++j) {
+      const MatmulBlock& b = p.blocks[j];
+      const MatmulWork w{b.m0, b.mext, b.n0, b.next, b.k0, b.kext, slices > 1 ? b.k0 / kslice : 0};
+      add_cube_tile(k, x, t, w, j == i || t.resident != L1Resident::kA,
+                    j == i || t.resident != L1Resident::kB, atomic,
+                    workspace ? kWorkspaceTensor : kOutputTensor, hw, acc);
     }
-    const DType c_type = p.vector_epilogue ? DType::kFp32 : dt;
-    k.steps.back().stores.push_back(
-        block_dma(DmaDir::kWrite, c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, c_type, gran));
-    const uint32_t c_tensor = p.vector_epilogue ? kWorkspaceTensor : kOutputTensor;
-    acc.push_back(
-        {block_key(c_tensor, {blk.m0, blk.n0}), k.steps.back().stores.back().bytes(), true});
-    const int32_t cube_task = g.add_task(kinds.get(g, k), blk.root);
+    const int32_t cube_task = g.add_task(kinds.get(g, k), first.root);
     for (const Access& a : acc) g.add_access(cube_task, a);
+    const bool last_slice = first.k0 + first.kext == p.k;
+    const size_t begin = i;
+    i = end;
+    if (vector_merge) {
+      slice_tasks.push_back(cube_task);
+      if (!last_slice) continue;
+      std::vector<Access> macc;
+      const TaskKind e =
+          merge_kind(psg_epi, {first.m0, first.mext, first.n0, first.next, 0, p.k, 0}, slices, out,
+                     spec.buffer_count, hw, x.c_shape, macc);
+      const int32_t merge = g.add_task(kinds.get(g, e), first.root);
+      for (const Access& a : macc) g.add_access(merge, a);
+      for (const int32_t s : slice_tasks) g.add_edge(s, merge);
+      slice_tasks.clear();
+      continue;
+    }
     if (!p.vector_epilogue) continue;
-    TaskKind e;
-    e.psg = psg_epi;
-    e.label = fmt::format("matmul_cast[{}x{}]", blk.mext, blk.next);
-    e.buffer_count = spec.buffer_count;
-    e.buffers = {{"c32", p.tm * p.tn * 4, BufferRole::kInput, MemSpace::kUb},
-                 {"c", p.tm * p.tn * b, BufferRole::kOutput, MemSpace::kUb}};
-    TileStep st;
-    st.loads.push_back(block_dma(DmaDir::kRead, c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next},
-                                 DType::kFp32, gran));
-    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, blk.mext * blk.next});
-    st.stores.push_back(
-        block_dma(DmaDir::kWrite, c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, dt, gran));
-    e.steps.push_back(st);
-    const int32_t epi = g.add_task(kinds.get(g, e), blk.root);
-    g.add_access(epi,
-                 {block_key(kWorkspaceTensor, {blk.m0, blk.n0}), st.loads.back().bytes(), false});
-    g.add_access(epi, {block_key(kOutputTensor, {blk.m0, blk.n0}), st.stores.back().bytes(), true});
-    g.add_edge(cube_task, epi);
+    // An AIV task per C tile casts its fp32 workspace tile and writes C.
+    for (size_t j = begin; j < end; ++j) {
+      const MatmulBlock& blk = p.blocks[j];
+      TaskKind e;
+      e.psg = psg_epi;
+      e.label = fmt::format("matmul_cast[{}x{}]", blk.mext, blk.next);
+      e.buffer_count = spec.buffer_count;
+      e.buffers = {{"c32", p.tm * p.tn * 4, BufferRole::kInput, MemSpace::kUb},
+                   {"c", p.tm * p.tn * x.b, BufferRole::kOutput, MemSpace::kUb}};
+      TileStep st;
+      st.loads.push_back(block_dma(DmaDir::kRead, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next},
+                                   DType::kFp32, gran));
+      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, blk.mext * blk.next});
+      st.stores.push_back(
+          block_dma(DmaDir::kWrite, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, out, gran));
+      e.steps.push_back(st);
+      const int32_t epi = g.add_task(kinds.get(g, e), blk.root);
+      g.add_access(
+          epi, {block_key(kWorkspaceTensor, {blk.m0, blk.n0, 0}), st.loads.back().bytes(), false});
+      g.add_access(epi,
+                   {block_key(kOutputTensor, {blk.m0, blk.n0}), st.stores.back().bytes(), true});
+      g.add_edge(cube_task, epi);
+    }
   }
   g.finalize();
-  fill_common_diagnostics(spec, hw, out);
-  out.diag.reduction_segments = ceil_div(p.k, p.tk);
-  return out;
+  fill_common_diagnostics(spec, hw, out_k);
+  out_k.diag.reduction_segments = ceil_div(p.k, kl1);
+  return out_k;
 }
 
 // The rulebook's prod(tile) <= 16384 bounds the elements of one tile that one instruction works
@@ -323,11 +679,12 @@ KernelFamily matmul_kernels() {
   KernelFamily f;
   f.name = "matmul";
   f.ops = {{"matmul", "C[m, n] = A[m, k] @ B[k, n] on the cube cores; shape and tile [m, k, n]"}};
+  f.int8_operands = true;
   ParamDecl epi;
   epi.name = "vector_epilogue";
   epi.type = ParamType::kBool;
   epi.fallback = false;
-  epi.doc = "write C as fp32 to a workspace that an AIV task casts and writes";
+  epi.doc = "pypto: write C as fp32 to a workspace that an AIV task casts and writes";
   // The spmd partition's catlass tiling; defaults from catlass's basic matmul example
   // (hicann/catlass examples/00_basic_matmul/basic_matmul.cpp: L1TileShape <128, 256, 256>,
   // L0TileShape <128, 256, 64>, GemmIdentityBlockSwizzle<3, 0>).
@@ -343,16 +700,58 @@ KernelFamily matmul_kernels() {
     p.doc = doc;
     return p;
   };
-  const ParamDecl l1 = ints("l1_tile", 3, 1, nullptr,
-                            "spmd: the block's L1 tile [m1, n1, k1] (default: the config's tile "
-                            "[m1, k1, n1])");
-  const ParamDecl l0 = ints("l0_tile", 3, 1, {128, 256, 64},
-                            "spmd: the L0A/L0B/L0C tile [m0, n0, k0] one cube mmad works on");
-  const ParamDecl sw = ints("swizzle", 2, 0, {3, 0},
-                            "spmd: [offset, direction] of the order C tiles are handed to blocks "
-                            "(catlass GemmIdentityBlockSwizzle: bands of offset tile rows (0) or "
-                            "columns (1))");
-  f.params = {epi, l1, l0, sw};
+  auto one_of = [](const char* name, std::vector<std::string> allowed, const char* doc) {
+    ParamDecl p;
+    p.name = name;
+    p.type = ParamType::kString;
+    p.fallback = allowed.front();
+    p.allowed = std::move(allowed);
+    p.doc = doc;
+    return p;
+  };
+  auto count = [](const char* name, int64_t max, nlohmann::json fallback, const char* doc) {
+    ParamDecl p;
+    p.name = name;
+    p.type = ParamType::kInt;
+    p.min = 1;
+    p.max = max;
+    p.fallback = std::move(fallback);
+    p.doc = doc;
+    return p;
+  };
+  f.params = {
+      epi,
+      ints("l1_tile", 3, 1, nullptr,
+           "spmd: the block's L1 tile [m1, n1, k1] (default: the config's tile [m1, k1, n1])"),
+      ints("l0_tile", 3, 1, {128, 256, 64},
+           "spmd: the L0A/L0B/L0C tile [m0, n0, k0] one cube mmad works on"),
+      ints("swizzle", 2, 0, {3, 0},
+           "spmd: [offset, direction] of the order C tiles are handed to blocks (catlass "
+           "GemmIdentityBlockSwizzle: bands of offset tile rows (0) or columns (1))"),
+      one_of("assignment", {"strided", "contiguous"},
+             "spmd: block b takes the work at b, b + grid, ... (catlass's basic matmul) or a "
+             "contiguous run of it (catlass's L1 full-load and split-K swizzles)"),
+      ints("l2_block", 2, 1, nullptr,
+           "[tiles_m, tiles_n]: C tiles walked L2 block by L2 block (spmd: the swizzle runs "
+           "inside each block; pypto: a 2-D loop / view, one root function per view)"),
+      count("k_l1", int64_t{1} << 24, nullptr,
+            "pypto: the L1 k step (set_cube_tile_shapes' kL1; default the tile's k, kL0)"),
+      one_of("b_layout", {"row_major", "column_major", "nz"},
+             "how B is stored: [k, n] ND, [n, k] ND (transposed) or the cube's zN fractal "
+             "layout (catlass RowMajor / ColumnMajor / zN)"),
+      one_of("l1_resident", {"none", "a", "b"},
+             "keep A's rows (or B's columns) over their whole K in L1 across the C tiles that "
+             "share them (catlass full-load A; PyPTO L1 reuse)"),
+      count("l1_reuse", 1 << 20, 1,
+            "pypto: C tiles sharing the resident operand merged into one task (PyPTO "
+            "cube_l1_reuse_setting)"),
+      count("split_k", 1 << 16, 1, "cut K into this many slices, each its own cube task"),
+      one_of("split_k_merge", {"atomic", "vector"},
+             "combine split-K partials: atomic adds into C, or AIV tasks summing a workspace"),
+      one_of("out_dtype", {"same", "fp16", "bf16", "fp32", "int32"},
+             "C's dtype in GM, cast or quantised by the fixpipe (same: the operands', int32 "
+             "for int8)"),
+  };
   f.lower = lower_matmul;
   f.tile_elements = cube_tile_elements;
   f.tensors_of = [](const Dims& s) {

@@ -66,6 +66,9 @@ struct KernelFamily {
   // Checks of params whose allowed values depend on the spec (its shape): run after the declared
   // checks, at load (the reader names the file) and before lowering; failures are kParams.
   std::function<void(const KernelSpec&, const JsonReader& params)> check_params;
+  // The family takes int8 operands (dtype "int8": matmul's quantised operands); the others take
+  // the float types only.
+  bool int8_operands = false;
 };
 
 // Every family, in registration order.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "kernels/lowering_support.hpp"
@@ -32,7 +33,19 @@ uint64_t accumulate_target(const TaskGraph& g, int32_t t) {
 
 }  // namespace
 
-TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
+namespace {
+
+double kind_read_bytes(const TaskKind& k) {
+  double bytes = 0;
+  for (const auto& st : k.steps)
+    for (const auto& op : st.loads)
+      bytes += static_cast<double>(st.repeat) * static_cast<double>(op.bytes());
+  return bytes;
+}
+
+}  // namespace
+
+TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cube_copyin_cap) {
   // Members of each (root, psg) group, in creation order.
   std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
   for (size_t i = 0; i < g.tasks.size(); ++i) {
@@ -51,7 +64,17 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2]) {
             ? 0
             : 1;
     const int64_t n = static_cast<int64_t>(list.size());
-    const int64_t packs = max_tasks[core] > 0 ? std::min(n, max_tasks[core]) : n;
+    int64_t packs = max_tasks[core] > 0 ? std::min(n, max_tasks[core]) : n;
+    if (core == 1 && cube_copyin_cap > 0) {
+      double heaviest = 0;
+      for (const int32_t t : list)
+        heaviest = std::max(
+            heaviest,
+            kind_read_bytes(g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)]));
+      const auto per_pack = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(cube_copyin_cap) / std::max(heaviest, 1.0)));
+      packs = std::max(packs, std::min(n, (n + per_pack - 1) / per_pack));
+    }
     for (int64_t p = 0; p < packs; ++p) {
       std::vector<int32_t> m(list.begin() + n * p / packs, list.begin() + n * (p + 1) / packs);
       first_member.push_back(m.front());

@@ -12,7 +12,11 @@
 
 namespace tilesim {
 
-// max_tasks[0] for AIV PSGs, [1] for AIC; 0 means no packing.
-TaskGraph pack_tasks(const TaskGraph& graph, const int64_t max_tasks[2]);
+// Cube chains merge only while a packed task's summed GM -> L1 copy-in bytes stay within
+// `cube_copyin_cap` (PyPTO's CubeMergeProcess caps the merge count at mg_copyin_upper_bound /
+// a subgraph's copy-in bytes, at least one): heavy cube chains stay tasks of their own.
+// max_tasks[0] for AIV PSGs, [1] for AIC; 0 means no packing; cube_copyin_cap 0: no cap.
+TaskGraph pack_tasks(const TaskGraph& graph, const int64_t max_tasks[2],
+                     int64_t cube_copyin_cap = 0);
 
 }  // namespace tilesim

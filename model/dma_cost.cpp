@@ -1,5 +1,7 @@
 #include "model/dma_cost.hpp"
 
+#include <algorithm>
+
 namespace tilesim {
 
 double dma_gm_bytes(const DmaOp& op, const Hardware& hw) {
@@ -18,13 +20,31 @@ int64_t dma_pad_bytes(const DmaOp& op, const Hardware& hw) {
   return op.bursts * ((op.burst_bytes + a - 1) / a * a - op.burst_bytes);
 }
 
+double dma_peak_bytes_per_cycle(const DmaOp& op, const Hardware& hw) {
+  if (op.dir == DmaDir::kWrite) return hw.dma.write.peak_bytes_per_cycle;
+  return op.path == DmaPath::kUb ? hw.dma.read.peak_bytes_per_cycle
+                                 : hw.dma.l1.peak_bytes_per_cycle;
+}
+
 double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw) {
   const bool read = op.dir == DmaDir::kRead;
   const double issue = read ? hw.dma.read.issue_cycles : hw.dma.write.issue_cycles;
   const double burst = read ? hw.dma.read.burst_cycles : hw.dma.write.burst_cycles;
-  const double peak = read ? hw.dma.read.peak_bytes_per_cycle : hw.dma.write.peak_bytes_per_cycle;
-  return issue + static_cast<double>(op.bursts) * burst +
-         (dma_gm_bytes(op, hw) + static_cast<double>(dma_pad_bytes(op, hw))) / peak;
+  const auto bursts = static_cast<double>(op.bursts);
+  const double gm = dma_gm_bytes(op, hw);
+  switch (op.path) {
+    case DmaPath::kL1Nd2nz:  // the AIC's engine: each burst an ND row it converts as it lands
+      return issue + bursts * hw.dma.l1.nd2nz_row_cycles + gm / hw.dma.l1.peak_bytes_per_cycle;
+    case DmaPath::kFixpipe:  // reads the accumulator out of L0C and writes the converted rows
+      return issue + bursts * burst +
+             std::max(static_cast<double>(op.src_bytes) / hw.cube.fixpipe_l0c_bytes_per_cycle,
+                      gm / hw.cube.fixpipe_out_bytes_per_cycle);
+    case DmaPath::kUb:
+    case DmaPath::kL1:
+      break;
+  }
+  return issue + bursts * burst +
+         (gm + static_cast<double>(dma_pad_bytes(op, hw))) / dma_peak_bytes_per_cycle(op, hw);
 }
 
 double dma_latency_cycles(DmaDir dir, const Hardware& hw) {
@@ -32,8 +52,7 @@ double dma_latency_cycles(DmaDir dir, const Hardware& hw) {
 }
 
 double dma_efficiency(const DmaOp& op, const Hardware& hw) {
-  const double peak = op.dir == DmaDir::kRead ? hw.dma.read.peak_bytes_per_cycle
-                                              : hw.dma.write.peak_bytes_per_cycle;
+  const double peak = dma_peak_bytes_per_cycle(op, hw);
   return static_cast<double>(op.bytes()) / peak / dma_occupancy_cycles(op, hw);
 }
 

@@ -8,6 +8,12 @@
 // traffic. Its unaligned rows also straddle extra GM granules, which is what makes such copies
 // slow: HARDWARE.md's 12287-wide fp16 read (-21.6% [M]) is 1.249x the aligned GM bytes here
 // (tests/kernels_test.cpp UnalignedRowWidthCostsExtraGranules).
+// The paths (DmaOp::path) differ in their rates and per-burst work:
+//   GM -> L1 ND2NZ   issue + bursts * dma.l1.nd2nz_row_cycles + gm bytes / dma.l1.peak
+//   GM -> L1 plain   issue + bursts * burst + gm bytes / dma.l1.peak
+//   L0C -> GM        issue + bursts * burst + max(L0C bytes / fixpipe L0C rate,
+//                                                  out bytes / fixpipe out rate)
+// A read that hits L2 streams at the path's L2-hit rate instead of its peak (model/task_cost).
 
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
@@ -18,6 +24,8 @@ namespace tilesim {
 DmaOp data_copy_pad(DmaOp op);
 // UB pad bytes of a padded copy: each unaligned burst rounded up to ub.align_bytes.
 int64_t dma_pad_bytes(const DmaOp& op, const Hardware& hw);
+// The engine's streaming rate of the instruction's path (from HBM for reads).
+double dma_peak_bytes_per_cycle(const DmaOp& op, const Hardware& hw);
 // Engine occupancy of one instruction (cycles), on an otherwise idle memory system.
 double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw);
 // Cycles from the end of occupancy until the data is usable (read) or committed (write).

@@ -43,8 +43,15 @@ struct Hardware {
     double latency_cycles = 0;
     double l2_hit_bytes_per_cycle = 0;  // reads only: the engine's rate when the data is in L2
   };
+  // GM -> L1 on a cube core (the AIC's MTE2): issue and latency as dma.read, its own rates.
+  struct DmaL1 {
+    double nd2nz_row_cycles = 0;        // per ND row an ND2NZ copy converts (its bursts)
+    double peak_bytes_per_cycle = 0;    // per-core rate streaming from HBM (L2 misses)
+    double l2_hit_bytes_per_cycle = 0;  // per-core rate when the data is in L2
+  };
   struct Dma {
     DmaDirection read, write;
+    DmaL1 l1;
     int64_t gm_granule_bytes = 0;
   } dma;
 
@@ -56,7 +63,8 @@ struct Hardware {
   } gm;
   struct L2 {
     int64_t bytes = 0;
-    double bandwidth_gbps = 0;  // all cores' traffic through L2, hits and misses
+    double bandwidth_gbps = 0;       // all cores' traffic through L2, hits and misses
+    double shared_read_stretch = 0;  // a read's slowdown per other core reading its line at once
   } l2;
 
   // Vector pipe (per AIV): an instruction issues, then runs its repeats at its class's rate.
@@ -72,11 +80,18 @@ struct Hardware {
   } vector;
 
   // Cube pipe (per AIC).
+  // Cube core (per AIC): MTE1 loads L1 -> L0A/L0B, the mmad, the fixpipe L0C -> GM.
   struct Cube {
     int64_t fractal = 0;
-    double fp16_cycles_per_fractal = 0;
+    double fp16_cycles_per_fractal = 0;  // fp16 and bf16
     double fp32_cycles_per_fractal = 0;
+    double int8_cycles_per_fractal = 0;
     double block_overhead_cycles = 0;
+    double mte1_issue_cycles = 0;
+    double mte1_l0a_bytes_per_cycle = 0;
+    double mte1_l0b_bytes_per_cycle = 0;
+    double fixpipe_l0c_bytes_per_cycle = 0;  // reading the accumulator out of L0C
+    double fixpipe_out_bytes_per_cycle = 0;  // converted output towards GM
   } cube;
 
   // ---- The AICPU runtime's costs: scheduler threads, the control AICPU, the launch ----
@@ -99,6 +114,7 @@ struct Hardware {
     double task_build_ns = 0;
     double device_task_submit_ns = 0;
     int64_t stitch_function_max_num = 0;
+    int64_t cube_merge_copyin_bytes = 0;  // a packed cube task's GM -> L1 bytes at most
   } control;
   struct Kernel {
     double vector_launch_us = 0;  // SPMD on vector cores only: launch and completion

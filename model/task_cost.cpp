@@ -19,13 +19,13 @@ constexpr double kNever = -std::numeric_limits<double>::infinity();
 
 struct StageTimes {
   double load_occ = 0, load_lat = 0;
-  double compute = 0, vec = 0, cube = 0;
+  double compute = 0, vec = 0, cube = 0, mte1 = 0, cube_fill = 0;
   double store_occ = 0, store_lat = 0;
   double read_bytes = 0, write_bytes = 0;
   bool has_loads = false, has_consumer = false, has_stores = false;
 };
 
-StageTimes stage_times(const TileStep& step, const Hardware& hw) {
+StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
   StageTimes s;
   for (const auto& op : step.loads) {
     s.load_occ += dma_occupancy_cycles(op, hw);
@@ -36,8 +36,11 @@ StageTimes stage_times(const TileStep& step, const Hardware& hw) {
     s.write_bytes += dma_gm_bytes(op, hw);
   }
   for (const auto& op : step.vec) s.vec += vector_cost(op, hw).cycles;
-  for (const auto& op : step.cube) s.cube += cube_cycles(op, hw);
-  s.compute = s.vec + s.cube;
+  const CubeStage cube = cube_stage(step.cube, l0_depth, hw);
+  s.cube = cube.mmad_busy;
+  s.mte1 = cube.mte1_busy;
+  s.cube_fill = cube.fill;
+  s.compute = s.vec + cube.cycles;
   s.has_loads = !step.loads.empty();
   s.has_stores = !step.stores.empty();
   s.has_consumer = !step.vec.empty() || !step.cube.empty() || s.has_stores;
@@ -189,18 +192,22 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
   TaskCost cost;
   cost.depth = depth;
   PipeState p;
+  double fill = -1;  // the cube pipeline's fill, paid by the task's first cube step
   for (const auto& step : kind.steps) {
     if (step.repeat <= 0) continue;
-    const StageTimes s = stage_times(step, hw);
+    // L0A / L0B rotate with the planned depth too (catlass: L1 and L0 stages alike).
+    const StageTimes s = stage_times(step, std::min(kind.l0_depth, depth), hw);
+    if (fill < 0 && !step.cube.empty()) fill = s.cube_fill;
     run_step(p, s, static_cast<size_t>(depth), step.repeat);
     const auto reps = static_cast<double>(step.repeat);
     cost.vec_busy += reps * s.vec;
     cost.cube_busy += reps * s.cube;
+    cost.mte1_busy += reps * s.mte1;
     cost.gm_read_bytes += reps * s.read_bytes;
     cost.gm_write_bytes += reps * s.write_bytes;
     cost.iterations += step.repeat;
   }
-  cost.cycles = p.end + compiled_loop_cycles(kind, hw);
+  cost.cycles = p.end + std::max(fill, 0.0) + compiled_loop_cycles(kind, hw);
   cost.mte2_busy = p.mte2_busy;
   cost.mte3_busy = p.mte3_busy;
   cost.mixed_share = p.mte3_busy > 0 ? std::min(1.0, p.mixed / p.mte3_busy) : 1.0;
@@ -215,6 +222,7 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   // The same task when every GM read hits L2: its loads stream at the L2-hit rate.
   Hardware hit = hw;
   hit.dma.read.peak_bytes_per_cycle = hw.dma.read.l2_hit_bytes_per_cycle;
+  hit.dma.l1.peak_bytes_per_cycle = hw.dma.l1.l2_hit_bytes_per_cycle;
   cost.hit_cycles = cost.gm_read_bytes > 0 ? run_kind(kind, hit, depth).cycles : cost.cycles;
   // The slope of the run in the DMA latency: the recurrence is piecewise linear in it, so one
   // added cycle counts the memory waits on the critical path at the unloaded latency.

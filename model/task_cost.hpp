@@ -8,6 +8,8 @@
 // exposed and a depth of 1 serialises load and compute. A load whose data nobody consumes (a pure
 // copy-in) streams without waiting for buffers. A Triton-Ascend compiled kind
 // (TaskKind::compiler_multibuffer) adds kernel.triton_op_cycles per operation per iteration.
+// On a cube core the compute stage is the L0 pipeline of MTE1 loads and mmads
+// (model/cube_cost.hpp), the loads are GM -> L1 and the stores leave L0C through the fixpipe.
 
 #include <cstdint>
 
@@ -21,7 +23,8 @@ struct TaskCost {
   double hit_cycles = -1;    // the same when every GM read hits L2 (< 0: not known, as cycles)
   double mte2_busy = 0;      // cycles the load pipe has work outstanding
   double vec_busy = 0;       // vector pipe busy cycles
-  double cube_busy = 0;      // cube pipe busy cycles
+  double cube_busy = 0;      // cube pipe (mmad) busy cycles
+  double mte1_busy = 0;      // MTE1 (L1 -> L0A / L0B) busy cycles
   double mte3_busy = 0;      // cycles the store pipe has work outstanding
   double gm_read_bytes = 0;  // through shared global memory (granule waste included)
   double gm_write_bytes = 0;

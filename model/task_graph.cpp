@@ -24,6 +24,20 @@ const char* vec_class_name(VecClass c) {
   return "?";
 }
 
+const char* dma_path_name(DmaPath p) {
+  switch (p) {
+    case DmaPath::kUb:
+      return "ub";
+    case DmaPath::kL1Nd2nz:
+      return "l1_nd2nz";
+    case DmaPath::kL1:
+      return "l1";
+    case DmaPath::kFixpipe:
+      return "fixpipe";
+  }
+  return "?";
+}
+
 const char* mem_space_name(MemSpace m) {
   switch (m) {
     case MemSpace::kUb:

@@ -27,6 +27,17 @@ const char* core_type_name(CoreType t);
 
 enum class DmaDir { kRead, kWrite };  // read: GM -> UB/L1 (MTE2); write: UB/L0C -> GM (MTE3/FixP)
 
+// The engine path a DMA takes; each prices its bytes and bursts its own way (model/dma_cost.hpp).
+enum class DmaPath : uint8_t {
+  kUb,       // GM <-> UB on a vector core (MTE2 / MTE3)
+  kL1Nd2nz,  // GM -> L1 on a cube core converting ND rows to the NZ fractal layout (DataCopy
+             // with Nd2NzParams): every burst is one ND row, converted as it lands
+  kL1,       // GM -> L1 on a cube core, a plain copy of contiguous blocks (an operand already
+             // stored in the fractal layout, catlass zN / nZ)
+  kFixpipe,  // L0C -> GM through the fixpipe (NZ -> ND, with the cast or quantisation)
+};
+const char* dma_path_name(DmaPath p);
+
 // One DMA instruction: `bursts` contiguous runs of `burst_bytes`, plus the extra GM granules its
 // misaligned bursts touch.
 struct DmaOp {
@@ -37,6 +48,11 @@ struct DmaOp {
   // A padded copy (Ascend C DataCopyPad, a Triton masked load/store): each burst's UB row is
   // rounded up to ub.align_bytes; a burst that is not a multiple of it pays the padding.
   bool padded = false;
+  DmaPath path = DmaPath::kUb;
+  // kFixpipe: bytes read out of L0C (the fp32 / int32 accumulator; bytes() is what lands in GM).
+  int64_t src_bytes = 0;
+  // A store that adds into GM (an atomic accumulate through the fixpipe or MTE3).
+  bool atomic = false;
   int64_t bytes() const { return bursts * burst_bytes; }
 };
 
@@ -58,10 +74,13 @@ struct VecOp {
   int64_t cols = 1;
 };
 
-// One cube (matrix) block: m x k times k x n.
+// One cube mmad on an L0 tile: m x k times k x n, fed by the MTE1 loads L1 -> L0A of
+// `l0a_bytes` and L1 -> L0B of `l0b_bytes` just before it (0: the operand is already in L0, as
+// catlass keeps an L0A tile across the n parts of one k part).
 struct CubeOp {
   DType dtype = DType::kFp16;
   int64_t m = 0, k = 0, n = 0;
+  int64_t l0a_bytes = 0, l0b_bytes = 0;
 };
 
 struct TileStep {
@@ -103,6 +122,9 @@ struct TaskKind {
   // multibuffer (on by default) doubles each one, temporaries too; a plan that does not fit is a
   // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302).
   bool compiler_multibuffer = false;
+  // Cube kinds: copies of L0A / L0B the MTE1 loads rotate through (catlass splits each in two:
+  // ping-pong). 1: a load waits for the mmad before it; >= 2: the next load overlaps the mmad.
+  int l0_depth = 2;
 };
 
 // One GM block a task reads or writes, named by a key that is equal for the same block of the

@@ -15,6 +15,10 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow
 }
 
+int64_t round_up(int64_t x, int64_t a) {
+  return ceil_div(x, a) * a;
+}
+
 int64_t auto_tiles(const Dims& shape, const Dims& tile) {
   int64_t n = 1;
   for (size_t i = 0; i < shape.size(); ++i) n *= ceil_div(shape[i], tile[i]);
@@ -67,6 +71,17 @@ uint64_t block_key(uint32_t tensor, const Dims& origin) {
   mix(tensor);
   for (int64_t o : origin) mix(static_cast<uint64_t>(o));
   return h;
+}
+
+DmaOp row_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
+              int64_t granule) {
+  DmaOp op = block_dma(dir, shape, origin, extent, dtype, granule);
+  const int64_t row = extent.back() * dtype_bytes(dtype);
+  if (op.burst_bytes > row) {  // whole rows merged into one run: split it back into its rows
+    op.bursts = op.bytes() / row;
+    op.burst_bytes = row;
+  }
+  return op;
 }
 
 DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,

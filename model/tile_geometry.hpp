@@ -14,6 +14,8 @@ using Dims = std::vector<int64_t>;
 
 int64_t product(const Dims& d);
 int64_t ceil_div(int64_t a, int64_t b);
+// x rounded up to a multiple of a.
+int64_t round_up(int64_t x, int64_t a);
 // prod(ceil(shape[i] / tile[i])): the number of tiles one op over `shape` expands into.
 int64_t auto_tiles(const Dims& shape, const Dims& tile);
 // tile[-1] * dtype bytes: the rulebook's contiguous bytes, from the tile alone.
@@ -45,5 +47,10 @@ uint64_t block_key(uint32_t tensor, const Dims& origin);
 // access granule whose boundaries a misaligned burst straddles (assuming a granule-aligned base).
 DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
                 int64_t granule);
+// The same block moved one ND row at a time, as the cube's copies do (an ND2NZ DataCopy into L1
+// converts each row; the fixpipe writes C row by row): rows that are contiguous in GM still
+// count one burst each.
+DmaOp row_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
+              int64_t granule);
 
 }  // namespace tilesim

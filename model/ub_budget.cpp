@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/tile_geometry.hpp"
 
 namespace tilesim {
 
 namespace {
 constexpr MemSpace kSpaces[] = {MemSpace::kUb, MemSpace::kL1, MemSpace::kL0a, MemSpace::kL0b,
                                 MemSpace::kL0c};
-int64_t round_up(int64_t x, int64_t a) {
-  return (x + a - 1) / a * a;
-}
 
 const Hardware::AlignedMemory& memory(MemSpace space, const Hardware& hw) {
   switch (space) {

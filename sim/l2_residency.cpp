@@ -24,8 +24,10 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
   if (!graph.has_accesses()) return;
   std::unordered_map<uint64_t, int64_t> footprint;
   std::vector<std::pair<uint64_t, int64_t>> inputs;  // first touched by a read, in task order
+  size_t touches = 0;
   for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      ++touches;
       const auto [it, fresh] = footprint.emplace(a->block, a->bytes);
       it->second = std::max(it->second, a->bytes);
       if (fresh && !a->write) inputs.emplace_back(a->block, a->bytes);
@@ -34,24 +36,57 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
   for (const auto& [key, bytes] : footprint) total += static_cast<double>(bytes);
   absorb_writes_ = total <= capacity_;
   last_touch_.reserve(footprint.size());
-  if (start != L2Start::kWarm) return;
   double input_bytes = 0;
   for (const auto& [block, bytes] : inputs) input_bytes += static_cast<double>(bytes);
-  if (input_bytes > capacity_) return;
-  for (const auto& [block, bytes] : inputs) {
-    stamp_ += static_cast<double>(bytes);
-    last_touch_[block] = stamp_;
-  }
+  const bool warm = start == L2Start::kWarm && input_bytes <= capacity_;
+  tree_.assign(touches + (warm ? inputs.size() : 0) + 1, 0.0);
+  if (!warm) return;
+  for (const auto& [block, bytes] : inputs) touch(block, static_cast<double>(bytes));
 }
 
-std::optional<Traffic> L2Residency::on_start(int32_t task) {
+void L2Residency::add(int64_t pos, double bytes) {
+  for (auto i = static_cast<size_t>(pos) + 1; i < tree_.size(); i += i & (~i + 1))
+    tree_[i] += bytes;
+  live_ += bytes;
+}
+
+double L2Residency::bytes_after(int64_t pos) const {
+  double upto = 0;  // bytes at touches 0..pos
+  for (auto i = static_cast<size_t>(pos) + 1; i > 0; i -= i & (~i + 1)) upto += tree_[i];
+  return live_ - upto;
+}
+
+void L2Residency::touch(uint64_t block, double bytes) {
+  const auto [it, fresh] = last_touch_.try_emplace(block, Last{next_, bytes});
+  if (!fresh) {
+    add(it->second.pos, -it->second.bytes);
+    it->second = Last{next_, bytes};
+  }
+  add(next_++, bytes);
+}
+
+std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run) {
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
-  double moved = 0, read = 0, read_miss = 0, write_hbm = 0;
+  double moved = 0, read = 0, read_miss = 0, write_hbm = 0, shared = 0, in_flight = 0;
+  double task_read = 0;
+  for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a)
+    if (!a->write) task_read += static_cast<double>(a->bytes);
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
+    double window = 0;
+    if (!a->write && run > 0) {
+      auto& q = readers_[a->block];
+      window = run * static_cast<double>(a->bytes) / task_read;
+      while (!q.empty() && q.front().at <= now - window) q.pop_front();
+      // Other tasks only: a task reading one block twice does not wait for itself.
+      const auto others =
+          std::count_if(q.begin(), q.end(), [&](const Read& r) { return r.task != task; });
+      shared += static_cast<double>(a->bytes) * static_cast<double>(others);
+      q.push_back({now, task});
+    }
     const auto b = static_cast<double>(a->bytes);
     moved += b;
     const auto it = last_touch_.find(a->block);
-    const bool resident = it != last_touch_.end() && stamp_ - it->second < capacity_;
+    const bool resident = it != last_touch_.end() && bytes_after(it->second.pos) < capacity_;
     if (!resident) {
       const double evicted = std::min(b, dirty_left_);
       dirty_left_ -= evicted;
@@ -61,13 +96,20 @@ std::optional<Traffic> L2Residency::on_start(int32_t task) {
       if (!absorb_writes_) write_hbm += b;
     } else {
       read += b;
-      if (!resident) read_miss += b;
+      if (!resident) {
+        read_miss += b;
+        if (run > 0) fetched_[a->block] = {now, task};
+      } else if (run > 0) {
+        const auto f = fetched_.find(a->block);
+        if (f != fetched_.end() && f->second.task != task && now - f->second.at < window)
+          in_flight += b;
+      }
     }
-    stamp_ += b;
-    last_touch_[a->block] = stamp_;
+    touch(a->block, b);
   }
   if (moved <= 0) return Traffic{};
-  return Traffic{read_miss / moved, write_hbm / moved, read > 0 ? 1 - read_miss / read : 0};
+  return Traffic{read_miss / moved, write_hbm / moved,
+                 read > 0 ? 1 - (read_miss + in_flight) / read : 0, read > 0 ? shared / read : 0};
 }
 
 }  // namespace tilesim

@@ -1,8 +1,10 @@
 #pragma once
 // Which of a task's GM traffic reaches HBM, given the shared L2 in front of it.
 //
-// Every byte passes through L2. A read hits when its block was touched (read or written) less
-// than l2.bytes of traffic ago (an LRU stack distance measured in bytes). Writes land in L2; they
+// Every byte passes through L2. A read hits when fewer than l2.bytes of other data were touched
+// (read or written) since its block's last touch: its LRU stack distance, the distinct bytes in
+// between (a block re-read many times in between counts once), kept in a Fenwick tree over the
+// touches. Writes land in L2; they
 // also cost HBM bandwidth unless the kernel's whole footprint fits in L2, in which case dirty
 // lines are never evicted during the kernel. A task's accesses are counted when it starts.
 // Tasks that record no accesses (replayed or hand-written SPMD graphs) send all traffic to HBM.
@@ -17,8 +19,10 @@
 // resident: warm and cold agree.
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "model/task_graph.hpp"
 
@@ -31,6 +35,10 @@ struct Traffic {
   double read_hbm = 0;
   double write_hbm = 0;
   double read_hit = 0;  // share of the task's read bytes that hit L2
+  // Other tasks reading the same blocks at the same time (started within the time this task
+  // takes to read each block), averaged over its read bytes: concurrent requests for one L2
+  // line are served one after another.
+  double co_readers = 0;
 };
 
 // What L2 holds when the kernel starts.
@@ -46,16 +54,38 @@ class L2Residency {
  public:
   L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start = L2Start::kCold);
   // Touches the task's accesses; a task without any returns nullopt (all its traffic to HBM).
-  std::optional<Traffic> on_start(int32_t task);
+  // `now` and `run` (the task's idle-machine run, cycles) find its co-readers: a block it reads
+  // is shared with each task that read it less than run x (block bytes / the task's read bytes)
+  // ago, the time the task spends on that block. A co-reader of a block whose HBM fetch began in
+  // that window waits for the same fetch: its read is no hit (it streams at the miss rate), but
+  // the bytes come from HBM once.
+  std::optional<Traffic> on_start(int32_t task, double now = 0, double run = 0);
   bool absorbs_writes() const { return absorb_writes_; }
 
  private:
   const TaskGraph& graph_;
   double capacity_;
   bool absorb_writes_ = false;
-  double stamp_ = 0;       // bytes moved so far
-  double dirty_left_ = 0;  // flushed: dirty bytes still to evict
-  std::unordered_map<uint64_t, double> last_touch_;
+  // Touches in order: each block's bytes sit at its latest touch, so the sum over the touches
+  // after a block's last one is its stack distance.
+  void touch(uint64_t block, double bytes);
+  double bytes_after(int64_t pos) const;  // bytes at touches after `pos`
+  void add(int64_t pos, double bytes);
+  double dirty_left_ = 0;     // flushed: dirty bytes still to evict
+  int64_t next_ = 0;          // the next touch's position
+  double live_ = 0;           // bytes at all touches
+  std::vector<double> tree_;  // Fenwick tree of bytes by touch position
+  struct Last {
+    int64_t pos;
+    double bytes;
+  };
+  std::unordered_map<uint64_t, Last> last_touch_;
+  struct Read {
+    double at;
+    int32_t task;
+  };
+  std::unordered_map<uint64_t, std::deque<Read>> readers_;  // recent reads of each block
+  std::unordered_map<uint64_t, Read> fetched_;  // each block's last miss (its HBM fetch)
 };
 
 }  // namespace tilesim

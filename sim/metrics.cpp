@@ -65,7 +65,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       cm.core = static_cast<int32_t>(c);
       cm.type = sim.core_types[c];
       double prev_end = sim.first_start;
-      double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0;
+      double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0, mte1 = 0;
       for (const Run& run : list) {
         const TaskRecord& r = run.r;
         const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
@@ -78,6 +78,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
         mte3 += dma.mte3;
         vec += cost.vec_busy;
         cube += cost.cube_busy;
+        mte1 += cost.mte1_busy;
         prev_end = r.end;
       }
       cm.execute_task_num = static_cast<int64_t>(list.size());
@@ -90,6 +91,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       cm.vec_us = us(vec);
       cm.cube_us = us(cube);
       cm.mte3_us = us(mte3);
+      cm.mte1_us = us(mte1);
     }
   });
   for (size_t c = 0; c < ncores; ++c)
@@ -104,7 +106,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   } pipes[] = {{"MTE2", &CoreMetrics::mte2_us},
                {"V", &CoreMetrics::vec_us},
                {"CUBE", &CoreMetrics::cube_us},
-               {"MTE3", &CoreMetrics::mte3_us}};
+               {"MTE3", &CoreMetrics::mte3_us},
+               {"MTE1", &CoreMetrics::mte1_us}};
   for (const auto& p : pipes) {
     PipeMetrics pm;
     pm.pipe = p.name;
@@ -114,7 +117,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       pm.total_us += v;
       pm.max_us = std::max(pm.max_us, v);
       // Vector pipes live on AIV, the cube on AIC; DMA pipes on both.
-      const bool relevant = p.field == &CoreMetrics::cube_us  ? c.type == CoreType::kAic
+      const bool relevant = p.field == &CoreMetrics::cube_us || p.field == &CoreMetrics::mte1_us
+                                ? c.type == CoreType::kAic
                             : p.field == &CoreMetrics::vec_us ? c.type == CoreType::kAiv
                                                               : true;
       if (relevant) ++n;
@@ -163,6 +167,7 @@ const std::vector<MetricField>& metric_fields() {
       {"vec_us", "breakdown", "vec_us", false, [](M m) { return pipe_mean_us(m, "V"); }},
       {"cube_us", "breakdown", "cube_us", false, [](M m) { return pipe_mean_us(m, "CUBE"); }},
       {"mte3_us", "breakdown", "mte3_us", false, [](M m) { return pipe_mean_us(m, "MTE3"); }},
+      {"mte1_us", "breakdown", "mte1_us", false, [](M m) { return pipe_mean_us(m, "MTE1"); }},
       {"wait_schedule_us", "breakdown", "wait_schedule_us", false,
        [](M m) { return mean_per_core(m, &CoreMetrics::wait_schedule_time_us); }},
       {"wait_predecessor_us", "breakdown", "wait_predecessor_us", false,

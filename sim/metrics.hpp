@@ -29,6 +29,7 @@ struct CoreMetrics {
   double wait_predecessor_time_us = 0;
   double busy_us = 0;
   double mte2_us = 0, vec_us = 0, cube_us = 0, mte3_us = 0;
+  double mte1_us = 0;  // AIC: L1 -> L0A / L0B loads
 };
 
 struct PsgMetrics {
@@ -60,7 +61,7 @@ struct Metrics {
 };
 
 Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hardware& hw);
-// The mean busy time of one pipe ("MTE2", "V", "CUBE", "MTE3"); 0 when the run has none.
+// The mean busy time of one pipe ("MTE2", "V", "CUBE", "MTE3", "MTE1"); 0 when the run has none.
 double pipe_mean_us(const Metrics& m, const std::string& pipe);
 // The mean of one per-core figure over the cores that executed a task; 0 when none did.
 double mean_per_core(const Metrics& m, double CoreMetrics::*field);

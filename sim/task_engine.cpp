@@ -22,7 +22,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_read_bytes),
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes), cost.cycles,
                       cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles,
-                      SharedBandwidth::demand_of(cost.cycles, cost.latency_exposures)});
+                      SharedBandwidth::demand_of(cost.cycles, cost.latency_exposures),
+                      cost.cycles > 0 ? std::min(1.0, cost.mte2_busy / cost.cycles) : 0.0});
   }
   if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
   count_[CoreType::kAiv] = hw.cores.aiv;

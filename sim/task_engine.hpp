@@ -84,6 +84,7 @@ class TaskEngine {
     double cycles;      // idle-machine run when every read misses L2
     double hit_cycles;  // ... when every read hits
     double waits;       // memory waits on its critical path per cycle of its run
+    double load_share;  // share of its run the load pipe is busy (at most 1)
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
@@ -91,13 +92,18 @@ class TaskEngine {
     const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
     // Every byte passes through L2; only L2 misses and write-backs draw on HBM
     // (sim/l2_residency.hpp), a written byte costing write_weight_ read bytes.
-    const std::optional<Traffic> hbm = l2_ ? l2_->on_start(task) : std::nullopt;
+    const std::optional<Traffic> hbm = l2_ ? l2_->on_start(task, t, kind.cycles) : std::nullopt;
     // Reads that hit L2 stream at the L2-hit rate: the run interpolates between the all-miss
     // and all-hit runs by the task's hit share; its byte rates scale with it.
     int32_t cls = kind.flow_class;
     double scale = 1;
-    if (hbm && hbm->read_hit > 0 && kind.hit_cycles != kind.cycles && kind.cycles > 0) {
-      const double run = kind.cycles + hbm->read_hit * (kind.hit_cycles - kind.cycles);
+    // Reads of lines other cores request at the same moment wait their turn at L2
+    // (l2.shared_read_stretch per co-reader), for the share of the run its loads are busy.
+    const double stretch =
+        hbm ? 1 + hw_.l2.shared_read_stretch * hbm->co_readers * kind.load_share : 1.0;
+    if (hbm && (stretch != 1 || (hbm->read_hit > 0 && kind.hit_cycles != kind.cycles)) &&
+        kind.cycles > 0) {
+      const double run = (kind.cycles + hbm->read_hit * (kind.hit_cycles - kind.cycles)) * stretch;
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }

@@ -298,7 +298,7 @@ TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandalone
   const test::CmdResult r = test::run_cli("calibrate " + m.string() + " --json -o " + out.string(),
                                           /*with_stderr=*/false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 12u);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 14u);
   const auto written = JsonReader::parse_file(out, "calibrated hardware file");
   EXPECT_FALSE(written.contains("base"));
   EXPECT_EQ(written["parameters"].size(), hardware_params().size());

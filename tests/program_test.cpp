@@ -480,7 +480,9 @@ TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
   // rmsnorm: statistics, rsqrt on the [n, 1] column, apply; today's two-pass lowering merges
   // the same statistics atomically: the same work, but different task edges, so the scheduler's
   // per-edge resolves differ (0.3% on the 910B1), and so do their tasks' waits for memory in
-  // HBM's queue (sim/shared_bandwidth.hpp): 0.5% in all, hence 1%.
+  // HBM's queue (sim/shared_bandwidth.hpp): 0.5% in all; and the L2 model's stack distance
+  // (distinct bytes since a block's last touch, sim/l2_residency.hpp) finds the apply stage's
+  // re-reads of x at the distances their orders give: 1.07% in all, hence 1.5%.
   const json ref = {{"op", "rmsnorm"},
                     {"shape", {4096, 4096}},
                     {"dtype", "fp32"},
@@ -502,7 +504,7 @@ TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
                         {tile({2, 4096}), op("mul", {"x", "x"}, "sq"), mean, eps,
                          op("rsqrt", {"mse"}, "r"), op("mul", {"x", "r"}, "y")}}}}}}}};
   const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
-  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-2);
+  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1.5e-2);
   // softmax: a reduction ends a stage, so the program's max, sum and divide are three stages
   // whose intermediates cross GM; today's softmax fuses a row that fits one tile into one task.
   const json sref = {

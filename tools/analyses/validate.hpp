@@ -63,12 +63,18 @@ struct DatasetScore {
   double min_rank_corr = 0;                      // over sweeps where defined; NaN if none
   size_t argmin_matches = 0, argmin_sweeps = 0;  // sweeps with an evaluated point
   std::vector<std::string> violations;           // tolerances missed, one line each
+  bool known_outside = false;                    // the dataset says why it misses
   bool within() const { return violations.empty(); }
+  // "within", "OUTSIDE", or "OUTSIDE (known)" for a miss its dataset explains.
+  const char* status() const {
+    return within() ? "within" : known_outside ? "OUTSIDE (known)" : "OUTSIDE";
+  }
 };
 
 struct ValidationResult {
   std::vector<ValidationDataset> datasets;
   std::vector<DatasetScore> scores;
+  // Every dataset within its tolerances, or outside them for the reason it states.
   bool within() const;
 };
 

@@ -26,7 +26,7 @@ constexpr auto kCoreFields =
                     &CoreMetrics::core_total_work_time_us, &CoreMetrics::total_wait_time_us,
                     &CoreMetrics::wait_schedule_time_us, &CoreMetrics::wait_predecessor_time_us,
                     &CoreMetrics::busy_us, &CoreMetrics::mte2_us, &CoreMetrics::vec_us,
-                    &CoreMetrics::cube_us, &CoreMetrics::mte3_us);
+                    &CoreMetrics::cube_us, &CoreMetrics::mte3_us, &CoreMetrics::mte1_us);
 
 nlohmann::json core_to_json(const CoreMetrics& c) {
   return std::apply([&](auto... f) { return nlohmann::json::array({nlohmann::json(c.*f)...}); },

@@ -119,13 +119,17 @@ ValidationDataset validation_dataset_from_json(const nlohmann::json& json,
                                                const std::filesystem::path& file) {
   const JsonReader doc(json, file.string());
   doc.expect_object();
-  doc.check_keys({"description", "source", "hardware", "tolerances", "sweeps"});
+  doc.check_keys({"description", "source", "hardware", "tolerances", "known_outside", "sweeps"});
   ValidationDataset ds;
   ds.path = file;
   ds.description = config_description(doc);
   ds.source = doc.string_or("source", "");
   ds.hardware = config_hardware(doc);
   if (const auto t = doc.find("tolerances")) ds.tolerances = parse_tolerances(*t);
+  if (const auto k = doc.find("known_outside")) {
+    ds.known_outside = k->string();
+    if (ds.known_outside.empty()) k->fail("expected why the model misses, with the numbers");
+  }
   const auto sweeps = doc.at("sweeps");
   if (!sweeps.json().is_array() || sweeps.json().empty())
     sweeps.fail("expected a non-empty array of sweeps");

@@ -77,6 +77,10 @@ struct ValidationDataset {
   std::string source;
   std::filesystem::path hardware;  // resolved path
   ValidationTolerances tolerances;
+  // Why the model misses the dataset's tolerances, with the numbers: the dataset is still scored
+  // against them and reported outside ("OUTSIDE (known)", the reason printed), but it does not
+  // fail the run. Empty: a miss fails.
+  std::string known_outside;
   std::vector<ValidationSweep> sweeps;
 };
 

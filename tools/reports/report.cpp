@@ -67,7 +67,8 @@ nlohmann::json metrics_to_json(const Metrics& m, bool per_core) {
                                {"mte2_us", c.mte2_us},
                                {"vec_us", c.vec_us},
                                {"cube_us", c.cube_us},
-                               {"mte3_us", c.mte3_us}});
+                               {"mte3_us", c.mte3_us},
+                               {"mte1_us", c.mte1_us}});
   }
   j["psg"] = psg_to_json(m.psg);
   j["pipes"] = nlohmann::json::object();

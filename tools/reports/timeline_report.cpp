@@ -50,7 +50,7 @@ nlohmann::json swimlane_analysis_to_json(const SwimlaneAnalysis& a) {
     const auto& lane = a.lanes.at(static_cast<size_t>(a.metrics.per_core[i].core));
     c["lane"] = lane.name;
     c["type"] = lane.type_known ? core_type_name(lane.type) : "?";
-    for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us"}) c.erase(key);
+    for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us", "mte1_us"}) c.erase(key);
     if (!a.dependencies)
       for (const char* key : {"wait_schedule_time_us", "wait_predecessor_time_us"}) c.erase(key);
   }
@@ -77,7 +77,7 @@ nlohmann::json replay_json(const PyptoGraph& pg, const Metrics& m,
   for (size_t i = 0; i < m.per_core.size(); ++i) {
     auto& c = j["per_core"][i];
     c["name"] = core_names.at(static_cast<size_t>(m.per_core[i].core));
-    for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us"}) c.erase(key);
+    for (const char* key : {"mte2_us", "vec_us", "cube_us", "mte3_us", "mte1_us"}) c.erase(key);
   }
   j["graph"] = graph_name;
   j["hardware"] = hardware_name;

@@ -103,8 +103,7 @@ std::string validate_summary(const ValidationResult& res) {
            file_name(ds), sc.hardware, n, sc.evaluated, sc.not_expressible, sc.rejected,
            num_or_na(sc.min_rank_corr, "{:.2f}"), num_or_na(sc.norm_mape_pct, "{:.1f}%"),
            num_or_na(sc.abs_mape_pct, "{:.1f}%"),
-           fmt::format("{}/{}", sc.argmin_matches, sc.argmin_sweeps),
-           sc.within() ? "within" : "OUTSIDE");
+           fmt::format("{}/{}", sc.argmin_matches, sc.argmin_sweeps), sc.status());
     points += n;
     eval += sc.evaluated;
     ne += sc.not_expressible;
@@ -155,9 +154,9 @@ std::string validate_table(const ValidationResult& res) {
       if (const auto& k = ds.sweeps[s].known_miss)
         append(out, "  known miss: {} rank correlation {} (held to >= {}): {}\n", ds.sweeps[s].name,
                num_or_na(sc.sweeps[s].rank_corr, "{:.2f}"), k->min_rank_corr, k->why);
-    append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances),
-           sc.within() ? "within" : "OUTSIDE");
+    append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances), sc.status());
     for (const auto& v : sc.violations) append(out, "    {}\n", v);
+    if (!sc.within() && sc.known_outside) append(out, "    known: {}\n", ds.known_outside);
     out += "\n";
   }
   return out + validate_summary(res);
@@ -258,6 +257,7 @@ nlohmann::json validate_json(const ValidationResult& res) {
                             {"argmin_sweeps", sc.argmin_sweeps},
                             {"tolerances", tol},
                             {"within", sc.within()},
+                            {"known_outside", ds.known_outside},
                             {"violations", sc.violations},
                             {"sweeps", sweeps}};
     datasets.push_back(entry);

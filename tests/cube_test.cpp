@@ -1,0 +1,344 @@
+// The cube core's pipes and the cube kernels: closed forms for MTE2 (GM -> L1 ND2NZ), MTE1,
+// the mmad and the fixpipe; the L0 pipeline's depth; L1 residency, split K, B layouts; the L2
+// model's stack distance and co-readers; PyPTO's cube merge cap.
+#include <gtest/gtest.h>
+
+#include "kernels/families.hpp"
+#include "kernels/functional.hpp"
+#include "kernels/lowering.hpp"
+#include "kernels/lowering_support.hpp"
+#include "kernels/task_packing.hpp"
+#include "model/cube_cost.hpp"
+#include "model/dma_cost.hpp"
+#include "model/task_cost.hpp"
+#include "sim/l2_residency.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+
+namespace tilesim {
+namespace {
+
+using test::default_hw;
+
+KernelSpec matmul(Dims shape, Dims tile, int64_t grid = 0) {
+  KernelSpec s;
+  s.op = "matmul";
+  s.shape = std::move(shape);
+  s.tile = std::move(tile);
+  s.dtype = DType::kFp16;
+  if (grid > 0) {
+    s.partition = PartitionStyle::kSpmd;
+    s.grid = grid;
+  }
+  return s;
+}
+
+double read_bytes(const LoweredKernel& k) {
+  double b = 0;
+  for (const auto& t : k.graph.tasks)
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps)
+      for (const auto& l : st.loads) b += static_cast<double>(st.repeat * l.bytes());
+  return b;
+}
+
+Metrics run(const KernelSpec& s, const Hardware& hw) {
+  const LoweredKernel k = lower_kernel(s, hw);
+  return compute_metrics(k.graph, simulate(k.graph, hw), hw);
+}
+
+// mmad: ceil(m/16) ceil(k/16) ceil(n/16) fractals at the dtype's rate, + the block overhead.
+TEST(CubePipes, MmadByFractalAndDtype) {
+  const Hardware hw = default_hw();
+  const double over = hw.cube.block_overhead_cycles;
+  EXPECT_DOUBLE_EQ(cube_cycles({DType::kFp16, 128, 64, 256}, hw), 8 * 4 * 16 + over);
+  EXPECT_DOUBLE_EQ(cube_cycles({DType::kBf16, 128, 64, 256}, hw), 8 * 4 * 16 + over);
+  EXPECT_DOUBLE_EQ(cube_cycles({DType::kInt8, 128, 64, 256}, hw), 512 * 0.5 + over);
+  EXPECT_DOUBLE_EQ(cube_cycles({DType::kFp32, 128, 64, 256}, hw), 512 * 4.0 + over);
+  EXPECT_DOUBLE_EQ(cube_cycles({DType::kFp16, 17, 16, 16}, hw), 2 + over);  // a ragged m
+}
+
+// MTE1: per operand loaded, issue + bytes / its L0 rate; a reused L0A tile costs nothing.
+TEST(CubePipes, Mte1LoadsByOperandRate) {
+  const Hardware hw = default_hw();
+  const double i = hw.cube.mte1_issue_cycles;
+  CubeOp op{DType::kFp16, 128, 64, 256, 128 * 64 * 2, 64 * 256 * 2};
+  EXPECT_DOUBLE_EQ(mte1_cycles(op, hw), i + 16384 / 256.0 + i + 32768 / 128.0);
+  op.l0a_bytes = 0;
+  EXPECT_DOUBLE_EQ(mte1_cycles(op, hw), i + 32768 / 128.0);
+}
+
+// The L0 pipeline: with two L0 buffers n equal tiles cost n max(t1, tm) in a running task plus
+// min(t1, tm) once (the fill); with one buffer n (t1 + tm).
+TEST(CubePipes, L0PipelineOverlapsOnlyAsDeepAsItsBuffers) {
+  const Hardware hw = default_hw();
+  const CubeOp op{DType::kFp16, 128, 64, 256, 128 * 64 * 2, 64 * 256 * 2};
+  const double t1 = mte1_cycles(op, hw), tm = cube_cycles(op, hw);
+  const std::vector<CubeOp> four(4, op);
+  const CubeStage two = cube_stage(four, 2, hw);
+  EXPECT_NEAR(two.cycles, 4 * std::max(t1, tm), 1e-9);
+  EXPECT_NEAR(two.fill, std::min(t1, tm), 1e-9);
+  EXPECT_NEAR(two.mte1_busy, 4 * t1, 1e-9);
+  EXPECT_NEAR(two.mmad_busy, 4 * tm, 1e-9);
+  const CubeStage one = cube_stage(four, 1, hw);
+  EXPECT_NEAR(one.cycles, 4 * (t1 + tm), 1e-9);
+  EXPECT_EQ(one.fill, 0);
+}
+
+// MTE2 GM -> L1 ND2NZ: issue + rows x dma.l1.nd2nz_row_cycles + bytes / dma.l1.peak; the
+// fixpipe: issue + rows x burst + max(L0C bytes / its L0C rate, out bytes / its out rate).
+TEST(CubePipes, Nd2nzAndFixpipeClosedForms) {
+  const Hardware hw = default_hw();
+  DmaOp nd;
+  nd.path = DmaPath::kL1Nd2nz;
+  nd.bursts = 64;
+  nd.burst_bytes = 128;
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw), hw.dma.read.issue_cycles +
+                                                     64 * hw.dma.l1.nd2nz_row_cycles +
+                                                     8192 / hw.dma.l1.peak_bytes_per_cycle);
+  DmaOp fix;
+  fix.dir = DmaDir::kWrite;
+  fix.path = DmaPath::kFixpipe;
+  fix.bursts = 128;
+  fix.burst_bytes = 256 * 2;  // fp16 rows out of an fp32 accumulator
+  fix.src_bytes = 128 * 256 * 4;
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(fix, hw),
+                   hw.dma.write.issue_cycles + 128 * hw.dma.write.burst_cycles +
+                       std::max(131072 / hw.cube.fixpipe_l0c_bytes_per_cycle,
+                                65536 / hw.cube.fixpipe_out_bytes_per_cycle));
+}
+
+// copy_in with params.dest "l1": the calibration's GM -> L1 kernel, one ND2NZ copy per tile on
+// the cube cores.
+TEST(CubePipes, CopyInToL1RunsOnTheCubeCoresAsNd2nz) {
+  KernelSpec s;
+  s.op = "copy_in";
+  s.shape = {1024, 1024};
+  s.tile = {64, 64};
+  s.dtype = DType::kFp16;
+  s.partition = PartitionStyle::kAscendC;
+  s.cores = 4;
+  s.params["dest"] = "l1";
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 4u);
+  const TaskKind& kind = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)];
+  EXPECT_EQ(kind.core, CoreType::kAic);
+  EXPECT_EQ(kind.steps[0].loads[0].path, DmaPath::kL1Nd2nz);
+  EXPECT_EQ(kind.steps[0].loads[0].bursts, 64);
+  EXPECT_EQ(kind.buffers[0].space, MemSpace::kL1);
+  s.cores = 30;
+  EXPECT_THROW(lower_kernel(s, default_hw()), Error);  // 24 AIC
+}
+
+// Tiny L0 tiles make MTE1 the bottleneck: each 16^3 mmad is one fractal, but its two loads pay
+// their issue costs.
+TEST(CubeKernels, TinyL0TilesAreMte1Bound) {
+  KernelSpec s = matmul({128, 256, 256}, {128, 256, 256}, 1);
+  s.params["l0_tile"] = {16, 16, 16};
+  const Hardware hw = default_hw();
+  const LoweredKernel k = lower_kernel(s, hw);
+  const TaskCost c = cost_task_kind(k.graph.kinds[0], hw);
+  EXPECT_GT(c.mte1_busy, 1.3 * c.cube_busy);
+  // The run is at least its MTE1 time, and the mmads alone would take a fraction of it.
+  EXPECT_GE(c.cycles, c.mte1_busy);
+  KernelSpec big = s;
+  big.params["l0_tile"] = {128, 256, 64};
+  const TaskCost b = cost_task_kind(lower_kernel(big, hw).graph.kinds[0], hw);
+  EXPECT_LT(b.mte1_busy, b.cube_busy);
+  EXPECT_LT(b.cycles, c.cycles);
+}
+
+// A resident in L1 across the C tiles that share it: four tiles of one tile row read A once.
+// A tile [32, 256] is twice a B tile [256, 16], so the operand bytes halve: 4 (a + b) = 12 b
+// without, a + 4 b = 6 b with.
+TEST(CubeKernels, L1ResidencyHalvesTheOperandTraffic) {
+  KernelSpec s = matmul({32, 256, 64}, {32, 256, 16}, 1);
+  s.params["l0_tile"] = {32, 16, 64};
+  const double without = read_bytes(lower_kernel(s, default_hw()));
+  s.params["l1_resident"] = "a";
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  EXPECT_EQ(without, 4.0 * (32 * 256 + 256 * 16) * 2);
+  EXPECT_EQ(read_bytes(k), without / 2);
+  // The panel is held once in L1: A_panel 32 x 256 x 2 B, no rotating A buffer.
+  EXPECT_EQ(k.graph.kinds.back().buffers[0].name, "A_panel");
+  // pypto: PyPTO's L1 reuse merges the tiles sharing A into one task.
+  KernelSpec p = matmul({32, 256, 64}, {32, 256, 16});
+  p.params["l1_resident"] = "a";
+  p.params["l1_reuse"] = 4;
+  p.params["k_l1"] = 256;
+  p.max_tasks_per_psg = 0;
+  const LoweredKernel pk = lower_kernel(p, default_hw());
+  EXPECT_EQ(pk.graph.tasks.size(), 1u);
+  EXPECT_EQ(read_bytes(pk), without / 2);
+  // A panel that does not fit L1 is a capacity error naming it.
+  KernelSpec over = matmul({128, 4096, 64}, {128, 256, 16}, 1);
+  over.params["l0_tile"] = {128, 16, 64};
+  over.params["l1_resident"] = "a";
+  EXPECT_THROW(lower_kernel(over, default_hw()), Error);
+}
+
+// An MTE2-bound matmul streaming cold operands from HBM slows when HBM halves; one whose
+// operands stay in L2 does not move.
+TEST(CubeKernels, HalvingHbmSlowsAnMte2BoundMatmul) {
+  Hardware hw = default_hw();
+  // 24 tiles, each streaming its own 4 MiB A panel from HBM (B, 2 MiB, is shared in L2).
+  KernelSpec stream = matmul({24 * 256, 8192, 128}, {256, 256, 128}, 24);
+  stream.params["l0_tile"] = {256, 128, 64};
+  const double full = run(stream, hw).kernel_time_us;
+  Hardware half = hw;
+  half.gm.hbm_bandwidth_gbps /= 2;
+  half.gm.hbm_write_bandwidth_gbps /= 2;
+  const double slow = run(stream, half).kernel_time_us;
+  EXPECT_GT(slow / full, 1.1);
+  KernelSpec warm = matmul({512, 512, 512}, {128, 256, 256}, 8);
+  const LoweredKernel k = lower_kernel(warm, hw);
+  SimOptions opt;
+  opt.l2_start = L2Start::kWarm;
+  const double a = compute_metrics(k.graph, simulate(k.graph, hw, opt), hw).gen_time_us;
+  const double b = compute_metrics(k.graph, simulate(k.graph, half, opt), half).gen_time_us;
+  EXPECT_NEAR(b / a, 1.0, 0.01);
+}
+
+// Split K: each C tile is split_k pieces of work over K slices of whole k1 steps; atomics need
+// an fp32 / int32 output; the vector merge is a second launch of AIV tasks. The functional
+// proof adds the partials.
+TEST(CubeKernels, SplitKSlicesCombineAtomicallyOrByASecondLaunch) {
+  EXPECT_EQ(split_k_range(1000, 256, 3, 0), std::make_pair(int64_t{0}, int64_t{256}));
+  EXPECT_EQ(split_k_range(1000, 256, 3, 2), std::make_pair(int64_t{512}, int64_t{488}));
+  KernelSpec s = matmul({64, 512, 64}, {64, 128, 64}, 4);
+  s.params["l0_tile"] = {64, 64, 64};
+  s.params["split_k"] = 4;
+  EXPECT_THROW(lower_kernel(s, default_hw()), Error);  // fp16 output cannot add atomically
+  s.params["out_dtype"] = "fp32";
+  const LoweredKernel a = lower_kernel(s, default_hw());
+  EXPECT_EQ(a.graph.tasks.size(), 4u);
+  EXPECT_TRUE(a.graph.kinds[0].steps.back().stores[0].atomic);
+  s.params.erase("out_dtype");
+  s.params["split_k_merge"] = "vector";
+  const LoweredKernel v = lower_kernel(s, default_hw());
+  EXPECT_EQ(v.graph.num_launches(), 2);
+  EXPECT_EQ(v.graph.tasks.size(), 5u);
+  // Eigen: the slices sum to A @ B and cover each element once.
+  const SpmdMatmulPlan p = plan_spmd_matmul(s);
+  NdArray A{{64, 512}, Eigen::ArrayXd::Random(64 * 512)},
+      B{{512, 64}, Eigen::ArrayXd::Random(512 * 64)};
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Mat want =
+      Eigen::Map<const Mat>(A.data.data(), 64, 512) * Eigen::Map<const Mat>(B.data.data(), 512, 64);
+  const TilesResult r = execute_spmd_matmul(p, A, B);
+  EXPECT_LT(
+      (r.out.data - Eigen::Map<const Eigen::ArrayXd>(want.data(), want.size())).abs().maxCoeff(),
+      1e-9);
+  EXPECT_LT((r.covered.data - 1.0).abs().maxCoeff(), 1e-12);
+}
+
+// B's layout: row-major B is an ND2NZ copy of k1 rows, column-major of n1 rows, zN a plain copy
+// of n1 / 16 contiguous k1 x 32 B blocks. A row stride of 65536 elements or more falls back to a
+// copy per row (catlass STRIDE_LIMIT).
+TEST(CubeKernels, BLayoutsAndTheStrideLimit) {
+  KernelSpec s = matmul({128, 256, 256}, {128, 256, 256}, 1);
+  auto b_load = [&](const char* layout) {
+    s.params["b_layout"] = layout;
+    const LoweredKernel k = lower_kernel(s, default_hw());
+    return k.graph.kinds[0].steps[0].loads[1];
+  };
+  const DmaOp row = b_load("row_major"), col = b_load("column_major"), nz = b_load("nz");
+  EXPECT_EQ(row.path, DmaPath::kL1Nd2nz);
+  EXPECT_EQ(row.bursts, 256);  // k1 rows of n1 x 2 B
+  EXPECT_EQ(col.bursts, 256);  // n1 rows of k1 x 2 B
+  EXPECT_EQ(nz.path, DmaPath::kL1);
+  EXPECT_EQ(nz.bursts, 16);
+  EXPECT_EQ(nz.burst_bytes, 256 * 32);
+  KernelSpec wide = matmul({16, 65536, 16}, {16, 256, 16}, 1);
+  wide.params["l0_tile"] = {16, 16, 64};
+  const LoweredKernel k = lower_kernel(wide, default_hw());
+  EXPECT_EQ(k.graph.kinds[0].steps[0].loads.size(), 16u + 1u);  // A: 16 rows one by one; B: one
+}
+
+// int8 operands: half the fp16 mmad time per fractal, an int32 accumulator written as int32
+// unless the fixpipe dequantises (out_dtype fp16).
+TEST(CubeKernels, Int8OperandsAndTheFixpipesOutput) {
+  KernelSpec s = matmul({128, 256, 256}, {128, 256, 256}, 1);
+  s.dtype = DType::kInt8;
+  s.params["l0_tile"] = {128, 256, 64};
+  const Hardware hw = default_hw();
+  const LoweredKernel k = lower_kernel(s, hw);
+  const auto& st = k.graph.kinds[0].steps.back();
+  EXPECT_EQ(st.stores[0].burst_bytes, 256 * 4);
+  EXPECT_EQ(st.stores[0].src_bytes, 128 * 256 * 4);
+  s.params["out_dtype"] = "fp16";
+  EXPECT_EQ(lower_kernel(s, hw).graph.kinds[0].steps.back().stores[0].burst_bytes, 256 * 2);
+  KernelSpec f = s;
+  f.dtype = DType::kFp16;
+  const TaskCost i8 = cost_task_kind(k.graph.kinds[0], hw);
+  const TaskCost f16 = cost_task_kind(lower_kernel(f, hw).graph.kinds[0], hw);
+  EXPECT_LT(i8.cube_busy, f16.cube_busy * 0.6);
+}
+
+// LRU stack distance: a block re-read after other blocks were read many times hits when the
+// distinct bytes in between fit L2, however much traffic passed.
+TEST(L2StackDistance, RepeatedReadsOfOneBlockCountOnce) {
+  TaskGraph g;
+  g.add_psg("t");
+  TaskKind k;
+  const int32_t kind = g.add_kind(k);
+  for (int i = 0; i < 6; ++i) g.add_task(kind, 0);
+  g.add_access(0, {1, 1000, false});                              // A
+  for (int i = 1; i < 5; ++i) g.add_access(i, {2, 1000, false});  // B four times: 4000 B moved
+  g.add_access(5, {1, 1000, false});  // A again: 1000 distinct B between
+  g.finalize();
+  L2Residency l2(g, 1500);
+  for (int i = 0; i < 5; ++i) l2.on_start(i);
+  EXPECT_DOUBLE_EQ(l2.on_start(5)->read_hbm, 0);  // a hit
+  L2Residency small(g, 900);
+  for (int i = 0; i < 5; ++i) small.on_start(i);
+  EXPECT_DOUBLE_EQ(small.on_start(5)->read_hbm, 1);  // 1000 distinct bytes > 900: a miss
+}
+
+// Co-readers: tasks reading the same block within the time they spend on it share its L2 line;
+// a later reader of a block another task is still fetching from HBM waits for that fetch (no
+// hit) without fetching it again.
+TEST(L2StackDistance, CoReadersShareTheFetchAndCountEachOther) {
+  TaskGraph g;
+  g.add_psg("t");
+  TaskKind k;
+  const int32_t kind = g.add_kind(k);
+  for (int i = 0; i < 3; ++i) {
+    g.add_task(kind, 0);
+    g.add_access(i, {7, 1000, false});
+  }
+  g.finalize();
+  L2Residency l2(g, 1e6);
+  const auto first = l2.on_start(0, 0, 100);
+  EXPECT_DOUBLE_EQ(first->read_hbm, 1);
+  EXPECT_DOUBLE_EQ(first->co_readers, 0);
+  const auto second = l2.on_start(1, 10, 100);  // within the first's 100 cycles on the block
+  EXPECT_DOUBLE_EQ(second->read_hbm, 0);
+  EXPECT_DOUBLE_EQ(second->read_hit, 0);
+  EXPECT_DOUBLE_EQ(second->co_readers, 1);
+  const auto late = l2.on_start(2, 500, 100);
+  EXPECT_DOUBLE_EQ(late->read_hit, 1);
+  EXPECT_DOUBLE_EQ(late->co_readers, 0);
+}
+
+// PyPTO's cube merge: heavy cube chains stay tasks of their own (6144^3: 4.5 MiB of copy-ins per
+// C tile > mg_copyin_upper_bound 1 MiB); light ones pack up to the cap.
+TEST(CubeKernels, CubeMergeIsCappedByCopyInBytes) {
+  KernelSpec big = matmul({6144, 6144, 6144}, {128, 64, 256});
+  big.params["k_l1"] = 256;
+  EXPECT_EQ(lower_kernel(big, default_hw()).graph.tasks.size(), 1152u);
+  // 64 x 256 x 2 + 256 x 64 x 2 = 64 KiB per chain: 16 per packed task, so 64 chains pack into
+  // max(24 cores, 64 / 16) = 24 tasks.
+  KernelSpec light = matmul({1024, 256, 256}, {64, 256, 64});
+  EXPECT_EQ(lower_kernel(light, default_hw()).graph.tasks.size(), 24u);
+  const LoweredKernel raw = [&] {
+    KernelSpec s = light;
+    s.max_tasks_per_psg = 0;
+    return lower_kernel(s, default_hw());
+  }();
+  const int64_t caps[2] = {48, 1};
+  EXPECT_EQ(pack_tasks(raw.graph, caps, 1 << 20).tasks.size(), 4u);  // 64 chains / 16
+}
+
+}  // namespace
+}  // namespace tilesim
