@@ -35,6 +35,7 @@ struct MatmulBlock {
   int32_t root;
   int64_t m0, mext, n0, next;
   int64_t k0 = 0, kext = 0;  // the K range (0, k) unless split
+  int64_t slice = 0;         // its split-K slice
 };
 // The pypto matmul (PyPTO's cube lowering): a task per C tile (or per split-K slice of it).
 struct MatmulPlan {

@@ -50,6 +50,18 @@ void refuse_params(const KernelSpec& spec, std::initializer_list<const char*> na
       throw Error(fmt::format("matmul: params.{} {}", n, why), ErrorKind::kParams);
 }
 
+// split_k slices hold whole k steps: at most as many slices as steps. Returns the largest
+// slice's K extent (what a resident panel holds).
+int64_t check_split_k(int64_t k, int64_t step, int64_t slices, const char* step_name) {
+  const int64_t steps = ceil_div(k, step);
+  if (slices > steps)
+    throw Error(fmt::format("matmul: params.split_k {} exceeds the {} k steps of {} ({} = {}): a "
+                            "slice holds whole k steps (use a split_k of at most {})",
+                            slices, steps, k, step_name, step, steps),
+                ErrorKind::kParams);
+  return std::min(k, ceil_div(steps, slices) * step);
+}
+
 std::pair<int64_t, int64_t> l2_block_param(const KernelSpec& spec) {
   if (!has_param(spec, "l2_block")) return {0, 0};
   const auto b = param_ints(spec, "l2_block");
@@ -85,7 +97,7 @@ MatmulPlan plan_matmul(const KernelSpec& spec) {
         for (int64_t s = 0; s < slices; ++s) {
           const auto [k0, kext] = split_k_range(p.k, kl1, slices, s);
           p.blocks.push_back(
-              {root, m0, std::min(p.tm, me - m0), n0, std::min(p.tn, ne - n0), k0, kext});
+              {root, m0, std::min(p.tm, me - m0), n0, std::min(p.tn, ne - n0), k0, kext, s});
         }
   };
   if (bm > 0) {
@@ -485,7 +497,7 @@ LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
   g.runtime = RuntimeStyle::kSpmd;
   KindCache kinds;
   const int psg = g.add_psg("matmul:block_tile");
-  const int64_t kslice = split_k_range(p.k, p.k1, p.split_k, 0).second;
+  const int64_t kslice = check_split_k(p.k, p.k1, p.split_k, "k1");
   {
     const TaskKind probe = cube_kind(psg, "matmul_tile", x, t, kslice);
     check_block_buffers(spec, probe, hw);
@@ -582,7 +594,7 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   KindCache kinds;
   const int psg_cube = g.add_psg("matmul:cube");
   const int psg_epi = g.add_psg(vector_merge ? "matmul:split_k_merge" : "matmul:epilogue");
-  const int64_t kslice = split_k_range(p.k, kl1, slices, 0).second;
+  const int64_t kslice = check_split_k(p.k, kl1, slices, "params.k_l1");
   check_block_buffers(spec, cube_kind(psg_cube, "matmul", x, t, kslice), hw);
   const int64_t gran = hw.dma.gm_granule_bytes;
   // Runs of consecutive tiles sharing the resident panel merge into one task, up to l1_reuse.
@@ -606,7 +618,7 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
     std::vector<Access> acc;
     for (size_t j = i; j < end; ++j) {
       const MatmulBlock& b = p.blocks[j];
-      const MatmulWork w{b.m0, b.mext, b.n0, b.next, b.k0, b.kext, slices > 1 ? b.k0 / kslice : 0};
+      const MatmulWork w{b.m0, b.mext, b.n0, b.next, b.k0, b.kext, b.slice};
       add_cube_tile(k, x, t, w, j == i || t.resident != L1Resident::kA,
                     j == i || t.resident != L1Resident::kB, atomic,
                     workspace ? kWorkspaceTensor : kOutputTensor, hw, acc);

@@ -218,6 +218,30 @@ TEST(CubeKernels, SplitKSlicesCombineAtomicallyOrByASecondLaunch) {
   const LoweredKernel v = lower_kernel(s, default_hw());
   EXPECT_EQ(v.graph.num_launches(), 2);
   EXPECT_EQ(v.graph.tasks.size(), 5u);
+  KernelSpec over = s;
+  over.params["split_k"] = 5;  // 512 / 128 = 4 k steps
+  try {
+    lower_kernel(over, default_hw());
+    ADD_FAILURE() << "split_k 5 over 4 k steps lowered";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "matmul: params.split_k 5 exceeds the 4 k steps of 512 (k1 = 128): a slice holds "
+              "whole k steps (use a split_k of at most 4)");
+  }
+  // pypto: the same slices, the merge a task after its slices' cube tasks.
+  KernelSpec pp = matmul({64, 512, 64}, {64, 128, 64});
+  pp.params["split_k"] = 4;
+  pp.params["split_k_merge"] = "vector";
+  pp.max_tasks_per_psg = 0;
+  const LoweredKernel pv = lower_kernel(pp, default_hw());
+  EXPECT_EQ(pv.graph.tasks.size(), 5u);
+  EXPECT_EQ(pv.graph.indegree(4), 4);
+  const MatmulPlan mp = plan_matmul(pp);
+  const Eigen::ArrayXd got = execute_matmul(mp, NdArray{{64, 512}, Eigen::ArrayXd::Ones(64 * 512)},
+                                            NdArray{{512, 64}, Eigen::ArrayXd::Ones(512 * 64)})
+                                 .data;
+  EXPECT_DOUBLE_EQ(got.minCoeff(), 512);
+  EXPECT_DOUBLE_EQ(got.maxCoeff(), 512);
   // Eigen: the slices sum to A @ B and cover each element once.
   const SpmdMatmulPlan p = plan_spmd_matmul(s);
   NdArray A{{64, 512}, Eigen::ArrayXd::Random(64 * 512)},

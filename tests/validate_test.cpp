@@ -223,6 +223,28 @@ TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
+// A dataset that states why the model misses it is still scored against its tolerances and
+// reported outside them ("OUTSIDE (known)", the reason printed), but does not fail the run; an
+// empty reason is refused.
+TEST(Validate, AKnownOutsideDatasetIsReportedOutsideWithItsReasonAndPasses) {
+  auto j = small_dataset();
+  j["tolerances"] = {{"max_abs_mape_pct", 0.001}};
+  j["known_outside"] = "the board is another chip: 260 us of HBM against 181 us measured";
+  const ValidationResult v = validate({load_validation_dataset(write_temp("known.json", j))});
+  EXPECT_FALSE(v.scores[0].within());
+  EXPECT_STREQ(v.scores[0].status(), "OUTSIDE (known)");
+  EXPECT_TRUE(v.within());
+  const test::CmdResult r = test::run_cli("validate " + write_temp("known.json", j));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("OUTSIDE (known)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    known: the board is another chip: 260 us of HBM against 181 us"),
+            std::string::npos)
+      << r.out;
+  j["known_outside"] = "";
+  EXPECT_EQ(load_error(j),
+            "bad.json: known_outside: expected why the model misses, with the numbers");
+}
+
 // A point the board refused to run (no time) is run to check the model refuses it too: a
 // match is reported with the model's reason and never scored; a model that runs it breaks the
 // dataset, whatever its tolerances.
