@@ -256,6 +256,30 @@ TEST(CubeKernels, SplitKSlicesCombineAtomicallyOrByASecondLaunch) {
   EXPECT_LT((r.covered.data - 1.0).abs().maxCoeff(), 1e-12);
 }
 
+// L2 blocks (ragged at both edges) and both assignments hand out every C tile exactly once, and
+// a block's contiguous run stays inside it: the functional proof covers each element once.
+TEST(CubeKernels, L2BlocksAndAssignmentsCoverEveryTileOnce) {
+  for (const char* assign : {"strided", "contiguous"}) {
+    KernelSpec s = matmul({7 * 32, 64, 5 * 32}, {32, 64, 32}, 6);
+    s.params["l0_tile"] = {32, 32, 32};
+    s.params["l2_block"] = {3, 2};
+    s.params["swizzle"] = {2, 1};
+    s.params["assignment"] = assign;
+    lower_kernel(s, default_hw());
+    const SpmdMatmulPlan p = plan_spmd_matmul(s);
+    NdArray A{{224, 64}, Eigen::ArrayXd::Random(224 * 64)},
+        B{{64, 160}, Eigen::ArrayXd::Random(64 * 160)};
+    const TilesResult r = execute_spmd_matmul(p, A, B);
+    EXPECT_LT((r.covered.data - 1.0).abs().maxCoeff(), 1e-12) << assign;
+    // The first L2 block is the 3 x 2 tiles at the origin: loop indices 0..5.
+    for (int64_t i = 0; i < 6; ++i) {
+      const MatmulTile t = spmd_matmul_tile(p, i);
+      EXPECT_LT(t.m0, 3 * 32);
+      EXPECT_LT(t.n0, 2 * 32);
+    }
+  }
+}
+
 // B's layout: row-major B is an ND2NZ copy of k1 rows, column-major of n1 rows, zN a plain copy
 // of n1 / 16 contiguous k1 x 32 B blocks. A row stride of 65536 elements or more falls back to a
 // copy per row (catlass STRIDE_LIMIT).
