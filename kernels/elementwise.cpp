@@ -57,6 +57,8 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
   const int64_t ybytes =
       yfull.bursts * (ceil_div(yfull.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
   const bool column = broadcast && yshape.back() == 1 && spec.shape.back() != 1;
+  const bool bypass = param_bool(spec, "l2_bypass_inputs");
+  const bool conflict_free = op.inputs == 2 && param_bool(spec, "bank_conflict_free");
   return lower_independent_tiles(
       spec, hw, spec.op,
       [&](const Dims& origin, const Dims& extent, TaskKind& k, std::vector<Access>& acc) {
@@ -70,12 +72,12 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
             for (size_t d = 0; d < yo.size(); ++d)
               if (yshape[d] == 1) yo[d] = 0, ye[d] = 1;
             st.loads.push_back(tile_dma(spec, DmaDir::kRead, yshape, yo, ye, hw));
-            acc.push_back({block_key(1, yo), st.loads.back().bytes(), false});
+            acc.push_back({block_key(1, yo), st.loads.back().bytes(), false, bypass});
             k.buffers.push_back({"y", ybytes, BufferRole::kInput, MemSpace::kUb});
             continue;
           }
           st.loads.push_back(read);
-          acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false});
+          acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false, bypass});
           k.buffers.push_back(
               {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
         }
@@ -96,7 +98,10 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
           k.buffers.push_back({"y_broadcast", tile_bytes, BufferRole::kTemp, MemSpace::kUb});
           st.vec.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(ce)});
         }
+        const size_t first_binary = st.vec.size();
         add_binary_vec(op.cls, spec.dtype, ce, broadcast, hw, st.vec);
+        if (conflict_free)
+          for (size_t v = first_binary; v < st.vec.size(); ++v) st.vec[v].bank_conflict = false;
         DmaOp write = read;
         write.dir = DmaDir::kWrite;
         st.stores.push_back(write);
@@ -130,7 +135,17 @@ KernelFamily elementwise_kernels() {
   broadcast.doc =
       "the second operand's shape when it broadcasts (numpy rules: each dim 1 or the shape's, "
       "e.g. [1, n] a row, [m, 1] a column); default: the kernel's shape";
-  f.params = {broadcast};
+  const ParamDecl bypass = flag_param(
+      "l2_bypass_inputs",
+      "the inputs are read without allocating in L2 (Ascend C SetL2CacheHint(CACHE_MODE_DISABLE) "
+      "on data read once), so L2 keeps room for the output's lines");
+  const ParamDecl banks = flag_param(
+      "bank_conflict_free",
+      "the kernel places the two sources in different UB bank groups (addresses 256 B apart "
+      "modulo 512 B, as the add study's case 6 does); default: buffers laid out one after another "
+      "in multiples of 512 B share a group and each repeat reads them one after the other",
+      broadcast.ops);
+  f.params = {broadcast, bypass, banks};
   f.check_params = check_broadcast;
   f.lower = lower_elementwise;
   return f;

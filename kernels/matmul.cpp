@@ -692,11 +692,8 @@ KernelFamily matmul_kernels() {
   f.name = "matmul";
   f.ops = {{"matmul", "C[m, n] = A[m, k] @ B[k, n] on the cube cores; shape and tile [m, k, n]"}};
   f.int8_operands = true;
-  ParamDecl epi;
-  epi.name = "vector_epilogue";
-  epi.type = ParamType::kBool;
-  epi.fallback = false;
-  epi.doc = "pypto: write C as fp32 to a workspace that an AIV task casts and writes";
+  const ParamDecl epi = flag_param(
+      "vector_epilogue", "pypto: write C as fp32 to a workspace that an AIV task casts and writes");
   // The spmd partition's catlass tiling; defaults from catlass's basic matmul example
   // (hicann/catlass examples/00_basic_matmul/basic_matmul.cpp: L1TileShape <128, 256, 256>,
   // L0TileShape <128, 256, 64>, GemmIdentityBlockSwizzle<3, 0>).

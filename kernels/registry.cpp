@@ -10,6 +10,16 @@
 
 namespace tilesim {
 
+ParamDecl flag_param(std::string name, std::string doc, std::vector<std::string> ops) {
+  ParamDecl p;
+  p.name = std::move(name);
+  p.type = ParamType::kBool;
+  p.fallback = false;
+  p.ops = std::move(ops);
+  p.doc = std::move(doc);
+  return p;
+}
+
 // The registration list: one line per family, each defined in its own file.
 KernelFamily copy_in_kernels();
 KernelFamily elementwise_kernels();

@@ -36,6 +36,9 @@ struct ParamDecl {
   std::string doc;               // one line
 };
 
+// A boolean option, false unless the config sets it, taken by `ops` (empty: every op).
+ParamDecl flag_param(std::string name, std::string doc, std::vector<std::string> ops = {});
+
 struct KernelOp {
   KernelOp(std::string op, std::string what) : name(std::move(op)), doc(std::move(what)) {}
   KernelOp(std::string op, std::string what, int n, VecClass c,

@@ -86,6 +86,8 @@ std::vector<HardwareParam> make_table() {
       P(vector.issue_cycles, 0, 1e6, "cycles", "cost per vector instruction"),
       P(vector.simple.cycles_per_repeat, 0.01, 1e4, "cycles", "add, mul, max, ...: per repeat"),
       P(vector.simple.latency_cycles, 0, 1e6, "cycles", "add, mul, max, ...: latency"),
+      P(vector.bank_conflict_cycles_per_repeat, 0, 1e4, "cycles",
+        "add, mul, ...: per repeat when the two sources share a UB bank group"),
       P(vector.complex.cycles_per_repeat, 0.01, 1e4, "cycles", "exp, div, sqrt, ...: per repeat"),
       P(vector.complex.latency_cycles, 0, 1e6, "cycles", "exp, div, sqrt, ...: latency"),
       P(vector.reduce.cycles_per_repeat, 0.01, 1e4, "cycles", "in-row reduce: per repeat"),

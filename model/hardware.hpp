@@ -77,6 +77,8 @@ struct Hardware {
     int64_t max_repeats = 0;
     double issue_cycles = 0;
     VectorClass simple, complex, reduce;
+    double bank_conflict_cycles_per_repeat = 0;  // taken off a simple op whose sources do not
+                                                 // share a bank group
   } vector;
 
   // Cube pipe (per AIC).

@@ -72,6 +72,12 @@ struct VecOp {
   int64_t batch = 1;
   int64_t rows = 1;
   int64_t cols = 1;
+  // A binary op whose two sources sit in one UB bank group, so each repeat reads them one after
+  // the other (Ascend C best practices, "Avoiding Bank Conflicts in the UB": 16 bank groups, one
+  // 32 B row per group per cycle). The default: buffers sized in multiples of 512 B and laid
+  // out one after another start in the same group. A kernel that offsets them (the add study's
+  // case 6) clears it.
+  bool bank_conflict = true;
 };
 
 // One cube mmad on an L0 tile: m x k times k x n, fed by the MTE1 loads L1 -> L0A of
@@ -134,6 +140,9 @@ struct Access {
   uint64_t block = 0;
   int64_t bytes = 0;
   bool write = false;
+  // A read that does not allocate in L2 (Ascend C SetL2CacheHint(CACHE_MODE_DISABLE), for data
+  // read once): it hits only what L2 already holds and takes no room there.
+  bool bypass_l2 = false;
 };
 
 struct Task {

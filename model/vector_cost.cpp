@@ -46,7 +46,12 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
     case VecClass::kSimple:
     case VecClass::kComplex: {
       const int64_t elems = op.batch * op.rows * op.cols;
-      add_op(total, ceil_div(elems, per_repeat), class_cost(op.cls, hw), hw);
+      ClassCost cc = class_cost(op.cls, hw);
+      // Only the simple class's rate is measured both ways (the add study, cases 5 and 6).
+      if (op.cls == VecClass::kSimple && !op.bank_conflict)
+        cc.cycles_per_repeat =
+            std::max(0.0, cc.cycles_per_repeat - hw.vector.bank_conflict_cycles_per_repeat);
+      add_op(total, ceil_div(elems, per_repeat), cc, hw);
       break;
     }
     case VecClass::kReduceLast: {

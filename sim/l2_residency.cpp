@@ -27,6 +27,7 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
   size_t touches = 0;
   for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      if (a->bypass_l2) continue;  // takes no room in L2
       ++touches;
       const auto [it, fresh] = footprint.emplace(a->block, a->bytes);
       it->second = std::max(it->second, a->bytes);
@@ -87,6 +88,11 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     moved += b;
     const auto it = last_touch_.find(a->block);
     const bool resident = it != last_touch_.end() && bytes_after(it->second.pos) < capacity_;
+    if (a->bypass_l2) {  // read past L2: no allocation, so nothing evicted and nothing kept
+      read += b;
+      if (!resident) read_miss += b;
+      continue;
+    }
     if (!resident) {
       const double evicted = std::min(b, dirty_left_);
       dirty_left_ -= evicted;

@@ -7,6 +7,8 @@
 // touches. Writes land in L2; they
 // also cost HBM bandwidth unless the kernel's whole footprint fits in L2, in which case dirty
 // lines are never evicted during the kernel. A task's accesses are counted when it starts.
+// A bypassing read (Access::bypass_l2) hits only a block L2 already holds and allocates nothing:
+// it neither evicts nor counts towards the footprint, nor refreshes the block's recency.
 // Tasks that record no accesses (replayed or hand-written SPMD graphs) send all traffic to HBM.
 //
 // Flushed (L2Start::kDirty): the harness wrote a buffer larger than L2 before the kernel (Triton's

@@ -1,6 +1,8 @@
 // kernels/: task graphs a hand count gives, and input validation.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "kernels/families.hpp"
 #include "kernels/lowering.hpp"
 #include "kernels/lowering_support.hpp"
@@ -55,6 +57,29 @@ TEST(Kernels, AddPyptoHandCount) {
   // 25 rows is 4 x 4 tiles; the whole op would be 13 x 4.
   EXPECT_EQ(k.diag.auto_tiles, 4 * 4);
   EXPECT_EQ(k.diag.contiguous_bytes, 1024);
+}
+
+TEST(Kernels, ElementwiseL2BypassAndBankConflictFreeAreKernelOptions) {
+  KernelSpec s = spec("add", {64, 1024}, {16, 1024}, DType::kFp16);
+  const auto flags = [](const LoweredKernel& k) {
+    int bypass_reads = 0, bypass_writes = 0, free_ops = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+        (a->write ? bypass_writes : bypass_reads) += a->bypass_l2;
+    for (const auto& kind : k.graph.kinds)
+      for (const auto& st : kind.steps)
+        for (const auto& v : st.vec) free_ops += !v.bank_conflict;
+    return std::array<int, 3>{bypass_reads, bypass_writes, free_ops};
+  };
+  EXPECT_EQ(flags(lower_kernel(s, default_hw())), (std::array<int, 3>{0, 0, 0}));
+  s.params = {{"l2_bypass_inputs", true}, {"bank_conflict_free", true}};
+  const LoweredKernel k = lower_kernel(s, default_hw());
+  // 4 tiles, 2 bypassing input reads each; the output still allocates; one add per kind.
+  EXPECT_EQ(flags(k), (std::array<int, 3>{8, 0, static_cast<int>(k.graph.kinds.size())}));
+  s.op = "relu";
+  s.params = {{"bank_conflict_free", true}};
+  EXPECT_NE(test::error_of([&] { lower_kernel(s, default_hw()); }).find("bank_conflict_free"),
+            std::string::npos);  // a unary op has one source: the option is refused
 }
 
 TEST(Kernels, AscendCPartitionSplitsTilesEvenly) {

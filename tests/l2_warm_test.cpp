@@ -54,6 +54,32 @@ TEST(L2Warm, InputsThatDoNotFitGainNothing) {
   }
 }
 
+TEST(L2Warm, BypassingReadsLeaveL2ToTheWrites) {
+  // The two inputs read past L2 (SetL2CacheHint(CACHE_MODE_DISABLE)): the footprint is the 1000 B
+  // output alone, which fits 1500 B, so the write is absorbed; the reads still miss.
+  TaskGraph g;
+  g.add_psg("t");
+  const int32_t kind = g.add_kind(TaskKind{});
+  const int32_t t = g.add_task(kind, 0);
+  g.add_access(t, {1, 1000, false, true});
+  g.add_access(t, {2, 1000, false, true});
+  g.add_access(t, {3, 1000, true});
+  const int32_t u = g.add_task(kind, 0);
+  g.add_access(u, {3, 1000, false, true});  // a bypassing read of a line L2 holds: a hit
+  g.add_access(u, {1, 1000, false, true});  // bypassed before, so never kept: a miss
+  g.finalize();
+  L2Residency l2(g, 1500, L2Start::kWarm);  // warm: bypassed inputs were never kept either
+  const auto first = l2.on_start(t);
+  EXPECT_DOUBLE_EQ(first->read_hbm, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(first->write_hbm, 0.0);
+  EXPECT_TRUE(l2.absorbs_writes());
+  const auto second = l2.on_start(u);
+  EXPECT_DOUBLE_EQ(second->read_hbm, 0.5);
+  EXPECT_DOUBLE_EQ(second->read_hit, 0.5);
+  // The same task without the bypass: 3000 B do not fit 1500 B, so the write goes to HBM too.
+  EXPECT_DOUBLE_EQ(L2Residency(read_two_write_one(), 1500).on_start(0)->write_hbm, 1.0 / 3.0);
+}
+
 TEST(L2Warm, AFlushedL2WritesBackOneDirtyLinePerAllocation) {
   const TaskGraph g = read_two_write_one();
   // Three blocks allocated (two read misses, one write) each evict 1000 dirty bytes; the

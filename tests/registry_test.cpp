@@ -125,7 +125,7 @@ TEST(Registry, ParamValuesAreCheckedAgainstTheirDeclaration) {
   f = load("matmul", R"(, "params": {"vector_epilogue": 1})");
   EXPECT_EQ(f.message, "k.json: params.vector_epilogue: expected true or false, got 1");
   f = load("relu", R"(, "params": {"merge": "tree"})");
-  EXPECT_EQ(f.message, "k.json: params.merge: unknown param for relu (allowed: none)");
+  EXPECT_EQ(f.message, "k.json: params.merge: unknown param for relu (allowed: l2_bypass_inputs)");
 }
 
 TEST(Registry, UnknownOpAtLoadListsTheRegistry) {
