@@ -29,7 +29,8 @@ enum class PartitionStyle {
 const char* partition_name(PartitionStyle p);  // "pypto", "ascendc", "spmd"
 
 // Block `b` of `grid` blocks over `units` units of work: the contiguous run [begin, end) it owns,
-// split evenly (units * b / grid), so block sizes differ by at most one unit.
+// split evenly (units * b / grid), so block sizes differ by at most one unit; with more blocks
+// than units, blocks 0..units-1 own one each and the rest nothing.
 struct BlockRange {
   int64_t begin = 0;
   int64_t end = 0;

@@ -107,11 +107,12 @@ void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
     throw Error(fmt::format("{}: partition.grid {}: an spmd launch starts at least 1 block",
                             spec.op, spec.grid),
                 ErrorKind::kLimits);
-  if (spec.grid > units)
-    throw Error(fmt::format("{}: partition.grid {} exceeds the {} {}, so a block would own "
-                            "nothing (use a grid of at most {}, or a smaller {}){}",
-                            spec.op, spec.grid, units, what, units,
-                            spec.block.empty() ? "tile" : "block", note),
+  // Blocks beyond the work launch, find nothing and return (block_range): they cost their
+  // start. Each is a task, so the grid is held to the task limit.
+  if (spec.grid > units && spec.grid > max_tasks())
+    throw Error(fmt::format("{}: partition.grid {} launches more blocks than the task limit {} "
+                            "(the CLI's --max-tasks raises it), on {} {}{}",
+                            spec.op, spec.grid, max_tasks(), units, what, note),
                 ErrorKind::kLimits);
 }
 
@@ -205,7 +206,7 @@ LoweredKernel lower_independent_tiles(const KernelSpec& spec, const Hardware& hw
     const BlockTiling cut(spec.shape, spmd ? spec.block : Dims{}, spec.tile);
     int64_t used = 0;
     if (spmd) {
-      used = spec.grid;
+      used = spec.grid;  // blocks past the regions own nothing
       check_grid(spec, cut.regions(), spec.block.empty() ? "tiles" : "block regions", "");
     } else {
       const int64_t cores = spec.cores > 0 ? spec.cores : hw.cores.aiv;

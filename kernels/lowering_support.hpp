@@ -47,7 +47,8 @@ void append_step_signature(const TileStep& step, std::vector<int64_t>& out);
 // Appends `step` to a looping task: onto the last step's repeat when their work is identical.
 void append_step(TaskKind& kind, const TileStep& step);
 // An spmd launch shares `units` of work (named `what` in the message, `note` appended) over
-// partition.grid blocks; a block that would own nothing is a kLimits error.
+// partition.grid blocks (>= 1); blocks past the units own nothing and cost their start, so a grid
+// past both the units and the task limit is a kLimits error.
 void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
                 const std::string& note);
 

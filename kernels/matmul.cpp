@@ -504,6 +504,14 @@ LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
   }
   const auto work = spmd_matmul_work(p);
   for (const auto& list : work) {
+    if (list.empty()) {  // a block past the C tiles: it starts, finds nothing and returns
+      TaskKind idle;
+      idle.core = CoreType::kAic;
+      idle.psg = psg;
+      idle.label = "matmul_idle_block";
+      g.add_task(kinds.get(g, idle), 0);
+      continue;
+    }
     const MatmulWork* prev = nullptr;
     for (const MatmulWork& w : list) {
       // A resident panel stays while the block's next piece shares it (same rows of A or

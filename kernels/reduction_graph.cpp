@@ -179,10 +179,12 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
         else
           for (const TileStep& st : k.steps) append_step(block, st);
       }
+      if (parts.empty()) block.psg = c.psg_partial;  // a block past the work: it only starts
       block.label = fmt::format("{}_block{}", fam.psg, b);
-      const int32_t t = g_.add_task(kinds_.get(g_, block),
-                                    plan.chains[static_cast<size_t>(parts.at(0).chain)].root +
-                                        root_offset);  // placed, not pinned
+      const int32_t t = g_.add_task(
+          kinds_.get(g_, block),
+          plan.chains[parts.empty() ? 0 : static_cast<size_t>(parts.front().chain)].root +
+              root_offset);  // placed, not pinned
       for (const Access& a : c.acc) g_.add_access(t, a);
       c.acc.clear();
       for (const ReductionPlan::Part& part : parts) {
