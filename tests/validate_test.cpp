@@ -12,6 +12,7 @@
 #include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/validate.hpp"
+#include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/calibration/fit.hpp"
 #include "tools/formats/validation_dataset.hpp"
 
@@ -272,6 +273,51 @@ TEST(Validate, BoardRejectedPointsMustBeRejectedByTheModel) {
   EXPECT_EQ(load_error(j),
             "bad.json: sweeps[0].points[2].measured: a point the board rejected has no time (null "
             "or absent)");
+}
+
+// --sensitivity on the KernelBench 910B4 set: every point is an SPMD vector kernel, so moving
+// kernel.vector_launch_us by +-50% moves each modeled time by exactly +-0.85 us, and the pooled
+// absolute MAPE follows by hand; a cube parameter moves nothing.
+TEST(Validate, SensitivityMovesOneParameterAtATime) {
+  const ValidationResult base = validate_files(
+      {test::source_path("configs/validation/kernelbench_elementwise_910b4.json")}, "", 2);
+  const auto sens = validation_sensitivity(
+      base, sensitivity_keys("cube.fp16_cycles_per_fractal,kernel.vector_launch_us"), 0.5, 2);
+  ASSERT_EQ(sens.size(), 1u);
+  ASSERT_EQ(sens[0].params.size(), 2u);
+  const ParamSwing& launch = sens[0].params[0];  // the larger swing comes first
+  EXPECT_EQ(launch.key, "kernel.vector_launch_us");
+  EXPECT_DOUBLE_EQ(launch.value, 1.7);
+  EXPECT_DOUBLE_EQ(launch.low, 0.85);
+  EXPECT_DOUBLE_EQ(launch.high, 2.55);
+  for (const double shift : {-0.85, 0.85}) {
+    double sum = 0;
+    size_t n = 0;
+    const auto& ds = base.datasets[0];
+    for (size_t s = 0; s < ds.sweeps.size(); ++s)
+      for (size_t p = 0; p < ds.sweeps[s].points.size(); ++p) {
+        const PointOutcome& o = base.scores[0].points[s][p];
+        if (!o.evaluated()) continue;
+        const double t = ds.sweeps[s].points[p].measured;
+        sum += std::abs(o.modeled + shift - t) / t;
+        ++n;
+      }
+    EXPECT_NEAR(shift < 0 ? launch.abs_low : launch.abs_high, 100 * sum / n, 1e-9);
+  }
+  const ParamSwing& cube = sens[0].params[1];
+  EXPECT_EQ(cube.key, "cube.fp16_cycles_per_fractal");
+  EXPECT_DOUBLE_EQ(cube.swing, 0.0);
+  EXPECT_DOUBLE_EQ(cube.abs_low, base.scores[0].abs_mape_pct);
+  // An integer or unknown key is refused, naming the real-valued ones; none given is all of them.
+  const std::string bad = test::error_of([] { sensitivity_keys("cores.aiv"); });
+  EXPECT_EQ(bad.rfind("--sensitivity-keys: 'cores.aiv' is not a real-valued hardware parameter "
+                      "(allowed: clock_mhz, ",
+                      0),
+            0u);
+  EXPECT_NE(bad.find("kernel.vector_launch_us"), std::string::npos);
+  size_t real = 0;
+  for (const HardwareParam& p : hardware_params()) real += p.is_integer() ? 0 : 1;
+  EXPECT_EQ(sensitivity_keys("").size(), real);
 }
 
 }  // namespace

@@ -175,11 +175,17 @@ bool ValidationResult::within() const {
 
 ValidationResult validate(std::vector<ValidationDataset> datasets,
                           const std::filesystem::path& hardware_override, int threads) {
+  std::vector<Hardware> hws;
+  for (const auto& ds : datasets)
+    hws.push_back(load_hardware(hardware_override.empty() ? ds.hardware : hardware_override));
+  return validate_on(std::move(datasets), std::move(hws), threads);
+}
+
+ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
+                             int threads) {
+  if (hws.size() != datasets.size()) throw InternalError("validate_on: one hardware per dataset");
   ValidationResult res;
   res.datasets = std::move(datasets);
-  std::vector<Hardware> hws;
-  for (const auto& ds : res.datasets)
-    hws.push_back(load_hardware(hardware_override.empty() ? ds.hardware : hardware_override));
   // Every expressible point as (dataset, sweep, point), run in parallel into its own slot.
   struct Slot {
     size_t d, s, p;

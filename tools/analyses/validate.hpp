@@ -89,6 +89,10 @@ SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutc
 ValidationResult validate(std::vector<ValidationDataset> datasets,
                           const std::filesystem::path& hardware_override = {}, int threads = 0);
 
+// The same on hardware already loaded: hws[d] runs dataset d.
+ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
+                             int threads = 0);
+
 // `tilesim validate FILES` (tilesim.validate()): the datasets of `files` (none: every file in the
 // shipped configs/validation/), on their own hardware or on `hardware` (a --hardware argument).
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,

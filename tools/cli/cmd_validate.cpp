@@ -1,4 +1,5 @@
 // tilesim validate [FILES...] [-j N] [--csv [f]] [--json [f]] [--svg DIR] [--hardware f] [--quiet]
+//                  [--sensitivity] [--sensitivity-keys K,K] [--sensitivity-step F]
 // Runs measured datasets (default: every file in configs/validation/) and scores the model per
 // sweep (tools/analyses/validate.hpp). Exit code 0 when every dataset is within its own
 // tolerances, 1 when some dataset falls outside them, 2 on bad input.
@@ -9,6 +10,7 @@
 #include "model/error.hpp"
 #include "model/hardware.hpp"
 #include "tools/analyses/validate.hpp"
+#include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"
@@ -24,6 +26,9 @@ struct ValidateArgs {
   std::string csv, json, svg_dir;
   std::string hardware;
   bool quiet = false;
+  bool sensitivity = false;
+  std::string sensitivity_keys;
+  double sensitivity_step = 0.5;
 };
 
 int validate_command(const ValidateArgs& a) {
@@ -31,12 +36,26 @@ int validate_command(const ValidateArgs& a) {
   if (inputs.empty()) inputs = validation_files(default_config_dir() / "validation");
   if (!a.hardware.empty()) inputs.push_back(resolve_hardware_arg(a.hardware));
   check_outputs_not_inputs({{"--json", a.json}, {"--csv", a.csv}}, inputs);
+  const bool sensitivity = a.sensitivity || !a.sensitivity_keys.empty();
+  const std::vector<std::string> keys =
+      sensitivity ? sensitivity_keys(a.sensitivity_keys) : std::vector<std::string>{};
   const ValidationResult res = validate_files(a.files, a.hardware, a.threads);
   const bool stdout_taken = a.csv == "-" || a.json == "-";
   std::ostream& text = stdout_taken ? std::cerr : std::cout;
   if (!a.quiet) text << validate_table(res);
+  std::vector<DatasetSensitivity> sens;
+  if (sensitivity) {
+    sens = validation_sensitivity(
+        res, keys, a.sensitivity_step, a.threads,
+        a.hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(a.hardware));
+    if (!a.quiet) text << sensitivity_table(res, sens, a.sensitivity_step, 5);
+  }
   if (!a.csv.empty()) write_output(a.csv, validate_csv(res), "CSV");
-  if (!a.json.empty()) write_json(a.json, validate_json(res));
+  if (!a.json.empty()) {
+    nlohmann::json doc = validate_json(res);
+    if (sensitivity) doc["sensitivity"] = sensitivity_json(res, sens, a.sensitivity_step);
+    write_json(a.json, doc);
+  }
   if (!a.svg_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(a.svg_dir, ec);
@@ -74,6 +93,16 @@ CommandAction add_validate_command(CLI::App& app) {
   add_hardware_option(cmd, args->hardware,
                       "run every dataset on this hardware file or shipped name instead of its own");
   cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  cmd->add_flag("--sensitivity", args->sensitivity,
+                "also move each real-valued hardware parameter -50% and +50%, one at a time, and "
+                "show per dataset the ones that move its error most (2 runs per parameter)");
+  cmd->add_option("--sensitivity-keys", args->sensitivity_keys,
+                  "--sensitivity over these parameters only (comma-separated keys)")
+      ->type_name("KEYS");
+  cmd->add_option("--sensitivity-step", args->sensitivity_step,
+                  "the fraction --sensitivity moves each parameter by (default 0.5)")
+      ->type_name("F")
+      ->check(CLI::Range(0.0, 1.0).description(""));
   add_max_tasks_option(cmd);
   cmd->footer(
       "Rank correlation: Spearman's rho with times within 3% of each other tied. A side whose "

@@ -122,6 +122,57 @@ std::string validate_summary(const ValidationResult& res) {
   return out;
 }
 
+std::string sensitivity_table(const ValidationResult& res,
+                              const std::vector<DatasetSensitivity>& sens, double step,
+                              size_t top) {
+  std::string out;
+  append(out,
+         "\nsensitivity: each parameter moved -{0:g}% and +{0:g}% on the dataset's hardware, one "
+         "at a time; the {1} that move its absolute MAPE most\n",
+         100 * step, top);
+  for (size_t d = 0; d < sens.size(); ++d) {
+    const DatasetSensitivity& ds = sens[d];
+    append(out, "  {} (aMAPE {}, nMAPE {})\n", file_name(res.datasets[d]),
+           num_or_na(ds.abs_mape_pct, "{:.1f}%"), num_or_na(ds.norm_mape_pct, "{:.1f}%"));
+    append(out, "    {:<36} {:>10} {:>9} {:>9} {:>9} {:>9}\n", "parameter", "value",
+           fmt::format("aMAPE -{:g}%", 100 * step), fmt::format("+{:g}%", 100 * step),
+           fmt::format("nMAPE -{:g}%", 100 * step), fmt::format("+{:g}%", 100 * step));
+    size_t shown = 0;
+    for (const ParamSwing& p : ds.params) {
+      if (shown == top || p.swing <= 0) break;
+      append(out, "    {:<36} {:>10.4g} {:>9} {:>9} {:>9} {:>9}\n", p.key, p.value,
+             num_or_na(p.abs_low, "{:.1f}%"), num_or_na(p.abs_high, "{:.1f}%"),
+             num_or_na(p.norm_low, "{:.1f}%"), num_or_na(p.norm_high, "{:.1f}%"));
+      ++shown;
+    }
+    if (shown == 0) append(out, "    (no parameter moves it)\n");
+  }
+  return out;
+}
+
+nlohmann::json sensitivity_json(const ValidationResult& res,
+                                const std::vector<DatasetSensitivity>& sens, double step) {
+  nlohmann::json out = {{"step", step}, {"datasets", nlohmann::json::array()}};
+  for (size_t d = 0; d < sens.size(); ++d) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const ParamSwing& p : sens[d].params)
+      params.push_back({{"key", p.key},
+                        {"value", p.value},
+                        {"low", p.low},
+                        {"high", p.high},
+                        {"abs_mape_pct_low", json_num(p.abs_low)},
+                        {"abs_mape_pct_high", json_num(p.abs_high)},
+                        {"norm_mape_pct_low", json_num(p.norm_low)},
+                        {"norm_mape_pct_high", json_num(p.norm_high)},
+                        {"swing_pct", p.swing}});
+    out["datasets"].push_back({{"file", file_name(res.datasets[d])},
+                               {"abs_mape_pct", json_num(sens[d].abs_mape_pct)},
+                               {"norm_mape_pct", json_num(sens[d].norm_mape_pct)},
+                               {"params", std::move(params)}});
+  }
+  return out;
+}
+
 std::string validate_table(const ValidationResult& res) {
   std::string out;
   for (size_t d = 0; d < res.datasets.size(); ++d) {

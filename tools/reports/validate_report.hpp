@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/analyses/validate.hpp"
+#include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/reports/svg_plot.hpp"
 
 namespace tilesim {
@@ -18,6 +19,12 @@ std::string validate_table(const ValidationResult& res);
 // The summary over all datasets alone (the last part of validate_table).
 std::string validate_summary(const ValidationResult& res);
 std::string validate_csv(const ValidationResult& res);
+// Per dataset, the `top` parameters that move its absolute MAPE most (validate --sensitivity).
+std::string sensitivity_table(const ValidationResult& res,
+                              const std::vector<DatasetSensitivity>& sens, double step, size_t top);
+// Every parameter of every dataset, largest swing first: {"step", "datasets": [...]}.
+nlohmann::json sensitivity_json(const ValidationResult& res,
+                                const std::vector<DatasetSensitivity>& sens, double step);
 nlohmann::json validate_json(const ValidationResult& res);
 // Measured and modeled time along the sweep's axis.
 Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_t sweep);
