@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "kernels/lowering_support.hpp"
 #include "kernels/program.hpp"
@@ -151,6 +152,14 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b,
   for (size_t d = 0; d < ce.size(); ++d)
     if (s.shape[d] == 1) ce[d] = 1;
   const int64_t n = product(ce);
+  // PyPTO (pooled): every tensor of an iteration shares one UB pool by lifetime, loaded inputs
+  // from the start, stored outputs to the end (its BufferPool, passes/block_graph_pass/
+  // schedule_ooo/common/buffer_pool.h); the spmd compilers' placement is not modelled, so
+  // there only temporaries share by lifetime.
+  const bool pooled = !spmd_;
+  std::map<int, int64_t> live;
+  std::map<int, size_t> holds_input;  // tensors whose data sits in a loaded input's buffer (its
+                                      // index in k.buffers)
   for (int t : s.loads) {
     const ProgOp& r = reader(s, t);
     const Block region = operand_region(p_, r, t, b);
@@ -162,18 +171,34 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b,
       Block rows = operand_region(p_, r, t, full);
       rows.extent[0] = full.extent[0];
       k.buffers.push_back({tensor(t).name, ub_bytes(t, rows), BufferRole::kInput, MemSpace::kUb});
+      if (pooled) live[t] = ub_bytes(t, rows);
       continue;
     }
     st.loads.push_back(dma(DmaDir::kRead, t, region, acc));
-    k.buffers.push_back({tensor(t).name, ub_bytes(t, operand_region(p_, r, t, full)),
-                         BufferRole::kInput, MemSpace::kUb});
+    const int64_t bytes = ub_bytes(t, operand_region(p_, r, t, full));
+    k.buffers.push_back({tensor(t).name, bytes, BufferRole::kInput, MemSpace::kUb});
+    holds_input[t] = k.buffers.size() - 1;
+    if (pooled) live[t] = bytes;
   }
   // Temporaries: tensors made and used inside the stage, plus each op's scratch, at their peak.
   std::map<int, int> last_use;
   for (int o = s.first; o <= s.last; ++o)
     for (int t : op(o).in) last_use[t] = o;
-  std::map<int, int64_t> live;
   int64_t peak = 0;
+  std::set<int> stored_in_place;  // stored outputs written over a loaded input's buffer
+  const auto is_stored = [&](int t) {
+    return std::find(s.stores.begin(), s.stores.end(), t) != s.stores.end();
+  };
+  // The source of op `x` (index o) whose buffer its result of `bytes` may take: one that dies at
+  // it with the same size; -1 if none.
+  const auto in_place_donor = [&](const ProgOp& x, int o, int64_t bytes) {
+    for (int t : x.in) {
+      const auto held = live.find(t);
+      if (last_use[t] == o && !is_stored(t) && held != live.end() && held->second == bytes)
+        return t;
+    }
+    return -1;
+  };
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = op(o);
     const DType dt = tensor(x.out).dtype;
@@ -226,22 +251,53 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b,
       case ProgOpKind::kMatmul:
         break;
     }
-    const bool stored = std::find(s.stores.begin(), s.stores.end(), x.out) != s.stores.end();
+    const bool stored = is_stored(x.out);
     const int64_t out_bytes = ub_bytes(x.out, output_region(p_, x, full));
-    if (!stored && x.info->kind != ProgOpKind::kGather) live[x.out] = out_bytes;
+    const bool gather = x.info->kind == ProgOpKind::kGather;
+    if (pooled) {
+      // PyPTO's compiler writes an op's result over a source that dies at it when the sizes
+      // agree (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h,
+      // in-place reuse); a loaded input's buffer passes to the result.
+      const int donor = gather ? -1 : in_place_donor(x, o, out_bytes);
+      if (donor >= 0) {
+        live.erase(donor);
+        if (const auto held = holds_input.find(donor); held != holds_input.end()) {
+          const size_t buffer = held->second;
+          holds_input.erase(held);
+          holds_input[x.out] = buffer;
+          // Named for every stored tensor it holds: "x+y" is x's buffer, where y is written.
+          if (stored) {
+            stored_in_place.insert(x.out);
+            k.buffers[buffer].name += "+" + tensor(x.out).name;
+          }
+        }
+      }
+      if (!gather) live[x.out] = out_bytes;
+    } else if (!stored && !gather) {
+      live[x.out] = out_bytes;
+    }
     int64_t now = x.info->scratch_tiles * out_bytes;
     for (const auto& [t, bytes] : live) now += bytes;
     peak = std::max(peak, now);
-    for (auto it = live.begin(); it != live.end();)
-      it = (it->first < 0 || last_use[it->first] <= o) && it->first != x.out ? live.erase(it)
-                                                                             : std::next(it);
+    for (auto it = live.begin(); it != live.end();) {
+      const bool dead =
+          it->first < 0 || (last_use[it->first] <= o && !(pooled && is_stored(it->first)));
+      it = dead && it->first != x.out ? live.erase(it) : std::next(it);
+    }
   }
   for (int t : s.stores) {
     const ProgOp& w = writer(s, t);
     st.stores.push_back(dma(DmaDir::kWrite, t, output_region(p_, w, b), acc));
-    if (w.info->kind != ProgOpKind::kGather)
+    if (w.info->kind != ProgOpKind::kGather && !stored_in_place.count(t))
       k.buffers.push_back({tensor(t).name, ub_bytes(t, output_region(p_, w, full)),
                            BufferRole::kOutput, MemSpace::kUb});
+  }
+  // Pooled, the peak holds the iteration's own inputs and outputs too: what it needs beyond
+  // their buffers (which multi-buffering copies for the iterations in flight) is temporary.
+  if (pooled) {
+    int64_t fixed = 0;
+    for (const Buffer& buf : k.buffers) fixed += buf.bytes;
+    peak = std::max<int64_t>(0, peak - fixed);
   }
   if (peak > 0) k.buffers.push_back({"temporaries", peak, BufferRole::kTemp, MemSpace::kUb});
   k.steps.push_back(st);

@@ -120,11 +120,50 @@ TEST(ProgramLoader, TileOverUbAndMisalignedTileNameTheOpAndTensor) {
   big["body"][0]["set_vec_tile_shapes"] = {16, 65536};
   EXPECT_EQ(lower_error(big),
             "p.json: op 0 (exp): stage 'stage0:exp' tile (16, 65536): UB overflow in task "
-            "'stage0:exp(16, 65536)': needs 8388608 B, has 196608 B (buffers: x 4194304 B, y "
-            "4194304 B)");
+            "'stage0:exp(16, 65536)': needs 4194304 B, has 196608 B (buffers: x+y 4194304 B)");
   EXPECT_EQ(lower_error(prog({tile({1, 12}), op("exp", {"x"}, "y")})),
             "p.json: op 0 (exp): tile (1, 12) of 'x' is misaligned: last dim 12 x 4 B = 48 B is "
             "not a multiple of 32 B (use a multiple of 8 elements)");
+}
+
+// PyPTO's UB plan shares one pool by lifetime and writes a result over a source that dies at it.
+// Two kernels that ran on boards, which a plan of every tensor in its own buffer refused:
+//  - a softmax chain on (8, 2048) fp32 tiles. Its middle stage (sub, exp, sum) loads x (64 KiB)
+//    and the row maxima m (8 x 32 B): s = x - m takes x's buffer, e = exp(s) takes it again and
+//    is stored from it, the sums z (256 B) are stored: x+e, m and z double-buffered, 2 x 66048 B
+//    (it needed 197376 B with s, e and x apart);
+//  - the RMSNorm + RoPE program over [1, 11, 16, 128] bf16 in one tile: stage 0 casts x (44 KiB)
+//    to xf (88 KiB, stored), squares it into sq (88 KiB) and means sq into ms (5.5 KiB, stored);
+//    x dies at the cast, so at the mean xf + sq + ms = 185856 B are live, at depth 1 (it needed
+//    230912 B with x kept).
+TEST(ProgramPlan, UbIsSharedByLifetimeAndResultsGoInPlace) {
+  json chain = {{"program", "t"},
+                {"inputs", {{{"name", "x"}, {"shape", {64, 2048}}, {"dtype", "fp32"}}}},
+                {"outputs", {"y"}},
+                {"body",
+                 {tile({8, 2048}),
+                  {{"op", "amax"}, {"inputs", {"x"}}, {"dim", -1}, {"keepdim", true}, {"out", "m"}},
+                  op("sub", {"x", "m"}, "s"),
+                  op("exp", {"s"}, "e"),
+                  {{"op", "sum"}, {"inputs", {"e"}}, {"dim", -1}, {"keepdim", true}, {"out", "z"}},
+                  op("div", {"e", "z"}, "y")}}};
+  KernelSpec spec;
+  spec.op = "program:t";
+  const LoweredKernel k = lower_program(parse(chain), spec, test::default_hw());
+  EXPECT_EQ(k.diag.buffer_depth, 2);
+  EXPECT_EQ(k.diag.ub_bytes, 2 * (65536 + 256 + 256));
+  bool in_place = false;
+  for (const TaskKind& kind : k.graph.kinds)
+    for (const Buffer& b : kind.buffers) in_place = in_place || b.name == "x+e";
+  EXPECT_TRUE(in_place);
+  const auto run =
+      test::run_cli("run " + test::source_path("configs/programs/rmsnorm_rope_1x11x16x128.json") +
+                        " --tile 1,11,16,128 --json",
+                    false);
+  ASSERT_EQ(run.code, 0) << run.out;
+  const json d = json::parse(run.out)["diagnostics"];
+  EXPECT_EQ(d["ub_bytes"], 185856);
+  EXPECT_EQ(d["buffer_depth"], 1);
 }
 
 fs::path write_temp(const std::string& name, const std::string& text) {
