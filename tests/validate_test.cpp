@@ -211,6 +211,28 @@ TEST(Validate, NotExpressiblePointsAreReportedAndDoNotCount) {
   EXPECT_TRUE(r.within());  // no tolerances
 }
 
+// A point may be a tile program: inline ({"program": file, "tile": ...}, the file beside the
+// dataset or absolute) or a program's run config file; it times as `tilesim run` does.
+TEST(Validate, TileProgramsArePoints) {
+  const std::string prog = test::source_path("configs/programs/gelu_16x16384.json");
+  auto j = small_dataset();
+  auto& points = j["sweeps"][0]["points"];
+  points[0]["config"] = {{"program", prog}, {"tile", {1, 4096}}};
+  points[1].erase("config");
+  points[1]["config_file"] = prog;
+  const ValidationResult r = validate({load_validation_dataset(write_temp("prog.json", j))});
+  ASSERT_EQ(r.scores[0].evaluated, 2u);
+  const auto run = [&](const std::string& tile) {
+    const test::CmdResult out = test::run_cli("run " + prog + tile + " --json", false);
+    return nlohmann::json::parse(out.out)["kernel_time_us"].get<double>();
+  };
+  EXPECT_NEAR(r.scores[0].points[0][0].modeled, run(" --tile 1,4096"), 1e-9);
+  EXPECT_NEAR(r.scores[0].points[0][1].modeled, run(""), 1e-9);
+  points[0]["config"].erase("tile");
+  points[0]["config"]["program"] = "no_such_program.json";
+  EXPECT_NE(load_error(j).find("no_such_program.json"), std::string::npos) << load_error(j);
+}
+
 TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   auto j = small_dataset();
   j["tolerances"] = {{"max_abs_mape_pct", 0.001}};

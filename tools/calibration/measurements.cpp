@@ -165,9 +165,14 @@ CalibrationRun parse_measured_run(const JsonReader& e, const std::string& id,
   CalibrationRun run;
   if (inline_config) {
     if (!inline_config->json().is_object()) inline_config->fail("expected a run config object");
-    run.spec =
-        kernel_spec_from_json(inline_config->json(), e.origin() + ": " + inline_config->path(),
-                              {"hardware", "description", "measured", "runtime"});
+    // A kernel, or a tile program ("program": a program file beside this one, or inline).
+    run.spec = inline_config->has("program")
+                   ? kernel_spec_tile_optional(*inline_config,
+                                               {"hardware", "description", "measured", "runtime"})
+                   : kernel_spec_from_json(inline_config->json(),
+                                           e.origin() + ": " + inline_config->path(),
+                                           {"hardware", "description", "measured", "runtime"});
+    if (run.spec.tile.empty()) inline_config->fail_at("tile", "missing (a measured run needs one)");
     run.options =
         runtime_options_from_json(inline_config->json(), e.origin() + ": " + inline_config->path());
     run.label = id + " (inline)";

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "model/error.hpp"
@@ -382,7 +383,9 @@ KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::str
   const JsonReader src = doc.at("program");
   Program p;
   if (src.json().is_string()) {
-    p = load_program(resolve_config_path(doc.origin(), src.string()));
+    const std::filesystem::path file = resolve_config_path(doc.origin(), src.string());
+    if (!std::filesystem::exists(file)) src.fail("no such file: " + file.string());
+    p = load_program(file);
   } else if (src.json().is_object()) {
     p = program_from_json(src);
   } else {
