@@ -9,11 +9,17 @@ bool starts_cube_cores(const TaskGraph& graph) {
                      [](const TaskKind& k) { return k.core == CoreType::kAic; });
 }
 
+double kernel_launch_us(const TaskGraph& graph, const Hardware& hw) {
+  return starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
+}
+
+double aicpu_handshake_us(const TaskGraph& graph, const Hardware& hw) {
+  if (graph.runtime == RuntimeStyle::kSpmd) return 0;
+  return static_cast<double>(hw.scheduler.handshake_cores) * hw.scheduler.poll_ns / 1000;
+}
+
 double launch_overhead_us(const TaskGraph& graph, const Hardware& hw) {
-  const double launch =
-      starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
-  if (graph.runtime == RuntimeStyle::kSpmd) return launch;
-  return launch + static_cast<double>(hw.scheduler.handshake_cores) * hw.scheduler.poll_ns / 1000;
+  return kernel_launch_us(graph, hw) + aicpu_handshake_us(graph, hw);
 }
 
 double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph) {

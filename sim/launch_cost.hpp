@@ -15,7 +15,12 @@ namespace tilesim {
 
 // True when a task of `graph` runs on an AIC core.
 bool starts_cube_cores(const TaskGraph& graph);
-// The fixed launch + completion time of `graph`'s kernel, in us.
+// The launch + completion of `graph`'s kernel type (vector-only or with cube cores), in us.
+double kernel_launch_us(const TaskGraph& graph, const Hardware& hw);
+// PyPTO: the scheduler threads' hand-shake with their first cores before any dispatch, in us
+// (0 for an SPMD kernel).
+double aicpu_handshake_us(const TaskGraph& graph, const Hardware& hw);
+// The fixed time outside the tasks' timeline: the two above, in us.
 double launch_overhead_us(const TaskGraph& graph, const Hardware& hw);
 // Cycles between the end of one launch of `graph` and the start of the next.
 double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph);

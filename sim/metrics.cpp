@@ -18,7 +18,10 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.edges = graph.num_edges();
   m.root_functions = graph.num_roots();
   m.gen_time_us = us(sim.last_end - sim.first_start);
-  m.kernel_time_us = us(sim.last_end) + launch_overhead_us(graph, hw);
+  m.launch_us = kernel_launch_us(graph, hw);
+  m.handshake_us = aicpu_handshake_us(graph, hw);
+  m.head_us = us(sim.first_start);
+  m.kernel_time_us = us(sim.last_end) + m.launch_us + m.handshake_us;
 
   const size_t ncores = sim.core_types.size();
   // Each core's tasks in start order (ties by index), each with what the sums need, gathered
@@ -156,6 +159,9 @@ const std::vector<MetricField>& metric_fields() {
   static const std::vector<MetricField> fields = {
       {"gen_time_us", "", "gen_time_us", false, [](M m) { return m.gen_time_us; }},
       {"kernel_time_us", "", "kernel_time_us", false, [](M m) { return m.kernel_time_us; }},
+      {"launch_us", "fixed_costs", "launch_us", false, [](M m) { return m.launch_us; }},
+      {"handshake_us", "fixed_costs", "handshake_us", false, [](M m) { return m.handshake_us; }},
+      {"head_us", "fixed_costs", "head_us", false, [](M m) { return m.head_us; }},
       {"tasks", "", "tasks", true, [](M m) { return static_cast<double>(m.tasks); }},
       {"edges", "", "edges", true, [](M m) { return static_cast<double>(m.edges); }},
       {"root_functions", "", "root_functions", true,

@@ -49,6 +49,11 @@ struct PipeMetrics {
 struct Metrics {
   double gen_time_us = 0;
   double kernel_time_us = 0;  // from launch: builds, tasks and the launch (sim/launch_cost.hpp)
+  // kernel_time_us in parts: launch_us + handshake_us + head_us + gen_time_us.
+  double launch_us = 0;     // the kernel type's launch and completion
+  double handshake_us = 0;  // PyPTO: the AICPU schedulers' hand-shake with their cores
+  double head_us = 0;       // kernel start to the first task's start: device-task builds and the
+                            // first dispatch (PyPTO), the first block's start (SPMD)
   int64_t tasks = 0;
   int64_t edges = 0;
   int64_t root_functions = 0;

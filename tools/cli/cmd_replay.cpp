@@ -57,7 +57,7 @@ int replay(const ReplayArgs& a) {
     s += fmt::format("  MIXAICORE tasks on AIC cores: {}; HUB tasks (zero cycles, on AIV): {}\n",
                      pg.mixaicore_tasks, pg.hub_tasks);
   s += fmt::format("\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
-  s += fmt::format("  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
+  s += kernel_time_line(m);
   s += timeline_tables(m, names, true);
   if (!a.trace.empty()) s += fmt::format("\n  trace written to {}\n", a.trace);
   if (!a.json.empty()) s += fmt::format("\n  JSON written to {}\n", a.json);

@@ -66,6 +66,9 @@ nlohmann::json candidate_to_json(const CandidateResult& c) {
           {"metrics",
            {{"gen_time_us", c.gen_time_us},
             {"kernel_time_us", c.kernel_time_us},
+            {"launch_us", c.launch_us},
+            {"handshake_us", c.handshake_us},
+            {"head_us", c.head_us},
             {"tasks", c.tasks},
             {"edges", c.edges},
             {"root_functions", c.root_functions},
@@ -99,6 +102,9 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     const auto& m = j.at("metrics");
     m.at("gen_time_us").get_to(c.gen_time_us);
     m.at("kernel_time_us").get_to(c.kernel_time_us);
+    m.at("launch_us").get_to(c.launch_us);
+    m.at("handshake_us").get_to(c.handshake_us);
+    m.at("head_us").get_to(c.head_us);
     m.at("tasks").get_to(c.tasks);
     m.at("edges").get_to(c.edges);
     m.at("root_functions").get_to(c.root_functions);

@@ -97,6 +97,13 @@ std::string metrics_csv_cells(const Metrics* m) {
   return s;
 }
 
+std::string kernel_time_line(const Metrics& m) {
+  std::string s =
+      fmt::format("  kernel_time_us  {:>12.3f}   (launch {:.3f}", m.kernel_time_us, m.launch_us);
+  if (m.handshake_us > 0) s += fmt::format(" + AICPU hand-shake {:.3f}", m.handshake_us);
+  return s + fmt::format(" + head {:.3f} + tasks {:.3f})\n", m.head_us, m.gen_time_us);
+}
+
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m) {
   std::string s;
@@ -104,7 +111,7 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
          format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
          partition_name(spec.partition), hw.name);
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
-  append(s, "  kernel_time_us  {:>12.3f}   (launch + build + tasks)\n", m.kernel_time_us);
+  s += kernel_time_line(m);
   append(s, "  tasks {}  edges {}  root functions {}", m.tasks, m.edges, m.root_functions);
   if (d.launches > 1)
     append(s, "  launches {} (each starts when the previous one ends)", d.launches);

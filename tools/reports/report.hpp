@@ -26,6 +26,8 @@ std::string metrics_csv_cells(const Metrics* m);
 // candidate, the hardware, the lowering's diagnostics and the config's "measured" block when set.
 nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                         const Metrics& m, const nlohmann::json& measured);
+// "  kernel_time_us  N   (launch a + AICPU hand-shake b + head c + tasks d)": the parts sum to N.
+std::string kernel_time_line(const Metrics& m);
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m);
 
