@@ -17,6 +17,7 @@
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
 #include "tools/analyses/validate.hpp"
+#include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/calibration/calibration_job.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
@@ -167,10 +168,21 @@ std::pair<std::string, std::string> calibrate_py(const std::string& measurements
 }
 
 std::pair<std::string, bool> validate_py(const std::vector<std::string>& files,
-                                         const std::string& hardware, int threads) {
+                                         const std::string& hardware, int threads, bool sensitivity,
+                                         const std::string& keys, double step) {
   return nogil([&] {
+    const std::vector<std::string> params =
+        sensitivity ? sensitivity_keys(keys) : std::vector<std::string>{};
     const ValidationResult res = validate_files(files, hardware, threads);
-    return std::pair{dump(validate_json(res)), res.within()};
+    nlohmann::json doc = validate_json(res);
+    if (sensitivity)
+      doc["sensitivity"] = sensitivity_json(
+          res,
+          validation_sensitivity(
+              res, params, step, threads,
+              hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(hardware)),
+          step);
+    return std::pair{dump(doc), res.within()};
   });
 }
 
@@ -248,7 +260,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("calibrate", &calibrate_py, py::arg("measurements"), py::arg("hardware"), py::arg("free"),
         py::arg("threads"), py::arg("max_iter"), py::arg("fd_step"), py::arg("digits"),
         py::arg("fresh_lowering"));
-  m.def("validate", &validate_py, py::arg("files"), py::arg("hardware"), py::arg("threads"));
+  m.def("validate", &validate_py, py::arg("files"), py::arg("hardware"), py::arg("threads"),
+        py::arg("sensitivity"), py::arg("sensitivity_keys"), py::arg("sensitivity_step"));
   m.def("replay", &replay, py::arg("graph"), py::arg("hardware"));
   m.def("analyze", &analyze, py::arg("trace"), py::arg("graph"), py::arg("time_unit"),
         py::arg("hardware"));

@@ -78,10 +78,15 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     return res
 
 
-def validate(files=None, hardware=None, jobs=0):
+def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_keys=None,
+             sensitivity_step=0.5):
     """Runs measured datasets and scores the model (``tilesim validate``); ``.within`` says
-    whether every dataset is within its own tolerances (the CLI's exit code 0)."""
-    data, within = _core.validate(_paths(files), hardware or "", int(jobs))
+    whether every dataset is within its own tolerances (the CLI's exit code 0). ``sensitivity``
+    (or ``sensitivity_keys``, a list of hardware parameters) adds what ``--sensitivity`` reports
+    under ``"sensitivity"``: each parameter moved by -/+ ``sensitivity_step``, one at a time."""
+    keys = ",".join(sensitivity_keys) if sensitivity_keys else ""
+    data, within = _core.validate(_paths(files), hardware or "", int(jobs),
+                                  bool(sensitivity or keys), keys, float(sensitivity_step))
     res = JsonResult(json.loads(data))
     res.within = within
     return res

@@ -155,6 +155,11 @@ def test_rules_validate_calibrate_equal_the_cli(cli, tmp_path):
     v = tilesim.validate([ds], jobs=2)
     assert v.to_dict() == cli.json("validate", ds, "-j", "2")
     assert v.within is True
+    kb = source("configs/validation/kernelbench_elementwise_910b4.json")
+    keys = ["kernel.vector_launch_us", "cube.fp16_cycles_per_fractal"]
+    s = tilesim.validate([kb], jobs=2, sensitivity_keys=keys)
+    assert s.to_dict() == cli.json("validate", kb, "-j", "2", "--sensitivity-keys", ",".join(keys))
+    assert [p["key"] for p in s.to_dict()["sensitivity"]["datasets"][0]["params"]] == keys
     # Two of the shipped measurements: the calibration path in little time.
     with open(source("configs/measurements/a2_calibration.json")) as f:
         shipped = json.load(f)
