@@ -29,10 +29,6 @@ std::string cite_path(const std::filesystem::path& p) {
   return p.generic_string();
 }
 
-std::string num(double x) {
-  return nlohmann::json(x).dump();
-}
-
 std::string fmt_g(double x) {
   if (std::isnan(x)) return "-";
   if (std::isinf(x)) return "inf";
@@ -125,7 +121,7 @@ class Evaluator {
                     "': the model rejects the run " + what + ": " + f.error);
       if (!(std::isfinite(v[i]) && v[i] > 0))
         throw Error(set_.path.string() + ": measurement '" + m.id + "': the model gives " +
-                    num(v[i]) + " for " + m.metric + " " + what +
+                    json_number(v[i]) + " for " + m.metric + " " + what +
                     " (the run has no such work?); a log-space fit needs a positive figure");
     }
   }
@@ -430,7 +426,7 @@ nlohmann::ordered_json calibrated_hardware_json(const nlohmann::ordered_json& or
     e["source"] = fmt::format(
         "fitted by tilesim calibrate on {} ({} fitted measurements; value before the "
         "fit: {})",
-        r.measurements_label, fitted_rows, num(b));
+        r.measurements_label, fitted_rows, json_number(b));
     e["fitted"] = true;
   }
   hardware_from_json(nlohmann::json::parse(out.dump()), "calibrated hardware file");

@@ -17,11 +17,11 @@
 
 namespace tilesim {
 
-namespace {
-
-std::string num(double x) {
+std::string json_number(double x) {
   return nlohmann::json(x).dump();
 }
+
+namespace {
 
 // Everything that makes two kernel specs different runs.
 std::string run_key(const KernelSpec& spec) {
@@ -83,14 +83,16 @@ FreeParam make_free_param(const std::string& key, double min, double max,
         ErrorKind::kLimits);
   FreeParam f{key, std::isnan(min) ? p->min : min, std::isnan(max) ? p->max : max};
   if (!std::isfinite(f.min) || f.min < p->min)
-    throw Error(where + ": " + key + " min " + num(f.min) + " is below the registry bound " +
-                num(p->min) + " " + p->unit + " (bounds may only narrow)");
+    throw Error(where + ": " + key + " min " + json_number(f.min) +
+                " is below the registry bound " + json_number(p->min) + " " + p->unit +
+                " (bounds may only narrow)");
   if (!std::isfinite(f.max) || f.max > p->max)
-    throw Error(where + ": " + key + " max " + num(f.max) + " is above the registry bound " +
-                num(p->max) + " " + p->unit + " (bounds may only narrow)");
+    throw Error(where + ": " + key + " max " + json_number(f.max) +
+                " is above the registry bound " + json_number(p->max) + " " + p->unit +
+                " (bounds may only narrow)");
   if (!(f.min < f.max))
-    throw Error(where + ": " + key + " needs min < max (got " + num(f.min) + ", " + num(f.max) +
-                ")");
+    throw Error(where + ": " + key + " needs min < max (got " + json_number(f.min) + ", " +
+                json_number(f.max) + ")");
   return f;
 }
 

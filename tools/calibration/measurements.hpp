@@ -104,6 +104,9 @@ struct MeasurementSet {
   std::vector<CalibrationRun> runs;
 };
 
+// A number as JSON writes it (shortest round-trip text), for messages that quote figures.
+std::string json_number(double x);
+
 // The run a measured figure names in `e`: exactly one of "config" (an inline run config) or
 // "config_file" (a run config file, relative to `file`, the file holding `e`). `id` labels an
 // inline config. Also read by the validation datasets (tools/formats/validation_dataset.hpp).
