@@ -176,12 +176,8 @@ std::pair<std::string, bool> validate_py(const std::vector<std::string>& files,
     const ValidationResult res = validate_files(files, hardware, threads);
     nlohmann::json doc = validate_json(res);
     if (sensitivity)
-      doc["sensitivity"] = sensitivity_json(
-          res,
-          validation_sensitivity(
-              res, params, step, threads,
-              hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(hardware)),
-          step);
+      doc["sensitivity"] =
+          sensitivity_json(res, validation_sensitivity(res, params, step, threads), step);
     return std::pair{dump(doc), res.within()};
   });
 }

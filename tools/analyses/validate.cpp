@@ -214,6 +214,7 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
     res.scores.back().known_outside = !res.datasets[d].known_outside.empty();
     res.scores.back().hardware = hws[d].name;
   }
+  res.hardware = std::move(hws);
   return res;
 }
 

@@ -74,6 +74,7 @@ struct DatasetScore {
 struct ValidationResult {
   std::vector<ValidationDataset> datasets;
   std::vector<DatasetScore> scores;
+  std::vector<Hardware> hardware;  // what each dataset ran on
   // Every dataset within its tolerances, or outside them for the reason it states.
   bool within() const;
 };

@@ -1,6 +1,7 @@
 #include "tools/analyses/validate_sensitivity.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,18 +13,11 @@ namespace tilesim {
 
 namespace {
 
-std::string real_params_text() {
-  std::string s;
-  for (const HardwareParam& p : hardware_params())
-    if (!p.is_integer()) s += (s.empty() ? "" : ", ") + std::string(p.key);
-  return s;
-}
-
-// Every dataset on its own hardware with `key` set to `value(hw)`.
+// Every dataset on the hardware it ran on with `p` set to `value(its value)`.
 template <class Value>
-ValidationResult rescored(const ValidationResult& base, const std::vector<Hardware>& hws,
-                          const HardwareParam& p, const Value& value, int threads) {
-  std::vector<Hardware> moved = hws;
+ValidationResult rescored(const ValidationResult& base, const HardwareParam& p, const Value& value,
+                          int threads) {
+  std::vector<Hardware> moved = base.hardware;
   for (Hardware& hw : moved) set_param(hw, p, value(get_param(hw, p)));
   return validate_on(base.datasets, std::move(moved), threads);
 }
@@ -48,7 +42,7 @@ std::vector<std::string> sensitivity_keys(const std::string& list) {
     if (!p || p->is_integer())
       throw Error(fmt::format("--sensitivity-keys: '{}' is not a real-valued hardware parameter "
                               "(allowed: {})",
-                              key, real_params_text()),
+                              key, fmt::join(sensitivity_keys(""), ", ")),
                   ErrorKind::kInput);
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
@@ -58,14 +52,11 @@ std::vector<std::string> sensitivity_keys(const std::string& list) {
   return keys;
 }
 
-std::vector<DatasetSensitivity> validation_sensitivity(
-    const ValidationResult& base, const std::vector<std::string>& keys, double step, int threads,
-    const std::filesystem::path& hardware_override) {
+std::vector<DatasetSensitivity> validation_sensitivity(const ValidationResult& base,
+                                                       const std::vector<std::string>& keys,
+                                                       double step, int threads) {
   if (!(step > 0 && step < 1))
     throw Error(fmt::format("--sensitivity-step: {} is outside (0, 1)", step), ErrorKind::kInput);
-  std::vector<Hardware> hws;
-  for (const ValidationDataset& ds : base.datasets)
-    hws.push_back(load_hardware(hardware_override.empty() ? ds.hardware : hardware_override));
   std::vector<DatasetSensitivity> out(base.datasets.size());
   for (size_t d = 0; d < out.size(); ++d) {
     out[d].abs_mape_pct = base.scores[d].abs_mape_pct;
@@ -75,13 +66,13 @@ std::vector<DatasetSensitivity> validation_sensitivity(
     const HardwareParam& p = *find_hardware_param(key);
     const auto clamp = [&](double v) { return std::clamp(v, p.min, p.max); };
     const ValidationResult low = rescored(
-        base, hws, p, [&](double v) { return clamp(v * (1 - step)); }, threads);
+        base, p, [&](double v) { return clamp(v * (1 - step)); }, threads);
     const ValidationResult high = rescored(
-        base, hws, p, [&](double v) { return clamp(v * (1 + step)); }, threads);
+        base, p, [&](double v) { return clamp(v * (1 + step)); }, threads);
     for (size_t d = 0; d < out.size(); ++d) {
       ParamSwing s;
       s.key = key;
-      s.value = get_param(hws[d], p);
+      s.value = get_param(base.hardware[d], p);
       s.low = clamp(s.value * (1 - step));
       s.high = clamp(s.value * (1 + step));
       s.abs_low = low.scores[d].abs_mape_pct;

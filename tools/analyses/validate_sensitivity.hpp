@@ -6,7 +6,6 @@
 // again; per dataset the parameters are ranked by the larger change of its absolute MAPE (ties by
 // key). A parameter at 0 cannot move by a fraction of itself and is reported unmoved.
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -33,10 +32,10 @@ struct DatasetSensitivity {
 std::vector<std::string> sensitivity_keys(const std::string& list);
 
 // One entry per dataset of `base` (base as validate returned it: its scores are the reference).
-// `step` is the fraction each parameter moves (0 < step < 1); threads and hardware_override (the
-// hardware base ran on, when not empty) as validate's.
-std::vector<DatasetSensitivity> validation_sensitivity(
-    const ValidationResult& base, const std::vector<std::string>& keys, double step, int threads,
-    const std::filesystem::path& hardware_override = {});
+// Each dataset runs on the hardware it ran on in `base`; `step` is the fraction each parameter
+// moves (0 < step < 1); threads as validate's.
+std::vector<DatasetSensitivity> validation_sensitivity(const ValidationResult& base,
+                                                       const std::vector<std::string>& keys,
+                                                       double step, int threads);
 
 }  // namespace tilesim

@@ -45,9 +45,7 @@ int validate_command(const ValidateArgs& a) {
   if (!a.quiet) text << validate_table(res);
   std::vector<DatasetSensitivity> sens;
   if (sensitivity) {
-    sens = validation_sensitivity(
-        res, keys, a.sensitivity_step, a.threads,
-        a.hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(a.hardware));
+    sens = validation_sensitivity(res, keys, a.sensitivity_step, a.threads);
     if (!a.quiet) text << sensitivity_table(res, sens, a.sensitivity_step, 5);
   }
   if (!a.csv.empty()) write_output(a.csv, validate_csv(res), "CSV");
