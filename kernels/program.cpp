@@ -182,6 +182,27 @@ StageGrid stage_grid(const ProgStage& s) {
   return g;
 }
 
+std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage& s,
+                                               const StageGrid& g) {
+  const ProgOp& red = p.ops[static_cast<size_t>(s.last)];
+  // Chain of a tile: its piece index on every kept axis, row-major; segment: on the reduced ones.
+  std::vector<std::vector<int64_t>> chains;
+  Dims idx(g.pieces.size(), 0);
+  for (int64_t i = 0; i < g.count(); ++i) {
+    int64_t chain = 0;
+    for (size_t a = 0; a < idx.size(); ++a)
+      if (std::find(red.dims.begin(), red.dims.end(), static_cast<int>(a)) == red.dims.end())
+        chain = chain * static_cast<int64_t>(g.pieces[a].size()) + idx[a];
+    if (chain >= static_cast<int64_t>(chains.size())) chains.resize(static_cast<size_t>(chain) + 1);
+    chains[static_cast<size_t>(chain)].push_back(i);
+    for (size_t a = idx.size(); a-- > 0;) {
+      if (++idx[a] < static_cast<int64_t>(g.pieces[a].size())) break;
+      idx[a] = 0;
+    }
+  }
+  return chains;
+}
+
 namespace {
 
 std::string tensor_text(const ProgTensor& t) {
@@ -224,16 +245,16 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                               shape.size(), kind == ProgOpKind::kReduce ? "input" : "output"),
                   ErrorKind::kInput);
     }
+    bool splits = false;
     if (kind == ProgOpKind::kReduce)
       for (int d : op.dims)
-        if (tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)])
-          throw Error(
-              fmt::format("{}: tile '{}' {} splits reduced dim {} of {} ({} > {}) and a "
-                          "program reduction has no merge across tiles (set tile[{}] >= {})",
-                          where, tile.name, format_dims(tile.dims), d, tensor_text(first),
-                          shape[static_cast<size_t>(d)], tile.dims[static_cast<size_t>(d)], d,
-                          shape[static_cast<size_t>(d)]),
-              ErrorKind::kLimits);
+        splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
+    if (splits && op.merge == MergeMode::kAtomic && op.reduce == ReduceKind::kProd)
+      throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
+                              "has no product (atomic DMA adds, maxes or mins; use in_task, "
+                              "chain or tree)",
+                              where, tile.name, format_dims(tile.dims), tensor_text(first)),
+                  ErrorKind::kInput);
     if (kind == ProgOpKind::kRotateHalf && tile.dims.back() < shape.back())
       throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
                               "swaps halves of (set the last tile dim >= {})",
@@ -293,6 +314,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
       s.loop_count = op.loop >= 0 ? p.loops[static_cast<size_t>(op.loop)].loop_count : 1;
       stages.push_back(s);
     }
+    stages.back().split = splits;
   }
   // What each stage reads from GM and writes to GM: a tensor made inside the stage stays in UB
   // unless it is an output or a later stage reads it.

@@ -18,6 +18,7 @@
 
 #include "kernels/block_regions.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/reduction_plan.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
 
@@ -78,6 +79,10 @@ struct ProgOp {
   std::vector<int> dims;         // reduce: normalised, ascending
   bool keepdim = true;
   ReduceKind reduce = ReduceKind::kSum;
+  // A reduction whose tile splits a reduced dim: how the partials of one output block merge
+  // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
+  // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
+  MergeMode merge = MergeMode::kInTask;
   int tile = -1;              // the vec (or, for matmul, cube) tile in force
   int loop = -1;              // the loop region it belongs to
   std::string where() const;  // "op 3 (exp)"
@@ -111,7 +116,10 @@ struct ProgStage {
   int64_t loop_count = 1;
   std::vector<int> loads;   // tensors read from GM, in order of first use
   std::vector<int> stores;  // tensors written to GM
-  std::string psg;          // "stage1:sub+exp+sum"
+  // The stage ends in a reduction whose tile splits a reduced dim: its tiles group into chains
+  // (one per output block) whose partials merge by the op's merge mode.
+  bool split = false;
+  std::string psg;  // "stage1:sub+exp+sum"
 };
 
 // Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop
@@ -125,6 +133,12 @@ struct StageGrid {
   int32_t root(int64_t index) const;
 };
 StageGrid stage_grid(const ProgStage& s);
+
+// A split stage's tiles by output block: chains[c] lists the grid indices of chain c's segments
+// in reduction order (row-major over the reduced pieces); chains in row-major order of the kept
+// pieces, which is the order of the reduced output's blocks.
+std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage& s,
+                                               const StageGrid& g);
 
 // Checks the tiles against the ops (rank, a reduction's tile covering its reduced dims, the
 // loop axis) and cuts the program into stages. Throws tilesim::Error naming the op and tensor.

@@ -6,6 +6,8 @@
 // Values are doubles: a cast to int8 rounds and saturates, float casts keep the value (the
 // proof is about tiling, not rounding).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -42,6 +44,31 @@ Dims broadcast_coords(const Dims& shape, const Dims& it) {
 
 double cast_value(double x, DType to) {
   return to == DType::kInt8 ? std::clamp(std::nearbyint(x), -128.0, 127.0) : x;
+}
+
+// Max and min that keep a NaN whatever the order the partials meet in (std::max keeps its first
+// argument when either is NaN, so a tiled fold and an untiled scan would disagree).
+double max_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+}
+double min_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+}
+
+// One element (or one partial) folded into a running reduction.
+double reduce_step(ReduceKind k, double acc, double x) {
+  switch (k) {
+    case ReduceKind::kSum:
+    case ReduceKind::kMean:
+      return acc + x;
+    case ReduceKind::kMax:
+      return max_nan(acc, x);
+    case ReduceKind::kMin:
+      return min_nan(acc, x);
+    case ReduceKind::kProd:
+      return acc * x;
+  }
+  return acc;
 }
 
 // Op `op` over the iteration block `b`, its operands in `locals`.
@@ -99,21 +126,7 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
           seen[static_cast<size_t>(i)] = true;
           return;
         }
-        switch (op.reduce) {
-          case ReduceKind::kSum:
-          case ReduceKind::kMean:
-            acc += x;
-            break;
-          case ReduceKind::kMax:
-            acc = std::max(acc, x);
-            break;
-          case ReduceKind::kMin:
-            acc = std::min(acc, x);
-            break;
-          case ReduceKind::kProd:
-            acc *= x;
-            break;
-        }
+        acc = reduce_step(op.reduce, acc, x);
       });
       if (op.reduce == ReduceKind::kMean) out.data.data /= count;
       break;
@@ -245,6 +258,17 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     if (s.kind == ProgOpKind::kMatmul)
       grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
     const StageGrid grid = stage_grid(grid_stage);
+    // A split stage's reduction: each tile's partial, folded per output block in the merge's
+    // order (walked, chained and atomic: one after another; tree: pairwise by level).
+    const ProgOp& last = p.ops[static_cast<size_t>(s.last)];
+    const int reduced = s.split ? last.out : -1;
+    std::vector<Local> partials(static_cast<size_t>(grid.count()));
+    auto store = [&](int t, const Local& l) {
+      for_each_position(l.region, [&](const Dims& q) {
+        gm[static_cast<size_t>(t)][q] = at(l, q);
+        res.writes[static_cast<size_t>(t)][q] += 1;
+      });
+    };
     for (int64_t i = 0; i < grid.count(); ++i) {
       const Block b = grid.block(i);
       std::map<int, Local> locals;
@@ -259,13 +283,29 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
         const ProgOp& op = p.ops[static_cast<size_t>(o)];
         locals.insert_or_assign(op.out, eval_op(p, op, b, locals));
       }
-      for (int t : s.stores) {
-        const Local& l = locals.at(t);
-        for_each_position(l.region, [&](const Dims& q) {
-          gm[static_cast<size_t>(t)][q] = at(l, q);
-          res.writes[static_cast<size_t>(t)][q] += 1;
-        });
+      for (int t : s.stores)
+        if (t != reduced) store(t, locals.at(t));
+      if (reduced >= 0) partials[static_cast<size_t>(i)] = locals.at(reduced);
+    }
+    if (reduced < 0) continue;
+    auto fold = [&](Local& a, const Local& b) {
+      for (Eigen::Index e = 0; e < a.data.data.size(); ++e) {
+        double& x = a.data.data[e];
+        const double y = b.data.data[e];
+        x = reduce_step(last.reduce, x, y);  // a mean's partials are already scaled
       }
+    };
+    for (const auto& chain : split_chains(p, s, grid)) {
+      std::vector<Local> parts;
+      for (int64_t i : chain) parts.push_back(partials[static_cast<size_t>(i)]);
+      if (last.merge == MergeMode::kTree) {
+        for (const auto& level : merge_levels(static_cast<int>(parts.size()), MergeMode::kTree))
+          for (const MergeStep& m : level)
+            fold(parts[static_cast<size_t>(m.a)], parts[static_cast<size_t>(m.b)]);
+      } else {
+        for (size_t j = 1; j < parts.size(); ++j) fold(parts[0], parts[j]);
+      }
+      store(reduced, parts[0]);
     }
   }
   return res;

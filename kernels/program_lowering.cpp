@@ -25,7 +25,7 @@ namespace {
 // Which tasks wrote which block of a tensor: the producing stage's pieces per tensor axis.
 struct Producer {
   std::vector<std::vector<Piece>> pieces;
-  std::vector<int32_t> tasks;  // row-major over pieces
+  std::vector<std::vector<int32_t>> tasks;  // row-major over pieces: the tasks that complete it
 };
 
 void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) {
@@ -46,7 +46,8 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) 
     int64_t flat = 0;
     for (size_t a = 0; a < at.size(); ++a)
       flat = flat * static_cast<int64_t>(pr.pieces[a].size()) + static_cast<int64_t>(at[a]);
-    out.push_back(pr.tasks[static_cast<size_t>(flat)]);
+    const auto& done = pr.tasks[static_cast<size_t>(flat)];
+    out.insert(out.end(), done.begin(), done.end());
     size_t a = at.size();
     while (a-- > 0) {
       if (++at[a] < range[a].second) break;
@@ -92,10 +93,29 @@ class ProgramLowering {
     throw InternalError("program: a stage stores a tensor none of its ops writes");
   }
   void check_alignment(const ProgStage& s) const;
-  TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc) const;
+  // skip_store: a tensor of s.stores whose store the caller places (a split reduction's output).
+  TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                       int skip_store = -1) const;
   TaskKind matmul_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc) const;
   int kind_id(const ProgStage& s, const TaskKind& k);
   Producer producer_of(const ProgStage& s, const StageGrid& g, int t) const;
+  std::vector<int32_t> load_deps(const ProgStage& s, const Block& b,
+                                 const std::map<int, Producer>& produced) const;
+  // A split reduction's partial of output block `out` in a GM workspace (tree merges and second
+  // launches): slot `slot` of the block.
+  DmaOp partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+                    std::vector<Access>& acc) const;
+  // Folding one partial of `out_elems` into another: one vector instruction of the reduction's
+  // kind (Add, Max, Min, Mul).
+  void combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
+    v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
+  }
+  // The tasks of a split stage: per chain, its segments' tasks and the merge the op names.
+  void lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
+                   const std::map<int, Producer>& produced, std::vector<Producer>& stores);
+  void lower_split_spmd(const ProgStage& s, const StageGrid& grid, int psg);
+  int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+                   const std::vector<Access>& acc, const std::vector<int32_t>& deps);
 
   const Program& p_;
   const KernelSpec& spec_;
@@ -103,6 +123,8 @@ class ProgramLowering {
   bool spmd_;
   LoweredKernel out_;
   KindCache kinds_;
+  int32_t launch_ = 0;    // spmd: the next launch
+  int64_t segments_ = 1;  // the most tiles of a split reduction's row (diagnostics)
 };
 
 void ProgramLowering::check_alignment(const ProgStage& s) const {
@@ -136,8 +158,8 @@ void ProgramLowering::check_alignment(const ProgStage& s) const {
   }
 }
 
-TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b,
-                                      std::vector<Access>& acc) const {
+TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                                      int skip_store) const {
   TaskKind k;
   k.buffer_count = spec_.buffer_count;
   k.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
@@ -287,7 +309,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b,
   }
   for (int t : s.stores) {
     const ProgOp& w = writer(s, t);
-    st.stores.push_back(dma(DmaDir::kWrite, t, output_region(p_, w, b), acc));
+    if (t != skip_store) st.stores.push_back(dma(DmaDir::kWrite, t, output_region(p_, w, b), acc));
     if (w.info->kind != ProgOpKind::kGather && !stored_in_place.count(t))
       k.buffers.push_back({tensor(t).name, ub_bytes(t, output_region(p_, w, full)),
                            BufferRole::kOutput, MemSpace::kUb});
@@ -379,6 +401,268 @@ Producer ProgramLowering::producer_of(const ProgStage& s, const StageGrid& g, in
   return pr;
 }
 
+int32_t ProgramLowering::add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+                                  const std::vector<Access>& acc,
+                                  const std::vector<int32_t>& deps) {
+  k.psg = psg;
+  TaskGraph& g = out_.graph;
+  const int32_t task = g.add_task(kind_id(s, k), root);
+  for (const Access& a : acc) g.add_access(task, a);
+  std::vector<int32_t> d = deps;
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  for (int32_t x : d) g.add_edge(x, task);
+  return task;
+}
+
+std::vector<int32_t> ProgramLowering::load_deps(const ProgStage& s, const Block& b,
+                                                const std::map<int, Producer>& produced) const {
+  std::vector<int32_t> deps;
+  for (int t : s.loads) {
+    const auto it = produced.find(t);
+    if (it != produced.end()) overlapping(it->second, operand_region(p_, reader(s, t), t, b), deps);
+  }
+  return deps;
+}
+
+DmaOp ProgramLowering::partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+                                   std::vector<Access>& acc) const {
+  const ProgTensor& t = tensor(red.out);
+  DmaOp d = block_dma(dir, t.shape, out.origin, out.extent, t.dtype, hw_.dma.gm_granule_bytes);
+  if (spmd_) d = data_copy_pad(d);
+  Dims key = out.origin;
+  key.push_back(slot);  // a workspace block per slot, apart from the output's own blocks
+  acc.push_back(
+      {block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red.out)), key),
+       d.bytes(), dir == DmaDir::kWrite});
+  return d;
+}
+
+void ProgramLowering::lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
+                                  const std::map<int, Producer>& produced,
+                                  std::vector<Producer>& stores) {
+  const ProgOp& red = op(s.last);
+  const int rt = red.out;
+  const auto chains = split_chains(p_, s, grid);
+  segments_ = std::max(segments_, static_cast<int64_t>(chains.front().size()));
+  std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(grid.count()));
+  std::vector<std::vector<int32_t>> by_chain(chains.size());
+  std::vector<Access> acc;
+  int merge_psg = -1;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    const auto& chain = chains[c];
+    const int32_t root = base + grid.root(chain.front());
+    const Block out = output_region(p_, red, grid.block(chain.front()));
+    const int64_t out_elems = product(out.extent);
+    const auto n = static_cast<int64_t>(chain.size());
+    // A segment's own step: its loads, the fused ops and its partial, without the output store.
+    auto segment = [&](int64_t j, TaskKind& k) {
+      TaskKind t = vector_kind(s, grid.block(chain[static_cast<size_t>(j)]), acc, rt);
+      TileStep st = t.steps.front();
+      t.steps.clear();
+      k = std::move(t);
+      return st;
+    };
+    if (red.merge == MergeMode::kInTask) {
+      // One task walks the row's tiles, folding each partial into the accumulator in UB.
+      acc.clear();
+      TaskKind k;
+      std::vector<int32_t> deps;
+      for (int64_t j = 0; j < n; ++j) {
+        TaskKind seg;
+        TileStep st = segment(j, seg);
+        if (j == 0) k = std::move(seg);
+        if (j > 0) combine(red, out_elems, st.vec);
+        append_step(k, st);
+        const auto d = load_deps(s, grid.block(chain[static_cast<size_t>(j)]), produced);
+        deps.insert(deps.end(), d.begin(), d.end());
+      }
+      if (n > 1)
+        k.buffers.push_back({"partial", ub_bytes(rt, out), BufferRole::kTemp, MemSpace::kUb});
+      TileStep fin;
+      fin.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+      k.steps.push_back(fin);
+      const int32_t task = add_task(s, std::move(k), psg, root, acc, deps);
+      by_chain[c] = {task};
+      for (int64_t i : chain) by_tile[static_cast<size_t>(i)] = {task};
+      continue;
+    }
+    // One task per segment.
+    std::vector<int32_t> holder(static_cast<size_t>(n), -1);
+    for (int64_t j = 0; j < n; ++j) {
+      acc.clear();
+      TaskKind k;
+      TileStep st = segment(j, k);
+      std::vector<int32_t> deps = load_deps(s, grid.block(chain[static_cast<size_t>(j)]), produced);
+      switch (red.merge) {
+        case MergeMode::kAtomic:  // add (max, min) the partial into the output in GM
+          st.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+          st.accumulates = true;
+          combine(red, out_elems, st.fold);
+          break;
+        case MergeMode::kChain:  // fold into the running result the previous segment wrote
+          if (j > 0) {
+            st.loads.push_back(dma(DmaDir::kRead, rt, out, acc));
+            combine(red, out_elems, st.vec);
+            deps.push_back(holder[static_cast<size_t>(j - 1)]);
+          }
+          st.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+          break;
+        default:  // kTree: the partial to the workspace (a lone segment is the result)
+          st.stores.push_back(n == 1 ? dma(DmaDir::kWrite, rt, out, acc)
+                                     : partial_dma(DmaDir::kWrite, red, out, j, acc));
+          break;
+      }
+      k.steps.push_back(st);
+      holder[static_cast<size_t>(j)] = add_task(s, std::move(k), psg, root, acc, deps);
+      by_tile[static_cast<size_t>(chain[static_cast<size_t>(j)])] = {
+          holder[static_cast<size_t>(j)]};
+    }
+    if (red.merge == MergeMode::kTree && n > 1) {
+      if (merge_psg < 0) merge_psg = out_.graph.add_psg(s.psg + ":merge");
+      const auto levels = merge_levels(static_cast<int>(n), MergeMode::kTree);
+      for (size_t l = 0; l < levels.size(); ++l)
+        for (const MergeStep& m : levels[l]) {
+          acc.clear();
+          TaskKind k;
+          k.buffer_count = spec_.buffer_count;
+          k.label = fmt::format("{}:merge{}", s.psg, format_dims(out.extent));
+          TileStep st;
+          st.loads.push_back(partial_dma(DmaDir::kRead, red, out, m.a, acc));
+          st.loads.push_back(partial_dma(DmaDir::kRead, red, out, m.b, acc));
+          combine(red, out_elems, st.vec);
+          st.stores.push_back(l + 1 == levels.size()
+                                  ? dma(DmaDir::kWrite, rt, out, acc)
+                                  : partial_dma(DmaDir::kWrite, red, out, m.a, acc));
+          k.steps.push_back(st);
+          k.buffers = {{"partials", 2 * ub_bytes(rt, out), BufferRole::kInput, MemSpace::kUb}};
+          holder[static_cast<size_t>(m.a)] =
+              add_task(s, std::move(k), merge_psg, root, acc,
+                       {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
+        }
+    }
+    by_chain[c] = red.merge == MergeMode::kAtomic  ? holder
+                  : red.merge == MergeMode::kChain ? std::vector<int32_t>{holder.back()}
+                                                   : std::vector<int32_t>{holder.front()};
+  }
+  for (size_t i = 0; i < s.stores.size(); ++i)
+    stores[i].tasks = s.stores[i] == rt ? by_chain : by_tile;
+}
+
+void ProgramLowering::lower_split_spmd(const ProgStage& s, const StageGrid& grid, int psg) {
+  const ProgOp& red = op(s.last);
+  const int rt = red.out;
+  TaskGraph& g = out_.graph;
+  if (red.merge != MergeMode::kInTask)
+    throw Error(fmt::format("{}: merge \"{}\": an spmd block accumulates its rows in UB "
+                            "(in_task); merges across tasks need the pypto partition",
+                            where(red), merge_mode_name(red.merge)),
+                ErrorKind::kInput);
+  const auto chains = split_chains(p_, s, grid);
+  segments_ = std::max(segments_, static_cast<int64_t>(chains.front().size()));
+  const auto rows = static_cast<int64_t>(chains.size());
+  const auto segs = static_cast<int64_t>(chains.front().size());
+  // Whole rows per block while there are at least as many rows as blocks; past that the blocks
+  // share (row, tile) units and a row split over blocks finishes in GM.
+  using Part = ReductionPlan::Part;
+  std::vector<Part> units;
+  if (spec_.grid <= rows) {
+    for (int64_t c = 0; c < rows; ++c) units.push_back({c, 0, segs});
+  } else {
+    for (int64_t u = 0; u < rows * segs; ++u) units.push_back({u / segs, u % segs, u % segs + 1});
+  }
+  const int64_t used = std::min(spec_.grid, static_cast<int64_t>(units.size()));
+  // Products do not accumulate atomically: such a row's parts go to a workspace and a second
+  // launch folds them.
+  const bool atomic = red.reduce != ReduceKind::kProd;
+  std::vector<int64_t> parts_of(static_cast<size_t>(rows), 0);
+  std::vector<Access> acc;
+  for (int64_t blk = 0; blk < used; ++blk) {
+    const BlockRange range = block_range(static_cast<int64_t>(units.size()), used, blk);
+    std::vector<Part> parts;
+    for (int64_t u = range.begin; u < range.end; ++u) {
+      const Part& x = units[static_cast<size_t>(u)];
+      if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
+        parts.back().s1 = x.s1;
+      else
+        parts.push_back(x);
+    }
+    acc.clear();
+    TaskKind k;
+    for (const Part& part : parts) {
+      const auto& chain = chains[static_cast<size_t>(part.chain)];
+      const Block out = output_region(p_, red, grid.block(chain.front()));
+      const int64_t out_elems = product(out.extent);
+      TaskKind pk;
+      for (int64_t j = part.s0; j < part.s1; ++j) {
+        TaskKind t = vector_kind(s, grid.block(chain[static_cast<size_t>(j)]), acc, rt);
+        TileStep st = t.steps.front();
+        if (j > part.s0) combine(red, out_elems, st.vec);
+        if (j == part.s0) {
+          pk = std::move(t);
+          pk.steps.clear();
+        }
+        append_step(pk, st);
+      }
+      TileStep fin;
+      if (part.s0 == 0 && part.s1 == segs) {
+        fin.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+      } else if (atomic) {
+        fin.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+        fin.accumulates = true;
+        combine(red, out_elems, fin.fold);
+      } else {
+        fin.stores.push_back(
+            partial_dma(DmaDir::kWrite, red, out, parts_of[static_cast<size_t>(part.chain)], acc));
+      }
+      ++parts_of[static_cast<size_t>(part.chain)];
+      pk.steps.push_back(fin);
+      if (k.steps.empty())
+        k = std::move(pk);
+      else
+        for (const TileStep& st : pk.steps) append_step(k, st);
+    }
+    k.label = fmt::format("{}_block{}", s.psg, blk);
+    k.psg = psg;
+    const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
+    for (const Access& a : acc) g.add_access(task, a);
+  }
+  ++launch_;
+  if (atomic) return;
+  // The second launch: each split row's parts folded and written, rows shared over the blocks.
+  std::vector<int64_t> split;
+  for (int64_t c = 0; c < rows; ++c)
+    if (parts_of[static_cast<size_t>(c)] > 1) split.push_back(c);
+  if (split.empty()) return;
+  const int merge_psg = g.add_psg(s.psg + ":merge");
+  const int64_t blocks = std::min(spec_.grid, static_cast<int64_t>(split.size()));
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const BlockRange range = block_range(static_cast<int64_t>(split.size()), blocks, blk);
+    acc.clear();
+    TaskKind k;
+    k.buffer_count = spec_.buffer_count;
+    k.label = fmt::format("{}:merge_block{}", s.psg, blk);
+    k.psg = merge_psg;
+    int64_t most = 0;
+    for (int64_t r = range.begin; r < range.end; ++r) {
+      const int64_t c = split[static_cast<size_t>(r)];
+      const Block out = output_region(p_, red, grid.block(chains[static_cast<size_t>(c)].front()));
+      TileStep st;
+      const int64_t parts = parts_of[static_cast<size_t>(c)];
+      for (int64_t q = 0; q < parts; ++q)
+        st.loads.push_back(partial_dma(DmaDir::kRead, red, out, q, acc));
+      for (int64_t q = 1; q < parts; ++q) combine(red, product(out.extent), st.vec);
+      st.stores.push_back(dma(DmaDir::kWrite, rt, out, acc));
+      append_step(k, st);
+      most = std::max(most, parts * ub_bytes(rt, out));
+    }
+    k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};
+    const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
+    for (const Access& a : acc) g.add_access(task, a);
+  }
+  ++launch_;
+}
+
 LoweredKernel ProgramLowering::run() {
   if (spec_.partition == PartitionStyle::kAscendC)
     throw Error(
@@ -398,6 +682,10 @@ LoweredKernel ProgramLowering::run() {
                       "launch shares each stage's tiles over partition.grid blocks",
                       where(op(s.first)), p_.loops[static_cast<size_t>(s.loop)].name, s.loop_count),
           ErrorKind::kLimits);
+    if (spmd_ && spec_.grid < 1)
+      throw Error(fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",
+                              spec_.grid),
+                  ErrorKind::kLimits);
     check_alignment(s);
     // Root functions: one per loop chunk, shared by the consecutive stages of one loop; the
     // stages outside any loop form one root function between them.
@@ -420,32 +708,19 @@ LoweredKernel ProgramLowering::run() {
       return k;
     };
     const int64_t tiles = grid.count();
-    if (!spmd_) {
-      std::vector<int32_t> deps;
+    if (s.split && !spmd_) {
+      lower_split(s, grid, psg, base, produced, stores);
+    } else if (s.split) {
+      lower_split_spmd(s, grid, psg);
+    } else if (!spmd_) {
       for (int64_t i = 0; i < tiles; ++i) {
         acc.clear();
-        const TaskKind k = make(i);
-        const int32_t task = g.add_task(kind_id(s, k), base + grid.root(i));
-        for (const Access& a : acc) g.add_access(task, a);
-        deps.clear();
-        const Block b = grid.block(i);
-        for (int t : s.loads) {
-          const auto it = produced.find(t);
-          if (it != produced.end())
-            overlapping(it->second, operand_region(p_, reader(s, t), t, b), deps);
-        }
-        std::sort(deps.begin(), deps.end());
-        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-        for (int32_t d : deps) g.add_edge(d, task);
-        for (auto& pr : stores) pr.tasks.push_back(task);
+        const int32_t task = add_task(s, make(i), psg, base + grid.root(i), acc,
+                                      load_deps(s, grid.block(i), produced));
+        for (auto& pr : stores) pr.tasks.push_back({task});
       }
     } else {
       const int64_t used = std::min(spec_.grid, tiles);
-      if (used < 1)
-        throw Error(
-            fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",
-                        spec_.grid),
-            ErrorKind::kLimits);
       for (int64_t blk = 0; blk < used; ++blk) {
         const BlockRange range = block_range(tiles, used, blk);
         acc.clear();
@@ -458,14 +733,16 @@ LoweredKernel ProgramLowering::run() {
             for (const TileStep& st : t.steps) append_step(k, st);
         }
         k.label = fmt::format("{}_block{}", s.psg, blk);
-        const int32_t task = g.add_task(kind_id(s, k), 0, -1, static_cast<int32_t>(si));
+        const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
         for (const Access& a : acc) g.add_access(task, a);
       }
+      ++launch_;
     }
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(stores[i]);
   }
   g.finalize();
   fill_common_diagnostics(spec_, hw_, out_);
+  out_.diag.reduction_segments = segments_;
   return std::move(out_);
 }
 

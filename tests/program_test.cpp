@@ -87,10 +87,20 @@ std::vector<Bad> bad_programs() {
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
        "sum, amax, amin, mean, prod, rotate_half, transpose, gather, matmul)"},
-      {"split reduction",
-       prog({tile({1, 32}), {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"out", "y"}}}),
-       "p.json: op 0 (sum): tile 'vec0' (1, 32) splits reduced dim 1 of 'x' (4, 64) fp32 (64 > "
-       "32) and a program reduction has no merge across tiles (set tile[1] >= 64)"},
+      {"split product merged atomically",
+       prog({tile({1, 32}),
+             {{"op", "prod"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "atomic"}, {"out", "y"}}}),
+       "p.json: op 0 (prod): tile 'vec0' (1, 32) splits a reduced dim of 'x' (4, 64) fp32 and "
+       "merge \"atomic\" has no product (atomic DMA adds, maxes or mins; use in_task, chain or "
+       "tree)"},
+      {"unknown merge",
+       prog({tile({1, 32}),
+             {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "ring"}, {"out", "y"}}}),
+       "p.json: body[1].merge: op 0 (sum): unknown merge 'ring' (allowed: in_task, chain, tree, "
+       "atomic)"},
+      {"merge on an elementwise op",
+       prog({tile({1, 32}), {{"op", "exp"}, {"inputs", {"x"}}, {"merge", "tree"}, {"out", "y"}}}),
+       "p.json: body[1]: op 0 (exp): \"merge\" applies to reductions"},
       {"no tile", prog(json::array({op("exp", {"x"}, "y")})),
        "p.json: op 0 (exp): no vec tile shapes in force (add a set_vec_tile_shapes entry before "
        "it)"},
@@ -392,13 +402,23 @@ json random_program(std::mt19937& rng) {
       full.push_back(out);
     } else if (kind == 8) {
       // A reduction over the last dim (or, outside a loop, dim 0) under a tile covering it.
+      // Half of them split the reduced dim, merged in the task, by chain, by tree or atomically.
       const bool last = loop || pick(2) == 0;
-      json t = vec_tile(last);
-      if (!last) t["set_vec_tile_shapes"][0] = shape[0];
+      const bool split = pick(2) == 0;
+      json t = vec_tile(last && !split);
+      if (!last && !split) t["set_vec_tile_shapes"][0] = shape[0];
+      if (last && split) t["set_vec_tile_shapes"][rank - 1] = 8 * (1 + pick(shape.back() / 8 - 1));
+      if (!last && split)
+        t["set_vec_tile_shapes"][0] = 1 + pick(std::max<int64_t>(1, shape[0] - 1));
       body.push_back(t);
-      json o = op(reduce[static_cast<size_t>(pick(5))], {a}, out);
+      const std::string r = reduce[static_cast<size_t>(pick(5))];
+      json o = op(r, {a}, out);
       o["dim"] = last ? -1 : 0;
       o["keepdim"] = true;
+      if (split) {
+        const std::vector<std::string> merges = {"in_task", "chain", "tree", "atomic"};
+        o["merge"] = merges[static_cast<size_t>(pick(r == "prod" ? 3 : 4))];
+      }
       body.push_back(o);
       any.push_back(out);  // a row or a column now
       body.push_back(vec_tile(false));
@@ -447,7 +467,7 @@ json random_program(std::mt19937& rng) {
 TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   std::mt19937 rng(20261201);
   const Hardware hw = test::default_hw();
-  int stages = 0, lowered_tasks = 0;
+  int stages = 0, lowered_tasks = 0, split_stages = 0, spmd_tasks = 0;
   for (int i = 0; i < 1000; ++i) {
     const json j = random_program(rng);
     Program p;
@@ -461,7 +481,19 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     KernelSpec spec;
     spec.op = "program:random";
     lowered_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
+    for (const auto& stage : plan_stages(p)) split_stages += stage.split ? 1 : 0;
+    // Under spmd (blocks accumulate in UB): programs without loops or cross-task merges.
+    const std::string text = j.dump();
+    const bool across = text.find("\"chain\"") != std::string::npos ||
+                        text.find("\"tree\"") != std::string::npos ||
+                        text.find("\"atomic\"") != std::string::npos;
+    if (j["body"][0].contains("loop") || across) continue;
+    spec.partition = PartitionStyle::kSpmd;
+    spec.grid = 1 + static_cast<int64_t>(rng() % 40);
+    spmd_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
   }
+  EXPECT_GT(split_stages, 150);  // 189 with this seed
+  EXPECT_GT(spmd_tasks, 0);
   EXPECT_GT(stages, 1500);  // the programs do cut into stages
   EXPECT_GT(lowered_tasks, 0);
 }
@@ -560,6 +592,40 @@ TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
   const Metrics sa = run_config_text("op.json", sref), sb = run_config_text("prog.json", sp);
   EXPECT_GT(sb.gen_time_us, 2 * sa.gen_time_us);
   EXPECT_GT(sb.gm_read_bytes, 2.5 * sa.gm_read_bytes);
+}
+
+TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
+  // A row sum in 512-wide tiles: the program's partials merge as the family's do, so the task
+  // graphs (and times) are the same, merge by merge and under spmd with whole and split rows.
+  auto pair = [](const Dims& shape, const std::string& merge, const json& partition) {
+    json ref = {{"op", "sum"}, {"shape", shape},   {"dtype", "fp32"},
+                {"dim", 1},    {"tile", {4, 512}}, {"params", {{"merge", merge}}}};
+    json o = op("sum", {"x"}, "s");
+    o["dim"] = 1;
+    o["keepdim"] = true;
+    o["merge"] = merge;
+    json p = {{"program",
+               {{"inputs", {{{"name", "x"}, {"shape", shape}, {"dtype", "fp32"}}}},
+                {"outputs", {"s"}},
+                {"body", {tile({4, 512}), o}}}}};
+    if (!partition.is_null()) {
+      ref["partition"] = p["partition"] = partition;
+      ref["tile"] = {1, 512};
+      p["program"]["body"][0] = tile({1, 512});
+      ref.erase("params");
+      p["program"]["body"][1].erase("merge");
+    }
+    return std::pair{run_config_text("op.json", ref), run_config_text("prog.json", p)};
+  };
+  for (const std::string merge : {"in_task", "chain", "tree", "atomic"}) {
+    const auto [a, b] = pair({1000, 8192}, merge, nullptr);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << merge;
+    EXPECT_EQ(a.tasks, b.tasks) << merge;
+  }
+  for (const Dims& shape : {Dims{1000, 8192}, Dims{16, 8192}}) {  // whole rows; rows split
+    const auto [a, b] = pair(shape, "", {{"style", "spmd"}, {"grid", 48}});
+    EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-3) << format_dims(shape);
+  }
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {

@@ -108,7 +108,8 @@ void Loader::read_body(const JsonReader& body, int loop) {
     if (!find_prog_op(name))
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(prog_op_names(), ", ")));
-    e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "dtype", "out_dtype"});
+    e.check_keys(
+        {"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype"});
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
     r.out = e.at("out").string();
     raw_.push_back(r);
@@ -141,7 +142,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
     if (kind != ProgOpKind::kBinary) fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
     op.scalar = e.at("scalar").number();
   }
-  for (const char* key : {"dim", "keepdim"})
+  for (const char* key : {"dim", "keepdim", "merge"})
     if (e.has(key) && kind != ProgOpKind::kReduce)
       fail(std::string("\"") + key + "\" applies to reductions");
   if (e.has("dtype") && kind != ProgOpKind::kCast) fail("\"dtype\" applies to cast");
@@ -220,6 +221,13 @@ void Loader::resolve(const RawOp& raw, size_t index) {
                                                        {"mean", ReduceKind::kMean},
                                                        {"prod", ReduceKind::kProd}};
       op.reduce = kinds.at(op.name);
+      if (e.has("merge")) {
+        const std::string m = e.at("merge").string();
+        if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic")
+          e.at("merge").fail(fmt::format(
+              "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic)", where, m));
+        op.merge = parse_merge_mode(m);
+      }
       for (int64_t d = 0; d < rank; ++d) {
         const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
         if (!red)
