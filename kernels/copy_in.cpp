@@ -53,8 +53,9 @@ KernelFamily copy_in_kernels() {
   KernelFamily f;
   f.name = "copy_in";
   // Its value is the identity: the functional proof is that its tiles read every element once.
+  f.spmd = true;
   f.ops = {KernelOp{"copy_in", "GM -> UB (or L1) reads, one DMA per tile (calibrates MTE2)", 1,
-                    VecClass::kSimple, [](double x, double) { return x; }}};
+                    [](double x, double) { return x; }}};
   ParamDecl dest;
   dest.name = "dest";
   dest.type = ParamType::kString;

@@ -58,6 +58,7 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
       yfull.bursts * (ceil_div(yfull.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
   const bool column = broadcast && yshape.back() == 1 && spec.shape.back() != 1;
   const bool bypass = param_bool(spec, "l2_bypass_inputs");
+  const int operands = op.record->n_ary ? static_cast<int>(param_int(spec, "operands")) : op.inputs;
   const bool conflict_free = op.inputs == 2 && param_bool(spec, "bank_conflict_free");
   return lower_independent_tiles(
       spec, hw, spec.op,
@@ -65,7 +66,7 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
         k.label = spec.op + format_dims(extent);
         TileStep st;
         const DmaOp read = tile_dma(spec, DmaDir::kRead, spec.shape, origin, extent, hw);
-        for (int i = 0; i < op.inputs; ++i) {
+        for (int i = 0; i < operands; ++i) {
           if (i == 1 && broadcast) {
             // The operand block this tile uses: its broadcast dims collapse to index 0, extent 1.
             Dims yo = origin, ye = extent;
@@ -99,7 +100,10 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
           st.vec.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(ce)});
         }
         const size_t first_binary = st.vec.size();
-        add_binary_vec(op.cls, spec.dtype, ce, broadcast, hw, st.vec);
+        // An n-ary op (params.operands) folds its operands left to right: n - 1 instructions.
+        for (int f = 1; f < std::max(2, operands); ++f)
+          for (VecClass c : op.record->instrs)
+            add_binary_vec(c, spec.dtype, ce, broadcast, hw, st.vec);
         if (conflict_free)
           for (size_t v = first_binary; v < st.vec.size(); ++v) st.vec[v].bank_conflict = false;
         DmaOp write = read;
@@ -116,16 +120,9 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
 KernelFamily elementwise_kernels() {
   KernelFamily f;
   f.name = "elementwise";
-  f.ops = {
-      KernelOp{"add", "z = x + y", 2, VecClass::kSimple, [](double x, double y) { return x + y; }},
-      KernelOp{"sub", "z = x - y", 2, VecClass::kSimple, [](double x, double y) { return x - y; }},
-      KernelOp{"mul", "z = x * y", 2, VecClass::kSimple, [](double x, double y) { return x * y; }},
-      KernelOp{"div", "z = x / y", 2, VecClass::kComplex, [](double x, double y) { return x / y; }},
-      KernelOp{"relu", "z = max(x, 0)", 1, VecClass::kSimple,
-               [](double x, double) { return std::max(x, 0.0); }},
-      KernelOp{"exp", "z = exp(x)", 1, VecClass::kComplex,
-               [](double x, double) { return std::exp(x); }},
-  };
+  f.spmd = true;
+  // Records of the one op table (kernels/op_table.cpp): instructions, arity and value.
+  for (const char* name : {"add", "sub", "mul", "div", "relu", "exp"}) f.ops.emplace_back(name);
   ParamDecl broadcast;
   broadcast.name = "broadcast";
   broadcast.type = ParamType::kIntList;
@@ -145,7 +142,18 @@ KernelFamily elementwise_kernels() {
       "modulo 512 B, as the add study's case 6 does); default: buffers laid out one after another "
       "in multiples of 512 B share a group and each repeat reads them one after the other",
       broadcast.ops);
-  f.params = {broadcast, bypass, banks};
+  ParamDecl operands;
+  operands.name = "operands";
+  operands.type = ParamType::kInt;
+  operands.fallback = 2;
+  operands.min = 2;
+  operands.max = 8;
+  for (const auto& op : f.ops)
+    if (op.record->n_ary) operands.ops.push_back(op.name);
+  operands.doc =
+      "inputs of one fused n-ary op, folded left to right in one tile (((x1 + x2) + x3) + x4: "
+      "n loads, n - 1 vector ops); the second may broadcast, the others have the kernel's shape";
+  f.params = {broadcast, bypass, banks, operands};
   f.check_params = check_broadcast;
   f.lower = lower_elementwise;
   return f;

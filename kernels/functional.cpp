@@ -179,8 +179,10 @@ TilesResult execute_spmd_matmul(const SpmdMatmulPlan& p, const NdArray& a, const
 TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs) {
   const KernelOp* op = find_op(spec.op);
   if (!op || !op->value) throw InternalError(spec.op + " has no elementwise value");
-  if (inputs.size() != static_cast<size_t>(op->inputs))
-    throw InternalError(spec.op + ": wrong number of inputs");
+  const size_t operands = op->record && op->record->n_ary
+                              ? static_cast<size_t>(param_int(spec, "operands"))
+                              : static_cast<size_t>(op->inputs);
+  if (inputs.size() != operands) throw InternalError(spec.op + ": wrong number of inputs");
   const int64_t n = product(spec.shape);
   TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
                 NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
@@ -192,7 +194,9 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
   };
   auto tile = [&](const Dims& origin, const Dims& extent) {
     for_each_position(Block{origin, extent}, [&](const Dims& at) {
-      r.out[at] = op->value(inputs[0][at], op->inputs > 1 ? y(at) : 0.0);
+      double v = op->value(inputs[0][at], op->inputs > 1 ? y(at) : 0.0);
+      for (size_t i = 2; i < operands; ++i) v = op->value(v, inputs[i][at]);  // n-ary: left fold
+      r.out[at] = v;
       r.covered[at] += 1;
     });
   };

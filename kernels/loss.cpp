@@ -156,6 +156,7 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
 KernelFamily loss_kernels() {
   KernelFamily f;
   f.name = "loss";
+  f.spmd = true;
   f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]"},
            {"mse", "(N, D) pairs: mean of (a - b)^2"},
            {"triplet_margin", "(N, D) triplets: batch mean of max(|a-p| - |a-n| + 1, 0)"}};

@@ -698,6 +698,7 @@ int64_t cube_tile_elements(const KernelSpec& spec) {
 KernelFamily matmul_kernels() {
   KernelFamily f;
   f.name = "matmul";
+  f.spmd = true;
   f.ops = {{"matmul", "C[m, n] = A[m, k] @ B[k, n] on the cube cores; shape and tile [m, k, n]"}};
   f.int8_operands = true;
   const ParamDecl epi = flag_param(

@@ -130,6 +130,7 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
 KernelFamily norm_kernels() {
   KernelFamily f;
   f.name = "norm";
+  f.spmd = true;
   f.ops = {{"layernorm", "(x - mean) * rstd over dim(s), the last by default"},
            {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default"},
            {"groupnorm", "(N, C, ...): statistics per sample and group of channels"},

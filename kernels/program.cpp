@@ -1,4 +1,4 @@
-// The tile program IR: the op table, shape inference, the stage plan and the regions each tile
+// The tile program IR: shape inference, the stage plan and the regions each tile
 // touches. Lowering is in program_lowering.cpp, the Eigen execution in program_functional.cpp.
 #include "kernels/program.hpp"
 
@@ -13,94 +13,6 @@
 #include "model/error.hpp"
 
 namespace tilesim {
-
-namespace {
-
-constexpr VecClass S = VecClass::kSimple;
-constexpr VecClass C = VecClass::kComplex;
-
-double gelu(double x) {
-  // The tanh form as Ascend C computes it: x / (1 + exp(-sqrt(8 / pi) * (x + 0.044715 x^3))).
-  return x / (1.0 + std::exp(-std::sqrt(8.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
-}
-
-double sigmoid(double x) {
-  return 1.0 / (1.0 + std::exp(-x));
-}
-
-// Instruction counts per tile. One-instruction ops are Ascend C basic vector APIs (Exp, Ln, Sqrt,
-// Rsqrt, Reciprocal, Abs, Relu; Add, Sub, Mul, Div, Max, Min; Muls for neg; Select; Cast). The
-// composed ones follow their Ascend C decomposition:
-//  - gelu: cann-ops src/math/gelu (docs/Gelu.md: "Mul, Muls, Add, Adds, Exp and Div"):
-//    x^2, x^3 (Mul x2), 0.044715 x^3 (Muls), x + . (Add), * -sqrt(8/pi) (Muls), Exp, + 1 (Adds),
-//    x / . (Div): 6 simple, 2 complex, one temporary besides the output;
-//  - sigmoid: 1 / (1 + exp(-x)): Muls, Exp, Adds, Reciprocal (the pattern PTO-ISA's generated
-//    Ascend C uses for sigmoid-based GELU);
-//  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
-//  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary.
-const std::vector<ProgOpInfo>& table() {
-  static const std::vector<ProgOpInfo> t = {
-      {"exp", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::exp(x); }},
-      {"log", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::log(x); }},
-      {"sqrt", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return std::sqrt(x); }},
-      {"rsqrt", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return 1.0 / std::sqrt(x); }},
-      {"reciprocal", ProgOpKind::kUnary, {C}, 0, [](double x, double) { return 1.0 / x; }},
-      {"abs", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return std::abs(x); }},
-      {"neg", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return -x; }},
-      {"relu", ProgOpKind::kUnary, {S}, 0, [](double x, double) { return std::max(x, 0.0); }},
-      {"tanh",
-       ProgOpKind::kUnary,
-       {S, C, S, S, C},
-       1,
-       [](double x, double) { return std::tanh(x); }},
-      {"sigmoid", ProgOpKind::kUnary, {S, C, S, C}, 0, [](double x, double) { return sigmoid(x); }},
-      {"silu",
-       ProgOpKind::kUnary,
-       {S, C, S, C, S},
-       1,
-       [](double x, double) { return x * sigmoid(x); }},
-      {"gelu",
-       ProgOpKind::kUnary,
-       {S, S, S, S, S, C, S, C},
-       1,
-       [](double x, double) { return gelu(x); }},
-      {"add", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x + y; }},
-      {"sub", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x - y; }},
-      {"mul", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return x * y; }},
-      {"div", ProgOpKind::kBinary, {C}, 0, [](double x, double y) { return x / y; }},
-      {"maximum", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return std::max(x, y); }},
-      {"minimum", ProgOpKind::kBinary, {S}, 0, [](double x, double y) { return std::min(x, y); }},
-      {"where", ProgOpKind::kWhere, {S}, 0, {}},
-      {"cast", ProgOpKind::kCast, {S}, 0, {}},
-      {"sum", ProgOpKind::kReduce, {}, 0, {}},
-      {"amax", ProgOpKind::kReduce, {}, 0, {}},
-      {"amin", ProgOpKind::kReduce, {}, 0, {}},
-      {"mean", ProgOpKind::kReduce, {}, 0, {}},
-      {"prod", ProgOpKind::kReduce, {}, 0, {}},
-      // rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) (HF transformers' RoPE helper; PyPTO
-      // writes it with view, neg and assemble): a Muls by -1 over one half and a copy of the other,
-      // one pass over the tile.
-      {"rotate_half", ProgOpKind::kRotateHalf, {S}, 0, {}},
-      {"transpose", ProgOpKind::kTranspose, {S}, 0, {}},
-      {"gather", ProgOpKind::kGather, {}, 0, {}},
-      {"matmul", ProgOpKind::kMatmul, {}, 0, {}},
-  };
-  return t;
-}
-
-}  // namespace
-
-const ProgOpInfo* find_prog_op(const std::string& name) {
-  for (const auto& i : table())
-    if (i.name == name) return &i;
-  return nullptr;
-}
-
-std::vector<std::string> prog_op_names() {
-  std::vector<std::string> n;
-  for (const auto& i : table()) n.push_back(i.name);
-  return n;
-}
 
 std::string ProgOp::where() const {
   return fmt::format("op {} ({})", index, name);
@@ -125,8 +37,8 @@ int Program::loop_id(const std::string& n) const {
 }
 
 Dims iteration_shape(const Program& p, const ProgOp& op) {
-  if (op.info->kind == ProgOpKind::kReduce) return p.tensors[static_cast<size_t>(op.in[0])].shape;
-  if (op.info->kind == ProgOpKind::kMatmul) {
+  if (op.info->kind == OpKind::kReduce) return p.tensors[static_cast<size_t>(op.in[0])].shape;
+  if (op.info->kind == OpKind::kMatmul) {
     Dims s = p.tensors[static_cast<size_t>(op.out)].shape;
     s.insert(s.end() - 1, p.tensors[static_cast<size_t>(op.in[0])].shape.back());
     return s;  // [batch..., m, k, n]
@@ -209,9 +121,9 @@ std::string tensor_text(const ProgTensor& t) {
   return fmt::format("'{}' {} {}", t.name, format_dims(t.shape), dtype_name(t.dtype));
 }
 
-bool fusable(ProgOpKind k) {
-  return k == ProgOpKind::kUnary || k == ProgOpKind::kBinary || k == ProgOpKind::kWhere ||
-         k == ProgOpKind::kCast || k == ProgOpKind::kReduce || k == ProgOpKind::kRotateHalf;
+bool fusable(OpKind k) {
+  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kWhere || k == OpKind::kCast ||
+         k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
 }
 
 }  // namespace
@@ -219,43 +131,52 @@ bool fusable(ProgOpKind k) {
 std::vector<ProgStage> plan_stages(const Program& p) {
   std::vector<ProgStage> stages;
   for (const ProgOp& op : p.ops) {
-    const ProgOpKind kind = op.info->kind;
+    const OpKind kind = op.info->kind;
     const Dims shape = iteration_shape(p, op);
     const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + op.where();
     if (op.tile < 0)
       throw Error(
           fmt::format("{}: no {} tile shapes in force (add a {} entry before it)", where,
-                      kind == ProgOpKind::kMatmul ? "cube" : "vec",
-                      kind == ProgOpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
+                      kind == OpKind::kMatmul ? "cube" : "vec",
+                      kind == OpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
           ErrorKind::kInput);
     const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
     const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
-    if (kind == ProgOpKind::kMatmul) {
+    if (kind == OpKind::kMatmul) {
       if (tile.dims.size() != 3)
         throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
                                 format_dims(tile.dims)),
                     ErrorKind::kInput);
     } else if (tile.dims.size() != shape.size()) {
-      throw Error(fmt::format("{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
-                              "one extent per dim of the op's {})",
-                              where, tile.name, format_dims(tile.dims), tile.dims.size(),
-                              tensor_text(kind == ProgOpKind::kReduce
-                                              ? first
-                                              : p.tensors[static_cast<size_t>(op.out)]),
-                              shape.size(), kind == ProgOpKind::kReduce ? "input" : "output"),
-                  ErrorKind::kInput);
+      throw Error(
+          fmt::format(
+              "{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
+              "one extent per dim of the op's {})",
+              where, tile.name, format_dims(tile.dims), tile.dims.size(),
+              tensor_text(kind == OpKind::kReduce ? first : p.tensors[static_cast<size_t>(op.out)]),
+              shape.size(), kind == OpKind::kReduce ? "input" : "output"),
+          ErrorKind::kInput);
     }
     bool splits = false;
-    if (kind == ProgOpKind::kReduce)
+    if (kind == OpKind::kReduce)
       for (int d : op.dims)
         splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
-    if (splits && op.merge == MergeMode::kAtomic && op.reduce == ReduceKind::kProd)
+    if (splits && op.merge == MergeMode::kAtomic && !merges_atomically(op.reduce))
       throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
-                              "has no product (atomic DMA adds, maxes or mins; use in_task, "
-                              "chain or tree)",
-                              where, tile.name, format_dims(tile.dims), tensor_text(first)),
+                              "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
+                              "tree)",
+                              where, tile.name, format_dims(tile.dims), tensor_text(first),
+                              op.reduce == ReduceKind::kProd ? "product" : "index"),
                   ErrorKind::kInput);
-    if (kind == ProgOpKind::kRotateHalf && tile.dims.back() < shape.back())
+    if (kind == OpKind::kScan &&
+        tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])])
+      throw Error(fmt::format("{}: tile '{}' {} splits dim {} of {} ({}), which cumsum runs along "
+                              "(set tile[{}] >= {})",
+                              where, tile.name, format_dims(tile.dims), op.dims[0],
+                              tensor_text(first), shape[static_cast<size_t>(op.dims[0])],
+                              op.dims[0], shape[static_cast<size_t>(op.dims[0])]),
+                  ErrorKind::kLimits);
+    if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
       throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
                               "swaps halves of (set the last tile dim >= {})",
                               where, tile.name, format_dims(tile.dims), tensor_text(first),
@@ -266,21 +187,20 @@ std::vector<ProgStage> plan_stages(const Program& p) {
       const ProgLoop& l = p.loops[static_cast<size_t>(op.loop)];
       loop_axis = l.axis;
       const Dims& space =
-          kind == ProgOpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
+          kind == OpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
       if (l.axis >= static_cast<int>(space.size()) ||
-          (kind == ProgOpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
-        throw Error(
-            fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name, l.axis,
-                        kind == ProgOpKind::kMatmul ? "output rows" : "iteration space",
-                        format_dims(space)),
-            ErrorKind::kInput);
-      if (kind == ProgOpKind::kReduce &&
+          (kind == OpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
+        throw Error(fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name,
+                                l.axis, kind == OpKind::kMatmul ? "output rows" : "iteration space",
+                                format_dims(space)),
+                    ErrorKind::kInput);
+      if ((kind == OpKind::kReduce || kind == OpKind::kScan) &&
           std::find(op.dims.begin(), op.dims.end(), l.axis) != op.dims.end())
-        throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces (loop "
-                                "over a kept axis)",
+        throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces or "
+                                "scans (loop over another axis)",
                                 where, l.name, l.axis, tensor_text(first)),
                     ErrorKind::kLimits);
-      if (kind == ProgOpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
+      if (kind == OpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
         throw Error(fmt::format("{}: loop '{}' axis {} is one of the two dims the transpose swaps "
                                 "(loop over a batch axis)",
                                 where, l.name, l.axis),
@@ -291,8 +211,8 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                     ErrorKind::kLimits);
     }
     ProgStage* cur = stages.empty() ? nullptr : &stages.back();
-    const bool joins = cur && cur->kind == ProgOpKind::kUnary && fusable(kind) &&
-                       p.ops[static_cast<size_t>(cur->last)].info->kind != ProgOpKind::kReduce &&
+    const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) &&
+                       p.ops[static_cast<size_t>(cur->last)].info->kind != OpKind::kReduce &&
                        p.ops[static_cast<size_t>(cur->last)].tile == op.tile &&
                        cur->loop == op.loop && cur->shape == shape;
     if (joins) {
@@ -300,10 +220,10 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     } else {
       ProgStage s;
       s.first = s.last = op.index;
-      s.kind = fusable(kind) ? ProgOpKind::kUnary : kind;
+      s.kind = fusable(kind) ? OpKind::kUnary : kind;
       s.shape = shape;
       s.tile = tile.dims;
-      if (kind == ProgOpKind::kMatmul) {
+      if (kind == OpKind::kMatmul) {
         // [batch..., m, k, n] tiled [1..., tm, tk, tn].
         Dims t(shape.size() - 3, 1);
         t.insert(t.end(), tile.dims.begin(), tile.dims.end());
@@ -365,20 +285,20 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
   const Dims& shape = p.tensors[static_cast<size_t>(t)].shape;
   const size_t r = b.origin.size();
   switch (op.info->kind) {
-    case ProgOpKind::kTranspose: {
+    case OpKind::kTranspose: {
       Block x = b;
       std::swap(x.origin[r - 1], x.origin[r - 2]);
       std::swap(x.extent[r - 1], x.extent[r - 2]);
       return x;
     }
-    case ProgOpKind::kGather: {
+    case OpKind::kGather: {
       if (t == op.in[1]) return Block{{b.origin[0]}, {b.extent[0]}};  // the tile's row indices
       Block x = b;                                                    // rows anywhere in the table
       x.origin[0] = 0;
       x.extent[0] = shape[0];
       return x;
     }
-    case ProgOpKind::kMatmul: {
+    case OpKind::kMatmul: {
       // b over [batch..., m, k, n]
       Block x{Dims(b.origin.begin(), b.origin.end() - 3),
               Dims(b.extent.begin(), b.extent.end() - 3)};
@@ -395,13 +315,13 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
 }
 
 Block output_region(const Program& p, const ProgOp& op, const Block& b) {
-  if (op.info->kind == ProgOpKind::kMatmul) {
+  if (op.info->kind == OpKind::kMatmul) {
     Block c = b;
     c.origin.erase(c.origin.end() - 2);
     c.extent.erase(c.extent.end() - 2);
     return c;
   }
-  if (op.info->kind != ProgOpKind::kReduce) return b;
+  if (op.info->kind != OpKind::kReduce) return b;
   Block c;
   for (size_t d = 0; d < b.origin.size(); ++d) {
     const bool reduced =

@@ -18,35 +18,12 @@
 
 #include "kernels/block_regions.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/op_table.hpp"
 #include "kernels/reduction_plan.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
 
 namespace tilesim {
-
-enum class ProgOpKind {
-  kUnary,
-  kBinary,
-  kWhere,
-  kCast,
-  kReduce,
-  kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
-  kTranspose,
-  kGather,
-  kMatmul
-};
-
-// One entry of the op table: PyPTO's name, its kind and, for vector ops, the vector instructions
-// one tile costs (each a pass over the tile in the given class) with the source of the count.
-struct ProgOpInfo {
-  std::string name;
-  ProgOpKind kind = ProgOpKind::kUnary;
-  std::vector<VecClass> instrs;  // unary / binary: the instructions of one tile, in order
-  int scratch_tiles = 0;         // temporaries the decomposition needs besides its output
-  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
-};
-const ProgOpInfo* find_prog_op(const std::string& name);
-std::vector<std::string> prog_op_names();
 
 struct ProgTensor {
   std::string name;
@@ -68,11 +45,9 @@ struct ProgLoop {
   int64_t loop_count = 1;
 };
 
-enum class ReduceKind { kSum, kMax, kMin, kMean, kProd };
-
 struct ProgOp {
   std::string name;  // table name
-  const ProgOpInfo* info = nullptr;
+  const OpRecord* info = nullptr;
   std::vector<int> in;  // tensor ids (where: cond, x, y; gather: x, index; matmul: a, b)
   int out = -1;
   std::optional<double> scalar;  // binary op with a scalar second operand
@@ -108,7 +83,7 @@ Dims iteration_shape(const Program& p, const ProgOp& op);
 // A stage: ops [first, last] run by one task per tile of `shape` under `tile`.
 struct ProgStage {
   int first = 0, last = 0;
-  ProgOpKind kind = ProgOpKind::kUnary;  // kUnary: a fused vector stage
+  OpKind kind = OpKind::kUnary;  // kUnary: a fused vector stage
   Dims shape;
   Dims tile;
   int loop = -1;

@@ -22,10 +22,11 @@ namespace {
 struct Local {
   Block region;  // in the tensor's coordinates
   NdArray data;
+  Eigen::ArrayXd values;  // argmax / argmin: the extreme value beside each index in `data`
 };
 
 Local zeros(const Block& r) {
-  return Local{r, NdArray{r.extent, Eigen::ArrayXd::Zero(product(r.extent))}};
+  return Local{r, NdArray{r.extent, Eigen::ArrayXd::Zero(product(r.extent))}, {}};
 }
 
 double at(const Local& l, const Dims& tensor_coords) {
@@ -62,13 +63,26 @@ double reduce_step(ReduceKind k, double acc, double x) {
     case ReduceKind::kMean:
       return acc + x;
     case ReduceKind::kMax:
+    case ReduceKind::kAny:
       return max_nan(acc, x);
     case ReduceKind::kMin:
+    case ReduceKind::kAll:
       return min_nan(acc, x);
     case ReduceKind::kProd:
       return acc * x;
+    case ReduceKind::kArgMax:
+    case ReduceKind::kArgMin:
+      break;  // pairs: beats()
   }
-  return acc;
+  throw InternalError("reduce_step: an index reduction folds (value, index) pairs");
+}
+
+// Whether value `v` replaces the extreme `best` an argmax / argmin holds: strictly better (ties
+// keep the earlier index), a NaN first of all (as torch.argmax).
+bool beats(ReduceKind k, double v, double best) {
+  if (std::isnan(best)) return false;
+  if (std::isnan(v)) return true;
+  return k == ReduceKind::kArgMax ? v > best : v < best;
 }
 
 // Op `op` over the iteration block `b`, its operands in `locals`.
@@ -84,32 +98,48 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
     out.data[rel] = v;
   };
   switch (op.info->kind) {
-    case ProgOpKind::kUnary:
+    case OpKind::kUnary:
       for_each_position(r, [&](const Dims& q) { set(q, op.info->value(at(in(0), q), 0.0)); });
       break;
-    case ProgOpKind::kBinary:
+    case OpKind::kBinary:
       for_each_position(r, [&](const Dims& q) {
-        const double x = at(in(0), broadcast_coords(shape(op.in[0]), q));
-        const double y = op.scalar ? *op.scalar : at(in(1), broadcast_coords(shape(op.in[1]), q));
-        set(q, op.info->value(x, y));
+        double x = at(in(0), broadcast_coords(shape(op.in[0]), q));
+        if (op.scalar) x = op.info->value(x, *op.scalar);
+        for (size_t i = 1; i < op.in.size(); ++i)  // n-ary ops fold left to right
+          x = op.info->value(x, at(in(i), broadcast_coords(shape(op.in[i]), q)));
+        set(q, x);
       });
       break;
-    case ProgOpKind::kWhere:
+    case OpKind::kScan: {
+      const size_t d = static_cast<size_t>(op.dims[0]);
+      for_each_position(r, [&](const Dims& q) {
+        double x = at(in(0), q);
+        if (q[d] > r.origin[d]) {
+          Dims prev = q;
+          --prev[d];
+          x += at(out, prev);
+        }
+        set(q, x);
+      });
+      break;
+    }
+    case OpKind::kWhere:
       for_each_position(r, [&](const Dims& q) {
         const bool c = at(in(0), broadcast_coords(shape(op.in[0]), q)) != 0.0;
         set(q, at(in(c ? 1 : 2), broadcast_coords(shape(op.in[c ? 1 : 2]), q)));
       });
       break;
-    case ProgOpKind::kCast: {
+    case OpKind::kCast: {
       const DType to = p.tensors[static_cast<size_t>(op.out)].dtype;
       for_each_position(r, [&](const Dims& q) { set(q, cast_value(at(in(0), q), to)); });
       break;
     }
-    case ProgOpKind::kReduce: {
+    case OpKind::kReduce: {
       const Dims& s = shape(op.in[0]);
       double count = 1;
       for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
       std::vector<bool> seen(static_cast<size_t>(out.data.data.size()), false);
+      out.values = Eigen::ArrayXd::Zero(out.data.data.size());
       for_each_position(b, [&](const Dims& q) {
         Dims o;
         for (size_t d = 0; d < q.size(); ++d) {
@@ -119,11 +149,22 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
           o.push_back(red ? 0 : q[d] - b.origin[d]);
         }
         const int64_t i = out.data.offset(o);
-        const double x = at(in(0), q);
+        const double v = at(in(0), q);
+        const bool index = reduces_to_index(op.reduce);
+        // any / all reduce each element's truth; argmax / argmin keep (value, index) pairs.
+        const double x = op.reduce == ReduceKind::kAny || op.reduce == ReduceKind::kAll
+                             ? (v != 0.0 ? 1.0 : 0.0)
+                         : index ? static_cast<double>(q[static_cast<size_t>(op.dims[0])])
+                                 : v;
         double& acc = out.data.data[i];
         if (!seen[static_cast<size_t>(i)]) {
           acc = x;
+          if (index) out.values[i] = v;
           seen[static_cast<size_t>(i)] = true;
+          return;
+        }
+        if (index) {
+          if (beats(op.reduce, v, out.values[i])) acc = x, out.values[i] = v;
           return;
         }
         acc = reduce_step(op.reduce, acc, x);
@@ -131,7 +172,7 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       if (op.reduce == ReduceKind::kMean) out.data.data /= count;
       break;
     }
-    case ProgOpKind::kRotateHalf: {
+    case OpKind::kRotateHalf: {
       const int64_t half = shape(op.in[0]).back() / 2;
       for_each_position(r, [&](const Dims& q) {
         Dims x = q;
@@ -141,21 +182,21 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       });
       break;
     }
-    case ProgOpKind::kTranspose:
+    case OpKind::kTranspose:
       for_each_position(r, [&](const Dims& q) {
         Dims x = q;
         std::swap(x[x.size() - 1], x[x.size() - 2]);
         set(q, at(in(0), x));
       });
       break;
-    case ProgOpKind::kGather:
+    case OpKind::kGather:
       for_each_position(r, [&](const Dims& q) {
         Dims x = q;
         x[0] = static_cast<int64_t>(at(in(1), {q[0]}));
         set(q, at(in(0), x));
       });
       break;
-    case ProgOpKind::kMatmul: {
+    case OpKind::kMatmul: {
       const size_t rk = b.origin.size();
       const int64_t k0 = b.origin[rk - 2], k1 = k0 + b.extent[rk - 2];
       for_each_position(r, [&](const Dims& q) {
@@ -176,7 +217,7 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
 }
 
 Local whole(const NdArray& a) {
-  return Local{Block{Dims(a.shape.size(), 0), a.shape}, a};
+  return Local{Block{Dims(a.shape.size(), 0), a.shape}, a, {}};
 }
 
 Local extract(const NdArray& a, const Block& r) {
@@ -218,9 +259,9 @@ std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
     int64_t rows = 0;
     bool cond = false;
     for (const ProgOp& op : p.ops) {
-      if (op.info->kind == ProgOpKind::kGather && op.in[1] == static_cast<int>(t))
+      if (op.info->kind == OpKind::kGather && op.in[1] == static_cast<int>(t))
         rows = p.tensors[static_cast<size_t>(op.in[0])].shape[0];
-      if (op.info->kind == ProgOpKind::kWhere && op.in[0] == static_cast<int>(t)) cond = true;
+      if (op.info->kind == OpKind::kWhere && op.in[0] == static_cast<int>(t)) cond = true;
     }
     for (Eigen::Index i = 0; i < a.data.size(); ++i) {
       if (rows > 0)
@@ -255,8 +296,7 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     res.writes.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
   for (const ProgStage& s : plan_stages(p)) {
     ProgStage grid_stage = s;
-    if (s.kind == ProgOpKind::kMatmul)
-      grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
+    if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
     const StageGrid grid = stage_grid(grid_stage);
     // A split stage's reduction: each tile's partial, folded per output block in the merge's
     // order (walked, chained and atomic: one after another; tree: pairwise by level).
@@ -288,10 +328,14 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
       if (reduced >= 0) partials[static_cast<size_t>(i)] = locals.at(reduced);
     }
     if (reduced < 0) continue;
-    auto fold = [&](Local& a, const Local& b) {
+    auto fold = [&](Local& a, const Local& b) {  // b holds the later indices
       for (Eigen::Index e = 0; e < a.data.data.size(); ++e) {
         double& x = a.data.data[e];
         const double y = b.data.data[e];
+        if (reduces_to_index(last.reduce)) {
+          if (beats(last.reduce, b.values[e], a.values[e])) x = y, a.values[e] = b.values[e];
+          continue;
+        }
         x = reduce_step(last.reduce, x, y);  // a mean's partials are already scaled
       }
     };

@@ -108,7 +108,13 @@ class ProgramLowering {
   // Folding one partial of `out_elems` into another: one vector instruction of the reduction's
   // kind (Add, Max, Min, Mul).
   void combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
-    v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
+    if (!reduces_to_index(red.reduce)) {
+      v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
+      return;
+    }
+    // (value, index) pairs: Compare, then Select of the values and of the indices.
+    for (int i = 0; i < 3; ++i)
+      v.push_back(VecOp{VecClass::kSimple, tensor(red.in[0]).dtype, 1, 1, out_elems});
   }
   // The tasks of a split stage: per chain, its segments' tasks and the merge the op names.
   void lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
@@ -136,7 +142,7 @@ void ProgramLowering::check_alignment(const ProgStage& s) const {
                    }()};
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = op(o);
-    if (x.info->kind == ProgOpKind::kMatmul || x.info->kind == ProgOpKind::kGather) continue;
+    if (x.info->kind == OpKind::kMatmul || x.info->kind == OpKind::kGather) continue;
     std::vector<std::pair<int, Block>> touched;
     for (int t : x.in) touched.emplace_back(t, operand_region(p_, x, t, full));
     touched.emplace_back(x.out, output_region(p_, x, full));
@@ -145,8 +151,7 @@ void ProgramLowering::check_alignment(const ProgStage& s) const {
       if (r.extent.back() == 1 && tensor(t).shape.back() == 1) continue;
       const int64_t bytes = dtype_bytes(tensor(t).dtype);
       const int64_t tile_last =
-          s.tile[s.tile.size() - 1 -
-                 (x.info->kind == ProgOpKind::kTranspose && t == x.in[0] ? 1 : 0)];
+          s.tile[s.tile.size() - 1 - (x.info->kind == OpKind::kTranspose && t == x.in[0] ? 1 : 0)];
       if (tile_last * bytes % hw_.ub.align_bytes != 0)
         throw Error(fmt::format("{}: tile {} of '{}' is misaligned: last dim {} x {} B = {} B is "
                                 "not a multiple of {} B (use a multiple of {} elements)",
@@ -185,7 +190,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   for (int t : s.loads) {
     const ProgOp& r = reader(s, t);
     const Block region = operand_region(p_, r, t, b);
-    if (r.info->kind == ProgOpKind::kGather && t == r.in[0]) {
+    if (r.info->kind == OpKind::kGather && t == r.in[0]) {
       // One copy per gathered row (its address comes from the index): rows x 1 burst.
       Block row = region;
       row.extent[0] = 1;
@@ -225,12 +230,13 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     const ProgOp& x = op(o);
     const DType dt = tensor(x.out).dtype;
     const DType in_dt = tensor(x.in[0]).dtype;
+    int scratch = x.info->scratch_tiles;
     switch (x.info->kind) {
-      case ProgOpKind::kUnary:
+      case OpKind::kUnary:
         for (VecClass c : x.info->instrs) st.vec.push_back(VecOp{c, dt, 1, 1, n});
         break;
-      case ProgOpKind::kBinary:
-      case ProgOpKind::kWhere: {
+      case OpKind::kBinary:
+      case OpKind::kWhere: {
         bool broadcast = false;
         for (int t : x.in) broadcast = broadcast || tensor(t).shape != s.shape;
         for (int t : x.in) {
@@ -244,16 +250,57 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
             live[-1 - t] = scalars * hw_.ub.align_bytes;
           }
         }
-        add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, hw_, st.vec);
+        // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
+        const size_t folds =
+            x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
+        for (size_t f = 0; f < folds; ++f)
+          add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, hw_, st.vec);
         break;
       }
-      case ProgOpKind::kCast:
+      case OpKind::kCast:
         st.vec.push_back(
             VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
         break;
-      case ProgOpKind::kReduce: {
+      case OpKind::kScan: {
+        // Ascend C CumSum (asc-devkit impl/adv_api/detail/math/cumsum/cumsum_common_impl.h):
+        // along the first axis one Add per row after the first; along the last axis the tile
+        // is transposed (TransDataTo5HD), summed row by row over the rows rounded up to 16,
+        // transposed back and copied out, fp16 through fp32 casts, two temporary tiles.
+        const size_t d = static_cast<size_t>(x.dims[0]);
+        int64_t before = 1, after = 1;
+        for (size_t a = 0; a < d; ++a) before *= ce[a];
+        for (size_t a = d + 1; a < ce.size(); ++a) after *= ce[a];
+        if (d + 1 == ce.size()) {
+          const bool half = dt != DType::kFp32;
+          const auto pass = [&](DType t) {
+            st.vec.push_back(VecOp{VecClass::kSimple, t, 1, 1, n});
+          };
+          pass(dt);  // transpose in
+          if (half) pass(DType::kFp32);
+          st.vec.push_back(
+              VecOp{VecClass::kScan, DType::kFp32, 1, ce[d] - 1, ceil_div(before, 16) * 16});
+          if (half) pass(DType::kFp32);
+          pass(dt);  // transpose back
+          pass(dt);  // copy out
+          scratch += 2;
+        } else {
+          st.vec.push_back(VecOp{VecClass::kScan, dt, before, ce[d] - 1, after});
+        }
+        break;
+      }
+      case OpKind::kReduce: {
         const TileReduceGeometry g = reduce_geometry(ce, x.dims);
-        if (x.reduce == ReduceKind::kProd && g.last_reduced) {
+        if (x.reduce == ReduceKind::kAny || x.reduce == ReduceKind::kAll) {
+          // Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
+          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+          add_reduce_ops(g, in_dt, st.vec);
+        } else if (reduces_to_index(x.reduce)) {
+          // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps
+          // each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
+          add_reduce_ops(g, in_dt, st.vec);
+          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+        } else if (x.reduce == ReduceKind::kProd && g.last_reduced) {
           // No in-row product instruction: rows of one element combined pairwise.
           st.vec.push_back(VecOp{VecClass::kReduceRows, in_dt, g.out_elems, g.rows, 1});
         } else {
@@ -263,19 +310,19 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
           add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, st.vec);
         break;
       }
-      case ProgOpKind::kRotateHalf:
+      case OpKind::kRotateHalf:
         st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});
         break;
-      case ProgOpKind::kTranspose:
+      case OpKind::kTranspose:
         st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // Ascend C Transpose
         break;
-      case ProgOpKind::kGather:
-      case ProgOpKind::kMatmul:
+      case OpKind::kGather:
+      case OpKind::kMatmul:
         break;
     }
     const bool stored = is_stored(x.out);
     const int64_t out_bytes = ub_bytes(x.out, output_region(p_, x, full));
-    const bool gather = x.info->kind == ProgOpKind::kGather;
+    const bool gather = x.info->kind == OpKind::kGather;
     if (pooled) {
       // PyPTO's compiler writes an op's result over a source that dies at it when the sizes
       // agree (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h,
@@ -298,7 +345,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     } else if (!stored && !gather) {
       live[x.out] = out_bytes;
     }
-    int64_t now = x.info->scratch_tiles * out_bytes;
+    int64_t now = scratch * out_bytes;
     for (const auto& [t, bytes] : live) now += bytes;
     peak = std::max(peak, now);
     for (auto it = live.begin(); it != live.end();) {
@@ -310,7 +357,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   for (int t : s.stores) {
     const ProgOp& w = writer(s, t);
     if (t != skip_store) st.stores.push_back(dma(DmaDir::kWrite, t, output_region(p_, w, b), acc));
-    if (w.info->kind != ProgOpKind::kGather && !stored_in_place.count(t))
+    if (w.info->kind != OpKind::kGather && !stored_in_place.count(t))
       k.buffers.push_back({tensor(t).name, ub_bytes(t, output_region(p_, w, full)),
                            BufferRole::kOutput, MemSpace::kUb});
   }
@@ -391,9 +438,9 @@ Producer ProgramLowering::producer_of(const ProgStage& s, const StageGrid& g, in
   Producer pr;
   const size_t r = g.pieces.size();
   for (size_t a = 0; a < r; ++a) {
-    if (w.info->kind == ProgOpKind::kMatmul && a == r - 2) continue;  // k
+    if (w.info->kind == OpKind::kMatmul && a == r - 2) continue;  // k
     const bool reduced =
-        w.info->kind == ProgOpKind::kReduce &&
+        w.info->kind == OpKind::kReduce &&
         std::find(w.dims.begin(), w.dims.end(), static_cast<int>(a)) != w.dims.end();
     if (reduced && !w.keepdim) continue;
     pr.pieces.push_back(reduced ? std::vector<Piece>{{0, 1}} : g.pieces[a]);
@@ -694,16 +741,15 @@ LoweredKernel ProgramLowering::run() {
       next_root += static_cast<int32_t>(s.loop_count);
     }
     ProgStage grid_stage = s;
-    if (s.kind == ProgOpKind::kMatmul)
-      grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
+    if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
     const StageGrid grid = stage_grid(grid_stage);
     const int psg = g.add_psg(s.psg);
     std::vector<Producer> stores;
     for (int t : s.stores) stores.push_back(producer_of(s, grid, t));
     std::vector<Access> acc;
     auto make = [&](int64_t i) {
-      TaskKind k = s.kind == ProgOpKind::kMatmul ? matmul_kind(s, grid.block(i), acc)
-                                                 : vector_kind(s, grid.block(i), acc);
+      TaskKind k = s.kind == OpKind::kMatmul ? matmul_kind(s, grid.block(i), acc)
+                                             : vector_kind(s, grid.block(i), acc);
       k.psg = psg;
       return k;
     };

@@ -127,10 +127,8 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
 KernelFamily reduce_kernels() {
   KernelFamily f;
   f.name = "reduce";
-  f.ops = {{"sum", "sum over dim(s)"},
-           {"amax", "maximum over dim(s)"},
-           {"amin", "minimum over dim(s)"},
-           {"mean", "sum over dim(s) / count"}};
+  f.spmd = true;
+  for (const char* name : {"sum", "amax", "amin", "mean"}) f.ops.emplace_back(name);
   ParamDecl multi;
   multi.name = "multi_dim";
   multi.fallback = "merged";

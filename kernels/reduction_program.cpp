@@ -1,6 +1,7 @@
 #include "kernels/reduction_program.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/families.hpp"
 #include "kernels/lowering_support.hpp"
@@ -121,11 +122,17 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
 void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   const KernelFamily* family = find_family(spec.op);
   const std::string name = family ? family->name : "";
-  if (name != "reduce" && name != "softmax" && name != "norm" && name != "loss")
-    throw Error(fmt::format("{}: the spmd partition is modelled for copy_in, elementwise, reduce, "
-                            "softmax, norm and loss ops; {} ops take the pypto partition",
-                            spec.op, family ? family->name : "these"),
+  if (!family || !family->spmd) {
+    std::vector<std::string> spmd;
+    for (const KernelFamily& f : kernel_families())
+      if (f.spmd) spmd.push_back(f.name);
+    const std::string last = spmd.back();
+    spmd.pop_back();
+    throw Error(fmt::format("{}: the spmd partition is modelled for {} and {} ops; {} ops take the "
+                            "pypto partition",
+                            spec.op, fmt::join(spmd, ", "), last, family ? family->name : "these"),
                 ErrorKind::kLimits);
+  }
   if (spec.loop_count != 1)
     throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the spmd "
                             "partition shares output rows over partition.grid blocks",

@@ -20,6 +20,15 @@ ParamDecl flag_param(std::string name, std::string doc, std::vector<std::string>
   return p;
 }
 
+KernelOp::KernelOp(const std::string& table_name) {
+  record = find_op_record(table_name);
+  if (!record) throw InternalError("op table has no record " + table_name);
+  name = record->name;
+  doc = record->doc;
+  inputs = record->kind == OpKind::kBinary ? 2 : 1;
+  value = record->value;
+}
+
 // The registration list: one line per family, each defined in its own file.
 KernelFamily copy_in_kernels();
 KernelFamily elementwise_kernels();

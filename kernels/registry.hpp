@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/lowering.hpp"
+#include "kernels/op_table.hpp"
 #include "model/json_reader.hpp"
 #include "model/task_graph.hpp"
 
@@ -41,17 +42,19 @@ ParamDecl flag_param(std::string name, std::string doc, std::vector<std::string>
 
 struct KernelOp {
   KernelOp(std::string op, std::string what) : name(std::move(op)), doc(std::move(what)) {}
-  KernelOp(std::string op, std::string what, int n, VecClass c,
-           std::function<double(double, double)> v)
-      : name(std::move(op)), doc(std::move(what)), inputs(n), cls(c), value(std::move(v)) {}
+  KernelOp(std::string op, std::string what, int n, std::function<double(double, double)> v)
+      : name(std::move(op)), doc(std::move(what)), inputs(n), value(std::move(v)) {}
+  // An op of the one op table (kernels/op_table.hpp), named there: its doc, arity, vector
+  // instructions and value come from its record.
+  explicit KernelOp(const std::string& table_name);
 
   std::string name;
   std::string doc;
-  // Elementwise ops: inputs, the class of their vector instruction and their value (`y` unused
-  // by unary ops), which the functional executor applies tile by tile.
+  // Elementwise ops: inputs and their value (`y` unused by unary ops), which the functional
+  // executor applies tile by tile; their instructions are the record's.
   int inputs = 1;
-  VecClass cls = VecClass::kSimple;
   std::function<double(double x, double y)> value;
+  const OpRecord* record = nullptr;
 };
 
 struct KernelFamily {
@@ -69,6 +72,9 @@ struct KernelFamily {
   // Checks of params whose allowed values depend on the spec (its shape): run after the declared
   // checks, at load (the reader names the file) and before lowering; failures are kParams.
   std::function<void(const KernelSpec&, const JsonReader& params)> check_params;
+  // The spmd partition is modelled for the family (a reducing family's rows are shared over
+  // blocks by share_over_blocks).
+  bool spmd = false;
   // The family takes int8 operands (dtype "int8": matmul's quantised operands); the others take
   // the float types only.
   bool int8_operands = false;

@@ -89,6 +89,7 @@ ReductionProgram describe_softmax(const KernelSpec& spec) {
 KernelFamily softmax_kernels() {
   KernelFamily f;
   f.name = "softmax";
+  f.spmd = true;
   f.ops = {{"softmax", "exp(x - max) / sum over one dim"},
            {"logsoftmax", "x - max - ln(sum of exp) over one dim"}};
   f.params = {merge_param(), spmd_rows_param()};

@@ -20,6 +20,8 @@ const char* vec_class_name(VecClass c) {
       return "reduce_last";
     case VecClass::kReduceRows:
       return "reduce_rows";
+    case VecClass::kScan:
+      return "scan";
   }
   return "?";
 }

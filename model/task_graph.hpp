@@ -61,6 +61,7 @@ enum class VecClass {
   kComplex,     // exp, ln, sqrt, div: slower elementwise
   kReduceLast,  // reduce each row along the last (contiguous) axis: in-row reduce instructions
   kReduceRows,  // combine `rows` rows elementwise (reduction along a non-last axis)
+  kScan,        // `rows` dependent elementwise adds of `cols` elements each (a cumsum's steps)
 };
 const char* vec_class_name(VecClass c);
 

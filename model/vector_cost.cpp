@@ -21,6 +21,7 @@ ClassCost class_cost(VecClass c, const Hardware& hw) {
       return {hw.vector.reduce.cycles_per_repeat, hw.vector.reduce.latency_cycles};
     case VecClass::kSimple:
     case VecClass::kReduceRows:
+    case VecClass::kScan:
       break;
   }
   return {hw.vector.simple.cycles_per_repeat, hw.vector.simple.latency_cycles};
@@ -64,6 +65,17 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
         width -= half;
       }
       add_op(total, rows, class_cost(VecClass::kReduceLast, hw), hw);
+      break;
+    }
+    case VecClass::kScan: {
+      // Each step waits for the previous one (Ascend C CumSum: one Add per row, a PipeBarrier
+      // between them), so each is its own instruction: batch x rows instructions.
+      VecCost step;
+      add_op(step, ceil_div(op.cols, per_repeat), simple, hw);
+      const auto n = static_cast<double>(op.batch * op.rows);
+      total.instructions = static_cast<int64_t>(n) * step.instructions;
+      total.repeats = static_cast<int64_t>(n) * step.repeats;
+      total.cycles = n * step.cycles;
       break;
     }
     case VecClass::kReduceRows: {

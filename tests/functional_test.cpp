@@ -539,6 +539,25 @@ void check_independent_tiles(const std::string& op) {
     EXPECT_LT(rel_err(r.out.data, want), kTol) << op << " tile " << format_dims(tile);
     EXPECT_TRUE((r.covered.data == 1.0).all()) << op << " tile " << format_dims(tile);
   }
+  if (!info.record || !info.record->n_ary) return;
+  // The fused n-ary form (params.operands 4): ((x1 op x2) op x3) op x4 in every tile, and its
+  // tasks read four tiles and run three vector ops.
+  KernelSpec s;
+  s.op = op;
+  s.shape = {6, 40};
+  s.tile = {4, 16};
+  s.params = {{"operands", 4}};
+  std::vector<NdArray> in;
+  for (unsigned i = 0; i < 4; ++i) in.push_back(random_array(s.shape, 40 + i));
+  const TilesResult r = execute_independent_tiles(s, in);
+  Eigen::ArrayXd want = in[0].data;
+  for (size_t i = 1; i < 4; ++i)
+    want = op == "add" ? (want + in[i].data).eval() : (want * in[i].data).eval();
+  EXPECT_LT(rel_err(r.out.data, want), kTol) << op << " operands 4";
+  const LoweredKernel k = lower_kernel(s, test::default_hw());
+  const TileStep& st = k.graph.kinds.front().steps.front();
+  EXPECT_EQ(st.loads.size(), 4u) << op;
+  EXPECT_EQ(st.vec.size(), 3u) << op;
 }
 
 // Broadcast second operands (params.broadcast): rows, columns and a mixed 3-D shape, under the

@@ -107,6 +107,13 @@ TEST(VectorCost, ElementwiseAndReductions) {
   EXPECT_EQ(rows.repeats, 15 * 4);
   EXPECT_EQ(rows.instructions, 4);
   EXPECT_LT(rows.cycles, last.cycles);  // reducing across rows is cheaper than in-row
+  // A scan (cumsum) of 7 dependent steps over 3 x 256 fp32: 21 instructions of 4 repeats each,
+  // each paying its issue and latency (no step starts before the previous one ends).
+  const VecCost scan = vector_cost(VecOp{VecClass::kScan, DType::kFp32, 3, 7, 256}, hw);
+  const VecCost one = vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, 256}, hw);
+  EXPECT_EQ(scan.instructions, 21);
+  EXPECT_EQ(scan.repeats, 21 * 4);
+  EXPECT_DOUBLE_EQ(scan.cycles, 21 * one.cycles);
 }
 
 TaskKind streaming_kind(int64_t repeat, int depth, int64_t tile_bytes) {

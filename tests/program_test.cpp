@@ -5,7 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -86,7 +89,8 @@ std::vector<Bad> bad_programs() {
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
-       "sum, amax, amin, mean, prod, rotate_half, transpose, gather, matmul)"},
+       "sum, amax, amin, mean, prod, any, all, argmax, argmin, cumsum, rotate_half, transpose, "
+       "gather, matmul)"},
       {"split product merged atomically",
        prog({tile({1, 32}),
              {{"op", "prod"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "atomic"}, {"out", "y"}}}),
@@ -98,6 +102,27 @@ std::vector<Bad> bad_programs() {
              {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "ring"}, {"out", "y"}}}),
        "p.json: body[1].merge: op 0 (sum): unknown merge 'ring' (allowed: in_task, chain, tree, "
        "atomic)"},
+      {"argmax over two dims",
+       prog({tile({4, 64}),
+             {{"op", "argmax"},
+              {"inputs", {"x"}},
+              {"dim", {0, 1}},
+              {"keepdim", true},
+              {"out", "y"}}}),
+       "p.json: body[1].dim: op 0 (argmax): argmax takes one dim (the index is along it)"},
+      {"argmin merged atomically",
+       prog(
+           {tile({1, 32}),
+            {{"op", "argmin"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "atomic"}, {"out", "y"}}}),
+       "p.json: op 0 (argmin): tile 'vec0' (1, 32) splits a reduced dim of 'x' (4, 64) fp32 and "
+       "merge \"atomic\" has no index (atomic DMA adds, maxes or mins; use in_task, chain or "
+       "tree)"},
+      {"cumsum over a split dim",
+       prog({tile({1, 32}), {{"op", "cumsum"}, {"inputs", {"x"}}, {"dim", -1}, {"out", "y"}}}),
+       "p.json: op 0 (cumsum): tile 'vec0' (1, 32) splits dim 1 of 'x' (4, 64) fp32 (64), which "
+       "cumsum runs along (set tile[1] >= 64)"},
+      {"n-ary sub", prog({tile({1, 64}), op("sub", {"x", "x", "x"}, "y")}),
+       "p.json: body[1]: op 0 (sub): takes 2 inputs (got 3)"},
       {"merge on an elementwise op",
        prog({tile({1, 32}), {{"op", "exp"}, {"inputs", {"x"}}, {"merge", "tree"}, {"out", "y"}}}),
        "p.json: body[1]: op 0 (exp): \"merge\" applies to reductions"},
@@ -177,7 +202,9 @@ TEST(ProgramPlan, UbIsSharedByLifetimeAndResultsGoInPlace) {
 }
 
 fs::path write_temp(const std::string& name, const std::string& text) {
-  const auto dir = fs::temp_directory_path() / "tilesim_program_test";
+  // One folder per process: ctest runs this file's tests in parallel processes.
+  const auto dir =
+      fs::temp_directory_path() / ("tilesim_program_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;
@@ -373,7 +400,8 @@ json random_program(std::mt19937& rng) {
   const std::vector<std::string> unary = {"exp", "log",  "sqrt", "rsqrt",   "reciprocal", "abs",
                                           "neg", "relu", "tanh", "sigmoid", "silu",       "gelu"};
   const std::vector<std::string> binary = {"add", "sub", "mul", "div", "maximum", "minimum"};
-  const std::vector<std::string> reduce = {"sum", "amax", "amin", "mean", "prod"};
+  const std::vector<std::string> reduce = {"sum", "amax", "amin",   "mean",  "prod",
+                                           "any", "all",  "argmax", "argmin"};
   const int ops = 2 + static_cast<int>(pick(5));
   for (int i = 0; i < ops; ++i) {
     const std::string out = fmt::format("t{}", i);
@@ -411,21 +439,41 @@ json random_program(std::mt19937& rng) {
       if (!last && split)
         t["set_vec_tile_shapes"][0] = 1 + pick(std::max<int64_t>(1, shape[0] - 1));
       body.push_back(t);
-      const std::string r = reduce[static_cast<size_t>(pick(5))];
+      const std::string r = reduce[static_cast<size_t>(pick(9))];
+      const bool index = r == "argmax" || r == "argmin";
       json o = op(r, {a}, out);
       o["dim"] = last ? -1 : 0;
       o["keepdim"] = true;
       if (split) {
         const std::vector<std::string> merges = {"in_task", "chain", "tree", "atomic"};
-        o["merge"] = merges[static_cast<size_t>(pick(r == "prod" ? 3 : 4))];
+        o["merge"] = merges[static_cast<size_t>(pick(r == "prod" || index ? 3 : 4))];
       }
       body.push_back(o);
-      any.push_back(out);  // a row or a column now
+      (index ? outs : any).push_back(out);  // a row or a column now (indices: int32)
       body.push_back(vec_tile(false));
     } else {
       // One op of its own stage kind, as a program output.
-      const int64_t which = pick(3);
-      if (which == 0) {
+      const int64_t which = pick(5);
+      if (which == 3) {
+        // A running sum along the last dim (or dim 0), its tile covering that dim.
+        const bool last = pick(2) == 0 || loop;
+        json t = vec_tile(last);
+        if (!last) t["set_vec_tile_shapes"][0] = shape[0];
+        body.push_back(t);
+        json o = op("cumsum", {a}, out);
+        o["dim"] = last ? -1 : 0;
+        body.push_back(o);
+        full.push_back(out);
+        body.push_back(vec_tile(false));
+      } else if (which == 4) {
+        // One fused n-ary add, mul, maximum or minimum of 3 or 4 operands.
+        const std::vector<std::string> nary = {"add", "mul", "maximum", "minimum"};
+        json o = op(nary[static_cast<size_t>(pick(4))], {a}, out);
+        for (int64_t k = 0, n = 2 + pick(2); k < n; ++k)
+          o["inputs"].push_back(any[static_cast<size_t>(pick(static_cast<int64_t>(any.size())))]);
+        body.push_back(o);
+        full.push_back(out);
+      } else if (which == 0) {
         body.push_back(vec_tile(true));
         body.push_back(op("rotate_half", {a}, out));
         full.push_back(out);
@@ -468,6 +516,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   std::mt19937 rng(20261201);
   const Hardware hw = test::default_hw();
   int stages = 0, lowered_tasks = 0, split_stages = 0, spmd_tasks = 0;
+  std::map<std::string, int> ops_seen;
   for (int i = 0; i < 1000; ++i) {
     const json j = random_program(rng);
     Program p;
@@ -477,6 +526,8 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
       FAIL() << "program " << i << ": " << e.what() << "\n" << j.dump();
     }
     ASSERT_TRUE(proves(p, static_cast<unsigned>(i))) << "program " << i << "\n" << j.dump();
+    for (const ProgOp& o : p.ops)
+      ++ops_seen[o.name + (o.in.size() > 2 && o.name != "where" ? "/n" : "")];
     stages += static_cast<int>(plan_stages(p).size());
     KernelSpec spec;
     spec.op = "program:random";
@@ -492,7 +543,10 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     spec.grid = 1 + static_cast<int64_t>(rng() % 40);
     spmd_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
   }
-  EXPECT_GT(split_stages, 150);  // 189 with this seed
+  EXPECT_GT(split_stages, 150);
+  // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
+  for (const char* name : {"any", "all", "argmax", "argmin", "cumsum", "add/n", "mul/n"})
+    EXPECT_GE(ops_seen[name], 10) << name;  // 189 with this seed
   EXPECT_GT(spmd_tasks, 0);
   EXPECT_GT(stages, 1500);  // the programs do cut into stages
   EXPECT_GT(lowered_tasks, 0);

@@ -35,7 +35,8 @@ TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
   EXPECT_EQ(find_family("relu")->name, "elementwise");
   EXPECT_EQ(find_family("groupnorm")->name, "norm");
   EXPECT_EQ(find_family("nope"), nullptr);
-  EXPECT_EQ(find_op("div")->cls, VecClass::kComplex);
+  EXPECT_EQ(find_op("div")->record, find_op_record("div"));  // one op table
+  EXPECT_EQ(find_op("div")->record->instrs, std::vector<VecClass>{VecClass::kComplex});
   EXPECT_EQ(find_op("add")->inputs, 2);
 }
 

@@ -105,9 +105,9 @@ void Loader::read_body(const JsonReader& body, int loop) {
           "set_cube_tile_shapes");
     RawOp r{e, {}, "", vec_tile_, cube_tile_, loop};
     const std::string name = e.at("op").string();
-    if (!find_prog_op(name))
+    if (!find_op_record(name))
       e.at("op").fail(
-          fmt::format("unknown op '{}' (known: {})", name, fmt::join(prog_op_names(), ", ")));
+          fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
     e.check_keys(
         {"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype"});
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
@@ -121,32 +121,38 @@ void Loader::resolve(const RawOp& raw, size_t index) {
   ProgOp op;
   op.index = static_cast<int>(index);
   op.name = e.at("op").string();
-  op.info = find_prog_op(op.name);
+  op.info = find_op_record(op.name);
   op.loop = raw.loop;
-  const ProgOpKind kind = op.info->kind;
-  op.tile = kind == ProgOpKind::kMatmul ? raw.cube : raw.tile;
+  const OpKind kind = op.info->kind;
+  op.tile = kind == OpKind::kMatmul ? raw.cube : raw.tile;
   const std::string where = op.where();
   auto fail = [&](const std::string& what, ErrorKind k = ErrorKind::kInput) {
     e.fail(where + ": " + what, k);
   };
   for (const std::string& n : raw.inputs) op.in.push_back(p_.tensor_id(n));
   const size_t want =
-      kind == ProgOpKind::kWhere                       ? 3
-      : kind == ProgOpKind::kBinary && e.has("scalar") ? 1
-      : kind == ProgOpKind::kBinary || kind == ProgOpKind::kGather || kind == ProgOpKind::kMatmul
-          ? 2
-          : 1;
-  if (op.in.size() != want)
+      kind == OpKind::kWhere                                                          ? 3
+      : kind == OpKind::kBinary && e.has("scalar")                                    ? 1
+      : kind == OpKind::kBinary || kind == OpKind::kGather || kind == OpKind::kMatmul ? 2
+                                                                                      : 1;
+  if (kind == OpKind::kBinary && op.info->n_ary && !e.has("scalar")) {
+    if (op.in.size() < 2)
+      fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)", op.in.size(),
+                       op.name));
+  } else if (op.in.size() != want) {
     fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
+  }
   if (e.has("scalar")) {
-    if (kind != ProgOpKind::kBinary) fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
+    if (kind != OpKind::kBinary) fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
     op.scalar = e.at("scalar").number();
   }
-  for (const char* key : {"dim", "keepdim", "merge"})
-    if (e.has(key) && kind != ProgOpKind::kReduce)
+  for (const char* key : {"keepdim", "merge"})
+    if (e.has(key) && kind != OpKind::kReduce)
       fail(std::string("\"") + key + "\" applies to reductions");
-  if (e.has("dtype") && kind != ProgOpKind::kCast) fail("\"dtype\" applies to cast");
-  if (e.has("out_dtype") && kind != ProgOpKind::kMatmul) fail("\"out_dtype\" applies to matmul");
+  if (e.has("dim") && kind != OpKind::kReduce && kind != OpKind::kScan)
+    fail("\"dim\" applies to reductions and cumsum");
+  if (e.has("dtype") && kind != OpKind::kCast) fail("\"dtype\" applies to cast");
+  if (e.has("out_dtype") && kind != OpKind::kMatmul) fail("\"out_dtype\" applies to matmul");
   const ProgTensor& x = tensor(op.in[0]);
   ProgTensor out;
   out.name = raw.out;
@@ -164,20 +170,20 @@ void Loader::resolve(const RawOp& raw, size_t index) {
                       text(t), op.name));
   };
   switch (kind) {
-    case ProgOpKind::kUnary:
+    case OpKind::kUnary:
       is_float(op.in[0]);
       out.shape = x.shape;
       break;
-    case ProgOpKind::kRotateHalf:
+    case OpKind::kRotateHalf:
       is_float(op.in[0]);
       if (x.shape.back() % 2 != 0)
         fail(fmt::format("{}: rotate_half swaps the halves of the last dim, which must be even",
                          text(op.in[0])));
       out.shape = x.shape;
       break;
-    case ProgOpKind::kBinary:
-    case ProgOpKind::kWhere: {
-      const size_t first = kind == ProgOpKind::kWhere ? 1 : 0;
+    case OpKind::kBinary:
+    case OpKind::kWhere: {
+      const size_t first = kind == OpKind::kWhere ? 1 : 0;
       for (size_t i = first; i < op.in.size(); ++i) is_float(op.in[i]);
       for (size_t i = first + 1; i < op.in.size(); ++i) same_dtype(op.in[first], op.in[i]);
       Dims s = tensor(op.in[0]).shape;
@@ -194,12 +200,22 @@ void Loader::resolve(const RawOp& raw, size_t index) {
       out.dtype = tensor(op.in[first]).dtype;
       break;
     }
-    case ProgOpKind::kCast:
+    case OpKind::kCast:
       out.shape = x.shape;
       out.dtype = read_dtype(e.at("dtype"));
       break;
-    case ProgOpKind::kReduce: {
+    case OpKind::kScan: {
       is_float(op.in[0]);
+      const auto rank = static_cast<int64_t>(x.shape.size());
+      if (!e.has("dim")) fail("\"dim\": missing (the dim to scan)");
+      const int64_t v = e.at("dim").integer(-rank, rank - 1);
+      op.dims = {static_cast<int>(v < 0 ? v + rank : v)};
+      out.shape = x.shape;
+      break;
+    }
+    case OpKind::kReduce: {
+      if (op.info->reduce != ReduceKind::kAny && op.info->reduce != ReduceKind::kAll)
+        is_float(op.in[0]);
       const auto rank = static_cast<int64_t>(x.shape.size());
       std::vector<JsonReader> dims;
       if (!e.has("dim")) fail("\"dim\": missing (the dim or dims to reduce)");
@@ -215,12 +231,12 @@ void Loader::resolve(const RawOp& raw, size_t index) {
       if (std::adjacent_find(op.dims.begin(), op.dims.end()) != op.dims.end() || op.dims.empty())
         e.at("dim").fail(where + ": each dim once, at least one");
       op.keepdim = e.boolean_or("keepdim", false);
-      const std::map<std::string, ReduceKind> kinds = {{"sum", ReduceKind::kSum},
-                                                       {"amax", ReduceKind::kMax},
-                                                       {"amin", ReduceKind::kMin},
-                                                       {"mean", ReduceKind::kMean},
-                                                       {"prod", ReduceKind::kProd}};
-      op.reduce = kinds.at(op.name);
+      op.reduce = op.info->reduce;
+      if (reduces_to_index(op.reduce)) {
+        if (op.dims.size() != 1)
+          e.at("dim").fail(where + ": " + op.name + " takes one dim (the index is along it)");
+        out.dtype = DType::kInt32;
+      }
       if (e.has("merge")) {
         const std::string m = e.at("merge").string();
         if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic")
@@ -240,13 +256,13 @@ void Loader::resolve(const RawOp& raw, size_t index) {
         fail("reducing every dim needs \"keepdim\": true (a tensor keeps at least one dim)");
       break;
     }
-    case ProgOpKind::kTranspose:
+    case OpKind::kTranspose:
       if (x.shape.size() < 2)
         fail(fmt::format("{} has rank 1; transpose swaps the last two dims", text(op.in[0])));
       out.shape = x.shape;
       std::swap(out.shape[out.shape.size() - 1], out.shape[out.shape.size() - 2]);
       break;
-    case ProgOpKind::kGather: {
+    case OpKind::kGather: {
       const ProgTensor& idx = tensor(op.in[1]);
       if (idx.dtype != DType::kInt32 || idx.shape.size() != 1)
         fail(fmt::format("dtype mismatch: the index {} must be a rank-1 int32 tensor of rows",
@@ -255,7 +271,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
       out.shape[0] = idx.shape[0];
       break;
     }
-    case ProgOpKind::kMatmul: {
+    case OpKind::kMatmul: {
       const ProgTensor& b = tensor(op.in[1]);
       same_dtype(op.in[0], op.in[1]);
       const size_t r = x.shape.size();

@@ -1,0 +1,54 @@
+#pragma once
+// The one op table: every tensor op tilesim knows, in PyPTO's names, one record each. Tile
+// programs (kernels/program.hpp) and the built-in families (kernels/registry.hpp: a family lists
+// the names it lowers) read the same record: its kind, its arity, the vector instructions one
+// tile costs (each a pass over the tile in the given class; the Ascend C decompositions are cited
+// in op_table.cpp), the UB temporaries its decomposition needs, and its value for the functional
+// proof. A new elementwise op is one record here.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+enum class OpKind {
+  kUnary,
+  kBinary,
+  kWhere,
+  kCast,
+  kReduce,
+  kScan,        // cumsum along one dim (the output keeps the input's shape)
+  kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
+  kTranspose,
+  kGather,
+  kMatmul
+};
+
+// A reduction's statistic. any / all reduce the truth of each element (x != 0) to 1 or 0;
+// argmax / argmin give the int32 index of the first extreme along the reduced dim.
+enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin };
+
+struct OpRecord {
+  std::string name;
+  OpKind kind = OpKind::kUnary;
+  std::string doc;                       // one line: what it computes
+  std::vector<VecClass> instrs;          // unary / binary: the instructions of one tile, in order
+  int scratch_tiles = 0;                 // temporaries the decomposition needs besides its output
+  bool n_ary = false;                    // binary: folds any number of operands left to right
+  ReduceKind reduce = ReduceKind::kSum;  // kReduce
+  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+};
+
+const OpRecord* find_op_record(const std::string& name);
+// Every record's name, in table order.
+std::vector<std::string> op_record_names();
+
+// Whether partials of the statistic merge by an atomic DMA write (add, max or min).
+bool merges_atomically(ReduceKind k);
+// The statistic's output is an int32 index (argmax, argmin).
+bool reduces_to_index(ReduceKind k);
+
+}  // namespace tilesim
