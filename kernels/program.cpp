@@ -64,30 +64,48 @@ Block StageGrid::block(int64_t index) const {
   return b;
 }
 
+int64_t ProgStage::roots() const {
+  int64_t n = 1;
+  for (int64_t c : loop_counts) n *= c;
+  return n;
+}
+
 int32_t StageGrid::root(int64_t index) const {
-  int64_t inner = 1;
-  for (size_t a = static_cast<size_t>(chunk_axis) + 1; a < pieces.size(); ++a)
-    inner *= static_cast<int64_t>(pieces[a].size());
-  const auto n = static_cast<int64_t>(pieces[static_cast<size_t>(chunk_axis)].size());
-  return piece_root[static_cast<size_t>(index / inner % n)];
+  // The piece index on every axis (row-major), then the chunks of the loop axes, mixed radix.
+  std::vector<int64_t> at(pieces.size());
+  for (size_t a = pieces.size(); a-- > 0;) {
+    const auto n = static_cast<int64_t>(pieces[a].size());
+    at[a] = index % n;
+    index /= n;
+  }
+  int64_t root = 0;
+  for (size_t l = 0; l < chunk_axes.size(); ++l)
+    root = root * chunk_counts[l] +
+           piece_chunk[l][static_cast<size_t>(at[static_cast<size_t>(chunk_axes[l])])];
+  return static_cast<int32_t>(root);
 }
 
 StageGrid stage_grid(const ProgStage& s) {
   StageGrid g;
-  g.chunk_axis = s.loop_axis >= 0 ? s.loop_axis : 0;
+  g.chunk_axes = s.loop_axes;
+  g.chunk_counts = s.loop_counts;
+  g.piece_chunk.resize(s.loop_axes.size());
   for (size_t a = 0; a < s.shape.size(); ++a) {
     std::vector<Piece> ps;
     std::vector<Chunk> chunks = {{0, s.shape[a]}};
-    if (static_cast<int>(a) == s.loop_axis) {
+    const auto l = std::find(s.loop_axes.begin(), s.loop_axes.end(), static_cast<int>(a));
+    const bool looped = l != s.loop_axes.end();
+    const size_t li = static_cast<size_t>(l - s.loop_axes.begin());
+    if (looped) {
       KernelSpec cut;
       cut.shape = {s.shape[a]};
-      cut.loop_count = s.loop_count;
+      cut.loop_count = s.loop_counts[li];
       chunks = loop_chunks(cut, 0);
     }
     for (size_t c = 0; c < chunks.size(); ++c)
       for (int64_t o = 0; o < chunks[c].size; o += s.tile[a]) {
         ps.push_back({chunks[c].offset + o, std::min(s.tile[a], chunks[c].size - o)});
-        if (static_cast<int>(a) == g.chunk_axis) g.piece_root.push_back(static_cast<int32_t>(c));
+        if (looped) g.piece_chunk[li].push_back(static_cast<int32_t>(c));
       }
     g.pieces.push_back(std::move(ps));
   }
@@ -182,10 +200,12 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                               where, tile.name, format_dims(tile.dims), tensor_text(first),
                               shape.back(), shape.back()),
                   ErrorKind::kLimits);
-    int loop_axis = -1;
-    if (op.loop >= 0) {
-      const ProgLoop& l = p.loops[static_cast<size_t>(op.loop)];
-      loop_axis = l.axis;
+    std::vector<int> loop_axes;
+    std::vector<int64_t> loop_counts;
+    for (int li = op.loop; li >= 0; li = p.loops[static_cast<size_t>(li)].parent) {
+      const ProgLoop& l = p.loops[static_cast<size_t>(li)];
+      loop_axes.insert(loop_axes.begin(), l.axis);
+      loop_counts.insert(loop_counts.begin(), l.loop_count);
       const Dims& space =
           kind == OpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
       if (l.axis >= static_cast<int>(space.size()) ||
@@ -230,8 +250,8 @@ std::vector<ProgStage> plan_stages(const Program& p) {
         s.tile = t;
       }
       s.loop = op.loop;
-      s.loop_axis = loop_axis;
-      s.loop_count = op.loop >= 0 ? p.loops[static_cast<size_t>(op.loop)].loop_count : 1;
+      s.loop_axes = loop_axes;
+      s.loop_counts = loop_counts;
       stages.push_back(s);
     }
     stages.back().split = splits;

@@ -43,7 +43,10 @@ struct ProgLoop {
   std::string name;
   int axis = 0;  // of the iteration space of every op in its body
   int64_t loop_count = 1;
+  int parent = -1;  // the loop whose body holds this one (nested loops cut different axes)
 };
+// How deep loops nest (PyPTO's nested pypto.loop; each innermost chunk is a root function).
+inline constexpr int kMaxLoopDepth = 3;
 
 struct ProgOp {
   std::string name;  // table name
@@ -86,9 +89,11 @@ struct ProgStage {
   OpKind kind = OpKind::kUnary;  // kUnary: a fused vector stage
   Dims shape;
   Dims tile;
-  int loop = -1;
-  int loop_axis = -1;
-  int64_t loop_count = 1;
+  int loop = -1;  // the innermost loop (-1: none)
+  // The loop nest, outermost first: the axis each loop cuts and its loop_count.
+  std::vector<int> loop_axes;
+  std::vector<int64_t> loop_counts;
+  int64_t roots() const;    // root functions: the product of the loop counts
   std::vector<int> loads;   // tensors read from GM, in order of first use
   std::vector<int> stores;  // tensors written to GM
   // The stage ends in a reduction whose tile splits a reduced dim: its tiles group into chains
@@ -98,11 +103,13 @@ struct ProgStage {
 };
 
 // Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop
-// axis); the stage's tiles are their cartesian product, row-major, and each loop chunk is a root.
+// axes); the stage's tiles are their cartesian product, row-major, and each combination of loop
+// chunks (one per loop of the nest) is a root.
 struct StageGrid {
   std::vector<std::vector<Piece>> pieces;
-  int chunk_axis = 0;               // the loop axis (0 without a loop)
-  std::vector<int32_t> piece_root;  // the loop chunk of each piece on chunk_axis
+  std::vector<int> chunk_axes;                    // the loop nest's axes, outermost first
+  std::vector<int64_t> chunk_counts;              // and its loop counts
+  std::vector<std::vector<int32_t>> piece_chunk;  // per loop: the chunk of each piece on its axis
   int64_t count() const;
   Block block(int64_t index) const;
   int32_t root(int64_t index) const;

@@ -723,11 +723,11 @@ LoweredKernel ProgramLowering::run() {
   int32_t next_root = 0, base = 0;
   for (size_t si = 0; si < stages.size(); ++si) {
     const ProgStage& s = stages[si];
-    if (spmd_ && s.loop_count > 1)
+    if (spmd_ && s.roots() > 1)
       throw Error(
           fmt::format("{}: loop '{}' loop_count {} applies to the pypto partition; an spmd "
                       "launch shares each stage's tiles over partition.grid blocks",
-                      where(op(s.first)), p_.loops[static_cast<size_t>(s.loop)].name, s.loop_count),
+                      where(op(s.first)), p_.loops[static_cast<size_t>(s.loop)].name, s.roots()),
           ErrorKind::kLimits);
     if (spmd_ && spec_.grid < 1)
       throw Error(fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",
@@ -738,7 +738,7 @@ LoweredKernel ProgramLowering::run() {
     // stages outside any loop form one root function between them.
     if (si == 0 || s.loop != stages[si - 1].loop) {
       base = next_root;
-      next_root += static_cast<int32_t>(s.loop_count);
+      next_root += static_cast<int32_t>(s.roots());
     }
     ProgStage grid_stage = s;
     if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];

@@ -123,6 +123,36 @@ std::vector<Bad> bad_programs() {
        "cumsum runs along (set tile[1] >= 64)"},
       {"n-ary sub", prog({tile({1, 64}), op("sub", {"x", "x", "x"}, "y")}),
        "p.json: body[1]: op 0 (sub): takes 2 inputs (got 3)"},
+      {"loop nest too deep",
+       prog({{{"loop", "a"},
+              {"axis", 0},
+              {"loop_count", 2},
+              {"body",
+               {{{"loop", "b"},
+                 {"axis", 1},
+                 {"loop_count", 2},
+                 {"body",
+                  {{{"loop", "c"},
+                    {"axis", 2},
+                    {"loop_count", 2},
+                    {"body",
+                     {{{"loop", "d"},
+                       {"axis", 3},
+                       {"loop_count", 1},
+                       {"body", {tile({1, 64}), op("exp", {"x"}, "y")}}}}}}}}}}}}}),
+       "p.json: body[0].body[0].body[0].body[0]: loop 'd' is nested 4 deep; at most 3 loops nest "
+       "(each innermost chunk is a root function)"},
+      {"nested loop on the same axis",
+       prog({{{"loop", "a"},
+              {"axis", 0},
+              {"loop_count", 2},
+              {"body",
+               {{{"loop", "b"},
+                 {"axis", 0},
+                 {"loop_count", 2},
+                 {"body", {tile({1, 64}), op("exp", {"x"}, "y")}}}}}}}),
+       "p.json: body[0].body[0].axis: loop 'b' cuts axis 0, which its enclosing loop 'a' already "
+       "cuts (nested loops cut different axes)"},
       {"merge on an elementwise op",
        prog({tile({1, 32}), {{"op", "exp"}, {"inputs", {"x"}}, {"merge", "tree"}, {"out", "y"}}}),
        "p.json: body[1]: op 0 (exp): \"merge\" applies to reductions"},
@@ -368,6 +398,37 @@ TEST(ProgramFunctional, GatherMatmulAndLoopsTiledEqualsUntiled) {
   EXPECT_EQ(k.graph.num_roots(), 3);
 }
 
+TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {
+  // exp over [6, 8, 64] in (1, 2, 64) tiles, a loop over axis 0 (count 3) holding one over axis 1
+  // (count 2): 3 x 2 root functions, each of 2 rows x 2 tile rows = 4 tasks.
+  const json j = {{"program", "n"},
+                  {"inputs", {{{"name", "x"}, {"shape", {6, 8, 64}}, {"dtype", "fp32"}}}},
+                  {"outputs", {"y"}},
+                  {"body",
+                   {{{"loop", "outer"},
+                     {"axis", 0},
+                     {"loop_count", 3},
+                     {"body",
+                      {{{"loop", "inner"},
+                        {"axis", 1},
+                        {"loop_count", 2},
+                        {"body", {tile({1, 2, 64}), op("exp", {"x"}, "y")}}}}}}}}};
+  const Program p = parse(j);
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].loop_axes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(stages[0].roots(), 6);
+  EXPECT_TRUE(proves(p, 5));
+  KernelSpec spec;
+  spec.op = "program:n";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), 24u);
+  EXPECT_EQ(k.graph.num_roots(), 6);
+  std::map<int32_t, int> per_root;
+  for (const auto& t : k.graph.tasks) ++per_root[t.root];
+  for (const auto& [root, n] : per_root) EXPECT_EQ(n, 4) << root;
+}
+
 // A random small program: fp32 tensors of rank 2 or 3, a chain of 2 to 6 ops drawn from every
 // kind (unary, binary with row / column / scalar broadcasting, where, casts there and back,
 // reductions with keepdim, rotate_half, transpose, gather, matmul), tiles that change between
@@ -387,6 +448,8 @@ json random_program(std::mt19937& rng) {
                  {{"name", "c"}, {"shape", col}, {"dtype", "fp32"}},
                  {{"name", "m"}, {"shape", shape}, {"dtype", "fp32"}}};
   const bool loop = pick(3) == 0 && shape[0] > 1;
+  // Sometimes a loop over axis 1 nested in the loop over axis 0 (rank 3).
+  const bool nested = loop && rank == 3 && shape[1] > 1 && pick(2) == 0;
   auto vec_tile = [&](bool cover_last) {
     Dims t;
     for (int d = 0; d < rank - 1; ++d) t.push_back(1 + pick(3));
@@ -478,7 +541,7 @@ json random_program(std::mt19937& rng) {
         body.push_back(op("rotate_half", {a}, out));
         full.push_back(out);
         body.push_back(vec_tile(false));
-      } else if (which == 1 && !(loop && rank == 2)) {
+      } else if (which == 1 && !(loop && rank == 2) && !nested) {
         Dims t(static_cast<size_t>(rank), 1);
         t[t.size() - 2] = 8 * (1 + pick(2));
         t.back() = 8;
@@ -506,6 +569,9 @@ json random_program(std::mt19937& rng) {
     body.push_back(op("exp", {"x"}, "last"));
     outs.push_back("last");
   }
+  if (nested)
+    body = json::array(
+        {{{"loop", "inner"}, {"axis", 1}, {"loop_count", 1 + pick(shape[1])}, {"body", body}}});
   if (loop)
     body = json::array(
         {{{"loop", "l"}, {"axis", 0}, {"loop_count", 1 + pick(shape[0])}, {"body", body}}});
@@ -517,6 +583,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   const Hardware hw = test::default_hw();
   int stages = 0, lowered_tasks = 0, split_stages = 0, spmd_tasks = 0;
   std::map<std::string, int> ops_seen;
+  int nests = 0;
   for (int i = 0; i < 1000; ++i) {
     const json j = random_program(rng);
     Program p;
@@ -526,6 +593,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
       FAIL() << "program " << i << ": " << e.what() << "\n" << j.dump();
     }
     ASSERT_TRUE(proves(p, static_cast<unsigned>(i))) << "program " << i << "\n" << j.dump();
+    nests += p.loops.size() > 1 ? 1 : 0;
     for (const ProgOp& o : p.ops)
       ++ops_seen[o.name + (o.in.size() > 2 && o.name != "where" ? "/n" : "")];
     stages += static_cast<int>(plan_stages(p).size());
@@ -544,6 +612,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     spmd_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
   }
   EXPECT_GT(split_stages, 150);
+  EXPECT_GT(nests, 30);
   // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
   for (const char* name : {"any", "all", "argmax", "argmin", "cumsum", "add/n", "mul/n"})
     EXPECT_GE(ops_seen[name], 10) << name;  // 189 with this seed

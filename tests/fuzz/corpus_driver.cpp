@@ -26,6 +26,7 @@ TILESIM_FUZZ_ENTRY(measurements)
 TILESIM_FUZZ_ENTRY(validation_dataset)
 TILESIM_FUZZ_ENTRY(pypto_graph)
 TILESIM_FUZZ_ENTRY(swimlane)
+TILESIM_FUZZ_ENTRY(tile_program)
 
 namespace {
 
@@ -43,6 +44,7 @@ constexpr Target kTargets[] = {
     {"validation_dataset", tilesim_fuzz_validation_dataset},
     {"pypto_graph", tilesim_fuzz_pypto_graph},
     {"swimlane", tilesim_fuzz_swimlane},
+    {"tile_program", tilesim_fuzz_tile_program},
 };
 
 // Bytes a mutation inserts: JSON's structure, digits and the edges of numbers.

@@ -84,17 +84,26 @@ void Loader::read_body(const JsonReader& body, int loop) {
     if (e.has("set_vec_tile_shapes") || e.has("set_cube_tile_shapes")) continue;
     if (e.has("loop")) {
       e.check_keys({"loop", "axis", "loop_count", "body"});
-      if (loop >= 0)
-        e.fail(
-            fmt::format("loop '{}' inside loop '{}': nested loops are not modelled (loop one "
-                        "axis per region)",
-                        e.at("loop").string(), p_.loops[static_cast<size_t>(loop)].name));
+      int depth = 1;
+      for (int up = loop; up >= 0; up = p_.loops[static_cast<size_t>(up)].parent) ++depth;
+      if (depth > kMaxLoopDepth)
+        e.fail(fmt::format("loop '{}' is nested {} deep; at most {} loops nest (each innermost "
+                           "chunk is a root function)",
+                           e.at("loop").string(), depth, kMaxLoopDepth),
+               ErrorKind::kLimits);
       ProgLoop l;
       l.name = e.at("loop").string();
       if (p_.loop_id(l.name) >= 0)
         e.at("loop").fail("loop name '" + l.name + "' is used twice (each loop is named once)");
       l.axis = static_cast<int>(e.at("axis").integer(0, 4));
       l.loop_count = e.at("loop_count").integer(1, int64_t{1} << 24);
+      l.parent = loop;
+      for (int up = loop; up >= 0; up = p_.loops[static_cast<size_t>(up)].parent)
+        if (p_.loops[static_cast<size_t>(up)].axis == l.axis)
+          e.at("axis").fail(
+              fmt::format("loop '{}' cuts axis {}, which its enclosing loop '{}' "
+                          "already cuts (nested loops cut different axes)",
+                          l.name, l.axis, p_.loops[static_cast<size_t>(up)].name));
       p_.loops.push_back(l);
       read_body(e.at("body"), static_cast<int>(p_.loops.size()) - 1);
       continue;
