@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
+#include "kernels/cube_task.hpp"
 #include "kernels/lowering_support.hpp"
 #include "kernels/program.hpp"
 #include "kernels/reduce_family.hpp"
@@ -55,6 +57,24 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) 
     }
     if (a == static_cast<size_t>(-1)) break;
   }
+}
+
+// The order a stage's tiles become tasks: row-major, except a matmul's C tiles, which PyPTO's
+// cube lowering walks n outer, m inner (cube_operation_impl.cpp ConstructTileGraph), as the
+// matmul family does.
+std::vector<int64_t> task_order(const ProgStage& s, const StageGrid& g) {
+  std::vector<int64_t> order(static_cast<size_t>(g.count()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  if (s.kind != OpKind::kMatmul) return order;
+  const size_t r = g.pieces.size();
+  const auto m = static_cast<int64_t>(g.pieces[r - 3].size()),
+             n = static_cast<int64_t>(g.pieces[r - 1].size());
+  // Row-major index = ((batch * m + mi) * 1 + 0) * n + ni (k is one piece).
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const auto key = [&](int64_t i) { return std::tuple{i / (m * n), i % n, i / n % m}; };
+    return key(a) < key(b);
+  });
+  return order;
 }
 
 class ProgramLowering {
@@ -375,46 +395,22 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
 
 TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
                                       std::vector<Access>& acc) const {
+  // The matmul family's pypto cube task (kernels/cube_task.hpp) on this C tile: L1 k step = the
+  // tile's k, L0 tile = the cube tile, the fixpipe writing C in its dtype.
   const ProgOp& x = op(s.first);
   const size_t r = s.shape.size();
   const int64_t tm = s.tile[r - 3], tk = s.tile[r - 2], tn = s.tile[r - 1];
-  const DType dt = tensor(x.in[0]).dtype;
-  const int64_t eb = dtype_bytes(dt);
-  TaskKind k;
-  k.core = CoreType::kAic;
-  k.buffer_count = spec_.buffer_count;
-  k.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
-  // A and B staged in L1 (rotating), their L0A/L0B tiles and the fp32 accumulator in L0C, as the
-  // matmul family's pypto task.
-  k.buffers = {{"A", tm * tk * eb, BufferRole::kInput, MemSpace::kL1},
-               {"B", tk * tn * eb, BufferRole::kInput, MemSpace::kL1},
-               {"A0", tm * tk * eb, BufferRole::kTemp, MemSpace::kL0a},
-               {"B0", tk * tn * eb, BufferRole::kTemp, MemSpace::kL0b},
-               {"C0", tm * tn * 4, BufferRole::kTemp, MemSpace::kL0c}};
-  const int64_t kk = s.shape[r - 2];
-  for (int64_t k0 = 0; k0 < kk; k0 += tk) {
-    Block step = b;
-    step.origin[r - 2] = k0;
-    step.extent[r - 2] = std::min(tk, kk - k0);
-    TileStep st;
-    // A [.., m, k] and B [.., k, n]: this k step's slice of the tile's rows and columns.
-    for (size_t i = 0; i < 2; ++i) {
-      Block reg = operand_region(p_, x, x.in[i], b);
-      const size_t kd = reg.origin.size() - (i == 0 ? 1 : 2);
-      reg.origin[kd] = k0;
-      reg.extent[kd] = step.extent[r - 2];
-      st.loads.push_back(dma(DmaDir::kRead, x.in[i], reg, acc));
-    }
-    const int64_t batch = product(Dims(b.extent.begin(), b.extent.end() - 3));
-    for (int64_t i = 0; i < batch; ++i)
-      st.cube.push_back(CubeOp{dt, b.extent[r - 3], step.extent[r - 2], b.extent[r - 1]});
-    append_step(k, st);
-  }
-  TileStep last = k.steps.back();  // C leaves L0C through the fixpipe with the last k step
-  if (--k.steps.back().repeat == 0) k.steps.pop_back();
-  last.repeat = 1;
-  last.stores.push_back(dma(DmaDir::kWrite, x.out, output_region(p_, x, b), acc));
-  k.steps.push_back(last);
+  MatmulTensors mt(s.shape[r - 3], s.shape[r - 2], s.shape[r - 1], tensor(x.in[0]).dtype,
+                   BLayout::kRowMajor);
+  mt.a_id = static_cast<uint32_t>(x.in[0]);
+  mt.b_id = static_cast<uint32_t>(x.in[1]);
+  mt.batch = Dims(b.origin.begin(), b.origin.end() - 3);
+  const CubeTiling t{
+      tm, tn, tk, tm, tn, tk, tensor(x.out).dtype, L1Resident::kNone, spec_.buffer_count};
+  TaskKind k = cube_kind(-1, fmt::format("{}{}", s.psg, format_dims(b.extent)), mt, t, tk);
+  const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1], b.extent[r - 1], 0,
+                     s.shape[r - 2]};
+  add_cube_tile(k, mt, t, w, true, true, false, static_cast<uint32_t>(x.out), hw_, acc);
   return k;
 }
 
@@ -759,11 +755,12 @@ LoweredKernel ProgramLowering::run() {
     } else if (s.split) {
       lower_split_spmd(s, grid, psg);
     } else if (!spmd_) {
-      for (int64_t i = 0; i < tiles; ++i) {
+      for (auto& pr : stores) pr.tasks.resize(static_cast<size_t>(tiles));
+      for (const int64_t i : task_order(s, grid)) {
         acc.clear();
         const int32_t task = add_task(s, make(i), psg, base + grid.root(i), acc,
                                       load_deps(s, grid.block(i), produced));
-        for (auto& pr : stores) pr.tasks.push_back({task});
+        for (auto& pr : stores) pr.tasks[static_cast<size_t>(i)] = {task};
       }
     } else {
       const int64_t used = std::min(spec_.grid, tiles);

@@ -751,6 +751,24 @@ TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
   }
 }
 
+TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
+  // The same cube task (kernels/cube_task.hpp) over the same C tiles in PyPTO's order (n outer,
+  // m inner): the pypto times agree exactly once C is written in the operands' dtype.
+  const json ref = {
+      {"op", "matmul"}, {"shape", {2048, 2048, 2048}}, {"dtype", "fp16"}, {"tile", {128, 64, 256}}};
+  json mm = op("matmul", {"a", "b"}, "c");
+  mm["out_dtype"] = "fp16";
+  const json p = {{"program",
+                   {{"inputs",
+                     {{{"name", "a"}, {"shape", {2048, 2048}}, {"dtype", "fp16"}},
+                      {{"name", "b"}, {"shape", {2048, 2048}}, {"dtype", "fp16"}}}},
+                    {"outputs", {"c"}},
+                    {"body", {{{"set_cube_tile_shapes", {128, 64, 256}}}, mm}}}}};
+  const Metrics a = run_config_text("mm_op.json", ref), b = run_config_text("mm_prog.json", p);
+  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+  EXPECT_EQ(a.tasks, b.tasks);
+}
+
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
   for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
     if (f.path().filename().string().find("8x32x2048") != std::string::npos ||
