@@ -88,6 +88,8 @@ const std::vector<OpRecord>& table() {
       reduction("prod", "product over dim(s)", ReduceKind::kProd),
       reduction("any", "1 where some element is nonzero, over dim(s)", ReduceKind::kAny),
       reduction("all", "1 where every element is nonzero, over dim(s)", ReduceKind::kAll),
+      reduction("logsumexp", "log(sum(exp(x))) over dim(s), online softmax's statistic",
+                ReduceKind::kLogSumExp),
       reduction("argmax", "int32 index of the first maximum along one dim", ReduceKind::kArgMax),
       reduction("argmin", "int32 index of the first minimum along one dim", ReduceKind::kArgMin),
       other("cumsum", OpKind::kScan, "running sum along one dim", {S}),
@@ -117,7 +119,7 @@ std::vector<std::string> op_record_names() {
 }
 
 bool merges_atomically(ReduceKind k) {
-  return k != ReduceKind::kProd && !reduces_to_index(k);
+  return k != ReduceKind::kProd && k != ReduceKind::kLogSumExp && !reduces_to_index(k);
 }
 
 bool reduces_to_index(ReduceKind k) {

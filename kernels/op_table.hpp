@@ -28,8 +28,10 @@ enum class OpKind {
 };
 
 // A reduction's statistic. any / all reduce the truth of each element (x != 0) to 1 or 0;
-// argmax / argmin give the int32 index of the first extreme along the reduced dim.
-enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin };
+// argmax / argmin give the int32 index of the first extreme along the reduced dim; logsumexp is
+// log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled to it), so
+// partials of a split row merge by log(exp(a) + exp(b)).
+enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin, kLogSumExp };
 
 struct OpRecord {
   std::string name;

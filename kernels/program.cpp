@@ -184,7 +184,9 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                               "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
                               "tree)",
                               where, tile.name, format_dims(tile.dims), tensor_text(first),
-                              op.reduce == ReduceKind::kProd ? "product" : "index"),
+                              op.reduce == ReduceKind::kProd        ? "product"
+                              : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
+                                                                    : "index"),
                   ErrorKind::kInput);
     if (kind == OpKind::kScan &&
         tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])])
@@ -323,6 +325,13 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
       Block x{Dims(b.origin.begin(), b.origin.end() - 3),
               Dims(b.extent.begin(), b.extent.end() - 3)};
       const bool a = t == op.in[0];
+      if (!a && op.transpose_b) {  // B^T stored [..., n, k]: the tile's columns, all of k
+        x.origin.push_back(b.origin[r - 1]);
+        x.extent.push_back(b.extent[r - 1]);
+        x.origin.push_back(0);
+        x.extent.push_back(shape.back());
+        return x;
+      }
       x.origin.push_back(a ? b.origin[r - 3] : 0);
       x.extent.push_back(a ? b.extent[r - 3] : shape[shape.size() - 2]);
       x.origin.push_back(a ? 0 : b.origin[r - 1]);

@@ -56,6 +56,7 @@ struct ProgOp {
   std::optional<double> scalar;  // binary op with a scalar second operand
   std::vector<int> dims;         // reduce: normalised, ascending
   bool keepdim = true;
+  bool transpose_b = false;  // matmul: B is stored [..., n, k] (A @ B^T, attention's Q K^T)
   ReduceKind reduce = ReduceKind::kSum;
   // A reduction whose tile splits a reduced dim: how the partials of one output block merge
   // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops

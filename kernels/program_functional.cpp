@@ -70,6 +70,11 @@ double reduce_step(ReduceKind k, double acc, double x) {
       return min_nan(acc, x);
     case ReduceKind::kProd:
       return acc * x;
+    case ReduceKind::kLogSumExp: {  // log(exp(acc) + exp(x)), exact for any magnitudes
+      if (std::isnan(acc) || std::isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+      const double m = std::max(acc, x);
+      return std::isinf(m) ? m : m + std::log(std::exp(acc - m) + std::exp(x - m));
+    }
     case ReduceKind::kArgMax:
     case ReduceKind::kArgMin:
       break;  // pairs: beats()
@@ -204,8 +209,8 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
         double sum = 0;
         for (int64_t k = k0; k < k1; ++k) {
           a.back() = k;
-          bb[bb.size() - 2] = k;
-          bb.back() = q.back();
+          bb[bb.size() - 2] = op.transpose_b ? q.back() : k;
+          bb.back() = op.transpose_b ? k : q.back();
           sum += at(in(0), a) * at(in(1), bb);
         }
         set(q, sum);

@@ -128,6 +128,16 @@ class ProgramLowering {
   // Folding one partial of `out_elems` into another: one vector instruction of the reduction's
   // kind (Add, Max, Min, Mul).
   void combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
+    if (red.reduce == ReduceKind::kLogSumExp) {
+      // log(exp(a) + exp(b)) = m + ln(exp(a - m) + exp(b - m)), m = max(a, b): Max, two Subs,
+      // two Exps, Add, Ln, Add (online softmax's rescale of the running sum).
+      const DType dt = tensor(red.out).dtype;
+      for (const VecClass c :
+           {VecClass::kSimple, VecClass::kSimple, VecClass::kSimple, VecClass::kComplex,
+            VecClass::kComplex, VecClass::kSimple, VecClass::kComplex, VecClass::kSimple})
+        v.push_back(VecOp{c, dt, 1, 1, out_elems});
+      return;
+    }
     if (!reduces_to_index(red.reduce)) {
       v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
       return;
@@ -250,7 +260,9 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     const ProgOp& x = op(o);
     const DType dt = tensor(x.out).dtype;
     const DType in_dt = tensor(x.in[0]).dtype;
-    int scratch = x.info->scratch_tiles;
+    int scratch = x.info->scratch_tiles;  // temporaries the size of the op's output
+    int64_t scratch_bytes = 0;              // and others
+
     switch (x.info->kind) {
       case OpKind::kUnary:
         for (VecClass c : x.info->instrs) st.vec.push_back(VecOp{c, dt, 1, 1, n});
@@ -315,6 +327,16 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
           st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
           st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
           add_reduce_ops(g, in_dt, st.vec);
+        } else if (x.reduce == ReduceKind::kLogSumExp) {
+          // Online softmax's statistic of the tile: its max (ReduceMax), x - max, Exp, the sum
+          // (ReduceSum), then ln(sum) + max on the row values.
+          add_reduce_ops(g, in_dt, st.vec);
+          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+          st.vec.push_back(VecOp{VecClass::kComplex, in_dt, 1, 1, n});
+          add_reduce_ops(g, in_dt, st.vec);
+          st.vec.push_back(VecOp{VecClass::kComplex, dt, 1, 1, g.out_elems});
+          st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, g.out_elems});
+          scratch_bytes += ub_bytes(x.in[0], operand_region(p_, x, x.in[0], full));  // exp(x - m)
         } else if (reduces_to_index(x.reduce)) {
           // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps
           // each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
@@ -365,7 +387,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     } else if (!stored && !gather) {
       live[x.out] = out_bytes;
     }
-    int64_t now = scratch * out_bytes;
+    int64_t now = scratch * out_bytes + scratch_bytes;
     for (const auto& [t, bytes] : live) now += bytes;
     peak = std::max(peak, now);
     for (auto it = live.begin(); it != live.end();) {
@@ -401,7 +423,7 @@ TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
   const size_t r = s.shape.size();
   const int64_t tm = s.tile[r - 3], tk = s.tile[r - 2], tn = s.tile[r - 1];
   MatmulTensors mt(s.shape[r - 3], s.shape[r - 2], s.shape[r - 1], tensor(x.in[0]).dtype,
-                   BLayout::kRowMajor);
+                   x.transpose_b ? BLayout::kColumnMajor : BLayout::kRowMajor);
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
   mt.batch = Dims(b.origin.begin(), b.origin.end() - 3);
@@ -615,9 +637,9 @@ void ProgramLowering::lower_split_spmd(const ProgStage& s, const StageGrid& grid
     for (int64_t u = 0; u < rows * segs; ++u) units.push_back({u / segs, u % segs, u % segs + 1});
   }
   const int64_t used = std::min(spec_.grid, static_cast<int64_t>(units.size()));
-  // Products do not accumulate atomically: such a row's parts go to a workspace and a second
-  // launch folds them.
-  const bool atomic = red.reduce != ReduceKind::kProd;
+  // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to a
+  // workspace and a second launch folds them.
+  const bool atomic = merges_atomically(red.reduce);
   std::vector<int64_t> parts_of(static_cast<size_t>(rows), 0);
   std::vector<Access> acc;
   for (int64_t blk = 0; blk < used; ++blk) {

@@ -89,8 +89,8 @@ std::vector<Bad> bad_programs() {
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
-       "sum, amax, amin, mean, prod, any, all, argmax, argmin, cumsum, rotate_half, transpose, "
-       "gather, matmul)"},
+       "sum, amax, amin, mean, prod, any, all, logsumexp, argmax, argmin, cumsum, rotate_half, "
+       "transpose, gather, matmul)"},
       {"split product merged atomically",
        prog({tile({1, 32}),
              {{"op", "prod"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "atomic"}, {"out", "y"}}}),
@@ -463,8 +463,8 @@ json random_program(std::mt19937& rng) {
   const std::vector<std::string> unary = {"exp", "log",  "sqrt", "rsqrt",   "reciprocal", "abs",
                                           "neg", "relu", "tanh", "sigmoid", "silu",       "gelu"};
   const std::vector<std::string> binary = {"add", "sub", "mul", "div", "maximum", "minimum"};
-  const std::vector<std::string> reduce = {"sum", "amax", "amin",   "mean",  "prod",
-                                           "any", "all",  "argmax", "argmin"};
+  const std::vector<std::string> reduce = {"sum", "amax", "amin",   "mean",   "prod",
+                                           "any", "all",  "argmax", "argmin", "logsumexp"};
   const int ops = 2 + static_cast<int>(pick(5));
   for (int i = 0; i < ops; ++i) {
     const std::string out = fmt::format("t{}", i);
@@ -502,14 +502,15 @@ json random_program(std::mt19937& rng) {
       if (!last && split)
         t["set_vec_tile_shapes"][0] = 1 + pick(std::max<int64_t>(1, shape[0] - 1));
       body.push_back(t);
-      const std::string r = reduce[static_cast<size_t>(pick(9))];
+      const std::string r = reduce[static_cast<size_t>(pick(10))];
       const bool index = r == "argmax" || r == "argmin";
       json o = op(r, {a}, out);
       o["dim"] = last ? -1 : 0;
       o["keepdim"] = true;
       if (split) {
         const std::vector<std::string> merges = {"in_task", "chain", "tree", "atomic"};
-        o["merge"] = merges[static_cast<size_t>(pick(r == "prod" || index ? 3 : 4))];
+        const bool atomic = r != "prod" && r != "logsumexp" && !index;
+        o["merge"] = merges[static_cast<size_t>(pick(atomic ? 4 : 3))];
       }
       body.push_back(o);
       (index ? outs : any).push_back(out);  // a row or a column now (indices: int32)
@@ -551,7 +552,11 @@ json random_program(std::mt19937& rng) {
         body.push_back(vec_tile(false));
       } else if (rank == 2) {
         body.push_back({{"set_cube_tile_shapes", {1 + pick(3), 16, 16}}});
-        body.push_back(op("matmul", {a, "w"}, out));
+        // A @ W, or A @ Wt^T with Wt stored [n, k] (attention's Q K^T).
+        const bool t = pick(2) == 0;
+        json mm = op("matmul", {a, t ? "wt" : "w"}, out);
+        if (t) mm["transpose_b"] = true;
+        body.push_back(mm);
         outs.push_back(out);
       } else {
         body.push_back(op("exp", {a}, out));
@@ -559,8 +564,10 @@ json random_program(std::mt19937& rng) {
       }
     }
   }
-  if (rank == 2)
+  if (rank == 2) {
     inputs.push_back({{"name", "w"}, {"shape", {shape.back(), 16}}, {"dtype", "fp32"}});
+    inputs.push_back({{"name", "wt"}, {"shape", {16, shape.back()}}, {"dtype", "fp32"}});
+  }
   for (const auto& n : full)
     if (n.size() > 1 && (pick(2) == 0 || n == full.back())) outs.push_back(n);
   for (const auto& n : any)
@@ -614,7 +621,8 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   EXPECT_GT(split_stages, 150);
   EXPECT_GT(nests, 30);
   // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
-  for (const char* name : {"any", "all", "argmax", "argmin", "cumsum", "add/n", "mul/n"})
+  for (const char* name :
+       {"any", "all", "argmax", "argmin", "logsumexp", "cumsum", "add/n", "mul/n"})
     EXPECT_GE(ops_seen[name], 10) << name;  // 189 with this seed
   EXPECT_GT(spmd_tasks, 0);
   EXPECT_GT(stages, 1500);  // the programs do cut into stages

@@ -596,7 +596,9 @@ TEST(SweepReport, TableFitsOneHundredTwentyColumns) {
   // their small siblings and would cost minutes under the sanitizers: the CLI runs them.
   const std::set<std::string> heavy = {"program_attention_softmax_8x32x2048x2048.json",
                                        "program_rmsnorm_rope_32x2048x32x128.json",
-                                       "program_swiglu_backward_16x1024x2048.json"};
+                                       "program_swiglu_backward_16x1024x2048.json",
+                                       "program_attention_1x32x4096x128.json",
+                                       "program_attention_spmd_1x32x4096x128.json"};
   for (const auto& entry :
        std::filesystem::directory_iterator(test::source_path("configs/sweeps"))) {
     if (heavy.count(entry.path().filename().string())) continue;

@@ -117,8 +117,8 @@ void Loader::read_body(const JsonReader& body, int loop) {
     if (!find_op_record(name))
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
-    e.check_keys(
-        {"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype"});
+    e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype",
+                  "transpose_b"});
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
     r.out = e.at("out").string();
     raw_.push_back(r);
@@ -162,6 +162,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
     fail("\"dim\" applies to reductions and cumsum");
   if (e.has("dtype") && kind != OpKind::kCast) fail("\"dtype\" applies to cast");
   if (e.has("out_dtype") && kind != OpKind::kMatmul) fail("\"out_dtype\" applies to matmul");
+  if (e.has("transpose_b") && kind != OpKind::kMatmul) fail("\"transpose_b\" applies to matmul");
   const ProgTensor& x = tensor(op.in[0]);
   ProgTensor out;
   out.name = raw.out;
@@ -283,15 +284,18 @@ void Loader::resolve(const RawOp& raw, size_t index) {
     case OpKind::kMatmul: {
       const ProgTensor& b = tensor(op.in[1]);
       same_dtype(op.in[0], op.in[1]);
+      op.transpose_b = e.boolean_or("transpose_b", false);
       const size_t r = x.shape.size();
-      if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[r - 2] ||
+      const size_t kd = op.transpose_b ? r - 1 : r - 2;  // B's k dim
+      if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[kd] ||
           !std::equal(x.shape.begin(), x.shape.end() - 2, b.shape.begin()))
         fail(
-            fmt::format("shape mismatch: {} @ {} (A [..., m, k] and B [..., k, n] of one rank, "
+            fmt::format("shape mismatch: {} @ {}{} (A [..., m, k] and B [..., {}] of one rank, "
                         "equal batch dims and k)",
-                        text(op.in[0]), text(op.in[1])));
+                        text(op.in[0]), text(op.in[1]), op.transpose_b ? "^T" : "",
+                        op.transpose_b ? "n, k" : "k, n"));
       out.shape = x.shape;
-      out.shape.back() = b.shape.back();
+      out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
       out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
       break;
     }
