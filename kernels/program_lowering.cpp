@@ -261,7 +261,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     const DType dt = tensor(x.out).dtype;
     const DType in_dt = tensor(x.in[0]).dtype;
     int scratch = x.info->scratch_tiles;  // temporaries the size of the op's output
-    int64_t scratch_bytes = 0;              // and others
+    int64_t scratch_bytes = 0;            // and others
 
     switch (x.info->kind) {
       case OpKind::kUnary:
@@ -788,6 +788,18 @@ LoweredKernel ProgramLowering::run() {
       const int64_t used = std::min(spec_.grid, tiles);
       for (int64_t blk = 0; blk < used; ++blk) {
         const BlockRange range = block_range(tiles, used, blk);
+        if (s.kind == OpKind::kMatmul) {
+          // A cube block is a run of C-tile tasks (Task::continues_block), each with its own GM
+          // accesses, as the matmul family's blocks: blocks reading one panel close in time hit
+          // L2.
+          for (int64_t i = range.begin; i < range.end; ++i) {
+            acc.clear();
+            TaskKind t = make(i);
+            const int32_t task = g.add_task(kind_id(s, t), 0, -1, launch_, i > range.begin);
+            for (const Access& a : acc) g.add_access(task, a);
+          }
+          continue;
+        }
         acc.clear();
         TaskKind k;
         for (int64_t i = range.begin; i < range.end; ++i) {

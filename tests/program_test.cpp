@@ -684,7 +684,7 @@ TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
   // per-edge resolves differ (0.3% on the 910B1), and so do their tasks' waits for memory in
   // HBM's queue (sim/shared_bandwidth.hpp): 0.5% in all; and the L2 model's stack distance
   // (distinct bytes since a block's last touch, sim/l2_residency.hpp) finds the apply stage's
-  // re-reads of x at the distances their orders give: 1.07% in all, hence 1.5%.
+  // re-reads of x at the distances their orders give: 0.9% in all, inside the 1%.
   const json ref = {{"op", "rmsnorm"},
                     {"shape", {4096, 4096}},
                     {"dtype", "fp32"},
@@ -706,7 +706,7 @@ TEST(ProgramVsOps, RmsnormWithinAPercentSoftmaxPaysItsStages) {
                         {tile({2, 4096}), op("mul", {"x", "x"}, "sq"), mean, eps,
                          op("rsqrt", {"mse"}, "r"), op("mul", {"x", "r"}, "y")}}}}}}}};
   const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
-  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1.5e-2);
+  EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-2);
   // softmax: a reduction ends a stage, so the program's max, sum and divide are three stages
   // whose intermediates cross GM; today's softmax fuses a row that fits one tile into one task.
   const json sref = {
@@ -775,6 +775,15 @@ TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
   const Metrics a = run_config_text("mm_op.json", ref), b = run_config_text("mm_prog.json", p);
   EXPECT_EQ(a.gen_time_us, b.gen_time_us);
   EXPECT_EQ(a.tasks, b.tasks);
+  // spmd (catlass's basic matmul, 24 blocks): the same cube tasks, a block a run of C-tile tasks;
+  // the family hands tiles out strided (block b: b, b + 24, ...), the program in contiguous runs,
+  // so L2 sees other panels at a time: 0.7%.
+  json sref = ref, sp = p;
+  sref["partition"] = sp["partition"] = {{"style", "spmd"}, {"grid", 24}};
+  sref["params"] = {{"l1_tile", {128, 256, 64}}, {"l0_tile", {128, 256, 64}}};
+  const Metrics c = run_config_text("mm_op_spmd.json", sref),
+                d = run_config_text("mm_prog_spmd.json", sp);
+  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 1e-2);
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
