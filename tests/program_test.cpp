@@ -759,6 +759,20 @@ TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
   }
 }
 
+TEST(ProgramVsOps, NaryAddEqualsTheElementwiseFamilysOperands) {
+  // The shipped four-input add program and the add op with params.operands 4: four loads, three
+  // adds and a store per tile, the same tasks.
+  const json ref = {{"op", "add"},
+                    {"shape", {768, 8192}},
+                    {"dtype", "fp16"},
+                    {"tile", {1, 8192}},
+                    {"params", {{"operands", 4}}}};
+  const json p = {{"program", test::source_path("configs/programs/add4_768x8192.json")}};
+  const Metrics a = run_config_text("add4_op.json", ref), b = run_config_text("add4_prog.json", p);
+  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+  EXPECT_EQ(a.gm_read_bytes, b.gm_read_bytes);
+}
+
 TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
   // The same cube task (kernels/cube_task.hpp) over the same C tiles in PyPTO's order (n outer,
   // m inner): the pypto times agree exactly once C is written in the operands' dtype.
