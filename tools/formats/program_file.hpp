@@ -10,19 +10,26 @@
 //       {"set_cube_tile_shapes": [128, 64, 256], "name": "mm"},   [tm, tk, tn]
 //       {"op": "gelu", "inputs": ["x"], "out": "y"},
 //       {"op": "mul", "inputs": ["x"], "scalar": 0.125, "out": "s"},     a scalar operand
+//       {"op": "add", "inputs": ["a", "b", "c"], "out": "s"},  add mul maximum minimum: n-ary
 //       {"op": "sum", "inputs": ["x"], "dim": -1, "keepdim": true, "out": "r"},
+//       {"op": "sum", ..., "merge": "in_task"},   a split reduced dim: in_task chain tree atomic
+//       {"op": "argmax", "inputs": ["x"], "dim": -1, "out": "i"},        int32, one dim
+//       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        the tile covers the dim
 //       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},
 //       {"op": "matmul", "inputs": ["a", "b"], "out_dtype": "fp32", "out": "c"},
+//       {"op": "matmul", ..., "transpose_b": true},                      B stored [..., n, k]
 //       {"op": "gather", "inputs": ["table", "index"], "out": "rows"},   rows of table, dim 0
-//       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop + view/assemble
+//       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop + view/assemble;
+//                                                                        nests 3 deep, one axis each
 //     ]
 //   }
 //
 // Every tensor is written once; an op's inputs are program inputs or earlier outputs. The loader
 // infers each output's shape (numpy broadcasting) and dtype and rejects, with one line naming the
 // file, the op and the tensor: unknown ops and tensors, use before definition, cycles, a tensor
-// written twice, shapes that do not broadcast, mixed dtypes. Tile checks (rank, reductions over a
-// split axis, alignment, UB) come with the stage plan and the lowering (kernels/program.hpp).
+// written twice, shapes that do not broadcast, mixed dtypes, loops nested too deep or twice on
+// one axis. Tile checks (rank, a split reduction's merge, a split cumsum or rotate_half,
+// alignment, UB) come with the stage plan and the lowering (kernels/program.hpp).
 //
 // In a run or sweep config, "program" names such a file (relative to the config) or holds one
 // inline; "program_tile" names the tile that "tile" (--tile, a sweep's tiles) sets and
