@@ -188,14 +188,9 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                               : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
                                                                     : "index"),
                   ErrorKind::kInput);
-    if (kind == OpKind::kScan &&
-        tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])])
-      throw Error(fmt::format("{}: tile '{}' {} splits dim {} of {} ({}), which cumsum runs along "
-                              "(set tile[{}] >= {})",
-                              where, tile.name, format_dims(tile.dims), op.dims[0],
-                              tensor_text(first), shape[static_cast<size_t>(op.dims[0])],
-                              op.dims[0], shape[static_cast<size_t>(op.dims[0])]),
-                  ErrorKind::kLimits);
+    // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
+    if (kind == OpKind::kScan)
+      splits = tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])];
     if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
       throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
                               "swaps halves of (set the last tile dim >= {})",
@@ -235,7 +230,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     ProgStage* cur = stages.empty() ? nullptr : &stages.back();
     const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) &&
                        p.ops[static_cast<size_t>(cur->last)].info->kind != OpKind::kReduce &&
-                       p.ops[static_cast<size_t>(cur->last)].tile == op.tile &&
+                       !cur->split && p.ops[static_cast<size_t>(cur->last)].tile == op.tile &&
                        cur->loop == op.loop && cur->shape == shape;
     if (joins) {
       cur->last = op.index;

@@ -98,7 +98,8 @@ struct ProgStage {
   std::vector<int> loads;   // tensors read from GM, in order of first use
   std::vector<int> stores;  // tensors written to GM
   // The stage ends in a reduction whose tile splits a reduced dim: its tiles group into chains
-  // (one per output block) whose partials merge by the op's merge mode.
+  // (one per output block) whose partials merge by the op's merge mode; or in a cumsum over a
+  // split dim, whose chains carry each tile's last line into the next.
   bool split = false;
   std::string psg;  // "stage1:sub+exp+sum"
 };

@@ -306,7 +306,18 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     // A split stage's reduction: each tile's partial, folded per output block in the merge's
     // order (walked, chained and atomic: one after another; tree: pairwise by level).
     const ProgOp& last = p.ops[static_cast<size_t>(s.last)];
-    const int reduced = s.split ? last.out : -1;
+    const bool scan = s.split && last.info->kind == OpKind::kScan;
+    const int reduced = s.split && !scan ? last.out : -1;
+    // A cumsum over a split dim: each row's running carry (the previous tile's last line), added
+    // to the tile's own cumsum; tiles come in row-major order, so a row's in order.
+    std::vector<int64_t> chain_of;
+    std::map<int64_t, Local> carry;
+    if (scan) {
+      const auto chains = split_chains(p, s, grid);
+      chain_of.resize(static_cast<size_t>(grid.count()));
+      for (size_t c = 0; c < chains.size(); ++c)
+        for (int64_t i : chains[c]) chain_of[static_cast<size_t>(i)] = static_cast<int64_t>(c);
+    }
     std::vector<Local> partials(static_cast<size_t>(grid.count()));
     auto store = [&](int t, const Local& l) {
       for_each_position(l.region, [&](const Dims& q) {
@@ -327,6 +338,31 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
       for (int o = s.first; o <= s.last; ++o) {
         const ProgOp& op = p.ops[static_cast<size_t>(o)];
         locals.insert_or_assign(op.out, eval_op(p, op, b, locals));
+      }
+      if (scan) {
+        Local& y = locals.at(last.out);
+        const size_t d = static_cast<size_t>(last.dims[0]);
+        const auto c = chain_of[static_cast<size_t>(i)];
+        const auto it = carry.find(c);
+        Local next = zeros([&] {
+          Block line = y.region;
+          line.origin[d] = 0;
+          line.extent[d] = 1;
+          return line;
+        }());
+        for_each_position(y.region, [&](const Dims& q) {
+          Dims l = q;
+          l[d] = 0;
+          Dims rel(q.size());
+          for (size_t a = 0; a < q.size(); ++a) rel[a] = q[a] - y.region.origin[a];
+          if (it != carry.end()) y.data[rel] += at(it->second, l);
+          if (q[d] == y.region.origin[d] + y.region.extent[d] - 1) {
+            Dims lr(q.size());
+            for (size_t a = 0; a < q.size(); ++a) lr[a] = l[a] - next.region.origin[a];
+            next.data[lr] = y.data[rel];
+          }
+        });
+        carry.insert_or_assign(c, std::move(next));
       }
       for (int t : s.stores)
         if (t != reduced) store(t, locals.at(t));

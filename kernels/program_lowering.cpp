@@ -150,6 +150,8 @@ class ProgramLowering {
   void lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
                    const std::map<int, Producer>& produced, std::vector<Producer>& stores);
   void lower_split_spmd(const ProgStage& s, const StageGrid& grid, int psg);
+  void lower_split_scan(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
+                        const std::map<int, Producer>& produced, std::vector<Producer>& stores);
   int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
                    const std::vector<Access>& acc, const std::vector<int32_t>& deps);
 
@@ -728,6 +730,77 @@ void ProgramLowering::lower_split_spmd(const ProgStage& s, const StageGrid& grid
   ++launch_;
 }
 
+void ProgramLowering::lower_split_scan(const ProgStage& s, const StageGrid& grid, int psg,
+                                       int32_t base, const std::map<int, Producer>& produced,
+                                       std::vector<Producer>& stores) {
+  // A cumsum over a split dim: one task (spmd: a block) walks each row's tiles in order and adds
+  // the carry, the previous tile's last line along the dim, to every tile after the first (one
+  // Add over the tile); the carry line stays in UB.
+  const ProgOp& scan = op(s.last);
+  const auto chains = split_chains(p_, s, grid);
+  segments_ = std::max(segments_, static_cast<int64_t>(chains.front().size()));
+  TaskGraph& g = out_.graph;
+  std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(grid.count()));
+  std::vector<Access> acc;
+  // Appends chain `c`'s tiles to `k`, their load dependencies to `deps`.
+  auto walk = [&](size_t c, TaskKind& k, std::vector<int32_t>& deps) {
+    const auto& chain = chains[c];
+    for (size_t j = 0; j < chain.size(); ++j) {
+      const Block b = grid.block(chain[j]);
+      TaskKind t = vector_kind(s, b, acc);
+      TileStep st = t.steps.front();
+      if (j > 0)
+        st.vec.push_back(VecOp{VecClass::kSimple, tensor(scan.out).dtype, 1, 1, product(b.extent)});
+      if (k.steps.empty()) {
+        t.steps.clear();
+        Block line = b;
+        line.extent[static_cast<size_t>(scan.dims[0])] = 1;
+        t.buffers.push_back({"carry", ub_bytes(scan.out, line), BufferRole::kTemp, MemSpace::kUb});
+        k = std::move(t);
+      }
+      append_step(k, st);
+      if (spmd_) continue;  // launches run in order: no edges
+      const auto d = load_deps(s, b, produced);
+      deps.insert(deps.end(), d.begin(), d.end());
+    }
+  };
+  if (!spmd_) {
+    for (size_t c = 0; c < chains.size(); ++c) {
+      acc.clear();
+      TaskKind k;
+      std::vector<int32_t> deps;
+      walk(c, k, deps);
+      const int32_t task =
+          add_task(s, std::move(k), psg, base + grid.root(chains[c].front()), acc, deps);
+      for (int64_t i : chains[c]) by_tile[static_cast<size_t>(i)] = {task};
+    }
+    for (auto& pr : stores) pr.tasks = by_tile;
+    return;
+  }
+  // spmd: whole rows per block (a carry does not cross blocks).
+  const auto rows = static_cast<int64_t>(chains.size());
+  const int64_t used = std::min(spec_.grid, rows);
+  for (int64_t blk = 0; blk < used; ++blk) {
+    const BlockRange range = block_range(rows, used, blk);
+    acc.clear();
+    TaskKind k;
+    std::vector<int32_t> unused;
+    for (int64_t c = range.begin; c < range.end; ++c) {
+      TaskKind part;
+      walk(static_cast<size_t>(c), part, unused);
+      if (k.steps.empty())
+        k = std::move(part);
+      else
+        for (const TileStep& st : part.steps) append_step(k, st);
+    }
+    k.label = fmt::format("{}_block{}", s.psg, blk);
+    k.psg = psg;
+    const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
+    for (const Access& a : acc) g.add_access(task, a);
+  }
+  ++launch_;
+}
+
 LoweredKernel ProgramLowering::run() {
   if (spec_.partition == PartitionStyle::kAscendC)
     throw Error(
@@ -772,7 +845,9 @@ LoweredKernel ProgramLowering::run() {
       return k;
     };
     const int64_t tiles = grid.count();
-    if (s.split && !spmd_) {
+    if (s.split && op(s.last).info->kind == OpKind::kScan) {
+      lower_split_scan(s, grid, psg, base, produced, stores);
+    } else if (s.split && !spmd_) {
       lower_split(s, grid, psg, base, produced, stores);
     } else if (s.split) {
       lower_split_spmd(s, grid, psg);

@@ -117,10 +117,10 @@ std::vector<Bad> bad_programs() {
        "p.json: op 0 (argmin): tile 'vec0' (1, 32) splits a reduced dim of 'x' (4, 64) fp32 and "
        "merge \"atomic\" has no index (atomic DMA adds, maxes or mins; use in_task, chain or "
        "tree)"},
-      {"cumsum over a split dim",
-       prog({tile({1, 32}), {{"op", "cumsum"}, {"inputs", {"x"}}, {"dim", -1}, {"out", "y"}}}),
-       "p.json: op 0 (cumsum): tile 'vec0' (1, 32) splits dim 1 of 'x' (4, 64) fp32 (64), which "
-       "cumsum runs along (set tile[1] >= 64)"},
+      {"merge on a cumsum",
+       prog({tile({1, 32}),
+             {{"op", "cumsum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "tree"}, {"out", "y"}}}),
+       "p.json: body[1]: op 0 (cumsum): \"merge\" applies to reductions"},
       {"n-ary sub", prog({tile({1, 64}), op("sub", {"x", "x", "x"}, "y")}),
        "p.json: body[1]: op 0 (sub): takes 2 inputs (got 3)"},
       {"loop nest too deep",
@@ -519,10 +519,16 @@ json random_program(std::mt19937& rng) {
       // One op of its own stage kind, as a program output.
       const int64_t which = pick(5);
       if (which == 3) {
-        // A running sum along the last dim (or dim 0), its tile covering that dim.
+        // A running sum along the last dim (or dim 0), its tile covering that dim or, half the
+        // time, splitting it (each row's carry crosses its tiles).
         const bool last = pick(2) == 0 || loop;
-        json t = vec_tile(last);
-        if (!last) t["set_vec_tile_shapes"][0] = shape[0];
+        const bool split = pick(2) == 0;
+        json t = vec_tile(last && !split);
+        if (!last)
+          t["set_vec_tile_shapes"][0] =
+              split ? 1 + pick(std::max<int64_t>(1, shape[0] - 1)) : shape[0];
+        if (last && split)
+          t["set_vec_tile_shapes"][rank - 1] = 8 * (1 + pick(shape.back() / 8 - 1));
         body.push_back(t);
         json o = op("cumsum", {a}, out);
         o["dim"] = last ? -1 : 0;
@@ -590,7 +596,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   const Hardware hw = test::default_hw();
   int stages = 0, lowered_tasks = 0, split_stages = 0, spmd_tasks = 0;
   std::map<std::string, int> ops_seen;
-  int nests = 0;
+  int nests = 0, split_scans = 0;
   for (int i = 0; i < 1000; ++i) {
     const json j = random_program(rng);
     Program p;
@@ -607,7 +613,10 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     KernelSpec spec;
     spec.op = "program:random";
     lowered_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
-    for (const auto& stage : plan_stages(p)) split_stages += stage.split ? 1 : 0;
+    for (const auto& stage : plan_stages(p)) {
+      split_stages += stage.split ? 1 : 0;
+      split_scans += stage.split && p.ops[static_cast<size_t>(stage.last)].name == "cumsum";
+    }
     // Under spmd (blocks accumulate in UB): programs without loops or cross-task merges.
     const std::string text = j.dump();
     const bool across = text.find("\"chain\"") != std::string::npos ||
@@ -620,6 +629,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   }
   EXPECT_GT(split_stages, 150);
   EXPECT_GT(nests, 30);
+  EXPECT_GT(split_scans, 10);  // cumsum carrying across its row's tiles
   // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
   for (const char* name :
        {"any", "all", "argmax", "argmin", "logsumexp", "cumsum", "add/n", "mul/n"})

@@ -598,7 +598,8 @@ TEST(SweepReport, TableFitsOneHundredTwentyColumns) {
                                        "program_rmsnorm_rope_32x2048x32x128.json",
                                        "program_swiglu_backward_16x1024x2048.json",
                                        "program_attention_1x32x4096x128.json",
-                                       "program_attention_spmd_1x32x4096x128.json"};
+                                       "program_attention_spmd_1x32x4096x128.json",
+                                       "program_swiglu_backward_spmd_16x1024x2048.json"};
   for (const auto& entry :
        std::filesystem::directory_iterator(test::source_path("configs/sweeps"))) {
     if (heavy.count(entry.path().filename().string())) continue;

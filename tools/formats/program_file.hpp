@@ -14,7 +14,7 @@
 //       {"op": "sum", "inputs": ["x"], "dim": -1, "keepdim": true, "out": "r"},
 //       {"op": "sum", ..., "merge": "in_task"},   a split reduced dim: in_task chain tree atomic
 //       {"op": "argmax", "inputs": ["x"], "dim": -1, "out": "i"},        int32, one dim
-//       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        the tile covers the dim
+//       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        a split dim carries
 //       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},
 //       {"op": "matmul", "inputs": ["a", "b"], "out_dtype": "fp32", "out": "c"},
 //       {"op": "matmul", ..., "transpose_b": true},                      B stored [..., n, k]
@@ -28,7 +28,7 @@
 // infers each output's shape (numpy broadcasting) and dtype and rejects, with one line naming the
 // file, the op and the tensor: unknown ops and tensors, use before definition, cycles, a tensor
 // written twice, shapes that do not broadcast, mixed dtypes, loops nested too deep or twice on
-// one axis. Tile checks (rank, a split reduction's merge, a split cumsum or rotate_half,
+// one axis. Tile checks (rank, a split reduction's merge, a split rotate_half,
 // alignment, UB) come with the stage plan and the lowering (kernels/program.hpp).
 //
 // In a run or sweep config, "program" names such a file (relative to the config) or holds one
