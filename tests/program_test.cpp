@@ -816,6 +816,8 @@ TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
         f.path().filename().string().find("32x2048x32") != std::string::npos)
       continue;  // 196608 tasks each: seconds, run from the CLI (README, report)
     const RunConfig rc = load_run_config(f.path());
+    // The spec's shape is what its tile tiles (a cube tile: the matmul's [m, k, n]).
+    EXPECT_EQ(run_spec(rc).shape.size(), run_spec(rc).tile.size()) << f.path();
     const RunOutcome out = run_kernel(run_spec(rc), load_hardware(rc.hardware), rc.options);
     EXPECT_GT(out.metrics.gen_time_us, 0) << f.path();
   }

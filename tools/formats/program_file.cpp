@@ -457,6 +457,8 @@ KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::str
     doc.at("program_tile").fail("no op uses this tile (name a tile shape in force at some op)");
   s.program_tile = p.tiles[static_cast<size_t>(tile)].name;
   s.shape = iteration_shape(p, *user);
+  // A cube tile [tm, tk, tn] tiles its matmul's [m, k, n]; the batch dims are walked outside it.
+  if (p.tiles[static_cast<size_t>(tile)].cube) s.shape.erase(s.shape.begin(), s.shape.end() - 3);
   s.dtype = p.tensors[static_cast<size_t>(user->in[0])].dtype;
   if (s.dtype == DType::kInt8 || s.dtype == DType::kInt32) s.dtype = DType::kFp32;
   s.tile = p.tiles[static_cast<size_t>(tile)].dims;
