@@ -77,6 +77,15 @@ std::vector<int64_t> task_order(const ProgStage& s, const StageGrid& g) {
   return order;
 }
 
+// Appends `part`'s steps to `block` (the first part gives the block its kind: buffers, core).
+void append_kind(TaskKind& block, TaskKind&& part) {
+  if (block.steps.empty()) {
+    block = std::move(part);
+    return;
+  }
+  for (const TileStep& st : part.steps) append_step(block, st);
+}
+
 class ProgramLowering {
  public:
   ProgramLowering(const Program& p, const KernelSpec& spec, const Hardware& hw)
@@ -154,6 +163,9 @@ class ProgramLowering {
                         const std::map<int, Producer>& produced, std::vector<Producer>& stores);
   int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
                    const std::vector<Access>& acc, const std::vector<int32_t>& deps);
+  // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses.
+  void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
+                 const std::vector<Access>& acc);
 
   const Program& p_;
   const KernelSpec& spec_;
@@ -482,6 +494,14 @@ int32_t ProgramLowering::add_task(const ProgStage& s, TaskKind k, int psg, int32
   return task;
 }
 
+void ProgramLowering::add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
+                                const std::vector<Access>& acc) {
+  k.label = fmt::format("{}_block{}", s.psg, blk);
+  k.psg = psg;
+  const int32_t task = out_.graph.add_task(kind_id(s, k), 0, -1, launch_);
+  for (const Access& a : acc) out_.graph.add_access(task, a);
+}
+
 std::vector<int32_t> ProgramLowering::load_deps(const ProgStage& s, const Block& b,
                                                 const std::map<int, Producer>& produced) const {
   std::vector<int32_t> deps;
@@ -684,15 +704,9 @@ void ProgramLowering::lower_split_spmd(const ProgStage& s, const StageGrid& grid
       }
       ++parts_of[static_cast<size_t>(part.chain)];
       pk.steps.push_back(fin);
-      if (k.steps.empty())
-        k = std::move(pk);
-      else
-        for (const TileStep& st : pk.steps) append_step(k, st);
+      append_kind(k, std::move(pk));
     }
-    k.label = fmt::format("{}_block{}", s.psg, blk);
-    k.psg = psg;
-    const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
-    for (const Access& a : acc) g.add_access(task, a);
+    add_block(s, std::move(k), psg, blk, acc);
   }
   ++launch_;
   if (atomic) return;
@@ -739,7 +753,6 @@ void ProgramLowering::lower_split_scan(const ProgStage& s, const StageGrid& grid
   const ProgOp& scan = op(s.last);
   const auto chains = split_chains(p_, s, grid);
   segments_ = std::max(segments_, static_cast<int64_t>(chains.front().size()));
-  TaskGraph& g = out_.graph;
   std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(grid.count()));
   std::vector<Access> acc;
   // Appends chain `c`'s tiles to `k`, their load dependencies to `deps`.
@@ -788,15 +801,9 @@ void ProgramLowering::lower_split_scan(const ProgStage& s, const StageGrid& grid
     for (int64_t c = range.begin; c < range.end; ++c) {
       TaskKind part;
       walk(static_cast<size_t>(c), part, unused);
-      if (k.steps.empty())
-        k = std::move(part);
-      else
-        for (const TileStep& st : part.steps) append_step(k, st);
+      append_kind(k, std::move(part));
     }
-    k.label = fmt::format("{}_block{}", s.psg, blk);
-    k.psg = psg;
-    const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
-    for (const Access& a : acc) g.add_access(task, a);
+    add_block(s, std::move(k), psg, blk, acc);
   }
   ++launch_;
 }
@@ -877,16 +884,8 @@ LoweredKernel ProgramLowering::run() {
         }
         acc.clear();
         TaskKind k;
-        for (int64_t i = range.begin; i < range.end; ++i) {
-          TaskKind t = make(i);
-          if (k.steps.empty())
-            k = std::move(t);
-          else
-            for (const TileStep& st : t.steps) append_step(k, st);
-        }
-        k.label = fmt::format("{}_block{}", s.psg, blk);
-        const int32_t task = g.add_task(kind_id(s, k), 0, -1, launch_);
-        for (const Access& a : acc) g.add_access(task, a);
+        for (int64_t i = range.begin; i < range.end; ++i) append_kind(k, make(i));
+        add_block(s, std::move(k), psg, blk, acc);
       }
       ++launch_;
     }

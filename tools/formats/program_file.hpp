@@ -19,8 +19,10 @@
 //       {"op": "matmul", "inputs": ["a", "b"], "out_dtype": "fp32", "out": "c"},
 //       {"op": "matmul", ..., "transpose_b": true},                      B stored [..., n, k]
 //       {"op": "gather", "inputs": ["table", "index"], "out": "rows"},   rows of table, dim 0
-//       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop + view/assemble;
-//                                                                        nests 3 deep, one axis each
+//       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop +
+//       view/assemble;
+//                                                                        nests 3 deep, one axis
+//                                                                        each
 //     ]
 //   }
 //
