@@ -119,4 +119,9 @@ TaskKind cube_kind(int psg, std::string label, const MatmulTensors& x, const Cub
   return k;
 }
 
+int64_t cube_tile_elements(const Dims& tile) {
+  if (tile.size() != 3) return product(tile);
+  return std::max(tile[0] * tile[1], tile[1] * tile[2]);
+}
+
 }  // namespace tilesim

@@ -55,4 +55,13 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
 TaskKind cube_kind(int psg, std::string label, const MatmulTensors& x, const CubeTiling& t,
                    int64_t kslice);
 
+// The rulebook's prod(tile) <= 16384 bounds the elements of one tile that one instruction works
+// on and one DMA moves into a buffer (a vector tile is a single UB buffer of prod(tile)
+// elements). A cube tile [tm, tk, tn] is not one buffer: m * k * n elements never exist
+// anywhere. Its GM-fed buffers are the operand tiles A[tm, tk] and B[tk, tn], so those are what
+// the limit counts. The C tile [tm, tn] is an fp32 accumulator in L0C whose bound is L0C's
+// capacity (the buffer plan rejects an overflow as kCapacity); the vendor's own cube tile
+// (128, 64, 256) has a 32768-element C tile, so counting C against 16384 would flag it.
+int64_t cube_tile_elements(const Dims& tile);
+
 }  // namespace tilesim

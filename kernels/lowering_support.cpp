@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "kernels/block_regions.hpp"
+#include "kernels/cube_task.hpp"
+#include "kernels/program.hpp"
 #include "kernels/registry.hpp"
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
@@ -246,7 +248,14 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   f.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
   // The elements the limit counts: prod(tile), or what the family says one tile holds.
   const KernelFamily* family = find_family(spec.op);
-  f.prod_tile = family && family->tile_elements ? family->tile_elements(spec) : product(spec.tile);
+  // A program's cube tile counts as the matmul family's does (cube_tile_elements).
+  const bool operand_tiles =
+      (family && family->tile_elements) ||
+      (spec.program && spec.program->tile_id(spec.program_tile) >= 0 &&
+       spec.program->tiles[static_cast<size_t>(spec.program->tile_id(spec.program_tile))].cube);
+  f.prod_tile = family && family->tile_elements ? family->tile_elements(spec)
+                : operand_tiles                 ? cube_tile_elements(spec.tile)
+                                                : product(spec.tile);
   // Per loop body: loop + view/assemble is the rulebook's remedy for too many tiles, so the limit
   // applies to the largest chunk's tiles. Kernels that loop over a view (groupnorm's (N*G) rows)
   // are counted on the tensor's own loop axis, an upper bound.
@@ -261,10 +270,9 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   // The limits are PyPTO's (its tile expansion); an spmd kernel is written by hand or by Triton.
   if (spec.partition == PartitionStyle::kSpmd) return f;
   if (f.prod_tile > hw.limits.max_tile_elements)
-    f.limit_violations.push_back(
-        fmt::format("{} = {} > limits.max_tile_elements = {}",
-                    family && family->tile_elements ? "largest operand tile" : "prod(tile)",
-                    f.prod_tile, hw.limits.max_tile_elements));
+    f.limit_violations.push_back(fmt::format("{} = {} > limits.max_tile_elements = {}",
+                                             operand_tiles ? "largest operand tile" : "prod(tile)",
+                                             f.prod_tile, hw.limits.max_tile_elements));
   if (f.auto_tiles > hw.limits.max_auto_tiles)
     f.limit_violations.push_back(fmt::format("auto_tiles = {} > limits.max_auto_tiles = {}",
                                              f.auto_tiles, hw.limits.max_auto_tiles));

@@ -547,17 +547,9 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   return out_k;
 }
 
-// The rulebook's prod(tile) <= 16384 bounds the elements of one tile that one instruction works
-// on and one DMA moves into a buffer (a vector tile is a single UB buffer of prod(tile)
-// elements). A cube tile [tm, tk, tn] is not one buffer: m * k * n elements never exist
-// anywhere. Its GM-fed buffers are the operand tiles A[tm, tk] and B[tk, tn], so those are what
-// the limit counts. The C tile [tm, tn] is an fp32 accumulator in L0C whose bound is L0C's
-// capacity (the buffer plan rejects an overflow as kCapacity); the vendor's own cube tile
-// (128, 64, 256) has a 32768-element C tile, so counting C against 16384 would flag it.
-int64_t cube_tile_elements(const KernelSpec& spec) {
-  if (spec.tile.size() != 3) return product(spec.tile);
-  const int64_t tm = spec.tile[0], tk = spec.tile[1], tn = spec.tile[2];
-  return std::max(tm * tk, tk * tn);
+// The operand tiles the rulebook limit counts (cube_task.hpp).
+int64_t operand_tile_elements(const KernelSpec& spec) {
+  return cube_tile_elements(spec.tile);
 }
 
 }  // namespace
@@ -638,7 +630,7 @@ KernelFamily matmul_kernels() {
              "for int8)"),
   };
   f.lower = lower_matmul;
-  f.tile_elements = cube_tile_elements;
+  f.tile_elements = operand_tile_elements;
   f.tensors_of = [](const Dims& s) {
     return s.size() == 3 ? std::vector<Dims>{{s[0], s[1]}, {s[1], s[2]}, {s[0], s[2]}}
                          : std::vector<Dims>{s};

@@ -101,7 +101,7 @@ std::vector<Bad> bad_programs() {
        prog({tile({1, 32}),
              {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "ring"}, {"out", "y"}}}),
        "p.json: body[1].merge: op 0 (sum): unknown merge 'ring' (allowed: in_task, chain, tree, "
-       "atomic)"},
+       "atomic, auto)"},
       {"argmax over two dims",
        prog({tile({4, 64}),
              {{"op", "argmax"},
@@ -758,7 +758,8 @@ TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
     }
     return std::pair{run_config_text("op.json", ref), run_config_text("prog.json", p)};
   };
-  for (const std::string merge : {"in_task", "chain", "tree", "atomic"}) {
+  // auto: the family's pypto merge (atomic for a sum), which tilesim.pypto's reductions take.
+  for (const std::string merge : {"in_task", "chain", "tree", "atomic", "auto"}) {
     const auto [a, b] = pair({1000, 8192}, merge, nullptr);
     EXPECT_EQ(a.gen_time_us, b.gen_time_us) << merge;
     EXPECT_EQ(a.tasks, b.tasks) << merge;

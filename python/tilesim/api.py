@@ -4,16 +4,9 @@ import os
 import warnings
 
 from . import _core
+from ._jobs import source as _source
+from ._jobs import sweep_job
 from .results import JsonResult, Result, SweepResult
-
-
-def _source(config):
-    """(text or path, is_file) of a config given as a dict or a file path."""
-    if isinstance(config, dict):
-        return json.dumps(config, allow_nan=False), False
-    if isinstance(config, (str, os.PathLike)):
-        return os.fspath(config), True
-    raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
 def _paths(items):
@@ -34,12 +27,6 @@ def run(config, tile=None, loop=None, hardware=None):
     text, is_file = _source(config)
     data, trace = _core.run(text, is_file, list(tile or []), int(loop or 0), hardware or "")
     return Result(json.loads(data), json.loads(trace))
-
-
-def sweep_job(config, hardware=None):
-    """The sweep of a config as every shard sees it (the C++ SweepJob)."""
-    text, is_file = _source(config)
-    return _core.sweep_job(text, is_file, hardware or "")
 
 
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2):

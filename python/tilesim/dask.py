@@ -15,6 +15,7 @@ import tempfile
 import uuid
 
 from . import _core
+from ._jobs import sweep_job
 from .results import SweepResult
 
 
@@ -103,7 +104,5 @@ def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0):
 def sweep_many(configs, client, chunks=None, results_dir=None, retries=2, jobs=1, hardware=None):
     """Sweeps every config (dicts or paths) on the cluster at once: one SweepResult per config,
     each identical to tilesim.sweep(config)."""
-    from .api import sweep_job
-
     return sweep_jobs([sweep_job(c, hardware) for c in configs], client, chunks=chunks,
                       results_dir=results_dir, retries=retries, threads=int(jobs) or 1)

@@ -29,5 +29,7 @@ CommandAction add_validate_command(CLI::App& app);
 // `measurements from-msprof | from-swimlane`: board profiles to measurements
 // (tools/cli/cmd_measurements.cpp).
 CommandAction add_measurements_command(CLI::App& app);
+// `trace-pypto`: a PyPTO kernel file traced into a tile program (tools/cli/cmd_trace_pypto.cpp).
+CommandAction add_trace_pypto_command(CLI::App& app);
 
 }  // namespace tilesim

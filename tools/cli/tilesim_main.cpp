@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
       tilesim::add_calibrate_command(app), tilesim::add_rules_command(app),
       tilesim::add_validate_command(app),  tilesim::add_measurements_command(app),
-      tilesim::add_merge_command(app),
+      tilesim::add_merge_command(app),     tilesim::add_trace_pypto_command(app),
   };
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());

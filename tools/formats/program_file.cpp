@@ -249,10 +249,13 @@ void Loader::resolve(const RawOp& raw, size_t index) {
       }
       if (e.has("merge")) {
         const std::string m = e.at("merge").string();
-        if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic")
+        if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic" && m != "auto")
           e.at("merge").fail(fmt::format(
-              "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic)", where, m));
-        op.merge = parse_merge_mode(m);
+              "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic, auto)", where, m));
+        // auto: as the reduce families merge under pypto (reduction_program.cpp make_phase).
+        op.merge = m != "auto"                    ? parse_merge_mode(m)
+                   : merges_atomically(op.reduce) ? MergeMode::kAtomic
+                                                  : MergeMode::kTree;
       }
       for (int64_t d = 0; d < rank; ++d) {
         const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();

@@ -13,6 +13,8 @@
 //       {"op": "add", "inputs": ["a", "b", "c"], "out": "s"},  add mul maximum minimum: n-ary
 //       {"op": "sum", "inputs": ["x"], "dim": -1, "keepdim": true, "out": "r"},
 //       {"op": "sum", ..., "merge": "in_task"},   a split reduced dim: in_task chain tree atomic
+//                                                 or auto (the reduce families' pypto merge:
+//                                                 atomic where partials add, max or min; tree)
 //       {"op": "argmax", "inputs": ["x"], "dim": -1, "out": "i"},        int32, one dim
 //       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        a split dim carries
 //       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},

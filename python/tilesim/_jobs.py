@@ -1,0 +1,20 @@
+"""Configs as the C++ core takes them, for api.py and dask.py (which do not import each other)."""
+import json
+import os
+
+from . import _core
+
+
+def source(config):
+    """(text or path, is_file) of a config given as a dict or a file path."""
+    if isinstance(config, dict):
+        return json.dumps(config, allow_nan=False), False
+    if isinstance(config, (str, os.PathLike)):
+        return os.fspath(config), True
+    raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
+
+
+def sweep_job(config, hardware=None):
+    """The sweep of a config as every shard sees it (the C++ SweepJob)."""
+    text, is_file = source(config)
+    return _core.sweep_job(text, is_file, hardware or "")

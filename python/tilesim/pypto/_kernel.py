@@ -1,0 +1,333 @@
+"""@pypto.jit under tilesim: calling the kernel traces it into a program (TracedKernel), which
+runs and sweeps through tilesim.run / tilesim.sweep and answers in the PyPTO lines to paste."""
+import inspect
+import json
+import os
+import re
+
+from .. import api
+from ..results import SweepResult
+from . import _trace as T
+from ._tensor import Dynamic, Tensor
+from ._trace import refuse
+
+# PyPTO runtime_options tilesim models (run config "runtime"; tools/formats/run_config.cpp).
+_RUNTIME_MODELLED = ("stitch_function_max_num", "launch_sched_aicpu_num")
+# Options that pick where or how PyPTO compiles and checks, not what the NPU runs.
+_NOT_TIMING = {"run_mode": "where PyPTO runs (tilesim models the NPU)",
+               "host_options": "compile stages and monitoring",
+               "verify_options": "pass verification", "debug_options": "debug dumps"}
+
+
+def jit(func=None, *, host_options=None, codegen_options=None, pass_options=None,
+        runtime_options=None, verify_options=None, debug_options=None, new_ir=False,
+        create_new_logical_tensor=False):
+    """pypto.jit / pypto.frontend.jit: the kernel, traced when it is called."""
+    where = T.caller()
+    call = "pypto.jit"
+    if pass_options:
+        refuse(call, f"pass_options {sorted(pass_options)} are not modelled",
+               "tilesim's program run config has buffer_count (double buffering) instead",
+               where)
+    if codegen_options:
+        refuse(call, f"codegen_options {sorted(codegen_options)} are not modelled",
+               "leave them out", where)
+    notes, runtime = [], {}
+    for key, value in (runtime_options or {}).items():
+        if key in _RUNTIME_MODELLED:
+            runtime[key] = value
+        elif key in _NOT_TIMING:
+            notes.append(f"runtime_options {key}: not timing ({_NOT_TIMING[key]})")
+        else:
+            refuse(call, f"runtime_options key {key!r} is not modelled",
+                   f"tilesim models {', '.join(_RUNTIME_MODELLED)}", where)
+    for key, value in (("host_options", host_options), ("verify_options", verify_options),
+                       ("debug_options", debug_options)):
+        if value:
+            notes.append(f"{key}: not timing ({_NOT_TIMING[key]})")
+
+    def wrap(f):
+        return JitKernel(f, runtime, notes, where)
+
+    return wrap(func) if func is not None else wrap
+
+
+def function(func):
+    """pypto.frontend.function: a helper inlined into the kernel (traced as a plain call)."""
+    return func
+
+
+def _arg_spec(param, arg, ann, call):
+    """(shape, dtype) of a tensor parameter from its argument and its annotation."""
+    shape = dtype = None
+    if arg is not None:
+        if not hasattr(arg, "shape") or not hasattr(arg, "dtype"):
+            refuse(call, f"argument '{param}' is a {type(arg).__name__}, not a tensor",
+                   "pass a pypto.tensor(shape, dtype), a numpy array or a torch tensor")
+        shape = list(arg.shape) if not isinstance(arg, Tensor) else arg.shape
+        dtype = arg.dtype if isinstance(arg, Tensor) else T.dtype_of(arg.dtype, call)
+    if isinstance(ann, Tensor):
+        spec = ann._spec_shape
+        if spec is not None and spec:
+            if shape is None:
+                if any(not isinstance(d, int) for d in spec):
+                    refuse(call, f"'{param}' has dynamic dims {spec} and no argument",
+                           "call the kernel with tensors of concrete shapes")
+                shape = list(spec)
+            elif Ellipsis not in spec and (len(spec) != len(shape) or any(
+                    isinstance(s, int) and s != d for s, d in zip(spec, shape))):
+                refuse(call, f"'{param}' is annotated {spec}, called with {shape}")
+        if ann._dtype is not None:
+            if dtype is not None and dtype is not ann._dtype:
+                refuse(call, f"'{param}' is annotated {ann._dtype!r}, called with {dtype!r}")
+            dtype = ann._dtype
+    if shape is None or dtype is None:
+        refuse(call, f"tensor '{param}' has no shape or dtype",
+               "annotate it pypto.Tensor(shape, dtype) or call the kernel with tensors")
+    return shape, dtype
+
+
+class JitKernel:
+    """A @pypto.jit kernel. Calling it traces it (as a PyPTO call compiles and runs it) and
+    keeps the result in ``.traced``; ``trace(...)`` returns it."""
+
+    def __init__(self, func, runtime, notes, where):
+        self.func, self.runtime, self.notes, self.where = func, runtime, notes, where
+        self.traced = None
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __call__(self, *args, **kwargs):
+        self.traced = self.trace(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        """The kernel as a tile program. Tensor arguments give shapes and dtypes (pypto.tensor,
+        numpy arrays, torch tensors); without them the annotations must."""
+        if T._current:
+            refuse("a jit kernel called inside another", "kernels do not nest in a trace")
+        call = f"{self.func.__name__}(...)"
+        sig = inspect.signature(self.func)
+        try:
+            bound = sig.bind_partial(*args, **kwargs)
+        except TypeError as e:
+            refuse(call, str(e))
+        trace = T.Trace(self.func.__name__, self.where)
+        params, values = [], {}
+        for name, p in sig.parameters.items():
+            arg = bound.arguments.get(name)
+            ann = p.annotation
+            tensor_like = isinstance(ann, Tensor) or ann is Tensor or (
+                arg is not None and hasattr(arg, "shape") and hasattr(arg, "dtype"))
+            if not tensor_like:
+                if name not in bound.arguments and p.default is inspect.Parameter.empty:
+                    refuse(call, f"argument '{name}' (not a tensor) is missing")
+                continue
+            shape, dtype = _arg_spec(name, arg, ann if isinstance(ann, Tensor) else None, call)
+            if any(isinstance(d, Dynamic) for d in shape):
+                refuse(call, f"'{name}' has dynamic dims", "call with concrete tensors")
+            T.program_dtype(dtype, call)
+            v = T.Value(shape, dtype, trace.claim(name, call), "param")
+            params.append(v)
+            values[name] = Tensor._of(v)
+        call_args = dict(bound.arguments)
+        call_args.update(values)
+        T._current.append(trace)
+        try:
+            returned = self.func(**call_args)
+        finally:
+            T._current.pop()
+        if trace.broken_loop is not None:
+            refuse("pypto.loop", f"loop '{trace.broken_loop.name}' was left early (break)",
+                   "a traced loop body runs once, as every iteration does", trace.broken_loop.where)
+        return TracedKernel(self, trace, params, returned)
+
+
+class TracedKernel:
+    """A traced PyPTO kernel: ``program`` (the tile program dict), ``tiles`` and ``loops`` (with
+    the source lines that set them), ``run``, ``sweep``, ``write``."""
+
+    def __init__(self, kernel, trace, params, returned):
+        self.name = trace.kernel_name
+        self.file, self.line = kernel.where
+        self.runtime = dict(kernel.runtime)
+        self.notes = list(kernel.notes)
+        outputs = [v for v in params if v in trace.written]
+        inputs = [v for v in params if v not in trace.written and getattr(v, "read", False)]
+        unused = [v.name for v in params if v not in trace.written and not getattr(v, "read",
+                                                                                  False)]
+        if unused:
+            self.notes.append(f"unused tensor arguments: {', '.join(unused)}")
+        for i, r in enumerate(returned if isinstance(returned, (list, tuple)) else
+                              [returned] if returned is not None else []):
+            if not isinstance(r, Tensor):
+                refuse(f"return of {self.name}", f"returns a {type(r).__name__}",
+                       "return tensors, or write outputs with assemble", kernel.where)
+            v = r._traced(f"return of {self.name}")
+            if v.kind == "temp":
+                v.name, v.kind = trace.claim(f"out{i}", "return"), "output"
+            elif v.kind not in ("gm", "output"):
+                refuse(f"return of {self.name}", f"returns '{v.name}', which it does not write",
+                       where=kernel.where)
+            outputs.append(getattr(v, "alias", v))
+        if not outputs:
+            refuse(self.name, "the kernel writes no output",
+                   "assemble (or out[:] = ...) into an output argument", kernel.where)
+        out_values = [getattr(v, "alias", v) for v in outputs]
+        self.program = trace.program(inputs, [], f"traced by tilesim.pypto from "
+                                     f"{os.path.basename(self.file)}:{self.line}")
+        self.program["outputs"] = [{"name": v.name, "shape": list(o.shape),
+                                    "dtype": v.dtype.program}
+                                   for v, o in zip(out_values, outputs)]
+        self.tiles = [dict(t) for t in trace.tiles]
+        self.loops = [{"name": f.name, "count": f.count, "axis": f.axis, "chunk": f.chunk,
+                       "file": f.where[0], "line": f.where[1]} for f in trace.loops]
+        self._sites = trace.sites
+
+    # -- the program and its configs
+    def to_json(self):
+        return json.dumps(self.program, indent=2) + "\n"
+
+    def write(self, path):
+        """Writes the program file (what ``tilesim trace-pypto --json`` writes)."""
+        with open(path, "w") as f:
+            f.write(self.to_json())
+
+    def _tile(self, tile):
+        if tile is None:
+            vec = [t for t in self.tiles if not t["cube"]]
+            return (vec or self.tiles)[0] if self.tiles else None
+        for t in self.tiles:
+            if tile in (t["name"], t["line"]):
+                return t
+        known = ", ".join(f"{t['name']} (line {t['line']})" for t in self.tiles)
+        raise ValueError(f"tile: no tile {tile!r} in kernel {self.name} (its tiles: {known})")
+
+    def _loop(self, loop):
+        if loop is None:
+            return self.loops[0] if self.loops else None
+        for lp in self.loops:
+            if loop in (lp["name"], lp["line"]):
+                return lp
+        known = ", ".join(f"{lp['name']} (line {lp['line']})" for lp in self.loops) or "none"
+        raise ValueError(f"loop: no loop {loop!r} in kernel {self.name} (its loops: {known})")
+
+    def config(self, tile=None, loop=None, partition=None, hardware=None):
+        """The run config of this kernel (a dict tilesim.run and the CLI take)."""
+        cfg = {"program": self.program}
+        if hardware is not None:
+            cfg["hardware"] = hardware
+        t, lp = self._tile(tile), self._loop(loop)
+        if t is not None:
+            cfg["program_tile"] = t["name"]
+        if lp is not None:
+            cfg["program_loop"] = lp["name"]
+        if partition is not None:
+            cfg["partition"] = partition
+        if self.runtime:
+            cfg["runtime"] = dict(self.runtime)
+        return cfg
+
+    def run(self, tile=None, loop=None, partition=None, hardware=None, tile_shape=None,
+            loop_count=None):
+        """Simulates the kernel as traced (``tilesim run``): a tilesim Result. ``tile`` and
+        ``loop`` name which tile / loop ``tile_shape`` / ``loop_count`` set."""
+        cfg = self.config(tile, loop, partition)
+        return self._located(lambda: api.run(cfg, tile=tile_shape, loop=loop_count,
+                                              hardware=hardware))
+
+    def sweep_config(self, tile=None, loop=None, tiles="auto", loop_counts="auto",
+                     partition=None, hardware=None, constraints=None):
+        """The sweep config: the tile set at ``tile`` (default: the first vector tile) over
+        ``tiles`` ("auto": powers of two per dim up to the shape; a list; None: as traced) and
+        the loop ``loop`` (default: the first) over ``loop_counts`` ("auto": 1, 2, 4, ... up to
+        its axis; a list; None: as traced). Without a loop, only tiles vary."""
+        cfg = self.config(tile, loop, partition, hardware)
+        cand = {}
+        if tiles == "auto":
+            cand["generate_tiles"] = {"last_dim": "pow2"}
+        elif tiles is not None:
+            cand["tiles"] = [list(t) for t in tiles]
+        lp = self._loop(loop)
+        if lp is not None and loop_counts == "auto":
+            extent = lp["count"] * lp["chunk"]
+            cand["generate_loop_counts"] = {"from": 1, "to": extent}
+        elif loop_counts not in (None, "auto"):
+            cand["loop_counts"] = list(loop_counts)
+        cand["constraints"] = dict(constraints or {"prune_over_limits": False})
+        cfg["candidates"] = cand
+        cfg["description"] = (f"{self.name} traced from {os.path.basename(self.file)}: "
+                              f"{self._tile(tile)['name'] if self.tiles else 'no tile'}" +
+                              (f" x loop {lp['name']}" if lp else ""))
+        return cfg
+
+    def sweep(self, tile=None, loop=None, tiles="auto", loop_counts="auto", partition=None,
+              hardware=None, jobs=0, constraints=None, **kwargs):
+        """Sweeps the kernel's tile and loop count (``tilesim sweep``): a PyptoSweep, whose
+        ``recommendation`` gives the PyPTO lines to paste."""
+        cfg = self.sweep_config(tile, loop, tiles, loop_counts, partition, hardware, constraints)
+        res = self._located(lambda: api.sweep(cfg, jobs=jobs, **kwargs))
+        return PyptoSweep(res, self, self._tile(tile), self._loop(loop))
+
+    def _located(self, fn):
+        """Runs fn; a program error naming "op N" gains the kernel line that traced op N."""
+        try:
+            return fn()
+        except ValueError as e:
+            m = re.search(r"\bop (\d+) \(", str(e))
+            if m and int(m.group(1)) < len(self._sites):
+                f, line = self._sites[int(m.group(1))]
+                e.args = (f"{e.args[0]} [traced from {f}:{line}]",) + e.args[1:]
+            raise
+
+    def __repr__(self):
+        return (f"<tilesim.pypto.TracedKernel {self.name}: {len(self._sites)} ops, "
+                f"{len(self.tiles)} tiles, {len(self.loops)} loops>")
+
+
+def tile_call(tile, dims):
+    if tile["cube"]:
+        m, k, n = dims
+        return f"pypto.set_cube_tile_shapes([{m}, {m}], [{k}, {k}], [{n}, {n}])"
+    return f"pypto.set_vec_tile_shapes({', '.join(str(d) for d in dims)})"
+
+
+class PyptoSweep(SweepResult):
+    """A sweep of a traced kernel: a SweepResult plus the PyPTO lines the winner needs."""
+
+    def __init__(self, res, kernel, tile, loop):
+        super().__init__(res._outcome)
+        self.kernel, self._tile_site, self._loop_site = kernel, tile, loop
+
+    @property
+    def paste(self):
+        """[(file, line, text)]: the source lines to change for the recommended candidate."""
+        rec = self.recommended
+        if rec is None:
+            return []
+        lines = []
+        t = self._tile_site
+        if t is not None and list(rec["tile"]) != t["dims"]:
+            lines.append((t["file"], t["line"], tile_call(t, rec["tile"])))
+        lp = self._loop_site
+        if lp is not None and rec.get("loop_count") not in (None, lp["count"]):
+            n = rec["loop_count"]
+            chunk = lp["count"] * lp["chunk"] // n
+            lines.append((lp["file"], lp["line"],
+                          f"pypto.loop({n}) with views of {chunk} along dim {lp['axis']} "
+                          f"(offset = idx * {chunk})"))
+        return lines
+
+    @property
+    def recommendation(self):
+        """What to change, why, and the lines to paste."""
+        rec = self.recommended
+        if rec is None:
+            return f"tilesim: no candidate of {self.kernel.name} ran ({self.counts})"
+        head = f"tilesim recommends for {self.kernel.name}: {self.why}"
+        paste = self.paste
+        if not paste:
+            body = ["  the kernel as written is the recommended candidate: change nothing"]
+        else:
+            body = [f"  {os.path.basename(f)}:{line}: {text}" for f, line, text in paste]
+        notes = [f"  note: {n}" for n in self.kernel.notes]
+        return "\n".join([head, *body, *notes])

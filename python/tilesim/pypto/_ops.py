@@ -1,0 +1,281 @@
+"""PyPTO's ops under tracing: each call checks its operands at the kernel's line and records the
+op of the program's op table (kernels/op_table.cpp) it is, or refuses."""
+from . import _trace as T
+from ._tensor import Tensor
+from ._trace import refuse
+
+_FP32 = T.DTYPES["DT_FP32"]
+
+
+def _scalar(x):
+    """A Python number or pypto.Element as a float, else None."""
+    if isinstance(x, Element):
+        return float(x.value)
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    return None
+
+
+class Element:
+    """pypto.Element(dtype, value): a scalar operand."""
+
+    def __init__(self, dtype, value):
+        self.dtype, self.value = T.dtype_of(dtype, "pypto.Element"), value
+
+
+def _tensor(x, call, what="operand"):
+    if not isinstance(x, Tensor):
+        refuse(call, f"{what} {x!r} is not a tensor")
+    x._traced(call)
+    return x
+
+
+def _broadcast(a, b, call):
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            refuse(call, f"shapes {list(a)} and {list(b)} do not broadcast")
+        out.append(max(x, y))
+    return out[::-1]
+
+
+def _merge_cuts(tensors, rank):
+    cut = {}
+    for t in tensors:
+        shift = rank - t.dim
+        for d, f in t._cut.items():
+            cut[d + shift] = f
+    return cut
+
+
+def _result(trace, name, inputs, shape, full, value_dtype, cut, call, **keys):
+    out = T.Value(full, value_dtype, trace.fresh(name))
+    trace.op(name, [t._value for t in inputs], out, call, cuts=[t._cut for t in inputs], **keys)
+    return Tensor._of(out, shape, cut)
+
+
+def unary(name, x, call=None, **keys):
+    call = call or f"pypto.{name}"
+    trace = T.active(call)
+    if getattr(x, "_half", None) and name == "neg":
+        return half_op(name, x, None, call)
+    x = _tensor(x, call)
+    return _result(trace, name, [x], x.shape, x._value.shape, x.dtype, x._cut, call, **keys)
+
+
+def binary(name, a, b, call=None, swapped=False):
+    """a <name> b; a scalar operand is the program op's "scalar" (a - s, a / s); s - a and
+    s / a are composed from exact ops (neg, reciprocal)."""
+    call = call or f"pypto.{name}"
+    trace = T.active(call)
+    sa, sb = _scalar(a), _scalar(b)
+    if getattr(a, "_half", None) and sb is not None:
+        return half_op(name, a, sb, call)
+    if getattr(b, "_half", None) and sa is not None and name in ("add", "mul"):
+        return half_op(name, b, sa, call)
+    if sa is not None and sb is not None:
+        refuse(call, "both operands are scalars", "compute the constant in Python")
+    if sa is not None:  # s <op> t
+        if name in ("add", "mul", "maximum", "minimum"):
+            return binary(name, b, a, call)
+        t = _tensor(b, call)
+        if name == "sub":  # s - t = (-t) + s
+            return binary("add", unary("neg", t, call), sa, call)
+        if name == "div":  # s / t = (1 / t) * s
+            r = unary("reciprocal", t, call)
+            return r if sa == 1.0 else binary("mul", r, sa, call)
+        refuse(call, f"a scalar first operand of {name}")
+    a = _tensor(a, call)
+    if sb is not None:
+        return _result(trace, name, [a], a.shape, a._value.shape, a.dtype, a._cut, call,
+                       scalar=sb)
+    b = _tensor(b, call)
+    if a.dtype is not b.dtype:
+        refuse(call, f"operands are {a.dtype!r} and {b.dtype!r}",
+               "cast one first (pypto.cast): program ops take one dtype")
+    shape = _broadcast(a.shape, b.shape, call)
+    full = _broadcast(a._value.shape, b._value.shape, call)
+    return _result(trace, name, [a, b], shape, full, a.dtype, _merge_cuts([a, b], len(shape)),
+                   call)
+
+
+def _dim(x, dim, call):
+    if isinstance(dim, (list, tuple)):
+        if len(dim) != 1:
+            refuse(call, f"dim {list(dim)}: PyPTO reductions take one dim",
+                   "reduce one dim (merge adjacent dims with a reshape of the input first)")
+        dim = dim[0]
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.dim <= dim < x.dim:
+        refuse(call, f"dim {dim!r} for a rank-{x.dim} tensor")
+    dim %= x.dim
+    if dim in x._cut:
+        refuse(call, f"reduces dim {dim}, which loop '{x._cut[dim].name}' cuts into chunks",
+               "reduce a dim the loop does not cut (tilesim merges no partials across loop "
+               "chunks)")
+    return dim
+
+
+def reduction(name, x, dim, keepdim, call=None):
+    call = call or f"pypto.{name}"
+    trace = T.active(call)
+    x = _tensor(x, call)
+    d = _dim(x, dim, call)
+    shape, full = x.shape, x._value.shape
+    if keepdim:
+        shape, full = shape[:d] + [1] + shape[d + 1:], full[:d] + [1] + full[d + 1:]
+    else:
+        shape, full = shape[:d] + shape[d + 1:], full[:d] + full[d + 1:]
+    cut = {(k if keepdim or k < d else k - 1): f for k, f in x._cut.items()}
+    dtype = T.DTYPES["DT_INT32"] if name in ("argmax", "argmin") else x.dtype
+    # A tile that splits the reduced dim merges its partials as PyPTO's reductions do (the
+    # reduce families' pypto merge: the program's "auto").
+    return _result(trace, name, [x], shape, full, dtype, cut, call, dim=d, keepdim=bool(keepdim),
+                   merge="auto")
+
+
+def cast(input, dtype, mode=None):
+    call = "pypto.cast"
+    T.active(call)
+    if mode is not None and getattr(mode, "name", str(mode)) != "CAST_NONE":
+        refuse(call, f"mode {mode}: rounding modes are not modelled", "leave mode out")
+    dt = T.dtype_of(dtype, call)
+    T.program_dtype(dt, call)
+    x = _tensor(input, call)
+    trace = T._current[-1]
+    return _result(trace, "cast", [x], x.shape, x._value.shape, dt, x._cut, call,
+                   dtype=dt.program)
+
+
+def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matrix_nz=False,
+           extend_params=None, call="pypto.matmul"):
+    trace = T.active(call)
+    a, b = _tensor(input, call, "input"), _tensor(mat2, call, "mat2")
+    if a_trans:
+        refuse(call, "a_trans=True: tilesim's program matmul reads A as [..., m, k]",
+               "store A as [m, k] (b_trans=True is modelled)")
+    if c_matrix_nz:
+        refuse(call, "c_matrix_nz=True: C is written ND in tilesim programs", "leave it out")
+    if extend_params:
+        refuse(call, f"extend_params {sorted(extend_params)}: the fixpipe epilogue is not "
+               "modelled in programs", "write the epilogue as vector ops on the result "
+               "(pypto.matmul(a, b, dt) + bias)")
+    if trace.cube_tile is None:
+        refuse(call, "no cube tile shape is set before this matmul",
+               "call pypto.set_cube_tile_shapes([m, m], [k, k], [n, n]) first, as PyPTO "
+               "requires")
+    if a.dim < 2 or b.dim < 2:
+        refuse(call, f"operands of rank {a.dim} and {b.dim}", "matmul takes [..., m, k] and "
+               "[..., k, n]")
+    if a.dtype is not b.dtype:
+        refuse(call, f"A is {a.dtype!r} and B {b.dtype!r}", "cast one first")
+    k_a = a.shape[-1]
+    k_b, n = (b.shape[-1], b.shape[-2]) if b_trans else (b.shape[-2], b.shape[-1])
+    if k_a != k_b:
+        refuse(call, f"A {a.shape} and B {b.shape}{' (b_trans)' if b_trans else ''}: k is "
+               f"{k_a} and {k_b}")
+    for t in (a, b):
+        if any(d >= t.dim - 2 for d in t._cut):
+            refuse(call, "a loop cuts one of the matrix dims", "loop over a batch dim")
+    dt = T.dtype_of(out_dtype, call) if out_dtype is not None else b.dtype
+    T.program_dtype(dt, call)
+    batch = _broadcast(a.shape[:-2], b.shape[:-2], call)
+    full_batch = _broadcast(a._value.shape[:-2], b._value.shape[:-2], call)
+    n_full = b._value.shape[-2] if b_trans else b._value.shape[-1]
+    keys = {"out_dtype": dt.program}
+    if b_trans:
+        keys["transpose_b"] = True
+    return _result(trace, "matmul", [a, b], batch + [a.shape[-2], n],
+                   full_batch + [a._value.shape[-2], n_full], dt,
+                   _merge_cuts([a, b], len(batch) + 2), call, **keys)
+
+
+def where(condition, input, other):
+    call = "pypto.where"
+    trace = T.active(call)
+    ts = [_tensor(t, call) for t in (condition, input, other)]
+    if ts[1].dtype is not ts[2].dtype:
+        refuse(call, f"input is {ts[1].dtype!r} and other {ts[2].dtype!r}", "cast one first")
+    shape, full = ts[0].shape, ts[0]._value.shape
+    for t in ts[1:]:
+        shape, full = _broadcast(shape, t.shape, call), _broadcast(full, t._value.shape, call)
+    return _result(trace, "where", ts, shape, full, ts[1].dtype, _merge_cuts(ts, len(shape)),
+                   call)
+
+
+def transpose(input, dim0, dim1):
+    call = "pypto.transpose"
+    trace = T.active(call)
+    x = _tensor(input, call)
+    dims = sorted(d % x.dim for d in (dim0, dim1))
+    if dims != [x.dim - 2, x.dim - 1]:
+        refuse(call, f"swaps dims {dim0} and {dim1}", "tilesim's transpose swaps the last two "
+               "dims")
+    swap = lambda s: s[:-2] + [s[-1], s[-2]]  # noqa: E731
+    return _result(trace, "transpose", [x], swap(x.shape), swap(x._value.shape), x.dtype,
+                   x._cut, call)
+
+
+def concat(tensors, dim=0):
+    """Only the rotate_half idiom: concat([-x[..., d/2:], x[..., :d/2]], -1)."""
+    call = "pypto.concat"
+    T.active(call)
+    halves = [getattr(t, "_half", None) for t in tensors]
+    if (len(tensors) == 2 and all(halves) and halves[0][0] is halves[1][0]
+            and dim % tensors[0].dim == tensors[0].dim - 1
+            and (halves[0][1], halves[0][2], halves[1][1], halves[1][2]) == ("hi", -1, "lo", 1)):
+        return unary("rotate_half", halves[0][0], call)
+    refuse(call, "tilesim programs have no concat",
+           "the rotate_half idiom concat([x2 * -1.0, x1], -1) of x's two halves is traced as "
+           "rotate_half")
+
+
+def half_op(name, t, scalar, call):
+    """neg / mul by -1 / add 0 on a half of the last dim (the rotate_half idiom's operands)."""
+    base, side, sign = t._half
+    if name == "neg" or (name == "mul" and scalar == -1.0):
+        sign = -sign
+    elif not ((name == "add" and scalar == 0.0) or (name == "mul" and scalar == 1.0)):
+        t._traced(call)
+    h = Tensor.__new__(Tensor)
+    h._spec_shape, h._dtype, h._name = t._spec_shape, t._dtype, ""
+    h._value, h._shape, h._cut, h._half = None, t._shape, {}, (base, side, sign)
+    return h
+
+
+def softmax(input, dim):
+    """PyPTO's composite (python/pypto/operator.py, softmax_fp32_cast): in fp32, amax, sub,
+    exp, sum, div, cast back."""
+    call = "pypto.softmax"
+    x = _tensor(input, call)
+    dtype = x.dtype
+    if dtype is not _FP32:
+        x = cast(x, _FP32)
+    m = reduction("amax", x, dim, True, call)
+    e = unary("exp", binary("sub", x, m, call), call)
+    y = binary("div", e, reduction("sum", e, dim, True, call), call)
+    return cast(y, dtype) if dtype is not _FP32 else y
+
+
+def sigmoid(input):
+    """PyPTO's composite casts to fp32 and back (operator.py, sigmoid_fp32_cast); the sigmoid
+    itself is the op table's (exp, add, div)."""
+    call = "pypto.sigmoid"
+    x = _tensor(input, call)
+    if x.dtype is _FP32:
+        return unary("sigmoid", x, call)
+    return cast(unary("sigmoid", cast(x, _FP32), call), x.dtype)
+
+
+UNARY = ["exp", "log", "sqrt", "rsqrt", "reciprocal", "abs", "neg", "relu"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
+REDUCTIONS = ["sum", "amax", "amin", "prod", "argmax", "argmin"]
+
+
+def cumsum(input, dim):
+    call = "pypto.cumsum"
+    x = _tensor(input, call)
+    trace = T.active(call)
+    d = _dim(x, dim, call)
+    return _result(trace, "cumsum", [x], x.shape, x._value.shape, x.dtype, x._cut, call, dim=d)

@@ -1,0 +1,310 @@
+"""The recorder behind tilesim.pypto: a PyPTO kernel's calls, traced once, become a tile program
+(tools/formats/program_file.hpp's JSON) instead of compiled code.
+
+Tensors carry the shape the kernel sees (inside a loop, the chunk its view took); the program
+names whole tensors, so a view that takes a loop's chunk aliases the whole tensor and the loop
+records which axis it cuts. Ops hold their operands as Values and are named when the program is
+written, so `assemble(v, offsets, out)` can rename v's producer to the output it fills.
+"""
+import os
+import sys
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tilesim
+
+
+def caller():
+    """(file, line) of the kernel source making the current call: the first frame outside
+    the tilesim package."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+
+class UnsupportedError(ValueError):
+    """A PyPTO call outside what tilesim.pypto traces: names the call, the kernel file and line,
+    and what tilesim supports instead. ``.call``, ``.file``, ``.line``."""
+
+    def __init__(self, call, what, instead=None, where=None):
+        self.file, self.line = where or caller()
+        self.call = call
+        msg = f"{self.file}:{self.line}: {call}: {what}"
+        if instead:
+            msg += f"; {instead}"
+        super().__init__(msg)
+
+
+def refuse(call, what, instead=None, where=None):
+    raise UnsupportedError(call, what, instead, where)
+
+
+# ---- dtypes --------------------------------------------------------------------------------
+
+
+class DataType:
+    """A PyPTO dtype (pypto.DT_FP16 ...). ``program`` is tilesim's name for it, or None where
+    tilesim programs have no such dtype."""
+
+    def __init__(self, name, program, size):
+        self.name, self.program, self.size = name, program, size
+
+    def __repr__(self):
+        return f"pypto.{self.name}"
+
+
+# PyPTO's dtype names (python/pypto/enum.py); the program dtypes are model/dtype.cpp's.
+_DTYPES = [("DT_FP32", "fp32", 4), ("DT_FP16", "fp16", 2), ("DT_BF16", "bf16", 2),
+           ("DT_INT8", "int8", 1), ("DT_INT32", "int32", 4), ("DT_INT4", None, 1),
+           ("DT_INT16", None, 2), ("DT_INT64", None, 8), ("DT_UINT8", None, 1),
+           ("DT_UINT16", None, 2), ("DT_UINT32", None, 4), ("DT_UINT64", None, 8),
+           ("DT_BOOL", None, 1), ("DT_DOUBLE", None, 8), ("DT_FP8", None, 1),
+           ("DT_FP8E4M3", None, 1), ("DT_FP8E5M2", None, 1), ("DT_FP8E8M0", None, 1),
+           ("DT_HF4", None, 1), ("DT_HF8", None, 1), ("DT_BOTTOM", None, 0)]
+DTYPES = {name: DataType(name, prog, size) for name, prog, size in _DTYPES}
+PROGRAM_DTYPES = ", ".join(f"pypto.{d.name}" for d in DTYPES.values() if d.program)
+
+# numpy / torch dtype spellings of the arguments a kernel is called with.
+_FOREIGN = {"float32": "DT_FP32", "float16": "DT_FP16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
+            "int32": "DT_INT32", "int16": "DT_INT16", "int64": "DT_INT64", "uint8": "DT_UINT8",
+            "bool": "DT_BOOL", "float64": "DT_DOUBLE", "half": "DT_FP16", "float": "DT_FP32"}
+
+
+def dtype_of(value, call):
+    if isinstance(value, DataType):
+        return value
+    name = str(value).removeprefix("torch.")
+    if name in _FOREIGN:
+        return DTYPES[_FOREIGN[name]]
+    refuse(call, f"unknown dtype {value!r}", f"give one of {PROGRAM_DTYPES}")
+
+
+def program_dtype(dt, call):
+    if dt.program is None:
+        refuse(call, f"{dt!r} is not a dtype tilesim programs model", f"they have {PROGRAM_DTYPES}")
+    return dt.program
+
+
+# ---- symbolic loop indices -----------------------------------------------------------------
+
+
+class Sym:
+    """An integer expression of loop indices (a loop's index, idx * 64 + 8, pypto.min(...)).
+    Evaluated at an assignment {loop frame: iteration value}."""
+
+    def __init__(self, fn, frames):
+        self._fn, self.frames = fn, frames
+
+    def eval(self, env):
+        return self._fn(env)
+
+    def _op(self, other, f, name):
+        if isinstance(other, Sym):
+            return Sym(lambda e: f(self.eval(e), other.eval(e)), self.frames | other.frames)
+        if isinstance(other, int) and not isinstance(other, bool):
+            return Sym(lambda e: f(self.eval(e), other), self.frames)
+        refuse(f"loop index {name} {type(other).__name__}",
+               "a loop index combines with integers and other loop indices only")
+
+    def __add__(self, o):
+        return self._op(o, lambda a, b: a + b, "+")
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._op(o, lambda a, b: a - b, "-")
+
+    def __rsub__(self, o):
+        return self._op(o, lambda a, b: b - a, "-")
+
+    def __mul__(self, o):
+        return self._op(o, lambda a, b: a * b, "*")
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o):
+        return self._op(o, lambda a, b: a // b, "//")
+
+    def __neg__(self):
+        return Sym(lambda e: -self.eval(e), self.frames)
+
+    def min(self, o):
+        return self._op(o, min, "min")
+
+    def max(self, o):
+        return self._op(o, max, "max")
+
+    def __index__(self):
+        refuse("int(loop index)", "a loop index is symbolic while the kernel is traced",
+               "use it in view / assemble offsets (idx * chunk)")
+
+    __int__ = __index__
+
+    def __bool__(self):
+        refuse("a condition on a loop index",
+               "the trace takes one pass through the loop body, so it cannot branch on the index",
+               "pypto.cond / is_loop_begin are not modelled either")
+
+    __lt__ = __le__ = __gt__ = __ge__ = lambda self, other: self.__bool__()
+
+
+def _sym_pick(f, name):
+    """pypto.min / pypto.max: on integers, or on loop index expressions (valid_shape bounds)."""
+    def pick(a, b):
+        if isinstance(a, Sym):
+            return getattr(a, name)(b)
+        if isinstance(b, Sym):
+            return getattr(b, name)(a)
+        return f(a, b)
+    return pick
+
+
+sym_min, sym_max = _sym_pick(min, "min"), _sym_pick(max, "max")
+
+
+class LoopFrame:
+    """One pypto.loop while its body is traced: its iterations, the axis its views cut, its
+    body's program entries."""
+
+    def __init__(self, name, start, stop, step, where):
+        self.name, self.start, self.step = name, start, step
+        self.count = len(range(start, stop, step))
+        self.where = where
+        self.axis = None
+        self.chunk = None  # the view size along the axis
+        self.body = []
+
+    def value(self, j):
+        return self.start + j * self.step
+
+    def index(self):
+        return Sym(lambda env: env.get(self, self.start), frozenset([self]))
+
+
+# ---- program values and the trace ----------------------------------------------------------
+
+
+class Value:
+    """A whole tensor of the program: an input, an output, a GM buffer or an op's result."""
+
+    def __init__(self, shape, dtype, name=None, kind="temp"):
+        self.shape, self.dtype, self.name, self.kind = list(shape), dtype, name, kind
+        self.op = None  # the op entry writing it
+        self.frames = ()  # the loops enclosing its producer, outermost first
+
+
+class Trace:
+    """What one call of a kernel records: values, program body, tiles and loops with their
+    source lines."""
+
+    def __init__(self, kernel_name, where):
+        self.kernel_name, self.where = kernel_name, where
+        self.body = []
+        self.frames = []
+        self.tiles = []  # dicts: name, dims, cube, file, line
+        self.loops = []  # LoopFrame, in order of appearance
+        self.vec_tile = None
+        self.cube_tile = None
+        self.names = set()
+        self.counter = 0
+        self.broken_loop = None
+        self.written = {}  # GM value -> where it was assembled
+        self.sites = []  # (file, line) of each op, in program order
+        self._cuts = {}  # id(op entry) -> (entry, its inputs' cuts, the call)
+
+    def fresh(self, stem):
+        while True:
+            self.counter += 1
+            name = f"{stem}{self.counter}"
+            if name not in self.names:
+                self.names.add(name)
+                return name
+
+    def claim(self, name, call):
+        if name in self.names:
+            refuse(call, f"two tensors are named '{name}'", "give each tensor its own name")
+        self.names.add(name)
+        return name
+
+    def emit(self, entry):
+        (self.frames[-1].body if self.frames else self.body).append(entry)
+
+    def add_tile(self, dims, cube, where):
+        name = f"{'cube' if cube else 'vec'}_L{where[1]}"
+        if any(t["name"] == name for t in self.tiles):
+            name = self.fresh(name + "_")
+        tile = {"name": name, "dims": list(dims), "cube": cube, "file": where[0],
+                "line": where[1]}
+        self.tiles.append(tile)
+        self.emit({"set_cube_tile_shapes" if cube else "set_vec_tile_shapes": list(dims),
+                   "name": name})
+        if cube:
+            self.cube_tile = tile
+        else:
+            self.vec_tile = tile
+
+    def op(self, name, inputs, out, call, cuts=(), **keys):
+        """Records op `name` on `inputs` (Values, each read in the chunks `cuts` names: dim ->
+        loop frame) writing Value `out`; returns out."""
+        for v in inputs:
+            if v.kind == "param" and v not in self.written:
+                v.read = True
+        if name != "matmul" and self.vec_tile is None:
+            refuse(call, "no vector tile shape is set before this op",
+                   "call pypto.set_vec_tile_shapes(...) first, as PyPTO requires")
+        entry = {"op": name, "inputs": list(inputs), "out": out, **keys}
+        self._cuts[id(entry)] = (entry, list(cuts), call)
+        self.sites.append(caller())
+        out.op = entry
+        out.frames = tuple(self.frames)
+        self.emit(entry)
+        return out
+
+    def check_whole_reads(self, frame):
+        """Every GM tensor an op in `frame`'s body reads must be read in the frame's chunks
+        along its axis: the program's loop chunks every tensor of its body, while a kernel that
+        reads a whole tensor in each iteration does the loop's count times the work."""
+        def walk(entries):
+            for e in entries:
+                if "loop" in e:
+                    yield from walk(e["body"])
+                elif "op" in e:
+                    yield e
+
+        for e in walk(frame.body):
+            entry, cuts, call = self._cuts[id(e)]
+            for v, cut in zip(entry["inputs"], cuts):
+                rank = len(e["out"].shape)
+                if (v.kind in ("param", "gm", "output") and len(v.shape) == rank
+                        and v.shape[frame.axis] > 1 and cut.get(frame.axis) is not frame):
+                    refuse(call, f"reads the whole of '{v.name}' inside loop '{frame.name}', "
+                           f"which cuts dim {frame.axis}",
+                           f"view its chunk: pypto.view({v.name}, [...], [idx * "
+                           f"{frame.chunk}, ...]) (each iteration would read all of it)",
+                           where=self.sites[list(self._cuts).index(id(e))])
+
+    # The program JSON: Values become their names.
+    def program(self, inputs, outputs, description):
+        def named(entries):
+            result = []
+            for e in entries:
+                if "op" in e:
+                    e = dict(e, inputs=[v.name for v in e["inputs"]], out=e["out"].name)
+                elif "loop" in e:
+                    e = dict(e, body=named(e["body"]))
+                result.append(e)
+            return result
+
+        return {"program": self.kernel_name, "description": description,
+                "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype.program}
+                           for v in inputs],
+                "outputs": [v.name for v in outputs], "body": named(self.body)}
+
+
+_current = []  # the trace being recorded (a stack of one: traces do not nest)
+
+
+def active(call):
+    if not _current:
+        refuse(call, "called outside a kernel being traced",
+               "call it inside a @pypto.jit kernel, then call the kernel")
+    return _current[-1]
