@@ -43,24 +43,24 @@ def main(argv=None):
                         "`if __name__ == \"__main__\":`)")
     a = p.parse_args(argv)
     if not os.path.isfile(a.kernel_file):
-        print(f"tilesim trace-pypto: {a.kernel_file}: no such file", file=sys.stderr)
+        print(f"tilesim: error: {a.kernel_file}: no such file", file=sys.stderr)
         return 2
     try:
         kernels = traced_kernels(a.kernel_file, a.main)
     except UnsupportedError as e:
-        print(f"tilesim trace-pypto: {e}", file=sys.stderr)
+        print(f"tilesim: error: {e}", file=sys.stderr)
         return 2
     if not kernels:
-        print(f"tilesim trace-pypto: {a.kernel_file}: no @pypto.jit kernel found",
+        print(f"tilesim: error: {a.kernel_file}: no @pypto.jit kernel found",
               file=sys.stderr)
         return 2
     if a.kernel is None and len(kernels) > 1:
-        print(f"tilesim trace-pypto: {a.kernel_file} has kernels {', '.join(sorted(kernels))}: "
+        print(f"tilesim: error: {a.kernel_file} has kernels {', '.join(sorted(kernels))}: "
               "pick one with --kernel", file=sys.stderr)
         return 2
     name = a.kernel or next(iter(kernels))
     if name not in kernels:
-        print(f"tilesim trace-pypto: --kernel {name}: not in {a.kernel_file} (its kernels: "
+        print(f"tilesim: error: --kernel {name}: not in {a.kernel_file} (its kernels: "
               f"{', '.join(sorted(kernels))})", file=sys.stderr)
         return 2
     text = kernels[name].to_json()
