@@ -98,10 +98,13 @@ struct SweepOutcome {
   }
 };
 
-SweepJob make_job(const std::string& source, bool is_file, const std::string& hardware) {
+// `objective` (not empty) replaces the config's, as `tilesim sweep --objective` does.
+SweepJob make_job(const std::string& source, bool is_file, const std::string& hardware,
+                  const std::string& objective) {
   return nogil([&] {
-    return sweep_job(config_doc(source, is_file, "sweep config"), origin_of(source, is_file),
-                     hardware);
+    nlohmann::json doc = config_doc(source, is_file, "sweep config");
+    if (!objective.empty() && doc.is_object()) doc["objective"] = objective;
+    return sweep_job(doc, origin_of(source, is_file), hardware);
   });
 }
 
@@ -242,7 +245,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("run", &run, py::arg("source"), py::arg("is_file"), py::arg("tile"), py::arg("loop"),
         py::arg("hardware"));
-  m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"));
+  m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"),
+        py::arg("objective") = "");
   m.def(
       "job_from_doc",
       [](const std::string& doc) {

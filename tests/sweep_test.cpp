@@ -353,6 +353,38 @@ TEST(Sweep, RankingIsFastestFirstAndTheRecommendationIsTheFastest) {
   }
 }
 
+TEST(Sweep, TheObjectiveRanksZonesAndExplains) {
+  // The GroupNorm loop sweep: by gen_time loop 16 and 8 are 2.2% apart; kernel_time_us adds the
+  // launch and the root builds, which grow with the loop count, so it ranks loop 8 first.
+  const auto hw = test::default_hw();
+  SweepConfig cfg = load_sweep_config(
+      test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));
+  for (const Objective o : {Objective::kGenTime, Objective::kKernelTime, Objective::kMte2}) {
+    cfg.objective = o;
+    const SweepResult r = run_sweep(cfg, hw);
+    ASSERT_EQ(r.ranking.size(), 8u);
+    for (size_t i = 1; i < r.ranking.size(); ++i)
+      EXPECT_LE(objective_us(r.candidates[r.ranking[i - 1]], o),
+                objective_us(r.candidates[r.ranking[i]], o));
+    const auto& b = r.candidates[*r.recommended];
+    if (o == Objective::kKernelTime) {
+      EXPECT_EQ(b.loop_count, 8);
+      EXPECT_DOUBLE_EQ(objective_us(b, o), b.kernel_time_us);
+      EXPECT_NE(r.why.find(fmt::format("{:.3f} us kernel_time_us", b.kernel_time_us)),
+                std::string::npos)
+          << r.why;
+    }
+    if (o == Objective::kMte2) {  // the most loops: the shortest MTE2 per core
+      EXPECT_EQ(b.loop_count, 128);
+      EXPECT_EQ(sweep_json(cfg, hw, r)["sweep"]["objective"], "mte2_us");
+    }
+  }
+  EXPECT_EQ(parse_error(R"({"op": "add", "shape": [8, 64], "dtype": "fp32", "tile": [1, 64],
+                            "objective": "energy"})"),
+            "test.json: objective: unknown objective 'energy' (known: gen_time_us, "
+            "kernel_time_us, mte2_us, mte3_us, vec_us, cube_us, mte1_us)");
+}
+
 TEST(Sweep, AutoAxisIsTheLoopCountWhenItVariesElseTheLongestTileSeries) {
   const auto hw = test::default_hw();
   auto cfg = parse(R"({"op": "softmax", "shape": [16, 2048], "dim": 1,

@@ -14,7 +14,8 @@ def source(config):
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
-def sweep_job(config, hardware=None):
-    """The sweep of a config as every shard sees it (the C++ SweepJob)."""
+def sweep_job(config, hardware=None, objective=None):
+    """The sweep of a config as every shard sees it (the C++ SweepJob); `objective` replaces
+    the config's ("gen_time_us", "kernel_time_us", a pipe's "mte2_us", ...)."""
     text, is_file = source(config)
-    return _core.sweep_job(text, is_file, hardware or "")
+    return _core.sweep_job(text, is_file, hardware or "", objective or "")

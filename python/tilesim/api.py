@@ -29,16 +29,18 @@ def run(config, tile=None, loop=None, hardware=None):
     return Result(json.loads(data), json.loads(trace))
 
 
-def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2):
+def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
+          objective=None):
     """Evaluates, ranks and zones a candidate space (``tilesim sweep``): a :class:`SweepResult`.
 
     jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
     ``dask.distributed`` client the candidates are split into ``chunks`` shards (``tilesim sweep
     --shard K/N``) evaluated on the workers and merged (``tilesim merge``): the same result as a
-    local sweep. ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
+    local sweep. ``objective`` ranks by another figure than the config's (``tilesim sweep
+    --objective``): "gen_time_us", "kernel_time_us", "mte2_us", "vec_us", ... ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
     without a client: the chunks then run here); a failed chunk is retried ``retries`` times.
     """
-    job = sweep_job(config, hardware)
+    job = sweep_job(config, hardware, objective)
     if client is None and chunks is None and results_dir is None:
         return SweepResult(_core.sweep(job, int(jobs)))
     from . import dask as _dask

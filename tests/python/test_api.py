@@ -198,3 +198,16 @@ def test_the_gil_is_released_while_cpp_runs():
         assert done
     finally:
         sys.setswitchinterval(old)
+
+
+def test_sweep_objective_matches_the_cli(cli):
+    cfg = source("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json")
+    res = tilesim.sweep(cfg, jobs=2, objective="kernel_time_us")
+    assert res.sweep["objective"] == "kernel_time_us"
+    by_cli = cli.json("sweep", cfg, "--objective", "kernel_time_us")
+    assert res.to_dict()["recommended"] == by_cli["recommended"]
+    assert [c["index"] for c in res.candidates] == [c["index"] for c in by_cli["candidates"]]
+    times = [c["metrics"]["kernel_time_us"] for c in res.candidates if c["status"] == "ok"]
+    assert times == sorted(times)
+    with pytest.raises(tilesim.ConfigError, match="unknown objective 'energy'"):
+        tilesim.sweep(cfg, objective="energy")

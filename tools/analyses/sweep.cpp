@@ -109,8 +109,12 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   return r;
 }
 
+double objective_of(const SweepConfig& cfg, const CandidateResult& c) {
+  return objective_us(c, cfg.objective);
+}
+
 bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other) {
-  return other.gen_time_us <= best.gen_time_us * (1.0 + cfg.zones.tolerance);
+  return objective_of(cfg, other) <= objective_of(cfg, best) * (1.0 + cfg.zones.tolerance);
 }
 
 SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& candidates) {
@@ -203,7 +207,8 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
       for (size_t i : members) {
         const auto& c = res.candidates[i];
         const int64_t flag = cfg.constraints.flag_contiguous_bytes;
-        pts.push_back({c.axis_value, c.gen_time_us, c.spmd, c.spmd.burst_bytes < flag, flag});
+        pts.push_back(
+            {c.axis_value, objective_of(cfg, c), c.spmd, c.spmd.burst_bytes < flag, flag});
       }
       const auto verdicts = classify_spmd_zones(pts, dir, cfg.zones);
       for (size_t j = 0; j < members.size(); ++j) {
@@ -216,7 +221,7 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     std::vector<ZonePoint> pts;
     for (size_t i : members) {
       const auto& c = res.candidates[i];
-      pts.push_back({c.axis_value, c.gen_time_us,
+      pts.push_back({c.axis_value, objective_of(cfg, c),
                      mean_per_core(c, &CoreMetrics::wait_schedule_time_us), mean_tasks_per_core(c),
                      c.psg});
     }
@@ -232,8 +237,8 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     auto& b = res.candidates[*res.recommended];
     if (b.zone == Zone::kNone) {
       b.zone = Zone::kSweetSpot;
-      b.zone_evidence =
-          fmt::format("fastest of all ({:.3f} us); no other point on its axis", b.gen_time_us);
+      b.zone_evidence = fmt::format("fastest of all ({:.3f} us); no other point on its axis",
+                                    objective_of(cfg, b));
     }
   }
 }
@@ -241,19 +246,24 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
 std::string explain(const SweepConfig& cfg, const SweepResult& res) {
   if (!res.recommended) return "no candidate passed the pre-check";
   const auto& b = res.candidates[*res.recommended];
-  std::string s = fmt::format("{}: {:.3f} us", candidate_label(b), b.gen_time_us);
+  // The default objective's times read "12.3 us"; another names itself ("12.3 us kernel_time_us").
+  const std::string unit = cfg.objective == Objective::kGenTime
+                               ? "us"
+                               : fmt::format("us {}", objective_info(cfg.objective).name);
+  const double tb = objective_of(cfg, b);
+  std::string s = fmt::format("{}: {:.3f} {}", candidate_label(b), tb, unit);
   // An spmd winner is explained in launch terms: blocks per core, waves, the tail wave,
   // sub-tiles and copies per block.
   const std::string launch = b.spmd.valid ? "; " + spmd_summary(b.spmd) : "";
   if (!res.runner_up) return s + ", the only candidate that passed the pre-check" + launch;
   const auto& r = res.candidates[*res.runner_up];
+  const double tr = objective_of(cfg, r);
   if (res.tie)
-    s += fmt::format(", a tie with {} ({:.3f} us, within the {:.1f}% zones tolerance)",
-                     candidate_label(r), r.gen_time_us, cfg.zones.tolerance * 100.0);
+    s += fmt::format(", a tie with {} ({:.3f} {}, within the {:.1f}% zones tolerance)",
+                     candidate_label(r), tr, unit, cfg.zones.tolerance * 100.0);
   else
-    s += fmt::format(", {:.1f}% less time than {} ({:.3f} us)",
-                     (1.0 - b.gen_time_us / r.gen_time_us) * 100.0, candidate_label(r),
-                     r.gen_time_us);
+    s += fmt::format(", {:.1f}% less time than {} ({:.3f} {})", (1.0 - tb / tr) * 100.0,
+                     candidate_label(r), tr, unit);
   struct Term {
     const char* what;
     double best, other;
@@ -328,7 +338,7 @@ SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& can
       ++res.rejected_by_class[c.reject_class];
   }
   std::stable_sort(res.ranking.begin(), res.ranking.end(), [&](size_t a, size_t b) {
-    return res.candidates[a].gen_time_us < res.candidates[b].gen_time_us;
+    return objective_of(cfg, res.candidates[a]) < objective_of(cfg, res.candidates[b]);
   });
   if (!res.ranking.empty()) res.recommended = res.ranking.front();
   if (res.ranking.size() > 1) {

@@ -101,7 +101,9 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
 SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& candidates,
                        std::vector<CandidateResult> results);
 
-// `other` is within the zones tolerance of `best`'s time: a tie, not a difference.
+// The candidate's value of the sweep's objective (cfg.objective), in us.
+double objective_of(const SweepConfig& cfg, const CandidateResult& c);
+// `other` is within the zones tolerance of `best`'s objective: a tie, not a difference.
 bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateResult& other);
 
 // "tile (1, 8192) loop 1", or for an spmd candidate "grid 48 sub-tile (1, 4096)" (and its block

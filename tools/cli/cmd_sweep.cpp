@@ -27,6 +27,7 @@
 #include "tools/cli/sweep_outputs.hpp"
 #include "tools/formats/output_file.hpp"
 #include "tools/formats/run_config.hpp"
+#include "tools/formats/sweep_objective.hpp"
 
 namespace tilesim {
 
@@ -83,6 +84,7 @@ struct SweepArgs {
   std::string shard;           // K/N
   std::string output;          // the shard file
   int64_t max_candidates = 0;  // 0: the config's constraints.max_candidates
+  std::string objective;       // empty: the config's (default gen_time_us)
 };
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
@@ -184,6 +186,8 @@ int sweep(const SweepArgs& a) {
   if (a.max_candidates > 0 && doc.is_object() && doc.contains("candidates") &&
       doc["candidates"].is_object())
     doc["candidates"]["constraints"]["max_candidates"] = a.max_candidates;
+  // So does --objective: the shards and their merge rank by it.
+  if (!a.objective.empty() && doc.is_object()) doc["objective"] = a.objective;
   const SweepJob job = sweep_job(doc, a.config, a.hardware);
   check_outputs_not_inputs({{"--csv", a.out.csv}, {"--json", a.out.json}, {"--svg", a.out.svg}},
                            {a.config, job.cfg.hardware});
@@ -237,6 +241,10 @@ CommandAction add_sweep_command(CLI::App& app) {
                   "the largest candidate space accepted (default: the config's "
                   "constraints.max_candidates, else 100000)")
       ->check(integer_at_least(1));
+  cmd->add_option("--objective", args->objective,
+                  "what ranks the candidates (default: the config's \"objective\", else "
+                  "gen_time_us)")
+      ->check(CLI::IsMember(objective_names()));
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }
 

@@ -209,8 +209,8 @@ std::string axis_name(const SweepAxis& axis) {
 
 namespace {
 
-const std::set<std::string> kSweepKeys = {"hardware", "description", "candidates", "zones",
-                                          "runtime"};
+const std::set<std::string> kSweepKeys = {"hardware", "description", "candidates",
+                                          "zones",    "runtime",     "objective"};
 
 bool grid_space_given(const JsonReader& doc) {
   const auto c = doc.json().find("candidates");
@@ -257,6 +257,13 @@ SweepConfig sweep_config_from_json(const nlohmann::json& json,
   cfg.hardware = config_hardware(doc);
   cfg.description = config_description(doc);
   if (const auto z = doc.find("zones")) parse_zones(*z, cfg.zones);
+  if (const auto o = doc.find("objective")) {
+    const auto obj = find_objective(o->string());
+    if (!obj)
+      o->fail(fmt::format("unknown objective '{}' (known: {})", o->string(),
+                          fmt::join(objective_names(), ", ")));
+    cfg.objective = *obj;
+  }
   const bool explicit_tile = !cfg.base.tile.empty();
   if (const auto c = doc.find("candidates")) {
     parse_candidates(*c, cfg);

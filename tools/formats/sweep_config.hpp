@@ -35,6 +35,8 @@
 //     "zones": {"tolerance": 0.02, "evidence_rise": 0.05, "min_wait_share": 0.25,
 //               "min_tail_occupancy": 0.5, "max_block_overhead_share": 0.1},
 //     "runtime": {"ready_order": "oldest_root_first"}   runtime policies, as in a run config
+//     "objective": "gen_time_us"          what ranks: gen_time_us, kernel_time_us or a pipe's
+//                                         busy time (tools/formats/sweep_objective.hpp)
 //   }
 //
 // Non-last tile dims are generated as powers of two up to the bound (and the bound itself).
@@ -59,6 +61,7 @@
 #include "model/hardware.hpp"
 #include "sim/simulator.hpp"
 #include "tools/analyses/zones.hpp"
+#include "tools/formats/sweep_objective.hpp"
 
 namespace tilesim {
 
@@ -112,7 +115,8 @@ struct SweepConfig {
   SweepConstraints constraints;
   SweepAxis axis;
   ZoneOptions zones;
-  SimOptions options;  // the "runtime" policies
+  SimOptions options;                         // the "runtime" policies
+  Objective objective = Objective::kGenTime;  // what ranks, zones and explains the candidates
 };
 
 struct Candidate {

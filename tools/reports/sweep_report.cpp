@@ -180,7 +180,8 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [&](const CandidateResult& c) -> std::string {
          if (&c == best) return "best";
          if (ties(cfg, *best, c)) return "tie";
-         return fmt::format("{:+.1f}%", (c.gen_time_us / best->gen_time_us - 1.0) * 100.0);
+         return fmt::format("{:+.1f}%",
+                            (objective_of(cfg, c) / objective_of(cfg, *best) - 1.0) * 100.0);
        }},
       {"zone", 14, true, Column::kRequired, [](const auto& c) { return zone_label(c.zone); }},
       {"MTE2_us", 9, false, busy("MTE2"), pipe("MTE2")},
@@ -205,6 +206,12 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
       {"flags", fw, true, Column::kOptional, flags_text},
   };
+  // Another objective than gen_time_us gets its own column beside gen_us: what ranks.
+  if (cfg.objective != Objective::kGenTime)
+    cols.insert(cols.begin() + 4, Column{std::string(objective_info(cfg.objective).column), 10,
+                                         false, Column::kRequired, [&](const CandidateResult& c) {
+                                           return us_cell(objective_of(cfg, c));
+                                         }});
   if (spmd) {
     // An spmd row names its launch next to the sub-tile (grid, and the block when set) instead
     // of a loop count, and its waves, tail wave and sub-tiles per block join the optional columns.
@@ -313,7 +320,7 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
         const auto& c = res.candidates[members[k]];
         const std::string head =
             fmt::format("  {} {:<18} {:>11.3f} us  {:<15} ", c.index == b.index ? "*" : " ",
-                        axis_value_text(res, c), c.gen_time_us, zone_label(c.zone));
+                        axis_value_text(res, c), objective_of(cfg, c), zone_label(c.zone));
         // The evidence follows on the same line when it fits, else on its own lines below.
         if (head.size() + c.zone_evidence.size() <= kTerminalColumns)
           append(s, "{}{}\n", head, c.zone_evidence);
@@ -415,6 +422,7 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                 {"dtype", std::string(dtype_name(b.dtype))},
                 {"dim", b.dims},
                 {"params", b.params},
+                {"objective", std::string(objective_info(cfg.objective).name)},
                 {"hardware", hw.name},
                 {"axis", res.axis_label}};
   j["counts"] = {{"candidates", res.candidates.size()},
@@ -492,7 +500,7 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   Plot p;
   p.title = "tilesim sweep: " + kernel_title(cfg, hw);
   p.x_label = res.axis_label + " (log2 scale)";
-  p.y_label = "modeled gen_time_us";
+  p.y_label = "modeled " + std::string(objective_info(cfg.objective).name);
   p.log_x = true;
   auto zone_color = [](Zone z) -> std::string {
     switch (z) {
@@ -528,13 +536,13 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   for (const auto& c : res.candidates)
     if (c.ok && c.series != best.series)
       others.points.push_back(
-          {c.axis_value, c.gen_time_us, "",
+          {c.axis_value, objective_of(cfg, c), "",
            n_others <= kLabelled ? (c.grid > 0 ? candidate_label(c) : tile_text(c.tile)) : ""});
   for (size_t i : members) {
     const auto& c = res.candidates[i];
     main.points.push_back(
-        {c.axis_value, c.gen_time_us, zone_color(c.zone),
-         members.size() <= kLabelled ? fmt::format("{:.1f}", c.gen_time_us) : ""});
+        {c.axis_value, objective_of(cfg, c), zone_color(c.zone),
+         members.size() <= kLabelled ? fmt::format("{:.1f}", objective_of(cfg, c)) : ""});
   }
   // Zone bands: each point of the recommended's series owns the axis up to halfway (in log
   // space) to its neighbours.
@@ -554,8 +562,9 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
   }
   if (!others.points.empty()) p.series.push_back(others);
   p.series.push_back(main);
-  p.mark = PlotMark{best.axis_value, best.gen_time_us,
-                    fmt::format("best: {}, {:.2f} us", candidate_label(best), best.gen_time_us)};
+  p.mark =
+      PlotMark{best.axis_value, objective_of(cfg, best),
+               fmt::format("best: {}, {:.2f} us", candidate_label(best), objective_of(cfg, best))};
   p.subtitle = fmt::format("{} evaluated, {} rejected; zones of the recommended's series shaded",
                            res.ranking.size(), res.candidates.size() - res.ranking.size());
   return p;
