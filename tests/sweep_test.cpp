@@ -20,6 +20,7 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/binding.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/spmd_figures.hpp"
 #include "tools/analyses/sweep.hpp"
@@ -383,6 +384,61 @@ TEST(Sweep, TheObjectiveRanksZonesAndExplains) {
                             "objective": "energy"})"),
             "test.json: objective: unknown objective 'energy' (known: gen_time_us, "
             "kernel_time_us, mte2_us, mte3_us, vec_us, cube_us, mte1_us)");
+}
+
+TEST(Binding, SharesByHandAndTheLargestBinds) {
+  Hardware hw = test::default_hw();
+  Metrics m;
+  m.gen_time_us = 100;
+  m.kernel_time_us = 120;
+  m.launch_us = 2, m.handshake_us = 0.4, m.head_us = 17.6;  // 20 of 120: 1/6
+  m.achieved_gm_gbps = hw.gm.hbm_bandwidth_gbps / 2;        // 50%
+  m.pipes = {{"MTE2", 60, 90, 0}, {"V", 30, 40, 0}};        // busiest cores: 90%, 40%
+  CoreMetrics c;
+  c.wait_schedule_time_us = 5;
+  m.per_core = {c, c};  // 2 of the AIV cores ran
+  const auto uses = resource_uses(m, hw);
+  ASSERT_EQ(uses.size(), 6u);
+  EXPECT_EQ(uses[0].name, "MTE2");
+  EXPECT_DOUBLE_EQ(uses[0].share, 0.9);
+  EXPECT_EQ(uses[1].name, "HBM bandwidth");
+  EXPECT_DOUBLE_EQ(uses[1].share, 0.5);
+  EXPECT_EQ(uses[2].name, "V");
+  EXPECT_NEAR(uses[3].share, 1.0 / 6.0, 1e-12);  // fixed head
+  EXPECT_DOUBLE_EQ(uses[4].share, 0.05);         // scheduler: 5 of 100 us
+  EXPECT_EQ(uses[5].name, "idle cores");         // last, whatever its share: a lever
+  EXPECT_DOUBLE_EQ(uses[5].used, static_cast<double>(hw.cores.aiv - 2));
+  EXPECT_EQ(
+      binding_text(uses),
+      fmt::format("bound by MTE2 of the busiest core: 90.0 of 100.0 us (90%); then GM traffic "
+                  "against HBM bandwidth: {:.1f} of {:.1f} GB/s (50%), V of the busiest "
+                  "core: 40.0 of 100.0 us (40%); AIV cores that ran no task: {} of {} "
+                  "cores ({:.0f}%)",
+                  hw.gm.hbm_bandwidth_gbps / 2, hw.gm.hbm_bandwidth_gbps, hw.cores.aiv - 2,
+                  hw.cores.aiv, 100.0 * (hw.cores.aiv - 2) / hw.cores.aiv));
+  // More GM traffic than HBM can carry: L2 served part of it, so L2's bandwidth bounds it.
+  m.achieved_gm_gbps = hw.gm.hbm_bandwidth_gbps * 1.5;
+  bool l2 = false;
+  for (const auto& u : resource_uses(m, hw))
+    if (u.name == "L2 bandwidth") {
+      l2 = true;
+      EXPECT_DOUBLE_EQ(u.share, m.achieved_gm_gbps / hw.l2.bandwidth_gbps);
+    }
+  EXPECT_TRUE(l2);
+}
+
+TEST(Binding, TheSweepsRecommendationNamesWhatBoundsIt) {
+  // The spmd softmax grid sweep's winner streams a 4096-wide row per block: the vector pipe of
+  // its busiest core is busy for 97% of the span.
+  const auto hw = test::default_hw();
+  const SweepConfig cfg = load_sweep_config(
+      test::source_path("configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json"));
+  const SweepResult r = run_sweep(cfg, hw);
+  const auto j = sweep_json(cfg, hw, r);
+  EXPECT_EQ(j["recommended"]["binding"][0]["resource"], "V");
+  EXPECT_GT(j["recommended"]["binding"][0]["share"].get<double>(), 0.9);
+  EXPECT_NE(sweep_table(cfg, hw, r, 5, false).find("    bound by V of the busiest core"),
+            std::string::npos);
 }
 
 TEST(Sweep, AutoAxisIsTheLoopCountWhenItVariesElseTheLongestTileSeries) {

@@ -190,6 +190,7 @@ def test_sweep_recommends_the_lines_to_paste():
     assert res.paste == [(THIS, line_of("tile"), "pypto.set_vec_tile_shapes(1, 16384)")]
     assert f"test_pypto.py:{line_of('tile')}: pypto.set_vec_tile_shapes(1, 16384)" in \
         res.recommendation
+    assert "\n  bound by " in res.recommendation
     assert len(res.to_dataframe()) == 2 and "<svg" in res.to_svg()
     # The sweep config is a plain config: the CLI's sweep and tilesim.sweep take it.
     assert tilesim.sweep(k.trace().sweep_config(tiles=[[1, 16384]])).recommended["tile"] == \

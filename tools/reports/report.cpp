@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
+#include "tools/analyses/binding.hpp"
 #include "tools/reports/text_append.hpp"
 
 namespace tilesim {
@@ -119,6 +120,8 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   append(s, "  GM read {:.1f} MB, written {:.1f} MB, achieved {:.1f} GB/s (HBM {:.0f} GB/s)\n",
          m.gm_read_bytes / 1e6, m.gm_write_bytes / 1e6, m.achieved_gm_gbps,
          hw.gm.hbm_bandwidth_gbps);
+  if (const auto uses = resource_uses(m, hw); !uses.empty())
+    append(s, "  {}\n", wrap(binding_text(uses), 2, 4, kTerminalColumns));
   append(s,
          "\n  candidate: contiguous {} B, prod(tile) {}, auto_tiles {}, UB {} B, buffer depth {}\n",
          d.contiguous_bytes, d.prod_tile, d.auto_tiles, d.ub_bytes, d.buffer_depth);
@@ -141,12 +144,24 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   return s;
 }
 
+nlohmann::json binding_json(const std::vector<ResourceUse>& uses) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const ResourceUse& u : uses)
+    j.push_back({{"resource", u.name},
+                 {"used", u.used},
+                 {"capacity", u.capacity},
+                 {"unit", u.unit},
+                 {"share", u.share}});
+  return j;
+}
+
 nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                         const Metrics& m, const nlohmann::json& measured) {
   nlohmann::json j = metrics_to_json(m);
   j["candidate"] = spec_to_json(spec);
   j["hardware"] = hw.name;
   j["diagnostics"] = diagnostics_to_json(d);
+  j["binding"] = binding_json(resource_uses(m, hw));
   if (!measured.is_null()) j["measured"] = measured;
   return j;
 }

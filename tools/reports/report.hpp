@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/analyses/binding.hpp"
+
 #include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
 #include "model/hardware.hpp"
@@ -22,6 +24,10 @@ nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg);
 // The metric_fields() as CSV: the header, and one row's cells (empty cells for no metrics).
 std::string metrics_csv_header();
 std::string metrics_csv_cells(const Metrics* m);
+// What bounds a run (tools/analyses/binding.hpp) as JSON: [{resource, used, capacity, unit,
+// share}], the binding one first.
+nlohmann::json binding_json(const std::vector<ResourceUse>& uses);
+
 // A run's result (`tilesim run --json`, tilesim.run().to_dict()): the Metrics record, the
 // candidate, the hardware, the lowering's diagnostics and the config's "measured" block when set.
 nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,

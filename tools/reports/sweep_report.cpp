@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
+#include "tools/analyses/binding.hpp"
 #include "tools/reports/csv.hpp"
 #include "tools/reports/report.hpp"
 #include "tools/reports/text_append.hpp"
@@ -104,29 +105,6 @@ std::vector<size_t> report_order(const SweepResult& res) {
 }
 
 namespace {
-
-constexpr size_t kTerminalColumns = 120;
-
-// Words of `text` on lines of at most `width` columns; lines after the first start with `indent`.
-std::string wrap(const std::string& text, size_t first_used, size_t indent, size_t width) {
-  std::string out, line;
-  size_t used = first_used;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(' ', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (!line.empty() && used + 1 + word.size() > width) {
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-      used = indent;
-    }
-    used += (line.empty() ? 0 : 1) + word.size();
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
 
 // One column of the ranked table: required ones always show, optional ones join (in priority
 // order) while the table fits kTerminalColumns, wide ones only with --wide (which shows all).
@@ -295,6 +273,8 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
   if (res.recommended) {
     const auto& b = res.candidates[*res.recommended];
     append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
+    if (const auto uses = resource_uses(b, hw); !uses.empty())
+      append(s, "    {}\n", wrap(binding_text(uses), 4, 6, kTerminalColumns));
     const auto members = series_members(res, b.series);
     if (members.size() > 1) {
       append(s, "\n  zones along {} ({}):\n", res.axis_label, series_fixed_text(res, b));
@@ -484,7 +464,8 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                         {"gen_time_us", r.gen_time_us},
                         {"zone", r.zone == Zone::kNone ? nlohmann::json(nullptr)
                                                        : nlohmann::json(zone_name(r.zone))},
-                        {"why", res.why}};
+                        {"why", res.why},
+                        {"binding", binding_json(resource_uses(r, hw))}};
     if (r.grid > 0) {
       j["recommended"]["grid"] = r.grid;
       j["recommended"]["block"] =

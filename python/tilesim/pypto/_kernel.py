@@ -329,5 +329,10 @@ class PyptoSweep(SweepResult):
             body = ["  the kernel as written is the recommended candidate: change nothing"]
         else:
             body = [f"  {os.path.basename(f)}:{line}: {text}" for f, line, text in paste]
+        bound = self._dict().get("recommended", {}).get("binding") or []
+        if bound:
+            b = bound[0]
+            head += (f"\n  bound by {b['resource']}: {b['used']:.1f} of {b['capacity']:.1f} "
+                     f"{b['unit']} ({b['share']:.0%})")
         notes = [f"  note: {n}" for n in self.kernel.notes]
         return "\n".join([head, *body, *notes])
