@@ -21,7 +21,8 @@
 namespace tilesim {
 
 struct ResourceUse {
-  std::string name;  // "MTE2", "HBM bandwidth", "L2 bandwidth", "scheduler", "fixed head", "idle cores"
+  std::string
+      name;  // "MTE2", "HBM bandwidth", "L2 bandwidth", "scheduler", "fixed head", "idle cores"
   double used = 0, capacity = 0;
   std::string unit;  // "us", "GB/s", "cores"
   double share = 0;  // used / capacity
