@@ -368,6 +368,13 @@ Hardware load_hardware(const std::filesystem::path& file) {
 
 std::filesystem::path default_config_dir() {
   if (const char* env = std::getenv("TILESIM_CONFIG_DIR")) return env;
+  // An installed tilesim (cmake --install): <prefix>/bin/tilesim finds <prefix>/share/tilesim.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "tilesim" / "configs";
+    if (std::filesystem::is_directory(installed / "hardware", ec)) return installed;
+  }
 #ifdef TILESIM_SOURCE_CONFIG_DIR
   return TILESIM_SOURCE_CONFIG_DIR;
 #else

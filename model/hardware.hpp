@@ -173,8 +173,9 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
 // `file` is a path; a file that cannot be opened is rejected with the shipped names listed.
 Hardware load_hardware(const std::filesystem::path& file);
 
-// The shipped default description (configs/hardware/ascend910b1.json), found relative to the
-// source tree or the TILESIM_CONFIG_DIR environment variable.
+// The shipped configs: $TILESIM_CONFIG_DIR, else an installed tilesim's
+// <prefix>/share/tilesim/configs (beside <prefix>/bin, found from the running executable), else the
+// source tree's configs/. The default hardware is configs/hardware/ascend910b1.json there.
 std::filesystem::path default_config_dir();
 std::filesystem::path default_hardware_path();
 // configs/hardware/<name>.json of a shipped name, and the shipped names (sorted).
