@@ -175,6 +175,15 @@ TEST(Cli, UsageErrorsExitTwoWithTheUsageLine) {
       {"run", "Usage: tilesim run [OPTIONS] config"},
       {"run " + cfg + " --bogus", "Usage: tilesim run [OPTIONS] config"},
       {"run " + cfg + " --loop x", "'x' is not an integer >= 1"},
+      // A typo away from a command or an option: the hint names it.
+      {"swep " + cfg,
+       "tilesim: error: unknown command 'swep', did you mean 'sweep'? (commands: "
+       "run, replay, analyze, sweep, calibrate, rules, validate, measurements, "
+       "merge, trace-pypto)"},
+      {"run " + cfg + " --tiles 1,64",
+       "tilesim: error: unknown option '--tiles', did you mean "
+       "'--tile'?"},
+      {"sweep " + cfg + " --objectiv kernel_time_us", "did you mean '--objective'?"},
       {"sweep " + cfg + " --top 99999999999999999999999999",
        "'99999999999999999999999999' is not an integer >= 0"},
       {"calibrate " + cfg + " --fd-step 1e309", "'1e309' is not a finite number > 0"},

@@ -1,7 +1,12 @@
 // tilesim: the command-line entry point. Each subcommand lives in its own cmd_*.cpp.
 // Exit codes: 0 done (--help and --version too), 2 bad input (usage errors included: the error
 // and the command's usage line), 3 internal error.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "model/error.hpp"
@@ -22,6 +27,59 @@ std::string usage_line(const CLI::App& app) {
   std::string usage = CLI::Formatter().make_usage(cmd, name);
   while (!usage.empty() && usage.back() == '\n') usage.pop_back();
   return usage;
+}
+
+// Levenshtein distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known name closest to `word`, when a typo away (at most 2 edits, less than half the word).
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_d = std::min<size_t>(3, (word.size() + 1) / 2);
+  for (const auto& n : names)
+    if (const size_t d = edit_distance(word, n); d < best_d) best_d = d, best = n;
+  return best;
+}
+
+// A usage error's hint: an unknown command or option that is a typo away from a known one.
+std::string did_you_mean(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    const std::string c = closest(argv[1], commands);
+    return fmt::format("unknown command '{}'{} (commands: {})", argv[1],
+                       c.empty() ? "" : fmt::format(", did you mean '{}'?", c),
+                       fmt::join(commands, ", "));
+  }
+  const CLI::App* cmd = app.get_subcommands().empty() ? nullptr : app.get_subcommands().back();
+  if (!cmd) return "";
+  while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().back();
+  std::vector<std::string> options;
+  for (const CLI::Option* o : cmd->get_options())
+    for (const auto& n : o->get_lnames()) options.push_back("--" + n);
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = std::string(argv[i]).substr(0, std::string(argv[i]).find('='));
+    if (arg.rfind("--", 0) != 0 || std::find(options.begin(), options.end(), arg) != options.end())
+      continue;
+    const std::string o = closest(arg, options);
+    if (!o.empty()) return fmt::format("unknown option '{}', did you mean '{}'?", arg, o);
+  }
+  return "";
 }
 
 }  // namespace
@@ -49,7 +107,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "tilesim: error: " << e.what() << "\n" << usage_line(app) << "\n";
+    const std::string hint = did_you_mean(app, argc, argv);
+    std::cerr << "tilesim: error: " << (hint.empty() ? e.what() : hint) << "\n"
+              << usage_line(app) << "\n";
     return 2;
   }
   try {
