@@ -163,7 +163,11 @@ TEST(Cli, VersionAndHelpExitZero) {
   for (const char* args : {"--version", "run --version", "sweep --version"}) {
     const CmdResult r = run_cli(args);
     EXPECT_EQ(r.code, 0) << args << ": " << r.out;
-    EXPECT_EQ(r.out, std::string("tilesim ") + TILESIM_VERSION + "\n") << args;
+    // The version, then the commit it was built from (git describe; "unknown" outside git).
+    const std::string head = std::string("tilesim ") + TILESIM_VERSION + " (commit ";
+    EXPECT_EQ(r.out.substr(0, head.size()), head) << args;
+    EXPECT_EQ(r.out.substr(r.out.size() - 2), ")\n") << args;
+    EXPECT_GT(r.out.size(), head.size() + 3) << args;
   }
   EXPECT_EQ(run_cli("calibrate --help").code, 0);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "commit.hpp"  // generated: TILESIM_COMMIT
 #include "model/error.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/reports/version.hpp"
@@ -87,7 +88,9 @@ std::string did_you_mean(CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs",
                "tilesim"};
-  app.set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());
+  const std::string version =
+      fmt::format("tilesim {} (commit {})", tilesim::tilesim_version(), TILESIM_COMMIT);
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
   const std::vector<tilesim::CommandAction> commands = {
       tilesim::add_run_command(app),       tilesim::add_replay_command(app),
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
       tilesim::add_merge_command(app),     tilesim::add_trace_pypto_command(app),
   };
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    sub->set_version_flag("--version", std::string("tilesim ") + tilesim::tilesim_version());
+    sub->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
