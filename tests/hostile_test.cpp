@@ -184,6 +184,16 @@ TEST(Hostile, AnOutputThatIsAnInputIsRefused) {
   }
 }
 
+// Whether process `pid` has a handler installed for `sig` (the SigCgt mask in /proc/PID/status).
+bool catches(pid_t pid, int sig) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("SigCgt:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1;
+  return false;
+}
+
 // SIGINT and SIGTERM stop a sweep between candidates: exit 128 + signal, one line, the old output
 // kept. The sweep (every aligned tile of a 4096 x 4096 add, on one thread) runs for seconds, so
 // the signal comes while it runs.
@@ -202,7 +212,11 @@ TEST(Hostile, SignalsStopASweepAndKeepTheOldOutput) {
             out.c_str(), static_cast<char*>(nullptr));
       _exit(98);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    // Signal once the sweep catches it (its handlers are installed: the bit in /proc's SigCgt),
+    // not after a fixed delay: a loaded machine (or a sanitizer build) can take longer to start.
+    for (int i = 0; i < 6000 && !catches(pid, sig); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     kill(pid, sig);
     int status = 0;
     waitpid(pid, &status, 0);
