@@ -30,7 +30,7 @@ def run(config, tile=None, loop=None, hardware=None):
 
 
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
-          objective=None):
+          objective=None, timeout=60):
     """Evaluates, ranks and zones a candidate space (``tilesim sweep``): a :class:`SweepResult`.
 
     jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
@@ -39,6 +39,8 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     local sweep. ``objective`` ranks by another figure than the config's (``tilesim sweep
     --objective``): "gen_time_us", "kernel_time_us", "mte2_us", "vec_us", ... ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
     without a client: the chunks then run here); a failed chunk is retried ``retries`` times.
+    ``timeout`` (seconds; None: forever): no worker joining the client's cluster in time raises
+    tilesim.dask.NoWorkersError instead of waiting silently.
     """
     job = sweep_job(config, hardware, objective)
     if client is None and chunks is None and results_dir is None:
@@ -46,7 +48,7 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     from . import dask as _dask
 
     return _dask.sweep_job_on(job, client, chunks=chunks, results_dir=results_dir,
-                              retries=retries, jobs=jobs)
+                              retries=retries, jobs=jobs, timeout=timeout)
 
 
 def rules(hardware="ascend910b1", compare=None, only=None, jobs=0):

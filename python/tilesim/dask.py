@@ -44,13 +44,34 @@ def _write_atomically(path, text):
     os.replace(tmp, path)
 
 
+class NoWorkersError(RuntimeError):
+    """No Dask worker joined the client's cluster in time."""
+
+
+def _wait_for_workers(client, timeout):
+    if timeout is None:
+        return
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception as e:  # distributed raises its own TimeoutError subclasses
+        raise NoWorkersError(
+            f"no Dask worker joined {client.scheduler.address if client.scheduler else client} "
+            f"within {timeout} s: start workers (dask worker <scheduler address>), or, for a "
+            "LocalCluster in a script, create it under `if __name__ == \"__main__\":` (its "
+            "worker processes re-import the script)") from e
+
+
 def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1,
-               evaluate=evaluate_chunk):
+               evaluate=evaluate_chunk, timeout=60):
     """Evaluates every SweepJob of `jobs` in chunks (on `client`'s workers, or here when client
     is None) and returns one SweepResult per job, in order. `threads`: C++ threads per chunk.
-    `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, or a wrapper of it)."""
+    `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, or a wrapper of it).
+    `timeout` (seconds, None: wait forever) bounds the wait for a first worker to join the
+    client's cluster: none in time is a NoWorkersError, not a silent hang."""
     if results_dir is not None:
         os.makedirs(results_dir, exist_ok=True)
+    if client is not None:
+        _wait_for_workers(client, timeout)
     plans = []  # per job: n and {k: (text, origin)}
     pending = {}  # future -> (job index, k)
     # Keys unique per call: Dask would hand back a result it still holds for an equal key
@@ -95,14 +116,16 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
     return results
 
 
-def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0):
+def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0, timeout=60):
     """tilesim.sweep(config, client=...) for one prepared job."""
     return sweep_jobs([job], client, chunks=chunks, results_dir=results_dir, retries=retries,
-                      threads=int(jobs) or 1)[0]
+                      threads=int(jobs) or 1, timeout=timeout)[0]
 
 
-def sweep_many(configs, client, chunks=None, results_dir=None, retries=2, jobs=1, hardware=None):
+def sweep_many(configs, client, chunks=None, results_dir=None, retries=2, jobs=1, hardware=None,
+               timeout=60):
     """Sweeps every config (dicts or paths) on the cluster at once: one SweepResult per config,
     each identical to tilesim.sweep(config)."""
     return sweep_jobs([sweep_job(c, hardware) for c in configs], client, chunks=chunks,
-                      results_dir=results_dir, retries=retries, threads=int(jobs) or 1)
+                      results_dir=results_dir, retries=retries, threads=int(jobs) or 1,
+                      timeout=timeout)

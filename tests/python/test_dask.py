@@ -84,3 +84,16 @@ def test_resume_evaluates_only_the_chunks_not_done(client, tmp_path, cli):
     assert cli("merge", *files, "-q", "--json", "-").stdout == local.to_json()
     # Resuming without a client reads them all and evaluates nothing.
     assert tilesim.sweep(SPMD, chunks=4, results_dir=str(chunks)).to_json() == local.to_json()
+
+
+def test_no_worker_is_an_error_not_a_hang():
+    # A scheduler nobody works for: what a LocalCluster without the __main__ guard leaves.
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    try:
+        with pytest.raises(tilesim.dask.NoWorkersError, match="no Dask worker joined .* within 1 s"):
+            tilesim.sweep(SPMD, client=c, chunks=2, timeout=1)
+    finally:
+        c.close()
+        cluster.close()
