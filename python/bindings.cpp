@@ -77,6 +77,8 @@ std::pair<std::string, std::string> run(const std::string& source, bool is_file,
     if (loop > 0) spec.loop_count = loop;
     if (!hardware.empty()) rc.hardware = resolve_hardware_arg(hardware);
     const Hardware hw = load_hardware(rc.hardware);
+    // The trace is always returned, so it carries the AICPU spans `tilesim run --trace` writes.
+    rc.options.record_aicpu = true;
     const RunOutcome r = run_config_kernel(origin, spec, hw, rc.options);
     return std::pair{dump(run_json(spec, hw, r.kernel.diag, r.metrics, rc.measured)),
                      chrome_trace(r.kernel.graph, r.sim, hw)};

@@ -17,7 +17,7 @@ if _os.path.isdir(_here) and "TILESIM_CONFIG_DIR" not in _os.environ:
     _os.environ["TILESIM_CONFIG_DIR"] = _here
 
 from ._core import ConfigError, __version__  # noqa: E402
-from .api import analyze, calibrate, replay, rules, run, sweep, validate  # noqa: E402
+from .api import analyze, calibrate, merge, replay, rules, run, sweep, validate  # noqa: E402
 from .results import JsonResult, Result, SweepResult  # noqa: E402
 
 ConfigError.__module__ = __name__  # raised as tilesim.ConfigError
@@ -30,6 +30,7 @@ __all__ = [
     "__version__",
     "analyze",
     "calibrate",
+    "merge",
     "replay",
     "rules",
     "run",

@@ -51,6 +51,19 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
                               retries=retries, jobs=jobs, timeout=timeout)
 
 
+def merge(shards):
+    """The shard files of one sweep (``tilesim sweep --shard K/N -o f``, or a results_dir's
+    chunks) ranked as one sweep (``tilesim merge``): a :class:`SweepResult`."""
+    paths = _paths(shards)
+    if not paths:
+        raise ValueError("shards: expected one or more shard files")
+    texts = []
+    for p in paths:
+        with open(p) as f:
+            texts.append(f.read())
+    return SweepResult(_core.merge(texts, paths))
+
+
 def rules(hardware="ascend910b1", compare=None, only=None, jobs=0):
     """Checks the rulebook's claims against the model (``tilesim rules``)."""
     names = [hardware] + _paths(compare)

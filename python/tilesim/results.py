@@ -38,6 +38,11 @@ class Result(JsonResult):
         super().__init__(data)
         self.trace = trace
 
+    def write_trace(self, path):
+        """Writes the Chrome trace (what ``--trace FILE`` writes; open it in Perfetto)."""
+        with open(path, "w") as f:
+            json.dump(self.trace, f)
+
     def timeline(self, ax=None):
         """Per-core lanes of the run's tasks, like PyPTO's swimlane (a matplotlib Axes)."""
         from .plot import timeline

@@ -7,6 +7,7 @@ class JsonResult:
 
 class Result(JsonResult):
     trace: List[Dict[str, Any]]
+    def write_trace(self, path: str) -> None: ...
     def timeline(self, ax: Any = ...) -> Any: ...
 
 class SweepResult:

@@ -80,9 +80,11 @@ def test_sweep_plot_heat_map_for_a_tile_dim_and_the_loop_count():
 
 
 def test_timeline_has_a_lane_per_core_that_ran_a_task():
+    # ... and the AICPU threads' lanes (build+stitch, dispatch), as `tilesim run --trace` has them.
     res = tilesim.run(SOFTMAX)
-    ax = res.timeline()
-    assert len(ax.get_yticklabels()) == len(res.per_core)
+    labels = [t.get_text() for t in res.timeline().get_yticklabels()]
+    assert len([n for n in labels if n.startswith(("AIV", "AIC"))]) == len(res.per_core)
+    assert len(labels) > len(res.per_core)
 
 
 BAD = [
@@ -211,3 +213,22 @@ def test_sweep_objective_matches_the_cli(cli):
     assert times == sorted(times)
     with pytest.raises(tilesim.ConfigError, match="unknown objective 'energy'"):
         tilesim.sweep(cfg, objective="energy")
+
+
+def test_merge_of_cli_shards_is_the_sweep_and_traces_write(cli, tmp_path):
+    cfg = source("configs/sweeps/rule1_a_softmax_16x16384.json")
+    shards = []
+    for k in (1, 2, 3):
+        out = tmp_path / f"s{k}.json"
+        cli("sweep", cfg, "--shard", f"{k}/3", "-o", out)
+        shards.append(out)
+    merged = tilesim.merge(shards)
+    assert merged.to_json() == tilesim.sweep(cfg, jobs=2).to_json()
+    assert merged.to_csv() == cli("merge", *shards, "--csv", "-").stdout
+    with pytest.raises(tilesim.ConfigError):
+        tilesim.merge(shards[:2])  # shard 3 of 3 missing
+    r = tilesim.run(source("configs/examples/add_pypto.json"))
+    r.write_trace(tmp_path / "t.json")
+    assert json.loads((tmp_path / "t.json").read_text()) == r.trace
+    cli("run", source("configs/examples/add_pypto.json"), "--trace", tmp_path / "c.json")
+    assert json.loads((tmp_path / "c.json").read_text()) == r.trace
