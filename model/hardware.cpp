@@ -11,6 +11,7 @@
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
+#include "model/nearest_name.hpp"
 
 namespace tilesim {
 
@@ -182,24 +183,9 @@ namespace {
 
 // The parameter key closest to a misspelt one (edit distance at most 3), or "".
 std::string nearest_key(const std::string& key) {
-  std::string best;
-  size_t best_d = 4;
-  for (const auto& p : hardware_params()) {
-    const std::string k = p.key;
-    std::vector<size_t> row(k.size() + 1);
-    for (size_t j = 0; j <= k.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= key.size(); ++i) {
-      size_t diag = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= k.size(); ++j) {
-        const size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (key[i - 1] != k[j - 1])});
-        diag = up;
-      }
-    }
-    if (row[k.size()] < best_d) best_d = row[k.size()], best = k;
-  }
-  return best;
+  std::vector<std::string> keys;
+  for (const auto& p : hardware_params()) keys.emplace_back(p.key);
+  return nearest_name(key, keys, 3);
 }
 
 std::string allowed_range(const HardwareParam& p) {

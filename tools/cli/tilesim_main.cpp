@@ -11,6 +11,7 @@
 
 #include "commit.hpp"  // generated: TILESIM_COMMIT
 #include "model/error.hpp"
+#include "model/nearest_name.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/reports/version.hpp"
 
@@ -30,29 +31,10 @@ std::string usage_line(const CLI::App& app) {
   return usage;
 }
 
-// Levenshtein distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// The known name closest to `word`, when a typo away (at most 2 edits, less than half the word).
+// The known name `word` is a typo away from: at most 2 edits, and fewer than half its letters.
 std::string closest(const std::string& word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_d = std::min<size_t>(3, (word.size() + 1) / 2);
-  for (const auto& n : names)
-    if (const size_t d = edit_distance(word, n); d < best_d) best_d = d, best = n;
-  return best;
+  const size_t half = (word.size() + 1) / 2;
+  return tilesim::nearest_name(word, names, half == 0 ? 0 : std::min<size_t>(2, half - 1));
 }
 
 // A usage error's hint: an unknown command or option that is a typo away from a known one.

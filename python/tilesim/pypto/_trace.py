@@ -209,7 +209,7 @@ class Trace:
         self.broken_loop = None
         self.written = {}  # GM value -> where it was assembled
         self.sites = []  # (file, line) of each op, in program order
-        self._cuts = {}  # id(op entry) -> (entry, its inputs' cuts, the call)
+        self._reads = {}  # id(op entry) -> (entry, its inputs' cuts, the call, its site)
 
     def fresh(self, stem):
         while True:
@@ -252,8 +252,8 @@ class Trace:
             refuse(call, "no vector tile shape is set before this op",
                    "call pypto.set_vec_tile_shapes(...) first, as PyPTO requires")
         entry = {"op": name, "inputs": list(inputs), "out": out, **keys}
-        self._cuts[id(entry)] = (entry, list(cuts), call)
         self.sites.append(caller())
+        self._reads[id(entry)] = (entry, list(cuts), call, self.sites[-1])
         out.op = entry
         out.frames = tuple(self.frames)
         self.emit(entry)
@@ -271,7 +271,7 @@ class Trace:
                     yield e
 
         for e in walk(frame.body):
-            entry, cuts, call = self._cuts[id(e)]
+            entry, cuts, call, site = self._reads[id(e)]
             for v, cut in zip(entry["inputs"], cuts):
                 rank = len(e["out"].shape)
                 if (v.kind in ("param", "gm", "output") and len(v.shape) == rank
@@ -280,7 +280,7 @@ class Trace:
                            f"which cuts dim {frame.axis}",
                            f"view its chunk: pypto.view({v.name}, [...], [idx * "
                            f"{frame.chunk}, ...]) (each iteration would read all of it)",
-                           where=self.sites[list(self._cuts).index(id(e))])
+                           where=site)
 
     # The program JSON: Values become their names.
     def program(self, inputs, outputs, description):
