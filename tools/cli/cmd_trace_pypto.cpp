@@ -2,8 +2,9 @@
 // Traces a PyPTO kernel file into a tile program: runs `python3 -m tilesim.pypto` (the Python
 // module's tracer, python/tilesim/pypto/) on it, with the file's `import pypto` served by
 // tilesim.pypto. The program written is what `run` and `sweep` take ("program": FILE). Exit codes:
-// 0 written, 2 bad input (the file, an unsupported PyPTO call: one line naming its file and line),
-// 3 when python3 or the tilesim module cannot be started.
+// 0 written, 2 bad input (the file, an unsupported PyPTO call: one line naming its file and line;
+// also the kernel file raising, or no tilesim module for this python3, after python's own
+// message), 3 when python3 cannot be started or is killed.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
