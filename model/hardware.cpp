@@ -330,6 +330,34 @@ nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file) {
   return merged_hardware_json(JsonReader::parse_file(file, "hardware file"), file.string());
 }
 
+nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file,
+                                            const std::vector<std::string>& settings) {
+  if (settings.empty()) return merged_hardware_file(file);
+  const nlohmann::ordered_json base = merged_hardware_file(file);
+  nlohmann::json doc = {{"name", base["name"]}, {"base", std::filesystem::absolute(file).string()}};
+  if (base.contains("description")) doc["description"] = base["description"];
+  nlohmann::json& params = doc["parameters"] = nlohmann::json::object();
+  std::vector<std::string> shown;
+  for (const auto& text : settings) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      throw Error(
+          fmt::format("--set {}: expected KEY=VALUE (a hardware parameter of "
+                      "docs/hardware.md and its value, e.g. gm.hbm_bandwidth_gbps=800)",
+                      text));
+    const std::string key = text.substr(0, eq), value = text.substr(eq + 1);
+    const nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+    if (!v.is_number()) throw Error(fmt::format("--set {}: '{}' is not a number", text, value));
+    if (params.contains(key)) throw Error(fmt::format("--set {}: {} is set twice", text, key));
+    params[key] = {{"value", v}, {"source", "what-if: --set " + text}};
+    shown.push_back(key + "=" + value);
+  }
+  nlohmann::ordered_json merged = merged_hardware_json(doc, "--set");
+  merged["name"] =
+      fmt::format("{} (what-if: {})", base["name"].get<std::string>(), fmt::join(shown, ", "));
+  return merged;
+}
+
 namespace {
 Hardware hardware_from_merged(const nlohmann::ordered_json& doc, const std::string& origin) {
   Hardware hw;
@@ -350,6 +378,11 @@ Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin
 
 Hardware load_hardware(const std::filesystem::path& file) {
   return hardware_from_merged(merged_hardware_file(file), file.string());
+}
+
+Hardware load_hardware(const std::filesystem::path& file,
+                       const std::vector<std::string>& settings) {
+  return hardware_from_merged(merged_hardware_file(file, settings), file.string());
 }
 
 std::filesystem::path default_config_dir() {

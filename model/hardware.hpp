@@ -168,10 +168,17 @@ void set_param(Hardware& hw, const HardwareParam& p, double value);
 nlohmann::ordered_json merged_hardware_json(const nlohmann::json& doc, const std::string& origin);
 nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file);
 
+// What-ifs over a hardware file (the CLI's --set, Python's set=): each "key=value" as if a file
+// based on `file` set it, so keys, types and ranges are checked as a file's are (errors name
+// "--set"); the merged document's name says what was set, each value's source "what-if".
+nlohmann::ordered_json merged_hardware_file(const std::filesystem::path& file,
+                                            const std::vector<std::string>& settings);
+
 // The machine a hardware document describes (validated as merged_hardware_json does).
 Hardware hardware_from_json(const nlohmann::json& doc, const std::string& origin);
 // `file` is a path; a file that cannot be opened is rejected with the shipped names listed.
 Hardware load_hardware(const std::filesystem::path& file);
+Hardware load_hardware(const std::filesystem::path& file, const std::vector<std::string>& settings);
 
 // The shipped configs: $TILESIM_CONFIG_DIR, else an installed tilesim's
 // <prefix>/share/tilesim/configs (beside <prefix>/bin, found from the running executable), else the

@@ -36,12 +36,17 @@ int64_t mem_align(MemSpace space, const Hardware& hw) {
   return memory(space, hw).align_bytes;
 }
 
+// How many copies of buffer `b` a plan at `depth` keeps: temporaries are single unless the
+// compiler multi-buffers everything.
+int copies_of(const TaskKind& kind, const Buffer& b, int depth) {
+  return b.role == BufferRole::kTemp && !kind.compiler_multibuffer ? 1 : depth;
+}
+
 int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardware& hw) {
   int64_t total = 0;
   for (const auto& b : kind.buffers) {
     if (b.space != space) continue;
-    const int copies = b.role == BufferRole::kTemp && !kind.compiler_multibuffer ? 1 : depth;
-    total += round_up(b.bytes, mem_align(space, hw)) * copies;
+    total += round_up(b.bytes, mem_align(space, hw)) * copies_of(kind, b, depth);
   }
   return total;
 }
@@ -63,13 +68,17 @@ BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
     }
   }
   for (MemSpace s : kSpaces) {
-    const int64_t used = footprint(kind, s, kind.compiler_multibuffer ? requested : 1, hw);
+    const int depth = kind.compiler_multibuffer ? requested : 1;
+    const int64_t used = footprint(kind, s, depth, hw);
     if (used <= mem_capacity(s, hw)) continue;
+    // Each buffer as it counts in `used`: its aligned size, times its copies.
     std::string list;
     for (const auto& b : kind.buffers) {
       if (b.space != s) continue;
-      list += fmt::format("{}{} {} B", list.empty() ? "" : ", ", b.name,
-                          round_up(b.bytes, mem_align(s, hw)));
+      const int copies = copies_of(kind, b, depth);
+      list += fmt::format("{}{} {} B{}", list.empty() ? "" : ", ", b.name,
+                          round_up(b.bytes, mem_align(s, hw)),
+                          copies > 1 ? fmt::format(" x {}", copies) : "");
     }
     throw Error(fmt::format("{} overflow in task '{}': needs {} B, has {} B (buffers: {})",
                             mem_space_name(s), kind.label, used, mem_capacity(s, hw), list),

@@ -3,9 +3,13 @@
 // CLI's. Results cross as the CLI's JSON text (the package parses it); a sweep stays a C++ object
 // that renders its table, CSV, JSON and SVG with the CLI's writers. The GIL is released while
 // C++ runs. A user error (tilesim::Error) is raised as tilesim.ConfigError with .key and .kind.
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -14,14 +18,17 @@
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "sim/chrome_trace.hpp"
+#include "tools/analyses/board_compare.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
 #include "tools/analyses/validate.hpp"
 #include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/calibration/calibration_job.hpp"
+#include "tools/calibration/profile_import.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
+#include "tools/reports/board_compare_report.hpp"
 #include "tools/reports/report.hpp"
 #include "tools/reports/rules_report.hpp"
 #include "tools/reports/sweep_report.hpp"
@@ -69,14 +76,15 @@ std::string chrome_trace(const TaskGraph& g, const SimResult& sim, const Hardwar
 // tilesim run: the --json result and the Chrome trace (--trace) of one candidate.
 std::pair<std::string, std::string> run(const std::string& source, bool is_file,
                                         const std::vector<int64_t>& tile, int64_t loop,
-                                        const std::string& hardware) {
+                                        const std::string& hardware,
+                                        const std::vector<std::string>& settings) {
   return nogil([&] {
     const std::string origin = origin_of(source, is_file);
     RunConfig rc = run_config_from_json(config_doc(source, is_file, "run config"), origin);
     KernelSpec spec = run_spec(rc, tile, "give it in the config or with tile=");
     if (loop > 0) spec.loop_count = loop;
     if (!hardware.empty()) rc.hardware = resolve_hardware_arg(hardware);
-    const Hardware hw = load_hardware(rc.hardware);
+    const Hardware hw = load_hardware(rc.hardware, settings);
     // The trace is always returned, so it carries the AICPU spans `tilesim run --trace` writes.
     rc.options.record_aicpu = true;
     const RunOutcome r = run_config_kernel(origin, spec, hw, rc.options);
@@ -102,20 +110,53 @@ struct SweepOutcome {
 
 // `objective` (not empty) replaces the config's, as `tilesim sweep --objective` does.
 SweepJob make_job(const std::string& source, bool is_file, const std::string& hardware,
-                  const std::string& objective) {
+                  const std::string& objective, const std::vector<std::string>& settings) {
   return nogil([&] {
     nlohmann::json doc = config_doc(source, is_file, "sweep config");
     if (!objective.empty() && doc.is_object()) doc["objective"] = objective;
-    return sweep_job(doc, origin_of(source, is_file), hardware);
+    return sweep_job(doc, origin_of(source, is_file), hardware, settings);
   });
 }
 
-SweepOutcome sweep_local(const SweepJob& job, int threads) {
-  return nogil([&] {
-    SweepOptions opt;
-    opt.threads = threads;
-    return SweepOutcome{job, run_sweep(job.cfg, job.hw, opt, job.candidates)};
-  });
+// The sweep runs on a thread of its own while this one, holding the GIL a moment every 100 ms,
+// reports progress(done, total) and takes Ctrl-C (KeyboardInterrupt) or an exception from the
+// callback as a cancel: the workers stop before their next candidate.
+SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& progress) {
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> cancel{false};
+  SweepOptions opt;
+  opt.threads = threads;
+  opt.progress = &done;
+  opt.cancel = &cancel;
+  const auto total = static_cast<int64_t>(job.candidates.size());
+  std::future<SweepResult> result = std::async(
+      std::launch::async, [&] { return run_sweep(job.cfg, job.hw, opt, job.candidates); });
+  const auto stop = [&] {
+    cancel = true;
+    py::gil_scoped_release release;
+    result.wait();
+  };
+  int64_t reported = -1;
+  for (bool ready = false; !ready;) {
+    {
+      py::gil_scoped_release release;
+      ready = result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready;
+    }
+    if (PyErr_CheckSignals() != 0) {
+      stop();
+      throw py::error_already_set();
+    }
+    if (const int64_t d = done.load(); !progress.is_none() && d != reported) {
+      reported = d;
+      try {
+        progress(d, total);
+      } catch (...) {
+        stop();
+        throw;
+      }
+    }
+  }
+  return SweepOutcome{job, result.get()};
 }
 
 // Shard k of n as shard-file text (what `tilesim sweep --shard k/n -o f` writes).
@@ -148,15 +189,17 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
 }
 
 std::string rules(const std::vector<std::string>& hardware, const std::vector<std::string>& only,
-                  int threads) {
-  return nogil([&] { return dump(rules_json(check_rules_on(hardware, {threads, only}))); });
+                  int threads, const std::vector<std::string>& settings) {
+  return nogil([&] {
+    return dump(rules_json(check_rules_on(hardware, {threads, only}, settings)));
+  });
 }
 
 std::pair<std::string, std::string> calibrate_py(const std::string& measurements,
                                                  const std::string& hardware,
                                                  const std::vector<std::string>& free, int threads,
                                                  int max_iter, double fd_step, int digits,
-                                                 bool fresh_lowering) {
+                                                 bool fresh_lowering, bool allow_degenerate) {
   return nogil([&] {
     CalibrationJob job;
     job.measurements = measurements;
@@ -168,17 +211,22 @@ std::pair<std::string, std::string> calibrate_py(const std::string& measurements
     if (max_iter > 0) job.options.fit.max_iterations = max_iter;
     if (fd_step > 0) job.options.fit.fd_step = fd_step;
     const CalibrationOutcome out = run_calibration(job);
-    return std::pair{dump(calibration_to_json(out.result)), out.calibrated_hardware.dump(2) + "\n"};
+    // A degenerate fit has no hardware file (the CLI's exit 1): the refusal stands in its place.
+    const std::string refusal = allow_degenerate ? "" : degenerate_fit_refusal(out.result);
+    json j = calibration_to_json(out.result);
+    if (!refusal.empty()) j["refused"] = refusal;
+    return std::pair{dump(j), refusal.empty() ? out.calibrated_hardware.dump(2) + "\n" : ""};
   });
 }
 
 std::pair<std::string, bool> validate_py(const std::vector<std::string>& files,
                                          const std::string& hardware, int threads, bool sensitivity,
-                                         const std::string& keys, double step) {
+                                         const std::string& keys, double step,
+                                         const std::vector<std::string>& settings) {
   return nogil([&] {
     const std::vector<std::string> params =
         sensitivity ? sensitivity_keys(keys) : std::vector<std::string>{};
-    const ValidationResult res = validate_files(files, hardware, threads);
+    const ValidationResult res = validate_files(files, hardware, threads, settings);
     nlohmann::json doc = validate_json(res);
     if (sensitivity)
       doc["sensitivity"] =
@@ -187,10 +235,11 @@ std::pair<std::string, bool> validate_py(const std::vector<std::string>& files,
   });
 }
 
-std::pair<std::string, std::string> replay(const std::string& graph, const std::string& hardware) {
+std::pair<std::string, std::string> replay(const std::string& graph, const std::string& hardware,
+                                           const std::vector<std::string>& settings) {
   return nogil([&] {
-    const Hardware hw =
-        load_hardware(hardware.empty() ? default_hardware_path() : resolve_hardware_arg(hardware));
+    const Hardware hw = load_hardware(
+        hardware.empty() ? default_hardware_path() : resolve_hardware_arg(hardware), settings);
     const PyptoGraph pg = load_pypto_graph(graph);
     const SimResult sim = simulate_costed(pg.graph, pg.kind_costs, hw, {});
     const Metrics m = compute_metrics(pg.graph, sim, hw);
@@ -209,6 +258,38 @@ std::string analyze(const std::string& trace, const std::string& graph,
     if (g) an.warnings.insert(an.warnings.begin(), g->warnings.begin(), g->warnings.end());
     return dump(analyze_json(an, t, trace, graph));
   });
+}
+
+// analyze PROFILE --compare CONFIG: the JSON and the swimlane analysis's warnings.
+std::pair<std::string, std::vector<std::string>> compare(
+    const std::string& profile, const std::string& config, const std::string& hardware,
+    const std::vector<std::string>& settings, const std::string& time_unit,
+    const std::string& graph, const std::string& op_name, const std::vector<std::string>& match,
+    int64_t skip_first) {
+  return nogil([&] {
+    const CompareOutcome out = compare_profile({profile, config, hardware, settings,
+                                                trace_units_per_us(time_unit, hardware), graph,
+                                                op_name, match, skip_first});
+    return std::pair{dump(board_comparison_json(out, config)), out.warnings};
+  });
+}
+
+// measurements from-msprof / from-swimlane: the file's JSON (for `output`, which places its
+// relative paths), the summary the CLI prints, the warnings.
+struct Imported {
+  std::string json, summary;
+  std::vector<std::string> warnings;
+};
+Imported imported(ProfileImport in, const std::string& as_, const std::vector<std::string>& metrics,
+                  const std::string& output) {
+  const json j = imported_file_json(in.measurements, as_, metrics, output);
+  Imported out{j.dump(2) + "\n", board_measurements_summary(in.measurements), in.warnings};
+  for (const auto& u : in.measurements.unmapped)
+    out.warnings.push_back(
+        fmt::format("{}: {} row(s) from line {} (Op Name '{}') match no kernel "
+                    "of the mapping and are not measurements",
+                    u.file, u.rows, u.first_line, u.op_name));
+  return out;
 }
 
 }  // namespace
@@ -246,25 +327,55 @@ PYBIND11_MODULE(_core, m) {
            py::call_guard<py::gil_scoped_release>());
 
   m.def("run", &run, py::arg("source"), py::arg("is_file"), py::arg("tile"), py::arg("loop"),
-        py::arg("hardware"));
+        py::arg("hardware"), py::arg("settings"));
   m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"),
-        py::arg("objective") = "");
+        py::arg("objective") = "", py::arg("settings") = std::vector<std::string>{});
   m.def(
       "job_from_doc",
       [](const std::string& doc) {
         return nogil([&] { return sweep_job_from_doc(json::parse(doc), "<job>"); });
       },
       py::arg("doc"));
-  m.def("sweep", &sweep_local, py::arg("job"), py::arg("threads"));
+  m.def("sweep", &sweep_local, py::arg("job"), py::arg("threads"),
+        py::arg("progress") = py::none());
   m.def("shard", &shard_text, py::arg("job"), py::arg("k"), py::arg("n"), py::arg("threads"));
   m.def("merge", &merge, py::arg("texts"), py::arg("origins"));
-  m.def("rules", &rules, py::arg("hardware"), py::arg("only"), py::arg("threads"));
+  m.def("rules", &rules, py::arg("hardware"), py::arg("only"), py::arg("threads"),
+        py::arg("settings"));
   m.def("calibrate", &calibrate_py, py::arg("measurements"), py::arg("hardware"), py::arg("free"),
         py::arg("threads"), py::arg("max_iter"), py::arg("fd_step"), py::arg("digits"),
-        py::arg("fresh_lowering"));
+        py::arg("fresh_lowering"), py::arg("allow_degenerate"));
   m.def("validate", &validate_py, py::arg("files"), py::arg("hardware"), py::arg("threads"),
-        py::arg("sensitivity"), py::arg("sensitivity_keys"), py::arg("sensitivity_step"));
-  m.def("replay", &replay, py::arg("graph"), py::arg("hardware"));
+        py::arg("sensitivity"), py::arg("sensitivity_keys"), py::arg("sensitivity_step"),
+        py::arg("settings"));
+  m.def("replay", &replay, py::arg("graph"), py::arg("hardware"), py::arg("settings"));
+  m.def("compare", &compare, py::arg("profile"), py::arg("config"), py::arg("hardware"),
+        py::arg("settings"), py::arg("time_unit"), py::arg("graph"), py::arg("op_name"),
+        py::arg("match"), py::arg("skip_first"));
+  py::class_<Imported>(m, "Imported")
+      .def_readonly("json", &Imported::json)
+      .def_readonly("summary", &Imported::summary)
+      .def_readonly("warnings", &Imported::warnings);
+  m.def(
+      "measurements_from_msprof",
+      [](const std::vector<std::string>& csvs, const std::string& map, const std::string& as_,
+         const std::vector<std::string>& metrics, const std::string& output) {
+        return nogil([&] { return imported(import_msprof(csvs, map), as_, metrics, output); });
+      },
+      py::arg("csvs"), py::arg("map"), py::arg("as_"), py::arg("metrics"), py::arg("output"));
+  m.def(
+      "measurements_from_swimlane",
+      [](const std::vector<std::string>& traces, const std::string& config,
+         const std::string& graph, const std::string& time_unit, const std::string& hardware,
+         const std::string& id, const std::string& as_, const std::vector<std::string>& metrics,
+         const std::string& output) {
+        return nogil([&] {
+          return imported(import_swimlanes(traces, config, graph, time_unit, hardware, id), as_,
+                          metrics, output);
+        });
+      },
+      py::arg("traces"), py::arg("config"), py::arg("graph"), py::arg("time_unit"),
+      py::arg("hardware"), py::arg("id"), py::arg("as_"), py::arg("metrics"), py::arg("output"));
   m.def("analyze", &analyze, py::arg("trace"), py::arg("graph"), py::arg("time_unit"),
         py::arg("hardware"));
 }

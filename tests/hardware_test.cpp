@@ -295,8 +295,28 @@ TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandalone
         {{{"id", "t"}, {"config_file", config}, {"metric", "kernel_time_us"}, {"measured", 300}},
          {{"id", "m"}, {"config_file", config}, {"metric", "mte2_time_us"}, {"measured", 150}}}}});
   const auto out = dir.path() / "out.json";
-  const test::CmdResult r = test::run_cli("calibrate " + m.string() + " --json -o " + out.string(),
-                                          /*with_stderr=*/false);
+  // Two figures cannot pin 12 parameters: the fit is refused (exit 1, no hardware file) with one
+  // line naming what to hold, unless --allow-degenerate keeps it.
+  const test::CmdResult refused =
+      test::run_cli("calibrate " + m.string() + " -q -o " + out.string());
+  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_EQ(refused.out.rfind("tilesim calibrate: " + m.string() +
+                                  ": degenerate fit (condition number inf > 10000): the "
+                                  "measurements cannot separate dma.read.peak_bytes_per_cycle, ",
+                              0),
+            0u)
+      << refused.out;
+  EXPECT_NE(refused.out.find("hold some of them (a --free list without them, or the measurements' "
+                             "\"free\" list) or add measurements that move them apart; "
+                             "dma.l1.nd2nz_row_cycles, dma.l1.peak_bytes_per_cycle move no "
+                             "measurement (hold them); " +
+                             out.string() + " not written (--allow-degenerate keeps the fit)\n"),
+            std::string::npos)
+      << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const test::CmdResult r = test::run_cli(
+      "calibrate " + m.string() + " --json -o " + out.string() + " --allow-degenerate",
+      /*with_stderr=*/false);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 14u);
   const auto written = JsonReader::parse_file(out, "calibrated hardware file");

@@ -157,8 +157,8 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
     return s;
   };
   EXPECT_EQ(lower_error(div(1024, true)),
-            "UB overflow in task 'div_block0': needs 196672 B, has 196608 B (buffers: x0 32768 B, "
-            "y 32 B, y_broadcast 32768 B, z 32768 B)");
+            "UB overflow in task 'div_block0': needs 196672 B, has 196608 B (buffers: x0 32768 B "
+            "x 2, y 32 B x 2, y_broadcast 32768 B x 2, z 32768 B x 2)");
   EXPECT_EQ(lower_kernel(div(512, true), default_hw()).diag.ub_bytes, 2 * (3 * 16384 + 32));
   const LoweredKernel ascendc = lower_kernel(div(1024, false), default_hw());
   EXPECT_EQ(ascendc.diag.ub_bytes, 2 * (2 * 32768 + 32));

@@ -1005,6 +1005,43 @@ TEST(SpmdSweepSpace, GeneratedBlocksArePowersOfTwoPerDimAndTheBound) {
                 {1, 4096}, {2, 4096}, {4, 4096}, {8, 4096}, {16, 4096}, {32, 4096}, {48, 4096}}));
 }
 
+// A Triton author sweeps BLOCK alone: with no grid anywhere, each block's grid is
+// cdiv(shape, block) per dim, multiplied; with no tile either, the block is its one tile. The
+// partition's other keys (source) stay.
+TEST(SpmdSweepSpace, ABlockSpaceWithNoGridDerivesEachGridAsTritonsCdiv) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({)" + spmd_cases::kSoftmax + R"(,
+    "partition": {"style": "spmd", "source": "triton"},
+    "candidates": {"blocks": [[1, 4096], [3, 4096], [64, 2048]]}})");
+  EXPECT_TRUE(cfg.grid_from_block);
+  EXPECT_TRUE(cfg.tile_from_block);
+  EXPECT_TRUE(cfg.base.triton);
+  const auto cands = expand_candidates(cfg, hw);
+  ASSERT_EQ(cands.size(), 3u);
+  EXPECT_EQ(spmd_cases::grids_of(cands),
+            (std::vector<int64_t>{1024, 342, 32}));  // 1024/3 up; 16 x 2
+  EXPECT_EQ(cands[2].tile, (Dims{64, 2048}));
+  const KernelSpec s = candidate_spec(cfg, cands[1]);
+  EXPECT_EQ(s.grid, 342);
+  EXPECT_EQ(s.block, (Dims{3, 4096}));
+  EXPECT_TRUE(s.triton);
+  // With a sub-tile the blocks are walked in it; a grid space keeps its own grids.
+  const auto tiled = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 1024],
+    "partition": {"style": "spmd"}, "candidates": {"blocks": [[2, 4096]]}})");
+  const auto one = expand_candidates(tiled, hw);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].grid, 512);
+  EXPECT_EQ(one[0].tile, (Dims{1, 1024}));
+  const auto fixed = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 1024],
+    "partition": {"style": "spmd"}, "candidates": {"grids": [40], "blocks": [[2, 4096]]}})");
+  EXPECT_FALSE(fixed.grid_from_block);
+  EXPECT_EQ(expand_candidates(fixed, hw)[0].grid, 40);
+  // partition.block with no grid and no space: the run config's rule (one block per region).
+  const auto plain = parse(R"({)" + spmd_cases::kSoftmax + R"(, "tile": [1, 1024],
+    "partition": {"style": "spmd", "block": [8, 4096]}})");
+  EXPECT_EQ(expand_candidates(plain, hw)[0].grid, 128);
+}
+
 TEST(SpmdSweepSpace, HugeBoundsTerminateOrAreRefusedNamingTheLimit) {
   const auto hw = test::default_hw();
   // A log scale to INT64_MAX is 63 grids; the multiples of 48 up to it are refused.
@@ -1060,8 +1097,9 @@ TEST(SpmdSweepSpace, ErrorsNameTheKeyAndWhatIsAllowed) {
             "test.json: partition.grid: the grid comes from candidates.grids / "
             "candidates.generate_grids: give one or the other");
   EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"}})"),
-            "test.json: partition.grid: missing: give it or candidates.grids / "
-            "candidates.generate_grids");
+            "test.json: partition.grid: missing: give it, candidates.grids / "
+            "candidates.generate_grids, or a block space (candidates.blocks / generate_blocks: "
+            "each block's grid is then cdiv(shape, block))");
   EXPECT_EQ(parse_error(head + R"("partition": {"style": "spmd"},
     "candidates": {"generate_grids": {"from": 64, "to": 8}}})"),
             "test.json: candidates.generate_grids: impossible space: to = 8 is below from = 64");
@@ -1164,7 +1202,10 @@ TEST(SpmdSweep, ZonesReadTheLaunchFromThePerCoreMetrics) {
       << g24.zone_evidence;
   EXPECT_EQ(g48.zone, Zone::kSweetSpot) << g48.zone_evidence;
   EXPECT_EQ(g49.zone, Zone::kTooCoarse) << g49.zone_evidence;
-  EXPECT_NE(g49.zone_evidence.find("unbalanced waves: 2 waves, tail wave 1/48 cores (2%)"),
+  EXPECT_NE(g49.zone_evidence.find("more blocks than the best (49 vs 48), "), std::string::npos)
+      << g49.zone_evidence;
+  EXPECT_NE(g49.zone_evidence.find("unbalanced waves, the last too small for the cores: 2 waves, "
+                                   "tail wave 1/48 cores (2%)"),
             std::string::npos)
       << g49.zone_evidence;
   // 96 blocks of ~11 rows pay twice the fill, drain and starts of 48 blocks of ~21 rows.

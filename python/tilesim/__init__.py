@@ -17,10 +17,31 @@ if _os.path.isdir(_here) and "TILESIM_CONFIG_DIR" not in _os.environ:
     _os.environ["TILESIM_CONFIG_DIR"] = _here
 
 from ._core import ConfigError, __version__  # noqa: E402
-from .api import analyze, calibrate, merge, replay, rules, run, sweep, validate  # noqa: E402
+from .api import (  # noqa: E402
+    analyze,
+    calibrate,
+    compare,
+    measurements_from_msprof,
+    measurements_from_swimlane,
+    merge,
+    replay,
+    rules,
+    run,
+    sweep,
+    validate,
+)
 from .results import JsonResult, Result, SweepResult  # noqa: E402
 
 ConfigError.__module__ = __name__  # raised as tilesim.ConfigError
+
+
+def __getattr__(name):
+    # tilesim.dask without its own import (it imports dask.distributed only when used).
+    if name == "dask":
+        import importlib
+
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'tilesim' has no attribute '{name}'")
 
 __all__ = [
     "ConfigError",
@@ -30,6 +51,9 @@ __all__ = [
     "__version__",
     "analyze",
     "calibrate",
+    "compare",
+    "measurements_from_msprof",
+    "measurements_from_swimlane",
     "merge",
     "replay",
     "rules",

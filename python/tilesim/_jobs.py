@@ -14,8 +14,26 @@ def source(config):
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
-def sweep_job(config, hardware=None, objective=None):
+def _value(v):
+    # json.dumps writes ints as ints and floats in full ("NaN" for nan, which --set refuses).
+    return json.dumps(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def what_ifs(values):
+    """The CLI's --set list from a dict {key: value} or "key=value" strings (None: none)."""
+    if values is None:
+        return []
+    if isinstance(values, dict):
+        return [f"{k}={_value(v)}" for k, v in values.items()]
+    if isinstance(values, str):
+        return [values]
+    return [str(v) for v in values]
+
+
+def sweep_job(config, hardware=None, objective=None, settings=None):
     """The sweep of a config as every shard sees it (the C++ SweepJob); `objective` replaces
-    the config's ("gen_time_us", "kernel_time_us", a pipe's "mte2_us", ...)."""
+    the config's ("gen_time_us", "kernel_time_us", a pipe's "mte2_us", ...); `settings` are
+    hardware what-ifs (the CLI's --set), carried in the job."""
     text, is_file = source(config)
-    return _core.sweep_job(text, is_file, hardware or "", objective or "")
+    return _core.sweep_job(text, is_file, hardware or "", objective or "",
+                           what_ifs(settings))

@@ -6,6 +6,7 @@ import warnings
 from . import _core
 from ._jobs import source as _source
 from ._jobs import sweep_job
+from ._jobs import what_ifs as _what_ifs
 from .results import JsonResult, Result, SweepResult
 
 
@@ -22,15 +23,17 @@ def _warn(data):
         warnings.warn(w, stacklevel=3)
 
 
-def run(config, tile=None, loop=None, hardware=None):
-    """Simulates one candidate (``tilesim run``): a :class:`Result`."""
+def run(config, tile=None, loop=None, hardware=None, set=None):
+    """Simulates one candidate (``tilesim run``): a :class:`Result`. ``set``: hardware what-ifs
+    (``--set``), a dict {key: value} or "key=value" strings."""
     text, is_file = _source(config)
-    data, trace = _core.run(text, is_file, list(tile or []), int(loop or 0), hardware or "")
+    data, trace = _core.run(text, is_file, list(tile or []), int(loop or 0), hardware or "",
+                            _what_ifs(set))
     return Result(json.loads(data), json.loads(trace))
 
 
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
-          objective=None, timeout=60):
+          objective=None, timeout=60, set=None, progress=None):
     """Evaluates, ranks and zones a candidate space (``tilesim sweep``): a :class:`SweepResult`.
 
     jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
@@ -40,15 +43,17 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     --objective``): "gen_time_us", "kernel_time_us", "mte2_us", "vec_us", ... ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
     without a client: the chunks then run here); a failed chunk is retried ``retries`` times.
     ``timeout`` (seconds; None: forever): no worker joining the client's cluster in time raises
-    tilesim.dask.NoWorkersError instead of waiting silently.
+    tilesim.dask.NoWorkersError instead of waiting silently. ``set``: hardware what-ifs
+    (``--set``). ``progress(done, total)``: called as candidates finish (locally about every
+    0.1 s, with a client as chunks finish); an exception it raises, or Ctrl-C, stops the sweep.
     """
-    job = sweep_job(config, hardware, objective)
+    job = sweep_job(config, hardware, objective, settings=set)
     if client is None and chunks is None and results_dir is None:
-        return SweepResult(_core.sweep(job, int(jobs)))
+        return SweepResult(_core.sweep(job, int(jobs), progress))
     from . import dask as _dask
 
     return _dask.sweep_job_on(job, client, chunks=chunks, results_dir=results_dir,
-                              retries=retries, jobs=jobs, timeout=timeout)
+                              retries=retries, jobs=jobs, timeout=timeout, progress=progress)
 
 
 def merge(shards):
@@ -64,41 +69,47 @@ def merge(shards):
     return SweepResult(_core.merge(texts, paths))
 
 
-def rules(hardware="ascend910b1", compare=None, only=None, jobs=0):
+def rules(hardware="ascend910b1", compare=None, only=None, jobs=0, set=None):
     """Checks the rulebook's claims against the model (``tilesim rules``)."""
     names = [hardware] + _paths(compare)
-    return JsonResult(json.loads(_core.rules(names, _paths(only), int(jobs))))
+    return JsonResult(json.loads(_core.rules(names, _paths(only), int(jobs), _what_ifs(set))))
 
 
 def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_step=None,
-              digits=4, fresh_lowering=False):
+              digits=4, fresh_lowering=False, allow_degenerate=False):
     """Fits hardware parameters to measurements (``tilesim calibrate``). The result's
-    ``calibrated_hardware`` is the calibrated hardware file (what ``-o`` writes) as a dict."""
+    ``calibrated_hardware`` is the calibrated hardware file (what ``-o`` writes) as a dict. A
+    degenerate fit is refused as the CLI refuses it (exit 1): ``calibrated_hardware`` is None,
+    ``refused`` says which parameters to hold, and a warning repeats it; ``allow_degenerate``
+    keeps the fit."""
     data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), int(jobs),
                                int(max_iter or 0), float(fd_step or 0), int(digits),
-                               bool(fresh_lowering))
+                               bool(fresh_lowering), bool(allow_degenerate))
     res = JsonResult(json.loads(data))
-    res.calibrated_hardware = json.loads(hw)
+    res.calibrated_hardware = json.loads(hw) if hw else None
+    if not hw:
+        warnings.warn(f"{os.fspath(measurements)}: {res.refused}", stacklevel=2)
     return res
 
 
 def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_keys=None,
-             sensitivity_step=0.5):
+             sensitivity_step=0.5, set=None):
     """Runs measured datasets and scores the model (``tilesim validate``); ``.within`` says
     whether every dataset is within its own tolerances (the CLI's exit code 0). ``sensitivity``
     (or ``sensitivity_keys``, a list of hardware parameters) adds what ``--sensitivity`` reports
     under ``"sensitivity"``: each parameter moved by -/+ ``sensitivity_step``, one at a time."""
     keys = ",".join(sensitivity_keys) if sensitivity_keys else ""
     data, within = _core.validate(_paths(files), hardware or "", int(jobs),
-                                  bool(sensitivity or keys), keys, float(sensitivity_step))
+                                  bool(sensitivity or keys), keys, float(sensitivity_step),
+                                  _what_ifs(set))
     res = JsonResult(json.loads(data))
     res.within = within
     return res
 
 
-def replay(graph, hardware=None):
+def replay(graph, hardware=None, set=None):
     """Simulates a PyPTO fixed-latency task graph (``tilesim replay``): a :class:`Result`."""
-    data, trace = _core.replay(os.fspath(graph), hardware or "")
+    data, trace = _core.replay(os.fspath(graph), hardware or "", _what_ifs(set))
     data = json.loads(data)
     _warn(data)
     return Result(data, json.loads(trace))
@@ -110,3 +121,51 @@ def analyze(trace, graph=None, time_unit="us", hardware=None):
                                     time_unit, hardware or ""))
     _warn(data)
     return JsonResult(data)
+
+
+def compare(profile, config, hardware=None, set=None, time_unit="us", graph=None, op_name=None,
+            match=None, skip_first=0):
+    """A board profile beside the model's run of a run config (``tilesim analyze PROFILE
+    --compare CONFIG``): an msprof op_summary (.csv; ``op_name``, ``match`` {column: text} or
+    "COLUMN=TEXT" strings, ``skip_first``) or a swimlane (``time_unit``, ``graph``)."""
+    if isinstance(match, dict):
+        match = [f"{k}={v}" for k, v in match.items()]
+    data, warns = _core.compare(os.fspath(profile), os.fspath(config), hardware or "",
+                                _what_ifs(set), time_unit,
+                                os.fspath(graph) if graph else "", op_name or "",
+                                [str(m) for m in (match or [])], int(skip_first))
+    for w in warns:
+        warnings.warn(w, stacklevel=2)
+    return JsonResult(json.loads(data))
+
+
+def _imported(imp, output):
+    for w in imp.warnings:
+        warnings.warn(w, stacklevel=3)
+    if output is not None:
+        with open(output, "w") as f:
+            f.write(imp.json)
+    res = JsonResult(json.loads(imp.json))
+    res.summary = imp.summary
+    return res
+
+
+def measurements_from_msprof(csvs, map, as_="calibrate", metrics=None, output=None):
+    """msprof op_summary CSVs with a mapping file to measurements (``tilesim measurements
+    from-msprof``): the measurements file (``as_="validate"``: a validation dataset) as a
+    :class:`JsonResult` with ``.summary``, written to ``output`` when given (its relative
+    paths are placed for that file's folder)."""
+    imp = _core.measurements_from_msprof(_paths(csvs), os.fspath(map), as_, list(metrics or []),
+                                         os.fspath(output) if output else "")
+    return _imported(imp, output)
+
+
+def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardware=None,
+                               id=None, as_="calibrate", metrics=None, output=None):
+    """PyPTO swimlanes of one run config to measurements (``tilesim measurements
+    from-swimlane``), as :func:`measurements_from_msprof` returns them."""
+    imp = _core.measurements_from_swimlane(_paths(traces), os.fspath(config),
+                                           os.fspath(graph) if graph else "", time_unit,
+                                           hardware or "", id or "", as_, list(metrics or []),
+                                           os.fspath(output) if output else "")
+    return _imported(imp, output)

@@ -61,13 +61,28 @@ def _wait_for_workers(client, timeout):
             "worker processes re-import the script)") from e
 
 
+def _chunk_size(total, k, n):
+    """Candidates of chunk k of n: the indices i < total with i % n == k - 1."""
+    return max(0, (total - k + n) // n)
+
+
 def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1,
-               evaluate=evaluate_chunk, timeout=60):
+               evaluate=evaluate_chunk, timeout=60, progress=None):
     """Evaluates every SweepJob of `jobs` in chunks (on `client`'s workers, or here when client
     is None) and returns one SweepResult per job, in order. `threads`: C++ threads per chunk.
     `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, or a wrapper of it).
     `timeout` (seconds, None: wait forever) bounds the wait for a first worker to join the
-    client's cluster: none in time is a NoWorkersError, not a silent hang."""
+    client's cluster: none in time is a NoWorkersError, not a silent hang. `progress(done,
+    total)` is called as chunks finish (and once for those a results_dir already holds), with
+    candidates of every job counted."""
+    total = sum(job.candidates for job in jobs)
+    finished = [0]
+
+    def advance(count):
+        finished[0] += count
+        if progress is not None:
+            progress(finished[0], total)
+
     if results_dir is not None:
         os.makedirs(results_dir, exist_ok=True)
     if client is not None:
@@ -87,11 +102,13 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
             if path is not None and os.path.exists(path):
                 with open(path) as f:
                     done[k] = (f.read(), path)
+                advance(_chunk_size(job.candidates, k, n))
                 continue
             if client is None:
                 done[k] = (evaluate(job.doc, k, n, threads), f"<chunk {k}/{n}>")
                 if path is not None:
                     _write_atomically(path, done[k][0])
+                advance(_chunk_size(job.candidates, k, n))
             else:
                 future = client.submit(evaluate, job.doc, k, n, threads, pure=False,
                                        retries=retries, key=f"tilesim-{job.hash}-{k}-of-{n}-{run_id}")
@@ -108,6 +125,7 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
                 origin = _chunk_path(results_dir, jobs[j], k, n)
                 _write_atomically(origin, text)
             done[k] = (text, origin)
+            advance(_chunk_size(jobs[j].candidates, k, n))
     results = []
     for n, done in plans:
         texts = [done[k][0] for k in range(1, n + 1)]
@@ -116,16 +134,17 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
     return results
 
 
-def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0, timeout=60):
+def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0, timeout=60,
+                 progress=None):
     """tilesim.sweep(config, client=...) for one prepared job."""
     return sweep_jobs([job], client, chunks=chunks, results_dir=results_dir, retries=retries,
-                      threads=int(jobs) or 1, timeout=timeout)[0]
+                      threads=int(jobs) or 1, timeout=timeout, progress=progress)[0]
 
 
 def sweep_many(configs, client, chunks=None, results_dir=None, retries=2, jobs=1, hardware=None,
-               timeout=60):
+               timeout=60, progress=None, set=None):
     """Sweeps every config (dicts or paths) on the cluster at once: one SweepResult per config,
     each identical to tilesim.sweep(config)."""
-    return sweep_jobs([sweep_job(c, hardware) for c in configs], client, chunks=chunks,
-                      results_dir=results_dir, retries=retries, threads=int(jobs) or 1,
-                      timeout=timeout)
+    return sweep_jobs([sweep_job(c, hardware, settings=set) for c in configs], client,
+                      chunks=chunks, results_dir=results_dir, retries=retries,
+                      threads=int(jobs) or 1, timeout=timeout, progress=progress)

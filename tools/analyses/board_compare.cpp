@@ -9,7 +9,10 @@
 
 #include "model/error.hpp"
 #include "model/missing.hpp"
+#include "tools/analyses/run_kernel.hpp"
 #include "tools/calibration/board_measurements.hpp"
+#include "tools/formats/pypto_graph.hpp"
+#include "tools/formats/run_config.hpp"
 
 namespace tilesim {
 
@@ -154,6 +157,37 @@ BoardComparison compare_with_board(const Metrics& s, const BoardSide& b) {
   row("wait_schedule_us_mean", "Wait Schedule Time per core, mean",
       mean_per_core(s, &CoreMetrics::wait_schedule_time_us), b.wait_sched_mean_us);
   return c;
+}
+
+CompareOutcome compare_profile(const CompareRequest& q) {
+  const RunConfig rc = load_run_config(q.config);
+  const KernelSpec spec = run_spec(rc);
+  const Hardware hw = load_hardware(
+      q.hardware.empty() ? rc.hardware : resolve_hardware_arg(q.hardware), q.settings);
+  CompareOutcome out;
+  BoardSide board;
+  if (std::filesystem::path(q.profile).extension() == ".csv") {
+    std::vector<std::pair<std::string, std::string>> match;
+    if (!q.op_name.empty()) match.emplace_back("Op Name", q.op_name);
+    for (const auto& m : q.match) {
+      const auto eq = m.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error("--match " + m + ": expected COLUMN=TEXT (\"Input Shapes=8,256,384\")");
+      match.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+    }
+    board = board_from_msprof(load_msprof_op_summary(q.profile), match, q.skip_first, spec);
+  } else {
+    std::optional<PyptoGraph> graph;
+    if (!q.graph.empty()) graph = load_pypto_graph(q.graph);
+    const SwimlaneAnalysis an =
+        analyze_swimlane(load_swimlane(q.profile, q.units_per_us), graph ? &*graph : nullptr);
+    out.warnings = an.warnings;
+    board = board_from_swimlane(an, q.profile);
+  }
+  const RunOutcome run = run_kernel(spec, hw, rc.options);
+  out.comparison = compare_with_board(run.metrics, board);
+  out.hardware_name = hw.name;
+  return out;
 }
 
 }  // namespace tilesim

@@ -49,4 +49,23 @@ struct BoardComparison {
 
 BoardComparison compare_with_board(const Metrics& simulated, const BoardSide& board);
 
+// `tilesim analyze PROFILE --compare CONFIG` (tilesim.compare): the profile, an msprof op_summary
+// (.csv) or a swimlane, beside the model's run of the run config.
+struct CompareRequest {
+  std::string profile, config;
+  std::string hardware;               // empty: the config's
+  std::vector<std::string> settings;  // hardware what-ifs ("key=value")
+  double units_per_us = 1;            // a swimlane's ts/dur unit
+  std::string graph;                  // a swimlane's dependencies (fixed-latency graph)
+  std::string op_name;                // op_summary: the kernel (Op Name)
+  std::vector<std::string> match;     // op_summary: COLUMN=TEXT, each must hold
+  int64_t skip_first = 0;             // op_summary: warm-up launches to drop
+};
+struct CompareOutcome {
+  BoardComparison comparison;
+  std::string hardware_name;
+  std::vector<std::string> warnings;  // the swimlane analysis's
+};
+CompareOutcome compare_profile(const CompareRequest& request);
+
 }  // namespace tilesim

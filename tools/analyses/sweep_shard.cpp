@@ -63,7 +63,7 @@ std::vector<size_t> shard_indices(size_t total, const ShardSpec& s) {
 }
 
 SweepJob sweep_job(const nlohmann::json& config_doc, const std::string& config_path,
-                   const std::string& hardware_override) {
+                   const std::string& hardware_override, const std::vector<std::string>& settings) {
   SweepConfig cfg = sweep_config_from_json(config_doc, config_path);
   if (!hardware_override.empty()) cfg.hardware = resolve_hardware_arg(hardware_override);
   const std::string origin = cfg.hardware.string();
@@ -71,12 +71,14 @@ SweepJob sweep_job(const nlohmann::json& config_doc, const std::string& config_p
       {"config", config_path},
       {"config_doc", config_doc},
       {"hardware_origin", origin},
-      {"hardware", nlohmann::json::parse(merged_hardware_file(cfg.hardware).dump())}};
+      {"hardware", nlohmann::json::parse(merged_hardware_file(cfg.hardware, settings).dump())}};
   return sweep_job_from_doc(job, config_path);
 }
 
-SweepJob sweep_job_from_file(const std::string& config_path, const std::string& hardware_override) {
-  return sweep_job(read_json_file(config_path, "sweep config"), config_path, hardware_override);
+SweepJob sweep_job_from_file(const std::string& config_path, const std::string& hardware_override,
+                             const std::vector<std::string>& settings) {
+  return sweep_job(read_json_file(config_path, "sweep config"), config_path, hardware_override,
+                   settings);
 }
 
 SweepJob sweep_job_from_doc(const nlohmann::json& doc, const std::string& origin) {

@@ -39,11 +39,14 @@ struct SweepJob {
   std::vector<Candidate> candidates;
 };
 // The sweep of a config document read from `config_path` (a dict from Python names itself
-// "<dict>"), on its own hardware or on `hardware_override` (a --hardware argument) when not empty.
+// "<dict>"), on its own hardware or on `hardware_override` (a --hardware argument) when not empty,
+// with the what-ifs `settings` ("key=value", --set) over it: the job carries the hardware as set.
 SweepJob sweep_job(const nlohmann::json& config_doc, const std::string& config_path,
-                   const std::string& hardware_override = "");
+                   const std::string& hardware_override = "",
+                   const std::vector<std::string>& settings = {});
 SweepJob sweep_job_from_file(const std::string& config_path,
-                             const std::string& hardware_override = "");
+                             const std::string& hardware_override = "",
+                             const std::vector<std::string>& settings = {});
 // Rebuilds a job from the `doc` a shard carries (no file is read).
 SweepJob sweep_job_from_doc(const nlohmann::json& doc, const std::string& origin);
 

@@ -174,10 +174,12 @@ bool ValidationResult::within() const {
 }
 
 ValidationResult validate(std::vector<ValidationDataset> datasets,
-                          const std::filesystem::path& hardware_override, int threads) {
+                          const std::filesystem::path& hardware_override, int threads,
+                          const std::vector<std::string>& settings) {
   std::vector<Hardware> hws;
   for (const auto& ds : datasets)
-    hws.push_back(load_hardware(hardware_override.empty() ? ds.hardware : hardware_override));
+    hws.push_back(
+        load_hardware(hardware_override.empty() ? ds.hardware : hardware_override, settings));
   return validate_on(std::move(datasets), std::move(hws), threads);
 }
 
@@ -219,14 +221,14 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
 }
 
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
-                                int threads) {
+                                int threads, const std::vector<std::string>& settings) {
   std::vector<std::filesystem::path> paths(files.begin(), files.end());
   if (paths.empty()) paths = validation_files(default_config_dir() / "validation");
   std::vector<ValidationDataset> datasets;
   for (const auto& f : paths) datasets.push_back(load_validation_dataset(f));
   return validate(std::move(datasets),
                   hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(hardware),
-                  threads);
+                  threads, settings);
 }
 
 }  // namespace tilesim

@@ -86,9 +86,11 @@ double rank_agreement(const std::vector<double>& measured, const std::vector<dou
 SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);
 
 // Runs every expressible point (in parallel: threads 0 = every core) on the dataset's hardware,
-// or on `hardware_override` when not empty, and scores it.
+// or on `hardware_override` when not empty, with the what-ifs `settings` ("key=value", --set)
+// over either, and scores it.
 ValidationResult validate(std::vector<ValidationDataset> datasets,
-                          const std::filesystem::path& hardware_override = {}, int threads = 0);
+                          const std::filesystem::path& hardware_override = {}, int threads = 0,
+                          const std::vector<std::string>& settings = {});
 
 // The same on hardware already loaded: hws[d] runs dataset d.
 ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
@@ -97,6 +99,6 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
 // `tilesim validate FILES` (tilesim.validate()): the datasets of `files` (none: every file in the
 // shipped configs/validation/), on their own hardware or on `hardware` (a --hardware argument).
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
-                                int threads);
+                                int threads, const std::vector<std::string>& settings = {});
 
 }  // namespace tilesim

@@ -119,9 +119,10 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
       const bool waits = rose && rise >= opt.min_wait_share * lost;
       v.zone = waits ? Zone::kTooFragmented : Zone::kSlower;
       v.evidence = fmt::format(
-          "finer side, {:+.1f}% time; wait_schedule/core {:.3f} us vs {:.3f} at best ({}, "
-          "{:.0f}% of the {:.3f} us lost); tasks/core {:.1f} vs {:.1f}",
-          slower, p.wait_schedule_us, best.wait_schedule_us,
+          "more, smaller tasks than the best ({:g} vs {:g}), {:+.1f}% time; wait_schedule/core "
+          "{:.3f} us vs {:.3f} at best ({}, {:.0f}% of the {:.3f} us lost); tasks/core {:.1f} vs "
+          "{:.1f}",
+          p.x, best.x, slower, p.wait_schedule_us, best.wait_schedule_us,
           waits ? "jumped" : (rose ? "rose, too little to explain the loss" : "did not rise"),
           lost > 0 ? 100.0 * rise / lost : 0.0, lost, p.tasks_per_core, best.tasks_per_core);
       continue;
@@ -143,7 +144,8 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
           heavier ? "rose" : "did not rise");
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
-    v.evidence = fmt::format("coarser side, {:+.1f}% time; {}", slower, what);
+    v.evidence = fmt::format("fewer, larger tasks than the best ({:g} vs {:g}), {:+.1f}% time; {}",
+                             p.x, best.x, slower, what);
   }
   return out;
 }
@@ -165,8 +167,13 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
     if (v.zone == Zone::kSweetSpot) continue;
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     const double lost = p.gen_time_us - best.gen_time_us;
-    const std::string head = fmt::format("{} side, {:+.1f}% time", finer ? "finer" : "coarser",
-                                         gap_pct(p.gen_time_us, best.gen_time_us));
+    // Named by what changed along the axis: the grid (finer with more blocks) or the sub-tile.
+    const bool grid_axis = dir == Granularity::kFinerWithLargerX;
+    const std::string head =
+        fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time",
+                    grid_axis ? (finer ? "more blocks" : "fewer blocks")
+                              : (finer ? "smaller sub-tiles" : "larger sub-tiles"),
+                    p.x, best.x, gap_pct(p.gen_time_us, best.gen_time_us));
     // 3'. Idle cores, or an unbalanced last wave, when idle core time explains the loss.
     const bool idle =
         f.cores_used < f.cores && f.utilisation < bf.utilisation * (1.0 - opt.evidence_rise);
@@ -177,16 +184,17 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
       const std::string tail =
           fmt::format("{} wave{}, tail wave {}/{} cores ({:.0f}%)", f.waves,
                       f.waves == 1 ? "" : "s", f.tail_blocks, f.cores, f.tail_occupancy * 100.0);
-      v.evidence =
-          idle ? fmt::format(
-                     "{}; {} of {} cores idle (grid {}): {}; utilisation {:.0f}% vs {:.0f}% "
-                     "at best",
-                     head, f.cores - f.cores_used, f.cores, f.grid, tail, f.utilisation * 100.0,
-                     bf.utilisation * 100.0)
-               : fmt::format(
-                     "{}; unbalanced waves: {}, under {:.0f}%; the last wave ran alone "
-                     "{:.3f} us of the {:.3f} us lost",
-                     head, tail, opt.min_tail_occupancy * 100.0, f.tail_exposed_us, lost);
+      v.evidence = idle
+                       ? fmt::format(
+                             "{}; too few blocks for the cores: {} of {} cores idle (grid {}): {}; "
+                             "utilisation {:.0f}% vs {:.0f}% at best",
+                             head, f.cores - f.cores_used, f.cores, f.grid, tail,
+                             f.utilisation * 100.0, bf.utilisation * 100.0)
+                       : fmt::format(
+                             "{}; unbalanced waves, the last too small for the cores: {}, under "
+                             "{:.0f}%; it ran "
+                             "alone {:.3f} us of the {:.3f} us lost",
+                             head, tail, opt.min_tail_occupancy * 100.0, f.tail_exposed_us, lost);
       continue;
     }
     // 4'. Per-block overhead and tiny copies (finer side).

@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/error.hpp"
 #include "model/missing.hpp"
@@ -327,6 +328,27 @@ std::string calibration_report(const CalibrationResult& r) {
     for (const auto& d : r.fit.diagnostics) s += "    - " + d + "\n";
     for (const auto& d : r.notes) s += "    - " + d + "\n";
   }
+  return s;
+}
+
+std::string degenerate_fit_refusal(const CalibrationResult& r) {
+  if (!r.fit.degenerate) return "";
+  std::vector<std::string> traded;  // every parameter of a degenerate direction, first seen first
+  for (const auto& names : r.fit.tradeoffs)
+    for (const auto& n : names)
+      if (std::find(traded.begin(), traded.end(), n) == traded.end()) traded.push_back(n);
+  std::string s =
+      fmt::format("degenerate fit (condition number {} > {}): ", fmt_g(r.fit.condition_number),
+                  fmt_g(r.fit.condition_limit));
+  if (traded.empty())
+    s += "no free parameter moves any measurement: free parameters these measurements respond to";
+  else
+    s += fmt::format(
+        "the measurements cannot separate {}; hold some of them (a --free list without them, or "
+        "the measurements' \"free\" list) or add measurements that move them apart",
+        fmt::join(traded, ", "));
+  if (!r.fit.unidentifiable.empty())
+    s += fmt::format("; {} move no measurement (hold them)", fmt::join(r.fit.unidentifiable, ", "));
   return s;
 }
 

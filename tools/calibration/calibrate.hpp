@@ -78,6 +78,9 @@ std::vector<double> model_measurements(const MeasurementSet& set, const Hardware
                                        int threads = 0);
 
 std::string calibration_report(const CalibrationResult& r);
+// Why a degenerate fit is not taken, naming the parameters to fix (hold) or the measurements to
+// add; "" when the fit is not degenerate. calibrate refuses such a fit unless asked to keep it.
+std::string degenerate_fit_refusal(const CalibrationResult& r);
 nlohmann::json calibration_to_json(const CalibrationResult& r);
 // One row per measurement: id, metric, source, weight, measured, before, after, errors.
 std::string calibration_csv(const CalibrationResult& r);

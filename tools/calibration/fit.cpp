@@ -78,6 +78,7 @@ FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const Bat
   }
 
   FitResult res;
+  res.condition_limit = opt.condition_limit;
   auto natural = [&](const Eigen::VectorXd& v) {
     Eigen::VectorXd p(n);
     for (size_t j = 0; j < n; ++j)
@@ -337,11 +338,13 @@ FitResult levenberg_marquardt(const std::vector<FitParameter>& params, const Bat
           return std::abs(V(a, d)) > std::abs(V(b, d));
         });
         std::string combo;
+        std::vector<std::string> names;
         for (Eigen::Index i : order) {
           if (std::abs(V(i, d)) < 0.2) break;
-          combo += fmt::format("{}{:+.2f} {}", combo.empty() ? "" : " ", V(i, d),
-                               params[ident[static_cast<size_t>(i)]].name);
+          names.push_back(params[ident[static_cast<size_t>(i)]].name);
+          combo += fmt::format("{}{:+.2f} {}", combo.empty() ? "" : " ", V(i, d), names.back());
         }
+        res.tradeoffs.push_back(names);
         res.diagnostics.push_back(fmt::format(
             "degenerate fit: condition number {:.3g} > {:.3g}; the measurements barely constrain "
             "the combination [{}] (singular value {:.3g} of {:.3g}): these parameters trade off "

@@ -84,9 +84,13 @@ struct FitResult {
   bool converged = false;
   std::string stop_reason;
   double condition_number = 0;  // column-normalised Jacobian of the identifiable parameters
+  double condition_limit = 0;   // the options' limit it was judged by
   bool degenerate = false;
   std::vector<std::string> unidentifiable;  // parameter names
-  std::vector<std::string> diagnostics;     // one sentence each: what is degenerate and why
+  // Degenerate directions: the parameters (largest share first) of each combination the
+  // measurements barely constrain.
+  std::vector<std::vector<std::string>> tradeoffs;
+  std::vector<std::string> diagnostics;  // one sentence each: what is degenerate and why
 };
 
 // Throws std::invalid_argument on bad parameters (bounds, initial outside them) or when the

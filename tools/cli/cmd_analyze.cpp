@@ -37,6 +37,8 @@ struct AnalyzeArgs {
   std::string op_name;
   std::vector<std::string> match;
   int64_t skip_first = 0;
+  bool quiet = false;
+  std::vector<std::string> set;
 };
 
 bool is_csv(const std::string& file) {
@@ -45,40 +47,14 @@ bool is_csv(const std::string& file) {
 
 // The board profile next to the model's run of the config.
 int compare(const AnalyzeArgs& a, double units_per_us) {
-  const RunConfig rc = load_run_config(a.compare);
-  const KernelSpec spec = run_spec(rc);
-  const auto hw =
-      load_hardware(a.hardware.empty() ? rc.hardware : resolve_hardware_arg(a.hardware));
-  BoardSide board;
-  if (is_csv(a.trace)) {
-    std::vector<std::pair<std::string, std::string>> match;
-    if (!a.op_name.empty()) match.emplace_back("Op Name", a.op_name);
-    for (const auto& m : a.match) {
-      const auto eq = m.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw Error("--match " + m + ": expected COLUMN=TEXT (\"Input Shapes=8,256,384\")");
-      match.emplace_back(m.substr(0, eq), m.substr(eq + 1));
-    }
-    board = board_from_msprof(load_msprof_op_summary(a.trace), match, a.skip_first, spec);
-  } else {
-    std::optional<PyptoGraph> graph;
-    if (!a.graph.empty()) graph = load_pypto_graph(a.graph);
-    const SwimlaneAnalysis an =
-        analyze_swimlane(load_swimlane(a.trace, units_per_us), graph ? &*graph : nullptr);
-    for (const auto& w : an.warnings) std::cerr << "tilesim: warning: " << w << "\n";
-    board = board_from_swimlane(an, a.trace);
-  }
-  const RunOutcome run = run_kernel(spec, hw, rc.options);
-  const BoardComparison c = compare_with_board(run.metrics, board);
-  if (!a.json.empty()) {
-    nlohmann::json j = board_comparison_to_json(c);
-    j["config"] = a.compare;
-    j["hardware"] = hw.name;
-    write_json(a.json, j);
-    if (a.json == "-") return 0;
-  }
+  const CompareOutcome out = compare_profile({a.trace, a.compare, a.hardware, a.set, units_per_us,
+                                              a.graph, a.op_name, a.match, a.skip_first});
+  for (const auto& w : out.warnings) std::cerr << "tilesim: warning: " << w << "\n";
+  const BoardComparison& c = out.comparison;
+  if (!a.json.empty()) write_json(a.json, board_comparison_json(out, a.compare));
+  if (a.json == "-" || a.quiet) return 0;
   std::string s = fmt::format("tilesim analyze --compare: {} on {} (simulated) vs {}\n", a.compare,
-                              hw.name, c.board_source);
+                              out.hardware_name, c.board_source);
   s += board_comparison_table(c);
   if (!a.json.empty()) s += fmt::format("\n  JSON written to {}\n", a.json);
   std::cout << s;
@@ -103,8 +79,8 @@ int analyze(const AnalyzeArgs& a) {
   for (const auto& w : an.warnings) std::cerr << "tilesim: warning: " << w << "\n";
   if (!a.json.empty()) {
     write_json(a.json, analyze_json(an, trace, a.trace, graph ? a.graph : ""));
-    if (a.json == "-") return 0;
   }
+  if (a.json == "-" || a.quiet) return 0;
   std::vector<std::string> names;
   for (const auto& l : an.lanes) names.push_back(l.name);
   std::string s = fmt::format("tilesim analyze: {}\n", a.trace);
@@ -138,6 +114,9 @@ CommandAction add_analyze_command(CLI::App& app) {
   cmd->add_option("--compare", args->compare,
                   "a run config: the trace (a board swimlane, or an msprof op_summary .csv) side "
                   "by side with the model's run of it, per metric: simulated, board, diff %");
+  add_set_option(cmd, args->set)
+      ->description(
+          "with --compare: a hardware what-if, this parameter at this value (repeatable)");
   cmd->add_option("--op-name", args->op_name,
                   "with an op_summary CSV: the kernel (Op Name) to compare (needed when it has "
                   "several)");
@@ -148,6 +127,7 @@ CommandAction add_analyze_command(CLI::App& app) {
                   "with an op_summary CSV: warm-up launches to drop (default 0)")
       ->check(integer_at_least(0));
   add_json_option(cmd, args->json);
+  add_quiet_option(cmd, args->quiet);
   return [cmd, args]() { return *cmd ? analyze(*args) : -1; };
 }
 

@@ -3,7 +3,8 @@
 //                   [--fresh-lowering]
 // Fits the free hardware parameters to the measurements (least squares in log space), prints the
 // fit table and writes the calibrated hardware file with --output. Exit code 0 when the fit ran
-// (degenerate fits and unidentifiable parameters are reported, not errors), 2 on bad input.
+// (unidentifiable parameters are reported and held), 1 when it is degenerate (the report is
+// printed, the hardware file is not written, unless --allow-degenerate), 2 on bad input.
 #include <unistd.h>
 
 #include <fstream>
@@ -34,6 +35,8 @@ struct CalibrateArgs {
   double fd_step = CalibrationOptions::default_fit_options().fd_step;
   int digits = 4;
   bool fresh_lowering = false;
+  bool allow_degenerate = false;
+  bool quiet = false;
 };
 
 int calibrate_command(const CalibrateArgs& a) {
@@ -63,21 +66,27 @@ int calibrate_command(const CalibrateArgs& a) {
   const CalibrationResult& r = out.result;
   if (opt.fit.on_iteration) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
 
-  if (!a.output.empty())
+  const std::string refusal = a.allow_degenerate ? "" : degenerate_fit_refusal(r);
+  const bool write_hardware = !a.output.empty() && refusal.empty();
+  if (write_hardware)
     write_output(a.output, out.calibrated_hardware.dump(2) + "\n", "the calibrated hardware file");
   if (!a.json.empty()) {
     nlohmann::json j = calibration_to_json(r);
-    if (!a.output.empty()) j["output"] = a.output;
+    if (write_hardware) j["output"] = a.output;
     write_json(a.json, j);
   }
   if (!a.csv.empty()) write_output(a.csv, calibration_csv(r), "CSV");
-  if (a.json != "-" && a.csv != "-") {
+  if (a.json != "-" && a.csv != "-" && !a.quiet) {
     std::cout << calibration_report(r);
-    if (!a.output.empty()) std::cout << "\n  calibrated hardware written to " << a.output << "\n";
+    if (write_hardware) std::cout << "\n  calibrated hardware written to " << a.output << "\n";
     for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
       if (!path.empty()) std::cout << "  " << what << " written to " << path << "\n";
   }
-  return 0;
+  if (refusal.empty()) return 0;
+  std::cerr << "tilesim calibrate: " << a.measurements << ": " << refusal
+            << (a.output.empty() ? "" : "; " + a.output + " not written")
+            << " (--allow-degenerate keeps the fit)\n";
+  return 1;
 }
 
 }  // namespace
@@ -93,7 +102,8 @@ CommandAction add_calibrate_command(CLI::App& app) {
                   "a parameter that may move, key or key:min:max (repeatable; replaces the "
                   "file's list)")
       ->allow_extra_args(false);
-  cmd->add_option("--output,-o", args->output, "write the calibrated hardware file");
+  cmd->add_option("-o,--output", args->output,
+                  "write the calibrated hardware file, for --hardware of any tilesim command");
   add_max_tasks_option(cmd);
   add_json_option(cmd, args->json);
   add_csv_option(cmd, args->csv, "one row per measurement");
@@ -108,6 +118,9 @@ CommandAction add_calibrate_command(CLI::App& app) {
   cmd->add_option("--digits", args->digits,
                   "significant digits of the fitted values (0: full precision)")
       ->check(integer_at_least(0));
+  cmd->add_flag("--allow-degenerate", args->allow_degenerate,
+                "keep a degenerate fit (exit 0, --output written) instead of refusing it (exit 1)");
+  add_quiet_option(cmd, args->quiet);
   cmd->add_flag("--fresh-lowering", args->fresh_lowering,
                 "lower every run at every fit point (slow; the default lowers each run once)");
   return [cmd, args]() { return *cmd ? calibrate_command(*args) : -1; };

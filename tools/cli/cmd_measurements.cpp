@@ -15,6 +15,7 @@
 #include "model/error.hpp"
 #include "model/hardware.hpp"
 #include "tools/calibration/board_measurements.hpp"
+#include "tools/calibration/profile_import.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/output_file.hpp"
@@ -32,11 +33,14 @@ struct OutputArgs {
   std::string output = "-";
   std::string as = "calibrate";
   std::vector<std::string> metrics;
+  bool quiet = false;
 };
 
 void add_output_options(CLI::App* cmd, OutputArgs& o) {
   cmd->add_option("-o,--output", o.output,
-                  "the measurements file to write (default -: stdout, the summary on stderr)");
+                  "write the measurements file, for tilesim calibrate or validate (default -: "
+                  "stdout, the summary on stderr)");
+  add_quiet_option(cmd, o.quiet);
   cmd->add_option("--as", o.as,
                   "calibrate: a measurements file (tilesim calibrate); validate: a validation "
                   "dataset (tilesim validate), one sweep per (sweep, metric)")
@@ -46,22 +50,21 @@ void add_output_options(CLI::App* cmd, OutputArgs& o) {
 }
 
 // Writes the file and the summary; the inputs are never overwritten.
-int write_measurements(BoardMeasurements& m, const OutputArgs& o,
-                       const std::vector<std::string>& inputs, const std::string& command) {
+int write_measurements(ProfileImport& in, const OutputArgs& o, const std::string& command) {
+  for (const auto& w : in.warnings) std::cerr << "tilesim: warning: " << w << "\n";
   if (o.output != "-")
-    for (const auto& in : inputs) check_not_an_input(o.output, "-o", in);
-  select_metrics(m, o.metrics);
-  const nlohmann::json j = o.as == "validate" ? validation_dataset_json(m, o.output)
-                                              : measurements_file_json(m, o.output);
+    for (const auto& f : in.inputs) check_not_an_input(o.output, "-o", f);
+  BoardMeasurements& m = in.measurements;
+  const nlohmann::json j = imported_file_json(m, o.as, o.metrics, o.output);
   std::ostream& text = o.output == "-" ? std::cerr : std::cout;
   std::string s = fmt::format("tilesim measurements {}:", command);
-  for (const auto& in : inputs) s += " " + in;
+  for (const auto& f : in.inputs) s += " " + f;
   s += "\n" + board_measurements_summary(m);
-  text << s;
+  if (!o.quiet) text << s;
   write_output(o.output, j.dump(2) + "\n", "measurements file");
   size_t n = 0;
   for (const auto& k : m.kernels) n += k.figures.size();
-  if (o.output != "-")
+  if (o.output != "-" && !o.quiet)
     text << fmt::format("\n  {} measurements of {} kernels written to {} ({})\n", n,
                         m.kernels.size(), o.output,
                         o.as == "validate" ? "a validation dataset" : "a measurements file");
@@ -84,24 +87,8 @@ struct MsprofArgs {
 };
 
 int from_msprof(const MsprofArgs& a) {
-  const MsprofMap map = load_msprof_map(a.map);
-  std::vector<MsprofFile> files;
-  for (const auto& f : a.csvs) files.push_back(load_msprof_op_summary(f));
-  BoardMeasurements m = measurements_from_msprof(files, map);
-  std::string list;
-  for (const auto& f : a.csvs) list += (list.empty() ? "" : ", ") + f;
-  int64_t unmapped = 0;
-  for (const auto& u : m.unmapped) unmapped += u.rows;
-  m.description = fmt::format(
-      "{}{}Converted by tilesim {} measurements from-msprof from {} with the mapping {}: {} of {} "
-      "rows are launches of the {} kernels mapped (medians per kernel){}.",
-      map.description, map.description.empty() ? "" : " ", tilesim_version(), list, a.map,
-      m.rows - unmapped, m.rows, m.kernels.size(),
-      unmapped ? fmt::format("; {} row{} matched no kernel", unmapped, unmapped == 1 ? "" : "s")
-               : "");
-  std::vector<std::string> inputs = a.csvs;
-  inputs.push_back(a.map);
-  return write_measurements(m, a.out, inputs, "from-msprof");
+  ProfileImport in = import_msprof(a.csvs, a.map);
+  return write_measurements(in, a.out, "from-msprof");
 }
 
 struct SwimlaneArgs {
@@ -111,36 +98,8 @@ struct SwimlaneArgs {
 };
 
 int from_swimlane(const SwimlaneArgs& a) {
-  const RunConfig rc = load_run_config(a.config);
-  run_spec(rc);  // the config must be runnable: a tile, a known op
-  double units_per_us = 1;
-  if (a.time_unit == "ns") units_per_us = 1000;
-  if (a.time_unit == "cycles")
-    units_per_us =
-        load_hardware(a.hardware.empty() ? rc.hardware : resolve_hardware_arg(a.hardware))
-            .clock_mhz;
-  std::optional<PyptoGraph> graph;
-  if (!a.graph.empty()) graph = load_pypto_graph(a.graph);
-  std::vector<SwimlaneAnalysis> analyses;
-  for (const auto& t : a.traces) {
-    analyses.push_back(analyze_swimlane(load_swimlane(t, units_per_us), graph ? &*graph : nullptr));
-    for (const auto& w : analyses.back().warnings)
-      std::cerr << "tilesim: warning: " << t << ": " << w << "\n";
-  }
-  const std::string id = a.id.empty() ? std::filesystem::path(a.config).stem().string() : a.id;
-  BoardMeasurements m = measurements_from_swimlanes(a.traces, analyses, a.config, id);
-  m.hardware = rc.hardware;
-  m.hardware_named = rc.hardware.string();
-  std::string list;
-  for (const auto& f : a.traces) list += (list.empty() ? "" : ", ") + f;
-  m.description = fmt::format(
-      "Converted by tilesim {} measurements from-swimlane from {} (a run of {}{}): gen_time_us "
-      "and per-core means over the cores that ran a task.",
-      tilesim_version(), list, a.config, graph ? ", dependencies from " + a.graph : "");
-  std::vector<std::string> inputs = a.traces;
-  inputs.push_back(a.config);
-  if (!a.graph.empty()) inputs.push_back(a.graph);
-  return write_measurements(m, a.out, inputs, "from-swimlane");
+  ProfileImport in = import_swimlanes(a.traces, a.config, a.graph, a.time_unit, a.hardware, a.id);
+  return write_measurements(in, a.out, "from-swimlane");
 }
 
 }  // namespace

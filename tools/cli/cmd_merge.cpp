@@ -58,9 +58,9 @@ CommandAction add_merge_command(CLI::App& app) {
       "merge",
       "merge the shard files of one sweep (tilesim sweep --shard K/N) into its ranked result");
   cmd->add_option("shards", args->shards, "shard files (JSON), every K of one N once")->required();
-  cmd->add_option(
-      "-o,--output", args->output,
-      "write the merged result as one shard file (1/1), for merging or rendering again");
+  cmd->add_option("-o,--output", args->output,
+                  "write the merged result as one shard file (1/1), for tilesim merge (merging or "
+                  "rendering again)");
   add_sweep_output_options(cmd, args->out);
   return [cmd, args]() { return *cmd ? merge(*args) : -1; };
 }

@@ -26,13 +26,15 @@ struct ReplayArgs {
   std::string hardware;
   std::string trace;
   std::string json;
+  bool quiet = false;
+  std::vector<std::string> set;
 };
 
 int replay(const ReplayArgs& a) {
   const auto hw_path =
       a.hardware.empty() ? default_hardware_path() : resolve_hardware_arg(a.hardware);
   check_outputs_not_inputs({{"--trace", a.trace}, {"--json", a.json}}, {a.graph, hw_path});
-  const Hardware hw = load_hardware(hw_path);
+  const Hardware hw = load_hardware(hw_path, a.set);
   const PyptoGraph pg = load_pypto_graph(a.graph);
   for (const auto& w : pg.warnings) std::cerr << "tilesim: warning: " << w << "\n";
   SimOptions opt;
@@ -47,8 +49,8 @@ int replay(const ReplayArgs& a) {
   const auto names = simulated_core_names(sim);
   if (!a.json.empty()) {
     write_json(a.json, replay_json(pg, m, names, a.graph, hw.name));
-    if (a.json == "-") return 0;
   }
+  if (a.json == "-" || a.quiet) return 0;
   std::string s = fmt::format("tilesim replay: {} on {}\n", a.graph, hw.name);
   s += fmt::format("  {} tasks, {} edges, {} PSGs (funcName), {} task kinds, {} root function(s)\n",
                    m.tasks, m.edges, pg.graph.psg_names.size(), pg.graph.kinds.size(),
@@ -73,8 +75,10 @@ CommandAction add_replay_command(CLI::App& app) {
       "replay", "simulate a PyPTO fixed-latency task graph (tasks take their execTime)");
   cmd->add_option("graph", args->graph, "fixed-latency task graph (JSON array)")->required();
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
+  add_set_option(cmd, args->set);
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   add_json_option(cmd, args->json);
+  add_quiet_option(cmd, args->quiet);
   add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? replay(*args) : -1; };
 }

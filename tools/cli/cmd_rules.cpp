@@ -21,15 +21,18 @@ struct RulesArgs {
   std::string json, csv;
   int threads = 0;
   std::vector<std::string> only;
+  bool quiet = false;
+  std::vector<std::string> set;
 };
 
 int rules_command(const RulesArgs& a) {
   std::vector<std::string> names = {a.hardware};
   names.insert(names.end(), a.compare.begin(), a.compare.end());
-  const std::vector<RulesResult> results = check_rules_on(names, RulesOptions{a.threads, a.only});
+  const std::vector<RulesResult> results =
+      check_rules_on(names, RulesOptions{a.threads, a.only}, a.set);
   if (!a.json.empty()) write_json(a.json, rules_json(results));
   if (!a.csv.empty()) write_output(a.csv, rules_csv(results), "CSV");
-  if (a.json == "-" || a.csv == "-") return 0;
+  if (a.json == "-" || a.csv == "-" || a.quiet) return 0;
   std::cout << format_rules(results);
   for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
     if (!path.empty()) std::cout << "\n  " << what << " written to " << path << "\n";
@@ -43,6 +46,7 @@ CommandAction add_rules_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "rules", "check the rulebook's claims against the model and measure its thresholds");
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name")->capture_default_str();
+  add_set_option(cmd, args->set);
   cmd->add_option("--compare", args->compare,
                   "another hardware file or shipped name to compare with (repeatable)");
   cmd->add_option("--only", args->only,
@@ -50,6 +54,7 @@ CommandAction add_rules_command(CLI::App& app) {
   add_json_option(cmd, args->json);
   add_csv_option(cmd, args->csv, "the verdict table (one row per hardware and claim)");
   add_jobs_option(cmd, args->threads);
+  add_quiet_option(cmd, args->quiet);
   return [cmd, args]() { return *cmd ? rules_command(*args) : -1; };
 }
 

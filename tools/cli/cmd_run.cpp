@@ -26,6 +26,8 @@ struct RunArgs {
   std::string trace;
   std::string export_graph;
   std::string json;
+  bool quiet = false;
+  std::vector<std::string> set;
 };
 
 int run(const RunArgs& a) {
@@ -36,7 +38,7 @@ int run(const RunArgs& a) {
   check_outputs_not_inputs(
       {{"--json", a.json}, {"--trace", a.trace}, {"--export-graph", a.export_graph}},
       {a.config, rc.hardware});
-  const Hardware hw = load_hardware(rc.hardware);
+  const Hardware hw = load_hardware(rc.hardware, a.set);
   SimOptions opt = rc.options;
   opt.record_aicpu = !a.trace.empty();
   const RunOutcome r = run_config_kernel(a.config, spec, hw, opt);
@@ -48,7 +50,7 @@ int run(const RunArgs& a) {
   if (!a.export_graph.empty()) write_pypto_graph(a.export_graph, r.kernel.graph, r.sim);
   if (!a.json.empty())
     write_json(a.json, run_json(spec, hw, r.kernel.diag, r.metrics, rc.measured));
-  if (a.json != "-") {
+  if (a.json != "-" && !a.quiet) {
     std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics);
     if (!rc.measured.is_null())
       std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
@@ -75,10 +77,12 @@ CommandAction add_run_command(CLI::App& app) {
   cmd->add_option("--tile", args->tile, "override the tile, e.g. 1,8192");
   cmd->add_option("--loop", args->loop, "override loop_count")->check(integer_at_least(1));
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
+  add_set_option(cmd, args->set);
   cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   cmd->add_option("--export-graph", args->export_graph,
                   "write the task graph with modeled task times (PyPTO fixed-latency JSON)");
   add_json_option(cmd, args->json);
+  add_quiet_option(cmd, args->quiet);
   add_max_tasks_option(cmd);
   return [cmd, args]() { return *cmd ? run(*args) : -1; };
 }

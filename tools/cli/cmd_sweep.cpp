@@ -81,10 +81,11 @@ struct SweepArgs {
   int threads = 0;
   std::string hardware;
   SweepOutputArgs out;
-  std::string shard;           // K/N
-  std::string output;          // the shard file
-  int64_t max_candidates = 0;  // 0: the config's constraints.max_candidates
-  std::string objective;       // empty: the config's (default gen_time_us)
+  std::string shard;             // K/N
+  std::string output;            // the shard file
+  int64_t max_candidates = 0;    // 0: the config's constraints.max_candidates
+  std::string objective;         // empty: the config's (default gen_time_us)
+  std::vector<std::string> set;  // hardware what-ifs
 };
 
 // Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
@@ -188,7 +189,7 @@ int sweep(const SweepArgs& a) {
     doc["candidates"]["constraints"]["max_candidates"] = a.max_candidates;
   // So does --objective: the shards and their merge rank by it.
   if (!a.objective.empty() && doc.is_object()) doc["objective"] = a.objective;
-  const SweepJob job = sweep_job(doc, a.config, a.hardware);
+  const SweepJob job = sweep_job(doc, a.config, a.hardware, a.set);
   check_outputs_not_inputs({{"--csv", a.out.csv}, {"--json", a.out.json}, {"--svg", a.out.svg}},
                            {a.config, job.cfg.hardware});
   if (!a.shard.empty()) {
@@ -231,11 +232,13 @@ CommandAction add_sweep_command(CLI::App& app) {
   add_jobs_option(cmd, args->threads);
   add_sweep_output_options(cmd, args->out);
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
+  add_set_option(cmd, args->set);
   cmd->add_option("--shard", args->shard,
                   "evaluate only shard K of N (candidates i with i % N == K - 1) and write a "
                   "shard file for tilesim merge (with -o)")
       ->type_name("K/N");
-  cmd->add_option("-o,--output", args->output, "the shard file to write (with --shard)");
+  cmd->add_option("-o,--output", args->output,
+                  "write the shard file (with --shard), for tilesim merge");
   add_max_tasks_option(cmd);
   cmd->add_option("--max-candidates", args->max_candidates,
                   "the largest candidate space accepted (default: the config's "

@@ -22,6 +22,7 @@
 
 #include "model/error.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/options.hpp"
 
 extern char** environ;
 
@@ -32,6 +33,7 @@ namespace {
 struct TraceArgs {
   std::string kernel_file, json, kernel;
   bool as_main = false;
+  bool quiet = false;
 };
 
 // The python3 the module was built for (TILESIM_PYTHON3 overrides it).
@@ -62,6 +64,7 @@ int trace_pypto(const TraceArgs& a) {
                                    a.kernel_file, "--json", a.json};
   if (!a.kernel.empty()) args.insert(args.end(), {"--kernel", a.kernel});
   if (a.as_main) args.push_back("--main");
+  if (a.quiet) args.push_back("--quiet");
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env.emplace_back(*e);
@@ -108,6 +111,7 @@ CommandAction add_trace_pypto_command(CLI::App& app) {
   cmd->add_flag("--main", args->as_main,
                 "run the file as __main__ (when it calls its kernel only under `if __name__ == "
                 "\"__main__\":`)");
+  add_quiet_option(cmd, args->quiet);
   return [cmd, args]() { return *cmd ? trace_pypto(*args) : -1; };
 }
 

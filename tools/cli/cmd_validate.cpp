@@ -23,15 +23,20 @@ namespace {
 struct ValidateArgs {
   std::vector<std::string> files;
   int threads = 0;
-  std::string csv, json, svg_dir;
+  std::string csv, json, svg_dir, svg_file;
   std::string hardware;
   bool quiet = false;
   bool sensitivity = false;
   std::string sensitivity_keys;
   double sensitivity_step = 0.5;
+  std::vector<std::string> set;
 };
 
 int validate_command(const ValidateArgs& a) {
+  if (!a.svg_file.empty())
+    throw Error("--svg " + a.svg_file +
+                ": --svg is one file in every command, and validate draws one plot per sweep: "
+                "give the folder with --svg-dir DIR");
   std::vector<std::filesystem::path> inputs(a.files.begin(), a.files.end());
   if (inputs.empty()) inputs = validation_files(default_config_dir() / "validation");
   if (!a.hardware.empty()) inputs.push_back(resolve_hardware_arg(a.hardware));
@@ -39,7 +44,7 @@ int validate_command(const ValidateArgs& a) {
   const bool sensitivity = a.sensitivity || !a.sensitivity_keys.empty();
   const std::vector<std::string> keys =
       sensitivity ? sensitivity_keys(a.sensitivity_keys) : std::vector<std::string>{};
-  const ValidationResult res = validate_files(a.files, a.hardware, a.threads);
+  const ValidationResult res = validate_files(a.files, a.hardware, a.threads, a.set);
   const bool stdout_taken = a.csv == "-" || a.json == "-";
   std::ostream& text = stdout_taken ? std::cerr : std::cout;
   if (!a.quiet) text << validate_table(res);
@@ -60,7 +65,7 @@ int validate_command(const ValidateArgs& a) {
     if (ec) throw Error(a.svg_dir + ": cannot create the SVG folder (" + ec.message() + ")");
     const auto svgs = validate_svgs(res);
     for (const auto& [name, svg] : svgs)
-      check_outputs_not_inputs({{"--svg", (std::filesystem::path(a.svg_dir) / name).string()}},
+      check_outputs_not_inputs({{"--svg-dir", (std::filesystem::path(a.svg_dir) / name).string()}},
                                inputs);
     for (const auto& [name, svg] : svgs)
       write_output((std::filesystem::path(a.svg_dir) / name).string(), svg, "SVG");
@@ -85,12 +90,15 @@ CommandAction add_validate_command(CLI::App& app) {
   add_jobs_option(cmd, args->threads);
   add_csv_option(cmd, args->csv, "one row per point");
   add_json_option(cmd, args->json);
-  cmd->add_option("--svg", args->svg_dir,
+  cmd->add_option("--svg-dir", args->svg_dir,
                   "write one measured-versus-modeled plot per sweep into folder DIR")
       ->type_name("DIR");
+  cmd->add_option("--svg", args->svg_file, "(one file elsewhere: validate takes --svg-dir DIR)")
+      ->group("");
   add_hardware_option(cmd, args->hardware,
                       "run every dataset on this hardware file or shipped name instead of its own");
-  cmd->add_flag("-q,--quiet", args->quiet, "no table on the terminal");
+  add_set_option(cmd, args->set);
+  add_quiet_option(cmd, args->quiet);
   cmd->add_flag("--sensitivity", args->sensitivity,
                 "also move each real-valued hardware parameter -50% and +50%, one at a time, and "
                 "show per dataset the ones that move its error most (2 runs per parameter)");

@@ -57,6 +57,21 @@ CLI::Validator positive_finite() {
       "NUMBER>0");
 }
 
+CLI::Option* add_quiet_option(CLI::App* cmd, bool& quiet) {
+  return cmd->add_flag("-q,--quiet", quiet,
+                       "nothing on stdout but an output sent there with '-' (errors still on "
+                       "stderr)");
+}
+
+CLI::Option* add_set_option(CLI::App* cmd, std::vector<std::string>& settings) {
+  return cmd
+      ->add_option("--set", settings,
+                   "a hardware what-if: this parameter at this value (repeatable; the keys are "
+                   "in docs/hardware.md)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
 CLI::Option* add_max_tasks_option(CLI::App* cmd) {
   return cmd
       ->add_option_function<int64_t>(

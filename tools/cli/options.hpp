@@ -18,6 +18,11 @@ CLI::Option* add_json_option(CLI::App* cmd, std::string& path);
 CLI::Option* add_csv_option(CLI::App* cmd, std::string& path, const std::string& what);
 // -j/--jobs N: worker threads (0, the default: every core).
 CLI::Option* add_jobs_option(CLI::App* cmd, int& jobs);
+// -q/--quiet: nothing on stdout but what an output option sends there ("-"); errors and
+// warnings still go to stderr. Every command has it.
+CLI::Option* add_quiet_option(CLI::App* cmd, bool& quiet);
+// --set KEY=VALUE (repeatable): a hardware what-if over --hardware (or the config's hardware).
+CLI::Option* add_set_option(CLI::App* cmd, std::vector<std::string>& settings);
 // --hardware FILE|NAME.
 CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std::string& what);
 

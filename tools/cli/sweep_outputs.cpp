@@ -16,7 +16,7 @@ void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a) {
       ->check(integer_at_least(0));
   cmd->add_flag("--wide", a.wide,
                 "every column in the table (the default fits 120 columns; CSV and JSON keep all)");
-  cmd->add_flag("-q,--quiet", a.quiet, "no table on the terminal");
+  add_quiet_option(cmd, a.quiet);
 }
 
 void check_sweep_outputs(const SweepOutputArgs& a, const std::string& input) {

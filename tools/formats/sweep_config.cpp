@@ -212,18 +212,32 @@ namespace {
 const std::set<std::string> kSweepKeys = {"hardware", "description", "candidates",
                                           "zones",    "runtime",     "objective"};
 
-bool grid_space_given(const JsonReader& doc) {
+bool candidates_have(const JsonReader& doc, const char* a, const char* b) {
   const auto c = doc.json().find("candidates");
-  return c != doc.json().end() && c->is_object() &&
-         (c->contains("grids") || c->contains("generate_grids"));
+  return c != doc.json().end() && c->is_object() && (c->contains(a) || c->contains(b));
 }
 
-// "partition": "spmd" or {"style": "spmd"} with no grid (the sweep's grid space supplies it).
+bool grid_space_given(const JsonReader& doc) {
+  return candidates_have(doc, "grids", "generate_grids");
+}
+
+bool block_space_given(const JsonReader& doc) {
+  return candidates_have(doc, "blocks", "generate_blocks");
+}
+
+// "partition": "spmd" or {"style": "spmd"} with no grid (the sweep's grid space supplies it, or
+// the block space derives it).
 bool spmd_without_grid(const JsonReader& doc) {
   const auto p = doc.json().find("partition");
   if (p == doc.json().end()) return false;
   if (p->is_string()) return *p == "spmd";
   return p->is_object() && p->value("style", nlohmann::json()) == "spmd" && !p->contains("grid");
+}
+
+// partition.block with no grid: the run config's own rule derives its grid.
+bool partition_block_given(const JsonReader& doc) {
+  const auto p = doc.json().find("partition");
+  return p != doc.json().end() && p->is_object() && p->contains("block");
 }
 
 }  // namespace
@@ -234,14 +248,21 @@ SweepConfig sweep_config_from_json(const nlohmann::json& json,
   SweepConfig cfg;
   cfg.path = origin;
   // The kernel keys are a run config's; "tile" may be left out (the candidates supply it), and an
-  // spmd partition's grid when the candidates supply it.
+  // spmd partition's grid when the candidates supply it or derive it from the block.
   const bool grid_space = grid_space_given(doc);
-  if (!grid_space && spmd_without_grid(doc))
+  cfg.grid_from_block = !grid_space && spmd_without_grid(doc) && block_space_given(doc);
+  if (!grid_space && !cfg.grid_from_block && spmd_without_grid(doc) && !partition_block_given(doc))
     doc.at("partition")
-        .fail_at("grid", "missing: give it or candidates.grids / candidates.generate_grids");
-  if (grid_space && spmd_without_grid(doc)) {
+        .fail_at("grid",
+                 "missing: give it, candidates.grids / candidates.generate_grids, or a block "
+                 "space (candidates.blocks / generate_blocks: each block's grid is then "
+                 "cdiv(shape, block))");
+  if ((grid_space || cfg.grid_from_block) && spmd_without_grid(doc)) {
+    // The partition's other keys (block, source) stay; a grid of 1 stands in, dropped below.
     nlohmann::json kernel = json;
-    kernel["partition"] = {{"style", "spmd"}, {"grid", 1}};  // stands in, dropped below
+    nlohmann::json& partition = kernel["partition"];
+    if (partition.is_string()) partition = {{"style", "spmd"}};
+    partition["grid"] = 1;
     cfg.base = kernel_spec_tile_optional(JsonReader(kernel, origin.string()), kSweepKeys);
     cfg.base.grid = 0;
   } else {
@@ -272,13 +293,19 @@ SweepConfig sweep_config_from_json(const nlohmann::json& json,
                 "missing: give candidates.tiles, candidates.generate_tiles or a tile");
   }
   if (cfg.tiles.empty() && !cfg.generate_tiles.enabled) {
-    if (!explicit_tile)
-      doc.at("candidates").fail("no tile space: give tiles, generate_tiles or a top-level tile");
-    cfg.tiles.push_back(cfg.base.tile);
+    if (explicit_tile)
+      cfg.tiles.push_back(cfg.base.tile);
+    else if (cfg.grid_from_block)
+      cfg.tile_from_block = true;
+    else
+      doc.at("candidates")
+          .fail(
+              "no tile space: give tiles, generate_tiles, a top-level tile, or (spmd) a block "
+              "space with no grid, each block one tile");
   }
   if (cfg.loop_counts.empty() && !cfg.generate_loops.enabled)
     cfg.loop_counts.push_back(cfg.base.loop_count);
-  if (cfg.base.partition == PartitionStyle::kSpmd && !grid_space)
+  if (cfg.base.partition == PartitionStyle::kSpmd && !grid_space && !cfg.grid_from_block)
     cfg.grids.push_back(cfg.base.grid);  // partition.grid: the one grid of the space
   return cfg;
 }
@@ -443,7 +470,8 @@ std::vector<int64_t> generate_grid_values(const SweepConfig& cfg, const Hardware
 }
 
 std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware& hw) {
-  const std::vector<Dims> tiles = tile_space(cfg, hw);
+  const std::vector<Dims> tiles =
+      cfg.tile_from_block ? std::vector<Dims>{Dims{}} : tile_space(cfg, hw);
   std::vector<int64_t> loops = cfg.loop_counts;
   if (cfg.generate_loops.enabled) {
     const auto& l = cfg.generate_loops;
@@ -468,11 +496,15 @@ std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware&
              times(times(times(grids.size(), blocks.size()), tiles.size()), loops.size()));
   std::vector<Candidate> out;
   std::set<std::tuple<int64_t, Dims, Dims, int64_t>> seen;
-  for (int64_t g : grids)
-    for (const auto& b : blocks)
-      for (const auto& t : tiles)
+  for (int64_t grid : grids)
+    for (const auto& b : blocks) {
+      const int64_t g = cfg.grid_from_block ? region_count(cfg.base.shape, b) : grid;
+      for (const auto& tile : tiles) {
+        const Dims& t = cfg.tile_from_block ? b : tile;
         for (int64_t l : loops)
           if (seen.emplace(g, b, t, l).second) out.push_back({t, l, g, b});
+      }
+    }
   if (out.empty())
     throw Error(cfg.path.string() + ": candidates: impossible space: no candidate to evaluate");
   return out;

@@ -112,6 +112,12 @@ struct SweepConfig {
   GridSpaceSpec generate_grids;
   std::vector<Dims> blocks;  // spmd; empty with no generate_blocks: the block is not set
   TileSpaceSpec generate_blocks;
+  // spmd with a block space and no grid anywhere: each block's grid is cdiv(shape, block) per
+  // dim, multiplied (Triton's grid = (triton.cdiv(n, BLOCK),)).
+  bool grid_from_block = false;
+  // ... and with no tile either: each block is walked as one tile (a Triton program whose
+  // BLOCK_SIZE is both its region and its tile).
+  bool tile_from_block = false;
   SweepConstraints constraints;
   SweepAxis axis;
   ZoneOptions zones;

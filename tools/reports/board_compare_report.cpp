@@ -30,6 +30,13 @@ std::string board_comparison_table(const BoardComparison& c) {
   return s;
 }
 
+nlohmann::json board_comparison_json(const CompareOutcome& out, const std::string& config) {
+  nlohmann::json j = board_comparison_to_json(out.comparison);
+  j["config"] = config;
+  j["hardware"] = out.hardware_name;
+  return j;
+}
+
 nlohmann::json board_comparison_to_json(const BoardComparison& c) {
   nlohmann::json j;
   j["board"] = {{"kind", c.board_kind}, {"source", c.board_source}};

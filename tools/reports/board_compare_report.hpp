@@ -16,6 +16,8 @@ std::string board_comparison_table(const BoardComparison& c);
 // {"board": {"kind", "source"}, "rows": [{metric, meaning, simulated, board|null,
 // diff_pct|null}], "notes"}.
 nlohmann::json board_comparison_to_json(const BoardComparison& c);
+// analyze --compare's JSON: the above with the run config and the hardware simulated on.
+nlohmann::json board_comparison_json(const CompareOutcome& out, const std::string& config);
 
 // Per kernel: its figures (median, launches, min .. max) and what was left out; then the rows no
 // kernel matched.

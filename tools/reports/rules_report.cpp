@@ -175,10 +175,11 @@ nlohmann::json rules_json(const std::vector<RulesResult>& results) {
 }
 
 std::vector<RulesResult> check_rules_on(const std::vector<std::string>& hardware,
-                                        const RulesOptions& options) {
+                                        const RulesOptions& options,
+                                        const std::vector<std::string>& settings) {
   std::vector<RulesResult> results;
   for (const auto& n : hardware)
-    results.push_back(check_rules(load_hardware(resolve_hardware_arg(n)), options));
+    results.push_back(check_rules(load_hardware(resolve_hardware_arg(n), settings), options));
   return results;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/ranges.h>
 #include "tools/analyses/binding.hpp"
+#include "tools/analyses/sweep_lever.hpp"
 #include "tools/reports/csv.hpp"
 #include "tools/reports/report.hpp"
 #include "tools/reports/text_append.hpp"
@@ -275,6 +276,8 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
     append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
     if (const auto uses = resource_uses(b, hw); !uses.empty())
       append(s, "    {}\n", wrap(binding_text(uses), 4, 6, kTerminalColumns));
+    if (const std::string lever = next_lever(cfg, hw, res); !lever.empty())
+      append(s, "    {}\n", wrap(lever, 4, 6, kTerminalColumns));
     const auto members = series_members(res, b.series);
     if (members.size() > 1) {
       append(s, "\n  zones along {} ({}):\n", res.axis_label, series_fixed_text(res, b));
@@ -465,7 +468,8 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                         {"zone", r.zone == Zone::kNone ? nlohmann::json(nullptr)
                                                        : nlohmann::json(zone_name(r.zone))},
                         {"why", res.why},
-                        {"binding", binding_json(resource_uses(r, hw))}};
+                        {"binding", binding_json(resource_uses(r, hw))},
+                        {"next_lever", next_lever(cfg, hw, res)}};
     if (r.grid > 0) {
       j["recommended"]["grid"] = r.grid;
       j["recommended"]["block"] =

@@ -41,6 +41,8 @@ def main(argv=None):
     p.add_argument("--main", action="store_true",
                    help="run the file as __main__ (when it calls its kernel only under "
                         "`if __name__ == \"__main__\":`)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no summary line on stdout (errors still on stderr)")
     a = p.parse_args(argv)
     if not os.path.isfile(a.kernel_file):
         print(f"tilesim: error: {a.kernel_file}: no such file", file=sys.stderr)
@@ -63,12 +65,18 @@ def main(argv=None):
         print(f"tilesim: error: --kernel {name}: not in {a.kernel_file} (its kernels: "
               f"{', '.join(sorted(kernels))})", file=sys.stderr)
         return 2
-    text = kernels[name].to_json()
+    traced = kernels[name]
+    text = traced.to_json()
     if a.json == "-":
         sys.stdout.write(text)
     else:
         with open(a.json, "w") as f:
             f.write(text)
+        if not a.quiet:
+            tiles = ", ".join(t["name"] for t in traced.tiles) or "none"
+            loops = ", ".join(f"{lp['name']} ({lp['count']})" for lp in traced.loops) or "none"
+            print(f"  {name}: tiles {tiles}; loops {loops}; the program is in {a.json} "
+                  f"(a run or sweep config's \"program\")")
     return 0
 
 

@@ -1,0 +1,106 @@
+"""What the CLI has and Python gained with it: hardware what-ifs (set=), a sweep's progress
+callback and Ctrl-C, the degenerate-fit refusal, board profiles in (measurements_from_*) and
+analyze --compare (tilesim.compare); each equal to the CLI's output for the same input."""
+import json
+import warnings
+
+import pytest
+
+import tilesim
+from conftest import source
+
+ADD = source("configs/examples/add_pypto.json")
+SPMD = source("configs/sweeps/spmd_add_grid_910b4.json")
+BOARD = source("configs/measurements/board/")
+
+
+def test_set_is_the_clis_what_if(cli):
+    what_if = {"gm.hbm_bandwidth_gbps": 200, "l2.bandwidth_gbps": 400.5}
+    res = tilesim.run(ADD, set=what_if)
+    assert res.to_dict() == cli.json("run", ADD, "--set", "gm.hbm_bandwidth_gbps=200", "--set",
+                                     "l2.bandwidth_gbps=400.5")
+    assert res.hardware == "ascend910b1 (what-if: gm.hbm_bandwidth_gbps=200, l2.bandwidth_gbps=400.5)"
+    assert res.gen_time_us > 1.5 * tilesim.run(ADD).gen_time_us
+    assert tilesim.run(ADD, set=["gm.hbm_bandwidth_gbps=200", "l2.bandwidth_gbps=400.5"]).to_dict() \
+        == res.to_dict()
+    sw = tilesim.sweep(SPMD, jobs=2, set={"gm.hbm_bandwidth_gbps": 400})
+    assert sw.to_dict() == cli.json("sweep", SPMD, "-j", "2", "--set", "gm.hbm_bandwidth_gbps=400")
+    with pytest.raises(tilesim.ConfigError, match=r"--set: parameters.cores.aiv.value: expected an "
+                                                  r"integer \(1 to 1024 cores\), got 2.5"):
+        tilesim.run(ADD, set={"cores.aiv": 2.5})
+    with pytest.raises(tilesim.ConfigError, match="'NaN' is not a number"):
+        tilesim.run(ADD, set={"gm.hbm_bandwidth_gbps": float("nan")})
+    with pytest.raises(tilesim.ConfigError, match="did you mean gm.hbm_bandwidth_gbps"):
+        tilesim.rules(only=["rule1.example_a"], set={"gm.hbm_bandwith_gbps": 1})
+
+
+def test_progress_reports_every_candidate_and_can_stop_the_sweep():
+    seen = []
+    res = tilesim.sweep(SPMD, jobs=1, progress=lambda done, total: seen.append((done, total)))
+    total = len(res.candidates)
+    assert seen[-1] == (total, total)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert all(t == total for _, t in seen)
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, total):
+        raise Stop()
+
+    with pytest.raises(Stop):
+        tilesim.sweep(SPMD, jobs=1, progress=stop)
+    # Chunks (no client: evaluated here) report as each finishes.
+    chunked = []
+    tilesim.sweep(SPMD, jobs=1, chunks=3, progress=lambda d, t: chunked.append((d, t)))
+    assert chunked[-1] == (total, total) and len(chunked) == 3
+
+
+def test_a_degenerate_fit_is_refused_as_the_cli_refuses_it(cli, tmp_path):
+    relu = tmp_path / "relu.json"
+    cli("measurements", "from-msprof", BOARD + "relu_op_summary.csv", "--map",
+        BOARD + "relu_msprof_map.json", "-o", relu)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        c = tilesim.calibrate(str(relu), jobs=2)
+    assert c.calibrated_hardware is None
+    assert c.refused.startswith("degenerate fit (condition number inf > 10000): the measurements "
+                                "cannot separate ")
+    assert any(c.refused in str(x.message) for x in w)
+    p = cli("calibrate", relu, "-j", "2", "-q", code=1)
+    assert p.stderr.strip().endswith(c.refused + " (--allow-degenerate keeps the fit)")
+    kept = tilesim.calibrate(str(relu), jobs=2, allow_degenerate=True)
+    assert kept.calibrated_hardware["name"] and "refused" not in kept.to_dict()
+
+
+def test_board_profiles_in_and_compare_equal_the_cli(cli, tmp_path):
+    csv, mapping = BOARD + "relu_op_summary.csv", BOARD + "relu_msprof_map.json"
+    out = tmp_path / "relu.json"
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = tilesim.measurements_from_msprof(csv, mapping, output=out)
+    assert "match no kernel" in str(w[0].message)  # the AI_CPU MemSet row
+    cli("measurements", "from-msprof", csv, "--map", mapping, "-o", tmp_path / "cli.json")
+    assert out.read_text() == (tmp_path / "cli.json").read_text()
+    assert m.to_dict() == json.loads(out.read_text())
+    assert "relu_b1: msprof op_summary" in m.summary
+    v = tilesim.measurements_from_msprof([csv], mapping, as_="validate",
+                                         metrics=["task_duration_us"])
+    assert v.to_dict() == json.loads(cli("measurements", "from-msprof", csv, "--map", mapping,
+                                         "--as", "validate", "--metric",
+                                         "task_duration_us").stdout)
+    lane, cfg = BOARD + "add_pypto_16x4096_swimlane.json", BOARD + "add_pypto_16x4096.json"
+    s = tilesim.measurements_from_swimlane(lane, cfg)
+    assert s.to_dict() == json.loads(cli("measurements", "from-swimlane", lane, "--config",
+                                         cfg).stdout)
+    assert tilesim.compare(lane, cfg).to_dict() == cli.json("analyze", lane, "--compare", cfg)
+    b1 = BOARD + "relu_910b4_b1.json"
+    got = tilesim.compare(csv, b1, match={"Input Shapes": "1,12,256,32"}, skip_first=1)
+    assert got.to_dict() == cli.json("analyze", csv, "--compare", b1, "--match",
+                                     "Input Shapes=1,12,256,32", "--skip-first", "1")
+    with pytest.raises(tilesim.ConfigError, match="as 'x': allowed calibrate"):
+        tilesim.measurements_from_msprof(csv, mapping, as_="x")
+
+
+def test_dask_is_an_attribute_without_its_own_import():
+    assert tilesim.dask.NoWorkersError.__name__ == "NoWorkersError"
