@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,9 @@ int64_t region_count(const Dims& shape, const Dims& block);
 
 struct Program;  // kernels/program.hpp
 
+// Tiles of a tile program by name, each set to a shape (kernels/program.hpp).
+using NamedTiles = std::vector<std::pair<std::string, Dims>>;
+
 struct KernelSpec {
   std::string op;
   Dims shape;
@@ -67,6 +71,8 @@ struct KernelSpec {
   std::shared_ptr<const Program> program;
   std::string program_tile;
   std::string program_loop;
+  // Other named tiles of the program set to other shapes (a sweep over several tiles at once).
+  NamedTiles program_tiles;
 };
 
 // Refuses, before anything is allocated, a kernel whose tensor or tile is larger than any device

@@ -363,6 +363,11 @@ Program program_of(const KernelSpec& spec) {
   Program p = *spec.program;
   if (!spec.program_tile.empty() && !spec.tile.empty())
     p.tiles[static_cast<size_t>(p.tile_id(spec.program_tile))].dims = spec.tile;
+  for (const auto& [name, dims] : spec.program_tiles) {
+    const int id = p.tile_id(name);
+    if (id < 0) throw InternalError("program_of: no tile named '" + name + "'");
+    p.tiles[static_cast<size_t>(id)].dims = dims;
+  }
   if (!spec.program_loop.empty())
     p.loops[static_cast<size_t>(p.loop_id(spec.program_loop))].loop_count = spec.loop_count;
   return p;

@@ -103,6 +103,7 @@ struct SweepOutcome {
   }
   std::string csv() const { return sweep_csv(job.cfg, job.hw, result); }
   std::string svg() const { return sweep_svg(job.cfg, job.hw, result); }
+  std::string svg_map() const { return sweep_heat_map_svg(job.cfg, job.hw, result); }
   std::string table(size_t top, bool wide) const {
     return sweep_table(job.cfg, job.hw, result, top, wide);
   }
@@ -323,6 +324,7 @@ PYBIND11_MODULE(_core, m) {
       .def("json", &SweepOutcome::json_text, py::call_guard<py::gil_scoped_release>())
       .def("csv", &SweepOutcome::csv, py::call_guard<py::gil_scoped_release>())
       .def("svg", &SweepOutcome::svg, py::call_guard<py::gil_scoped_release>())
+      .def("svg_map", &SweepOutcome::svg_map, py::call_guard<py::gil_scoped_release>())
       .def("table", &SweepOutcome::table, py::arg("top"), py::arg("wide"),
            py::call_guard<py::gil_scoped_release>());
 

@@ -401,5 +401,35 @@ TEST(Cli, TheRecommendationNamesWhatBindsItAndTheNextLeverQuantified) {
             "77.803); below that only less vector work (a cheaper op mix, fewer repeats) helps");
 }
 
+// --svg-map: the time over two swept axes, one cell per pair (the fastest there), the
+// recommendation outlined; a sweep along one axis is refused before it runs.
+TEST(Cli, SvgMapIsAHeatMapOverTwoSweptAxes) {
+  const std::string map = write_temp("map.svg", "");
+  const CmdResult r = run_cli(
+      "sweep " + test::source_path("configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json") +
+      " -j 1 -q --svg-map " + map);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(map);
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // 7 grids x 3 sub-tile widths.
+  size_t cells = 0;
+  for (size_t at = svg.find("class=\"cell\""); at != std::string::npos;
+       at = svg.find("class=\"cell\"", at + 1))
+    ++cells;
+  EXPECT_EQ(cells, 21u);
+  EXPECT_NE(svg.find("gen_time_us by sub-tile[1] and grid"), std::string::npos);
+  EXPECT_NE(svg.find("<title>sub-tile[1] 4096, grid 48: 77.8 us (grid 48 sub-tile (1, 4096))"),
+            std::string::npos);
+  EXPECT_NE(svg.find("<g id=\"best\">"), std::string::npos);
+  const CmdResult one = run_cli(
+      "sweep " + test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json") +
+      " --svg-map " + map);
+  EXPECT_EQ(one.code, 2);
+  EXPECT_EQ(one.out,
+            "tilesim: error: --svg-map: a heat map needs two swept axes (a tile dim and the loop "
+            "count or grid, or two tile dims); in this sweep only loop count varies (use --svg "
+            "for one axis)\n");
+}
+
 }  // namespace
 }  // namespace tilesim

@@ -18,6 +18,7 @@
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep.hpp"
+#include "tools/formats/candidate_json.hpp"
 #include "tools/formats/program_file.hpp"
 #include "tools/formats/run_config.hpp"
 
@@ -830,6 +831,79 @@ TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
     EXPECT_TRUE(r.recommended.has_value()) << name;
     EXPECT_GE(r.ranking.size(), 7u) << name;
   }
+}
+
+}  // namespace
+}  // namespace tilesim
+
+namespace tilesim {
+namespace {
+
+// A sweep over several named tiles of a program at once: candidates.program_tiles gives each
+// other tile its shapes; every combination is a candidate, each runs with all its tiles set.
+TEST(ProgramSweep, SeveralNamedTilesAreSweptTogether) {
+  const std::string program =
+      test::source_path("configs/programs/layernorm_residual_4096x4096.json");
+  auto doc = [&](const std::string& tiles) {
+    return nlohmann::json::parse(R"({"hardware": "ascend910b1", "program": ")" + program +
+                                 R"(", "program_tile": "row", "program_loop": "rows",
+      "candidates": {"tiles": [[1, 4096], [2, 4096]], "loop_counts": [8],
+                     "program_tiles": )" +
+                                 tiles + "}}");
+  };
+  const SweepConfig cfg = sweep_config_from_json(
+      doc(R"({"apply": [[1, 4096], [2, 4096], [4, 4096]], "stat": [[64, 1], [128, 1]]})"),
+      "s.json");
+  const Hardware hw = test::default_hw();
+  const auto cands = expand_candidates(cfg, hw);
+  ASSERT_EQ(cands.size(), 12u);  // 2 row tiles x 3 apply x 2 stat
+  EXPECT_EQ(cands[1].named_tiles, (NamedTiles{{"apply", {1, 4096}}, {"stat", {128, 1}}}));
+  const KernelSpec spec = candidate_spec(cfg, cands[5]);
+  const Program p = program_of(spec);
+  EXPECT_EQ(p.tiles[static_cast<size_t>(p.tile_id("row"))].dims, (Dims{1, 4096}));
+  EXPECT_EQ(p.tiles[static_cast<size_t>(p.tile_id("apply"))].dims, (Dims{4, 4096}));
+  EXPECT_EQ(p.tiles[static_cast<size_t>(p.tile_id("stat"))].dims, (Dims{128, 1}));
+  // The tiles change the run, and the result keeps them (table, JSON, shards).
+  SweepOptions opt;
+  opt.threads = 1;
+  const SweepResult res = run_sweep(cfg, hw, opt, cands);
+  ASSERT_EQ(res.ranking.size(), 12u);
+  EXPECT_NE(res.candidates[0].gen_time_us, res.candidates[2].gen_time_us);
+  EXPECT_EQ(res.candidates[3].named_tiles, cands[3].named_tiles);
+  EXPECT_NE(res.why.find(", apply ("), std::string::npos) << res.why;
+  const CandidateResult back = candidate_from_json(candidate_to_json(res.candidates[3]), "x");
+  EXPECT_EQ(back.named_tiles, cands[3].named_tiles);
+  // Errors name the key and what is allowed.
+  auto error = [&](const std::string& tiles) {
+    try {
+      sweep_config_from_json(doc(tiles), "s.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(R"({"aply": [[1, 4096]]})"),
+            "s.json: candidates.program_tiles.aply: no tile named 'aply' in program "
+            "'layernorm_residual' (its tiles: row, stat, apply)");
+  EXPECT_EQ(error(R"({"row": [[1, 4096]]})"),
+            "s.json: candidates.program_tiles.row: 'row' is the sweep's program_tile: its shapes "
+            "go in candidates.tiles or generate_tiles");
+  EXPECT_NE(error(R"({"apply": [[1, 2, 4096]]})").find("candidates.program_tiles.apply[0]"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"apply": []})").find("candidates.program_tiles.apply"), std::string::npos);
+  EXPECT_EQ(
+      [&] {
+        try {
+          sweep_config_from_json(nlohmann::json::parse(R"({"op": "add", "shape": [16, 64],
+            "tile": [1, 64], "candidates": {"program_tiles": {"x": [[1, 64]]}}})"),
+                                 "s.json");
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string("no error");
+      }(),
+      "s.json: candidates.program_tiles: applies to a tile program's sweep only (this config has "
+      "no \"program\"): name its tiles' shapes by tile name");
 }
 
 }  // namespace

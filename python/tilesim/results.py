@@ -79,6 +79,11 @@ class SweepResult:
     def to_csv(self):
         return self._outcome.csv()
 
+    def to_svg_map(self):
+        """``tilesim sweep --svg-map``: the heat map over two swept axes (a ConfigError when
+        the sweep varies along one)."""
+        return self._outcome.svg_map()
+
     def to_svg(self):
         return self._outcome.svg()
 

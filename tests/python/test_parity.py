@@ -104,3 +104,13 @@ def test_board_profiles_in_and_compare_equal_the_cli(cli, tmp_path):
 
 def test_dask_is_an_attribute_without_its_own_import():
     assert tilesim.dask.NoWorkersError.__name__ == "NoWorkersError"
+
+
+def test_svg_map_equals_the_cli(cli, tmp_path):
+    cfg = source("configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json")
+    res = tilesim.sweep(cfg, jobs=2)
+    cli("sweep", cfg, "-j", "2", "-q", "--svg-map", tmp_path / "m.svg")
+    assert res.to_svg_map() == (tmp_path / "m.svg").read_text()
+    one = tilesim.sweep(source("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"), jobs=2)
+    with pytest.raises(tilesim.ConfigError, match="only loop count varies"):
+        one.to_svg_map()

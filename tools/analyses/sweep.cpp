@@ -33,11 +33,20 @@ void reject(CandidateResult& r, std::string cls, std::string reason) {
 
 }  // namespace
 
+std::string named_tiles_text(const NamedTiles& tiles) {
+  std::string s;
+  for (const auto& [name, dims] : tiles)
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, format_dims(dims));
+  return s;
+}
+
 std::string candidate_label(const CandidateResult& c) {
-  if (c.grid == 0) return fmt::format("tile {} loop {}", format_dims(c.tile), c.loop_count);
+  const std::string named = c.named_tiles.empty() ? "" : ", " + named_tiles_text(c.named_tiles);
+  if (c.grid == 0)
+    return fmt::format("tile {} loop {}{}", format_dims(c.tile), c.loop_count, named);
   std::string s = fmt::format("grid {} sub-tile {}", c.grid, format_dims(c.tile));
   if (!c.block.empty()) s += " block " + format_dims(c.block);
-  return s;
+  return s + named;
 }
 
 CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, const Candidate& c,
@@ -48,6 +57,7 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   r.loop_count = c.loop_count;
   r.grid = c.grid;
   r.block = c.block;
+  r.named_tiles = c.named_tiles;
   const KernelSpec spec = candidate_spec(cfg, c);
   const auto& k = cfg.constraints;
   // 1. Rank and alignment: the kernels' own validation.
@@ -178,12 +188,13 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
                                  reduction ? " (reduction axis)" : "");
   }
   // A series: candidates equal in everything but the swept axis (zeroed in the key).
-  using Key = std::tuple<int64_t, int64_t, Dims, Dims>;  // loop count, grid, block, tile
+  // loop count, grid, block, tile, the program's other named tiles
+  using Key = std::tuple<int64_t, int64_t, Dims, Dims, NamedTiles>;
   std::map<Key, int> ids;
   std::vector<std::vector<size_t>> series;
   for (auto& c : res.candidates) {
     if (!c.ok) continue;
-    Key key{c.loop_count, c.grid, c.block, c.tile};
+    Key key{c.loop_count, c.grid, c.block, c.tile, c.named_tiles};
     if (loop_axis) {
       std::get<0>(key) = 0;
       c.axis_value = static_cast<double>(c.loop_count);

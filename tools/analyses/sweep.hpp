@@ -30,8 +30,9 @@ struct CandidateResult : Metrics {
   size_t index = 0;  // position in the expanded candidate list
   Dims tile;         // an spmd launch: the sub-tile
   int64_t loop_count = 1;
-  int64_t grid = 0;  // spmd: blocks launched (0: not spmd)
-  Dims block;        // spmd: the block region (empty: not set)
+  int64_t grid = 0;        // spmd: blocks launched (0: not spmd)
+  Dims block;              // spmd: the block region (empty: not set)
+  NamedTiles named_tiles;  // a program's other named tiles (candidates.program_tiles)
   bool ok = false;
   // Pre-check: alignment, tile_over_shape, limits, contiguous. Lowering: the ErrorKind of its
   // error (capacity: UB, L1 or L0A/B/C overflow; alignment; limits; params; input). Then
@@ -109,6 +110,8 @@ bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateRe
 // "tile (1, 8192) loop 1", or for an spmd candidate "grid 48 sub-tile (1, 4096)" (and its block
 // when set): how reports name a candidate.
 std::string candidate_label(const CandidateResult& c);
+// "col (8, 64), out (1, 512)": a candidate's other named tiles.
+std::string named_tiles_text(const NamedTiles& tiles);
 
 // Picks the axis for kAuto: the grid when it varies, else the loop count when it varies, else the
 // tile dim whose series are longest (the first reduction dim on a tie); with nothing varying, the

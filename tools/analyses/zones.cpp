@@ -119,10 +119,10 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
       const bool waits = rose && rise >= opt.min_wait_share * lost;
       v.zone = waits ? Zone::kTooFragmented : Zone::kSlower;
       v.evidence = fmt::format(
-          "more, smaller tasks than the best ({:g} vs {:g}), {:+.1f}% time; wait_schedule/core "
-          "{:.3f} us vs {:.3f} at best ({}, {:.0f}% of the {:.3f} us lost); tasks/core {:.1f} vs "
-          "{:.1f}",
-          p.x, best.x, slower, p.wait_schedule_us, best.wait_schedule_us,
+          "{} than the best ({:g} vs {:g}), {:+.1f}% time; wait_schedule/core {:.3f} us vs {:.3f} "
+          "at best ({}, {:.0f}% of the {:.3f} us lost); tasks/core {:.1f} vs {:.1f}",
+          dir == Granularity::kFinerWithLargerX ? "more loops" : "smaller tiles", p.x, best.x,
+          slower, p.wait_schedule_us, best.wait_schedule_us,
           waits ? "jumped" : (rose ? "rose, too little to explain the loss" : "did not rise"),
           lost > 0 ? 100.0 * rise / lost : 0.0, lost, p.tasks_per_core, best.tasks_per_core);
       continue;
@@ -144,7 +144,8 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
           heavier ? "rose" : "did not rise");
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
-    v.evidence = fmt::format("fewer, larger tasks than the best ({:g} vs {:g}), {:+.1f}% time; {}",
+    v.evidence = fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; {}",
+                             dir == Granularity::kFinerWithLargerX ? "fewer loops" : "larger tiles",
                              p.x, best.x, slower, what);
   }
   return out;

@@ -35,6 +35,7 @@ int merge(const MergeArgs& a) {
   for (const auto& s : a.shards) shards.push_back(load_shard(s));
   const int64_t n = shards.front().shard.n;
   const MergedSweep m = merge_shards(std::move(shards));
+  check_sweep_outputs_fit(a.out, m.job.candidates);
   if (!a.output.empty()) {
     SweepShard all;
     all.job = m.job.doc;

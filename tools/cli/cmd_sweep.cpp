@@ -176,7 +176,8 @@ int sweep(const SweepArgs& a) {
     for (const auto& [option, path] :
          {std::pair<const char*, const std::string*>{"--csv", &a.out.csv},
           {"--json", &a.out.json},
-          {"--svg", &a.out.svg}})
+          {"--svg", &a.out.svg},
+          {"--svg-map", &a.out.svg_map}})
       if (!path->empty())
         throw Error(std::string(option) + ": a shard has no ranking; tilesim merge writes " +
                     option + " from all the shards");
@@ -190,8 +191,12 @@ int sweep(const SweepArgs& a) {
   // So does --objective: the shards and their merge rank by it.
   if (!a.objective.empty() && doc.is_object()) doc["objective"] = a.objective;
   const SweepJob job = sweep_job(doc, a.config, a.hardware, a.set);
-  check_outputs_not_inputs({{"--csv", a.out.csv}, {"--json", a.out.json}, {"--svg", a.out.svg}},
+  check_outputs_not_inputs({{"--csv", a.out.csv},
+                            {"--json", a.out.json},
+                            {"--svg", a.out.svg},
+                            {"--svg-map", a.out.svg_map}},
                            {a.config, job.cfg.hardware});
+  check_sweep_outputs_fit(a.out, job.candidates);
   if (!a.shard.empty()) {
     check_not_an_input(a.output, "-o", job.cfg.hardware.string());
     return sweep_shard(a, job);

@@ -12,6 +12,9 @@ void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a) {
   add_csv_option(cmd, a.csv, "every candidate");
   add_json_option(cmd, a.json);
   cmd->add_option("--svg", a.svg, "write a plot of modeled time along the swept axis");
+  cmd->add_option("--svg-map", a.svg_map,
+                  "write a heat map of modeled time over two swept axes (tile x loop count, grid "
+                  "x sub-tile or block, or two tile dims)");
   cmd->add_option("--top", a.top, "evaluated candidates in the table (0: all)")
       ->check(integer_at_least(0));
   cmd->add_flag("--wide", a.wide,
@@ -22,13 +25,18 @@ void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a) {
 void check_sweep_outputs(const SweepOutputArgs& a, const std::string& input) {
   for (const auto& [option, path] : {std::pair<const char*, const std::string*>{"--csv", &a.csv},
                                      {"--json", &a.json},
-                                     {"--svg", &a.svg}})
+                                     {"--svg", &a.svg},
+                                     {"--svg-map", &a.svg_map}})
     if (!path->empty()) check_not_an_input(*path, option, input);
+}
+
+void check_sweep_outputs_fit(const SweepOutputArgs& a, const std::vector<Candidate>& candidates) {
+  if (!a.svg_map.empty()) heat_map_axes(candidates);
 }
 
 void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const Hardware& hw,
                          const SweepResult& res, const std::string& note) {
-  const bool stdout_taken = a.csv == "-" || a.json == "-" || a.svg == "-";
+  const bool stdout_taken = a.csv == "-" || a.json == "-" || a.svg == "-" || a.svg_map == "-";
   if (!a.quiet) {
     const std::string table = sweep_table(cfg, hw, res, a.top, a.wide);
     (stdout_taken ? std::cerr : std::cout) << table;
@@ -36,10 +44,12 @@ void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const
   if (!a.csv.empty()) write_output(a.csv, sweep_csv(cfg, hw, res), "CSV");
   if (!a.json.empty()) write_json(a.json, sweep_json(cfg, hw, res));
   if (!a.svg.empty()) write_output(a.svg, sweep_svg(cfg, hw, res), "SVG");
+  if (!a.svg_map.empty()) write_output(a.svg_map, sweep_heat_map_svg(cfg, hw, res), "SVG map");
   if (!a.quiet) {
     std::ostream& out = stdout_taken ? std::cerr : std::cout;
     out << "\n  " << note << "\n";
-    for (const auto& [path, what] : {std::pair{a.csv, "CSV"}, {a.json, "JSON"}, {a.svg, "SVG"}})
+    for (const auto& [path, what] :
+         {std::pair{a.csv, "CSV"}, {a.json, "JSON"}, {a.svg, "SVG"}, {a.svg_map, "SVG map"}})
       if (!path.empty() && path != "-") out << "  " << what << " written to " << path << "\n";
   }
 }

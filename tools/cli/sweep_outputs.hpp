@@ -13,7 +13,7 @@
 namespace tilesim {
 
 struct SweepOutputArgs {
-  std::string csv, json, svg;
+  std::string csv, json, svg, svg_map;
   size_t top = 25;
   bool wide = false;
   bool quiet = false;
@@ -23,6 +23,8 @@ struct SweepOutputArgs {
 void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a);
 // Refuses an output path that names `input` (the config or a shard).
 void check_sweep_outputs(const SweepOutputArgs& a, const std::string& input);
+// Refuses, before any work, --svg-map over candidates that vary along fewer than two axes.
+void check_sweep_outputs_fit(const SweepOutputArgs& a, const std::vector<Candidate>& candidates);
 // The table and the files; `note` (one line, e.g. the candidates per second) closes the text.
 void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const Hardware& hw,
                          const SweepResult& res, const std::string& note);

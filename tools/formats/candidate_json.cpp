@@ -52,6 +52,7 @@ nlohmann::json candidate_to_json(const CandidateResult& c) {
           {"loop_count", c.loop_count},
           {"grid", c.grid},
           {"block", c.block},
+          {"named_tiles", c.named_tiles},
           {"ok", c.ok},
           {"reject_class", c.reject_class},
           {"reason", c.reason},
@@ -88,6 +89,7 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     j.at("loop_count").get_to(c.loop_count);
     j.at("grid").get_to(c.grid);
     j.at("block").get_to(c.block);
+    j.at("named_tiles").get_to(c.named_tiles);
     j.at("ok").get_to(c.ok);
     j.at("reject_class").get_to(c.reject_class);
     j.at("reason").get_to(c.reason);

@@ -38,7 +38,8 @@
 // In a run or sweep config, "program" names such a file (relative to the config) or holds one
 // inline; "program_tile" names the tile that "tile" (--tile, a sweep's tiles) sets and
 // "program_loop" the loop that "loop_count" (--loop, a sweep's loop counts) sets (defaults: the
-// first tile and the first loop of the program).
+// first tile and the first loop of the program). A sweep's candidates.program_tiles sets the
+// program's other named tiles too (tools/formats/sweep_config.hpp).
 
 #include <filesystem>
 #include <memory>

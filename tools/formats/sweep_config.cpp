@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kernels/lowering.hpp"
+#include "kernels/program.hpp"
 #include "model/error.hpp"
 #include "model/tile_geometry.hpp"
 #include "tools/formats/run_config.hpp"
@@ -135,9 +136,37 @@ void parse_constraints(const JsonReader& k, SweepConstraints& s) {
   s.max_candidates = k.integer_or("max_candidates", s.max_candidates, 1);
 }
 
+// {"<tile name>": [[shape], ...], ...}: a program's tiles other than program_tile, by name.
+void parse_program_tiles(const JsonReader& t, SweepConfig& cfg) {
+  const Program* p = cfg.base.program.get();
+  if (!p)
+    t.fail(
+        "applies to a tile program's sweep only (this config has no \"program\"): name its "
+        "tiles' shapes by tile name");
+  std::vector<std::string> names;
+  for (const auto& x : p->tiles) names.push_back(x.name);
+  t.for_each_member([&](const std::string& name, const JsonReader& v) {
+    const int id = p->tile_id(name);
+    if (id < 0)
+      v.fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", name, p->name,
+                         fmt::join(names, ", ")));
+    if (name == cfg.base.program_tile)
+      v.fail(
+          fmt::format("'{}' is the sweep's program_tile: its shapes go in candidates.tiles or "
+                      "generate_tiles",
+                      name));
+    std::vector<Dims> shapes;
+    const size_t rank = p->tiles[static_cast<size_t>(id)].dims.size();
+    for (const auto& shape : non_empty_items(v, "tile shapes, e.g. [[1, 1024]]"))
+      shapes.push_back(shape.positive_ints(rank));
+    cfg.program_tiles.emplace_back(name, std::move(shapes));
+  });
+}
+
 void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
   c.check_keys({"tiles", "loop_counts", "generate_tiles", "generate_loop_counts", "grids",
-                "generate_grids", "blocks", "generate_blocks", "constraints", "axis"});
+                "generate_grids", "blocks", "generate_blocks", "program_tiles", "constraints",
+                "axis"});
   const bool spmd = cfg.base.partition == PartitionStyle::kSpmd;
   // Each axis belongs to one launch style: loop counts to pypto, grids and blocks to spmd.
   for (const char* key : {"loop_counts", "generate_loop_counts"})
@@ -164,6 +193,7 @@ void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
   if (const auto b = c.find("blocks"))
     for (const auto& block : non_empty_items(*b, "block regions, e.g. [[64, 4096]]"))
       cfg.blocks.push_back(block.positive_ints(rank));
+  if (const auto t = c.find("program_tiles")) parse_program_tiles(*t, cfg);
   if (const auto k = c.find("constraints")) parse_constraints(*k, cfg.constraints);
   if (const auto g = c.find("generate_tiles"))
     parse_dim_space(*g, cfg.base.shape, cfg.constraints.allow_tile_over_shape, true,
@@ -491,18 +521,36 @@ std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware&
     blocks.insert(blocks.end(), g.begin(), g.end());
   }
   if (blocks.empty()) blocks.emplace_back();  // the block is not set
+  // Every combination of the program's other named tiles (one empty combination without them).
+  std::vector<NamedTiles> named(1);
+  uint64_t named_count = 1;
+  for (const auto& [name, shapes] : cfg.program_tiles)
+    named_count = times(named_count, shapes.size());
   check_size(cfg, cfg.path.string() + ": candidates",
-             "candidates (grids x blocks x tiles x loop counts)",
-             times(times(times(grids.size(), blocks.size()), tiles.size()), loops.size()));
+             cfg.program_tiles.empty()
+                 ? "candidates (grids x blocks x tiles x loop counts)"
+                 : "candidates (grids x blocks x tiles x loop counts x program tiles)",
+             times(times(times(times(grids.size(), blocks.size()), tiles.size()), loops.size()),
+                   named_count));
+  for (const auto& [name, shapes] : cfg.program_tiles) {
+    std::vector<NamedTiles> next;
+    for (const auto& combo : named)
+      for (const auto& shape : shapes) {
+        next.push_back(combo);
+        next.back().emplace_back(name, shape);
+      }
+    named = std::move(next);
+  }
   std::vector<Candidate> out;
-  std::set<std::tuple<int64_t, Dims, Dims, int64_t>> seen;
+  std::set<std::tuple<int64_t, Dims, Dims, int64_t, NamedTiles>> seen;
   for (int64_t grid : grids)
     for (const auto& b : blocks) {
       const int64_t g = cfg.grid_from_block ? region_count(cfg.base.shape, b) : grid;
       for (const auto& tile : tiles) {
         const Dims& t = cfg.tile_from_block ? b : tile;
         for (int64_t l : loops)
-          if (seen.emplace(g, b, t, l).second) out.push_back({t, l, g, b});
+          for (const auto& n : named)
+            if (seen.emplace(g, b, t, l, n).second) out.push_back({t, l, g, b, n});
       }
     }
   if (out.empty())
@@ -516,6 +564,7 @@ KernelSpec candidate_spec(const SweepConfig& cfg, const Candidate& c) {
   s.loop_count = c.loop_count;
   if (c.grid > 0) s.grid = c.grid;
   if (!c.block.empty()) s.block = c.block;
+  s.program_tiles = c.named_tiles;
   return s;
 }
 

@@ -112,6 +112,8 @@ struct SweepConfig {
   GridSpaceSpec generate_grids;
   std::vector<Dims> blocks;  // spmd; empty with no generate_blocks: the block is not set
   TileSpaceSpec generate_blocks;
+  // A tile program's other named tiles, each with its shapes: candidates take every combination.
+  std::vector<std::pair<std::string, std::vector<Dims>>> program_tiles;
   // spmd with a block space and no grid anywhere: each block's grid is cdiv(shape, block) per
   // dim, multiplied (Triton's grid = (triton.cdiv(n, BLOCK),)).
   bool grid_from_block = false;
@@ -128,8 +130,9 @@ struct SweepConfig {
 struct Candidate {
   Dims tile;
   int64_t loop_count = 1;
-  int64_t grid = 0;  // spmd: blocks launched (0: not an spmd candidate)
-  Dims block{};      // spmd: the block region (empty: not set)
+  int64_t grid = 0;          // spmd: blocks launched (0: not an spmd candidate)
+  Dims block{};              // spmd: the block region (empty: not set)
+  NamedTiles named_tiles{};  // a program's other named tiles (candidates.program_tiles)
 };
 
 SweepConfig sweep_config_from_json(const nlohmann::json& doc, const std::filesystem::path& origin);

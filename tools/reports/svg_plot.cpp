@@ -34,6 +34,39 @@ std::string svg_escape(const std::string& s) {
   return out;
 }
 
+std::string svg_open(double width, double height, double left, const std::string& title,
+                     const std::string& subtitle) {
+  std::string s;
+  append(s,
+         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+         "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+         "sans-serif\">\n",
+         width, height, width, height);
+  append(s, "<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"white\"/>\n", width,
+         height);
+  append(s, "<text x=\"{}\" y=\"26\" font-size=\"17\" font-weight=\"bold\">{}</text>\n", left,
+         svg_escape(title));
+  if (!subtitle.empty())
+    append(s, "<text x=\"{}\" y=\"46\" font-size=\"12\" fill=\"#444\">{}</text>\n", left,
+           svg_escape(subtitle));
+  return s;
+}
+
+std::string svg_axis_titles(double left, double top, double pw, double ph, double below,
+                            double aside, const std::string& x_label, const std::string& y_label) {
+  std::string s;
+  append(s,
+         "<text id=\"x-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" "
+         "text-anchor=\"middle\">{}</text>\n",
+         left + pw / 2, top + ph + below, svg_escape(x_label));
+  append(s,
+         "<text id=\"y-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" "
+         "text-anchor=\"middle\" transform=\"rotate(-90 {:.1f} {:.1f})\">{}</text>\n",
+         left - aside, top + ph / 2, left - aside, top + ph / 2, svg_escape(y_label));
+  return s;
+}
+
 namespace {
 
 // 1, 2 or 5 times a power of ten, giving about `target` intervals over `span`.
@@ -93,19 +126,7 @@ std::string render_svg(const Plot& p) {
   auto py = [&](double y) { return top + (yhi - y) / (yhi - ylo) * ph; };
   auto clampx = [&](double v) { return std::clamp(v, left, left + pw); };
 
-  std::string s;
-  append(s,
-         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
-         "{}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-         p.width, p.height, p.width, p.height);
-  append(s, "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", p.width,
-         p.height);
-  append(s, "<text x=\"{}\" y=\"26\" font-size=\"17\" font-weight=\"bold\">{}</text>\n", left,
-         svg_escape(p.title));
-  if (!p.subtitle.empty())
-    append(s, "<text x=\"{}\" y=\"46\" font-size=\"12\" fill=\"#444\">{}</text>\n", left,
-           svg_escape(p.subtitle));
+  std::string s = svg_open(p.width, p.height, left, p.title, p.subtitle);
   // Zone bands.
   append(s, "<g id=\"bands\">\n");
   for (const auto& b : p.bands) {
@@ -152,14 +173,7 @@ std::string render_svg(const Plot& p) {
   append(s, "</g>\n");
   append(s, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
          left, top, pw, ph);
-  append(s,
-         "<text id=\"x-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" "
-         "text-anchor=\"middle\">{}</text>\n",
-         left + pw / 2, top + ph + 48, svg_escape(p.x_label));
-  append(s,
-         "<text id=\"y-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\" text-anchor=\"middle\" "
-         "transform=\"rotate(-90 {:.1f} {:.1f})\">{}</text>\n",
-         left - 62, top + ph / 2, left - 62, top + ph / 2, svg_escape(p.y_label));
+  s += svg_axis_titles(left, top, pw, ph, 48, 62, p.x_label, p.y_label);
   // Series.
   for (const auto& ser : p.series) {
     std::vector<PlotPoint> pts = ser.points;

@@ -51,5 +51,11 @@ struct Plot {
 std::string render_svg(const Plot& plot);
 // Escapes &, <, >, " for SVG text and attributes.
 std::string svg_escape(const std::string& s);
+// The document's opening: the <svg> element, a white page, the title and subtitle at `left`.
+std::string svg_open(double width, double height, double left, const std::string& title,
+                     const std::string& subtitle);
+// The axis titles: x centred `below` px under the plot area, y rotated `aside` px left of it.
+std::string svg_axis_titles(double left, double top, double pw, double ph, double below,
+                            double aside, const std::string& x_label, const std::string& y_label);
 
 }  // namespace tilesim

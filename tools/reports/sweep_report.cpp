@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
+#include "model/error.hpp"
 #include "tools/analyses/binding.hpp"
 #include "tools/analyses/sweep_lever.hpp"
 #include "tools/reports/csv.hpp"
 #include "tools/reports/report.hpp"
+#include "tools/reports/svg_heat_map.hpp"
 #include "tools/reports/text_append.hpp"
 
 #include <algorithm>
@@ -62,16 +64,25 @@ std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
 
 // What the recommended's series holds fixed, for the zones heading and the plot legend.
 std::string series_fixed_text(const SweepResult& res, const CandidateResult& b) {
+  const std::string named = b.named_tiles.empty() ? "" : ", " + named_tiles_text(b.named_tiles);
   if (res.axis.kind == SweepAxis::Kind::kLoopCount)
-    return fmt::format("tile {}", tile_text(b.tile));
+    return fmt::format("tile {}{}", tile_text(b.tile), named);
   if (b.grid == 0)
-    return fmt::format("tile {} loop {}", swept_tile_text(b.tile, res.axis.dim), b.loop_count);
+    return fmt::format("tile {} loop {}{}", swept_tile_text(b.tile, res.axis.dim), b.loop_count,
+                       named);
   std::string s =
       res.axis.kind == SweepAxis::Kind::kGrid
           ? fmt::format("sub-tile {}", tile_text(b.tile))
           : fmt::format("grid {} sub-tile {}", b.grid, swept_tile_text(b.tile, res.axis.dim));
   if (!b.block.empty()) s += " block " + tile_text(b.block);
-  return s;
+  return s + named;
+}
+
+// {"name": [dims], ...}
+nlohmann::json named_tiles_json(const NamedTiles& tiles) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, dims] : tiles) j[name] = dims;
+  return j;
 }
 
 bool spmd_sweep(const SweepConfig& cfg) {
@@ -185,6 +196,14 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
       {"flags", fw, true, Column::kOptional, flags_text},
   };
+  // A program's other named tiles, beside the swept tile.
+  if (!cfg.program_tiles.empty()) {
+    size_t nw = 5;
+    for (const auto& c : res.candidates) nw = std::max(nw, named_tiles_text(c.named_tiles).size());
+    cols.insert(cols.begin() + 2,
+                Column{"tiles", nw, true, Column::kRequired,
+                       [](const CandidateResult& c) { return named_tiles_text(c.named_tiles); }});
+  }
   // Another objective than gen_time_us gets its own column beside gen_us: what ranks.
   if (cfg.objective != Objective::kGenTime)
     cols.insert(cols.begin() + 4, Column{std::string(objective_info(cfg.objective).column), 10,
@@ -346,6 +365,8 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
   // An spmd sweep adds its launch (grid, block) and per-block figures after the loop count.
   const bool spmd = spmd_sweep(cfg);
   s += "loop_count,";
+  const bool named = !cfg.program_tiles.empty();
+  if (named) s += "program_tiles,";
   if (spmd) {
     s += "grid,block,";
     for (const auto& f : spmd_fields()) append(s, "{},", f.name);
@@ -366,6 +387,12 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
     for (size_t d = 0; d < rank; ++d)
       s += d < c.tile.size() ? fmt::format("{},", c.tile[d]) : std::string(",");
     append(s, "{},", c.loop_count);
+    if (named) {
+      std::string t;
+      for (const auto& [name, dims] : c.named_tiles)
+        t += (t.empty() ? "" : ";") + name + "=" + tile_csv(dims);
+      append(s, "{},", csv_field(t));
+    }
     if (spmd) {
       append(s, "{},{},", c.grid, tile_csv(c.block));
       for (const auto& f : spmd_fields()) {
@@ -422,6 +449,7 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
     e["rank"] = c.ok ? nlohmann::json(pos + 1) : nlohmann::json(nullptr);
     e["tile"] = c.tile;
     e["loop_count"] = c.loop_count;
+    if (!c.named_tiles.empty()) e["program_tiles"] = named_tiles_json(c.named_tiles);
     if (c.grid > 0) {
       e["grid"] = c.grid;
       e["block"] = c.block.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.block);
@@ -470,6 +498,7 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                         {"why", res.why},
                         {"binding", binding_json(resource_uses(r, hw))},
                         {"next_lever", next_lever(cfg, hw, res)}};
+    if (!r.named_tiles.empty()) j["recommended"]["program_tiles"] = named_tiles_json(r.named_tiles);
     if (r.grid > 0) {
       j["recommended"]["grid"] = r.grid;
       j["recommended"]["block"] =
@@ -557,6 +586,159 @@ Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& r
 
 std::string sweep_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   return render_svg(sweep_plot(cfg, hw, res));
+}
+
+namespace {
+
+using MapKind = HeatMapAxes::Kind;
+
+int64_t map_value(MapKind k, int dim, const Dims& tile, int64_t loop, int64_t grid,
+                  const Dims& block) {
+  switch (k) {
+    case MapKind::kTileDim:
+      return static_cast<size_t>(dim) < tile.size() ? tile[static_cast<size_t>(dim)] : 0;
+    case MapKind::kBlockDim:
+      return static_cast<size_t>(dim) < block.size() ? block[static_cast<size_t>(dim)] : 0;
+    case MapKind::kLoopCount:
+      return loop;
+    case MapKind::kGrid:
+      return grid;
+  }
+  return 0;
+}
+
+std::string map_label(MapKind k, int dim, bool spmd) {
+  switch (k) {
+    case MapKind::kTileDim:
+      return fmt::format("{}[{}]", spmd ? "sub-tile" : "tile", dim);
+    case MapKind::kBlockDim:
+      return fmt::format("block[{}]", dim);
+    case MapKind::kLoopCount:
+      return "loop count";
+    case MapKind::kGrid:
+      return "grid";
+  }
+  return "";
+}
+
+}  // namespace
+
+HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates) {
+  struct Axis {
+    MapKind kind;
+    int dim;
+    size_t values;
+  };
+  std::vector<Axis> varying;
+  auto count = [&](MapKind k, int dim) {
+    std::set<int64_t> v;
+    for (const auto& c : candidates)
+      v.insert(map_value(k, dim, c.tile, c.loop_count, c.grid, c.block));
+    if (v.size() > 1) varying.push_back({k, dim, v.size()});
+  };
+  const size_t rank = candidates.empty() ? 0 : candidates.front().tile.size();
+  for (MapKind k : {MapKind::kGrid, MapKind::kLoopCount}) count(k, 0);
+  const size_t rows = varying.size();
+  for (size_t d = 0; d < rank; ++d) count(MapKind::kTileDim, static_cast<int>(d));
+  for (size_t d = 0; d < rank; ++d) count(MapKind::kBlockDim, static_cast<int>(d));
+  // x: the dim with the most values (the first on a tie); y: the grid or loop count, else the
+  // next dim.
+  std::stable_sort(varying.begin() + static_cast<std::ptrdiff_t>(rows), varying.end(),
+                   [](const Axis& a, const Axis& b) { return a.values > b.values; });
+  if (varying.size() < 2) {
+    const std::string one =
+        varying.empty()
+            ? "nothing varies"
+            : "only " + map_label(varying.front().kind, varying.front().dim, false) + " varies";
+    throw Error(
+        "--svg-map: a heat map needs two swept axes (a tile dim and the loop count or "
+        "grid, or two tile dims); in this sweep " +
+        one + " (use --svg for one axis)");
+  }
+  // varying: the grid / loop count first (`rows` of them), then the dims, most values first.
+  const bool dims = varying.size() > rows;
+  const Axis& x = dims && rows > 0 ? varying[rows] : varying[rows > 0 ? 1 : 0];
+  const Axis& y = varying[rows > 0 ? 0 : 1];
+  HeatMapAxes a;
+  a.x = x.kind, a.x_dim = x.dim;
+  a.y = y.kind, a.y_dim = y.dim;
+  return a;
+}
+
+std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
+  std::vector<Candidate> cands;
+  for (const auto& c : res.candidates)
+    cands.push_back({c.tile, c.loop_count, c.grid, c.block, c.named_tiles});
+  const HeatMapAxes axes = heat_map_axes(cands);
+  const bool spmd = spmd_sweep(cfg);
+  auto xv = [&](const CandidateResult& c) {
+    return map_value(axes.x, axes.x_dim, c.tile, c.loop_count, c.grid, c.block);
+  };
+  auto yv = [&](const CandidateResult& c) {
+    return map_value(axes.y, axes.y_dim, c.tile, c.loop_count, c.grid, c.block);
+  };
+  std::set<int64_t> xs, ys;
+  for (const auto& c : res.candidates) xs.insert(xv(c)), ys.insert(yv(c));
+  // A long axis keeps its ends, its powers of two and the recommendation's value: a cell per
+  // value would make a picture no one can read (the CSV keeps every candidate).
+  std::string condensed;
+  auto keep = [&](const std::set<int64_t>& all, int64_t best, const std::string& label) {
+    constexpr size_t kMaxValues = 48;
+    if (all.size() <= kMaxValues) return std::vector<int64_t>(all.begin(), all.end());
+    std::vector<int64_t> v;
+    for (int64_t x : all)
+      if (x == *all.begin() || x == *all.rbegin() || x == best || (x > 0 && (x & (x - 1)) == 0))
+        v.push_back(x);
+    condensed += fmt::format(
+        "; {} of the {} values of {} shown (the ends, powers of two, the "
+        "recommendation's)",
+        v.size(), all.size(), label);
+    return v;
+  };
+  const CandidateResult* rec = res.recommended ? &res.candidates[*res.recommended] : nullptr;
+  const std::vector<int64_t> xl = keep(xs, rec ? xv(*rec) : 0, map_label(axes.x, axes.x_dim, spmd));
+  const std::vector<int64_t> yl = keep(ys, rec ? yv(*rec) : 0, map_label(axes.y, axes.y_dim, spmd));
+  HeatMap m;
+  m.title =
+      fmt::format("{}: {} by {} and {}", kernel_title(cfg, hw), objective_info(cfg.objective).name,
+                  map_label(axes.x, axes.x_dim, spmd), map_label(axes.y, axes.y_dim, spmd));
+  m.subtitle =
+      "each cell: the fastest candidate there (hover for it); '-': none, 'x': only "
+      "rejected ones (hover for why)" +
+      condensed;
+  m.x_label = map_label(axes.x, axes.x_dim, spmd);
+  m.y_label = map_label(axes.y, axes.y_dim, spmd);
+  m.value_label = "us";
+  for (int64_t x : xl) m.xs.push_back(fmt::format("{}", x));
+  for (int64_t y : yl) m.ys.push_back(fmt::format("{}", y));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  m.values.assign(yl.size(), std::vector<double>(xl.size(), nan));
+  m.notes.assign(yl.size(), std::vector<std::string>(xl.size()));
+  // The cell of a value (npos: a value the condensed axis left out).
+  auto at = [](const std::vector<int64_t>& v, int64_t x) {
+    const auto it = std::lower_bound(v.begin(), v.end(), x);
+    return it != v.end() && *it == x ? static_cast<size_t>(it - v.begin()) : std::string::npos;
+  };
+  for (const auto& c : res.candidates) {
+    const size_t r = at(yl, yv(c)), col = at(xl, xv(c));
+    if (r == std::string::npos || col == std::string::npos) continue;
+    if (!c.ok) {
+      if (m.notes[r][col].empty()) m.notes[r][col] = "rejected: " + c.reject_class;
+      continue;
+    }
+    const double t = objective_of(cfg, c);
+    if (std::isnan(m.values[r][col]) || t < m.values[r][col]) {
+      m.values[r][col] = t;
+      m.notes[r][col] = candidate_label(c);
+    }
+  }
+  m.empty_text = "-";
+  if (res.recommended) {
+    const auto& b = res.candidates[*res.recommended];
+    m.mark = std::pair{at(yl, yv(b)), at(xl, xv(b))};
+    m.mark_label = "recommended, " + candidate_label(b);
+  }
+  return render_heat_map_svg(m);
 }
 
 }  // namespace tilesim

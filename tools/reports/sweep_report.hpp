@@ -29,4 +29,17 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
 Plot sweep_plot(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 std::string sweep_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 
+// The two axes a heat map of the candidates shows: x a tile dim (the one with the most values)
+// or a block dim, y the grid or the loop count (or a second tile dim). Throws, naming the one
+// axis that varies, when fewer than two do (checked before a sweep runs).
+struct HeatMapAxes {
+  enum class Kind { kTileDim, kBlockDim, kLoopCount, kGrid };
+  Kind x = Kind::kTileDim, y = Kind::kLoopCount;
+  int x_dim = 0, y_dim = 0;
+};
+HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates);
+// `tilesim sweep --svg-map`: the objective over those axes, each cell the fastest of the
+// candidates there (its label in the cell's hover text), the recommendation outlined.
+std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
+
 }  // namespace tilesim
