@@ -5,10 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "sim/dma_attribution.hpp"
 
 namespace tilesim {
 
@@ -87,6 +91,44 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
         quoted(kind.label), quoted(graph.psg_names[static_cast<size_t>(kind.psg)]), pid, tid,
         tick_text(t.start), tick_text(t.end - t.start), i, task.root,
         quoted(graph.psg_names[static_cast<size_t>(kind.psg)]), launch));
+  }
+  // Per-pipe tracks: a counter per core ("AIV3 pipes", one series per pipe) holding each pipe's
+  // busy share of the task running there, from its start to its end (the model prices a task's
+  // pipes as totals, not instruction by instruction: a share, not an instruction timeline).
+  std::vector<std::vector<size_t>> by_core(sim.core_types.size());
+  for (size_t i = 0; i < sim.tasks.size(); ++i)
+    if (sim.tasks[i].core >= 0) by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(i);
+  for (size_t c = 0; c < by_core.size(); ++c) {
+    auto& list = by_core[c];
+    if (list.empty()) continue;
+    std::stable_sort(list.begin(), list.end(),
+                     [&](size_t a, size_t b) { return sim.tasks[a].start < sim.tasks[b].start; });
+    const bool aiv = sim.core_types[c] == CoreType::kAiv;
+    const auto [pid, tid] = lane(list.front());
+    const std::string name = fmt::format("{}{} pipes", aiv ? "AIV" : "AIC", tid);
+    auto sample = [&](int64_t at, const std::string& values) {
+      line(fmt::format(R"({{"ph":"C","name":"{}","pid":{},"ts":{},"args":{{{}}}}})", name, pid,
+                       tick_text(at), values));
+    };
+    const std::string idle =
+        aiv ? R"("MTE2":0,"V":0,"MTE3":0)" : R"("MTE2":0,"MTE1":0,"CUBE":0,"MTE3":0)";
+    for (size_t k = 0; k < list.size(); ++k) {
+      const auto& r = sim.tasks[list[k]];
+      const auto& cost = sim.kind_costs[static_cast<size_t>(graph.tasks[list[k]].kind)];
+      const Ticks t = ticks(r.start, r.end);
+      const double dur = r.end - r.start;
+      const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
+      auto pct = [&](double busy) {
+        return dur > 0 ? std::round(std::clamp(busy / dur, 0.0, 1.0) * 1000.0) / 10.0 : 0.0;
+      };
+      sample(t.start, aiv ? fmt::format(R"("MTE2":{},"V":{},"MTE3":{})", pct(dma.mte2),
+                                        pct(cost.vec_busy), pct(dma.mte3))
+                          : fmt::format(R"("MTE2":{},"MTE1":{},"CUBE":{},"MTE3":{})", pct(dma.mte2),
+                                        pct(cost.mte1_busy), pct(cost.cube_busy), pct(dma.mte3)));
+      const bool next_at_end =
+          k + 1 < list.size() && ticks(sim.tasks[list[k + 1]].start, 0).start <= t.end;
+      if (!next_at_end) sample(t.end, idle);
+    }
   }
   // One flow arrow per dependency edge, from the predecessor's slice to the successor's. Each end
   // is bound to the slice enclosing its time ("bp":"e"), so it sits mid-slice, clear of the

@@ -270,16 +270,31 @@ TEST(Cli, TraceIsAChromeEventArray) {
   std::ifstream in(trace);
   const auto j = nlohmann::json::parse(in);
   ASSERT_TRUE(j.is_array());
-  int complete = 0, aicpu = 0;
+  int complete = 0, aicpu = 0, pipe_samples = 0, busy_samples = 0;
   for (const auto& e : j) {
     if (e.at("ph") == "X") {
       ++complete;
       EXPECT_GE(e.at("dur").get<double>(), 0);
       if (e.at("pid") == 3) ++aicpu;
     }
+    // Per-pipe tracks: each core's counter holds each pipe's busy share (%) of its task.
+    if (e.at("ph") == "C") {
+      ++pipe_samples;
+      EXPECT_NE(e.at("name").get<std::string>().find(" pipes"), std::string::npos);
+      double sum = 0;
+      for (const char* pipe : {"MTE2", "V", "MTE3"}) {
+        const double v = e.at("args").at(pipe).get<double>();
+        EXPECT_GE(v, 0);
+        EXPECT_LE(v, 100);
+        sum += v;
+      }
+      if (sum > 0) ++busy_samples;
+    }
   }
   EXPECT_GT(complete, 0);
   EXPECT_GT(aicpu, 0);
+  EXPECT_GT(busy_samples, 0);
+  EXPECT_GE(pipe_samples, busy_samples);
 }
 
 // -q on every command: nothing on stdout, the work done (the file written, the exit code kept).
