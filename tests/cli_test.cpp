@@ -403,7 +403,7 @@ TEST(Cli, TheRecommendationNamesWhatBindsItAndTheNextLeverQuantified) {
   EXPECT_EQ(rec.at("binding").at(0).at("resource"), "HBM bandwidth");
   EXPECT_EQ(
       rec.at("next_lever"),
-      "next lever: the 8 idle cores: grid 40 sub-tile (1, 8192) uses 8 of them at 425.240 us, "
+      "next lever: the 8 idle cores: grid 40 sub-tile (1, 8192) uses 8 of them at 427.240 us, "
       "+0.1% (within the 2.0% tie tolerance: noise)");
   // No idle cores: the binding resource's headroom and what lowers its floor.
   const CmdResult full = run_cli(
@@ -432,8 +432,8 @@ TEST(Cli, SvgMapIsAHeatMapOverTwoSweptAxes) {
        at = svg.find("class=\"cell\"", at + 1))
     ++cells;
   EXPECT_EQ(cells, 21u);
-  EXPECT_NE(svg.find("gen_time_us by sub-tile[1] and grid"), std::string::npos);
-  EXPECT_NE(svg.find("<title>sub-tile[1] 4096, grid 48: 77.8 us (grid 48 sub-tile (1, 4096))"),
+  EXPECT_NE(svg.find("kernel_time_us by sub-tile[1] and grid"), std::string::npos);
+  EXPECT_NE(svg.find("<title>sub-tile[1] 4096, grid 48: 79.8 us (grid 48 sub-tile (1, 4096))"),
             std::string::npos);
   EXPECT_NE(svg.find("<g id=\"best\">"), std::string::npos);
   const CmdResult one = run_cli(

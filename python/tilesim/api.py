@@ -39,7 +39,7 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
     ``dask.distributed`` client the candidates are split into ``chunks`` shards (``tilesim sweep
     --shard K/N``) evaluated on the workers and merged (``tilesim merge``): the same result as a
-    local sweep. ``objective`` ranks by another figure than the config's (``tilesim sweep
+    local sweep. ``objective`` ranks by another figure than the config's (default kernel_time_us, launch to end; ``tilesim sweep
     --objective``): "gen_time_us", "kernel_time_us", "mte2_us", "vec_us", ... ``results_dir`` keeps the finished chunks, so an interrupted sweep resumes (also
     without a client: the chunks then run here); a failed chunk is retried ``retries`` times.
     ``timeout`` (seconds; None: forever): no worker joining the client's cluster in time raises

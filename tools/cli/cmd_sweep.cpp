@@ -84,7 +84,7 @@ struct SweepArgs {
   std::string shard;             // K/N
   std::string output;            // the shard file
   int64_t max_candidates = 0;    // 0: the config's constraints.max_candidates
-  std::string objective;         // empty: the config's (default gen_time_us)
+  std::string objective;         // empty: the config's (default kernel_time_us)
   std::vector<std::string> set;  // hardware what-ifs
 };
 
@@ -251,7 +251,7 @@ CommandAction add_sweep_command(CLI::App& app) {
       ->check(integer_at_least(1));
   cmd->add_option("--objective", args->objective,
                   "what ranks the candidates (default: the config's \"objective\", else "
-                  "gen_time_us)")
+                  "kernel_time_us, launch to end)")
       ->check(CLI::IsMember(objective_names()));
   return [cmd, args]() { return *cmd ? sweep(*args) : -1; };
 }

@@ -123,8 +123,10 @@ struct SweepConfig {
   SweepConstraints constraints;
   SweepAxis axis;
   ZoneOptions zones;
-  SimOptions options;                         // the "runtime" policies
-  Objective objective = Objective::kGenTime;  // what ranks, zones and explains the candidates
+  SimOptions options;  // the "runtime" policies
+  // What ranks, zones and explains the candidates: by default the time a board measures around
+  // the kernel (launch to end).
+  Objective objective = Objective::kKernelTime;
 };
 
 struct Candidate {
