@@ -446,5 +446,35 @@ TEST(Cli, SvgMapIsAHeatMapOverTwoSweptAxes) {
             "for one axis)\n");
 }
 
+// ../shared/hostile-t3 cli_empty_*, cli_json_and_csv_both_stdout, out_same_path_*: an empty
+// option value is refused (not ignored), and two outputs to one file, however spelled, or both
+// to stdout are refused before any work.
+TEST(Cli, EmptyValuesAndTwoOutputsToOnePlaceAreRefused) {
+  const std::string cfg = test::source_path("configs/examples/add_pypto.json");
+  const std::string sweep = test::source_path("configs/sweeps/rule1_a_softmax_16x16384.json");
+  const std::string dir = std::filesystem::path(write_temp("o.keep", "")).parent_path().string();
+  const std::string o = dir + "/o.out";
+  std::filesystem::remove(o);
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + cfg + " --hardware ''", "--hardware: an empty hardware name"},
+      {"run " + cfg + " --json ''", "--json: an empty value (give one, or leave the option out)"},
+      {"run " + cfg + " --tile ''", "--tile: an empty tile"},
+      {"sweep " + sweep + " --json - --csv -",
+       "tilesim: error: --json -: --csv also writes to standard output (give one of them a "
+       "file)\n"},
+      {"sweep " + sweep + " -q --json " + o + " --csv " + o,
+       "tilesim: error: --json " + o + ": is also --csv's output (one file per output)\n"},
+      {"run " + cfg + " --json " + o + " --trace " + o, "is also --json's output"},
+      {"run " + cfg + " --export-graph " + o + " --trace " + dir + "/./o.out",
+       "is also --trace's output"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const CmdResult r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(o)) << args;
+  }
+}
+
 }  // namespace
 }  // namespace tilesim

@@ -14,6 +14,18 @@ def source(config):
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
+def integer(name, value, minimum, none_ok=True):
+    """`value` as an int >= minimum, as the CLI checks its integer options (no bool, no float,
+    no text); None passes when none_ok. Else tilesim.ConfigError naming the argument."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        err = _core.ConfigError(f"{name}: {value!r} is not an integer >= {minimum}")
+        err.key, err.kind = name, "input"
+        raise err
+    return value
+
+
 def _value(v):
     # json.dumps writes ints as ints and floats in full ("NaN" for nan, which --set refuses).
     return json.dumps(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)

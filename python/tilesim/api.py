@@ -6,6 +6,7 @@ import warnings
 from . import _core
 from ._jobs import source as _source
 from ._jobs import sweep_job
+from ._jobs import integer as _integer
 from ._jobs import what_ifs as _what_ifs
 from .results import JsonResult, Result, SweepResult
 
@@ -27,7 +28,8 @@ def run(config, tile=None, loop=None, hardware=None, set=None):
     """Simulates one candidate (``tilesim run``): a :class:`Result`. ``set``: hardware what-ifs
     (``--set``), a dict {key: value} or "key=value" strings."""
     text, is_file = _source(config)
-    data, trace = _core.run(text, is_file, list(tile or []), int(loop or 0), hardware or "",
+    loop = _integer("loop", loop, 1)
+    data, trace = _core.run(text, is_file, list(tile or []), loop or 0, hardware or "",
                             _what_ifs(set))
     return Result(json.loads(data), json.loads(trace))
 
@@ -47,9 +49,12 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     (``--set``). ``progress(done, total)``: called as candidates finish (locally about every
     0.1 s, with a client as chunks finish); an exception it raises, or Ctrl-C, stops the sweep.
     """
+    jobs = _integer("jobs", jobs, 0, none_ok=False)
+    chunks = _integer("chunks", chunks, 1)
+    retries = _integer("retries", retries, 0, none_ok=False)
     job = sweep_job(config, hardware, objective, settings=set)
     if client is None and chunks is None and results_dir is None:
-        return SweepResult(_core.sweep(job, int(jobs), progress))
+        return SweepResult(_core.sweep(job, jobs, progress))
     from . import dask as _dask
 
     return _dask.sweep_job_on(job, client, chunks=chunks, results_dir=results_dir,
@@ -72,7 +77,8 @@ def merge(shards):
 def rules(hardware="ascend910b1", compare=None, only=None, jobs=0, set=None):
     """Checks the rulebook's claims against the model (``tilesim rules``)."""
     names = [hardware] + _paths(compare)
-    return JsonResult(json.loads(_core.rules(names, _paths(only), int(jobs), _what_ifs(set))))
+    jobs = _integer("jobs", jobs, 0, none_ok=False)
+    return JsonResult(json.loads(_core.rules(names, _paths(only), jobs, _what_ifs(set))))
 
 
 def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_step=None,
@@ -82,8 +88,16 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     degenerate fit is refused as the CLI refuses it (exit 1): ``calibrated_hardware`` is None,
     ``refused`` says which parameters to hold, and a warning repeats it; ``allow_degenerate``
     keeps the fit."""
-    data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), int(jobs),
-                               int(max_iter or 0), float(fd_step or 0), int(digits),
+    jobs = _integer("jobs", jobs, 0, none_ok=False)
+    max_iter = _integer("max_iter", max_iter, 1)
+    digits = _integer("digits", digits, 0, none_ok=False)
+    if fd_step is not None and (isinstance(fd_step, bool) or not isinstance(fd_step, (int, float))
+                                or not 0 < fd_step <= 0.5):
+        err = _core.ConfigError(f"fd_step: {fd_step!r} is not a finite number in (0, 0.5]")
+        err.key, err.kind = "fd_step", "input"
+        raise err
+    data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), jobs,
+                               max_iter or 0, float(fd_step or 0), digits,
                                bool(fresh_lowering), bool(allow_degenerate))
     res = JsonResult(json.loads(data))
     res.calibrated_hardware = json.loads(hw) if hw else None
@@ -99,7 +113,8 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
     (or ``sensitivity_keys``, a list of hardware parameters) adds what ``--sensitivity`` reports
     under ``"sensitivity"``: each parameter moved by -/+ ``sensitivity_step``, one at a time."""
     keys = ",".join(sensitivity_keys) if sensitivity_keys else ""
-    data, within = _core.validate(_paths(files), hardware or "", int(jobs),
+    jobs = _integer("jobs", jobs, 0, none_ok=False)
+    data, within = _core.validate(_paths(files), hardware or "", jobs,
                                   bool(sensitivity or keys), keys, float(sensitivity_step),
                                   _what_ifs(set))
     res = JsonResult(json.loads(data))

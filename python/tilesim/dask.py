@@ -93,7 +93,9 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
     # instead of evaluating the chunk again.
     run_id = uuid.uuid4().hex[:8]
     for j, job in enumerate(jobs):
-        n = int(chunks) if chunks else default_chunks(job.candidates, client)
+        # More chunks than candidates would be empty shards: at most one chunk per candidate.
+        n = min(int(chunks) if chunks else default_chunks(job.candidates, client),
+                max(1, job.candidates))
         if n < 1:
             raise ValueError(f"chunks: expected an integer >= 1, got {chunks}")
         done = {}

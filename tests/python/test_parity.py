@@ -114,3 +114,53 @@ def test_svg_map_equals_the_cli(cli, tmp_path):
     one = tilesim.sweep(source("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"), jobs=2)
     with pytest.raises(tilesim.ConfigError, match="only loop count varies"):
         one.to_svg_map()
+
+
+def test_python_arguments_are_checked_as_the_cli_checks_them():
+    # ../shared/hostile-t3 py_run_tile_zero_sigfpe, py_run_tile_negative_internal,
+    # py_silent_coercions, py_sweep_chunks_20000: a ConfigError naming the argument, never a
+    # crash, an internal error or a silent coercion.
+    cfg = {"op": "add", "shape": [64, 64], "tile": [8, 64]}
+    for tile in ([0, 64], [8, 0], [-8, 64]):
+        with pytest.raises(tilesim.ConfigError, match=r"tile: .* overrides it with a dim") as e:
+            tilesim.run(cfg, tile=tile)
+        assert e.value.key == "tile" and e.value.kind == "input"
+    for kwargs in ({"loop": 1.9}, {"loop": "2"}, {"loop": -1}, {"loop": 0}, {"loop": True}):
+        with pytest.raises(tilesim.ConfigError, match="loop: .* is not an integer >= 1"):
+            tilesim.run(cfg, **kwargs)
+    for kwargs in ({"jobs": -1}, {"jobs": 1.5}, {"jobs": "2"}, {"chunks": 0}, {"chunks": 2.5}):
+        with pytest.raises(tilesim.ConfigError, match=f"{next(iter(kwargs))}: .* is not an integer"):
+            tilesim.sweep(SPMD, **kwargs)
+    with pytest.raises(tilesim.ConfigError, match="jobs: -2 is not an integer >= 0"):
+        tilesim.rules(jobs=-2)
+    with pytest.raises(tilesim.ConfigError, match="jobs: -1 is not an integer >= 0"):
+        tilesim.validate(jobs=-1)
+    m = source("configs/measurements/a2_calibration.json")
+    for kwargs, what in (({"fd_step": float("nan")}, "fd_step"), ({"fd_step": -0.1}, "fd_step"),
+                         ({"digits": -1}, "digits"), ({"max_iter": -5}, "max_iter")):
+        with pytest.raises(tilesim.ConfigError, match=f"{what}: "):
+            tilesim.calibrate(m, **kwargs)
+    # More chunks than candidates: one chunk per candidate, the local sweep's result.
+    s = source("configs/sweeps/rule2_matmul_16384_loops.json")
+    assert tilesim.sweep(s, chunks=20000).to_dict() == tilesim.sweep(s).to_dict()
+
+
+def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():
+    # ../shared/hostile-t3 py_keyboardinterrupt_sweep: SIGINT while C++ runs raises
+    # KeyboardInterrupt at the next poll and cancels the workers, not at the sweep's end.
+    import os
+    import signal
+    import threading
+
+    big = source("configs/sweeps/softmax_16x16384_exhaustive.json")
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        if len(seen) == 1:  # once: the signal comes from another thread while C++ runs
+            threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT)).start()
+
+    with pytest.raises(KeyboardInterrupt):
+        tilesim.sweep(big, jobs=1, progress=progress)
+    done, total = seen[-1]
+    assert done < total, seen[-3:]

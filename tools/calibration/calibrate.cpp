@@ -418,17 +418,11 @@ nlohmann::json calibration_to_json(const CalibrationResult& r) {
          {"rel_std_error", p.rel_std_error}});
   }
   j["parameters"] = params;
-  j["fit"] = {{"iterations", r.fit.iterations},
-              {"evaluations", r.fit.evaluations},
-              {"model_runs", r.model_runs},
-              {"seconds", r.seconds},
-              {"converged", r.fit.converged},
-              {"stop_reason", r.fit.stop_reason},
-              {"cost_before", r.fit.initial_cost},
-              {"cost_after", r.fit.cost},
-              {"condition_number", r.fit.condition_number},
-              {"degenerate", r.fit.degenerate},
-              {"unidentifiable", r.fit.unidentifiable}};
+  j["fit"] = {{"iterations", r.fit.iterations},   {"evaluations", r.fit.evaluations},
+              {"model_runs", r.model_runs},       {"converged", r.fit.converged},
+              {"stop_reason", r.fit.stop_reason}, {"cost_before", r.fit.initial_cost},
+              {"cost_after", r.fit.cost},         {"condition_number", r.fit.condition_number},
+              {"degenerate", r.fit.degenerate},   {"unidentifiable", r.fit.unidentifiable}};
   j["diagnostics"] = r.fit.diagnostics;
   j["notes"] = r.notes;
   return j;

@@ -103,7 +103,8 @@ CommandAction add_calibrate_command(CLI::App& app) {
                   "file's list)")
       ->allow_extra_args(false);
   cmd->add_option("-o,--output", args->output,
-                  "write the calibrated hardware file, for --hardware of any tilesim command");
+                  "write the calibrated hardware file, for --hardware of any tilesim command")
+      ->check(not_empty("file name"));
   add_max_tasks_option(cmd);
   add_json_option(cmd, args->json);
   add_csv_option(cmd, args->csv, "one row per measurement");

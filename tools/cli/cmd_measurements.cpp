@@ -39,7 +39,8 @@ struct OutputArgs {
 void add_output_options(CLI::App* cmd, OutputArgs& o) {
   cmd->add_option("-o,--output", o.output,
                   "write the measurements file, for tilesim calibrate or validate (default -: "
-                  "stdout, the summary on stderr)");
+                  "stdout, the summary on stderr)")
+      ->check(not_empty("file name"));
   add_quiet_option(cmd, o.quiet);
   cmd->add_option("--as", o.as,
                   "calibrate: a measurements file (tilesim calibrate); validate: a validation "

@@ -27,6 +27,12 @@ struct MergeArgs {
 };
 
 int merge(const MergeArgs& a) {
+  check_outputs_not_inputs({{"-o", a.output},
+                            {"--csv", a.out.csv},
+                            {"--json", a.out.json},
+                            {"--svg", a.out.svg},
+                            {"--svg-map", a.out.svg_map}},
+                           std::vector<std::filesystem::path>(a.shards.begin(), a.shards.end()));
   for (const auto& s : a.shards) {
     check_sweep_outputs(a.out, s);
     if (!a.output.empty()) check_not_an_input(a.output, "-o", s);
@@ -61,7 +67,8 @@ CommandAction add_merge_command(CLI::App& app) {
   cmd->add_option("shards", args->shards, "shard files (JSON), every K of one N once")->required();
   cmd->add_option("-o,--output", args->output,
                   "write the merged result as one shard file (1/1), for tilesim merge (merging or "
-                  "rendering again)");
+                  "rendering again)")
+      ->check(not_empty("file name"));
   add_sweep_output_options(cmd, args->out);
   return [cmd, args]() { return *cmd ? merge(*args) : -1; };
 }

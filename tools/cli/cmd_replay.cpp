@@ -76,7 +76,8 @@ CommandAction add_replay_command(CLI::App& app) {
   cmd->add_option("graph", args->graph, "fixed-latency task graph (JSON array)")->required();
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   add_set_option(cmd, args->set);
-  cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
+  cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)")
+      ->check(not_empty("file name"));
   add_json_option(cmd, args->json);
   add_quiet_option(cmd, args->quiet);
   add_max_tasks_option(cmd);

@@ -26,6 +26,7 @@ struct RulesArgs {
 };
 
 int rules_command(const RulesArgs& a) {
+  check_outputs_not_inputs({{"--json", a.json}, {"--csv", a.csv}}, {});
   std::vector<std::string> names = {a.hardware};
   names.insert(names.end(), a.compare.begin(), a.compare.end());
   const std::vector<RulesResult> results =

@@ -74,13 +74,15 @@ CommandAction add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "simulate one kernel candidate from a run config");
   cmd->add_option("config", args->config, "run config (JSON)")->required();
-  cmd->add_option("--tile", args->tile, "override the tile, e.g. 1,8192");
+  cmd->add_option("--tile", args->tile, "override the tile, e.g. 1,8192")->check(not_empty("tile"));
   cmd->add_option("--loop", args->loop, "override loop_count")->check(integer_at_least(1));
   add_hardware_option(cmd, args->hardware, "hardware file or shipped name (ascend910b4)");
   add_set_option(cmd, args->set);
-  cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
+  cmd->add_option("--trace", args->trace, "write a Chrome trace (chrome://tracing, Perfetto)")
+      ->check(not_empty("file name"));
   cmd->add_option("--export-graph", args->export_graph,
-                  "write the task graph with modeled task times (PyPTO fixed-latency JSON)");
+                  "write the task graph with modeled task times (PyPTO fixed-latency JSON)")
+      ->check(not_empty("file name"));
   add_json_option(cmd, args->json);
   add_quiet_option(cmd, args->quiet);
   add_max_tasks_option(cmd);

@@ -243,7 +243,8 @@ CommandAction add_sweep_command(CLI::App& app) {
                   "shard file for tilesim merge (with -o)")
       ->type_name("K/N");
   cmd->add_option("-o,--output", args->output,
-                  "write the shard file (with --shard), for tilesim merge");
+                  "write the shard file (with --shard), for tilesim merge")
+      ->check(not_empty("file name"));
   add_max_tasks_option(cmd);
   cmd->add_option("--max-candidates", args->max_candidates,
                   "the largest candidate space accepted (default: the config's "

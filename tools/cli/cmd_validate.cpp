@@ -92,6 +92,7 @@ CommandAction add_validate_command(CLI::App& app) {
   add_json_option(cmd, args->json);
   cmd->add_option("--svg-dir", args->svg_dir,
                   "write one measured-versus-modeled plot per sweep into folder DIR")
+      ->check(not_empty("folder name"))
       ->type_name("DIR");
   cmd->add_option("--svg", args->svg_file, "(one file elsewhere: validate takes --svg-dir DIR)")
       ->group("");

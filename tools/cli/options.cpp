@@ -81,12 +81,47 @@ CLI::Option* add_max_tasks_option(CLI::App* cmd) {
       ->check(integer_at_least(1));
 }
 
+namespace {
+
+// One path spelled two ways ("o.out", "./o.out"): the same file once it exists, else the same
+// normalised absolute path.
+bool same_output(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+    return std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::absolute(a, ec).lexically_normal() ==
+         std::filesystem::absolute(b, ec).lexically_normal();
+}
+
+}  // namespace
+
 void check_outputs_not_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                               const std::vector<std::filesystem::path>& inputs) {
   for (const auto& [option, path] : outputs)
     if (!path.empty() && path != "-")
       for (const auto& input : inputs)
         if (!input.empty()) check_not_an_input(path, option, input);
+  // Two outputs, one destination: one of them would be lost (or, on stdout, both unreadable).
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const auto& [first, a] = outputs[j];
+      const auto& [second, b] = outputs[i];
+      if (a.empty() || b.empty()) continue;
+      if (a == "-" && b == "-")
+        throw Error(fmt::format("{} -: {} also writes to standard output (give one of them a file)",
+                                second, first));
+      if (a != "-" && b != "-" && same_output(a, b))
+        throw Error(
+            fmt::format("{} {}: is also {}'s output (one file per output)", second, b, first));
+    }
+}
+
+CLI::Validator not_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        return text.empty() ? "an empty " + what + " (give one, or leave the option out)" : "";
+      },
+      "");
 }
 
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {
@@ -95,7 +130,8 @@ CLI::Option* add_json_option(CLI::App* cmd, std::string& path) {
                    "write the result as JSON to FILE (to stdout when no FILE is given)")
       ->expected(0, 1)
       ->default_str("-")
-      ->type_name("[FILE]");
+      ->type_name("[FILE]")
+      ->check(not_empty("file name"));
 }
 
 CLI::Option* add_csv_option(CLI::App* cmd, std::string& path, const std::string& what) {
@@ -104,7 +140,8 @@ CLI::Option* add_csv_option(CLI::App* cmd, std::string& path, const std::string&
                    "write " + what + " as CSV to FILE (to stdout when no FILE is given)")
       ->expected(0, 1)
       ->default_str("-")
-      ->type_name("[FILE]");
+      ->type_name("[FILE]")
+      ->check(not_empty("file name"));
 }
 
 CLI::Option* add_jobs_option(CLI::App* cmd, int& jobs) {
@@ -113,7 +150,7 @@ CLI::Option* add_jobs_option(CLI::App* cmd, int& jobs) {
 }
 
 CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std::string& what) {
-  return cmd->add_option("--hardware", hardware, what);
+  return cmd->add_option("--hardware", hardware, what)->check(not_empty("hardware name"));
 }
 
 void write_output(const std::string& path, const std::string& text, const char* what) {

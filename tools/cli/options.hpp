@@ -26,6 +26,8 @@ CLI::Option* add_set_option(CLI::App* cmd, std::vector<std::string>& settings);
 // --hardware FILE|NAME.
 CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std::string& what);
 
+// Refuses an empty value ("--json ''"): "an empty <what> (...)".
+CLI::Validator not_empty(const std::string& what);
 // An integer of at least `min` (CLI11's number checks print a 300-digit range for "x").
 CLI::Validator integer_at_least(int64_t min);
 // A finite number > 0 (no nan, no inf, nothing beyond double range).
@@ -35,8 +37,8 @@ CLI::Validator positive_finite();
 // before any work is allocated (default kernels/kernel_spec.hpp kDefaultMaxTasks); process-wide.
 CLI::Option* add_max_tasks_option(CLI::App* cmd);
 
-// Refuses, before any work, an output (option, path; "" or "-" skipped) that is one of the
-// command's input files.
+// Refuses, before any work, an output (option, path; "" not given, "-" stdout) that is one of the
+// command's input files, or two outputs to one file (however spelled) or both to stdout.
 void check_outputs_not_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                               const std::vector<std::filesystem::path>& inputs);
 

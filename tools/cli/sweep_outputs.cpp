@@ -11,10 +11,12 @@ namespace tilesim {
 void add_sweep_output_options(CLI::App* cmd, SweepOutputArgs& a) {
   add_csv_option(cmd, a.csv, "every candidate");
   add_json_option(cmd, a.json);
-  cmd->add_option("--svg", a.svg, "write a plot of modeled time along the swept axis");
+  cmd->add_option("--svg", a.svg, "write a plot of modeled time along the swept axis")
+      ->check(not_empty("file name"));
   cmd->add_option("--svg-map", a.svg_map,
                   "write a heat map of modeled time over two swept axes (tile x loop count, grid "
-                  "x sub-tile or block, or two tile dims)");
+                  "x sub-tile or block, or two tile dims)")
+      ->check(not_empty("file name"));
   cmd->add_option("--top", a.top, "evaluated candidates in the table (0: all)")
       ->check(integer_at_least(0));
   cmd->add_flag("--wide", a.wide,

@@ -65,6 +65,22 @@ std::string did_you_mean(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// No option takes an empty value: `--json ''` would otherwise mean "not given" (CLI11 runs no
+// validator on an empty result of an optional-value option).
+void refuse_empty_values(const CLI::App& app) {
+  const CLI::App* cmd = &app;
+  while (true) {
+    for (const CLI::Option* o : cmd->get_options())
+      if (o->count() > 0)
+        for (const std::string& r : o->results())
+          if (r.empty())
+            throw CLI::ValidationError(o->get_name(),
+                                       "an empty value (give one, or leave the option out)");
+    if (cmd->get_subcommands().empty()) break;
+    cmd = cmd->get_subcommands().back();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +101,7 @@ int main(int argc, char** argv) {
     sub->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
+    refuse_empty_values(app);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,5 +1,7 @@
 #include "tools/formats/run_config.hpp"
 
+#include <fmt/format.h>
+
 #include "model/error.hpp"
 #include "model/hardware.hpp"
 #include "tools/formats/program_file.hpp"
@@ -98,6 +100,12 @@ RunConfig run_config_from_json(const nlohmann::json& config, const std::filesyst
 
 KernelSpec run_spec(const RunConfig& rc, const Dims& tile, const std::string& how) {
   KernelSpec spec = rc.spec;
+  for (const int64_t d : tile)
+    if (d <= 0)
+      throw Error(
+          fmt::format("{}: tile: {} overrides it with a dim {} (each dim is an integer >= 1)",
+                      rc.path.string(), format_dims(tile), d),
+          ErrorKind::kInput, "tile");
   if (!tile.empty()) spec.tile = tile;
   if (spec.tile.empty()) throw Error(rc.path.string() + ": tile: missing (" + how + ")");
   return spec;
