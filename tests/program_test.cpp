@@ -908,3 +908,48 @@ TEST(ProgramSweep, SeveralNamedTilesAreSweptTogether) {
 
 }  // namespace
 }  // namespace tilesim
+
+namespace tilesim {
+namespace {
+
+// ../shared/hostile-t3 prog_diamond_ladder_60, prog_reverse_chain_7e4: the loader's cycle check
+// is linear and iterative. 60 ops that each add the two previous outputs took exponential time;
+// 70,000 ops each reading the next one's output overflowed the stack of a recursive check.
+TEST(ProgramLoader, CycleChecksAreLinearAndNeedNoStack) {
+  auto program = [](nlohmann::json body) {
+    return nlohmann::json{{"program", "t"},
+                          {"inputs", {{{"name", "x"}, {"shape", {4, 64}}, {"dtype", "fp32"}}}},
+                          {"outputs", {"y"}},
+                          {"body", std::move(body)}};
+  };
+  nlohmann::json ladder = nlohmann::json::array({{{"set_vec_tile_shapes", {1, 64}}}});
+  ladder.push_back({{"op", "exp"}, {"inputs", {"x"}}, {"out", "t0"}});
+  ladder.push_back({{"op", "add"}, {"inputs", {"x", "t0"}}, {"out", "t1"}});
+  for (int i = 2; i < 60; ++i)
+    ladder.push_back({{"op", "add"},
+                      {"inputs", {fmt::format("t{}", i - 1), fmt::format("t{}", i - 2)}},
+                      {"out", i == 59 ? std::string("y") : fmt::format("t{}", i)}});
+  EXPECT_EQ(program_from_json(JsonReader(program(ladder), "p.json")).ops.size(), 60u);
+  // Op i reads op i + 1's output: the first op's error, found without recursion.
+  constexpr int kOps = 70000;
+  nlohmann::json reverse = nlohmann::json::array({{{"set_vec_tile_shapes", {1, 64}}}});
+  for (int i = 0; i < kOps; ++i)
+    reverse.push_back({{"op", "exp"},
+                       {"inputs", {i + 1 < kOps ? fmt::format("t{}", i + 1) : std::string("x")}},
+                       {"out", i == 0 ? std::string("y") : fmt::format("t{}", i)}});
+  EXPECT_EQ(load_error(program(reverse)),
+            "p.json: body[1].inputs: op 0 (exp): 't1' is used before it is defined (op 1 writes "
+            "it; ops run in program order)");
+  // A true cycle: two ops reading each other's output.
+  const nlohmann::json cycle =
+      nlohmann::json::array({{{"set_vec_tile_shapes", {1, 64}}},
+                             {{"op", "add"}, {"inputs", {"x", "b"}}, {"out", "a"}},
+                             {{"op", "exp"}, {"inputs", {"a"}}, {"out", "b"}},
+                             {{"op", "exp"}, {"inputs", {"b"}}, {"out", "y"}}});
+  EXPECT_EQ(load_error(program(cycle)),
+            "p.json: body[1].inputs: op 0 (add): cycle: it reads 'b', which is written by op 1 "
+            "from this op's output");
+}
+
+}  // namespace
+}  // namespace tilesim

@@ -1,5 +1,8 @@
 #include "tools/formats/program_file.hpp"
 
+#include <unordered_map>
+#include <unordered_set>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -56,8 +59,21 @@ class Loader {
                        dtype_name(tensor(t).dtype));
   }
 
+  // Name -> index of p_.tensors / tiles / loops: a linear search per lookup made the loader
+  // quadratic in the program's size.
+  int tensor_id(const std::string& n) const {
+    const auto it = tensor_ids_.find(n);
+    return it == tensor_ids_.end() ? -1 : it->second;
+  }
+  void add_tensor(ProgTensor t) {
+    tensor_ids_.emplace(t.name, static_cast<int>(p_.tensors.size()));
+    p_.tensors.push_back(std::move(t));
+  }
+
   const JsonReader& doc_;
   Program p_;
+  std::unordered_map<std::string, int> tensor_ids_;
+  std::unordered_set<std::string> tile_names_, loop_names_;
   std::vector<RawOp> raw_;
   int vec_tile_ = -1, cube_tile_ = -1;
 };
@@ -75,7 +91,7 @@ void Loader::read_body(const JsonReader& body, int loop) {
       t.cube = cube;
       t.dims = e.at(set).positive_ints(cube ? 3 : 0);
       t.name = e.string_or("name", fmt::format("{}{}", cube ? "cube" : "vec", p_.tiles.size()));
-      if (p_.tile_id(t.name) >= 0)
+      if (!tile_names_.insert(t.name).second)
         e.at("name").fail(
             fmt::format("tile name '{}' is used twice (each tile shape is named once)", t.name));
       (cube ? cube_tile_ : vec_tile_) = static_cast<int>(p_.tiles.size());
@@ -93,7 +109,7 @@ void Loader::read_body(const JsonReader& body, int loop) {
                ErrorKind::kLimits);
       ProgLoop l;
       l.name = e.at("loop").string();
-      if (p_.loop_id(l.name) >= 0)
+      if (!loop_names_.insert(l.name).second)
         e.at("loop").fail("loop name '" + l.name + "' is used twice (each loop is named once)");
       l.axis = static_cast<int>(e.at("axis").integer(0, 4));
       l.loop_count = e.at("loop_count").integer(1, int64_t{1} << 24);
@@ -138,7 +154,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
   auto fail = [&](const std::string& what, ErrorKind k = ErrorKind::kInput) {
     e.fail(where + ": " + what, k);
   };
-  for (const std::string& n : raw.inputs) op.in.push_back(p_.tensor_id(n));
+  for (const std::string& n : raw.inputs) op.in.push_back(tensor_id(n));
   const size_t want =
       kind == OpKind::kWhere                                                          ? 3
       : kind == OpKind::kBinary && e.has("scalar")                                    ? 1
@@ -303,10 +319,57 @@ void Loader::resolve(const RawOp& raw, size_t index) {
       break;
     }
   }
-  if (p_.tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
+  if (tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
   op.out = static_cast<int>(p_.tensors.size());
-  p_.tensors.push_back(out);
+  add_tensor(out);
   p_.ops.push_back(op);
+}
+
+// Tarjan's strongly connected components of the graph `succ` (vertex -> its successors),
+// iteratively: component[v] is the same for vertices on a common cycle.
+std::vector<size_t> strongly_connected(const std::vector<std::vector<size_t>>& succ) {
+  const size_t n = succ.size();
+  constexpr size_t kUnseen = static_cast<size_t>(-1);
+  std::vector<size_t> index(n, kUnseen), low(n, 0), component(n, kUnseen), stack;
+  std::vector<bool> on_stack(n, false);
+  size_t next = 0, components = 0;
+  std::vector<std::pair<size_t, size_t>> frames;  // (vertex, next successor to visit)
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] != kUnseen) continue;
+    frames.emplace_back(root, 0);
+    index[root] = low[root] = next++;
+    stack.push_back(root);
+    on_stack[root] = true;
+    while (!frames.empty()) {
+      auto& [v, k] = frames.back();
+      if (k < succ[v].size()) {
+        const size_t w = succ[v][k++];
+        if (index[w] == kUnseen) {
+          index[w] = low[w] = next++;
+          stack.push_back(w);
+          on_stack[w] = true;
+          frames.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        size_t w = kUnseen;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          component[w] = components;
+        } while (w != v);
+        ++components;
+      }
+      const size_t done = v;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+    }
+  }
+  return component;
 }
 
 Program Loader::run() {
@@ -321,8 +384,8 @@ Program Loader::run() {
     if (t.shape.size() > 5) i.at("shape").fail("at most 5 dims are supported", ErrorKind::kLimits);
     t.dtype = read_dtype(i.at("dtype"));
     t.input = true;
-    if (p_.tensor_id(t.name) >= 0) i.at("name").fail("tensor '" + t.name + "' is declared twice");
-    p_.tensors.push_back(t);
+    if (tensor_id(t.name) >= 0) i.at("name").fail("tensor '" + t.name + "' is declared twice");
+    add_tensor(t);
   }
   read_body(doc_.at("body"), -1);
   if (raw_.empty()) doc_.at("body").fail("no ops (a program computes at least one op)");
@@ -331,7 +394,7 @@ Program Loader::run() {
   for (size_t i = 0; i < raw_.size(); ++i) {
     const RawOp& r = raw_[i];
     const std::string where = fmt::format("op {} ({})", i, r.at.at("op").string());
-    if (p_.tensor_id(r.out) >= 0)
+    if (tensor_id(r.out) >= 0)
       r.at.at("out").fail(
           fmt::format("{}: output '{}' is a program input (each tensor is written "
                       "once)",
@@ -343,21 +406,19 @@ Program Loader::run() {
                       where, r.out, it->second));
     defined_by[r.out] = i;
   }
-  // Does op `from` depend (transitively) on op `to`'s output?
-  std::function<bool(size_t, size_t, int)> reaches = [&](size_t from, size_t to, int depth) {
-    if (depth > static_cast<int>(raw_.size())) return false;
-    for (const std::string& n : raw_[from].inputs) {
-      const auto it = defined_by.find(n);
-      if (it == defined_by.end()) continue;
-      if (it->second == to || reaches(it->second, to, depth + 1)) return true;
-    }
-    return false;
-  };
+  // Ops that depend on each other in a circle share a strongly connected component of the
+  // reads-from graph (linear time, no recursion: a 10^5-op chain must not blow the stack).
+  std::vector<std::vector<size_t>> reads(raw_.size());
+  for (size_t i = 0; i < raw_.size(); ++i)
+    for (const std::string& n : raw_[i].inputs)
+      if (const auto it = defined_by.find(n); it != defined_by.end())
+        reads[i].push_back(it->second);
+  const std::vector<size_t> component = strongly_connected(reads);
   for (size_t i = 0; i < raw_.size(); ++i) {
     const RawOp& r = raw_[i];
     const std::string where = fmt::format("op {} ({})", i, r.at.at("op").string());
     for (const std::string& n : r.inputs) {
-      if (p_.tensor_id(n) >= 0) continue;
+      if (tensor_id(n) >= 0) continue;
       const auto it = defined_by.find(n);
       if (it == defined_by.end()) {
         std::vector<std::string> known;
@@ -366,7 +427,7 @@ Program Loader::run() {
         r.at.at("inputs").fail(fmt::format("{}: unknown tensor '{}' (defined before it: {})", where,
                                            n, fmt::join(known, ", ")));
       }
-      if (it->second == i || reaches(it->second, i, 0))
+      if (it->second == i || component[it->second] == component[i])
         r.at.at("inputs").fail(
             fmt::format("{}: cycle: it reads '{}', which is written by op {} from "
                         "this op's output",
@@ -384,7 +445,7 @@ Program Loader::run() {
     outs.fail("expected a non-empty array of output tensors");
   for (const JsonReader& o : outs.items()) {
     const std::string name = o.json().is_string() ? o.string() : o.at("name").string();
-    const int t = p_.tensor_id(name);
+    const int t = tensor_id(name);
     if (t < 0 || p_.tensors[static_cast<size_t>(t)].input)
       o.fail(fmt::format("output '{}' is not written by any op", name));
     ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
