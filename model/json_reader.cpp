@@ -1,5 +1,7 @@
 #include "model/json_reader.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -159,6 +161,11 @@ bool JsonReader::boolean() const {
 int64_t JsonReader::integer(int64_t min, int64_t max) const {
   if (!value_->is_number_integer())
     fail(fmt::format("expected an integer ({}), got {}", range_text(min, max), value_->dump()));
+  // An unsigned value above INT64_MAX (2^64 - 1 reads as -1 through int64_t) is out of range as
+  // written.
+  if (value_->is_number_unsigned() &&
+      value_->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(fmt::format("out of range: {} (allowed {})", value_->dump(), range_text(min, max)));
   const auto v = value_->get<int64_t>();
   if (v < min || v > max)
     fail(fmt::format("out of range: {} (allowed {})", v, range_text(min, max)));

@@ -476,5 +476,68 @@ TEST(Cli, EmptyValuesAndTwoOutputsToOnePlaceAreRefused) {
   }
 }
 
+// ../shared/hostile-t3 prog_cli_loop_without_loop, psw_loops_without_loop, spmd_grid_u64max,
+// spmd_sweep_grids_u64max: a loop count for a program without a loop is refused (it changed
+// nothing), and 2^64 - 1 is named as written, not as -1.
+TEST(Cli, LoopCountsWithoutALoopAndUnsignedValuesAreRefusedAsWritten) {
+  const std::string program = R"({"program": {"program": "t",
+    "inputs": [{"name": "x", "shape": [4, 64], "dtype": "fp32"}], "outputs": ["y"],
+    "body": [{"set_vec_tile_shapes": [1, 64]}, {"op": "exp", "inputs": ["x"], "out": "y"}]})";
+  const std::string run = write_temp("no_loop.json", program + "}");
+  CmdResult r = run_cli("run " + run + " --loop 4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "tilesim: error: --loop 4: program 't' has no loop, so a loop count changes nothing "
+            "(add a {\"loop\": ...} region to the program)\n");
+  const std::string sweep =
+      write_temp("no_loop_sweep.json", program + R"(, "candidates": {"loop_counts": [1, 2]}})");
+  r = run_cli("sweep " + sweep);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "tilesim: error: " + sweep +
+                       ": candidates.loop_counts: program 't' has no loop, so its loop counts "
+                       "would be one candidate many times (add a {\"loop\": ...} region)\n");
+  const std::string grid = write_temp("u64.json", R"({"op": "add", "shape": [64, 64],
+    "tile": [8, 64], "partition": {"style": "spmd", "grid": 18446744073709551615}})");
+  r = run_cli("run " + grid);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "tilesim: error: " + grid +
+                       ": partition.grid: out of range: 18446744073709551615 (allowed >= 1)\n");
+}
+
+// ../shared/hostile-t3 swim_lane_control_chars, graph_funcname_control_chars: names read from
+// input files are printed with their control characters escaped (no forged rows, no terminal
+// escape sequences).
+TEST(Cli, NamesFromInputsArePrintedWithControlCharactersEscaped) {
+  const std::string trace = write_temp("lanes.json", R"j([{"ph": "M", "name": "thread_name",
+    "pid": 1, "tid": 100, "args": {"name": "AIV_0\n\u001b[31mFORGED 1 2 3"}},
+    {"ph": "X", "cat": "event", "name": "0-0-0-0-0(a)", "pid": 1, "tid": 100, "ts": 10,
+     "dur": 1, "args": {"taskId": 0, "seqNo": 0}}])j");
+  const CmdResult r = run_cli("analyze " + trace, false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("  AIV_0\\x0a\\x1b[31mFORGED 1 2 3 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+// ../shared/hostile-t3 swim_taskid_float, swim_seqno_wraps: a fractional task id, or a seqNo that
+// would wrap the 64-bit id (seqNo << 32 | taskId), is one error naming the event, not a silent
+// match with another task.
+TEST(Cli, SwimlaneIdsThatAreNoIdsAreRefusedNamingTheEvent) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"j({"taskId": 1.5})j", "event 0: args.taskId: expected an integer, got 1.5"},
+      {R"j({"taskId": 5, "seqNo": 4294967296})j",
+       "event 0: args.seqNo: 4294967296 does not fit the task id's upper 32 bits (0 to "
+       "2147483647)"},
+  };
+  for (const auto& [args, message] : cases) {
+    const std::string trace = write_temp(
+        "ids.json",
+        R"j([{"ph": "X", "name": "t", "pid": 1, "tid": 0, "ts": 0, "dur": 1, "args": )j" + args +
+            "}]");
+    const CmdResult r = run_cli("analyze " + trace);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out, "tilesim: error: " + trace + ": " + message + "\n");
+  }
+}
+
 }  // namespace
 }  // namespace tilesim

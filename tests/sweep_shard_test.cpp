@@ -89,6 +89,25 @@ TEST(Shard, FilesRoundTripEveryFigure) {
   }
 }
 
+// ../shared/hostile-t3 merge_negative_time: a shard's times are finite and >= 0 (a negative one
+// ranked first and was recommended).
+TEST(Shard, ATimeThatNoRunCanHaveIsRefused) {
+  const SweepJob job =
+      sweep_job_from_file(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  nlohmann::json j = shard_to_json(run_shard(job, {1, 3}, {}));
+  j["results"][0]["metrics"]["gen_time_us"] = -5.0;
+  const auto index = j["results"][0]["index"].get<size_t>();
+  try {
+    shard_from_json(j, "s1.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("s1.json: results: candidate {}: metrics.gen_time_us is -5 (a time is "
+                          "finite and >= 0; write shard files with tilesim sweep --shard)",
+                          index));
+  }
+}
+
 TEST(Shard, MergeRebuildsTheUnshardedResult) {
   const SweepJob job = sweep_job_from_file(
       test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));

@@ -33,7 +33,7 @@ struct RunArgs {
 int run(const RunArgs& a) {
   RunConfig rc = load_run_config(a.config);
   KernelSpec spec = run_spec(rc, a.tile.empty() ? Dims{} : parse_dims(a.tile, "--tile"));
-  if (a.loop > 0) spec.loop_count = a.loop;
+  if (a.loop > 0) override_loop_count(spec, a.loop, "--loop");
   if (!a.hardware.empty()) rc.hardware = resolve_hardware_arg(a.hardware);
   check_outputs_not_inputs(
       {{"--json", a.json}, {"--trace", a.trace}, {"--export-graph", a.export_graph}},

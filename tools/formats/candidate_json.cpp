@@ -1,6 +1,10 @@
 #include "tools/formats/candidate_json.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "model/error.hpp"
 
@@ -89,7 +93,7 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     j.at("loop_count").get_to(c.loop_count);
     j.at("grid").get_to(c.grid);
     j.at("block").get_to(c.block);
-    j.at("named_tiles").get_to(c.named_tiles);
+    if (j.contains("named_tiles")) j.at("named_tiles").get_to(c.named_tiles);  // older shards
     j.at("ok").get_to(c.ok);
     j.at("reject_class").get_to(c.reject_class);
     j.at("reason").get_to(c.reason);
@@ -120,6 +124,17 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     throw Error(origin + ": results: a candidate record is malformed (" + e.what() +
                 "; write shard files with tilesim sweep --shard)");
   }
+  // Times a run can have: finite and >= 0 (a negative one would rank first).
+  for (const auto& [name, v] : {std::pair{"gen_time_us", c.gen_time_us},
+                                {"kernel_time_us", c.kernel_time_us},
+                                {"launch_us", c.launch_us},
+                                {"handshake_us", c.handshake_us},
+                                {"head_us", c.head_us}})
+    if (!std::isfinite(v) || v < 0)
+      throw Error(
+          fmt::format("{}: results: candidate {}: metrics.{} is {} (a time is finite and "
+                      ">= 0; write shard files with tilesim sweep --shard)",
+                      origin, c.index, name, v));
   return c;
 }
 

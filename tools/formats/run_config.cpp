@@ -111,4 +111,13 @@ KernelSpec run_spec(const RunConfig& rc, const Dims& tile, const std::string& ho
   return spec;
 }
 
+void override_loop_count(KernelSpec& spec, int64_t loop, const std::string& option) {
+  if (spec.program && spec.program_loop.empty())
+    throw Error(fmt::format("{} {}: program '{}' has no loop, so a loop count changes nothing (add "
+                            "a {{\"loop\": ...}} region to the program)",
+                            option, loop, spec.program->name),
+                ErrorKind::kInput, "loop_count");
+  spec.loop_count = loop;
+}
+
 }  // namespace tilesim

@@ -36,6 +36,9 @@ RunConfig run_config_from_json(const nlohmann::json& doc, const std::filesystem:
 // "<file>: tile: missing (<how>)" when neither has a tile.
 KernelSpec run_spec(const RunConfig& rc, const Dims& tile = {},
                     const std::string& how = "give it in the config or with --tile");
+// A loop count override (--loop, Python's loop=; `option` names it): refused for a tile program
+// without a loop, where it would change nothing.
+void override_loop_count(KernelSpec& spec, int64_t loop, const std::string& option);
 
 // The kernel keys of a config whose "tile" may be left out (the spec's tile is then empty):
 // run configs, and sweep configs whose candidates supply the tiles. `caller_keys` are the keys

@@ -180,6 +180,13 @@ void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
           fmt::format("applies to the spmd partition only (partition is '{}'; give \"partition\": "
                       "{{\"style\": \"spmd\"}})",
                       partition_name(cfg.base.partition)));
+  if (cfg.base.program && cfg.base.program_loop.empty())
+    for (const char* key : {"loop_counts", "generate_loop_counts"})
+      if (c.has(key))
+        c.at(key).fail(
+            fmt::format("program '{}' has no loop, so its loop counts would be one "
+                        "candidate many times (add a {{\"loop\": ...}} region)",
+                        cfg.base.program->name));
   const size_t rank = cfg.base.shape.size();
   if (const auto t = c.find("tiles"))
     for (const auto& tile : non_empty_items(*t, "tiles, e.g. [[1, 8192]]"))

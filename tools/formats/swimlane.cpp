@@ -134,17 +134,32 @@ bool time_of(const JsonScalar& v, double& out) {
   return true;
 }
 
-void read_args(const JsonStream& stream, od::value args, RawEvent& e) {
+void read_args(const JsonStream& stream, size_t index, od::value args, RawEvent& e) {
   stream.for_each_member(args, [&](std::string_view key, od::value v) {
     const JsonScalar x = stream.leaf(v, 4);
     if (key == "name") e.meta_name = string_of(x);
     if (key == "psg") e.psg = string_of(x);
-    // PyPTO ids are 64-bit: a larger unsigned value is no id rather than a wrapped one.
+    // PyPTO ids are 64-bit: a larger unsigned value is no id rather than a wrapped one. A
+    // fractional id is no id at all: refused, as replay refuses it.
+    const auto fail = [&](const std::string& what) {
+      JsonPlace(stream.origin(), fmt::format("event {}: args.{}", index, key)).fail(what);
+    };
+    const auto literal = [&] {
+      return x.text.empty() ? fmt::format("{}", x.number()) : std::string(x.text);
+    };
+    const bool fractional = x.type == JsonScalar::Type::kDouble;
+    if ((key == "taskId" || key == "seqNo") && fractional)
+      fail(fmt::format("expected an integer, got {}", literal()));
+    if (key == "seqNo" && x.type == JsonScalar::Type::kUint)
+      fail(fmt::format("{} does not fit the task id's upper 32 bits (0 to 2147483647)", x.u));
     if (key == "taskId" && x.is_int()) {
       e.has_task_id = true;
       e.task_id = x.i;
     }
     if (key == "seqNo" && x.is_int()) {
+      // seqNo is the id's upper 32 bits (seqNo << 32 | taskId): a larger one would wrap.
+      if (x.i < 0 || x.i >= (int64_t{1} << 31))
+        fail(fmt::format("{} does not fit the task id's upper 32 bits (0 to 2147483647)", x.i));
       e.has_seq = true;
       e.seq = x.i;
     }
@@ -160,7 +175,7 @@ RawEvent read_event(const JsonStream& stream, size_t index, od::value v) {
   stream.for_each_member(v, [&](std::string_view key, od::value fv) {
     if (key == "args") {
       if (JsonStream::scalar(fv).type == JsonScalar::Type::kObject)
-        read_args(stream, fv, e);
+        read_args(stream, index, fv, e);
       else
         stream.check_ignored(fv, 3);
       return;

@@ -24,11 +24,12 @@ std::string timeline_tables(const Metrics& m, const std::vector<std::string>& co
   std::string s;
   append(s, "\n  {:<24} {:>8} {:>12} {:>12}\n", "psg", "count", "sum_dur_us", "avg_dur_us");
   for (const auto& p : m.psg)
-    append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", p.name, p.count, p.sum_dur_us, p.avg_dur_us);
+    append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", printable(p.name), p.count, p.sum_dur_us,
+           p.avg_dur_us);
   append(s, "\n  {:<12} {:>6} {:>12} {:>12} {:>12} {:>12}\n", "core", "tasks", "work_us", "wait_us",
          "wait_sched", "wait_pred");
   for (const auto& c : m.per_core) {
-    const std::string& name = core_names.at(static_cast<size_t>(c.core));
+    const std::string name = printable(core_names.at(static_cast<size_t>(c.core)));
     if (dependencies)
       append(s, "  {:<12} {:>6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name,
              c.execute_task_num, c.core_total_work_time_us, c.total_wait_time_us,
