@@ -1,4 +1,5 @@
 #include "model/json_reader.hpp"
+#include "model/input_files.hpp"
 
 #include <limits>
 
@@ -44,6 +45,7 @@ nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const s
     throw Error(file.string() + ": not a regular file (a " + what + " is a JSON file)");
   std::ifstream in(file);
   if (!in) throw Error(file.string() + ": cannot open " + what);
+  note_input_file(file);
   // While parsing: nesting deeper than kMaxJsonDepth and a key repeated in one object are refused
   // (no config nests that deep; a repeated key would silently keep its last value).
   std::vector<std::set<std::string>> keys;  // per open object

@@ -539,5 +539,30 @@ TEST(Cli, SwimlaneIdsThatAreNoIdsAreRefusedNamingTheEvent) {
   }
 }
 
+// ../shared/hostile-t3 out_json_over_program (and the base hardware, a point's or a
+// measurement's config_file, a mapping's run config): an output never replaces a file the command
+// read, however it was reached; the input stays intact.
+TEST(Cli, AnOutputNeverReplacesAnIndirectInput) {
+  const std::string program = write_temp("indirect_p.json", R"({"program": "t",
+    "inputs": [{"name": "x", "shape": [4, 64], "dtype": "fp32"}], "outputs": ["y"],
+    "body": [{"set_vec_tile_shapes": [1, 64]}, {"op": "exp", "inputs": ["x"], "out": "y"}]})");
+  const std::string config = write_temp("indirect_c.json", R"({"program": "indirect_p.json"})");
+  std::ifstream before_in(program);
+  const std::string before((std::istreambuf_iterator<char>(before_in)),
+                           std::istreambuf_iterator<char>());
+  for (const char* option : {"--json", "--trace"}) {
+    const CmdResult r = run_cli("run " + config + " " + option + " " + program);
+    EXPECT_EQ(r.code, 2) << option << ": " << r.out;
+    EXPECT_NE(r.out.find(program + ": is one of the command's input files (read as "),
+              std::string::npos)
+        << r.out;
+    std::ifstream after_in(program);
+    EXPECT_EQ(
+        std::string((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>()),
+        before)
+        << option;
+  }
+}
+
 }  // namespace
 }  // namespace tilesim

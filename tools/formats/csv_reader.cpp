@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "model/error.hpp"
+#include "model/input_files.hpp"
 
 namespace tilesim {
 
@@ -186,6 +187,7 @@ CsvTable load_csv(const std::filesystem::path& file, const CsvLimits& limits) {
                             size, limits.max_bytes));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(name + ": cannot open the CSV file");
+  note_input_file(file);
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
   if (in.gcount() != static_cast<std::streamsize>(size))

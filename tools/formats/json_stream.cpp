@@ -17,6 +17,7 @@
 #include <tbb/task_arena.h>
 
 #include "model/error.hpp"
+#include "model/input_files.hpp"
 #include "tools/formats/json_array_scanner.hpp"
 
 namespace tilesim {
@@ -157,6 +158,7 @@ std::unique_ptr<std::istream> JsonStream::open() const {
   if (text_) return std::make_unique<std::istringstream>(*text_);
   auto in = std::make_unique<std::ifstream>(file_, std::ios::binary);
   if (!*in) throw Error(origin_ + ": cannot open " + what_);
+  note_input_file(file_);
   return in;
 }
 
@@ -495,6 +497,7 @@ void JsonStream::whole(const std::function<void(od::value)>& doc_fn,
     text = simdjson::padded_string(*text_);
   else if (simdjson::padded_string::load(file_.string()).get(text))
     throw Error(origin_ + ": cannot open " + what_);
+  if (!text_) note_input_file(file_);
   try {
     od::document doc = parser_.iterate(text);
     const od::json_type type = doc.type().value();

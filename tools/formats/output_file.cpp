@@ -8,12 +8,18 @@
 #include <system_error>
 
 #include "model/error.hpp"
+#include "model/input_files.hpp"
 
 namespace tilesim {
 
 void write_file_atomically(const std::filesystem::path& file,
                            const std::function<void(std::ostream&)>& write,
                            const std::string& what) {
+  // However the input was reached (a program a config names, a hardware file's base, a point's
+  // config_file): an output never replaces a file this command read.
+  if (const auto input = read_as_input(file))
+    throw Error(file.string() + ": is one of the command's input files (read as " + *input +
+                "): " + what + " not written (write it elsewhere)");
   std::error_code ec;
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec)) {
     // A device or a pipe (/dev/stdout, a FIFO): written in place, its errors still checked.
