@@ -564,5 +564,33 @@ TEST(Cli, AnOutputNeverReplacesAnIndirectInput) {
   }
 }
 
+// ../shared/hostile-t3 cli_free_nan_bounds, val_measured_denormal, csv_same_file_twice.
+TEST(Cli, NonFiniteBoundsDenormalTimesAndACsvGivenTwiceAreRefused) {
+  const std::string m = test::source_path("configs/measurements/a2_calibration.json");
+  CmdResult r = run_cli("calibrate " + m + " --free vector.issue_cycles:nan:inf");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "tilesim: error: --free vector.issue_cycles:nan:inf: min 'nan' is not a finite "
+            "number\n");
+  const std::string cfg = test::source_path("configs/examples/add_pypto.json");
+  const std::string d = write_temp("denormal.json", R"({"hardware": "ascend910b1",
+    "sweeps": [{"name": "s", "metric": "task_duration_us", "points": [
+      {"x": 1, "measured": 5e-324, "config_file": ")" + cfg +
+                                                        R"("},
+      {"x": 2, "measured": 1.0, "config_file": ")" + cfg +
+                                                        R"("}]}]})");
+  r = run_cli("validate " + d);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sweeps[0].points[0].measured: 5e-324 is below 1e-09, no time in any unit "
+                       "the metrics use"),
+            std::string::npos)
+      << r.out;
+  const std::string board = test::source_path("configs/measurements/board/");
+  r = run_cli("measurements from-msprof " + board + "relu_op_summary.csv " + board +
+              "relu_op_summary.csv --map " + board + "relu_msprof_map.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("relu_op_summary.csv: given twice"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tilesim

@@ -109,13 +109,19 @@ FreeParam parse_free_arg(const std::string& text) {
       size_t used = 0;
       const double v = std::stod(s, &used);
       if (used != s.size()) throw std::invalid_argument(s);
+      if (!std::isfinite(v))
+        throw Error(where + ": " + what + " '" + s + "' is not a finite number");
       return v;
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception&) {
       throw Error(where + ": " + what + " '" + s + "' is not a number");
     }
   };
-  return make_free_param(text.substr(0, c1), parse(text.substr(c1 + 1, c2 - c1 - 1), "min"),
-                         parse(text.substr(c2 + 1), "max"), where);
+  // min before max, whatever order the compiler evaluates arguments in.
+  const double min = parse(text.substr(c1 + 1, c2 - c1 - 1), "min");
+  const double max = parse(text.substr(c2 + 1), "max");
+  return make_free_param(text.substr(0, c1), min, max, where);
 }
 
 std::vector<FreeParam> default_free_params(const nlohmann::json& hardware_doc) {
@@ -211,6 +217,9 @@ Measurement parse_measurement(const JsonReader& e) {
   if (!(m.measured > 0))
     measured.fail("must be a positive number (the fit compares logarithms), got " +
                   measured.json().dump());
+  if (m.measured < kMinMeasured)
+    measured.fail(fmt::format("{} is below {:g}, no time in any unit the metrics use",
+                              measured.json().dump(), kMinMeasured));
   if (const auto w = e.find("weight")) {
     m.weight = w->number(-std::numeric_limits<double>::infinity(), kMaxWeight);
     if (m.weight < 0)

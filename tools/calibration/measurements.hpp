@@ -75,6 +75,9 @@ struct CalibrationRun {
 
 // Bounds on the figures a file brings: a measured value (any metric's unit) and a weight.
 inline constexpr double kMaxMeasured = 1e15;
+// And the least: below it a figure is no time in any unit the metrics use (us, ms, cycles), a
+// denormal or a typo (its error would print as inf%).
+inline constexpr double kMinMeasured = 1e-9;
 inline constexpr double kMaxWeight = 1e6;
 
 struct Measurement {

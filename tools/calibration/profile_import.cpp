@@ -27,6 +27,13 @@ std::string joined(const std::vector<std::string>& files) {
 }  // namespace
 
 ProfileImport import_msprof(const std::vector<std::string>& csvs, const std::string& map_file) {
+  for (size_t i = 0; i < csvs.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (csvs[i] == csvs[j] || std::filesystem::equivalent(csvs[i], csvs[j], ec))
+        throw Error(csvs[i] + ": given twice (as " + csvs[j] +
+                    "): each op_summary file once, or its launches count twice");
+    }
   const MsprofMap map = load_msprof_map(map_file);
   std::vector<MsprofFile> files;
   for (const auto& f : csvs) files.push_back(load_msprof_op_summary(f));

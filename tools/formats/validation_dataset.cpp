@@ -55,6 +55,9 @@ ValidationPoint parse_point(const JsonReader& p, size_t index, const std::filesy
     pt.measured = measured.number(-std::numeric_limits<double>::infinity(), kMaxMeasured);
     if (!(pt.measured > 0))
       measured.fail("must be a positive number, got " + measured.json().dump());
+    if (pt.measured < kMinMeasured)
+      measured.fail(fmt::format("{} is below {:g}, no time in any unit the metrics use",
+                                measured.json().dump(), kMinMeasured));
   }
   if (const auto ne = p.find("not_expressible")) {
     pt.not_expressible = ne->string();
