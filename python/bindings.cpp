@@ -53,14 +53,18 @@ std::string dump(const json& j) {
   return with_version(j).dump();
 }
 
+// JSON text from Python; `origin` names it in the one-line error.
+json parse_text(const std::string& text, const std::string& origin, const std::string& what) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(origin + ": not " + what + " (" + e.what() + ")");
+  }
+}
+
 // A config given as a file path (read as the CLI reads it) or as JSON text from a dict.
 json config_doc(const std::string& source, bool is_file, const std::string& what) {
-  if (is_file) return read_json_file(source, what);
-  try {
-    return json::parse(source);
-  } catch (const json::exception& e) {
-    throw Error(std::string("<dict>: not JSON (") + e.what() + ")");
-  }
+  return is_file ? read_json_file(source, what) : parse_text(source, "<dict>", "JSON");
 }
 
 std::string origin_of(const std::string& source, bool is_file) {
@@ -173,17 +177,13 @@ std::string shard_text(const SweepJob& job, int64_t k, int64_t n, int threads) {
 // `tilesim merge`: shard-file texts named by `origins` (their files, for errors).
 SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std::string>& origins) {
   return nogil([&] {
-    if (texts.size() != origins.size()) throw InternalError("merge: texts and origins differ");
+    if (texts.size() != origins.size())
+      throw Error(fmt::format("merge: {} shard texts but {} origins (one origin names each text)",
+                              texts.size(), origins.size()));
     std::vector<SweepShard> shards;
-    for (size_t i = 0; i < texts.size(); ++i) {
-      json doc;
-      try {
-        doc = json::parse(texts[i]);
-      } catch (const json::exception& e) {
-        throw Error(origins[i] + ": not a shard file (" + e.what() + ")");
-      }
-      shards.push_back(shard_from_json(doc, origins[i]));
-    }
+    for (size_t i = 0; i < texts.size(); ++i)
+      shards.push_back(
+          shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]));
     MergedSweep m = merge_shards(std::move(shards));
     return SweepOutcome{std::move(m.job), std::move(m.result)};
   });
@@ -335,7 +335,9 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "job_from_doc",
       [](const std::string& doc) {
-        return nogil([&] { return sweep_job_from_doc(json::parse(doc), "<job>"); });
+        return nogil([&] {
+          return sweep_job_from_doc(parse_text(doc, "<job>", "a job document"), "<job>");
+        });
       },
       py::arg("doc"));
   m.def("sweep", &sweep_local, py::arg("job"), py::arg("threads"),

@@ -108,6 +108,60 @@ TEST(Shard, ATimeThatNoRunCanHaveIsRefused) {
   }
 }
 
+// ../shared/hostile-t3 merge_candidates_huge, merge_shard_n_huge, merge_of_cli_shard_huge_n and
+// merge_job_differs_same_hash: a shard's counts are bounded before they size anything (2^62
+// candidates, N = 2^62 took 1-2 GB and ended in bad_alloc), N is at most the candidate count (in
+// sweep --shard too), and every shard's job is checked against its hash (only the first was).
+TEST(Shard, CountsAndJobsAreCheckedBeforeTheyAreUsed) {
+  const SweepJob job =
+      sweep_job_from_file(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const size_t total = job.candidates.size();
+  const nlohmann::json good = shard_to_json(run_shard(job, {1, 3}, {}));
+  auto error_of = [](const nlohmann::json& j) {
+    try {
+      shard_from_json(j, "s1.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  nlohmann::json j = good;
+  j["candidates"] = 4611686018427387904ll;
+  EXPECT_EQ(error_of(j),
+            "s1.json: candidates: out of range: 4611686018427387904 (allowed 1..100000)");
+  j = good;
+  j["shard"] = {1, 4611686018427387904ll};
+  EXPECT_EQ(error_of(j), fmt::format("s1.json: shard: 1/4611686018427387904: the sweep has {} "
+                                     "candidates, so N is at most {} (a shard beyond them would "
+                                     "hold none)",
+                                     total, total));
+  j = good;
+  j["job"]["config_doc"]["description"] = "another sweep";
+  EXPECT_EQ(error_of(j).substr(0, 53),
+            "s1.json: config_hash: " + good["config_hash"].get<std::string>() + " does not match");
+  EXPECT_NE(error_of(j).find("the file was edited"), std::string::npos);
+  try {
+    run_shard(job, {1, static_cast<int64_t>(total) + 1}, {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("shard 1/{}: the sweep has {} candidates, so N is at most {} (a shard "
+                          "beyond them would hold none)",
+                          total + 1, total, total));
+  }
+  // Missing shards print as runs, not one name per shard.
+  std::vector<SweepShard> one;
+  one.push_back(run_shard(job, {2, static_cast<int64_t>(total)}, {}));
+  try {
+    merge_shards(std::move(one));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("merge: shards 1/{0}, 3/{0}..{0}/{0} missing "
+                                                 "(given: 2/{0})",
+                                                 total));
+  }
+}
+
 TEST(Shard, MergeRebuildsTheUnshardedResult) {
   const SweepJob job = sweep_job_from_file(
       test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));
@@ -125,13 +179,13 @@ TEST(Shard, MergeRebuildsTheUnshardedResult) {
   }
 }
 
-// Every output format, through the CLI, for a pypto sweep, an spmd sweep and more shards than
-// candidates (empty shards).
+// Every output format, through the CLI, for a pypto sweep, an spmd sweep and one shard per
+// candidate.
 TEST(ShardCli, MergedShardsEqualTheSweepByteForByte) {
   const fs::path d = scratch("equal");
   for (const auto& [config, n] : {std::pair{"configs/sweeps/rule2_matmul_16384_loops.json", 3},
                                   {"configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json", 4},
-                                  {"configs/sweeps/rule1_a_softmax_16x16384.json", 5}}) {
+                                  {"configs/sweeps/rule1_a_softmax_16x16384.json", 3}}) {
     const std::string cfg = test::source_path(config);
     const std::string full = (d / "full").string(), merged = (d / "merged").string();
     const auto sweep = test::run_cli("sweep " + cfg + " -j 2 --top 0 --json " + full +
@@ -183,6 +237,11 @@ TEST(ShardCli, ShardsThatDoNotBelongTogetherAreRefusedInOneLine) {
       std::string::npos);
   EXPECT_EQ(error_of("merge " + a1 + " " + c1), "tilesim: error: " + c1 + ": shard 1/3, but " + a1 +
                                                     " is shard 1/2 (one sweep's shards share N)\n");
+  EXPECT_NE(
+      error_of("sweep " + cfg + " -q --shard 1/9223372036854775807 -o " + (d / "x.json").string())
+          .find("tilesim: error: --shard 1/9223372036854775807: the sweep has "),
+      std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "x.json"));
   EXPECT_EQ(error_of("sweep " + cfg + " --shard 1/2"),
             "tilesim: error: --shard 1/2: give the shard file with -o FILE\n");
   EXPECT_EQ(error_of("sweep " + cfg + " --shard 1/2 -o x.json --json"),

@@ -143,6 +143,12 @@ def test_python_arguments_are_checked_as_the_cli_checks_them():
     # More chunks than candidates: one chunk per candidate, the local sweep's result.
     s = source("configs/sweeps/rule2_matmul_16384_loops.json")
     assert tilesim.sweep(s, chunks=20000).to_dict() == tilesim.sweep(s).to_dict()
+    # py_core_merge_internal_error: the private calls tilesim.dask makes refuse bad input as
+    # ConfigError too, never an internal error or a raw parse error.
+    with pytest.raises(tilesim.ConfigError, match=r"merge: 1 shard texts but 0 origins"):
+        tilesim._core.merge(["{}"], [])
+    with pytest.raises(tilesim.ConfigError, match=r"<job>: not a job document \("):
+        tilesim._core.job_from_doc("x")
 
 
 def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():

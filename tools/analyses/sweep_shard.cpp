@@ -32,6 +32,38 @@ std::string shard_name(const ShardSpec& s) {
   return fmt::format("{}/{}", s.k, s.n);
 }
 
+// The most candidates the job's sweep may have: its constraints.max_candidates (--max-candidates
+// writes it there), so a shard's candidate count is bounded before anything is allocated by it.
+int64_t max_candidates_of(const nlohmann::json& job) {
+  const auto pointer =
+      nlohmann::json::json_pointer("/config_doc/candidates/constraints/max_candidates");
+  const auto* v = job.is_object() && job.contains(pointer) ? &job.at(pointer) : nullptr;
+  return v && v->is_number_integer() && v->get<int64_t>() > 0 ? v->get<int64_t>()
+                                                              : SweepConstraints{}.max_candidates;
+}
+
+std::string shard_count_error(const ShardSpec& s, size_t total) {
+  return fmt::format(
+      "{}: the sweep has {} candidate{}, so N is at most {} (a shard beyond them "
+      "would hold none)",
+      shard_name(s), total, total == 1 ? "" : "s", total);
+}
+
+// "2/9..5/9, 7/9, 8/9": the shards of N in `ks` (ascending), runs of three or more condensed, so a
+// large N prints short.
+std::string shard_ranges(const std::vector<int64_t>& ks, int64_t n) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ks.size();) {
+    size_t j = i;
+    while (j + 1 < ks.size() && ks[j + 1] == ks[j] + 1) ++j;
+    if (j - i < 2) j = i;  // a run of two prints as two names
+    parts.push_back(j == i ? shard_name({ks[i], n})
+                           : fmt::format("{}..{}", shard_name({ks[i], n}), shard_name({ks[j], n})));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 ShardSpec parse_shard(const std::string& text, const std::string& what) {
@@ -55,8 +87,18 @@ ShardSpec parse_shard(const std::string& text, const std::string& what) {
   return s;
 }
 
+size_t shard_size(size_t total, const ShardSpec& s) {
+  const auto first = static_cast<size_t>(s.k - 1);
+  return first < total ? (total - 1 - first) / static_cast<size_t>(s.n) + 1 : 0;
+}
+
+void check_shard_count(const ShardSpec& s, size_t total, const std::string& what) {
+  if (static_cast<uint64_t>(s.n) > total) throw Error(what + " " + shard_count_error(s, total));
+}
+
 std::vector<size_t> shard_indices(size_t total, const ShardSpec& s) {
   std::vector<size_t> v;
+  v.reserve(shard_size(total, s));
   for (size_t i = static_cast<size_t>(s.k - 1); i < total; i += static_cast<size_t>(s.n))
     v.push_back(i);
   return v;
@@ -97,6 +139,7 @@ SweepJob sweep_job_from_doc(const nlohmann::json& doc, const std::string& origin
 }
 
 SweepShard run_shard(const SweepJob& job, const ShardSpec& shard, const SweepOptions& options) {
+  check_shard_count(shard, job.candidates.size(), "shard");
   SweepShard s;
   s.job = job.doc;
   s.hash = job.hash;
@@ -132,13 +175,25 @@ SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin)
   s.hash = r.at("config_hash").string();
   const auto k_n = r.at("shard").positive_ints(2);
   s.shard = parse_shard(fmt::format("{}/{}", k_n[0], k_n[1]), origin + ": shard");
-  s.total = static_cast<size_t>(r.at("candidates").integer(1));
   s.job = r.at("job").json();
-  const auto expected = shard_indices(s.total, s.shard);
+  // Every shard's job is checked against its hash (merge rebuilds the sweep from the first).
+  const std::string job_hash = fingerprint(s.job.dump() + "\n" + tilesim_version());
+  if (job_hash != s.hash)
+    r.at("config_hash")
+        .fail(fmt::format("{} does not match the job the file carries (its hash is {}: the file "
+                          "was edited; write "
+                          "shard files with tilesim sweep --shard)",
+                          s.hash, job_hash));
+  const int64_t limit = max_candidates_of(s.job);
+  s.total = static_cast<size_t>(r.at("candidates").integer(1, limit));
+  if (static_cast<uint64_t>(s.shard.n) > s.total)
+    r.at("shard").fail(shard_count_error(s.shard, s.total));
   const auto results = r.at("results");
-  if (!results.json().is_array() || results.json().size() != expected.size())
+  const size_t expected_count = shard_size(s.total, s.shard);
+  if (!results.json().is_array() || results.json().size() != expected_count)
     results.fail(fmt::format("expected the {} candidates of shard {} of a {}-candidate sweep",
-                             expected.size(), shard_name(s.shard), s.total));
+                             expected_count, shard_name(s.shard), s.total));
+  const auto expected = shard_indices(s.total, s.shard);
   for (size_t j = 0; j < expected.size(); ++j) {
     s.results.push_back(candidate_from_json(results.json()[j], origin));
     if (s.results.back().index != expected[j])
@@ -174,12 +229,13 @@ MergedSweep merge_shards(std::vector<SweepShard> shards) {
       throw Error(fmt::format("{}: shard {} given twice (also {})", s.origin, shard_name(s.shard),
                               it->second->origin));
   }
-  std::vector<std::string> missing, given;
-  for (int64_t k = 1; k <= first.shard.n; ++k)
-    (by_k.count(k) ? given : missing).push_back(shard_name({k, first.shard.n}));
+  // N is at most the candidate count (shard_from_json), so this walk is bounded.
+  std::vector<int64_t> missing, given;
+  for (int64_t k = 1; k <= first.shard.n; ++k) (by_k.count(k) ? given : missing).push_back(k);
   if (!missing.empty())
     throw Error(fmt::format("merge: shard{} {} missing (given: {})", missing.size() > 1 ? "s" : "",
-                            fmt::join(missing, ", "), fmt::join(given, ", ")));
+                            shard_ranges(missing, first.shard.n),
+                            shard_ranges(given, first.shard.n)));
   MergedSweep m;
   m.job = sweep_job_from_doc(first.job, first.origin);
   if (m.job.hash != first.hash || m.job.candidates.size() != first.total)

@@ -27,8 +27,11 @@ struct ShardSpec {
 };
 // "K/N" with 1 <= K <= N; `what` names the option in the one-line error.
 ShardSpec parse_shard(const std::string& text, const std::string& what);
-// The candidate indices of shard `s` of a `total`-candidate sweep, ascending.
+// The candidate indices of shard `s` of a `total`-candidate sweep, ascending, and their count.
 std::vector<size_t> shard_indices(size_t total, const ShardSpec& s);
+size_t shard_size(size_t total, const ShardSpec& s);
+// Refuses N above `total`: a shard beyond the candidates would hold none. `what` names the option.
+void check_shard_count(const ShardSpec& s, size_t total, const std::string& what);
 
 // One sweep as every shard sees it.
 struct SweepJob {

@@ -141,6 +141,7 @@ class Progress {
 // Shard K/N: its candidates only, written as a shard file.
 int sweep_shard(const SweepArgs& a, const SweepJob& job) {
   const ShardSpec spec = parse_shard(a.shard, "--shard");
+  check_shard_count(spec, job.candidates.size(), "--shard");
   const StopOnSignals signals;
   const auto start = std::chrono::steady_clock::now();
   SweepShard shard;
