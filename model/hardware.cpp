@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
@@ -238,11 +240,6 @@ struct Merged {
   std::vector<std::string> files;  // this file, then its bases
 };
 
-// `chain` holds the files on the way here (as named, and canonical to detect a cycle of bases).
-struct Chain {
-  std::vector<std::string> named, canonical;
-};
-
 // Keys that left the hardware file, and where their setting lives now.
 const char* retired_key_home(const std::string& key) {
   static const std::map<std::string, const char*> retired = {
@@ -255,13 +252,16 @@ const char* retired_key_home(const std::string& key) {
   return it == retired.end() ? nullptr : it->second;
 }
 
-Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) {
-  const JsonReader top(doc, origin);
-  top.check_keys({"name", "description", "base", "parameters"});
-  const std::string name = top.at("name").string();
-  const std::string description = top.string_or("description", "");
-  // A file with a base may leave "parameters" out: it is then its base under another name.
+// One file of a chain of bases: its name and the entries it states itself.
+struct Level {
+  std::string name, description;
   std::map<std::string, nlohmann::ordered_json> own;
+};
+
+Level read_level(const JsonReader& top) {
+  top.check_keys({"name", "description", "base", "parameters"});
+  Level level{top.at("name").string(), top.string_or("description", ""), {}};
+  // A file with a base may leave "parameters" out: it is then its base under another name.
   const auto params = top.has("base") ? top.find("parameters") : top.at("parameters");
   if (params)
     params->for_each_member([&](const std::string& key, const JsonReader& e) {
@@ -275,32 +275,44 @@ Merged merge(const nlohmann::json& doc, const std::string& origin, Chain chain) 
       }
       check_entry(e, *p);
       // The schema's order: value, source, fitted.
-      auto& entry = own[key];
+      auto& entry = level.own[key];
       for (const char* k : {"value", "source", "fitted"})
         if (e.has(k)) entry[k] = nlohmann::ordered_json::parse(e.json()[k].dump());
     });
-  chain.named.push_back(origin);
-  chain.canonical.push_back(canonical_name(origin));
+  return level;
+}
+
+// Walks the chain of bases down (a loop, so a chain of any length costs memory and time linear
+// in it), then lays each file's entries over its base's, from the deepest base up.
+Merged merge(const nlohmann::json& doc, const std::string& origin) {
+  std::deque<nlohmann::json> bases;  // the base documents read (stable addresses for the readers)
+  std::vector<Level> levels;
   Merged m;
-  if (const auto base = top.find("base")) {
-    const auto file = base_file(*base);
-    const std::string c = canonical_name(file.string());
-    if (std::find(chain.canonical.begin(), chain.canonical.end(), c) != chain.canonical.end())
+  std::set<std::string> seen;  // canonical paths, to detect a cycle of bases
+  for (JsonReader file(doc, origin);;) {
+    levels.push_back(read_level(file));
+    m.files.push_back(file.origin());
+    seen.insert(canonical_name(file.origin()));
+    const auto base = file.find("base");
+    if (!base) break;
+    const auto path = base_file(*base);
+    if (seen.count(canonical_name(path.string())))
       base->fail(
-          fmt::format("cycle of bases: {} -> {}", fmt::join(chain.named, " -> "), file.string()));
-    m = merge(JsonReader::parse_file(file, "hardware file (a base)"), file.string(), chain);
+          fmt::format("cycle of bases: {} -> {}", fmt::join(m.files, " -> "), path.string()));
+    bases.push_back(JsonReader::parse_file(path, "hardware file (a base)"));
+    file = JsonReader(bases.back(), path.string());
   }
-  m.name = name;
-  m.description = description;
-  m.files.insert(m.files.begin(), origin);
-  for (auto& [key, entry] : own) m.entries[key] = std::move(entry);
+  m.name = levels.front().name;
+  m.description = levels.front().description;
+  for (auto level = levels.rbegin(); level != levels.rend(); ++level)
+    for (auto& [key, entry] : level->own) m.entries[key] = std::move(entry);
   return m;
 }
 
 }  // namespace
 
 nlohmann::ordered_json merged_hardware_json(const nlohmann::json& doc, const std::string& origin) {
-  const Merged m = merge(doc, origin, Chain{});
+  const Merged m = merge(doc, origin);
   nlohmann::ordered_json out;
   out["name"] = m.name;
   if (!m.description.empty()) out["description"] = m.description;

@@ -1,5 +1,6 @@
 // model/hardware: the parameter table, the loader (bases, exact rejections), the shipped files and
 // the generated docs/hardware.md.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -216,6 +217,20 @@ TEST(HardwareBase, AFileWithABaseMayLeaveParametersOut) {
   EXPECT_EQ(hw.name, "alias");
   expect_same_machine(hw, default_hw());
   EXPECT_EQ(load_error({{"name", "alone"}}), "hw.json: parameters: missing");
+}
+
+// ../shared/hostile-t3 hw_base_chain_10000: a chain of 10^4 bases overflowed the stack (one call
+// per level) and copied the chain per level (3.6 GB, then bad_alloc). The walk is a loop now.
+TEST(HardwareBase, AChainOfTenThousandBasesLoads) {
+  Dir dir;
+  constexpr int kLevels = 10000;
+  for (int i = 0; i < kLevels; ++i)
+    dir.write(fmt::format("h{}.json", i),
+              {{"name", fmt::format("h{}", i)},
+               {"base", i + 1 < kLevels ? fmt::format("h{}.json", i + 1) : "ascend910b1"}});
+  const Hardware hw = load_hardware(dir.path() / "h0.json");
+  EXPECT_EQ(hw.name, "h0");
+  expect_same_machine(hw, default_hw());
 }
 
 TEST(HardwareBase, CycleIsAnError) {

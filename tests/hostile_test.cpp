@@ -17,7 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.hpp"
+#include "tools/formats/output_file.hpp"
 
 namespace tilesim {
 namespace {
@@ -228,6 +231,114 @@ TEST(Hostile, SignalsStopASweepAndKeepTheOldOutput) {
               std::string::npos)
         << text;
     EXPECT_EQ(read_file(out), "old\n");
+  }
+}
+
+// ../shared/hostile-t3 out_through_symlink and out_dev_stdout_redirected: an output named by a
+// symlink replaced the link (the target kept its old text), and `--json /dev/stdout > out.txt`
+// replaced /dev/stdout with a regular file. A link is written through, and a link into
+// /proc/self/fd is the open descriptor.
+TEST(Hostile, OutputsGoThroughLinksAndToOpenDescriptors) {
+  const std::string cfg =
+      write_temp("link_run.json", R"({"op": "add", "shape": [64, 64], "tile": [8, 64]})");
+  const std::string target = write_temp("link_target.json", "OLD\n");
+  const std::string link = temp_dir() + "/link.json";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink("link_target.json", link);
+  CmdResult r = run_cli("run " + cfg + " -q --json " + link);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(read_file(target).rfind("{\n", 0), 0u) << read_file(target);
+  const std::string out = temp_dir() + "/stdout.txt";
+  const bool stdout_is_link = std::filesystem::is_symlink("/dev/stdout");
+  r = run_cli("run " + cfg + " --json /dev/stdout > " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(std::filesystem::is_symlink("/dev/stdout"), stdout_is_link);
+  const std::string text = read_file(out);
+  EXPECT_EQ(text.rfind("{\n", 0), 0u) << text.substr(0, 200);  // the JSON, then the table
+  EXPECT_NE(text.find("\n}\n"), std::string::npos);
+  EXPECT_NE(text.find("JSON written to /dev/stdout"), std::string::npos);
+  r = run_cli("run " + cfg + " -q --json /proc/self/fd/1 > " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_GT(nlohmann::json::parse(read_file(out))["tasks"].get<int>(), 0);
+  const std::string loop = temp_dir() + "/loop_a.json";
+  std::filesystem::remove(loop);
+  std::filesystem::remove(temp_dir() + "/loop_b.json");
+  std::filesystem::create_symlink("loop_b.json", loop);
+  std::filesystem::create_symlink("loop_a.json", temp_dir() + "/loop_b.json");
+  expect_refused("run " + cfg + " --json " + loop, loop,
+                 ": more than 40 symbolic links lead from it (a loop of links?)");
+}
+
+// ../shared/hostile-t3 out_partial_update_full_fs: on a full disk the CSV was replaced before the
+// JSON failed. A command's outputs are all written first and renamed only when all succeeded. The
+// disk fills here by a file-size limit: the CSV fits under it, the JSON does not.
+TEST(Hostile, AFailedCommandLeavesEveryOldOutput) {
+  const std::string cfg = source_path("configs/sweeps/rule2_matmul_16384_loops.json");
+  const std::string csv = write_temp("full.csv", "OLD\n");
+  const std::string json = write_temp("full.json", "OLD\n");
+  // 64 blocks of 512 B: the sweep's CSV is ~3 KB, its JSON ~200 KB.
+  const CmdResult r =
+      run_cli("sweep " + cfg + " -q -j 1 --csv " + csv + " --json " + json + "; true", false);
+  ASSERT_EQ(r.code, 0);
+  const std::string sh = "sh -c \"trap '' XFSZ; ulimit -f 16; exec " + std::string(TILESIM_BINARY) +
+                         " sweep " + cfg + " -q -j 1 --csv " + csv + " --json " + json + "\" 2>&1";
+  std::filesystem::remove(csv);
+  std::filesystem::remove(json);
+  std::ofstream(csv) << "OLD\n";
+  std::ofstream(json) << "OLD\n";
+  FILE* p = popen(sh.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  for (int ch; (ch = fgetc(p)) != EOF;) text += static_cast<char>(ch);
+  const int status = pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;
+  EXPECT_EQ(text, "tilesim: error: " + json + ": cannot write JSON: File too large\n");
+  EXPECT_TRUE(read_file(csv) == "OLD\n");
+  EXPECT_TRUE(read_file(json) == "OLD\n");
+  for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
+    EXPECT_EQ(e.path().string().find(".tilesim-tmp-"), std::string::npos) << e.path();
+}
+
+// ../shared/hostile-t3 sig_term_run_mid_write and sig_term_replay_mid_write: SIGTERM while a trace
+// was written left a truncated temporary, or one output new and the other old. The signal lands
+// here in the middle of the second file (a child process, so the test's own handlers stay).
+TEST(Hostile, AStopSignalMidWriteLeavesNoTemporaryAndEveryOldOutput) {
+  const std::string a = write_temp("sig_a.json", "OLD\n"), b = write_temp("sig_b.json", "OLD\n");
+  const std::string err = temp_dir() + "/sig_err.txt";
+  for (const bool after_commit : {false, true}) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (!std::freopen(err.c_str(), "w", stderr)) _exit(99);
+      remove_temporaries_on_stop_signals();
+      OutputTransaction outputs;
+      write_file_atomically(
+          a, [](std::ostream& out) { out << "NEW\n"; }, "a");
+      write_file_atomically(
+          b,
+          [&](std::ostream& out) {
+            out << "NE" << std::flush;
+            if (!after_commit) raise(SIGTERM);
+            out << "W\n";
+          },
+          "b");
+      outputs.commit();
+      raise(SIGTERM);
+      _exit(97);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+    EXPECT_EQ(read_file(err), after_commit
+                                  ? "tilesim: stopped by SIGTERM after its outputs were written\n"
+                                  : "tilesim: stopped by SIGTERM; no output file written (old "
+                                    "outputs kept)\n");
+    EXPECT_EQ(read_file(a), after_commit ? "NEW\n" : "OLD\n");
+    EXPECT_EQ(read_file(b), after_commit ? "NEW\n" : "OLD\n");
+    for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
+      EXPECT_EQ(e.path().string().find(".tilesim-tmp-"), std::string::npos) << e.path();
   }
 }
 

@@ -13,6 +13,7 @@
 #include "model/error.hpp"
 #include "model/nearest_name.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/reports/version.hpp"
 
 namespace {
@@ -115,11 +116,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // A command's output files change together, when it succeeds, or not at all.
+    tilesim::remove_temporaries_on_stop_signals();
+    tilesim::OutputTransaction outputs;
     for (const auto& action : commands)
       if (const int rc = action(); rc >= 0) {
         // The report on standard output is output too: a full disk or a closed pipe is an error.
         std::cout.flush();
         if (!std::cout) throw tilesim::Error("standard output: cannot write the report");
+        if (rc == 0) outputs.commit();
         return rc;
       }
   } catch (const tilesim::Error& e) {  // the user's input: exit 2
