@@ -74,6 +74,24 @@ TEST(CsvReader, QuotedFieldsCrlfBomAndEmptyLines) {
   EXPECT_EQ(t.column("d"), -1);
 }
 
+// ../shared/hostile-t3 csv_cr_line_ends and csv_utf16: CR-only line ends made the header and the
+// rows one line ("no column ... in the header"); a UTF-16 file failed on "line 3" with its header
+// shown as NUL-interleaved bytes. A lone CR ends a line; UTF-16 is named as such.
+TEST(CsvReader, LoneCrLineEndsAreReadAndUtf16IsNamed) {
+  const CsvTable t = parse_csv("a,b\r1,\"x\ry\"\r\r2,3\r", "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].fields, (std::vector<std::string>{"1", "x\ry"}));
+  EXPECT_EQ(t.rows[1].fields, (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(t.rows[1].line, 5);  // the quoted CR and the empty line count
+  for (const std::string bom : {"\xFF\xFE", "\xFE\xFF"})
+    EXPECT_EQ(error_of([&] { parse_csv(bom + std::string("a\0,\0b\0", 7), "u.csv"); }),
+              "u.csv: the file is UTF-16 (it starts with a UTF-16 byte-order mark); msprof writes "
+              "UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)");
+  EXPECT_EQ(error_of([&] { parse_csv(std::string("a\0,\0b\0\n", 7), "u.csv"); }),
+            "u.csv: line 1: a NUL byte in the header: the file is UTF-16 or binary, not the UTF-8 "
+            "text msprof writes");
+}
+
 TEST(CsvReader, MalformedInputIsOneLineNamingFileLineAndColumn) {
   const auto err = [](const std::string& text, CsvLimits limits = {}) {
     return error_of([&] { parse_csv(text, "p.csv", limits); });
@@ -199,6 +217,11 @@ TEST(MsprofOpSummary, BadColumnsAndFiguresNameTheLineAndColumn) {
             "o.csv: line 2, column 4 (aiv_vec_time(us)): expected a number, got '1e999'");
   EXPECT_EQ(err(head + ",AI_CORE,2,1\n"),
             "o.csv: line 2, column 1 (Op Name): the op name is empty");
+  // ../shared/hostile-t3 csv_duration_1e308: 1e308 was imported, and the median of two of them
+  // written as null. A figure is bounded as the measurements file it goes to bounds it.
+  EXPECT_EQ(err(head + "k,AI_CORE,1e308,1\n"),
+            "o.csv: line 2, column 3 (Task Duration(us)): 1e308 is out of range (at most 1e+15, "
+            "what a measurement holds)");
 }
 
 // ---------------------------------------------------------------------------------------------

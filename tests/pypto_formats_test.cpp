@@ -699,9 +699,83 @@ TEST(Swimlane, TimeUnitsConvertToMicroseconds) {
       R"json([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": 1850, "dur": 3700}])json";
   const SwimlaneTrace tr = swimlane_from_json(nlohmann::json::parse(text), "t", 1850);
   ASSERT_EQ(tr.tasks.size(), 1u);
-  EXPECT_DOUBLE_EQ(tr.tasks[0].start_us, 1.0);
-  EXPECT_DOUBLE_EQ(tr.tasks[0].end_us, 3.0);
+  EXPECT_DOUBLE_EQ(tr.tasks[0].start_us, 0.0);  // times count from the first task
+  EXPECT_DOUBLE_EQ(tr.tasks[0].end_us, 2.0);
   EXPECT_EQ(tr.lanes[0].name, "pid 0 tid 0");
+}
+
+// ../shared/hostile-t3 swim_epoch_us_timestamps, swim_epoch_ns_timestamps,
+// swim_epoch_to_measurements: msprof's epoch-sized stamps (~1.8e15 us, ~1.8e18 ns) were summed
+// with dur in doubles (a step of 0.25 us, 256 ns there): 2.25 us read for 2.13. Each literal is
+// read exactly and times count from the first task, so a shift of every stamp changes nothing.
+// (The hostile cases' own files were written through doubles: their literals already carry the
+// rounding, which no reader can undo; these literals are exact.)
+TEST(Swimlane, EpochSizedTimestampsGiveTheFiguresOfRelativeOnes) {
+  auto trace = [](const std::string& t0, const std::string& t1, const std::string& t2,
+                  const std::string& dur, double units) {
+    const std::string text = fmt::format(R"json([
+      {{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": {}, "dur": {}}},
+      {{"ph": "X", "name": "0-0-2-0-0(a)", "pid": 0, "tid": 1, "ts": {}, "dur": {}}},
+      {{"ph": "X", "name": "0-0-3-0-0(a)", "pid": 0, "tid": 2, "ts": {}, "dur": {}}}])json",
+                                         t0, dur, t1, dur, t2, dur);
+    return analyze_swimlane(swimlane_from_text(text, "t", units)).metrics;
+  };
+  const Metrics rel = trace("99.2", "100.14", "100.27", "1.12", 1);
+  EXPECT_NEAR(rel.gen_time_us, 100.27 + 1.12 - 99.2, 1e-12);
+  for (const Metrics& m :
+       {trace("1784177144515042.7", "1784177144515043.64", "1784177144515043.77", "1.12", 1),
+        trace("1.78417714451504270e15", "1784177144515043640e-3", "1784177144515043.77", "1.12", 1),
+        trace("1784177144515042700", "1784177144515043640", "1784177144515043770", "1120", 1000)}) {
+    EXPECT_NEAR(m.gen_time_us, rel.gen_time_us, 1e-9);
+    ASSERT_EQ(m.psg.size(), 1u);
+    EXPECT_NEAR(m.psg[0].sum_dur_us, rel.psg[0].sum_dur_us, 1e-9);
+  }
+}
+
+// ../shared/hostile-t3 swim_dur_1e308, swim_ts_dur_1e308, swim_dur_1e308_to_measurements: a
+// dur of 1e308 printed 310 digits or inf (ts + dur overflowed to an internal error). A dur, or a
+// ts after the first task, beyond 10^12 us is refused naming the event.
+TEST(Swimlane, DurationsAndSpansBeyondAnyRunAreRefused) {
+  const struct {
+    const char* text;
+    const char* needle;
+  } cases[] = {
+      {R"j([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": 0, "dur": 1e308}])j",
+       "t: event 0: dur 1e+308 is out of range (at most 1e+12 us: no task runs that long)"},
+      {R"j([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": 1e308, "dur": 1}])j",
+       "t: event 0: ts 1e308 is out of range (its whole units fit 64 bits)"},
+      {R"j([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": 0, "dur": 1},
+           {"ph": "X", "name": "0-0-2-0-0(a)", "pid": 0, "tid": 0, "ts": 9e18, "dur": 1}])j",
+       "t: event 1: ts is 9e+18 us after the trace's first task (at most 1e+12 us: one trace, "
+       "one run)"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = error_of([&] { swimlane_from_text(c.text, "t"); });
+    EXPECT_EQ(msg, c.needle);
+  }
+}
+
+// ../shared/hostile-t3 swim_bom and swim_1e7_events: a UTF-8 byte-order mark read as "malformed
+// JSON" (the graph loader said "unexpected ... at byte 0"); an 888 MB trace ran out of memory and
+// was called malformed. The mark is skipped; the size is bounded before anything is read.
+TEST(Swimlane, AByteOrderMarkIsSkippedAndTheSizeIsBoundedFirst) {
+  const std::string bom = "\xEF\xBB\xBF";
+  const SwimlaneTrace tr = load_swimlane(
+      temp_file("bom_trace.json", bom + R"j([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0,
+                                              "tid": 0, "ts": 0, "dur": 2}])j"));
+  ASSERT_EQ(tr.tasks.size(), 1u);
+  EXPECT_EQ(tr.tasks[0].end_us, 2.0);
+  std::string graph;
+  std::getline(std::ifstream(source_path("configs/pypto/example_graph.json")), graph, '\0');
+  EXPECT_EQ(load_pypto_graph(temp_file("bom_graph.json", bom + graph)).graph.tasks.size(),
+            load_pypto_graph(source_path("configs/pypto/example_graph.json")).graph.tasks.size());
+  const std::string big = temp_file("big_trace.json", "[]");
+  std::filesystem::resize_file(big, kMaxSwimlaneBytes + 1);  // sparse: nothing is written
+  EXPECT_EQ(error_of([&] { load_swimlane(big); }),
+            big +
+                ": 268435457 bytes, more than a swimlane trace's 256 MiB (at most 1048576 "
+                "events: cut it to fewer runs or cores)");
+  std::filesystem::remove(big);
 }
 
 TEST(Swimlane, MalformedTracesGiveOneClearError) {
@@ -712,12 +786,12 @@ TEST(Swimlane, MalformedTracesGiveOneClearError) {
       {"42", "trace.json: top level: expected a Chrome trace"},
       {R"({"events": []})",
        "trace.json: top level: expected a Chrome trace: an object with a \"traceEvents\" array"},
-      {R"([1])", "trace.json: event 0: expected an event object, got number"},
-      {R"([{"ph": "X", "pid": 1, "tid": 1, "dur": 1, "args": {"taskId": 1}}])",
+      {R"j([1])j", "trace.json: event 0: expected an event object, got number"},
+      {R"j([{"ph": "X", "pid": 1, "tid": 1, "dur": 1, "args": {"taskId": 1}}])j",
        "trace.json: event 0: complete event (ph X) needs a numeric 'ts'"},
-      {R"([{"ph": "M"}, {"ph": "X", "pid": 1, "tid": 1, "ts": "3", "dur": 1}])",
+      {R"j([{"ph": "M"}, {"ph": "X", "pid": 1, "tid": 1, "ts": "3", "dur": 1}])j",
        "trace.json: event 1: complete event (ph X) needs a numeric 'ts'"},
-      {R"([{"ph": "X", "pid": 1, "tid": 1, "ts": 3, "dur": -1, "args": {"taskId": 1}}])",
+      {R"j([{"ph": "X", "pid": 1, "tid": 1, "ts": 3, "dur": -1, "args": {"taskId": 1}}])j",
        "trace.json: event 0: complete event (ph X) has negative dur -1"},
   };
   for (const auto& c : cases) {

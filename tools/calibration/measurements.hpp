@@ -48,6 +48,7 @@
 #include "model/json_reader.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "tools/formats/measured_bounds.hpp"
 
 namespace tilesim {
 
@@ -73,11 +74,8 @@ struct CalibrationRun {
   SimOptions options;       // the run config's "runtime" policies
 };
 
-// Bounds on the figures a file brings: a measured value (any metric's unit) and a weight.
-inline constexpr double kMaxMeasured = 1e15;
-// And the least: below it a figure is no time in any unit the metrics use (us, ms, cycles), a
-// denormal or a typo (its error would print as inf%).
-inline constexpr double kMinMeasured = 1e-9;
+// Bounds on the figures a file brings: a measured value (tools/formats/measured_bounds.hpp) and a
+// weight.
 inline constexpr double kMaxWeight = 1e6;
 
 struct Measurement {

@@ -52,13 +52,17 @@ class Parser {
       : s_(text), limits_(limits) {
     table_.origin = origin;
     if (s_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+    if (s_.substr(0, 2) == "\xFF\xFE" || s_.substr(0, 2) == "\xFE\xFF")
+      throw Error(origin +
+                  ": the file is UTF-16 (it starts with a UTF-16 byte-order mark); msprof writes "
+                  "UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)");
   }
 
   CsvTable run() {
     bool header = true;
     while (pos_ < s_.size()) {
-      if (s_[pos_] == '\n' || s_.substr(pos_, 2) == "\r\n") {  // an empty line
-        pos_ += s_[pos_] == '\n' ? 1 : 2;
+      if (const size_t end = line_end_at()) {  // an empty line
+        pos_ += end;
         ++line_;
         continue;
       }
@@ -67,6 +71,11 @@ class Parser {
       read_record(row.fields);
       if (header) {
         table_.header = std::move(row.fields);
+        for (size_t c = 0; c < table_.header.size(); ++c)
+          if (table_.header[c].find('\0') != std::string::npos)
+            fail(row.line, -1,
+                 "a NUL byte in the header: the file is UTF-16 or binary, not the UTF-8 text "
+                 "msprof writes");
         std::set<std::string> seen;
         for (size_t c = 0; c < table_.header.size(); ++c)
           if (!seen.insert(table_.header[c]).second)
@@ -108,8 +117,7 @@ class Parser {
         ++pos_;
         continue;
       }
-      // A line end: LF or CRLF.
-      pos_ += s_[pos_] == '\n' ? 1 : 2;
+      pos_ += line_end_at();
       ++line_;
       return;
     }
@@ -122,9 +130,15 @@ class Parser {
     field += c;
   }
 
-  bool at_field_end() const {
-    return pos_ >= s_.size() || s_[pos_] == ',' || s_[pos_] == '\n' || s_.substr(pos_, 2) == "\r\n";
+  // The length of the line end at pos_: LF, CRLF or a lone CR (old Mac tools), else 0.
+  size_t line_end_at() const {
+    if (pos_ >= s_.size()) return 0;
+    if (s_[pos_] == '\n') return 1;
+    if (s_[pos_] == '\r') return pos_ + 1 < s_.size() && s_[pos_ + 1] == '\n' ? 2 : 1;
+    return 0;
   }
+
+  bool at_field_end() const { return pos_ >= s_.size() || s_[pos_] == ',' || line_end_at() > 0; }
 
   std::string read_field(int column) {
     std::string field;
@@ -147,7 +161,7 @@ class Parser {
                  "written \"\")");
           return field;
         }
-        if (c == '\n') ++line_;
+        if (c == '\n' || (c == '\r' && (pos_ >= s_.size() || s_[pos_] != '\n'))) ++line_;
         append(field, c, column);
       }
     }

@@ -1,9 +1,10 @@
 #pragma once
 // A small RFC 4180 CSV reader for the profiles boards write (msprof's op_summary): a header line,
 // then records of comma-separated fields; a field may be quoted ("..."), a quote inside doubled
-// (""), and a quoted field may hold commas and line breaks. Lines end in LF or CRLF; a UTF-8 byte
-// order mark before the header is skipped, and so are empty lines (no characters at all). Every
-// record must have the header's field count.
+// (""), and a quoted field may hold commas and line breaks. Lines end in LF, CRLF or a lone CR; a
+// UTF-8 byte order mark before the header is skipped, and so are empty lines (no characters at
+// all). Every record must have the header's field count. A UTF-16 file (its byte-order mark, or
+// NUL bytes in the header) is refused as such.
 //
 // Work is bounded before it starts (CsvLimits): the file size, the records, the fields per
 // record and the bytes per field. Every rejection is one line naming the file, the line and the

@@ -162,6 +162,10 @@ std::unique_ptr<std::istream> JsonStream::open() const {
   return in;
 }
 
+namespace {
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+}  // namespace
+
 void JsonStream::malformed(const std::string& why) const {
   throw Error(origin_ + ": malformed JSON in " + what_ + ": " + why);
 }
@@ -373,6 +377,9 @@ void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const 
         if (at_end) break;
         size_t p = 0;
         while (p < buf.size() && is_space(buf[p])) ++p;
+        // A UTF-8 byte-order mark (some Windows tools write one) is not part of the JSON.
+        if (dropped == 0 && p == 0 && buf.rfind(kUtf8Bom, 0) == 0) p = kUtf8Bom.size();
+        while (p < buf.size() && is_space(buf[p])) ++p;
         if (p == buf.size()) {
           dropped += buf.size();
           buf.clear();
@@ -498,6 +505,9 @@ void JsonStream::whole(const std::function<void(od::value)>& doc_fn,
   else if (simdjson::padded_string::load(file_.string()).get(text))
     throw Error(origin_ + ": cannot open " + what_);
   if (!text_) note_input_file(file_);
+  // A UTF-8 byte-order mark (some Windows tools write one) is not part of the JSON.
+  if (std::string_view(text.data(), text.size()).rfind(kUtf8Bom, 0) == 0)
+    text = simdjson::padded_string(text.data() + kUtf8Bom.size(), text.size() - kUtf8Bom.size());
   try {
     od::document doc = parser_.iterate(text);
     const od::json_type type = doc.type().value();

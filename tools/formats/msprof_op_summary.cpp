@@ -1,10 +1,13 @@
 #include "tools/formats/msprof_op_summary.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "model/missing.hpp"
+#include "tools/formats/measured_bounds.hpp"
 
 namespace tilesim {
 
@@ -20,7 +23,8 @@ bool not_collected(const std::string& t) {
 
 namespace {
 
-// The value of column `c` of `row` as a number >= 0; NaN when absent or not collected.
+// The value of column `c` of `row` as a number from 0 to what a measurement holds (an import never
+// writes a figure its measurements file would refuse); NaN when absent or not collected.
 double number_at(const CsvTable& t, const CsvRow& row, int c, bool required) {
   if (c < 0) return kNaN;
   const std::string v = trim_field(row.fields[static_cast<size_t>(c)]);
@@ -34,6 +38,10 @@ double number_at(const CsvTable& t, const CsvRow& row, int c, bool required) {
   if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x))
     t.fail(row.line, c, "expected a number, got '" + printable_field(v) + "'");
   if (x < 0) t.fail(row.line, c, "expected a number >= 0, got '" + printable_field(v) + "'");
+  if (x > kMaxMeasured)
+    t.fail(row.line, c,
+           fmt::format("{} is out of range (at most {:g}, what a measurement holds)",
+                       printable_field(v), kMaxMeasured));
   return x;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -89,6 +90,65 @@ enum class LaneClass { kCore, kAicpu, kFake };
 
 namespace od = simdjson::ondemand;
 
+// A timestamp as its literal states it: msprof's are epoch-sized (~1.8e15 us, ~1.8e18 ns), where
+// a double's step is 0.25 us or 256 ns, so the whole units stay an integer and only the fraction
+// is a double. Times are taken relative to the trace's first task before any arithmetic, so a
+// shift of every timestamp changes no figure.
+struct TraceTime {
+  int64_t whole = 0;
+  double frac = 0;  // same sign as whole, |frac| < 1
+};
+
+// The literal's whole units and fraction; false when it is not a number or its whole part is
+// beyond 64 bits.
+bool trace_time_of(const JsonScalar& v, TraceTime& out) {
+  if (v.type == JsonScalar::Type::kInt) {
+    out = {v.i, 0};
+    return true;
+  }
+  if (v.type != JsonScalar::Type::kDouble && v.type != JsonScalar::Type::kUint) return false;
+  // Digits, the decimal point's place in them and the sign, from "-12.5e3"-shaped text.
+  const std::string_view t = v.text;
+  size_t pos = 0;
+  const bool negative = pos < t.size() && t[pos] == '-';
+  if (negative) ++pos;
+  std::string digits;
+  int64_t point = -1;
+  for (; pos < t.size() && (std::isdigit(static_cast<unsigned char>(t[pos])) || t[pos] == '.');
+       ++pos) {
+    if (t[pos] == '.')
+      point = static_cast<int64_t>(digits.size());
+    else
+      digits += t[pos];
+  }
+  if (point < 0) point = static_cast<int64_t>(digits.size());
+  if (pos < t.size() && (t[pos] == 'e' || t[pos] == 'E')) {
+    int64_t exponent = 0;
+    const size_t from = pos + 1 + (pos + 1 < t.size() && t[pos + 1] == '+');
+    const auto [end, ec] = std::from_chars(t.data() + from, t.data() + t.size(), exponent);
+    if (ec != std::errc() || end != t.data() + t.size()) return false;
+    point += exponent;
+  } else if (pos != t.size() || digits.empty()) {
+    return false;
+  }
+  const size_t cut =
+      static_cast<size_t>(std::clamp<int64_t>(point, 0, static_cast<int64_t>(digits.size())));
+  int64_t whole = 0;
+  for (int64_t i = 0; i < point; ++i) {
+    const int digit = i < static_cast<int64_t>(cut) ? digits[static_cast<size_t>(i)] - '0' : 0;
+    if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, digit, &whole))
+      return false;  // beyond 64 bits
+  }
+  // The fraction's digits, with the zeros a negative point puts before them.
+  std::string fraction = "0." +
+                         std::string(static_cast<size_t>(std::max<int64_t>(0, -point)), '0') +
+                         digits.substr(cut);
+  double frac = 0;
+  std::from_chars(fraction.data(), fraction.data() + fraction.size(), frac);
+  out = {negative ? -whole : whole, negative ? -frac : frac};
+  return true;
+}
+
 // What the reader uses of one event, read with simdjson (the rest of the event is checked for
 // depth and repeated keys, then ignored).
 struct RawEvent {
@@ -98,7 +158,9 @@ struct RawEvent {
   std::string meta_name;             // args.name
   std::string psg;                   // args.psg
   bool ts_ok = false, dur_ok = false;
-  double ts = 0, dur = 0;
+  std::string ts_out_of_range;  // a numeric ts whose whole part is beyond 64 bits, as written
+  TraceTime ts;
+  double dur = 0;
   bool has_task_id = false;
   int64_t task_id = 0;
   bool has_seq = false;
@@ -193,7 +255,8 @@ RawEvent read_event(const JsonStream& stream, size_t index, od::value v) {
     } else if (key == "tid") {
       e.tid = id_of(x);
     } else if (key == "ts") {
-      e.ts_ok = time_of(x, e.ts);
+      e.ts_ok = trace_time_of(x, e.ts);
+      if (!e.ts_ok && x.is_number()) e.ts_out_of_range = std::string(x.text);
     } else if (key == "dur") {
       e.dur_ok = time_of(x, e.dur);
     }
@@ -227,6 +290,11 @@ std::vector<RawEvent> read_events(JsonStream& stream) {
   auto read_array = [&](od::value array) {
     for (auto item : array.get_array()) {
       const size_t index = events.size();
+      if (index == kMaxSwimlaneEvents)
+        JsonPlace(stream.origin(), fmt::format("event {}", index))
+            .fail(fmt::format("more than {} events (a swimlane trace holds at most {}: cut it to "
+                              "fewer runs or cores)",
+                              kMaxSwimlaneEvents, kMaxSwimlaneEvents));
       events.push_back(read_event(stream, index, item.value()));
     }
   };
@@ -262,6 +330,8 @@ class TraceReader {
   }
 
   SwimlaneTrace read() {
+    for (const auto& e : events_)
+      if (e.ph == "X" && e.ts_ok) first_ts_ = std::min(first_ts_, e.ts.whole);
     read_names();
     add_named_core_lanes();
     for (size_t i = 0; i < events_.size(); ++i) read_event(i, events_[i]);
@@ -338,9 +408,24 @@ class TraceReader {
       return skip(reason ? reason : fmt::format("events of phase '{}'", e.ph));
     }
     const JsonPlace at(origin_, fmt::format("event {}", index));
-    if (!e.ts_ok) at.fail("complete event (ph X) needs a numeric 'ts'");
+    if (!e.ts_ok)
+      at.fail(e.ts_out_of_range.empty()
+                  ? "complete event (ph X) needs a numeric 'ts'"
+                  : fmt::format("ts {} is out of range (its whole units fit 64 bits)",
+                                e.ts_out_of_range));
     if (!e.dur_ok) at.fail("complete event (ph X) needs a numeric 'dur'");
     if (e.dur < 0) at.fail(fmt::format("complete event (ph X) has negative dur {}", e.dur));
+    // Bounded before any arithmetic: no task, and no trace, lasts 10^12 us (11.6 days).
+    const double max_units = kMaxSwimlaneSpanUs * units_per_us_;
+    if (e.dur > max_units)
+      at.fail(fmt::format("dur {} is out of range (at most {:g} us: no task runs that long)", e.dur,
+                          kMaxSwimlaneSpanUs));
+    const __int128 since = static_cast<__int128>(e.ts.whole) - first_ts_;
+    if (static_cast<double>(since) > max_units)
+      at.fail(
+          fmt::format("ts is {:g} us after the trace's first task (at most {:g} us: one "
+                      "trace, one run)",
+                      static_cast<double>(since) / units_per_us_, kMaxSwimlaneSpanUs));
     const auto tn = thread_name_.find(e.pid + "/" + e.tid);
     const std::string tname = tn == thread_name_.end() ? "" : tn->second;
     CoreType type = CoreType::kAiv;
@@ -352,14 +437,16 @@ class TraceReader {
     read_task_identity(e, task);
     if (!task.has_id) return skip("X events without a task id");
     task.lane = lane_for(e.pid, e.tid, tname, type, known);
-    task.start_us = e.ts / units_per_us_;
-    task.end_us = (e.ts + e.dur) / units_per_us_;
+    const double start = static_cast<double>(since) + e.ts.frac;
+    task.start_us = start / units_per_us_;
+    task.end_us = (start + e.dur) / units_per_us_;
     out_.tasks.push_back(std::move(task));
   }
 
   std::vector<RawEvent> events_;
   std::string origin_;
   double units_per_us_;
+  int64_t first_ts_ = std::numeric_limits<int64_t>::max();  // the first task's, whole units
   SwimlaneTrace out_;
   std::unordered_map<std::string, std::string> process_name_, thread_name_;
   std::unordered_map<std::string, int32_t> lane_of_;  // "pid/name" or "pid/#tid"
@@ -367,6 +454,11 @@ class TraceReader {
 
 SwimlaneTrace read_swimlane(JsonStream& stream, double units_per_us) {
   if (!(units_per_us > 0)) throw Error(stream.origin() + ": time units per us must be positive");
+  if (const uint64_t bytes = stream.size_bytes(); bytes > kMaxSwimlaneBytes)
+    throw Error(
+        fmt::format("{}: {} bytes, more than a swimlane trace's {} MiB (at most {} "
+                    "events: cut it to fewer runs or cores)",
+                    stream.origin(), bytes, kMaxSwimlaneBytes >> 20, kMaxSwimlaneEvents));
   return TraceReader(read_events(stream), stream.origin(), units_per_us).read();
 }
 

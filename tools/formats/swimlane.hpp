@@ -15,8 +15,11 @@
 //  - Skipped and counted, never fatal: events of other phases (flows, counters, instants, ...),
 //    X events on AICPU lanes (process or thread named AICPU/control/scheduler, or cat "aicpu") or
 //    on PyPTO's "Fake Core" lane, X events with no task id.
+//  - Times are relative to the trace's first task, taken from each ts literal exactly (msprof's
+//    epoch-sized stamps lose 0.25 us to a double), so a shift of every timestamp changes nothing.
 //  - Errors (one line naming the file and event index): not JSON, not a trace, an event that is
-//    not an object, an X event without numeric ts and dur >= 0.
+//    not an object, an X event without numeric ts and dur >= 0, a dur or a ts after the first
+//    task beyond kMaxSwimlaneSpanUs.
 
 #include <cstdint>
 #include <filesystem>
@@ -31,6 +34,14 @@
 #include "tools/formats/pypto_graph.hpp"
 
 namespace tilesim {
+
+// No task, and no trace of one run, lasts this long (10^12 us, 11.6 days): a longer dur or span
+// is a broken trace, refused before it reaches any sum.
+inline constexpr double kMaxSwimlaneSpanUs = 1e12;
+// A trace is read whole (lanes are named anywhere in it), ~600 B of memory per event: these bound
+// it to well under 1 GB, checked before it is read. A board run's swimlane is far smaller.
+inline constexpr uint64_t kMaxSwimlaneBytes = uint64_t{256} << 20;
+inline constexpr size_t kMaxSwimlaneEvents = size_t{1} << 20;
 
 struct SwimlaneLane {
   std::string name;  // thread name, or "pid P tid T" when the trace names none
