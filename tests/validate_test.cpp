@@ -233,6 +233,27 @@ TEST(Validate, TileProgramsArePoints) {
   EXPECT_NE(load_error(j).find("no_such_program.json"), std::string::npos) << load_error(j);
 }
 
+// ../shared/hostile-t3 out_validate_svg_name_collision: sweeps "x/y" and "x_y" named one file and
+// the second plot replaced the first ("2 SVG plots written", one file). Later ones get "-2"...
+TEST(Validate, EverySweepKeepsItsOwnSvgFile) {
+  const nlohmann::json point = {
+      {"x", 1},
+      {"measured", 1.0},
+      {"mapping", "m"},
+      {"config", {{"op", "add"}, {"shape", {64, 64}}, {"tile", {8, 64}}}}};
+  nlohmann::json j = {{"hardware", "ascend910b1"}, {"sweeps", nlohmann::json::array()}};
+  for (const char* name : {"x/y", "x_y", "X_y"})
+    j["sweeps"].push_back({{"name", name}, {"points", {point}}});
+  const std::string d = write_temp("d.json", j);
+  const auto dir = std::filesystem::temp_directory_path() / "tilesim_validate_test" / "svgs";
+  std::filesystem::remove_all(dir);
+  const test::CmdResult r = test::run_cli("validate " + d + " --svg-dir " + dir.string());
+  EXPECT_NE(r.out.find("3 SVG plots written to"), std::string::npos) << r.out;
+  for (const char* file : {"d__x_y.svg", "d__x_y-2.svg", "d__X_y-3.svg"})
+    EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   auto j = small_dataset();
   j["tolerances"] = {{"max_abs_mape_pct", 0.001}};

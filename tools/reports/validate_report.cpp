@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -362,8 +363,16 @@ Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_
   return p;
 }
 
+namespace {
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> validate_svgs(const ValidationResult& res) {
   std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> taken;  // lower case: one file on a case-insensitive file system too
   for (size_t d = 0; d < res.datasets.size(); ++d)
     for (size_t s = 0; s < res.datasets[d].sweeps.size(); ++s) {
       std::string name =
@@ -371,7 +380,12 @@ std::vector<std::pair<std::string, std::string>> validate_svgs(const ValidationR
       for (char& c : name)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
           c = '_';
-      out.emplace_back(name + ".svg", render_svg(validate_plot(res.datasets[d], res.scores[d], s)));
+      // Sweeps "x/y" and "x_y" (or two datasets of one stem) name one file: later ones are "-2"...
+      std::string unique = name;
+      for (int k = 2; !taken.insert(lower(unique)).second; ++k)
+        unique = fmt::format("{}-{}", name, k);
+      out.emplace_back(unique + ".svg",
+                       render_svg(validate_plot(res.datasets[d], res.scores[d], s)));
     }
   return out;
 }
