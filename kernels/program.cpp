@@ -260,16 +260,22 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     for (int o = stages[si].first; o <= stages[si].last; ++o)
       made_in[static_cast<size_t>(p.ops[static_cast<size_t>(o)].out)] = static_cast<int>(si);
   std::vector<bool> read_later(p.tensors.size(), false);
+  std::vector<int> loaded_by(p.tensors.size(), -1);  // the stage that loads it (latest planned)
   for (size_t si = stages.size(); si-- > 0;) {
     ProgStage& s = stages[si];
     std::vector<std::string> names;
     for (int o = s.first; o <= s.last; ++o) {
       const ProgOp& op = p.ops[static_cast<size_t>(o)];
       names.push_back(op.name);
-      for (int t : op.in)
+      s.writer_op.emplace(op.out, o);
+      for (int t : op.in) {
+        s.reader_op.emplace(t, o);
         if (made_in[static_cast<size_t>(t)] != static_cast<int>(si) &&
-            std::find(s.loads.begin(), s.loads.end(), t) == s.loads.end())
+            loaded_by[static_cast<size_t>(t)] != static_cast<int>(si)) {
+          loaded_by[static_cast<size_t>(t)] = static_cast<int>(si);
           s.loads.push_back(t);
+        }
+      }
     }
     for (int o = s.first; o <= s.last; ++o) {
       const int t = p.ops[static_cast<size_t>(o)].out;
@@ -277,6 +283,15 @@ std::vector<ProgStage> plan_stages(const Program& p) {
         s.stores.push_back(t);
     }
     for (int t : s.loads) read_later[static_cast<size_t>(t)] = true;
+    // A long fused stage is named by its ends: a PSG name stays one readable line.
+    constexpr size_t kNamedOps = 16;
+    if (names.size() > kNamedOps) {
+      const std::string last = names.back();
+      const size_t ops = names.size();
+      names.resize(kNamedOps - 1);
+      names.push_back(fmt::format("...({} ops)...", ops - kNamedOps));
+      names.push_back(last);
+    }
     s.psg = fmt::format("stage{}:{}", si, fmt::join(names, "+"));
   }
   return stages;

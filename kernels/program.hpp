@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/block_regions.hpp"
@@ -97,11 +98,13 @@ struct ProgStage {
   int64_t roots() const;    // root functions: the product of the loop counts
   std::vector<int> loads;   // tensors read from GM, in order of first use
   std::vector<int> stores;  // tensors written to GM
+  // Tensor -> the stage's first op reading it, and the op writing it (op indices).
+  std::unordered_map<int, int> reader_op, writer_op;
   // The stage ends in a reduction whose tile splits a reduced dim: its tiles group into chains
   // (one per output block) whose partials merge by the op's merge mode; or in a cumsum over a
   // split dim, whose chains carry each tile's last line into the next.
   bool split = false;
-  std::string psg;  // "stage1:sub+exp+sum"
+  std::string psg;  // "stage1:sub+exp+sum" (past 16 ops: the first 15, "...", the last)
 };
 
 // Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop

@@ -112,14 +112,16 @@ class ProgramLowering {
   }
   // The op of the stage that reads (or writes) tensor t first.
   const ProgOp& reader(const ProgStage& s, int t) const {
-    for (int o = s.first; o <= s.last; ++o)
-      if (std::find(op(o).in.begin(), op(o).in.end(), t) != op(o).in.end()) return op(o);
-    throw InternalError("program: a stage loads a tensor none of its ops reads");
+    const auto it = s.reader_op.find(t);
+    if (it == s.reader_op.end())
+      throw InternalError("program: a stage loads a tensor none of its ops reads");
+    return op(it->second);
   }
   const ProgOp& writer(const ProgStage& s, int t) const {
-    for (int o = s.first; o <= s.last; ++o)
-      if (op(o).out == t) return op(o);
-    throw InternalError("program: a stage stores a tensor none of its ops writes");
+    const auto it = s.writer_op.find(t);
+    if (it == s.writer_op.end())
+      throw InternalError("program: a stage stores a tensor none of its ops writes");
+    return op(it->second);
   }
   void check_alignment(const ProgStage& s) const;
   // skip_store: a tensor of s.stores whose store the caller places (a split reduction's output).
@@ -228,7 +230,23 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   // schedule_ooo/common/buffer_pool.h); the spmd compilers' placement is not modelled, so
   // there only temporaries share by lifetime.
   const bool pooled = !spmd_;
+  // The tensors in UB now (a key -1 - t: t's column spread by Brcb, for one op), their bytes'
+  // sum kept as they come and go, and the op at whose end each one dies, so a stage of n ops
+  // costs n log n however many of its tensors stay live.
   std::map<int, int64_t> live;
+  int64_t live_bytes = 0;
+  std::map<int, std::vector<int>> dies_after;  // op -> tensors that die at its end
+  const auto hold = [&](int t, int64_t bytes) {
+    const auto [it, fresh] = live.emplace(t, bytes);
+    live_bytes += fresh ? bytes : bytes - it->second;
+    it->second = bytes;
+  };
+  const auto drop = [&](int t) {
+    if (const auto it = live.find(t); it != live.end()) {
+      live_bytes -= it->second;
+      live.erase(it);
+    }
+  };
   std::map<int, size_t> holds_input;  // tensors whose data sits in a loaded input's buffer (its
                                       // index in k.buffers)
   for (int t : s.loads) {
@@ -242,14 +260,14 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
       Block rows = operand_region(p_, r, t, full);
       rows.extent[0] = full.extent[0];
       k.buffers.push_back({tensor(t).name, ub_bytes(t, rows), BufferRole::kInput, MemSpace::kUb});
-      if (pooled) live[t] = ub_bytes(t, rows);
+      if (pooled) hold(t, ub_bytes(t, rows));
       continue;
     }
     st.loads.push_back(dma(DmaDir::kRead, t, region, acc));
     const int64_t bytes = ub_bytes(t, operand_region(p_, r, t, full));
     k.buffers.push_back({tensor(t).name, bytes, BufferRole::kInput, MemSpace::kUb});
     holds_input[t] = k.buffers.size() - 1;
-    if (pooled) live[t] = bytes;
+    if (pooled) hold(t, bytes);
   }
   // Temporaries: tensors made and used inside the stage, plus each op's scratch, at their peak.
   std::map<int, int> last_use;
@@ -257,9 +275,17 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
     for (int t : op(o).in) last_use[t] = o;
   int64_t peak = 0;
   std::set<int> stored_in_place;  // stored outputs written over a loaded input's buffer
-  const auto is_stored = [&](int t) {
-    return std::find(s.stores.begin(), s.stores.end(), t) != s.stores.end();
+  const std::set<int> stores(s.stores.begin(), s.stores.end());
+  const auto is_stored = [&](int t) { return stores.count(t) > 0; };
+  // A tensor in UB dies at the end of the first op from `from` on that is its last use (or at
+  // `from` when no later op uses it), unless it is pooled and stored: then it stays to the end.
+  const auto schedule_death = [&](int t, int from) {
+    if (t >= 0 && pooled && is_stored(t)) return;
+    const auto lu = t >= 0 ? last_use.find(t) : last_use.end();
+    dies_after[std::max(from, lu == last_use.end() ? from : lu->second)].push_back(t);
   };
+  for (int t : s.loads)
+    if (live.count(t)) schedule_death(t, s.first);
   // The source of op `x` (index o) whose buffer its result of `bytes` may take: one that dies at
   // it with the same size; -1 if none.
   const auto in_place_donor = [&](const ProgOp& x, int o, int64_t bytes) {
@@ -293,7 +319,8 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
             const int64_t scalars = product(operand_region(p_, x, t, full).extent);
             st.vec.push_back(
                 VecOp{VecClass::kSimple, dt, 1, 1, scalars * hw_.ub.align_bytes / dtype_bytes(dt)});
-            live[-1 - t] = scalars * hw_.ub.align_bytes;
+            hold(-1 - t, scalars * hw_.ub.align_bytes);
+            schedule_death(-1 - t, o);
           }
         }
         // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
@@ -385,7 +412,7 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
       // in-place reuse); a loaded input's buffer passes to the result.
       const int donor = gather ? -1 : in_place_donor(x, o, out_bytes);
       if (donor >= 0) {
-        live.erase(donor);
+        drop(donor);
         if (const auto held = holds_input.find(donor); held != holds_input.end()) {
           const size_t buffer = held->second;
           holds_input.erase(held);
@@ -397,17 +424,16 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
           }
         }
       }
-      if (!gather) live[x.out] = out_bytes;
+      if (!gather) hold(x.out, out_bytes);
     } else if (!stored && !gather) {
-      live[x.out] = out_bytes;
+      hold(x.out, out_bytes);
     }
-    int64_t now = scratch * out_bytes + scratch_bytes;
-    for (const auto& [t, bytes] : live) now += bytes;
-    peak = std::max(peak, now);
-    for (auto it = live.begin(); it != live.end();) {
-      const bool dead =
-          it->first < 0 || (last_use[it->first] <= o && !(pooled && is_stored(it->first)));
-      it = dead && it->first != x.out ? live.erase(it) : std::next(it);
+    // The result outlives the op that makes it: it dies at its last use, or one op later.
+    if (live.count(x.out)) schedule_death(x.out, o + 1);
+    peak = std::max(peak, scratch * out_bytes + scratch_bytes + live_bytes);
+    if (const auto ending = dies_after.find(o); ending != dies_after.end()) {
+      for (int t : ending->second) drop(t);
+      dies_after.erase(ending);
     }
   }
   for (int t : s.stores) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -33,6 +34,69 @@ std::string range_text(int64_t min, int64_t max) {
   return "any integer";
 }
 
+// Nesting depth and repeated keys, checked as SAX events go by (no DOM is built).
+class StructureCheck : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  StructureCheck(std::string file, std::string what)
+      : file_(std::move(file)), what_(std::move(what)) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    open();
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys_.back().insert(k).second)
+      throw Error(fmt::format("{}: {}: key \"{}\" appears twice in one object (each key once)",
+                              file_, what_, k));
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    open();
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    out_of_range_ = dynamic_cast<const nlohmann::json::out_of_range*>(&e) != nullptr;
+    message_ = e.what();
+    return false;
+  }
+  // The parse error as one line, as the DOM parse would have raised it.
+  [[noreturn]] void fail() const {
+    if (out_of_range_)
+      throw Error(file_ + ": a number in the " + what_ + " is out of range: " + message_);
+    throw Error(file_ + ": malformed JSON in " + what_ + ": " + message_);
+  }
+
+ private:
+  void open() {
+    if (depth_++ >= JsonReader::kMaxJsonDepth)
+      throw Error(fmt::format("{}: {} nests deeper than {} levels (allowed: at most {})", file_,
+                              what_, JsonReader::kMaxJsonDepth, JsonReader::kMaxJsonDepth));
+  }
+
+  std::string file_, what_;
+  int depth_ = 0;
+  std::vector<std::set<std::string>> keys_;  // per open object
+  bool out_of_range_ = false;
+  std::string message_;
+};
+
 }  // namespace
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string origin, std::string path,
@@ -43,34 +107,17 @@ nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const s
   std::error_code ec;
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
     throw Error(file.string() + ": not a regular file (a " + what + " is a JSON file)");
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(file.string() + ": cannot open " + what);
   note_input_file(file);
-  // While parsing: nesting deeper than kMaxJsonDepth and a key repeated in one object are refused
-  // (no config nests that deep; a repeated key would silently keep its last value).
-  std::vector<std::set<std::string>> keys;  // per open object
-  std::string path_error;
-  const nlohmann::json::parser_callback_t check = [&](int depth,
-                                                      nlohmann::json::parse_event_t event,
-                                                      nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
-      throw Error(fmt::format("{}: {} nests deeper than {} levels (allowed: at most {})",
-                              file.string(), what, kMaxJsonDepth, kMaxJsonDepth));
-    if (event == E::object_start) keys.emplace_back();
-    if (event == E::object_end && !keys.empty()) keys.pop_back();
-    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
-      throw Error(fmt::format("{}: {}: key \"{}\" appears twice in one object (each key once)",
-                              file.string(), what, parsed.get<std::string>()));
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(in, check);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file.string() + ": malformed JSON in " + what + ": " + e.what());
-  } catch (const nlohmann::json::out_of_range& e) {
-    throw Error(file.string() + ": a number in the " + what + " is out of range: " + e.what());
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // A first pass without a DOM refuses nesting deeper than kMaxJsonDepth and a key repeated in
+  // one object (no config nests that deep; a repeated key would silently keep its last value).
+  // nlohmann's callback parser would do it in one pass, but it rescans the enclosing array at
+  // every object's end: quadratic in an array of many objects (a program of 10^5 ops).
+  StructureCheck check(file.string(), what);
+  if (!nlohmann::json::sax_parse(text, &check)) check.fail();
+  return nlohmann::json::parse(text);
 }
 
 std::string JsonReader::where() const {

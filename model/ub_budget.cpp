@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "model/error.hpp"
 #include "model/tile_geometry.hpp"
 
@@ -71,15 +74,33 @@ BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
     const int depth = kind.compiler_multibuffer ? requested : 1;
     const int64_t used = footprint(kind, s, depth, hw);
     if (used <= mem_capacity(s, hw)) continue;
-    // Each buffer as it counts in `used`: its aligned size, times its copies.
-    std::string list;
-    for (const auto& b : kind.buffers) {
-      if (b.space != s) continue;
-      const int copies = copies_of(kind, b, depth);
-      list += fmt::format("{}{} {} B{}", list.empty() ? "" : ", ", b.name,
-                          round_up(b.bytes, mem_align(s, hw)),
-                          copies > 1 ? fmt::format(" x {}", copies) : "");
+    // Each buffer as it counts in `used`: its aligned size, times its copies. Past a dozen, the
+    // largest dozen and what the rest add up to, so the message stays one readable line.
+    struct Counted {
+      const Buffer* buffer;
+      int64_t bytes;
+      int copies;
+    };
+    std::vector<Counted> counted;
+    for (const auto& b : kind.buffers)
+      if (b.space == s)
+        counted.push_back({&b, round_up(b.bytes, mem_align(s, hw)), copies_of(kind, b, depth)});
+    constexpr size_t kListed = 12;
+    int64_t rest = 0;
+    const size_t more = counted.size() > kListed ? counted.size() - kListed : 0;
+    if (more > 0) {
+      std::stable_sort(counted.begin(), counted.end(), [](const Counted& a, const Counted& b) {
+        return a.bytes * a.copies > b.bytes * b.copies;
+      });
+      for (size_t i = kListed; i < counted.size(); ++i)
+        rest += counted[i].bytes * counted[i].copies;
+      counted.resize(kListed);
     }
+    std::string list;
+    for (const Counted& c : counted)
+      list += fmt::format("{}{} {} B{}", list.empty() ? "" : ", ", c.buffer->name, c.bytes,
+                          c.copies > 1 ? fmt::format(" x {}", c.copies) : "");
+    if (more > 0) list += fmt::format(", and {} more of {} B in all", more, rest);
     throw Error(fmt::format("{} overflow in task '{}': needs {} B, has {} B (buffers: {})",
                             mem_space_name(s), kind.label, used, mem_capacity(s, hw), list),
                 ErrorKind::kCapacity);

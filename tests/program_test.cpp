@@ -192,6 +192,37 @@ TEST(ProgramLoader, TileOverUbAndMisalignedTileNameTheOpAndTensor) {
             "not a multiple of 32 B (use a multiple of 8 elements)");
 }
 
+// ../shared/hostile-t3 prog_fanout_1e5_outputs and prog_inputs_1e5: a fused stage of 10^5 ops
+// (each output of its own, or each reading an input of its own) was quadratic to plan (the live
+// set summed and swept per op; loads deduplicated by a search) and its UB overflow listed every
+// buffer. The plan is n log n; the stage name and the buffer list keep to one readable line.
+TEST(ProgramLoader, AStageOfManyOutputsPlansInOnePassAndNamesItsLargestBuffers) {
+  constexpr int kOps = 20000;
+  json fan = prog(json::array({tile({1, 64})}));
+  fan["outputs"] = json::array();
+  for (int i = 0; i < kOps; ++i) {
+    fan["body"].push_back(op("exp", {"x"}, fmt::format("o{}", i)));
+    fan["outputs"].push_back(fmt::format("o{}", i));
+  }
+  const std::string stage =
+      "stage0:exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+exp+...(19984 ops)...+exp";
+  EXPECT_EQ(lower_error(fan),
+            fmt::format("p.json: op 0 (exp): stage '{0}' tile (1, 64): UB overflow in task "
+                        "'{0}(1, 64)': needs 5120000 B, has 196608 B (buffers: x+o19999 256 B, "
+                        "o0 256 B, o1 256 B, o2 256 B, o3 256 B, o4 256 B, o5 256 B, o6 256 B, o7 "
+                        "256 B, o8 256 B, o9 256 B, o10 256 B, and 19988 more of 5116928 B in "
+                        "all)",
+                        stage));
+  // A few hundred fit: the plan is the same one-pass plan (each output's buffer, x reused).
+  fan["outputs"] = json::array();
+  fan["body"] = json::array({tile({1, 64})});
+  for (int i = 0; i < 300; ++i) {
+    fan["body"].push_back(op("exp", {"x"}, fmt::format("o{}", i)));
+    fan["outputs"].push_back(fmt::format("o{}", i));
+  }
+  EXPECT_EQ(lower_error(fan), "");
+}
+
 // PyPTO's UB plan shares one pool by lifetime and writes a result over a source that dies at it.
 // Two kernels that ran on boards, which a plan of every tensor in its own buffer refused:
 //  - a softmax chain on (8, 2048) fp32 tiles. Its middle stage (sub, exp, sum) loads x (64 KiB)
