@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every loader (tests/fuzz/fuzz_<loader>.cpp) from its seed corpus, tests/corpus/<loader>/.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
-# SECONDS per loader (default 20: the eight loaders take ~3 minutes), RUNS the
+# SECONDS per loader (default 20: the eleven loaders take ~4 minutes), RUNS the
 # executions per loader (default: as many as SECONDS allow; the documented local run is
 # scripts/fuzz.sh 2400 1000000). Builds build-fuzz (TILESIM_FUZZ=ON: clang, ASan + UBSan) when
 # needed. Exit status non-zero on any crash, sanitizer report, timeout (> 10 s) or out-of-memory
@@ -11,8 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 runs=${2:--1}
-loaders=(run_config sweep_config hardware measurements validation_dataset pypto_graph swimlane
-  tile_program)
+mapfile -t loaders < tests/fuzz/loaders.txt  # the one list of loaders
 
 [ -f build-fuzz/build.ninja ] ||
   cmake -S . -B build-fuzz -G Ninja -DTILESIM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -17,16 +17,11 @@
 #include <string_view>
 #include <vector>
 
-#define TILESIM_FUZZ_ENTRY(loader) \
+// Every loader of tests/fuzz/loaders.txt (CMake writes fuzz_targets.inc from it).
+#define TILESIM_FUZZ_TARGET(loader) \
   extern "C" int tilesim_fuzz_##loader(const uint8_t* data, size_t size);
-TILESIM_FUZZ_ENTRY(run_config)
-TILESIM_FUZZ_ENTRY(sweep_config)
-TILESIM_FUZZ_ENTRY(hardware)
-TILESIM_FUZZ_ENTRY(measurements)
-TILESIM_FUZZ_ENTRY(validation_dataset)
-TILESIM_FUZZ_ENTRY(pypto_graph)
-TILESIM_FUZZ_ENTRY(swimlane)
-TILESIM_FUZZ_ENTRY(tile_program)
+#include "fuzz_targets.inc"
+#undef TILESIM_FUZZ_TARGET
 
 namespace {
 
@@ -36,16 +31,11 @@ struct Target {
   std::string_view name;
   Entry entry;
 };
+#define TILESIM_FUZZ_TARGET(loader) {#loader, tilesim_fuzz_##loader},
 constexpr Target kTargets[] = {
-    {"run_config", tilesim_fuzz_run_config},
-    {"sweep_config", tilesim_fuzz_sweep_config},
-    {"hardware", tilesim_fuzz_hardware},
-    {"measurements", tilesim_fuzz_measurements},
-    {"validation_dataset", tilesim_fuzz_validation_dataset},
-    {"pypto_graph", tilesim_fuzz_pypto_graph},
-    {"swimlane", tilesim_fuzz_swimlane},
-    {"tile_program", tilesim_fuzz_tile_program},
+#include "fuzz_targets.inc"
 };
+#undef TILESIM_FUZZ_TARGET
 
 // Bytes a mutation inserts: JSON's structure, digits and the edges of numbers.
 constexpr std::string_view kBytes = "{}[],:\"\\-+.eE0123456789 tfn\n";
