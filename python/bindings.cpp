@@ -25,6 +25,7 @@
 #include "tools/analyses/validate_sensitivity.hpp"
 #include "tools/calibration/calibration_job.hpp"
 #include "tools/calibration/profile_import.hpp"
+#include "tools/formats/option_values.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
@@ -344,6 +345,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("progress") = py::none());
   m.def("shard", &shard_text, py::arg("job"), py::arg("k"), py::arg("n"), py::arg("threads"));
   m.def("merge", &merge, py::arg("texts"), py::arg("origins"));
+  // The CLI's option checks (tools/formats/option_values.hpp): "" or what is wrong with `text`.
+  m.def("integer_option_error", &integer_option_error, py::arg("text"), py::arg("min"),
+        py::arg("max") = std::numeric_limits<int64_t>::max());
+  m.def("number_option_error", &number_option_error, py::arg("text"), py::arg("above"),
+        py::arg("at_most") = std::numeric_limits<double>::infinity());
   m.def("rules", &rules, py::arg("hardware"), py::arg("only"), py::arg("threads"),
         py::arg("settings"));
   m.def("calibrate", &calibrate_py, py::arg("measurements"), py::arg("hardware"), py::arg("free"),

@@ -14,16 +14,45 @@ def source(config):
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
-def integer(name, value, minimum, none_ok=True):
-    """`value` as an int >= minimum, as the CLI checks its integer options (no bool, no float,
-    no text); None passes when none_ok. Else tilesim.ConfigError naming the argument."""
+def _option_text(value):
+    """`value` as the CLI would see it on its command line: an int as digits, a float in full
+    ("nan", "inf" included), anything else as a literal the checks refuse."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return json.dumps(value) if isinstance(value, str) else repr(value)
+    return repr(value)
+
+
+def _refuse(name, message):
+    err = _core.ConfigError(f"{name}: {message}")
+    err.key, err.kind = name, "input"
+    raise err
+
+
+def integer(name, value, minimum, none_ok=True, maximum=None):
+    """`value` as an int from minimum (to maximum), checked by the CLI's own check of its integer
+    options (tools/formats/option_values.hpp): no bool, no float, no text. None passes when
+    none_ok. Else tilesim.ConfigError naming the argument."""
     if value is None and none_ok:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        err = _core.ConfigError(f"{name}: {value!r} is not an integer >= {minimum}")
-        err.key, err.kind = name, "input"
-        raise err
+    # Only an int's text reads as an integer: a float's has a point, an exponent, inf or nan.
+    text = _option_text(value)
+    message = _core.integer_option_error(*((text, minimum) if maximum is None
+                                           else (text, minimum, maximum)))
+    if message:
+        _refuse(name, message)
     return value
+
+
+def number(name, value, above, at_most=None):
+    """`value` as a finite number above < value <= at_most, checked as the CLI checks its number
+    options. None passes. Else tilesim.ConfigError naming the argument."""
+    if value is None:
+        return None
+    message = _core.number_option_error(*((_option_text(value), above) if at_most is None
+                                          else (_option_text(value), above, at_most)))
+    if message:
+        _refuse(name, message)
+    return float(value)
 
 
 def _value(v):

@@ -7,6 +7,7 @@ from . import _core
 from ._jobs import source as _source
 from ._jobs import sweep_job
 from ._jobs import integer as _integer
+from ._jobs import number as _number
 from ._jobs import what_ifs as _what_ifs
 from .results import JsonResult, Result, SweepResult
 
@@ -89,13 +90,9 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     ``refused`` says which parameters to hold, and a warning repeats it; ``allow_degenerate``
     keeps the fit."""
     jobs = _integer("jobs", jobs, 0, none_ok=False)
-    max_iter = _integer("max_iter", max_iter, 1)
+    max_iter = _integer("max_iter", max_iter, 1, maximum=100000)
     digits = _integer("digits", digits, 0, none_ok=False)
-    if fd_step is not None and (isinstance(fd_step, bool) or not isinstance(fd_step, (int, float))
-                                or not 0 < fd_step <= 0.5):
-        err = _core.ConfigError(f"fd_step: {fd_step!r} is not a finite number in (0, 0.5]")
-        err.key, err.kind = "fd_step", "input"
-        raise err
+    fd_step = _number("fd_step", fd_step, 0, 0.5)
     data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), jobs,
                                max_iter or 0, float(fd_step or 0), digits,
                                bool(fresh_lowering), bool(allow_degenerate))

@@ -2,6 +2,7 @@
 callback and Ctrl-C, the degenerate-fit refusal, board profiles in (measurements_from_*) and
 analyze --compare (tilesim.compare); each equal to the CLI's output for the same input."""
 import json
+import os
 import warnings
 
 import pytest
@@ -131,9 +132,9 @@ def test_python_arguments_are_checked_as_the_cli_checks_them():
     for kwargs in ({"jobs": -1}, {"jobs": 1.5}, {"jobs": "2"}, {"chunks": 0}, {"chunks": 2.5}):
         with pytest.raises(tilesim.ConfigError, match=f"{next(iter(kwargs))}: .* is not an integer"):
             tilesim.sweep(SPMD, **kwargs)
-    with pytest.raises(tilesim.ConfigError, match="jobs: -2 is not an integer >= 0"):
+    with pytest.raises(tilesim.ConfigError, match="jobs: '-2' is not an integer >= 0"):
         tilesim.rules(jobs=-2)
-    with pytest.raises(tilesim.ConfigError, match="jobs: -1 is not an integer >= 0"):
+    with pytest.raises(tilesim.ConfigError, match="jobs: '-1' is not an integer >= 0"):
         tilesim.validate(jobs=-1)
     m = source("configs/measurements/a2_calibration.json")
     for kwargs, what in (({"fd_step": float("nan")}, "fd_step"), ({"fd_step": -0.1}, "fd_step"),
@@ -143,6 +144,16 @@ def test_python_arguments_are_checked_as_the_cli_checks_them():
     # More chunks than candidates: one chunk per candidate, the local sweep's result.
     s = source("configs/sweeps/rule2_matmul_16384_loops.json")
     assert tilesim.sweep(s, chunks=20000).to_dict() == tilesim.sweep(s).to_dict()
+    # One check serves both (tools/formats/option_values.hpp): Python's words are the CLI's.
+    import subprocess
+    for option, kwargs in (("--max-iter 200000", {"max_iter": 200000}),
+                           ("--fd-step 0.7", {"fd_step": 0.7}), ("-j -1", {"jobs": -1})):
+        cli = subprocess.run([os.environ["TILESIM_BINARY"], "calibrate", m] + option.split(),
+                             capture_output=True, text=True)
+        with pytest.raises(tilesim.ConfigError) as e:
+            tilesim.calibrate(m, **kwargs)
+        name = next(iter(kwargs))
+        assert cli.stderr.splitlines()[0].split(": ", 3)[3] == str(e.value)[len(name) + 2:]
     # py_core_merge_internal_error: the private calls tilesim.dask makes refuse bad input as
     # ConfigError too, never an internal error or a raw parse error.
     with pytest.raises(tilesim.ConfigError, match=r"merge: 1 shard texts but 0 origins"):

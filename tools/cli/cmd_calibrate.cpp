@@ -110,12 +110,10 @@ CommandAction add_calibrate_command(CLI::App& app) {
   add_csv_option(cmd, args->csv, "one row per measurement");
   add_jobs_option(cmd, args->threads);
   cmd->add_option("--max-iter", args->max_iter, "Levenberg-Marquardt iteration limit")
-      ->check(integer_at_least(1))
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_in(1, 100000));
   cmd->add_option("--fd-step", args->fd_step,
                   "finite-difference step (relative for log-scaled parameters)")
-      ->check(positive_finite())
-      ->check(CLI::Range(0.0, 0.5));
+      ->check(positive_finite(0.5));
   cmd->add_option("--digits", args->digits,
                   "significant digits of the fitted values (0: full precision)")
       ->check(integer_at_least(0));

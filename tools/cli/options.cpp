@@ -10,51 +10,26 @@
 
 #include "kernels/kernel_spec.hpp"
 #include "model/error.hpp"
+#include "tools/formats/option_values.hpp"
 #include "tools/reports/version.hpp"
 
 namespace tilesim {
 
-namespace {
-
-// `text` read whole by `convert` (std::stoll, std::stod): nullopt when it is not, or overflows.
-template <class T>
-std::optional<T> parse_whole(const std::string& text, T (*convert)(const std::string&, size_t*)) {
-  size_t used = 0;
-  try {
-    const T v = convert(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-int64_t to_int64(const std::string& s, size_t* used) {
-  return std::stoll(s, used);
-}
-double to_double(const std::string& s, size_t* used) {
-  return std::stod(s, used);
-}
-
-}  // namespace
-
 CLI::Validator integer_at_least(int64_t min) {
-  return CLI::Validator(
-      [min](std::string& text) -> std::string {
-        const auto v = parse_whole<int64_t>(text, to_int64);
-        if (!v || *v < min) return "'" + text + "' is not an integer >= " + std::to_string(min);
-        return "";
-      },
-      "INT>=" + std::to_string(min));
+  return integer_in(min, std::numeric_limits<int64_t>::max());
 }
 
-CLI::Validator positive_finite() {
+CLI::Validator integer_in(int64_t min, int64_t max) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto v = parse_whole<double>(text, to_double);
-        if (!v || !std::isfinite(*v) || *v <= 0) return "'" + text + "' is not a finite number > 0";
-        return "";
-      },
-      "NUMBER>0");
+      [min, max](std::string& text) { return integer_option_error(text, min, max); },
+      max == std::numeric_limits<int64_t>::max() ? fmt::format("INT>={}", min)
+                                                 : fmt::format("INT in [{}, {}]", min, max));
+}
+
+CLI::Validator positive_finite(double at_most) {
+  return CLI::Validator(
+      [at_most](std::string& text) { return number_option_error(text, 0, at_most); },
+      std::isinf(at_most) ? std::string("NUMBER>0") : fmt::format("NUMBER in (0, {}]", at_most));
 }
 
 CLI::Option* add_quiet_option(CLI::App* cmd, bool& quiet) {

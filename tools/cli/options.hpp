@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,10 +29,12 @@ CLI::Option* add_hardware_option(CLI::App* cmd, std::string& hardware, const std
 
 // Refuses an empty value ("--json ''"): "an empty <what> (...)".
 CLI::Validator not_empty(const std::string& what);
-// An integer of at least `min` (CLI11's number checks print a 300-digit range for "x").
+// An integer of at least `min`, or from `min` to `max` (CLI11's number checks print a 300-digit
+// range for "x"). The checks are tools/formats/option_values.hpp's, which Python shares.
 CLI::Validator integer_at_least(int64_t min);
-// A finite number > 0 (no nan, no inf, nothing beyond double range).
-CLI::Validator positive_finite();
+CLI::Validator integer_in(int64_t min, int64_t max);
+// A finite number > 0 and at most `at_most` (no nan, no inf, nothing beyond double range).
+CLI::Validator positive_finite(double at_most = std::numeric_limits<double>::infinity());
 
 // --max-tasks N: the most tasks (sub-tiles) a kernel, or tasks a replayed graph, may imply
 // before any work is allocated (default kernels/kernel_spec.hpp kDefaultMaxTasks); process-wide.
