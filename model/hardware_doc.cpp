@@ -31,7 +31,7 @@ constexpr const char* kFormat =
  "base": "ascend910b1",
  "parameters": {
    "clock_mhz": {"value": 1500, "source": "where the number comes from"},
-   "kernel.launch_us": {"value": 8.0, "source": "fitted to ...", "fitted": true}}}
+   "kernel.vector_launch_us": {"value": 1.7, "source": "fitted to ...", "fitted": true}}}
 ```
 
 - `base` (optional): a path relative to the file, or a shipped name (`configs/hardware/<name>.json`).

@@ -444,6 +444,24 @@ TEST(HardwareDoc, CheckedInFileIsCurrent) {
   EXPECT_EQ(text.str(), shipped_hardware_doc());
 }
 
+// Every hardware file the doc shows loads as it is written (its example once used a retired key:
+// copying it failed).
+TEST(HardwareDoc, ItsExamplesLoad) {
+  const std::string doc = shipped_hardware_doc();
+  int examples = 0;
+  for (size_t at = doc.find("```json\n"); at != std::string::npos;
+       at = doc.find("```json\n", at + 1)) {
+    const size_t begin = at + 8, end = doc.find("```", begin);
+    ASSERT_NE(end, std::string::npos);
+    Dir dir;
+    const auto file =
+        dir.write("example.json", nlohmann::json::parse(doc.substr(begin, end - begin)));
+    EXPECT_EQ(file_error(file), "(no error)") << doc.substr(begin, end - begin);
+    ++examples;
+  }
+  EXPECT_GE(examples, 1);
+}
+
 TEST(HardwareDoc, EveryParameterHasARowWithTheDefaultValueAndSource) {
   const std::string md = shipped_hardware_doc();
   const auto doc = default_doc();

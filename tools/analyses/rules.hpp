@@ -53,7 +53,7 @@ struct LoopCountZones {
     int64_t loop_count;
     double gen_time_us;
     Zone zone;
-    std::string evidence;  // why the zone (tools/zones.hpp)
+    std::string evidence;  // why the zone (tools/analyses/zones.hpp)
   };
   std::vector<Point> curve;  // ascending loop count
   int64_t best = 0;

@@ -1,8 +1,9 @@
 #pragma once
-// `tilesim calibrate`: fit hardware parameters to a measurements file (tools/measurements.hpp)
-// by least squares in log space (tools/fit.hpp), then report per measurement measured / modeled
-// before / modeled after / error, MAPE, worst error and Spearman rank correlation, per parameter
-// before / after / bound hit / identifiability, and write a calibrated hardware file.
+// `tilesim calibrate`: fit hardware parameters to a measurements file
+// (tools/calibration/measurements.hpp) by least squares in log space (tools/calibration/fit.hpp),
+// then report per measurement measured / modeled before / modeled after / error, MAPE, worst error
+// and Spearman rank correlation, per parameter before / after / bound hit / identifiability, and
+// write a calibrated hardware file.
 //
 // Residual of measurement i: weight_i * (log(modeled_i) - log(measured_i)). Model runs are
 // evaluated in parallel (every finite-difference point and every distinct run at once) and are

@@ -11,18 +11,18 @@ using CommandAction = std::function<int()>;
 
 // Registers `run`; the returned action is valid only if the subcommand was parsed.
 CommandAction add_run_command(CLI::App& app);
-// `replay`: simulate a PyPTO fixed-latency task graph (tools/cmd_replay.cpp).
+// `replay`: simulate a PyPTO fixed-latency task graph (tools/cli/cmd_replay.cpp).
 CommandAction add_replay_command(CLI::App& app);
-// `analyze`: PyPTO swimlane metrics of a Chrome trace (tools/cmd_analyze.cpp).
+// `analyze`: PyPTO swimlane metrics of a Chrome trace (tools/cli/cmd_analyze.cpp).
 CommandAction add_analyze_command(CLI::App& app);
-// `sweep`: evaluate, rank and zone a candidate space from a sweep config (tools/cmd_sweep.cpp).
+// `sweep`: evaluate, rank and zone a candidate space from a sweep config (tools/cli/cmd_sweep.cpp).
 CommandAction add_sweep_command(CLI::App& app);
 // `merge`: the shard files of one sweep into its ranked result (tools/cli/cmd_merge.cpp).
 CommandAction add_merge_command(CLI::App& app);
-// `calibrate`: fit hardware parameters to measurements (tools/cmd_calibrate.cpp).
+// `calibrate`: fit hardware parameters to measurements (tools/cli/cmd_calibrate.cpp).
 CommandAction add_calibrate_command(CLI::App& app);
 // `rules`: the rulebook's claims checked against the model, thresholds measured
-// (tools/cmd_rules.cpp).
+// (tools/cli/cmd_rules.cpp).
 CommandAction add_rules_command(CLI::App& app);
 // `validate`: measured datasets run and scored per sweep (tools/cli/cmd_validate.cpp).
 CommandAction add_validate_command(CLI::App& app);
