@@ -37,15 +37,7 @@ Dims parse_dims(const std::string& text, const std::string& what) {
 }
 
 const char* partition_name(PartitionStyle p) {
-  switch (p) {
-    case PartitionStyle::kPypto:
-      return "pypto";
-    case PartitionStyle::kAscendC:
-      return "ascendc";
-    case PartitionStyle::kSpmd:
-      return "spmd";
-  }
-  return "?";
+  return enum_name(kPartitionNames, p);
 }
 
 BlockRange block_range(int64_t units, int64_t grid, int64_t b) {
@@ -107,7 +99,8 @@ DType read_dtype(const JsonReader& r, bool int8) {
 // "block": [...]}; each key belongs to one style. An spmd block region without a grid launches
 // one block per region.
 void read_partition(const JsonReader& p, KernelSpec& s) {
-  static const char* kStyles = "pypto, ascendc, spmd";
+  static const std::string kStyles =
+      fmt::format("{}", fmt::join(enum_names(kPartitionNames), ", "));
   std::string style;
   if (p.json().is_string()) {
     style = p.string();
@@ -155,12 +148,8 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
         "expected \"pypto\", \"ascendc\", {\"style\": ..., \"cores\": N} or "
         "{\"style\": \"spmd\", \"grid\": G}");
   }
-  if (style == "pypto")
-    s.partition = PartitionStyle::kPypto;
-  else if (style == "ascendc")
-    s.partition = PartitionStyle::kAscendC;
-  else if (style == "spmd")
-    s.partition = PartitionStyle::kSpmd;
+  if (const auto named = enum_named(kPartitionNames, style))
+    s.partition = *named;
   else
     p.fail("unknown style '" + style + "' (allowed: " + kStyles + ")");
 }

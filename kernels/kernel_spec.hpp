@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/dtype.hpp"
+#include "model/enum_names.hpp"
 #include "model/tile_geometry.hpp"
 
 namespace tilesim {
@@ -27,6 +28,10 @@ enum class PartitionStyle {
              // through UB in `tile`-sized sub-tiles with `buffer_count`-deep buffering; the
              // hardware places each block on the first free core (waves when grid > cores)
 };
+inline constexpr std::array<EnumName<PartitionStyle>, 3> kPartitionNames = {
+    {{PartitionStyle::kPypto, "pypto"},
+     {PartitionStyle::kAscendC, "ascendc"},
+     {PartitionStyle::kSpmd, "spmd"}}};
 const char* partition_name(PartitionStyle p);  // "pypto", "ascendc", "spmd"
 
 // Block `b` of `grid` blocks over `units` units of work: the contiguous run [begin, end) it owns,

@@ -1,6 +1,7 @@
 #include "kernels/reduction_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -10,30 +11,14 @@
 namespace tilesim {
 
 MergeMode parse_merge_mode(const std::string& text) {
-  if (text == "in_task") return MergeMode::kInTask;
-  if (text == "chain") return MergeMode::kChain;
-  if (text == "tree") return MergeMode::kTree;
-  if (text == "atomic") return MergeMode::kAtomic;
-  if (text == "auto") return MergeMode::kAuto;
-  throw Error(
-      "params.merge: unknown merge '" + text + "' (allowed: auto, in_task, chain, tree, atomic)",
-      ErrorKind::kParams);
+  if (const auto m = enum_named(kMergeModeNames, text)) return *m;
+  throw Error(fmt::format("params.merge: unknown merge '{}' (allowed: {})", text,
+                          fmt::join(enum_names(kMergeModeNames), ", ")),
+              ErrorKind::kParams);
 }
 
 const char* merge_mode_name(MergeMode m) {
-  switch (m) {
-    case MergeMode::kInTask:
-      return "in_task";
-    case MergeMode::kChain:
-      return "chain";
-    case MergeMode::kTree:
-      return "tree";
-    case MergeMode::kAtomic:
-      return "atomic";
-    case MergeMode::kAuto:
-      break;
-  }
-  return "auto";
+  return enum_name(kMergeModeNames, m);
 }
 
 bool is_reduced(const std::vector<int>& dims, size_t d) {

@@ -10,6 +10,7 @@
 
 #include "kernels/block_regions.hpp"
 #include "kernels/lowering_support.hpp"
+#include "model/enum_names.hpp"
 
 namespace tilesim {
 
@@ -24,6 +25,12 @@ namespace tilesim {
 //    before the kernel, as Ascend C kernels do.
 //  - kAuto (the default) resolves to kAtomic where the family allows it, kTree elsewhere.
 enum class MergeMode { kInTask, kChain, kTree, kAtomic, kAuto };
+inline constexpr std::array<EnumName<MergeMode>, 5> kMergeModeNames = {
+    {{MergeMode::kAuto, "auto"},
+     {MergeMode::kInTask, "in_task"},
+     {MergeMode::kChain, "chain"},
+     {MergeMode::kTree, "tree"},
+     {MergeMode::kAtomic, "atomic"}}};
 MergeMode parse_merge_mode(
     const std::string& text);  // "in_task", "chain", "tree", "atomic", "auto"
 const char* merge_mode_name(MergeMode m);

@@ -7,53 +7,19 @@
 namespace tilesim {
 
 const char* core_type_name(CoreType t) {
-  return t == CoreType::kAiv ? "AIV" : "AIC";
+  return enum_name(kCoreTypeNames, t);
 }
 
 const char* vec_class_name(VecClass c) {
-  switch (c) {
-    case VecClass::kSimple:
-      return "simple";
-    case VecClass::kComplex:
-      return "complex";
-    case VecClass::kReduceLast:
-      return "reduce_last";
-    case VecClass::kReduceRows:
-      return "reduce_rows";
-    case VecClass::kScan:
-      return "scan";
-  }
-  return "?";
+  return enum_name(kVecClassNames, c);
 }
 
 const char* dma_path_name(DmaPath p) {
-  switch (p) {
-    case DmaPath::kUb:
-      return "ub";
-    case DmaPath::kL1Nd2nz:
-      return "l1_nd2nz";
-    case DmaPath::kL1:
-      return "l1";
-    case DmaPath::kFixpipe:
-      return "fixpipe";
-  }
-  return "?";
+  return enum_name(kDmaPathNames, p);
 }
 
 const char* mem_space_name(MemSpace m) {
-  switch (m) {
-    case MemSpace::kUb:
-      return "UB";
-    case MemSpace::kL1:
-      return "L1";
-    case MemSpace::kL0a:
-      return "L0A";
-    case MemSpace::kL0b:
-      return "L0B";
-    case MemSpace::kL0c:
-      return "L0C";
-  }
-  return "?";
+  return enum_name(kMemSpaceNames, m);
 }
 
 int TaskGraph::add_psg(const std::string& name) {

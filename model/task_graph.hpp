@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "model/dtype.hpp"
+#include "model/enum_names.hpp"
 
 namespace tilesim {
 
 enum class CoreType { kAiv, kAic };
+inline constexpr std::array<EnumName<CoreType>, 2> kCoreTypeNames = {
+    {{CoreType::kAiv, "AIV"}, {CoreType::kAic, "AIC"}}};
 const char* core_type_name(CoreType t);
 
 enum class DmaDir { kRead, kWrite };  // read: GM -> UB/L1 (MTE2); write: UB/L0C -> GM (MTE3/FixP)
@@ -36,6 +39,11 @@ enum class DmaPath : uint8_t {
              // stored in the fractal layout, catlass zN / nZ)
   kFixpipe,  // L0C -> GM through the fixpipe (NZ -> ND, with the cast or quantisation)
 };
+inline constexpr std::array<EnumName<DmaPath>, 4> kDmaPathNames = {
+    {{DmaPath::kUb, "ub"},
+     {DmaPath::kL1Nd2nz, "l1_nd2nz"},
+     {DmaPath::kL1, "l1"},
+     {DmaPath::kFixpipe, "fixpipe"}}};
 const char* dma_path_name(DmaPath p);
 
 // One DMA instruction: `bursts` contiguous runs of `burst_bytes`, plus the extra GM granules its
@@ -63,6 +71,12 @@ enum class VecClass {
   kReduceRows,  // combine `rows` rows elementwise (reduction along a non-last axis)
   kScan,        // `rows` dependent elementwise adds of `cols` elements each (a cumsum's steps)
 };
+inline constexpr std::array<EnumName<VecClass>, 5> kVecClassNames = {
+    {{VecClass::kSimple, "simple"},
+     {VecClass::kComplex, "complex"},
+     {VecClass::kReduceLast, "reduce_last"},
+     {VecClass::kReduceRows, "reduce_rows"},
+     {VecClass::kScan, "scan"}}};
 const char* vec_class_name(VecClass c);
 
 // One vector operation on a tile: `batch` independent instances of a rows x cols block.
@@ -105,6 +119,11 @@ struct TileStep {
 };
 
 enum class MemSpace { kUb, kL1, kL0a, kL0b, kL0c };
+inline constexpr std::array<EnumName<MemSpace>, 5> kMemSpaceNames = {{{MemSpace::kUb, "UB"},
+                                                                      {MemSpace::kL1, "L1"},
+                                                                      {MemSpace::kL0a, "L0A"},
+                                                                      {MemSpace::kL0b, "L0B"},
+                                                                      {MemSpace::kL0c, "L0C"}}};
 const char* mem_space_name(MemSpace m);
 
 enum class BufferRole { kInput, kOutput, kTemp };  // inputs/outputs rotate with multi-buffering

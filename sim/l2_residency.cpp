@@ -7,15 +7,7 @@
 namespace tilesim {
 
 const char* l2_start_name(L2Start s) {
-  switch (s) {
-    case L2Start::kCold:
-      return "cold";
-    case L2Start::kWarm:
-      return "warm";
-    case L2Start::kDirty:
-      return "flushed";
-  }
-  return "?";
+  return enum_name(kL2StartNames, s);
 }
 
 L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start)

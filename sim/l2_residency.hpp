@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/enum_names.hpp"
 #include "model/task_graph.hpp"
 
 namespace tilesim {
@@ -50,7 +51,9 @@ enum class L2Start {
   kDirty,  // flushed by writing a buffer larger than L2 (as benchmark harnesses do): full of
            // dirty lines, so each line the kernel allocates first writes one back to HBM
 };
-const char* l2_start_name(L2Start s);  // "cold", "warm", "flushed"
+inline constexpr std::array<EnumName<L2Start>, 3> kL2StartNames = {
+    {{L2Start::kCold, "cold"}, {L2Start::kWarm, "warm"}, {L2Start::kDirty, "flushed"}}};
+const char* l2_start_name(L2Start s);
 
 class L2Residency {
  public:

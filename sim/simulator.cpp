@@ -20,13 +20,7 @@ SimResult run(const TaskGraph& graph, std::vector<TaskCost> kind_costs, const Ha
 }  // namespace
 
 const char* ready_order_name(ReadyOrder order) {
-  switch (order) {
-    case ReadyOrder::kOldestRootFirst:
-      return "oldest_root_first";
-    case ReadyOrder::kFifo:
-      return "fifo";
-  }
-  return "?";
+  return enum_name(kReadyOrderNames, order);
 }
 
 SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_costs,

@@ -32,6 +32,8 @@ enum class ReadyOrder {
   kOldestRootFirst,  // the oldest root function (loop body) first, FIFO within a root
   kFifo,             // first ready, first dispatched
 };
+inline constexpr std::array<EnumName<ReadyOrder>, 2> kReadyOrderNames = {
+    {{ReadyOrder::kOldestRootFirst, "oldest_root_first"}, {ReadyOrder::kFifo, "fifo"}}};
 const char* ready_order_name(ReadyOrder order);
 
 struct SimOptions {

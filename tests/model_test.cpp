@@ -3,17 +3,24 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/kernel_spec.hpp"
+#include "kernels/reduction_plan.hpp"
 #include "model/dma_cost.hpp"
+#include "model/enum_names.hpp"
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "model/task_cost.hpp"
 #include "model/tile_geometry.hpp"
 #include "model/ub_budget.hpp"
 #include "model/vector_cost.hpp"
+#include "sim/simulator.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/rules.hpp"
 #include "tools/formats/run_config.hpp"
 
 namespace tilesim {
@@ -309,6 +316,54 @@ TEST(JsonReader, NamesFileKeyPathAndAllowedValuesInEveryRejection) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kParams);
+  }
+}
+
+// Each enum's name table (model/enum_names.hpp) holds every enumerator once (they count from 0),
+// each under its own name, and reads back both ways.
+template <class E, size_t N>
+void expect_whole_table(const std::array<EnumName<E>, N>& table, const char* what) {
+  std::set<int> values;
+  std::set<std::string_view> names;
+  for (const auto& row : table) {
+    values.insert(static_cast<int>(row.value));
+    names.insert(row.name);
+    EXPECT_EQ(enum_named(table, row.name), row.value) << what << " " << row.name;
+    EXPECT_EQ(std::string_view(enum_name(table, row.value)), row.name) << what;
+  }
+  EXPECT_EQ(values.size(), N) << what;
+  EXPECT_EQ(names.size(), N) << what;
+  EXPECT_EQ(*values.begin(), 0) << what;
+  EXPECT_EQ(*values.rbegin(), static_cast<int>(N) - 1) << what;
+  EXPECT_EQ(enum_named(table, "no such name"), std::nullopt) << what;
+}
+
+TEST(EnumNames, EveryTableHoldsEachEnumeratorOnceUnderItsOwnName) {
+  expect_whole_table(kReadyOrderNames, "ReadyOrder");
+  expect_whole_table(kL2StartNames, "L2Start");
+  expect_whole_table(kMergeModeNames, "MergeMode");
+  expect_whole_table(kPartitionNames, "PartitionStyle");
+  expect_whole_table(kCoreTypeNames, "CoreType");
+  expect_whole_table(kVecClassNames, "VecClass");
+  expect_whole_table(kDmaPathNames, "DmaPath");
+  expect_whole_table(kMemSpaceNames, "MemSpace");
+  expect_whole_table(kZoneNames, "Zone");
+  expect_whole_table(kZoneLabels, "Zone labels");
+  expect_whole_table(kVerdictNames, "Verdict");
+}
+
+// A ready-queue policy outside the table is refused, naming the policies there are (a third
+// policy once would have parsed silently as FIFO).
+TEST(EnumNames, AnUnknownReadyOrderListsTheKnownOnes) {
+  try {
+    run_config_from_json(nlohmann::json::parse(R"({"op": "add", "shape": [64, 64], "tile": [8, 64],
+                                                  "runtime": {"ready_order": "lifo"}})"),
+                         "c.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.json: runtime.ready_order: \"lifo\" is not allowed (allowed: oldest_root_first, "
+              "fifo)");
   }
 }
 

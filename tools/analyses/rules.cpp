@@ -17,15 +17,7 @@
 namespace tilesim {
 
 const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kHolds:
-      return "holds";
-    case Verdict::kBends:
-      return "bends";
-    case Verdict::kFails:
-      break;
-  }
-  return "fails";
+  return enum_name(kVerdictNames, v);
 }
 
 namespace {

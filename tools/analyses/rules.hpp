@@ -25,6 +25,8 @@
 namespace tilesim {
 
 enum class Verdict { kHolds, kBends, kFails };
+inline constexpr std::array<EnumName<Verdict>, 3> kVerdictNames = {
+    {{Verdict::kHolds, "holds"}, {Verdict::kBends, "bends"}, {Verdict::kFails, "fails"}}};
 const char* verdict_name(Verdict v);  // "holds", "bends", "fails"
 
 struct RuleCheck {

@@ -9,35 +9,11 @@
 namespace tilesim {
 
 const char* zone_name(Zone z) {
-  switch (z) {
-    case Zone::kTooFragmented:
-      return "too_fragmented";
-    case Zone::kSweetSpot:
-      return "sweet_spot";
-    case Zone::kTooCoarse:
-      return "too_coarse";
-    case Zone::kSlower:
-      return "slower";
-    case Zone::kNone:
-      break;
-  }
-  return "";
+  return enum_name(kZoneNames, z);
 }
 
 const char* zone_label(Zone z) {
-  switch (z) {
-    case Zone::kTooFragmented:
-      return "too fragmented";
-    case Zone::kSweetSpot:
-      return "sweet spot";
-    case Zone::kTooCoarse:
-      return "too coarse";
-    case Zone::kSlower:
-      return "slower";
-    case Zone::kNone:
-      break;
-  }
-  return "-";
+  return enum_name(kZoneLabels, z);
 }
 
 const PsgMetrics* dominant_psg(const std::vector<PsgMetrics>& psg) {

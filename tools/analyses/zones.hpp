@@ -42,12 +42,26 @@
 #include <string>
 #include <vector>
 
+#include "model/enum_names.hpp"
 #include "sim/metrics.hpp"
 #include "tools/analyses/spmd_figures.hpp"
 
 namespace tilesim {
 
 enum class Zone { kNone, kTooFragmented, kSweetSpot, kTooCoarse, kSlower };
+// As JSON and CSV name a zone ("" for none), and as tables print it.
+inline constexpr std::array<EnumName<Zone>, 5> kZoneNames = {
+    {{Zone::kNone, ""},
+     {Zone::kTooFragmented, "too_fragmented"},
+     {Zone::kSweetSpot, "sweet_spot"},
+     {Zone::kTooCoarse, "too_coarse"},
+     {Zone::kSlower, "slower"}}};
+inline constexpr std::array<EnumName<Zone>, 5> kZoneLabels = {
+    {{Zone::kNone, "-"},
+     {Zone::kTooFragmented, "too fragmented"},
+     {Zone::kSweetSpot, "sweet spot"},
+     {Zone::kTooCoarse, "too coarse"},
+     {Zone::kSlower, "slower"}}};
 const char* zone_name(Zone z);   // "too_fragmented", "sweet_spot", "too_coarse", "slower", ""
 const char* zone_label(Zone z);  // "too fragmented", "sweet spot", "too coarse", "slower", "-"
 // How much slower `v` is than `ref`, in percent (0 when ref is not positive).

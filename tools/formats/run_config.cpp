@@ -60,18 +60,12 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
   // device task holds at most MAX_STITCH_FUNC_NUM = 1024 roots, device_execute_context.cpp).
   options.stitch_function_max_num = runtime->integer_or("stitch_function_max_num", 0, 1, 1024);
   options.launch_sched_aicpu_num = runtime->integer_or("launch_sched_aicpu_num", 0, 1, 7);
-  if (const auto order = runtime->find("ready_order")) {
-    const std::vector<std::string> names = {ready_order_name(ReadyOrder::kOldestRootFirst),
-                                            ready_order_name(ReadyOrder::kFifo)};
+  // one_of refuses a name outside the table, listing the table's names.
+  if (const auto order = runtime->find("ready_order"))
     options.ready_order =
-        order->one_of(names) == names[0] ? ReadyOrder::kOldestRootFirst : ReadyOrder::kFifo;
-  }
-  if (const auto l2 = runtime->find("l2")) {
-    const std::string start = l2->one_of({"cold", "warm", "flushed"});
-    options.l2_start = start == "warm"      ? L2Start::kWarm
-                       : start == "flushed" ? L2Start::kDirty
-                                            : L2Start::kCold;
-  }
+        *enum_named(kReadyOrderNames, order->one_of(enum_names(kReadyOrderNames)));
+  if (const auto l2 = runtime->find("l2"))
+    options.l2_start = *enum_named(kL2StartNames, l2->one_of(enum_names(kL2StartNames)));
   return options;
 }
 
