@@ -18,11 +18,11 @@
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "sim/chrome_trace.hpp"
-#include "tools/analyses/board_compare.hpp"
+#include "tools/calibration/board_compare.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
-#include "tools/analyses/validate.hpp"
-#include "tools/analyses/validate_sensitivity.hpp"
+#include "tools/calibration/validate.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/calibration/calibration_job.hpp"
 #include "tools/calibration/profile_import.hpp"
 #include "tools/formats/option_values.hpp"
@@ -35,7 +35,7 @@
 #include "tools/reports/sweep_report.hpp"
 #include "tools/reports/timeline_report.hpp"
 #include "tools/reports/validate_report.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;

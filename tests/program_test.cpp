@@ -18,7 +18,7 @@
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep.hpp"
-#include "tools/formats/candidate_json.hpp"
+#include "tools/analyses/candidate_json.hpp"
 #include "tools/formats/program_file.hpp"
 #include "tools/formats/run_config.hpp"
 

@@ -12,7 +12,7 @@
 #include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/sweep_shard.hpp"
-#include "tools/formats/candidate_json.hpp"
+#include "tools/analyses/candidate_json.hpp"
 
 namespace tilesim {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/analyses/validate.hpp"
-#include "tools/analyses/validate_sensitivity.hpp"
+#include "tools/calibration/validate.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/calibration/fit.hpp"
-#include "tools/formats/validation_dataset.hpp"
+#include "tools/calibration/validation_dataset.hpp"
 
 namespace tilesim {
 namespace {

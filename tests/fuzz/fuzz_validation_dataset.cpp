@@ -1,6 +1,6 @@
-// libFuzzer target: validation datasets (tools/formats/validation_dataset.hpp).
+// libFuzzer target: validation datasets (tools/calibration/validation_dataset.hpp).
 #include "tests/fuzz/fuzz_support.hpp"
-#include "tools/formats/validation_dataset.hpp"
+#include "tools/calibration/validation_dataset.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return tilesim::fuzz::run_loader(

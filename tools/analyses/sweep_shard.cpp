@@ -8,9 +8,9 @@
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
-#include "tools/formats/candidate_json.hpp"
+#include "tools/analyses/candidate_json.hpp"
 #include "tools/formats/run_config.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace tilesim {
 

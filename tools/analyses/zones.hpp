@@ -45,6 +45,7 @@
 #include "model/enum_names.hpp"
 #include "sim/metrics.hpp"
 #include "tools/analyses/spmd_figures.hpp"
+#include "tools/formats/zone_options.hpp"
 
 namespace tilesim {
 
@@ -66,17 +67,6 @@ const char* zone_name(Zone z);   // "too_fragmented", "sweet_spot", "too_coarse"
 const char* zone_label(Zone z);  // "too fragmented", "sweet spot", "too coarse", "slower", "-"
 // How much slower `v` is than `ref`, in percent (0 when ref is not positive).
 double gap_pct(double v, double ref);
-
-struct ZoneOptions {
-  double tolerance = 0.02;        // sweet spot: gen_time within this fraction of the best
-  double evidence_rise = 0.05;    // a metric "rises" when it exceeds the best's by this fraction
-  double min_abs_rise_us = 0.05;  // ... and by at least this much
-  double min_wait_share = 0.25;   // a wait rise must cover this share of the time lost
-  // spmd: a last wave that fills less than this share of the cores is unbalanced
-  double min_tail_occupancy = 0.5;
-  // spmd: block starts above this share of core time are per-block overhead dominating
-  double max_block_overhead_share = 0.1;
-};
 
 struct ZonePoint {
   double x = 0;  // swept axis value

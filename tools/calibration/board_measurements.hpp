@@ -3,7 +3,7 @@
 // says which run config each kernel is) and PyPTO swimlanes (with the run config they are a run
 // of) become figures with their provenance, written as a measurements file for `tilesim
 // calibrate` (tools/calibration/measurements.hpp) or a validation dataset for `tilesim validate`
-// (tools/formats/validation_dataset.hpp). Nothing is dropped silently: rows no kernel of the
+// (tools/calibration/validation_dataset.hpp). Nothing is dropped silently: rows no kernel of the
 // mapping matches are listed, a kernel that matches no row or a row two kernels match is an
 // error, and a figure that is not a measurement (not collected, or 0) is listed with why.
 
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/kernel_spec.hpp"
-#include "tools/formats/msprof_map.hpp"
+#include "tools/calibration/msprof_map.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/swimlane.hpp"
 

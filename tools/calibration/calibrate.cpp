@@ -10,8 +10,8 @@
 
 #include "model/error.hpp"
 #include "model/missing.hpp"
-#include "tools/reports/csv.hpp"
-#include "tools/reports/report.hpp"
+#include "tools/formats/csv_field.hpp"
+#include "tools/formats/record_json.hpp"
 
 namespace tilesim {
 

@@ -12,8 +12,8 @@
 #include "model/missing.hpp"
 #include "tools/analyses/parallel_indices.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/formats/record_json.hpp"
 #include "tools/formats/run_config.hpp"
-#include "tools/reports/report.hpp"
 
 namespace tilesim {
 

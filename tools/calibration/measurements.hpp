@@ -110,7 +110,7 @@ std::string json_number(double x);
 
 // The run a measured figure names in `e`: exactly one of "config" (an inline run config) or
 // "config_file" (a run config file, relative to `file`, the file holding `e`). `id` labels an
-// inline config. Also read by the validation datasets (tools/formats/validation_dataset.hpp).
+// inline config. Also read by the validation datasets (tools/calibration/validation_dataset.hpp).
 CalibrationRun parse_measured_run(const JsonReader& e, const std::string& id,
                                   const std::filesystem::path& file);
 

@@ -7,12 +7,12 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
-#include "tools/formats/msprof_map.hpp"
+#include "tools/calibration/msprof_map.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace tilesim {
 

@@ -12,7 +12,7 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
-#include "tools/analyses/board_compare.hpp"
+#include "tools/calibration/board_compare.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"

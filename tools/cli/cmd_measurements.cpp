@@ -23,7 +23,7 @@
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
 #include "tools/reports/board_compare_report.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace tilesim {
 

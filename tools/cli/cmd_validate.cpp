@@ -1,7 +1,7 @@
 // tilesim validate [FILES...] [-j N] [--csv [f]] [--json [f]] [--svg DIR] [--hardware f] [--quiet]
 //                  [--sensitivity] [--sensitivity-keys K,K] [--sensitivity-step F]
 // Runs measured datasets (default: every file in configs/validation/) and scores the model per
-// sweep (tools/analyses/validate.hpp). Exit code 0 when every dataset is within its own
+// sweep (tools/calibration/validate.hpp). Exit code 0 when every dataset is within its own
 // tolerances, 1 when some dataset falls outside them, 2 on bad input.
 #include <filesystem>
 #include <iostream>
@@ -9,8 +9,8 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
-#include "tools/analyses/validate.hpp"
-#include "tools/analyses/validate_sensitivity.hpp"
+#include "tools/calibration/validate.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/run_config.hpp"

@@ -11,7 +11,7 @@
 #include "kernels/kernel_spec.hpp"
 #include "model/error.hpp"
 #include "tools/formats/option_values.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace tilesim {
 

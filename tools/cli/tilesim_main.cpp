@@ -14,7 +14,7 @@
 #include "model/nearest_name.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/formats/output_file.hpp"
-#include "tools/reports/version.hpp"
+#include "tools/formats/version.hpp"
 
 namespace {
 

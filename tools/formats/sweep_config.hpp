@@ -60,8 +60,8 @@
 #include "kernels/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "sim/simulator.hpp"
-#include "tools/analyses/zones.hpp"
 #include "tools/formats/sweep_objective.hpp"
+#include "tools/formats/zone_options.hpp"
 
 namespace tilesim {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tools/reports/text_append.hpp"
+#include "tools/formats/text_append.hpp"
 
 namespace tilesim {
 

@@ -1,12 +1,12 @@
 #pragma once
-// Presenting a simulated-versus-board comparison (tools/analyses/board_compare.hpp) and the
+// Presenting a simulated-versus-board comparison (tools/calibration/board_compare.hpp) and the
 // result of turning board profiles into measurements (tools/calibration/board_measurements.hpp).
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "tools/analyses/board_compare.hpp"
+#include "tools/calibration/board_compare.hpp"
 #include "tools/calibration/board_measurements.hpp"
 
 namespace tilesim {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/analyses/binding.hpp"
+#include "tools/formats/record_json.hpp"
 
 #include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
@@ -14,16 +15,6 @@
 
 namespace tilesim {
 
-nlohmann::json spec_to_json(const KernelSpec& spec);
-nlohmann::json diagnostics_to_json(const Diagnostics& d);
-// The one writer of the Metrics record: every field of metric_fields() (grouped as it says), the
-// PSG and pipe tables and, with per_core, one entry per core. Run, replay, analyze and every sweep
-// candidate write their figures with it.
-nlohmann::json metrics_to_json(const Metrics& m, bool per_core = true);
-nlohmann::json psg_to_json(const std::vector<PsgMetrics>& psg);
-// The metric_fields() as CSV: the header, and one row's cells (empty cells for no metrics).
-std::string metrics_csv_header();
-std::string metrics_csv_cells(const Metrics* m);
 // What bounds a run (tools/analyses/binding.hpp) as JSON: [{resource, used, capacity, unit,
 // share}], the binding one first.
 nlohmann::json binding_json(const std::vector<ResourceUse>& uses);

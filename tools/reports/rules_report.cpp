@@ -2,11 +2,11 @@
 
 #include "tools/formats/run_config.hpp"
 
-#include "tools/reports/csv.hpp"
+#include "tools/formats/csv_field.hpp"
 
 #include <map>
 
-#include "tools/reports/text_append.hpp"
+#include "tools/formats/text_append.hpp"
 
 namespace tilesim {
 

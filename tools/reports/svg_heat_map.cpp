@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tools/formats/text_append.hpp"
 #include "tools/reports/svg_plot.hpp"
-#include "tools/reports/text_append.hpp"
 
 namespace tilesim {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tools/reports/text_append.hpp"
+#include "tools/formats/text_append.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,10 +6,10 @@
 #include "model/error.hpp"
 #include "tools/analyses/binding.hpp"
 #include "tools/analyses/sweep_lever.hpp"
-#include "tools/reports/csv.hpp"
+#include "tools/formats/csv_field.hpp"
+#include "tools/formats/text_append.hpp"
 #include "tools/reports/report.hpp"
 #include "tools/reports/svg_heat_map.hpp"
-#include "tools/reports/text_append.hpp"
 
 #include <algorithm>
 #include <cmath>

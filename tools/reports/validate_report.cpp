@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/reports/csv.hpp"
-#include "tools/reports/text_append.hpp"
+#include "tools/formats/csv_field.hpp"
+#include "tools/formats/text_append.hpp"
 
 namespace tilesim {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/analyses/validate.hpp"
-#include "tools/analyses/validate_sensitivity.hpp"
+#include "tools/calibration/validate.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/reports/svg_plot.hpp"
 
 namespace tilesim {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "model/hardware.hpp"
-#include "tools/formats/validation_dataset.hpp"
+#include "tools/calibration/validation_dataset.hpp"
 
 namespace tilesim {
 

@@ -1,4 +1,4 @@
-#include "tools/analyses/validate.hpp"
+#include "tools/calibration/validate.hpp"
 
 #include "model/missing.hpp"
 #include "tools/formats/run_config.hpp"

@@ -1,4 +1,4 @@
-#include "tools/reports/text_append.hpp"
+#include "tools/formats/text_append.hpp"
 
 namespace tilesim {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/analyses/validate.hpp"
+#include "tools/calibration/validate.hpp"
 
 namespace tilesim {
 

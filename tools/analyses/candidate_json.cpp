@@ -1,4 +1,4 @@
-#include "tools/formats/candidate_json.hpp"
+#include "tools/analyses/candidate_json.hpp"
 
 #include <fmt/format.h>
 

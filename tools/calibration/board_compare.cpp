@@ -1,4 +1,4 @@
-#include "tools/analyses/board_compare.hpp"
+#include "tools/calibration/board_compare.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tools/formats/validation_dataset.hpp"
+#include "tools/calibration/validation_dataset.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "tools/analyses/validate_sensitivity.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "tools/formats/msprof_map.hpp"
+#include "tools/calibration/msprof_map.hpp"
 
 #include <set>
 
