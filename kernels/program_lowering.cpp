@@ -86,6 +86,15 @@ void append_kind(TaskKind& block, TaskKind&& part) {
   for (const TileStep& st : part.steps) append_step(block, st);
 }
 
+// What one op of a fused stage adds to a tile's UB beside its output: scratch tiles the size of
+// the output, other scratch bytes, and each column operand Brcb spreads over UB blocks (tensor,
+// bytes; alive for the op only).
+struct OpVectorWork {
+  int scratch = 0;
+  int64_t scratch_bytes = 0;
+  std::vector<std::pair<int, int64_t>> columns;
+};
+
 class ProgramLowering {
  public:
   ProgramLowering(const Program& p, const KernelSpec& spec, const Hardware& hw)
@@ -125,6 +134,10 @@ class ProgramLowering {
   }
   void check_alignment(const ProgStage& s) const;
   // skip_store: a tensor of s.stores whose store the caller places (a split reduction's output).
+  // The vector instructions op `x` issues on a tile of stage `s` computing `ce` (n elements;
+  // `full` the whole tile), and the UB it needs beside its output.
+  OpVectorWork op_vector_work(const ProgStage& s, const ProgOp& x, const Dims& ce, int64_t n,
+                              const Block& full, std::vector<VecOp>& vec) const;
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        int skip_store = -1) const;
   TaskKind matmul_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc) const;
@@ -207,6 +220,112 @@ void ProgramLowering::check_alignment(const ProgStage& s) const {
                     ErrorKind::kAlignment);
     }
   }
+}
+
+OpVectorWork ProgramLowering::op_vector_work(const ProgStage& s, const ProgOp& x, const Dims& ce,
+                                             int64_t n, const Block& full,
+                                             std::vector<VecOp>& vec) const {
+  const DType dt = tensor(x.out).dtype;
+  const DType in_dt = tensor(x.in[0]).dtype;
+  OpVectorWork w;
+  w.scratch = x.info->scratch_tiles;
+  switch (x.info->kind) {
+    case OpKind::kUnary:
+      for (VecClass c : x.info->instrs) vec.push_back(VecOp{c, dt, 1, 1, n});
+      break;
+    case OpKind::kBinary:
+    case OpKind::kWhere: {
+      bool broadcast = false;
+      for (int t : x.in) broadcast = broadcast || tensor(t).shape != s.shape;
+      for (int t : x.in) {
+        // A column operand: Brcb spreads each row's scalar over one UB block, as the
+        // elementwise family does.
+        const Dims& sh = tensor(t).shape;
+        if (sh.size() == s.shape.size() && sh.back() == 1 && s.shape.back() != 1) {
+          const int64_t scalars = product(operand_region(p_, x, t, full).extent);
+          vec.push_back(
+              VecOp{VecClass::kSimple, dt, 1, 1, scalars * hw_.ub.align_bytes / dtype_bytes(dt)});
+          w.columns.emplace_back(t, scalars * hw_.ub.align_bytes);
+        }
+      }
+      // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
+      const size_t folds = x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
+      for (size_t f = 0; f < folds; ++f)
+        add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, hw_, vec);
+      break;
+    }
+    case OpKind::kCast:
+      vec.push_back(
+          VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
+      break;
+    case OpKind::kScan: {
+      // Ascend C CumSum (asc-devkit impl/adv_api/detail/math/cumsum/cumsum_common_impl.h):
+      // along the first axis one Add per row after the first; along the last axis the tile
+      // is transposed (TransDataTo5HD), summed row by row over the rows rounded up to 16,
+      // transposed back and copied out, fp16 through fp32 casts, two temporary tiles.
+      const size_t d = static_cast<size_t>(x.dims[0]);
+      int64_t before = 1, after = 1;
+      for (size_t a = 0; a < d; ++a) before *= ce[a];
+      for (size_t a = d + 1; a < ce.size(); ++a) after *= ce[a];
+      if (d + 1 == ce.size()) {
+        const bool half = dt != DType::kFp32;
+        const auto pass = [&](DType t) { vec.push_back(VecOp{VecClass::kSimple, t, 1, 1, n}); };
+        pass(dt);  // transpose in
+        if (half) pass(DType::kFp32);
+        vec.push_back(
+            VecOp{VecClass::kScan, DType::kFp32, 1, ce[d] - 1, ceil_div(before, 16) * 16});
+        if (half) pass(DType::kFp32);
+        pass(dt);  // transpose back
+        pass(dt);  // copy out
+        w.scratch += 2;
+      } else {
+        vec.push_back(VecOp{VecClass::kScan, dt, before, ce[d] - 1, after});
+      }
+      break;
+    }
+    case OpKind::kReduce: {
+      const TileReduceGeometry g = reduce_geometry(ce, x.dims);
+      if (x.reduce == ReduceKind::kAny || x.reduce == ReduceKind::kAll) {
+        // Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
+        vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+        vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+        add_reduce_ops(g, in_dt, vec);
+      } else if (x.reduce == ReduceKind::kLogSumExp) {
+        // Online softmax's statistic of the tile: its max (ReduceMax), x - max, Exp, the sum
+        // (ReduceSum), then ln(sum) + max on the row values.
+        add_reduce_ops(g, in_dt, vec);
+        vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+        vec.push_back(VecOp{VecClass::kComplex, in_dt, 1, 1, n});
+        add_reduce_ops(g, in_dt, vec);
+        vec.push_back(VecOp{VecClass::kComplex, dt, 1, 1, g.out_elems});
+        vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, g.out_elems});
+        w.scratch_bytes += ub_bytes(x.in[0], operand_region(p_, x, x.in[0], full));  // exp(x - m)
+      } else if (reduces_to_index(x.reduce)) {
+        // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps
+        // each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
+        add_reduce_ops(g, in_dt, vec);
+        vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+      } else if (x.reduce == ReduceKind::kProd && g.last_reduced) {
+        // No in-row product instruction: rows of one element combined pairwise.
+        vec.push_back(VecOp{VecClass::kReduceRows, in_dt, g.out_elems, g.rows, 1});
+      } else {
+        add_reduce_ops(g, in_dt, vec);
+      }
+      if (x.reduce == ReduceKind::kMean)
+        add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, vec);
+      break;
+    }
+    case OpKind::kRotateHalf:
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});
+      break;
+    case OpKind::kTranspose:
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // Ascend C Transpose
+      break;
+    case OpKind::kGather:
+    case OpKind::kMatmul:
+      break;
+  }
+  return w;
 }
 
 TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
@@ -298,110 +417,12 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   };
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = op(o);
-    const DType dt = tensor(x.out).dtype;
-    const DType in_dt = tensor(x.in[0]).dtype;
-    int scratch = x.info->scratch_tiles;  // temporaries the size of the op's output
-    int64_t scratch_bytes = 0;            // and others
-
-    switch (x.info->kind) {
-      case OpKind::kUnary:
-        for (VecClass c : x.info->instrs) st.vec.push_back(VecOp{c, dt, 1, 1, n});
-        break;
-      case OpKind::kBinary:
-      case OpKind::kWhere: {
-        bool broadcast = false;
-        for (int t : x.in) broadcast = broadcast || tensor(t).shape != s.shape;
-        for (int t : x.in) {
-          // A column operand: Brcb spreads each row's scalar over one UB block, as the
-          // elementwise family does.
-          const Dims& sh = tensor(t).shape;
-          if (sh.size() == s.shape.size() && sh.back() == 1 && s.shape.back() != 1) {
-            const int64_t scalars = product(operand_region(p_, x, t, full).extent);
-            st.vec.push_back(
-                VecOp{VecClass::kSimple, dt, 1, 1, scalars * hw_.ub.align_bytes / dtype_bytes(dt)});
-            hold(-1 - t, scalars * hw_.ub.align_bytes);
-            schedule_death(-1 - t, o);
-          }
-        }
-        // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
-        const size_t folds =
-            x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
-        for (size_t f = 0; f < folds; ++f)
-          add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, hw_, st.vec);
-        break;
-      }
-      case OpKind::kCast:
-        st.vec.push_back(
-            VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
-        break;
-      case OpKind::kScan: {
-        // Ascend C CumSum (asc-devkit impl/adv_api/detail/math/cumsum/cumsum_common_impl.h):
-        // along the first axis one Add per row after the first; along the last axis the tile
-        // is transposed (TransDataTo5HD), summed row by row over the rows rounded up to 16,
-        // transposed back and copied out, fp16 through fp32 casts, two temporary tiles.
-        const size_t d = static_cast<size_t>(x.dims[0]);
-        int64_t before = 1, after = 1;
-        for (size_t a = 0; a < d; ++a) before *= ce[a];
-        for (size_t a = d + 1; a < ce.size(); ++a) after *= ce[a];
-        if (d + 1 == ce.size()) {
-          const bool half = dt != DType::kFp32;
-          const auto pass = [&](DType t) {
-            st.vec.push_back(VecOp{VecClass::kSimple, t, 1, 1, n});
-          };
-          pass(dt);  // transpose in
-          if (half) pass(DType::kFp32);
-          st.vec.push_back(
-              VecOp{VecClass::kScan, DType::kFp32, 1, ce[d] - 1, ceil_div(before, 16) * 16});
-          if (half) pass(DType::kFp32);
-          pass(dt);  // transpose back
-          pass(dt);  // copy out
-          scratch += 2;
-        } else {
-          st.vec.push_back(VecOp{VecClass::kScan, dt, before, ce[d] - 1, after});
-        }
-        break;
-      }
-      case OpKind::kReduce: {
-        const TileReduceGeometry g = reduce_geometry(ce, x.dims);
-        if (x.reduce == ReduceKind::kAny || x.reduce == ReduceKind::kAll) {
-          // Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
-          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-          add_reduce_ops(g, in_dt, st.vec);
-        } else if (x.reduce == ReduceKind::kLogSumExp) {
-          // Online softmax's statistic of the tile: its max (ReduceMax), x - max, Exp, the sum
-          // (ReduceSum), then ln(sum) + max on the row values.
-          add_reduce_ops(g, in_dt, st.vec);
-          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-          st.vec.push_back(VecOp{VecClass::kComplex, in_dt, 1, 1, n});
-          add_reduce_ops(g, in_dt, st.vec);
-          st.vec.push_back(VecOp{VecClass::kComplex, dt, 1, 1, g.out_elems});
-          st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, g.out_elems});
-          scratch_bytes += ub_bytes(x.in[0], operand_region(p_, x, x.in[0], full));  // exp(x - m)
-        } else if (reduces_to_index(x.reduce)) {
-          // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps
-          // each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
-          add_reduce_ops(g, in_dt, st.vec);
-          st.vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-        } else if (x.reduce == ReduceKind::kProd && g.last_reduced) {
-          // No in-row product instruction: rows of one element combined pairwise.
-          st.vec.push_back(VecOp{VecClass::kReduceRows, in_dt, g.out_elems, g.rows, 1});
-        } else {
-          add_reduce_ops(g, in_dt, st.vec);
-        }
-        if (x.reduce == ReduceKind::kMean)
-          add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, st.vec);
-        break;
-      }
-      case OpKind::kRotateHalf:
-        st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});
-        break;
-      case OpKind::kTranspose:
-        st.vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // Ascend C Transpose
-        break;
-      case OpKind::kGather:
-      case OpKind::kMatmul:
-        break;
+    const OpVectorWork w = op_vector_work(s, x, ce, n, full, st.vec);
+    const int scratch = w.scratch;                  // temporaries the size of the op's output
+    const int64_t scratch_bytes = w.scratch_bytes;  // and others
+    for (const auto& [t, bytes] : w.columns) {
+      hold(-1 - t, bytes);
+      schedule_death(-1 - t, o);
     }
     const bool stored = is_stored(x.out);
     const int64_t out_bytes = ub_bytes(x.out, output_region(p_, x, full));
