@@ -33,8 +33,13 @@ double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw) {
   const auto bursts = static_cast<double>(op.bursts);
   const double gm = dma_gm_bytes(op, hw);
   switch (op.path) {
-    case DmaPath::kL1Nd2nz:  // the AIC's engine: each burst an ND row it converts as it lands
-      return issue + bursts * hw.dma.l1.nd2nz_row_cycles + gm / hw.dma.l1.peak_bytes_per_cycle;
+    case DmaPath::kL1Nd2nz:
+      // The AIC's engine converts each ND row to NZ as it lands, a stage in the copy's pipeline:
+      // the slower of the conversion and the transfer sets the pace (hicann/pypto
+      // simulation_ca/A2A3/model/pipe.cpp CalcNdNzOutL1 takes the max of the GM read and the L1
+      // write per row), so rows cost nothing beyond the bytes once the bytes are the slower.
+      return issue +
+             std::max(bursts * hw.dma.l1.nd2nz_row_cycles, gm / hw.dma.l1.peak_bytes_per_cycle);
     case DmaPath::kFixpipe:  // reads the accumulator out of L0C and writes the converted rows
       return issue + bursts * burst +
              std::max(static_cast<double>(op.src_bytes) / hw.cube.fixpipe_l0c_bytes_per_cycle,

@@ -9,7 +9,7 @@
 // slow: HARDWARE.md's 12287-wide fp16 read (-21.6% [M]) is 1.249x the aligned GM bytes here
 // (tests/kernels_test.cpp UnalignedRowWidthCostsExtraGranules).
 // The paths (DmaOp::path) differ in their rates and per-burst work:
-//   GM -> L1 ND2NZ   issue + bursts * dma.l1.nd2nz_row_cycles + gm bytes / dma.l1.peak
+//   GM -> L1 ND2NZ   issue + max(bursts * dma.l1.nd2nz_row_cycles, gm bytes / dma.l1.peak)
 //   GM -> L1 plain   issue + bursts * burst + gm bytes / dma.l1.peak
 //   L0C -> GM        issue + bursts * burst + max(L0C bytes / fixpipe L0C rate,
 //                                                  out bytes / fixpipe out rate)

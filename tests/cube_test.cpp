@@ -85,17 +85,22 @@ TEST(CubePipes, L0PipelineOverlapsOnlyAsDeepAsItsBuffers) {
   EXPECT_EQ(one.fill, 0);
 }
 
-// MTE2 GM -> L1 ND2NZ: issue + rows x dma.l1.nd2nz_row_cycles + bytes / dma.l1.peak; the
-// fixpipe: issue + rows x burst + max(L0C bytes / its L0C rate, out bytes / its out rate).
+// MTE2 GM -> L1 ND2NZ: issue + max(rows x dma.l1.nd2nz_row_cycles, bytes / dma.l1.peak), the
+// conversion and the transfer as two stages of one pipeline; the fixpipe: issue + rows x burst +
+// max(L0C bytes / its L0C rate, out bytes / its out rate).
 TEST(CubePipes, Nd2nzAndFixpipeClosedForms) {
   const Hardware hw = default_hw();
   DmaOp nd;
   nd.path = DmaPath::kL1Nd2nz;
   nd.bursts = 64;
-  nd.burst_bytes = 128;
-  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw), hw.dma.read.issue_cycles +
-                                                     64 * hw.dma.l1.nd2nz_row_cycles +
-                                                     8192 / hw.dma.l1.peak_bytes_per_cycle);
+  nd.burst_bytes = 128;  // 128 B rows: the conversion paces the copy
+  const double rows = 64 * hw.dma.l1.nd2nz_row_cycles;
+  ASSERT_GT(rows, 8192 / hw.dma.l1.peak_bytes_per_cycle);
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw), hw.dma.read.issue_cycles + rows);
+  nd.burst_bytes = 1024;  // 1 KiB rows: the bytes do, the rows cost nothing more
+  ASSERT_LT(rows, 65536 / hw.dma.l1.peak_bytes_per_cycle);
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw),
+                   hw.dma.read.issue_cycles + 65536 / hw.dma.l1.peak_bytes_per_cycle);
   DmaOp fix;
   fix.dir = DmaDir::kWrite;
   fix.path = DmaPath::kFixpipe;
