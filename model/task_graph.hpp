@@ -146,7 +146,10 @@ struct TaskKind {
   // through buffer_count copies, temporaries once, and a depth that does not fit falls back.
   // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer and
   // multibuffer (on by default) doubles each one, temporaries too; a plan that does not fit is a
-  // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302).
+  // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302). Only
+  // a body inside a loop is multi-buffered (Ascend/AscendNPU-IR HIVM MarkMultiBuffer marks a
+  // buffer only when every op around it is an scf.for / scf.while): a block of one sub-tile, a
+  // program without a loop, plans every buffer once (model/ub_budget: body_iterations).
   bool compiler_multibuffer = false;
   // Cube kinds: copies of L0A / L0B the MTE1 loads rotate through (catlass splits each in two:
   // ping-pong). 1: a load waits for the mmad before it; >= 2: the next load overlaps the mmad.

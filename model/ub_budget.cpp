@@ -54,10 +54,18 @@ int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardwar
   return total;
 }
 
+int64_t body_iterations(const TaskKind& kind) {
+  int64_t n = 0;
+  for (const auto& step : kind.steps) n += std::max<int64_t>(step.repeat, 0);
+  return n;
+}
+
 BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw) {
   BufferPlan plan;
   for (MemSpace s : kSpaces) plan.capacity[static_cast<int>(s)] = mem_capacity(s, hw);
-  const int requested = std::max(1, kind.buffer_count);
+  // A compiler multi-buffers a loop's body only: a body that runs once has nothing to overlap.
+  const bool looped = !kind.compiler_multibuffer || body_iterations(kind) > 1;
+  const int requested = looped ? std::max(1, kind.buffer_count) : 1;
   for (int depth = requested; depth >= (kind.compiler_multibuffer ? requested : 1); --depth) {
     bool fits = true;
     for (MemSpace s : kSpaces) {

@@ -22,6 +22,9 @@ struct BufferPlan {
 int64_t mem_capacity(MemSpace space, const Hardware& hw);
 int64_t mem_align(MemSpace space, const Hardware& hw);
 int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardware& hw);
+// How many times the kind's body runs (its steps' repeats): a compiler-planned body that runs
+// once is not multi-buffered.
+int64_t body_iterations(const TaskKind& kind);
 // Throws tilesim::Error on overflow.
 BufferPlan plan_buffers(const TaskKind& kind, const Hardware& hw);
 

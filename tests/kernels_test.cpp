@@ -165,6 +165,25 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   EXPECT_EQ(ascendc.diag.buffer_depth, 2);
 }
 
+// The compiler multi-buffers a loop's body only (AscendNPU-IR MarkMultiBuffer): a Triton program
+// that owns one (12, 1024) fp32 sub-tile, divided by a (1, 1024) row, has no loop and plans x, the
+// 4 KiB row, its broadcast and z once: 3 x 49152 + 4096 = 151552 B. Looping over two sub-tiles
+// (half the grid) doubles them, 303104 B, and the compiler refuses it as it refuses div_001.
+TEST(Kernels, TritonMultiBuffersOnlyALoopedBody) {
+  auto div = [](int64_t grid) {
+    KernelSpec s = spmd("div", {480, 1024}, {12, 1024}, {}, grid);
+    s.params["broadcast"] = {1, 1024};
+    s.triton = true;
+    return s;
+  };
+  const LoweredKernel once = lower_kernel(div(40), default_hw());
+  EXPECT_EQ(once.diag.ub_bytes, 3 * 49152 + 4096);
+  EXPECT_EQ(once.diag.buffer_depth, 1);
+  EXPECT_EQ(lower_error(div(20)),
+            "UB overflow in task 'div_block0': needs 303104 B, has 196608 B (buffers: x0 49152 B "
+            "x 2, y 4096 B x 2, y_broadcast 49152 B x 2, z 49152 B x 2)");
+}
+
 // spmd elementwise: `grid` blocks share the tiles evenly; the hardware places them (unpinned).
 TEST(Kernels, SpmdElementwiseBlocksShareTiles) {
   const KernelSpec s = spmd("add", {100, 1000}, {8, 256}, {}, 48);  // 13 x 4 = 52 tiles
