@@ -187,6 +187,52 @@ TEST(Hostile, AnOutputThatIsAnInputIsRefused) {
   }
 }
 
+// ../shared/hostile-t3 out_svg_over_program, out_json_over_base_hardware,
+// out_calibrate_json_over_config_file, out_calibrate_o_over_config_file,
+// out_validate_csv_over_point_config, csv_output_over_mapped_config: the protected file reached
+// through another input (a sweep's program, a hardware file's base, a measurement's or a validation
+// point's config_file, a mapping's run config) was replaced with exit 0.
+TEST(Hostile, AnOutputOverAnInputReachedIndirectlyIsRefused) {
+  const std::string k =
+      write_temp("ind_k.json", R"({"op": "add", "shape": [64, 64], "tile": [8, 64]})");
+  const std::string p = write_temp("ind_p.json", R"({"program": "t",
+    "inputs": [{"name": "x", "shape": [4, 64], "dtype": "fp32"}], "outputs": ["y"],
+    "body": [{"set_vec_tile_shapes": [1, 64]}, {"op": "exp", "inputs": ["x"], "out": "y"}]})");
+  const std::string sweep = write_temp(
+      "ind_s.json", R"({"program": "ind_p.json", "candidates": {"tiles": [[1, 64], [2, 64]]}})");
+  const std::string hb = write_temp("ind_hb.json", R"({"name": "hb", "base": "ascend910b1"})");
+  write_temp("ind_h.json", R"({"name": "h", "base": "ind_hb.json"})");
+  const std::string c = write_temp(
+      "ind_c.json",
+      R"({"op": "add", "shape": [4096, 4096], "tile": [8, 1024], "hardware": "ind_h.json"})");
+  const std::string m = write_temp("ind_m.json", R"({"hardware": "ascend910b1",
+    "free": ["vector.issue_cycles"], "measurements": [{"id": "a", "config_file": "ind_k.json",
+    "metric": "kernel_time_us", "measured": 10.0}]})");
+  const std::string d = write_temp("ind_d.json", R"({"hardware": "ascend910b1", "sweeps": [
+    {"name": "a", "points": [{"x": 1, "measured": 1.0, "mapping": "m", "config_file": "ind_k.json"},
+                             {"x": 2, "measured": 2.0, "mapping": "m", "config_file": "ind_k.json"}]}]})");
+  const std::string csv = write_temp("ind_p.csv", "Op Name,Task Duration(us)\nrelu_kernel,1.5\n");
+  const std::string relu = write_temp("ind_relu.json", R"({"op": "relu", "shape": [12, 8192],
+    "dtype": "fp16", "tile": [1, 8192], "partition": {"style": "ascendc", "cores": 20},
+    "hardware": "ascend910b4"})");
+  const std::string map = write_temp("ind_map.json", R"({"hardware": "ascend910b4", "kernels": [
+    {"id": "relu_b1", "match": {"Op Name": "relu_kernel"}, "mapping": "m",
+     "config_file": "ind_relu.json", "sweep": "relu", "x": 1}]})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sweep " + sweep + " -q --svg " + p, p},
+      {"run " + c + " --json " + hb, hb},
+      {"calibrate " + m + " -j 1 --json " + k, k},
+      {"calibrate " + m + " -j 1 -o " + k, k},
+      {"validate " + d + " -q --csv " + k, k},
+      {"measurements from-msprof " + csv + " --map " + map + " -q -o " + relu, relu},
+  };
+  for (const auto& [args, input] : cases) {
+    const std::string before = read_file(input);
+    expect_refused(args, input, "is one of the command's input files (read as ");
+    EXPECT_EQ(read_file(input), before) << args;
+  }
+}
+
 // Whether process `pid` has a handler installed for `sig` (the SigCgt mask in /proc/PID/status).
 bool catches(pid_t pid, int sig) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");

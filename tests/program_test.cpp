@@ -16,9 +16,9 @@
 #include "kernels/functional.hpp"
 #include "kernels/program.hpp"
 #include "test_support.hpp"
+#include "tools/analyses/candidate_json.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep.hpp"
-#include "tools/analyses/candidate_json.hpp"
 #include "tools/formats/program_file.hpp"
 #include "tools/formats/run_config.hpp"
 
@@ -942,6 +942,62 @@ TEST(ProgramSweep, SeveralNamedTilesAreSweptTogether) {
 
 namespace tilesim {
 namespace {
+
+// ../shared/hostile-t3 prog_chain_1e5, prog_loops_2e4, prog_stages_1e5, prog_tileswitch_5e4: long
+// programs the quadratic loader never finished (killed at 20 s) run whole from the CLI: 10^5 exp
+// ops in one fused stage, 2 x 10^4 loops in sequence, 10^5 ops alternating sum and exp (5 x 10^4
+// stages) and 5 x 10^4 tile switches each followed by an op. Each is one task per stage and core
+// pass, so the run's task count is its figure to check.
+TEST(ProgramLoader, LongProgramsRunWhole) {
+  using nlohmann::json;
+  auto op = [](const char* name, const std::string& in, const std::string& out) {
+    return json{{"op", name}, {"inputs", {in}}, {"out", out}};
+  };
+  auto chain_name = [](int i, int n) {
+    return i == n - 1 ? std::string("y") : fmt::format("t{}", i);
+  };
+  auto prev = [](int i) { return i == 0 ? std::string("x") : fmt::format("t{}", i - 1); };
+  auto tile = [](int64_t rows, const std::string& name) {
+    return json{{"set_vec_tile_shapes", {rows, 64}}, {"name", name}};
+  };
+  std::map<std::string, json> bodies;
+  json chain = json::array({tile(1, "v")});
+  for (int i = 0; i < 100000; ++i) chain.push_back(op("exp", prev(i), chain_name(i, 100000)));
+  bodies["chain_1e5"] = chain;
+  json loops = json::array({tile(4, "v")});
+  for (int i = 0; i < 20000; ++i)
+    loops.push_back({{"loop", fmt::format("l{}", i)},
+                     {"axis", 0},
+                     {"loop_count", 2},
+                     {"body", {op("exp", prev(i), chain_name(i, 20000))}}});
+  bodies["loops_2e4"] = loops;
+  json stages = json::array({tile(4, "v")});
+  for (int i = 0; i < 100000; ++i) {
+    json o = op(i % 2 == 0 ? "sum" : "exp", prev(i), chain_name(i, 100000));
+    if (i % 2 == 0) {
+      o["dim"] = -1;
+      o["keepdim"] = true;
+    }
+    stages.push_back(o);
+  }
+  bodies["stages_1e5"] = stages;
+  json tileswitch = json::array();
+  for (int i = 0; i < 50000; ++i) {
+    tileswitch.push_back(tile(1 + i % 2, fmt::format("v{}", i)));
+    tileswitch.push_back(op("exp", prev(i), chain_name(i, 50000)));
+  }
+  bodies["tileswitch_5e4"] = tileswitch;
+  for (const auto& [name, body] : bodies) {
+    const json program = {{"program", "t"},
+                          {"inputs", {{{"name", "x"}, {"shape", {4, 64}}, {"dtype", "fp32"}}}},
+                          {"outputs", {"y"}},
+                          {"body", body}};
+    const fs::path f = write_temp("long_" + name + ".json", program.dump());
+    const test::CmdResult r = test::run_cli("run " + f.string() + " --json", false);
+    ASSERT_EQ(r.code, 0) << name << ": " << r.out.substr(0, 400);
+    EXPECT_GT(json::parse(r.out)["tasks"].get<int64_t>(), 0) << name;
+  }
+}
 
 // ../shared/hostile-t3 prog_diamond_ladder_60, prog_reverse_chain_7e4: the loader's cycle check
 // is linear and iterative. 60 ops that each add the two previous outputs took exponential time;
