@@ -157,6 +157,7 @@ KernelFamily loss_kernels() {
   KernelFamily f;
   f.name = "loss";
   f.spmd = true;
+  f.spmd_folds_second_phase = true;
   f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]"},
            {"mse", "(N, D) pairs: mean of (a - b)^2"},
            {"triplet_margin", "(N, D) triplets: batch mean of max(|a-p| - |a-n| + 1, 0)"}};

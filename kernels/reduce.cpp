@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/families.hpp"
+#include "kernels/op_table.hpp"
 #include "kernels/reduction_program.hpp"
 #include "model/error.hpp"
 
@@ -46,12 +47,16 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
   if (spec.dims.empty()) throw Error(spec.op + ": dim: a reduction needs at least one dim");
   std::vector<int> dims = spec.dims;
   std::sort(dims.begin(), dims.end());
-  const Combine how = spec.op == "amax"   ? Combine::kMax
-                      : spec.op == "amin" ? Combine::kMin
-                                          : Combine::kSum;
+  // The statistic is the op's record in the one op table (kernels/op_table.cpp).
+  const OpRecord* record = find_op_record(spec.op);
+  if (!record || record->kind != OpKind::kReduce)
+    throw InternalError("describe_reduce: '" + spec.op + "' has no reduction record");
+  const Combine how = record->reduce == ReduceKind::kMax   ? Combine::kMax
+                      : record->reduce == ReduceKind::kMin ? Combine::kMin
+                                                           : Combine::kSum;
   double count = 1;
   for (int d : dims) count *= static_cast<double>(spec.shape[static_cast<size_t>(d)]);
-  const double mean_count = spec.op == "mean" ? count : 0;
+  const double mean_count = record->reduce == ReduceKind::kMean ? count : 0;
   const MergeMode merge = merge_mode_of(spec);
   const std::string multi = param_string(spec, "multi_dim");
   ReductionProgram prog;

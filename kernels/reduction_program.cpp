@@ -121,7 +121,6 @@ LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) 
 
 void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   const KernelFamily* family = find_family(spec.op);
-  const std::string name = family ? family->name : "";
   if (!family || !family->spmd) {
     std::vector<std::string> spmd;
     for (const KernelFamily& f : kernel_families())
@@ -139,7 +138,7 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                             spec.op, spec.loop_count),
                 ErrorKind::kLimits);
   // A loss's batch mean (its second phase) is folded into the blocks of the first.
-  const bool folds_rows = name == "loss";
+  const bool folds_rows = family->spmd_folds_second_phase;
   if (prog.phases.size() != (folds_rows ? 2u : 1u))
     throw Error(fmt::format("{}: a chained reduction runs {} phases, one launch each; an spmd "
                             "launch runs one (use params.multi_dim = \"merged\" or the pypto "
