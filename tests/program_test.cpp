@@ -122,6 +122,10 @@ std::vector<Bad> bad_programs() {
        prog({tile({1, 32}),
              {{"op", "cumsum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "tree"}, {"out", "y"}}}),
        "p.json: body[1]: op 0 (cumsum): \"merge\" applies to reductions"},
+      {"matmul shapes that do not chain",
+       prog({{{"set_cube_tile_shapes", {16, 16, 16}}}, op("matmul", {"x", "z"}, "y")}),
+       "p.json: body[1]: op 0 (matmul): shape mismatch: 'x' (4, 64) fp32 @ 'z' (4, 32) fp32 (A "
+       "[..., m, k] and B [..., k, n] of one rank, equal batch dims and k)"},
       {"n-ary sub", prog({tile({1, 64}), op("sub", {"x", "x", "x"}, "y")}),
        "p.json: body[1]: op 0 (sub): takes 2 inputs (got 3)"},
       {"loop nest too deep",
