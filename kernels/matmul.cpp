@@ -558,7 +558,7 @@ KernelFamily matmul_kernels() {
   KernelFamily f;
   f.name = "matmul";
   f.spmd = true;
-  f.ops = {{"matmul", "C[m, n] = A[m, k] @ B[k, n] on the cube cores; shape and tile [m, k, n]"}};
+  f.ops = {KernelOp("matmul")};  // the op table's record, as a program's matmul stage
   f.int8_operands = true;
   const ParamDecl epi = flag_param(
       "vector_epilogue", "pypto: write C as fp32 to a workspace that an AIV task casts and writes");

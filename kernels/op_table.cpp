@@ -99,7 +99,8 @@ const std::vector<OpRecord>& table() {
       other("rotate_half", OpKind::kRotateHalf, "concat(-x[..., d/2:], x[..., :d/2])", {S}),
       other("transpose", OpKind::kTranspose, "swap the last two dims", {S}),
       other("gather", OpKind::kGather, "rows of a table by an int32 index", {}),
-      other("matmul", OpKind::kMatmul, "[..., m, k] @ [..., k, n] on the cube", {}),
+      other("matmul", OpKind::kMatmul,
+            "[..., m, k] @ [..., k, n] on the cube (a run config's shape and tile: [m, k, n])", {}),
   };
   return t;
 }
