@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -18,24 +19,24 @@
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "sim/chrome_trace.hpp"
-#include "tools/calibration/board_compare.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
-#include "tools/calibration/validate.hpp"
-#include "tools/calibration/validate_sensitivity.hpp"
+#include "tools/calibration/board_compare.hpp"
 #include "tools/calibration/calibration_job.hpp"
 #include "tools/calibration/profile_import.hpp"
+#include "tools/calibration/validate.hpp"
+#include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/formats/option_values.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
+#include "tools/formats/version.hpp"
 #include "tools/reports/board_compare_report.hpp"
 #include "tools/reports/report.hpp"
 #include "tools/reports/rules_report.hpp"
 #include "tools/reports/sweep_report.hpp"
 #include "tools/reports/timeline_report.hpp"
 #include "tools/reports/validate_report.hpp"
-#include "tools/formats/version.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -366,26 +367,22 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("json", &Imported::json)
       .def_readonly("summary", &Imported::summary)
       .def_readonly("warnings", &Imported::warnings);
+  // Board profiles in through the readers' registry (tools/calibration/profile_import.hpp): the
+  // readers' names, and one reader run by name on its inputs (option name -> values).
+  m.def("profile_readers", [] {
+    std::vector<std::string> names;
+    for (const auto& r : profile_readers()) names.push_back(r.name);
+    return names;
+  });
   m.def(
-      "measurements_from_msprof",
-      [](const std::vector<std::string>& csvs, const std::string& map, const std::string& as_,
-         const std::vector<std::string>& metrics, const std::string& output) {
-        return nogil([&] { return imported(import_msprof(csvs, map), as_, metrics, output); });
-      },
-      py::arg("csvs"), py::arg("map"), py::arg("as_"), py::arg("metrics"), py::arg("output"));
-  m.def(
-      "measurements_from_swimlane",
-      [](const std::vector<std::string>& traces, const std::string& config,
-         const std::string& graph, const std::string& time_unit, const std::string& hardware,
-         const std::string& id, const std::string& as_, const std::vector<std::string>& metrics,
+      "measurements_from",
+      [](const std::string& reader, const std::map<std::string, std::vector<std::string>>& inputs,
+         const std::string& as_, const std::vector<std::string>& metrics,
          const std::string& output) {
-        return nogil([&] {
-          return imported(import_swimlanes(traces, config, graph, time_unit, hardware, id), as_,
-                          metrics, output);
-        });
+        return nogil(
+            [&] { return imported(import_profile(reader, {inputs}), as_, metrics, output); });
       },
-      py::arg("traces"), py::arg("config"), py::arg("graph"), py::arg("time_unit"),
-      py::arg("hardware"), py::arg("id"), py::arg("as_"), py::arg("metrics"), py::arg("output"));
+      py::arg("reader"), py::arg("inputs"), py::arg("as_"), py::arg("metrics"), py::arg("output"));
   m.def("analyze", &analyze, py::arg("trace"), py::arg("graph"), py::arg("time_unit"),
         py::arg("hardware"));
 }

@@ -120,7 +120,7 @@ class PyptoMachine : public TaskEngine {
   double dispatch_, resolve_, resolve_last_, completion_, poll_, notify_, completion_notify_, gap_;
 };
 
-template <class ReadyQueue>
+template <ReadyQueuePolicy ReadyQueue>
 class PyptoRuntime : public PyptoMachine {
  public:
   PyptoRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,

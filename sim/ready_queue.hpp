@@ -1,16 +1,24 @@
 #pragma once
 // Ready queues: the tasks of one core type that may be dispatched, in the order a runtime policy
-// (SimOptions::ready_order) gives them out. Both orders are types with one interface, so the
-// simulator picks one once per run and its hot loop makes no indirect call:
+// (SimOptions::ready_order) gives them out. Each policy is a type that models ReadyQueuePolicy, so
+// the simulator picks one once per run and its hot loop makes no indirect call:
+//   kName                          the policy's name in the run config ("runtime": {"ready_order"})
 //   init(roots, ready_at_release)  set up for a graph of `roots` root functions, of which
 //                                  `ready_at_release` tasks are ready as soon as released
 //   push(ready, root), pop(), empty()
+// and, optionally, kFifoWithOneRoot = true: with one root function the order is FIFO's (the
+// simulator then runs the cheaper FifoReadyQueue).
+// A new built-in policy is its class plus one entry of BuiltinReadyQueues (below); a policy
+// defined elsewhere (a test, an experiment) is its class plus one register_ready_order<Q>() line
+// (sim/ready_orders.hpp).
 
 #include <algorithm>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace tilesim {
@@ -20,10 +28,26 @@ struct Ready {
   double at;  // time it became ready
 };
 
+// What the PyPTO runtime (sim/pypto_runtime.hpp) calls on its ready queues.
+template <class Q>
+concept ReadyQueuePolicy = std::default_initializable<Q> &&
+    requires(Q q, const Q& cq, Ready r, int32_t root, size_t n) {
+  { Q::kName } -> std::convertible_to<std::string_view>;
+  q.init(root, n);
+  { cq.empty() } -> std::same_as<bool>;
+  q.push(r, root);
+  { q.pop() } -> std::same_as<Ready>;
+};
+
+// A list of policies: the order of its types is the order of their ReadyOrder values.
+template <ReadyQueuePolicy... Q>
+struct ReadyQueueList {};
+
 // First ready, first out. A ring buffer whose memory follows the ready backlog, not the graph (and
 // stays in cache when tasks are dispatched about as fast as they become ready).
 class FifoReadyQueue {
  public:
+  static constexpr std::string_view kName = "fifo";
   // Room for every task that is ready on release (a backlog of independent tasks can reach that);
   // tasks made ready by their predecessors come and go.
   void init(int32_t /*roots*/, size_t ready_at_release) {
@@ -60,6 +84,8 @@ class FifoReadyQueue {
 // later roots' fresh tasks, which keeps a root's re-reads close to its first reads (and in L2).
 class OldestRootFirstReadyQueue {
  public:
+  static constexpr std::string_view kName = "oldest_root_first";
+  static constexpr bool kFifoWithOneRoot = true;
   void init(int32_t roots, size_t /*ready_at_release*/) {  // buckets grow with their backlog
     buckets_.assign(static_cast<size_t>(roots), {});
     nonempty_.assign((static_cast<size_t>(roots) + 63) / 64, 0);
@@ -101,5 +127,10 @@ class OldestRootFirstReadyQueue {
   std::vector<uint64_t> nonempty_;
   size_t first_word_ = 0;  // no non-empty bucket below this word
 };
+
+// The built-in policies: the run config's names (kReadyOrderNames) and the simulator's dispatch
+// both read this list, and a policy's ReadyOrder is its place in it (ReadyOrder's enumerators name
+// the first ones, sim/simulator.hpp). A new policy is one entry, at the end.
+using BuiltinReadyQueues = ReadyQueueList<OldestRootFirstReadyQueue, FifoReadyQueue>;
 
 }  // namespace tilesim

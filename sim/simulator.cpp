@@ -1,8 +1,10 @@
 #include "sim/simulator.hpp"
 
+#include <deque>
+#include <mutex>
+
 #include "model/error.hpp"
-#include "sim/pypto_runtime.hpp"
-#include "sim/ready_queue.hpp"
+#include "sim/ready_orders.hpp"
 #include "sim/spmd_runtime.hpp"
 #include "sim/task_engine.hpp"
 
@@ -17,10 +19,83 @@ SimResult run(const TaskGraph& graph, std::vector<TaskCost> kind_costs, const Ha
   return runtime.run();
 }
 
+// The built-in policies' runners, in ReadyOrder order (kReadyOrderNames holds their names).
+template <class... Q>
+constexpr std::array<ReadyOrderRun, sizeof...(Q)> builtin_runs(ReadyQueueList<Q...>) {
+  return {&simulate_ready_queue<Q>...};
+}
+constexpr auto kBuiltinRuns = builtin_runs(BuiltinReadyQueues{});
+constexpr auto kBuiltins = static_cast<int32_t>(kBuiltinRuns.size());
+
+// The registered policies, after the built-ins. A deque: a name handed out stays where it is.
+struct Registered {
+  std::string name;
+  ReadyOrderRun run;
+};
+struct Registry {
+  std::mutex mutex;
+  std::deque<Registered> policies;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+const Registered* registered(ReadyOrder order, Registry& r) {
+  const auto i = static_cast<int64_t>(order) - kBuiltins;
+  return i >= 0 && i < static_cast<int64_t>(r.policies.size()) ? &r.policies[static_cast<size_t>(i)]
+                                                               : nullptr;
+}
+
+std::optional<ReadyOrder> registered_named(std::string_view name, const Registry& r) {
+  for (size_t i = 0; i < r.policies.size(); ++i)
+    if (r.policies[i].name == name)
+      return static_cast<ReadyOrder>(kBuiltins + static_cast<int32_t>(i));
+  return std::nullopt;
+}
+
+ReadyOrderRun ready_order_run(ReadyOrder order) {
+  const auto i = static_cast<int32_t>(order);
+  if (i >= 0 && i < kBuiltins) return kBuiltinRuns[static_cast<size_t>(i)];
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  if (const Registered* p = registered(order, r)) return p->run;
+  throw InternalError("simulate: ready order " + std::to_string(i) + " is no policy");
+}
+
 }  // namespace
 
 const char* ready_order_name(ReadyOrder order) {
-  return enum_name(kReadyOrderNames, order);
+  if (static_cast<int32_t>(order) < kBuiltins) return enum_name(kReadyOrderNames, order);
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  const Registered* p = registered(order, r);
+  return p ? p->name.c_str() : "?";
+}
+
+std::vector<std::string> ready_order_names() {
+  std::vector<std::string> names = enum_names(kReadyOrderNames);
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  for (const auto& p : r.policies) names.push_back(p.name);
+  return names;
+}
+
+std::optional<ReadyOrder> ready_order_named(std::string_view name) {
+  if (const auto order = enum_named(kReadyOrderNames, name)) return order;
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  return registered_named(name, r);
+}
+
+ReadyOrder register_ready_order(std::string_view name, ReadyOrderRun run) {
+  if (!run) throw InternalError("ready order " + std::string(name) + ": no runner");
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  if (enum_named(kReadyOrderNames, name) || registered_named(name, r))
+    throw InternalError("ready order registered twice: " + std::string(name));
+  r.policies.push_back({std::string(name), run});
+  return static_cast<ReadyOrder>(kBuiltins + static_cast<int32_t>(r.policies.size()) - 1);
 }
 
 SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_costs,
@@ -29,12 +104,10 @@ SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_cos
   if (kind_costs.size() != graph.kinds.size())
     throw InternalError("task graph: one cost per task kind is required");
   // The runtime and its ready order are chosen here, once: each is a type, so the event loop is
-  // compiled for it. With one root function the two orders agree and the FIFO is cheaper.
+  // compiled for it (sim/ready_orders.hpp).
   if (graph.runtime == RuntimeStyle::kSpmd)
     return run<SpmdRuntime>(graph, std::move(kind_costs), hw, options);
-  if (options.ready_order == ReadyOrder::kOldestRootFirst && graph.num_roots() > 1)
-    return run<PyptoRuntime<OldestRootFirstReadyQueue>>(graph, std::move(kind_costs), hw, options);
-  return run<PyptoRuntime<FifoReadyQueue>>(graph, std::move(kind_costs), hw, options);
+  return ready_order_run(options.ready_order)(graph, std::move(kind_costs), hw, options);
 }
 
 SimResult simulate(const TaskGraph& graph, const Hardware& hw, const SimOptions& options) {

@@ -15,26 +15,46 @@
 //
 // Running tasks share global-memory bandwidth (SharedBandwidth). Times are in core cycles.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "model/enum_names.hpp"
 #include "model/hardware.hpp"
 #include "model/task_cost.hpp"
 #include "model/task_graph.hpp"
 #include "sim/l2_residency.hpp"
+#include "sim/ready_queue.hpp"
 
 namespace tilesim {
 
 // The order a ready queue hands out tasks: a policy of the runtime, set by the run config
-// ("runtime": {"ready_order": ...}), not a fact of the hardware.
-enum class ReadyOrder {
+// ("runtime": {"ready_order": ...}), not a fact of the hardware. Each policy is a type
+// (ReadyQueuePolicy, sim/ready_queue.hpp); a ReadyOrder is its place among the policies: the
+// built-ins (BuiltinReadyQueues, which the enumerators name) first, then those registered
+// (register_ready_order) in the order they were.
+enum class ReadyOrder : int32_t {
   kOldestRootFirst,  // the oldest root function (loop body) first, FIFO within a root
   kFifo,             // first ready, first dispatched
 };
-inline constexpr std::array<EnumName<ReadyOrder>, 2> kReadyOrderNames = {
-    {{ReadyOrder::kOldestRootFirst, "oldest_root_first"}, {ReadyOrder::kFifo, "fifo"}}};
-const char* ready_order_name(ReadyOrder order);
+
+// The built-in policies' names, read from their types.
+template <class... Q>
+constexpr std::array<EnumName<ReadyOrder>, sizeof...(Q)> ready_order_table(ReadyQueueList<Q...>) {
+  const std::array<std::string_view, sizeof...(Q)> names = {Q::kName...};
+  std::array<EnumName<ReadyOrder>, sizeof...(Q)> table{};
+  for (size_t i = 0; i < names.size(); ++i) table[i] = {static_cast<ReadyOrder>(i), names[i]};
+  return table;
+}
+inline constexpr auto kReadyOrderNames = ready_order_table(BuiltinReadyQueues{});
+static_assert(std::string_view(enum_name(kReadyOrderNames, ReadyOrder::kOldestRootFirst)) ==
+                  OldestRootFirstReadyQueue::kName &&
+              std::string_view(enum_name(kReadyOrderNames, ReadyOrder::kFifo)) ==
+                  FifoReadyQueue::kName);
 
 struct SimOptions {
   bool record_aicpu = false;  // keep AICPU activity spans (for traces)
@@ -74,6 +94,24 @@ struct SimResult {
   double first_start = 0;
   double last_end = 0;  // cycles from kernel start, builds included
 };
+
+// Every ready-queue policy, built-in or registered: the run config's names and the dispatch of
+// simulate() read the same list.
+//   ready_order_name: the policy's name ("?" for a value that is none)
+//   ready_order_names: every name, in ReadyOrder order
+//   ready_order_named: the policy of a name, if any
+const char* ready_order_name(ReadyOrder order);
+std::vector<std::string> ready_order_names();
+std::optional<ReadyOrder> ready_order_named(std::string_view name);
+
+// What simulates a checked PyPTO graph under one policy (simulate_ready_queue<Q>,
+// sim/ready_orders.hpp).
+using ReadyOrderRun = SimResult (*)(const TaskGraph& graph, std::vector<TaskCost> kind_costs,
+                                    const Hardware& hw, const SimOptions& options);
+// Adds a policy after those there are, returning its ReadyOrder; its name is then a run config's
+// ready_order. A name taken is an InternalError. Register before simulating with it (a static
+// initialiser: register_ready_order<Q>() in sim/ready_orders.hpp).
+ReadyOrder register_ready_order(std::string_view name, ReadyOrderRun run);
 
 // Costs every kind (throws tilesim::Error on a capacity overflow) and simulates. Deterministic.
 SimResult simulate(const TaskGraph& graph, const Hardware& hw, const SimOptions& options = {});

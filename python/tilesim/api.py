@@ -167,8 +167,8 @@ def measurements_from_msprof(csvs, map, as_="calibrate", metrics=None, output=No
     from-msprof``): the measurements file (``as_="validate"``: a validation dataset) as a
     :class:`JsonResult` with ``.summary``, written to ``output`` when given (its relative
     paths are placed for that file's folder)."""
-    imp = _core.measurements_from_msprof(_paths(csvs), os.fspath(map), as_, list(metrics or []),
-                                         os.fspath(output) if output else "")
+    imp = _core.measurements_from("msprof", {"csv": _paths(csvs), "map": [os.fspath(map)]}, as_,
+                                  list(metrics or []), os.fspath(output) if output else "")
     return _imported(imp, output)
 
 
@@ -176,8 +176,9 @@ def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardw
                                id=None, as_="calibrate", metrics=None, output=None):
     """PyPTO swimlanes of one run config to measurements (``tilesim measurements
     from-swimlane``), as :func:`measurements_from_msprof` returns them."""
-    imp = _core.measurements_from_swimlane(_paths(traces), os.fspath(config),
-                                           os.fspath(graph) if graph else "", time_unit,
-                                           hardware or "", id or "", as_, list(metrics or []),
-                                           os.fspath(output) if output else "")
+    inputs = {"trace": _paths(traces), "config": [os.fspath(config)],
+              "graph": [os.fspath(graph) if graph else ""], "time-unit": [time_unit],
+              "hardware": [hardware or ""], "id": [id or ""]}
+    imp = _core.measurements_from("swimlane", inputs, as_, list(metrics or []),
+                                  os.fspath(output) if output else "")
     return _imported(imp, output)

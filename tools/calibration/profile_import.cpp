@@ -1,6 +1,7 @@
 #include "tools/calibration/profile_import.hpp"
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,6 +26,103 @@ std::string joined(const std::vector<std::string>& files) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& ProfileInputs::files(const std::string& name) const {
+  static const std::vector<std::string> none;
+  const auto it = values.find(name);
+  return it == values.end() ? none : it->second;
+}
+
+const std::string& ProfileInputs::value(const std::string& name) const {
+  static const std::string none;
+  const auto& v = files(name);
+  return v.empty() ? none : v.front();
+}
+
+// The built-in readers, each a function (below, or in a file of its own): a new one is its
+// declaration here and its entry in the list of readers().
+ProfileReader msprof_reader();
+ProfileReader swimlane_reader();
+
+namespace {
+
+struct Readers {
+  std::mutex mutex;
+  std::vector<ProfileReader> list;
+};
+
+void check_reader(const ProfileReader& r, const std::vector<ProfileReader>& list) {
+  if (!r.read) throw InternalError("profile reader " + r.name + " has no read function");
+  for (const auto& other : list)
+    if (other.name == r.name) throw InternalError("profile reader registered twice: " + r.name);
+}
+
+Readers& readers() {
+  static Readers r;
+  static const bool built = [] {
+    for (ProfileReader reader : {msprof_reader(), swimlane_reader()}) {
+      check_reader(reader, r.list);
+      r.list.push_back(std::move(reader));
+    }
+    return true;
+  }();
+  (void)built;
+  return r;
+}
+
+}  // namespace
+
+std::vector<ProfileReader> profile_readers() {
+  Readers& r = readers();
+  const std::lock_guard lock(r.mutex);
+  return r.list;
+}
+
+std::optional<ProfileReader> find_profile_reader(const std::string& name) {
+  Readers& r = readers();
+  const std::lock_guard lock(r.mutex);
+  for (const auto& reader : r.list)
+    if (reader.name == name) return reader;
+  return std::nullopt;
+}
+
+bool register_profile_reader(ProfileReader reader) {
+  Readers& r = readers();
+  const std::lock_guard lock(r.mutex);
+  check_reader(reader, r.list);
+  r.list.push_back(std::move(reader));
+  return true;
+}
+
+ProfileImport import_profile(const std::string& name, ProfileInputs inputs) {
+  const std::optional<ProfileReader> reader = find_profile_reader(name);
+  if (!reader) {
+    std::vector<std::string> names;
+    for (const auto& r : profile_readers()) names.push_back(r.name);
+    throw Error("profile reader '" + name + "': allowed " + joined(names));
+  }
+  for (const auto& [key, values] : inputs.values) {
+    const ProfileOption* o = nullptr;
+    for (const auto& option : reader->options)
+      if (option.name == key) o = &option;
+    if (!o) {
+      std::vector<std::string> names;
+      for (const auto& option : reader->options) names.push_back(option.name);
+      throw Error("profile reader " + name + ": unknown input '" + key +
+                  "' (allowed: " + joined(names) + ")");
+    }
+    if (o->kind != ProfileOption::kFiles && values.size() != 1)
+      throw Error(
+          fmt::format("profile reader {}: {} takes one value, got {}", name, key, values.size()));
+  }
+  for (const auto& o : reader->options)
+    if (!inputs.values.count(o.name)) {
+      if (o.required) throw Error("profile reader " + name + ": " + o.name + " is required");
+      inputs.values[o.name] =
+          o.kind == ProfileOption::kFiles ? std::vector<std::string>{} : std::vector{o.fallback};
+    }
+  return reader->read(inputs);
+}
 
 ProfileImport import_msprof(const std::vector<std::string>& csvs, const std::string& map_file) {
   for (size_t i = 0; i < csvs.size(); ++i)
@@ -86,6 +184,41 @@ ProfileImport import_swimlanes(const std::vector<std::string>& traces, const std
   out.inputs.push_back(config);
   if (!graph_file.empty()) out.inputs.push_back(graph_file);
   return out;
+}
+
+ProfileReader msprof_reader() {
+  return {"msprof",
+          "msprof op_summary CSVs, with a mapping file naming each kernel's run config, to a "
+          "measurements file (calibrate) or a validation dataset (validate)",
+          {{ProfileOption::kFiles, "csv", "op_summary_*.csv files", true},
+           {ProfileOption::kValue, "map",
+            "mapping file: which run config each kernel of the CSVs is (README, \"Board "
+            "profiles in\")",
+            true}},
+          [](const ProfileInputs& in) { return import_msprof(in.files("csv"), in.value("map")); }};
+}
+
+ProfileReader swimlane_reader() {
+  return {"swimlane",
+          "PyPTO swimlanes (Chrome traces, one lane per core) of one run config to measurements: "
+          "gen_time_us and per-core means (medians over several files)",
+          {{ProfileOption::kFiles, "trace", "swimlane JSON files (repeats of one run)", true},
+           {ProfileOption::kValue, "config", "the run config the swimlanes are a run of", true},
+           {ProfileOption::kValue, "graph",
+            "fixed-latency task graph: splits the wait (adds wait_schedule_time_us)"},
+           {ProfileOption::kValue,
+            "time-unit",
+            "unit of ts and dur in the traces (default us)",
+            false,
+            {"us", "ns", "cycles"},
+            "us"},
+           {ProfileOption::kHardware, "hardware",
+            "clock for --time-unit cycles (default: the config's)"},
+           {ProfileOption::kValue, "id", "the measurements' id (default: the config's file name)"}},
+          [](const ProfileInputs& in) {
+            return import_swimlanes(in.files("trace"), in.value("config"), in.value("graph"),
+                                    in.value("time-unit"), in.value("hardware"), in.value("id"));
+          }};
 }
 
 nlohmann::json imported_file_json(BoardMeasurements& m, const std::string& as_,

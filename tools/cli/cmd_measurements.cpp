@@ -4,11 +4,16 @@
 //                                            [--hardware H] [--id ID] [-o FILE] [--as ...]
 // Board profiles in: msprof op_summary CSVs (with a mapping file naming the run config of each
 // kernel) or PyPTO swimlanes (of one run config) become a measurements file for `calibrate`, or
-// a validation dataset for `validate` (--as validate).
+// a validation dataset for `validate` (--as validate). Each `from-<name>` is a profile reader of
+// tools/calibration/profile_import.hpp, with the inputs it declares: a new reader is a new
+// subcommand here without a line of this file.
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,8 +27,8 @@
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
-#include "tools/reports/board_compare_report.hpp"
 #include "tools/formats/version.hpp"
+#include "tools/reports/board_compare_report.hpp"
 
 namespace tilesim {
 
@@ -81,26 +86,40 @@ int write_measurements(ProfileImport& in, const OutputArgs& o, const std::string
   return 0;
 }
 
-struct MsprofArgs {
-  std::vector<std::string> csvs;
-  std::string map;
+// One reader's subcommand: what CLI11 parses into, per option name.
+struct ReaderArgs {
+  ProfileReader reader;
+  CLI::App* cmd = nullptr;
+  std::map<std::string, std::vector<std::string>> files;  // kFiles
+  std::map<std::string, std::string> values;              // the others
   OutputArgs out;
 };
 
-int from_msprof(const MsprofArgs& a) {
-  ProfileImport in = import_msprof(a.csvs, a.map);
-  return write_measurements(in, a.out, "from-msprof");
+// `from-<name>`: the reader's inputs as it declares them, then the output options.
+void add_reader_command(CLI::App* parent, ReaderArgs& a) {
+  a.cmd = parent->add_subcommand("from-" + a.reader.name, a.reader.help);
+  for (const ProfileOption& o : a.reader.options) {
+    CLI::Option* opt = nullptr;
+    if (o.kind == ProfileOption::kFiles) {
+      opt = a.cmd->add_option(o.name, a.files[o.name], o.help);
+    } else {
+      std::string& value = a.values[o.name] = o.fallback;
+      opt = o.kind == ProfileOption::kHardware ? add_hardware_option(a.cmd, value, o.help)
+                                               : a.cmd->add_option("--" + o.name, value, o.help);
+    }
+    if (o.required) opt->required();
+    if (!o.allowed.empty()) opt->check(CLI::IsMember(o.allowed));
+  }
+  add_output_options(a.cmd, a.out);
+  a.cmd->set_version_flag("--version", std::string("tilesim ") + tilesim_version());
 }
 
-struct SwimlaneArgs {
-  std::vector<std::string> traces;
-  std::string config, graph, time_unit = "us", hardware, id;
-  OutputArgs out;
-};
-
-int from_swimlane(const SwimlaneArgs& a) {
-  ProfileImport in = import_swimlanes(a.traces, a.config, a.graph, a.time_unit, a.hardware, a.id);
-  return write_measurements(in, a.out, "from-swimlane");
+int from_reader(const ReaderArgs& a) {
+  ProfileInputs inputs;
+  for (const auto& [name, files] : a.files) inputs.values[name] = files;
+  for (const auto& [name, value] : a.values) inputs.values[name] = {value};
+  ProfileImport in = import_profile(a.reader.name, std::move(inputs));
+  return write_measurements(in, a.out, a.cmd->get_name());
 }
 
 }  // namespace
@@ -110,36 +129,17 @@ CommandAction add_measurements_command(CLI::App& app) {
       "measurements",
       "board profiles in: msprof op_summary CSVs or PyPTO swimlanes to measurements");
   cmd->require_subcommand(1);
-  auto ms = std::make_shared<MsprofArgs>();
-  auto* m = cmd->add_subcommand(
-      "from-msprof",
-      "msprof op_summary CSVs, with a mapping file naming each kernel's run config, to a "
-      "measurements file (calibrate) or a validation dataset (validate)");
-  m->add_option("csv", ms->csvs, "op_summary_*.csv files")->required();
-  m->add_option("--map", ms->map,
-                "mapping file: which run config each kernel of the CSVs is (README, \"Board "
-                "profiles in\")")
-      ->required();
-  add_output_options(m, ms->out);
-  auto sw = std::make_shared<SwimlaneArgs>();
-  auto* s = cmd->add_subcommand(
-      "from-swimlane",
-      "PyPTO swimlanes (Chrome traces, one lane per core) of one run config to measurements: "
-      "gen_time_us and per-core means (medians over several files)");
-  s->add_option("trace", sw->traces, "swimlane JSON files (repeats of one run)")->required();
-  s->add_option("--config", sw->config, "the run config the swimlanes are a run of")->required();
-  s->add_option("--graph", sw->graph,
-                "fixed-latency task graph: splits the wait (adds wait_schedule_time_us)");
-  s->add_option("--time-unit", sw->time_unit, "unit of ts and dur in the traces (default us)")
-      ->check(CLI::IsMember({"us", "ns", "cycles"}));
-  add_hardware_option(s, sw->hardware, "clock for --time-unit cycles (default: the config's)");
-  s->add_option("--id", sw->id, "the measurements' id (default: the config's file name)");
-  add_output_options(s, sw->out);
-  for (CLI::App* sub : {m, s})
-    sub->set_version_flag("--version", std::string("tilesim ") + tilesim_version());
-  return [m, s, ms, sw]() {
-    if (*m) return from_msprof(*ms);
-    if (*s) return from_swimlane(*sw);
+  // One subcommand per profile reader (tools/calibration/profile_import.hpp), in its order. The
+  // vector is never resized: CLI11 holds references into its elements.
+  const std::vector<ProfileReader> all = profile_readers();
+  auto readers = std::make_shared<std::vector<ReaderArgs>>(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    (*readers)[i].reader = all[i];
+    add_reader_command(cmd, (*readers)[i]);
+  }
+  return [readers]() {
+    for (const ReaderArgs& a : *readers)
+      if (*a.cmd) return from_reader(a);
     return -1;
   };
 }

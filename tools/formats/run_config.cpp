@@ -60,10 +60,10 @@ SimOptions runtime_options_from_json(const nlohmann::json& doc, const std::strin
   // device task holds at most MAX_STITCH_FUNC_NUM = 1024 roots, device_execute_context.cpp).
   options.stitch_function_max_num = runtime->integer_or("stitch_function_max_num", 0, 1, 1024);
   options.launch_sched_aicpu_num = runtime->integer_or("launch_sched_aicpu_num", 0, 1, 7);
-  // one_of refuses a name outside the table, listing the table's names.
+  // one_of refuses a name outside the table, listing the table's names (the ready orders: the
+  // built-in policies and those registered, sim/simulator.hpp).
   if (const auto order = runtime->find("ready_order"))
-    options.ready_order =
-        *enum_named(kReadyOrderNames, order->one_of(enum_names(kReadyOrderNames)));
+    options.ready_order = *ready_order_named(order->one_of(ready_order_names()));
   if (const auto l2 = runtime->find("l2"))
     options.l2_start = *enum_named(kL2StartNames, l2->one_of(enum_names(kL2StartNames)));
   return options;
