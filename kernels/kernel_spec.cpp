@@ -9,6 +9,7 @@
 #include "kernels/lowering.hpp"
 #include "kernels/registry.hpp"
 #include "model/error.hpp"
+#include "model/integer_text.hpp"
 #include "model/json_reader.hpp"
 
 namespace tilesim {
@@ -20,16 +21,10 @@ Dims parse_dims(const std::string& text, const std::string& what) {
     const size_t comma = text.find(',', pos);
     const std::string part =
         text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(part, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used == 0 || used != part.size() || v <= 0)
+    const std::optional<int64_t> v = parse_int64(part);
+    if (!v || *v <= 0)
       throw Error(what + ": '" + text + "' is not a comma-separated list of positive integers");
-    d.push_back(v);
+    d.push_back(*v);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }

@@ -91,6 +91,59 @@ int32_t ReductionBuilder::add_task(Ctx& c, TaskKind kind, int32_t root,
   return t;
 }
 
+std::vector<int32_t> ReductionBuilder::seg_deps(const Ctx& c, const Block& seg) const {
+  return c.deps ? c.deps(seg) : std::vector<int32_t>{};
+}
+
+// Vector ops run on the static tile shape where the tile exceeds the tensor (wasted work).
+TileReduceGeometry ReductionBuilder::geom(const Ctx& c, const Block& b) const {
+  return reduce_geometry(compute_extent(c.plan.shape, c.plan.tile, b.extent), c.plan.dims);
+}
+
+// A segment's loads: the block of every input (each recorded), then the family's extra loads.
+TileStep ReductionBuilder::load_step(Ctx& c, const Block& seg) const {
+  TileStep st;
+  const DmaOp read = input_dma(c, seg, DmaDir::kRead);  // records every input's block
+  for (int i = 0; i < c.fam.inputs; ++i) st.loads.push_back(read);
+  if (c.fam.extra_loads) c.fam.extra_loads(reduce_geometry(seg.extent, c.plan.dims), st.loads);
+  return st;
+}
+
+// The output pass of a segment: re-read it, apply the final statistics, write the tile.
+TileStep ReductionBuilder::apply_step(Ctx& c, const Block& seg, int64_t out_elems,
+                                      bool load_stats) const {
+  TileStep st = load_step(c, seg);
+  if (load_stats) st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+  c.fam.second_work(geom(c, seg), c.in, st.vec);
+  st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+  return st;
+}
+
+// A one-segment row done in one task: partial, finalize and apply on the tile in UB.
+TaskKind ReductionBuilder::fused_kind(Ctx& c, const Block& seg, int64_t out_elems) const {
+  TaskKind k = base_kind(c, "fused", seg.extent);
+  k.psg = c.psg_fused;
+  TileStep st = load_step(c, seg);
+  c.fam.partial_work(geom(c, seg), c.in, st.vec);
+  c.fam.finalize_work(out_elems, st.vec);
+  c.fam.second_work(geom(c, seg), c.in, st.vec);
+  st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+  k.steps.push_back(st);
+  return k;
+}
+
+// Finishing a result: finalize, then write the reduced output (unless a second pass uses it).
+void ReductionBuilder::finish_result(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                                     TileStep& st) const {
+  c.fam.finalize_work(out_elems, st.vec);
+  if (!c.fam.second_pass) st.stores.push_back(output_dma(c, chain.out));
+}
+
+// Leaving a result's statistics in the workspace for a later task.
+void ReductionBuilder::keep_stats(Ctx& c, int64_t out_elems, TileStep& st) const {
+  st.stores.push_back(stats_dma(c, out_elems, DmaDir::kWrite));
+}
+
 ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFamily& fam,
                                      int32_t root_offset, const SegmentDeps& deps) {
   Ctx c{plan, fam, root_offset, deps, fam.fp32_inputs ? DType::kFp32 : dtype_, plan.shape};
@@ -102,225 +155,236 @@ ReductionTasks ReductionBuilder::add(const ReductionPlan& plan, const ReduceFami
   if (plan.grid > 0 && (plan.merge != MergeMode::kInTask || deps ||
                         static_cast<int64_t>(plan.blocks.size()) != plan.grid))
     throw InternalError(fam.psg + ": spmd blocks accumulate in UB and start at launch");
-  auto seg_deps = [&](const Block& b) { return deps ? deps(b) : std::vector<int32_t>{}; };
-  auto load_step = [&](const Block& seg) {
-    TileStep st;
-    const DmaOp read = input_dma(c, seg, DmaDir::kRead);  // records every input's block
-    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(read);
-    if (fam.extra_loads) fam.extra_loads(reduce_geometry(seg.extent, plan.dims), st.loads);
-    return st;
-  };
-  // Vector ops run on the static tile shape where the tile exceeds the tensor (wasted work).
-  const auto geom = [&](const Block& b) {
-    return reduce_geometry(compute_extent(plan.shape, plan.tile, b.extent), plan.dims);
-  };
-  // The output pass of a segment: re-read it, apply the final statistics, write the tile.
-  auto apply_step = [&](const Block& seg, int64_t out_elems, bool load_stats) {
-    TileStep st = load_step(seg);
-    if (load_stats) st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
-    fam.second_work(geom(seg), c.in, st.vec);
-    st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
-    return st;
-  };
-  // A one-segment row done in one task: partial, finalize and apply on the tile in UB.
-  auto fused_kind = [&](const Block& seg, int64_t out_elems) {
-    TaskKind k = base_kind(c, "fused", seg.extent);
-    k.psg = c.psg_fused;
-    TileStep st = load_step(seg);
-    fam.partial_work(geom(seg), c.in, st.vec);
-    fam.finalize_work(out_elems, st.vec);
-    fam.second_work(geom(seg), c.in, st.vec);
-    st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
-    k.steps.push_back(st);
-    return k;
-  };
-
   ReductionTasks out;
-  if (plan.grid > 0) {
-    // spmd: a block is one task walking its parts in order (one in-UB accumulation each); a part
-    // holding a whole row finishes it, a part of a split row adds its partial into GM atomically.
-    out.finals.resize(plan.chains.size());
-    for (int64_t b = 0; b < plan.grid; ++b) {
-      TaskKind block;
-      const auto& parts = plan.blocks[static_cast<size_t>(b)];
-      for (const ReductionPlan::Part& part : parts) {
-        const ReduceChain& chain = plan.chains[static_cast<size_t>(part.chain)];
-        c.chain = static_cast<size_t>(part.chain);
-        const auto n = static_cast<int64_t>(chain.segments.size());
-        const bool whole = part.s0 == 0 && part.s1 == n;
-        const int64_t out_elems = product(chain.out.extent);
-        TaskKind k;
-        if (whole && n == 1 && fam.fuse_single) {
-          k = fused_kind(chain.segments[0], out_elems);
-        } else {
-          k = base_kind(c, "chain", chain.segments[static_cast<size_t>(part.s0)].extent);
-          k.psg = c.psg_partial;
-          for (int64_t s = part.s0; s < part.s1; ++s) {
-            const Block& seg = chain.segments[static_cast<size_t>(s)];
-            TileStep st = load_step(seg);
-            fam.partial_work(geom(seg), c.in, st.vec);
-            if (s > part.s0) fam.combine_work(out_elems, st.vec);
-            k.steps.push_back(st);
-          }
-          TileStep fin;
-          fam.finalize_work(out_elems, fin.vec);
-          if (!fam.second_pass) fin.stores.push_back(output_dma(c, chain.out));
-          if (!whole) {
-            fin.accumulates = true;
-            fam.combine_work(out_elems, fin.fold);
-          }
-          k.steps.push_back(fin);
-          if (fam.second_pass)  // whole rows only (share_over_blocks)
-            for (const Block& seg : chain.segments)
-              k.steps.push_back(apply_step(seg, out_elems, false));
-        }
-        if (block.steps.empty())
-          block = std::move(k);
-        else
-          for (const TileStep& st : k.steps) append_step(block, st);
-      }
-      if (parts.empty()) block.psg = c.psg_partial;  // a block past the work: it only starts
-      block.label = fmt::format("{}_block{}", fam.psg, b);
-      const int32_t t = g_.add_task(
-          kinds_.get(g_, block),
-          plan.chains[parts.empty() ? 0 : static_cast<size_t>(parts.front().chain)].root +
-              root_offset);  // placed, not pinned
-      for (const Access& a : c.acc) g_.add_access(t, a);
-      c.acc.clear();
-      for (const ReductionPlan::Part& part : parts) {
-        auto& f = out.finals[static_cast<size_t>(part.chain)];
-        if (f.empty() || f.back() != t) f.push_back(t);
-      }
-      out.all.push_back(t);
-    }
-    ++phase_;
-    return out;
-  }
-  for (size_t ci = 0; ci < plan.chains.size(); ++ci) {
-    const ReduceChain& chain = plan.chains[ci];
-    c.chain = ci;
-    const int n = static_cast<int>(chain.segments.size());
-    const int64_t out_elems = product(chain.out.extent);
-    // Finishing a result: finalize, then write the reduced output (unless a second pass uses it).
-    auto finish = [&](TileStep& st) {
-      fam.finalize_work(out_elems, st.vec);
-      if (!fam.second_pass) st.stores.push_back(output_dma(c, chain.out));
-    };
-    auto keep_stats = [&](TileStep& st) {
-      st.stores.push_back(stats_dma(c, out_elems, DmaDir::kWrite));
-    };
-    std::vector<int32_t> finals;
-    std::vector<int32_t> tasks;
-
-    if (n == 1 && fam.fuse_single) {
-      const Block& seg = chain.segments[0];
-      finals.push_back(add_task(c, fused_kind(seg, out_elems), chain.root, seg_deps(seg)));
-      tasks = finals;
-    } else if (plan.merge == MergeMode::kInTask) {
-      // One task walks every segment accumulating in UB, then (second pass) walks them again.
-      TaskKind k = base_kind(c, "chain", chain.segments[0].extent);
-      k.psg = c.psg_partial;
-      std::vector<int32_t> d;
-      for (int s = 0; s < n; ++s) {
-        const Block& seg = chain.segments[static_cast<size_t>(s)];
-        TileStep st = load_step(seg);
-        fam.partial_work(geom(seg), c.in, st.vec);
-        if (s > 0) fam.combine_work(out_elems, st.vec);
-        k.steps.push_back(st);
-        d = merged(d, seg_deps(seg));
-      }
-      TileStep fin;
-      finish(fin);
-      k.steps.push_back(fin);
-      if (fam.second_pass)
-        for (const Block& seg : chain.segments)
-          k.steps.push_back(apply_step(seg, out_elems, false));
-      finals.push_back(add_task(c, k, chain.root, d));
-      tasks = finals;
-    } else {
-      // One task per segment. kChain folds into the previous result, kTree merges pairwise
-      // afterwards, kAtomic accumulates into GM.
-      std::vector<int32_t> holder(static_cast<size_t>(n), -1);
-      for (int s = 0; s < n; ++s) {
-        const Block& seg = chain.segments[static_cast<size_t>(s)];
-        TaskKind k = base_kind(c, "partial", seg.extent);
-        k.psg = c.psg_partial;
-        TileStep st = load_step(seg);
-        fam.partial_work(geom(seg), c.in, st.vec);
-        std::vector<int32_t> d = seg_deps(seg);
-        if (plan.merge == MergeMode::kChain && s > 0) {
-          st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
-          fam.combine_work(out_elems, st.vec);
-          d.push_back(holder[static_cast<size_t>(s - 1)]);
-        }
-        const bool completes = plan.merge == MergeMode::kAtomic  ? !fam.second_pass
-                               : plan.merge == MergeMode::kChain ? s == n - 1
-                                                                 : n == 1;
-        if (completes)
-          finish(st);
-        else
-          keep_stats(st);
-        if (completes && fam.second_pass) keep_stats(st);
-        if (plan.merge == MergeMode::kAtomic) {
-          st.accumulates = true;
-          fam.combine_work(out_elems, st.fold);
-        }
-        k.steps.push_back(st);
-        holder[static_cast<size_t>(s)] = add_task(c, k, chain.root, d);
-        tasks.push_back(holder[static_cast<size_t>(s)]);
-      }
-      if (plan.merge == MergeMode::kTree) {
-        const auto levels = merge_levels(n, MergeMode::kTree);
-        for (size_t l = 0; l < levels.size(); ++l)
-          for (const auto& m : levels[l]) {
-            TaskKind k = base_kind(c, "merge", chain.out.extent);
-            k.psg = c.psg_merge;
-            TileStep st;
-            st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
-            st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
-            fam.combine_work(out_elems, st.vec);
-            const bool last = l + 1 == levels.size();
-            if (last) finish(st);
-            if (!last || fam.second_pass) keep_stats(st);
-            k.steps.push_back(st);
-            const int32_t t =
-                add_task(c, k, chain.root,
-                         {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
-            holder[static_cast<size_t>(m.a)] = t;
-            tasks.push_back(t);
-          }
-      }
-      if (plan.merge == MergeMode::kAtomic && fam.second_pass) {
-        // Atomic statistics are raw sums: one task waits for every partial (n edges, not n^2)
-        // and finalises them for the output pass.
-        TaskKind k = base_kind(c, "merge", chain.out.extent);
-        k.psg = c.psg_merge;
-        TileStep st;
-        st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
-        fam.finalize_work(out_elems, st.vec);
-        keep_stats(st);
-        k.steps.push_back(st);
-        finals.push_back(add_task(c, k, chain.root, holder));
-        tasks.push_back(finals.back());
-      } else if (plan.merge == MergeMode::kAtomic) {
-        finals = holder;  // the result is complete when every partial has landed
-      } else {
-        finals.push_back(plan.merge == MergeMode::kTree ? holder[0]
-                                                        : holder[static_cast<size_t>(n - 1)]);
-      }
-      if (fam.second_pass)
-        for (const Block& seg : chain.segments) {
-          TaskKind k = base_kind(c, "apply", seg.extent);
-          k.psg = c.psg_second;
-          k.steps.push_back(apply_step(seg, out_elems, true));
-          tasks.push_back(add_task(c, k, chain.root, merged(finals, seg_deps(seg))));
-        }
-    }
-    out.finals.push_back(finals);
-    out.all.insert(out.all.end(), tasks.begin(), tasks.end());
-  }
+  if (plan.grid > 0)
+    out = add_spmd_blocks(c);
+  else
+    for (size_t ci = 0; ci < plan.chains.size(); ++ci) add_chain(c, ci, out);
   ++phase_;
   return out;
+}
+
+// spmd: a block is one task walking its parts in order (one in-UB accumulation each); a part
+// holding a whole row finishes it, a part of a split row adds its partial into GM atomically.
+ReductionTasks ReductionBuilder::add_spmd_blocks(Ctx& c) {
+  const ReductionPlan& plan = c.plan;
+  ReductionTasks out;
+  out.finals.resize(plan.chains.size());
+  for (int64_t b = 0; b < plan.grid; ++b) {
+    TaskKind block;
+    const auto& parts = plan.blocks[static_cast<size_t>(b)];
+    for (const ReductionPlan::Part& part : parts) {
+      TaskKind k = spmd_part_kind(c, part);
+      if (block.steps.empty())
+        block = std::move(k);
+      else
+        for (const TileStep& st : k.steps) append_step(block, st);
+    }
+    if (parts.empty()) block.psg = c.psg_partial;  // a block past the work: it only starts
+    block.label = fmt::format("{}_block{}", c.fam.psg, b);
+    const int32_t t =
+        g_.add_task(kinds_.get(g_, block),
+                    plan.chains[parts.empty() ? 0 : static_cast<size_t>(parts.front().chain)].root +
+                        c.root_offset);  // placed, not pinned
+    for (const Access& a : c.acc) g_.add_access(t, a);
+    c.acc.clear();
+    for (const ReductionPlan::Part& part : parts) {
+      auto& f = out.finals[static_cast<size_t>(part.chain)];
+      if (f.empty() || f.back() != t) f.push_back(t);
+    }
+    out.all.push_back(t);
+  }
+  return out;
+}
+
+// The steps of one part of an spmd block: its segments accumulated in UB, then the result
+// finished (a whole row) or added into GM (a part of a split row).
+TaskKind ReductionBuilder::spmd_part_kind(Ctx& c, const ReductionPlan::Part& part) const {
+  const ReduceFamily& fam = c.fam;
+  const ReduceChain& chain = c.plan.chains[static_cast<size_t>(part.chain)];
+  c.chain = static_cast<size_t>(part.chain);
+  const auto n = static_cast<int64_t>(chain.segments.size());
+  const bool whole = part.s0 == 0 && part.s1 == n;
+  const int64_t out_elems = product(chain.out.extent);
+  if (whole && n == 1 && fam.fuse_single) return fused_kind(c, chain.segments[0], out_elems);
+  TaskKind k = base_kind(c, "chain", chain.segments[static_cast<size_t>(part.s0)].extent);
+  k.psg = c.psg_partial;
+  for (int64_t s = part.s0; s < part.s1; ++s) {
+    const Block& seg = chain.segments[static_cast<size_t>(s)];
+    TileStep st = load_step(c, seg);
+    fam.partial_work(geom(c, seg), c.in, st.vec);
+    if (s > part.s0) fam.combine_work(out_elems, st.vec);
+    k.steps.push_back(st);
+  }
+  TileStep fin;
+  fam.finalize_work(out_elems, fin.vec);
+  if (!fam.second_pass) fin.stores.push_back(output_dma(c, chain.out));
+  if (!whole) {
+    fin.accumulates = true;
+    fam.combine_work(out_elems, fin.fold);
+  }
+  k.steps.push_back(fin);
+  if (fam.second_pass)  // whole rows only (share_over_blocks)
+    for (const Block& seg : chain.segments) k.steps.push_back(apply_step(c, seg, out_elems, false));
+  return k;
+}
+
+// The tasks of chain `ci` (mpmd): one fused task, one task walking it, or a task per segment
+// merged afterwards. Its finals and every task it added go to `out`.
+void ReductionBuilder::add_chain(Ctx& c, size_t ci, ReductionTasks& out) {
+  const ReductionPlan& plan = c.plan;
+  const ReduceChain& chain = plan.chains[ci];
+  c.chain = ci;
+  const int n = static_cast<int>(chain.segments.size());
+  const int64_t out_elems = product(chain.out.extent);
+  std::vector<int32_t> finals;
+  std::vector<int32_t> tasks;
+
+  if (n == 1 && c.fam.fuse_single) {
+    const Block& seg = chain.segments[0];
+    finals.push_back(add_task(c, fused_kind(c, seg, out_elems), chain.root, seg_deps(c, seg)));
+    tasks = finals;
+  } else if (plan.merge == MergeMode::kInTask) {
+    finals.push_back(add_chain_in_task(c, chain, out_elems));
+    tasks = finals;
+  } else {
+    // One task per segment. kChain folds into the previous result, kTree merges pairwise
+    // afterwards, kAtomic accumulates into GM.
+    std::vector<int32_t> holder = add_partials(c, chain, out_elems, tasks);
+    if (plan.merge == MergeMode::kTree) add_merge_tree(c, chain, out_elems, holder, tasks);
+    finals = add_finals(c, chain, out_elems, holder, tasks);
+    if (c.fam.second_pass) add_apply_tasks(c, chain, out_elems, finals, tasks);
+  }
+  out.finals.push_back(finals);
+  out.all.insert(out.all.end(), tasks.begin(), tasks.end());
+}
+
+// One task walks every segment accumulating in UB, then (second pass) walks them again.
+int32_t ReductionBuilder::add_chain_in_task(Ctx& c, const ReduceChain& chain, int64_t out_elems) {
+  const ReduceFamily& fam = c.fam;
+  const int n = static_cast<int>(chain.segments.size());
+  TaskKind k = base_kind(c, "chain", chain.segments[0].extent);
+  k.psg = c.psg_partial;
+  std::vector<int32_t> d;
+  for (int s = 0; s < n; ++s) {
+    const Block& seg = chain.segments[static_cast<size_t>(s)];
+    TileStep st = load_step(c, seg);
+    fam.partial_work(geom(c, seg), c.in, st.vec);
+    if (s > 0) fam.combine_work(out_elems, st.vec);
+    k.steps.push_back(st);
+    d = merged(d, seg_deps(c, seg));
+  }
+  TileStep fin;
+  finish_result(c, chain, out_elems, fin);
+  k.steps.push_back(fin);
+  if (fam.second_pass)
+    for (const Block& seg : chain.segments) k.steps.push_back(apply_step(c, seg, out_elems, false));
+  return add_task(c, k, chain.root, d);
+}
+
+// One partial task per segment (added to `tasks`); returns, per segment, the task holding its
+// result so far.
+std::vector<int32_t> ReductionBuilder::add_partials(Ctx& c, const ReduceChain& chain,
+                                                    int64_t out_elems,
+                                                    std::vector<int32_t>& tasks) {
+  const ReduceFamily& fam = c.fam;
+  const MergeMode merge = c.plan.merge;
+  const int n = static_cast<int>(chain.segments.size());
+  std::vector<int32_t> holder(static_cast<size_t>(n), -1);
+  for (int s = 0; s < n; ++s) {
+    const Block& seg = chain.segments[static_cast<size_t>(s)];
+    TaskKind k = base_kind(c, "partial", seg.extent);
+    k.psg = c.psg_partial;
+    TileStep st = load_step(c, seg);
+    fam.partial_work(geom(c, seg), c.in, st.vec);
+    std::vector<int32_t> d = seg_deps(c, seg);
+    if (merge == MergeMode::kChain && s > 0) {
+      st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+      fam.combine_work(out_elems, st.vec);
+      d.push_back(holder[static_cast<size_t>(s - 1)]);
+    }
+    const bool completes = merge == MergeMode::kAtomic  ? !fam.second_pass
+                           : merge == MergeMode::kChain ? s == n - 1
+                                                        : n == 1;
+    if (completes)
+      finish_result(c, chain, out_elems, st);
+    else
+      keep_stats(c, out_elems, st);
+    if (completes && fam.second_pass) keep_stats(c, out_elems, st);
+    if (merge == MergeMode::kAtomic) {
+      st.accumulates = true;
+      fam.combine_work(out_elems, st.fold);
+    }
+    k.steps.push_back(st);
+    holder[static_cast<size_t>(s)] = add_task(c, k, chain.root, d);
+    tasks.push_back(holder[static_cast<size_t>(s)]);
+  }
+  return holder;
+}
+
+// kTree: the partials merge pairwise, level by level, into holder[0].
+void ReductionBuilder::add_merge_tree(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                                      std::vector<int32_t>& holder, std::vector<int32_t>& tasks) {
+  const int n = static_cast<int>(chain.segments.size());
+  const auto levels = merge_levels(n, MergeMode::kTree);
+  for (size_t l = 0; l < levels.size(); ++l)
+    for (const auto& m : levels[l]) {
+      TaskKind k = base_kind(c, "merge", chain.out.extent);
+      k.psg = c.psg_merge;
+      TileStep st;
+      st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+      st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+      c.fam.combine_work(out_elems, st.vec);
+      const bool last = l + 1 == levels.size();
+      if (last) finish_result(c, chain, out_elems, st);
+      if (!last || c.fam.second_pass) keep_stats(c, out_elems, st);
+      k.steps.push_back(st);
+      const int32_t t = add_task(
+          c, k, chain.root, {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
+      holder[static_cast<size_t>(m.a)] = t;
+      tasks.push_back(t);
+    }
+}
+
+// The tasks that complete a chain of per-segment partials (with kAtomic and a second pass, a
+// task added to finalise them).
+std::vector<int32_t> ReductionBuilder::add_finals(Ctx& c, const ReduceChain& chain,
+                                                  int64_t out_elems,
+                                                  const std::vector<int32_t>& holder,
+                                                  std::vector<int32_t>& tasks) {
+  const MergeMode merge = c.plan.merge;
+  const int n = static_cast<int>(chain.segments.size());
+  std::vector<int32_t> finals;
+  if (merge == MergeMode::kAtomic && c.fam.second_pass) {
+    // Atomic statistics are raw sums: one task waits for every partial (n edges, not n^2)
+    // and finalises them for the output pass.
+    TaskKind k = base_kind(c, "merge", chain.out.extent);
+    k.psg = c.psg_merge;
+    TileStep st;
+    st.loads.push_back(stats_dma(c, out_elems, DmaDir::kRead));
+    c.fam.finalize_work(out_elems, st.vec);
+    keep_stats(c, out_elems, st);
+    k.steps.push_back(st);
+    finals.push_back(add_task(c, k, chain.root, holder));
+    tasks.push_back(finals.back());
+  } else if (merge == MergeMode::kAtomic) {
+    finals = holder;  // the result is complete when every partial has landed
+  } else {
+    finals.push_back(merge == MergeMode::kTree ? holder[0] : holder[static_cast<size_t>(n - 1)]);
+  }
+  return finals;
+}
+
+// The second pass: an apply task per segment, after the chain's finals and the segment's deps.
+void ReductionBuilder::add_apply_tasks(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                                       const std::vector<int32_t>& finals,
+                                       std::vector<int32_t>& tasks) {
+  for (const Block& seg : chain.segments) {
+    TaskKind k = base_kind(c, "apply", seg.extent);
+    k.psg = c.psg_second;
+    k.steps.push_back(apply_step(c, seg, out_elems, true));
+    tasks.push_back(add_task(c, k, chain.root, merged(finals, seg_deps(c, seg))));
+  }
 }
 
 ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const ReduceFamily& fam,

@@ -46,6 +46,27 @@ class ReductionBuilder {
   DmaOp stats_dma(Ctx& c, int64_t out_elems, DmaDir dir) const;
   DmaOp output_dma(Ctx& c, const Block& out) const;
 
+  // The steps of add() (reduction_graph.cpp says what each builds).
+  std::vector<int32_t> seg_deps(const Ctx& c, const Block& seg) const;
+  TileReduceGeometry geom(const Ctx& c, const Block& b) const;
+  TileStep load_step(Ctx& c, const Block& seg) const;
+  TileStep apply_step(Ctx& c, const Block& seg, int64_t out_elems, bool load_stats) const;
+  TaskKind fused_kind(Ctx& c, const Block& seg, int64_t out_elems) const;
+  void finish_result(Ctx& c, const ReduceChain& chain, int64_t out_elems, TileStep& st) const;
+  void keep_stats(Ctx& c, int64_t out_elems, TileStep& st) const;
+  ReductionTasks add_spmd_blocks(Ctx& c);
+  TaskKind spmd_part_kind(Ctx& c, const ReductionPlan::Part& part) const;
+  void add_chain(Ctx& c, size_t ci, ReductionTasks& out);
+  int32_t add_chain_in_task(Ctx& c, const ReduceChain& chain, int64_t out_elems);
+  std::vector<int32_t> add_partials(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                                    std::vector<int32_t>& tasks);
+  void add_merge_tree(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                      std::vector<int32_t>& holder, std::vector<int32_t>& tasks);
+  std::vector<int32_t> add_finals(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                                  const std::vector<int32_t>& holder, std::vector<int32_t>& tasks);
+  void add_apply_tasks(Ctx& c, const ReduceChain& chain, int64_t out_elems,
+                       const std::vector<int32_t>& finals, std::vector<int32_t>& tasks);
+
   TaskGraph& g_;
   KindCache& kinds_;
   const Hardware& hw_;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "model/error.hpp"
+#include "model/integer_text.hpp"
 #include "model/json_reader.hpp"
 #include "tools/analyses/candidate_json.hpp"
 #include "tools/formats/run_config.hpp"
@@ -69,17 +70,13 @@ std::string shard_ranges(const std::vector<int64_t>& ks, int64_t n) {
 ShardSpec parse_shard(const std::string& text, const std::string& what) {
   const auto slash = text.find('/');
   ShardSpec s;
-  size_t used_k = 0, used_n = 0;
   bool ok = slash != std::string::npos && slash > 0 && slash + 1 < text.size();
   if (ok) {
-    try {
-      const std::string k = text.substr(0, slash), n = text.substr(slash + 1);
-      s.k = std::stoll(k, &used_k);
-      s.n = std::stoll(n, &used_n);
-      ok = used_k == k.size() && used_n == n.size() && s.n >= 1 && s.k >= 1 && s.k <= s.n;
-    } catch (const std::exception&) {
-      ok = false;
-    }
+    const std::string_view all = text;
+    const std::optional<int64_t> k = parse_int64(all.substr(0, slash));
+    const std::optional<int64_t> n = parse_int64(all.substr(slash + 1));
+    ok = k && n && *n >= 1 && *k >= 1 && *k <= *n;
+    if (ok) s = {*k, *n};
   }
   if (!ok)
     throw Error(

@@ -288,213 +288,267 @@ void JsonStream::check_ignored(od::value v, int depth) const {
   }
 }
 
-namespace {
-
-// One batch of whole elements on its way through the pipeline: its text (wrapped in '[' ']'),
-// where it starts, and what became of it.
-struct Batch {
-  std::vector<char> text;  // `size` bytes and simdjson's padding (empty: no text)
-  size_t size = 0;
-  uint64_t first_byte = 0;  // of its first element, in the file
-  size_t first_index = 0;   // its first element's index
-  std::unique_ptr<JsonBatchReader> reader;
-  std::exception_ptr error;  // reading the text, or the file after the last batch, failed
-};
-
-// Batch text buffers, reused: a fresh one per batch would be fresh pages to fault in.
-class BufferPool {
+// What for_each_batch does, in steps: the file read and cut into batches of whole elements (in
+// order), each batch parsed into its reader (in parallel), and handed over (in order).
+class JsonStream::BatchPipeline {
  public:
-  std::vector<char> get(size_t size) {
-    std::vector<char> b;
-    {
-      const std::lock_guard lock(mutex_);
-      if (!free_.empty()) {
-        b = std::move(free_.back());
-        free_.pop_back();
-      }
-    }
-    if (b.size() < size) b.resize(size);
-    return b;
-  }
-  void put(std::vector<char> b) {
-    if (b.empty()) return;
-    const std::lock_guard lock(mutex_);
-    free_.push_back(std::move(b));
-  }
+  BatchPipeline(const JsonStream& stream, const BatchOpen& open_batch, const BatchDone& done,
+                const std::function<void(JsonScalar::Type)>& not_array)
+      : stream_(stream),
+        source_(stream.open()),
+        in_(*source_),
+        open_batch_(open_batch),
+        done_(done),
+        not_array_(not_array),
+        scan_(kMaxDepth) {}
+  void run(int threads);
 
  private:
-  std::mutex mutex_;
-  std::vector<std::vector<char>> free_;
+  // One batch of whole elements on its way through the pipeline: its text (wrapped in '[' ']'),
+  // where it starts, and what became of it.
+  struct Batch {
+    std::vector<char> text;  // `size` bytes and simdjson's padding (empty: no text)
+    size_t size = 0;
+    uint64_t first_byte = 0;  // of its first element, in the file
+    size_t first_index = 0;   // its first element's index
+    std::unique_ptr<JsonBatchReader> reader;
+    std::exception_ptr error;  // reading the text, or the file after the last batch, failed
+  };
+
+  // Batch text buffers, reused: a fresh one per batch would be fresh pages to fault in.
+  class BufferPool {
+   public:
+    std::vector<char> get(size_t size) {
+      std::vector<char> b;
+      {
+        const std::lock_guard lock(mutex_);
+        if (!free_.empty()) {
+          b = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      if (b.size() < size) b.resize(size);
+      return b;
+    }
+    void put(std::vector<char> b) {
+      if (b.empty()) return;
+      const std::lock_guard lock(mutex_);
+      free_.push_back(std::move(b));
+    }
+
+   private:
+    std::mutex mutex_;
+    std::vector<std::vector<char>> free_;
+  };
+
+  std::shared_ptr<Batch> take(size_t end, size_t elements);
+  bool open_array();
+  std::shared_ptr<Batch> next_batch();
+  void check_trailing();
+  void parse(Batch& b);
+  std::shared_ptr<Batch> cut_stage(tbb::flow_control& fc);
+  std::shared_ptr<Batch> parse_stage(std::shared_ptr<Batch> b);
+  void done_stage(std::shared_ptr<Batch> b);
+
+  const JsonStream& stream_;
+  const std::unique_ptr<std::istream> source_;
+  std::istream& in_;
+  const BatchOpen& open_batch_;
+  const BatchDone& done_;
+  const std::function<void(JsonScalar::Type)>& not_array_;
+  std::string buf_;       // text not yet cut into a batch, from the next batch's first element
+  size_t scanned_ = 0;    // buf_[0, scanned_) is scanned
+  uint64_t dropped_ = 0;  // bytes of the file before buf_
+  size_t next_index_ = 0;
+  bool started_ = false, finished_ = false;
+  JsonArrayScanner scan_;
+  BufferPool texts_;
+  std::vector<char> chunk_ = std::vector<char>(kReadBytes);
+  tbb::enumerable_thread_specific<od::parser> parsers_;
+  std::atomic<bool> stopped_ = false;  // by an error: nothing more is cut or parsed
+  std::exception_ptr first_error_;
 };
 
-}  // namespace
+// The elements in buf_[0, end) as a batch; dropped from buf_ with the comma after them.
+std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::take(size_t end,
+                                                                                  size_t elements) {
+  auto b = std::make_shared<Batch>();
+  b->text = texts_.get(end + 2 + simdjson::SIMDJSON_PADDING);
+  b->size = end + 2;
+  char* t = b->text.data();
+  t[0] = '[';
+  std::copy(buf_.data(), buf_.data() + end, t + 1);
+  t[end + 1] = ']';
+  b->first_byte = dropped_;
+  b->first_index = next_index_;
+  next_index_ += elements;
+  const size_t next = std::min(end + 1, buf_.size());
+  buf_.erase(0, next);
+  dropped_ += next;
+  scanned_ -= next;
+  scan_.drop(next, elements);
+  return b;
+}
 
-void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const BatchDone& done,
-                                const std::function<void(JsonScalar::Type)>& not_array) {
-  const auto source = open();
-  std::istream& in = *source;
-  std::string buf;       // text not yet cut into a batch, from the next batch's first element
-  size_t scanned = 0;    // buf[0, scanned) is scanned
-  uint64_t dropped = 0;  // bytes of the file before buf
-  size_t next_index = 0;
-  bool started = false, finished = false;
-  JsonArrayScanner scan(kMaxDepth);
-  BufferPool texts;
-  std::vector<char> chunk(kReadBytes);
+// Before the top-level value: skips white space (and a byte-order mark) and drops the array's
+// '[', refusing any other value. False while all that was read is white space.
+bool JsonStream::BatchPipeline::open_array() {
+  size_t p = 0;
+  while (p < buf_.size() && is_space(buf_[p])) ++p;
+  // A UTF-8 byte-order mark (some Windows tools write one) is not part of the JSON.
+  if (dropped_ == 0 && p == 0 && buf_.rfind(kUtf8Bom, 0) == 0) p = kUtf8Bom.size();
+  while (p < buf_.size() && is_space(buf_[p])) ++p;
+  if (p == buf_.size()) {
+    dropped_ += buf_.size();
+    buf_.clear();
+    return false;
+  }
+  if (buf_[p] != '[') {
+    if (std::string_view("{\"tfn-0123456789").find(buf_[p]) == std::string_view::npos)
+      stream_.malformed(fmt::format("unexpected '{}' at byte {}", buf_[p], dropped_ + p));
+    not_array_(type_of_first(buf_[p]));
+  }
+  started_ = true;
+  buf_.erase(0, p + 1);
+  dropped_ += p + 1;
+  return true;
+}
 
-  // The elements in buf[0, end) as a batch; dropped from buf with the comma after them.
-  auto take = [&](size_t end, size_t elements) {
-    auto b = std::make_shared<Batch>();
-    b->text = texts.get(end + 2 + simdjson::SIMDJSON_PADDING);
-    b->size = end + 2;
-    char* t = b->text.data();
-    t[0] = '[';
-    std::copy(buf.data(), buf.data() + end, t + 1);
-    t[end + 1] = ']';
-    b->first_byte = dropped;
-    b->first_index = next_index;
-    next_index += elements;
-    const size_t next = std::min(end + 1, buf.size());
-    buf.erase(0, next);
-    dropped += next;
-    scanned -= next;
-    scan.drop(next, elements);
-    return b;
-  };
-
-  // The next batch, or the end: reads and scans the file until a batch is cut.
-  auto next_batch = [&]() -> std::shared_ptr<Batch> {
-    bool at_end = false;
-    while (!scan.closed()) {
-      if (scan.cut() > 0 && scan.cut() >= kBatchBytes)
-        return take(scan.cut(), scan.commas_before_cut() + 1);
+// The next batch, or the end (null): reads and scans the file until a batch is cut.
+std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::next_batch() {
+  bool at_end = false;
+  while (!scan_.closed()) {
+    if (scan_.cut() > 0 && scan_.cut() >= kBatchBytes)
+      return take(scan_.cut(), scan_.commas_before_cut() + 1);
+    if (at_end) break;
+    in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+    const auto got = static_cast<size_t>(in_.gcount());
+    at_end = got == 0;
+    buf_.append(chunk_.data(), got);
+    if (!started_) {
       if (at_end) break;
-      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      const auto got = static_cast<size_t>(in.gcount());
-      at_end = got == 0;
-      buf.append(chunk.data(), got);
-      if (!started) {
-        if (at_end) break;
-        size_t p = 0;
-        while (p < buf.size() && is_space(buf[p])) ++p;
-        // A UTF-8 byte-order mark (some Windows tools write one) is not part of the JSON.
-        if (dropped == 0 && p == 0 && buf.rfind(kUtf8Bom, 0) == 0) p = kUtf8Bom.size();
-        while (p < buf.size() && is_space(buf[p])) ++p;
-        if (p == buf.size()) {
-          dropped += buf.size();
-          buf.clear();
-          continue;
-        }
-        if (buf[p] != '[') {
-          if (std::string_view("{\"tfn-0123456789").find(buf[p]) == std::string_view::npos)
-            malformed(fmt::format("unexpected '{}' at byte {}", buf[p], dropped + p));
-          not_array(type_of_first(buf[p]));
-        }
-        started = true;
-        buf.erase(0, p + 1);
-        dropped += p + 1;
-      }
-      scan.scan(buf.data(), buf.size(), scanned, at_end);
-      if (scan.stop() == JsonArrayScanner::Stop::kTooDeep) too_deep();
-      if (scan.stop() == JsonArrayScanner::Stop::kClosedByBrace)
-        malformed(fmt::format("'}}' closes the array near byte {}", dropped + scanned));
+      if (!open_array()) continue;
     }
-    if (!finished) {  // the last batch (its ']' dropped too)
-      finished = true;
-      if (!started) malformed("the file is empty");
-      if (!scan.closed()) malformed("unexpected end of file (the array is not closed)");
-      return take(scan.close_at(), scan.commas() + 1);
-    }
-    // Then only white space may follow.
-    auto only_space = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); };
-    bool trailing = !only_space(buf);
-    buf.clear();
-    while (!trailing &&
-           in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0)
-      trailing = !only_space(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
-    if (trailing) malformed("text after the top-level array");
-    return nullptr;
-  };
+    scan_.scan(buf_.data(), buf_.size(), scanned_, at_end);
+    if (scan_.stop() == JsonArrayScanner::Stop::kTooDeep) stream_.too_deep();
+    if (scan_.stop() == JsonArrayScanner::Stop::kClosedByBrace)
+      stream_.malformed(fmt::format("'}}' closes the array near byte {}", dropped_ + scanned_));
+  }
+  if (!finished_) {  // the last batch (its ']' dropped too)
+    finished_ = true;
+    if (!started_) stream_.malformed("the file is empty");
+    if (!scan_.closed()) stream_.malformed("unexpected end of file (the array is not closed)");
+    return take(scan_.close_at(), scan_.commas() + 1);
+  }
+  check_trailing();
+  return nullptr;
+}
 
-  // Parses a batch's elements into its reader.
-  tbb::enumerable_thread_specific<od::parser> parsers;
-  auto parse = [&](Batch& b) {
-    b.reader = open_batch(b.first_index);
-    b.reader->bytes = b.size;
-    size_t index = b.first_index;
+// After the array, only white space may follow.
+void JsonStream::BatchPipeline::check_trailing() {
+  auto only_space = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); };
+  bool trailing = !only_space(buf_);
+  buf_.clear();
+  while (!trailing &&
+         in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_.size())).gcount() > 0)
+    trailing = !only_space(std::string_view(chunk_.data(), static_cast<size_t>(in_.gcount())));
+  if (trailing) stream_.malformed("text after the top-level array");
+}
+
+// Parses a batch's elements into its reader; an error is kept in the batch.
+void JsonStream::BatchPipeline::parse(Batch& b) {
+  b.reader = open_batch_(b.first_index);
+  b.reader->bytes = b.size;
+  size_t index = b.first_index;
+  try {
+    od::parser& parser = parsers_.local();
+    // Room for a whole batch at once, not grown batch by batch.
+    if (parser.capacity() < kBatchBytes + kReadBytes + 2 &&
+        parser.allocate(kBatchBytes + kReadBytes + 2) != simdjson::SUCCESS)
+      throw std::bad_alloc();
+    od::document doc = parser.iterate(b.text.data(), b.size, b.text.size());
+    for (auto item : doc.get_array()) b.reader->element(index++, item.value());
+    if (!at_end(doc))
+      stream_.malformed(fmt::format("unexpected text near byte {}", b.first_byte + b.size - 2));
+  } catch (const simdjson::simdjson_error& e) {
     try {
-      od::parser& parser = parsers.local();
-      // Room for a whole batch at once, not grown batch by batch.
-      if (parser.capacity() < kBatchBytes + kReadBytes + 2 &&
-          parser.allocate(kBatchBytes + kReadBytes + 2) != simdjson::SUCCESS)
-        throw std::bad_alloc();
-      od::document doc = parser.iterate(b.text.data(), b.size, b.text.size());
-      for (auto item : doc.get_array()) b.reader->element(index++, item.value());
-      if (!at_end(doc))
-        malformed(fmt::format("unexpected text near byte {}", b.first_byte + b.size - 2));
-    } catch (const simdjson::simdjson_error& e) {
-      try {
-        malformed(fmt::format("{} (in the elements from byte {} on, element {} or later)", e.what(),
-                              b.first_byte, index));
-      } catch (...) {
-        b.error = std::current_exception();
-      }
+      stream_.malformed(fmt::format("{} (in the elements from byte {} on, element {} or later)",
+                                    e.what(), b.first_byte, index));
     } catch (...) {
       b.error = std::current_exception();
     }
-  };
+  } catch (...) {
+    b.error = std::current_exception();
+  }
+}
 
-  // Three stages: cut (in order), parse (in parallel), hand over (in order). Errors travel with
-  // their batch and stop the cutting, so the first one in the file is the one thrown, whatever
-  // the thread count. Nothing throws inside the pipeline: a batch is owned by its token.
-  std::atomic<bool> stopped = false;
-  std::exception_ptr first_error;
-  auto cut_stage = [&](tbb::flow_control& fc) -> std::shared_ptr<Batch> {
-    if (stopped) {
+// Stage 1 (in order): the next batch, or a batch holding the error that stopped the cutting.
+std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::cut_stage(
+    tbb::flow_control& fc) {
+  if (stopped_) {
+    fc.stop();
+    return nullptr;
+  }
+  std::shared_ptr<Batch> b;
+  try {
+    b = next_batch();
+    if (!b) {
       fc.stop();
       return nullptr;
     }
-    std::shared_ptr<Batch> b;
-    try {
-      b = next_batch();
-      if (!b) {
-        fc.stop();
-        return nullptr;
-      }
-    } catch (...) {
-      b = std::make_shared<Batch>();
-      b->error = std::current_exception();
-      stopped = true;
-    }
-    return b;
-  };
-  auto parse_stage = [&](std::shared_ptr<Batch> b) {
-    if (!b->text.empty() && !stopped) parse(*b);
-    texts.put(std::move(b->text));
-    return b;
-  };
-  auto done_stage = [&](std::shared_ptr<Batch> b) {
-    if (first_error) return;
-    try {
-      done(std::move(b->reader), b->error != nullptr);
-      if (b->error) std::rethrow_exception(b->error);
-    } catch (...) {
-      first_error = std::current_exception();
-      stopped = true;
-    }
-  };
+  } catch (...) {
+    b = std::make_shared<Batch>();
+    b->error = std::current_exception();
+    stopped_ = true;
+  }
+  return b;
+}
+
+// Stage 2 (in parallel): the batch parsed, its text given back to the pool.
+std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::parse_stage(
+    std::shared_ptr<Batch> b) {
+  if (!b->text.empty() && !stopped_) parse(*b);
+  texts_.put(std::move(b->text));
+  return b;
+}
+
+// Stage 3 (in order): the batch handed over; the first error is kept and stops the rest.
+void JsonStream::BatchPipeline::done_stage(std::shared_ptr<Batch> b) {
+  if (first_error_) return;
+  try {
+    done_(std::move(b->reader), b->error != nullptr);
+    if (b->error) std::rethrow_exception(b->error);
+  } catch (...) {
+    first_error_ = std::current_exception();
+    stopped_ = true;
+  }
+}
+
+// Three stages: cut (in order), parse (in parallel), hand over (in order). Errors travel with
+// their batch and stop the cutting, so the first one in the file is the one thrown, whatever
+// the thread count. Nothing throws inside the pipeline: a batch is owned by its token.
+void JsonStream::BatchPipeline::run(int threads) {
   tbb::task_arena arena(threads > 0 ? std::min(threads, tbb::info::default_concurrency())
                                     : tbb::task_arena::automatic);
   arena.execute([&] {
-    tbb::parallel_pipeline(static_cast<size_t>(2 * tbb::this_task_arena::max_concurrency()),
-                           tbb::make_filter<void, std::shared_ptr<Batch>>(
-                               tbb::filter_mode::serial_in_order, cut_stage) &
-                               tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(
-                                   tbb::filter_mode::parallel, parse_stage) &
-                               tbb::make_filter<std::shared_ptr<Batch>, void>(
-                                   tbb::filter_mode::serial_in_order, done_stage));
+    tbb::parallel_pipeline(
+        static_cast<size_t>(2 * tbb::this_task_arena::max_concurrency()),
+        tbb::make_filter<void, std::shared_ptr<Batch>>(
+            tbb::filter_mode::serial_in_order,
+            [this](tbb::flow_control& fc) { return cut_stage(fc); }) &
+            tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(
+                tbb::filter_mode::parallel,
+                [this](std::shared_ptr<Batch> b) { return parse_stage(std::move(b)); }) &
+            tbb::make_filter<std::shared_ptr<Batch>, void>(
+                tbb::filter_mode::serial_in_order,
+                [this](std::shared_ptr<Batch> b) { done_stage(std::move(b)); }));
   });
-  if (first_error) std::rethrow_exception(first_error);
+  if (first_error_) std::rethrow_exception(first_error_);
+}
+
+void JsonStream::for_each_batch(int threads, const BatchOpen& open_batch, const BatchDone& done,
+                                const std::function<void(JsonScalar::Type)>& not_array) {
+  BatchPipeline(*this, open_batch, done, not_array).run(threads);
 }
 
 void JsonStream::whole(const std::function<void(od::value)>& doc_fn,

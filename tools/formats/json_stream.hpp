@@ -121,6 +121,8 @@ class JsonStream {
   uint64_t size_bytes() const;
 
  private:
+  class BatchPipeline;  // for_each_batch's steps (json_stream.cpp)
+
   [[noreturn]] void malformed(const std::string& why) const;
 
   std::unique_ptr<std::istream> open() const;

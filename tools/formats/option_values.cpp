@@ -5,33 +5,27 @@
 #include <cmath>
 #include <optional>
 
+#include "model/integer_text.hpp"
+
 namespace tilesim {
 
 namespace {
 
-// `text` read whole by `convert` (std::stoll, std::stod): nullopt when it is not, or overflows.
-template <class T>
-std::optional<T> parse_whole(const std::string& text, T (*convert)(const std::string&, size_t*)) {
+// `text` read whole by std::stod: nullopt when it is not a number, or overflows.
+std::optional<double> parse_whole_double(const std::string& text) {
   size_t used = 0;
   try {
-    const T v = convert(text, &used);
+    const double v = std::stod(text, &used);
     if (used == text.size()) return v;
   } catch (const std::exception&) {
   }
   return std::nullopt;
 }
 
-int64_t to_int64(const std::string& s, size_t* used) {
-  return std::stoll(s, used);
-}
-double to_double(const std::string& s, size_t* used) {
-  return std::stod(s, used);
-}
-
 }  // namespace
 
 std::string integer_option_error(const std::string& text, int64_t min, int64_t max) {
-  const auto v = parse_whole<int64_t>(text, to_int64);
+  const auto v = parse_int64(text);
   if (v && *v >= min && *v <= max) return "";
   if (max == std::numeric_limits<int64_t>::max())
     return fmt::format("'{}' is not an integer >= {}", text, min);
@@ -39,7 +33,7 @@ std::string integer_option_error(const std::string& text, int64_t min, int64_t m
 }
 
 std::string number_option_error(const std::string& text, double above, double at_most) {
-  const auto v = parse_whole<double>(text, to_double);
+  const auto v = parse_whole_double(text);
   if (v && std::isfinite(*v) && *v > above && *v <= at_most) return "";
   if (std::isinf(at_most)) return fmt::format("'{}' is not a finite number > {}", text, above);
   return fmt::format("'{}' is not a finite number in ({}, {}]", text, above, at_most);

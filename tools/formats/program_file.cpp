@@ -53,6 +53,26 @@ class Loader {
  private:
   void read_body(const JsonReader& body, int loop);
   void resolve(const RawOp& raw, size_t index);
+
+  // The op resolve() is building: its entry, and "op N (name)", which starts its messages.
+  struct OpSite {
+    const JsonReader& e;
+    std::string where;
+    [[noreturn]] void fail(const std::string& what) const {
+      e.fail(where + ": " + what, ErrorKind::kInput);
+    }
+  };
+  // The steps of resolve(): each checks what it reads and fails naming the op.
+  void check_input_count(const OpSite& at, const ProgOp& op) const;
+  void check_keys_apply(const OpSite& at, const ProgOp& op) const;
+  void require_same_dtype(const OpSite& at, int a, int b) const;
+  void require_float(const OpSite& at, const ProgOp& op, int t) const;
+  ProgTensor output_of(const OpSite& at, ProgOp& op) const;
+  void elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& out) const;
+  void reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
+  void read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const;
+  static MergeMode read_merge(const OpSite& at, ReduceKind reduce);
+  void matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
     return fmt::format("'{}' {} {}", tensor(t).name, format_dims(tensor(t).shape),
@@ -148,181 +168,227 @@ void Loader::resolve(const RawOp& raw, size_t index) {
   op.name = e.at("op").string();
   op.info = find_op_record(op.name);
   op.loop = raw.loop;
-  const OpKind kind = op.info->kind;
-  op.tile = kind == OpKind::kMatmul ? raw.cube : raw.tile;
-  const std::string where = op.where();
-  auto fail = [&](const std::string& what, ErrorKind k = ErrorKind::kInput) {
-    e.fail(where + ": " + what, k);
-  };
+  op.tile = op.info->kind == OpKind::kMatmul ? raw.cube : raw.tile;
+  const OpSite at{e, op.where()};
   for (const std::string& n : raw.inputs) op.in.push_back(tensor_id(n));
-  const size_t want =
-      kind == OpKind::kWhere                                                          ? 3
-      : kind == OpKind::kBinary && e.has("scalar")                                    ? 1
-      : kind == OpKind::kBinary || kind == OpKind::kGather || kind == OpKind::kMatmul ? 2
-                                                                                      : 1;
-  if (kind == OpKind::kBinary && op.info->n_ary && !e.has("scalar")) {
-    if (op.in.size() < 2)
-      fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)", op.in.size(),
-                       op.name));
-  } else if (op.in.size() != want) {
-    fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
-  }
+  check_input_count(at, op);
   if (e.has("scalar")) {
-    if (kind != OpKind::kBinary) fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
+    if (op.info->kind != OpKind::kBinary)
+      at.fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
     op.scalar = e.at("scalar").number();
   }
+  check_keys_apply(at, op);
+  ProgTensor out = output_of(at, op);
+  out.name = raw.out;
+  if (tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
+  op.out = static_cast<int>(p_.tensors.size());
+  add_tensor(out);
+  p_.ops.push_back(op);
+}
+
+void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
+  const OpKind kind = op.info->kind;
+  const bool scalar = at.e.has("scalar");
+  const size_t want =
+      kind == OpKind::kWhere                                                          ? 3
+      : kind == OpKind::kBinary && scalar                                             ? 1
+      : kind == OpKind::kBinary || kind == OpKind::kGather || kind == OpKind::kMatmul ? 2
+                                                                                      : 1;
+  if (kind == OpKind::kBinary && op.info->n_ary && !scalar) {
+    if (op.in.size() < 2)
+      at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
+                          op.in.size(), op.name));
+  } else if (op.in.size() != want) {
+    at.fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
+  }
+}
+
+// Keys that only some kinds of op take ("scalar" is checked as it is read).
+void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
+  const JsonReader& e = at.e;
+  const OpKind kind = op.info->kind;
   for (const char* key : {"keepdim", "merge"})
     if (e.has(key) && kind != OpKind::kReduce)
-      fail(std::string("\"") + key + "\" applies to reductions");
+      at.fail(std::string("\"") + key + "\" applies to reductions");
   if (e.has("dim") && kind != OpKind::kReduce && kind != OpKind::kScan)
-    fail("\"dim\" applies to reductions and cumsum");
-  if (e.has("dtype") && kind != OpKind::kCast) fail("\"dtype\" applies to cast");
-  if (e.has("out_dtype") && kind != OpKind::kMatmul) fail("\"out_dtype\" applies to matmul");
-  if (e.has("transpose_b") && kind != OpKind::kMatmul) fail("\"transpose_b\" applies to matmul");
+    at.fail("\"dim\" applies to reductions and cumsum");
+  if (e.has("dtype") && kind != OpKind::kCast) at.fail("\"dtype\" applies to cast");
+  if (e.has("out_dtype") && kind != OpKind::kMatmul) at.fail("\"out_dtype\" applies to matmul");
+  if (e.has("transpose_b") && kind != OpKind::kMatmul) at.fail("\"transpose_b\" applies to matmul");
+}
+
+void Loader::require_same_dtype(const OpSite& at, int a, int b) const {
+  if (tensor(a).dtype != tensor(b).dtype)
+    at.fail(fmt::format("dtype mismatch: {} and {} (cast one first)", text(a), text(b)));
+}
+
+void Loader::require_float(const OpSite& at, const ProgOp& op, int t) const {
+  const DType d = tensor(t).dtype;
+  if (d == DType::kInt8 || d == DType::kInt32)
+    at.fail(
+        fmt::format("dtype mismatch: {} is an integer tensor; {} takes fp32, fp16 or bf16 (cast "
+                    "it first)",
+                    text(t), op.name));
+}
+
+// The op's output (its name aside): shape and dtype by the kind of op, once its inputs are
+// checked to fit it.
+ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
+  const JsonReader& e = at.e;
   const ProgTensor& x = tensor(op.in[0]);
   ProgTensor out;
-  out.name = raw.out;
   out.dtype = x.dtype;
-  auto same_dtype = [&](int a, int b) {
-    if (tensor(a).dtype != tensor(b).dtype)
-      fail(fmt::format("dtype mismatch: {} and {} (cast one first)", text(a), text(b)));
-  };
-  auto is_float = [&](int t) {
-    const DType d = tensor(t).dtype;
-    if (d == DType::kInt8 || d == DType::kInt32)
-      fail(
-          fmt::format("dtype mismatch: {} is an integer tensor; {} takes fp32, fp16 or bf16 (cast "
-                      "it first)",
-                      text(t), op.name));
-  };
-  switch (kind) {
+  switch (op.info->kind) {
     case OpKind::kUnary:
-      is_float(op.in[0]);
+      require_float(at, op, op.in[0]);
       out.shape = x.shape;
       break;
     case OpKind::kRotateHalf:
-      is_float(op.in[0]);
+      require_float(at, op, op.in[0]);
       if (x.shape.back() % 2 != 0)
-        fail(fmt::format("{}: rotate_half swaps the halves of the last dim, which must be even",
-                         text(op.in[0])));
+        at.fail(fmt::format("{}: rotate_half swaps the halves of the last dim, which must be even",
+                            text(op.in[0])));
       out.shape = x.shape;
       break;
     case OpKind::kBinary:
-    case OpKind::kWhere: {
-      const size_t first = kind == OpKind::kWhere ? 1 : 0;
-      for (size_t i = first; i < op.in.size(); ++i) is_float(op.in[i]);
-      for (size_t i = first + 1; i < op.in.size(); ++i) same_dtype(op.in[first], op.in[i]);
-      Dims s = tensor(op.in[0]).shape;
-      for (size_t i = 1; i < op.in.size(); ++i) {
-        const auto b = broadcast(s, tensor(op.in[i]).shape);
-        if (!b)
-          fail(
-              fmt::format("shape mismatch: {} and {} do not broadcast (numpy rules: right-aligned, "
-                          "each dim equal or 1)",
-                          text(op.in[i - 1]), text(op.in[i])));
-        s = *b;
-      }
-      out.shape = s;
-      out.dtype = tensor(op.in[first]).dtype;
+    case OpKind::kWhere:
+      elementwise_output(at, op, out);
       break;
-    }
     case OpKind::kCast:
       out.shape = x.shape;
       out.dtype = read_dtype(e.at("dtype"));
       break;
     case OpKind::kScan: {
-      is_float(op.in[0]);
+      require_float(at, op, op.in[0]);
       const auto rank = static_cast<int64_t>(x.shape.size());
-      if (!e.has("dim")) fail("\"dim\": missing (the dim to scan)");
+      if (!e.has("dim")) at.fail("\"dim\": missing (the dim to scan)");
       const int64_t v = e.at("dim").integer(-rank, rank - 1);
       op.dims = {static_cast<int>(v < 0 ? v + rank : v)};
       out.shape = x.shape;
       break;
     }
-    case OpKind::kReduce: {
-      if (op.info->reduce != ReduceKind::kAny && op.info->reduce != ReduceKind::kAll)
-        is_float(op.in[0]);
-      const auto rank = static_cast<int64_t>(x.shape.size());
-      std::vector<JsonReader> dims;
-      if (!e.has("dim")) fail("\"dim\": missing (the dim or dims to reduce)");
-      if (e.at("dim").json().is_array())
-        dims = e.at("dim").items();
-      else
-        dims.push_back(e.at("dim"));
-      for (const JsonReader& d : dims) {
-        const int64_t v = d.integer(-rank, rank - 1);
-        op.dims.push_back(static_cast<int>(v < 0 ? v + rank : v));
-      }
-      std::sort(op.dims.begin(), op.dims.end());
-      if (std::adjacent_find(op.dims.begin(), op.dims.end()) != op.dims.end() || op.dims.empty())
-        e.at("dim").fail(where + ": each dim once, at least one");
-      op.keepdim = e.boolean_or("keepdim", false);
-      op.reduce = op.info->reduce;
-      if (reduces_to_index(op.reduce)) {
-        if (op.dims.size() != 1)
-          e.at("dim").fail(where + ": " + op.name + " takes one dim (the index is along it)");
-        out.dtype = DType::kInt32;
-      }
-      if (e.has("merge")) {
-        const std::string m = e.at("merge").string();
-        if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic" && m != "auto")
-          e.at("merge").fail(fmt::format(
-              "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic, auto)", where, m));
-        // auto: as the reduce families merge under pypto (reduction_program.cpp make_phase).
-        op.merge = m != "auto"                    ? parse_merge_mode(m)
-                   : merges_atomically(op.reduce) ? MergeMode::kAtomic
-                                                  : MergeMode::kTree;
-      }
-      for (int64_t d = 0; d < rank; ++d) {
-        const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
-        if (!red)
-          out.shape.push_back(x.shape[static_cast<size_t>(d)]);
-        else if (op.keepdim)
-          out.shape.push_back(1);
-      }
-      if (out.shape.empty()) out.shape.push_back(1);
-      if (!op.keepdim && static_cast<int64_t>(op.dims.size()) == rank)
-        fail("reducing every dim needs \"keepdim\": true (a tensor keeps at least one dim)");
+    case OpKind::kReduce:
+      reduce_output(at, op, out);
       break;
-    }
     case OpKind::kTranspose:
       if (x.shape.size() < 2)
-        fail(fmt::format("{} has rank 1; transpose swaps the last two dims", text(op.in[0])));
+        at.fail(fmt::format("{} has rank 1; transpose swaps the last two dims", text(op.in[0])));
       out.shape = x.shape;
       std::swap(out.shape[out.shape.size() - 1], out.shape[out.shape.size() - 2]);
       break;
     case OpKind::kGather: {
       const ProgTensor& idx = tensor(op.in[1]);
       if (idx.dtype != DType::kInt32 || idx.shape.size() != 1)
-        fail(fmt::format("dtype mismatch: the index {} must be a rank-1 int32 tensor of rows",
-                         text(op.in[1])));
+        at.fail(fmt::format("dtype mismatch: the index {} must be a rank-1 int32 tensor of rows",
+                            text(op.in[1])));
       out.shape = x.shape;
       out.shape[0] = idx.shape[0];
       break;
     }
-    case OpKind::kMatmul: {
-      const ProgTensor& b = tensor(op.in[1]);
-      same_dtype(op.in[0], op.in[1]);
-      op.transpose_b = e.boolean_or("transpose_b", false);
-      const size_t r = x.shape.size();
-      const size_t kd = op.transpose_b ? r - 1 : r - 2;  // B's k dim
-      if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[kd] ||
-          !std::equal(x.shape.begin(), x.shape.end() - 2, b.shape.begin()))
-        fail(
-            fmt::format("shape mismatch: {} @ {}{} (A [..., m, k] and B [..., {}] of one rank, "
-                        "equal batch dims and k)",
-                        text(op.in[0]), text(op.in[1]), op.transpose_b ? "^T" : "",
-                        op.transpose_b ? "n, k" : "k, n"));
-      out.shape = x.shape;
-      out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
-      out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
+    case OpKind::kMatmul:
+      matmul_output(at, op, out);
       break;
-    }
   }
-  if (tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
-  op.out = static_cast<int>(p_.tensors.size());
-  add_tensor(out);
-  p_.ops.push_back(op);
+  return out;
+}
+
+// A binary op or where (whose first input, the condition, may be of any dtype): float inputs of
+// one dtype, their shapes broadcast.
+void Loader::elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& out) const {
+  const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
+  for (size_t i = first; i < op.in.size(); ++i) require_float(at, op, op.in[i]);
+  for (size_t i = first + 1; i < op.in.size(); ++i) require_same_dtype(at, op.in[first], op.in[i]);
+  Dims s = tensor(op.in[0]).shape;
+  for (size_t i = 1; i < op.in.size(); ++i) {
+    const auto b = broadcast(s, tensor(op.in[i]).shape);
+    if (!b)
+      at.fail(
+          fmt::format("shape mismatch: {} and {} do not broadcast (numpy rules: right-aligned, "
+                      "each dim equal or 1)",
+                      text(op.in[i - 1]), text(op.in[i])));
+    s = *b;
+  }
+  out.shape = s;
+  out.dtype = tensor(op.in[first]).dtype;
+}
+
+// A reduction: its dims, keepdim and merge read, the reduced dims dropped (or kept as 1).
+void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const {
+  const JsonReader& e = at.e;
+  const ProgTensor& x = tensor(op.in[0]);
+  if (op.info->reduce != ReduceKind::kAny && op.info->reduce != ReduceKind::kAll)
+    require_float(at, op, op.in[0]);
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  read_reduce_dims(at, op, rank);
+  op.keepdim = e.boolean_or("keepdim", false);
+  op.reduce = op.info->reduce;
+  if (reduces_to_index(op.reduce)) {
+    if (op.dims.size() != 1)
+      e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
+    out.dtype = DType::kInt32;
+  }
+  if (e.has("merge")) op.merge = read_merge(at, op.reduce);
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
+    if (!red)
+      out.shape.push_back(x.shape[static_cast<size_t>(d)]);
+    else if (op.keepdim)
+      out.shape.push_back(1);
+  }
+  if (out.shape.empty()) out.shape.push_back(1);
+  if (!op.keepdim && static_cast<int64_t>(op.dims.size()) == rank)
+    at.fail("reducing every dim needs \"keepdim\": true (a tensor keeps at least one dim)");
+}
+
+// "dim": one dim or an array of them, each in -rank..rank-1, into op.dims (sorted, 0..rank-1).
+void Loader::read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const {
+  const JsonReader& e = at.e;
+  std::vector<JsonReader> dims;
+  if (!e.has("dim")) at.fail("\"dim\": missing (the dim or dims to reduce)");
+  if (e.at("dim").json().is_array())
+    dims = e.at("dim").items();
+  else
+    dims.push_back(e.at("dim"));
+  for (const JsonReader& d : dims) {
+    const int64_t v = d.integer(-rank, rank - 1);
+    op.dims.push_back(static_cast<int>(v < 0 ? v + rank : v));
+  }
+  std::sort(op.dims.begin(), op.dims.end());
+  if (std::adjacent_find(op.dims.begin(), op.dims.end()) != op.dims.end() || op.dims.empty())
+    e.at("dim").fail(at.where + ": each dim once, at least one");
+}
+
+// A reduction's "merge".
+MergeMode Loader::read_merge(const OpSite& at, ReduceKind reduce) {
+  const std::string m = at.e.at("merge").string();
+  if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic" && m != "auto")
+    at.e.at("merge").fail(fmt::format(
+        "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic, auto)", at.where, m));
+  // auto: as the reduce families merge under pypto (reduction_program.cpp make_phase).
+  return m != "auto"                 ? parse_merge_mode(m)
+         : merges_atomically(reduce) ? MergeMode::kAtomic
+                                     : MergeMode::kTree;
+}
+
+// A matmul: A [..., m, k] @ B [..., k, n] (B [..., n, k] with transpose_b) of one dtype.
+void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const {
+  const JsonReader& e = at.e;
+  const ProgTensor& x = tensor(op.in[0]);
+  const ProgTensor& b = tensor(op.in[1]);
+  require_same_dtype(at, op.in[0], op.in[1]);
+  op.transpose_b = e.boolean_or("transpose_b", false);
+  const size_t r = x.shape.size();
+  const size_t kd = op.transpose_b ? r - 1 : r - 2;  // B's k dim
+  if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[kd] ||
+      !std::equal(x.shape.begin(), x.shape.end() - 2, b.shape.begin()))
+    at.fail(
+        fmt::format("shape mismatch: {} @ {}{} (A [..., m, k] and B [..., {}] of one rank, "
+                    "equal batch dims and k)",
+                    text(op.in[0]), text(op.in[1]), op.transpose_b ? "^T" : "",
+                    op.transpose_b ? "n, k" : "k, n"));
+  out.shape = x.shape;
+  out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
+  out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
 }
 
 // Tarjan's strongly connected components of the graph `succ` (vertex -> its successors),

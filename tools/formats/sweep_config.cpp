@@ -11,6 +11,7 @@
 #include "kernels/lowering.hpp"
 #include "kernels/program.hpp"
 #include "model/error.hpp"
+#include "model/integer_text.hpp"
 #include "model/tile_geometry.hpp"
 #include "tools/formats/run_config.hpp"
 
@@ -21,15 +22,9 @@ namespace {
 // A tile dim named by text ("1", "-1") in a rank-`rank` shape, normalised to 0..rank-1.
 std::optional<int> dim_of(const std::string& key, size_t rank) {
   const auto n = static_cast<int64_t>(rank);
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(key, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != key.size() || v < -n || v >= n) return std::nullopt;
-  return static_cast<int>(v < 0 ? v + n : v);
+  const std::optional<int64_t> v = parse_int64(key);
+  if (!v || *v < -n || *v >= n) return std::nullopt;
+  return static_cast<int>(*v < 0 ? *v + n : *v);
 }
 
 std::string dims_allowed(size_t rank) {

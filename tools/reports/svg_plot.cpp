@@ -86,24 +86,38 @@ std::string number(double v) {
   return fmt::format("{:.4g}", v);
 }
 
-}  // namespace
+// Where a plot is drawn: the plot area inside fixed margins, the data range it shows (x as log2
+// when log_x) and the mapping of data to pixels.
+struct PlotFrame {
+  double left = 90, right = 230, top = 64, bottom = 72;
+  double pw = 0, ph = 0;  // the plot area's width and height
+  bool log_x = true;
+  double xmin = 0, xmax = 0;           // in fx units
+  double ylo = 0, yhi = 0, ystep = 0;  // the y axis's ends and tick step
+  double fx(double x) const { return log_x ? std::log2(std::max(x, 1e-300)) : x; }
+  double px(double x) const { return left + (fx(x) - xmin) / (xmax - xmin) * pw; }
+  double pxl(double lx) const { return left + (lx - xmin) / (xmax - xmin) * pw; }  // lx in fx units
+  double py(double y) const { return top + (yhi - y) / (yhi - ylo) * ph; }
+  double clampx(double v) const { return std::clamp(v, left, left + pw); }
+};
 
-std::string render_svg(const Plot& p) {
-  const double left = 90, right = 230, top = 64, bottom = 72;
-  const double pw = p.width - left - right, ph = p.height - top - bottom;
-  auto fx = [&](double x) { return p.log_x ? std::log2(std::max(x, 1e-300)) : x; };
+// The frame of `p`: its data and bands with a margin, y widened to whole tick steps.
+PlotFrame plot_frame(const Plot& p) {
+  PlotFrame f;
+  f.log_x = p.log_x;
+  f.pw = p.width - f.left - f.right, f.ph = p.height - f.top - f.bottom;
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
   double ymin = xmin, ymax = -xmin;
   for (const auto& s : p.series)
     for (const auto& pt : s.points) {
-      xmin = std::min(xmin, fx(pt.x));
-      xmax = std::max(xmax, fx(pt.x));
+      xmin = std::min(xmin, f.fx(pt.x));
+      xmax = std::max(xmax, f.fx(pt.x));
       ymin = std::min(ymin, pt.y);
       ymax = std::max(ymax, pt.y);
     }
   for (const auto& b : p.bands) {
-    xmin = std::min(xmin, fx(b.x0));
-    xmax = std::max(xmax, fx(b.x1));
+    xmin = std::min(xmin, f.fx(b.x0));
+    xmax = std::max(xmax, f.fx(b.x1));
   }
   if (!std::isfinite(xmin)) xmin = 0, xmax = 1;
   if (!std::isfinite(ymin)) ymin = 0, ymax = 1;
@@ -121,60 +135,76 @@ std::string render_svg(const Plot& p) {
   double ylo = std::floor(ymin / ystep) * ystep, yhi = std::ceil(ymax / ystep) * ystep;
   if (ylo == ymin) ylo -= ystep * 0.25;
   if (yhi == ymax) yhi += ystep * 0.25;
-  auto px = [&](double x) { return left + (fx(x) - xmin) / (xmax - xmin) * pw; };
-  auto pxl = [&](double lx) { return left + (lx - xmin) / (xmax - xmin) * pw; };
-  auto py = [&](double y) { return top + (yhi - y) / (yhi - ylo) * ph; };
-  auto clampx = [&](double v) { return std::clamp(v, left, left + pw); };
+  f.xmin = xmin, f.xmax = xmax;
+  f.ylo = ylo, f.yhi = yhi, f.ystep = ystep;
+  return f;
+}
 
-  std::string s = svg_open(p.width, p.height, left, p.title, p.subtitle);
-  // Zone bands.
+// Zone bands.
+std::string bands_svg(const Plot& p, const PlotFrame& f) {
+  std::string s;
   append(s, "<g id=\"bands\">\n");
   for (const auto& b : p.bands) {
-    const double x0 = clampx(px(b.x0)), x1 = clampx(px(b.x1));
+    const double x0 = f.clampx(f.px(b.x0)), x1 = f.clampx(f.px(b.x1));
     if (x1 <= x0) continue;
     append(s,
            "<rect class=\"zone\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
            "fill=\"{}\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
-           x0, top, x1 - x0, ph, b.color, svg_escape(b.label));
+           x0, f.top, x1 - x0, f.ph, b.color, svg_escape(b.label));
   }
   append(s, "</g>\n");
-  // Grid, ticks and tick labels.
+  return s;
+}
+
+// The y grid lines, ticks and tick labels.
+std::string y_axis_svg(const PlotFrame& f) {
+  std::string s;
   append(s, "<g id=\"y-axis\" font-size=\"12\" text-anchor=\"end\">\n");
-  for (double y = ylo; y <= yhi + ystep * 1e-6; y += ystep) {
-    if (y < ylo) continue;
-    const double yy = py(y);
+  for (double y = f.ylo; y <= f.yhi + f.ystep * 1e-6; y += f.ystep) {
+    if (y < f.ylo) continue;
+    const double yy = f.py(y);
     append(s,
            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
            "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-           left, yy, left + pw, yy, left - 8, yy + 4, number(std::fabs(y) < ystep * 1e-6 ? 0 : y));
+           f.left, yy, f.left + f.pw, yy, f.left - 8, yy + 4,
+           number(std::fabs(y) < f.ystep * 1e-6 ? 0 : y));
   }
-  append(s, "</g>\n<g id=\"x-axis\" font-size=\"12\" text-anchor=\"middle\">\n");
-  if (p.log_x) {
-    const int lo = static_cast<int>(std::ceil(xmin)), hi = static_cast<int>(std::floor(xmax));
+  append(s, "</g>\n");
+  return s;
+}
+
+// The x grid lines, ticks and tick labels: powers of two on a log axis.
+std::string x_axis_svg(const PlotFrame& f) {
+  std::string s;
+  append(s, "<g id=\"x-axis\" font-size=\"12\" text-anchor=\"middle\">\n");
+  if (f.log_x) {
+    const int lo = static_cast<int>(std::ceil(f.xmin)), hi = static_cast<int>(std::floor(f.xmax));
     const int step = std::max(1, (hi - lo) / 12 + 1);
     for (int e = lo; e <= hi; ++e) {
       if ((e - lo) % step) continue;
-      const double xx = pxl(e);
+      const double xx = f.pxl(e);
       append(s,
              "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
              "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-             xx, top, xx, top + ph, xx, top + ph + 18, number(std::ldexp(1.0, e)));
+             xx, f.top, xx, f.top + f.ph, xx, f.top + f.ph + 18, number(std::ldexp(1.0, e)));
     }
   } else {
-    const double xstep = nice_step(xmax - xmin, 8);
-    for (double x = std::ceil(xmin / xstep) * xstep; x <= xmax; x += xstep) {
-      const double xx = pxl(x);
+    const double xstep = nice_step(f.xmax - f.xmin, 8);
+    for (double x = std::ceil(f.xmin / xstep) * xstep; x <= f.xmax; x += xstep) {
+      const double xx = f.pxl(x);
       append(s,
              "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
              "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-             xx, top, xx, top + ph, xx, top + ph + 18, number(x));
+             xx, f.top, xx, f.top + f.ph, xx, f.top + f.ph + 18, number(x));
     }
   }
   append(s, "</g>\n");
-  append(s, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
-         left, top, pw, ph);
-  s += svg_axis_titles(left, top, pw, ph, 48, 62, p.x_label, p.y_label);
-  // Series.
+  return s;
+}
+
+// Each series: its line (in x order) and its markers.
+std::string series_svg(const Plot& p, const PlotFrame& f) {
+  std::string s;
   for (const auto& ser : p.series) {
     std::vector<PlotPoint> pts = ser.points;
     std::stable_sort(pts.begin(), pts.end(),
@@ -182,7 +212,7 @@ std::string render_svg(const Plot& p) {
     append(s, "<g class=\"series\" opacity=\"{:.2f}\">\n", ser.opacity);
     if (ser.line && pts.size() > 1) {
       append(s, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"", ser.color);
-      for (const auto& pt : pts) append(s, "{:.1f},{:.1f} ", px(pt.x), py(pt.y));
+      for (const auto& pt : pts) append(s, "{:.1f},{:.1f} ", f.px(pt.x), f.py(pt.y));
       append(s, "\"/>\n");
     }
     if (ser.radius > 0)
@@ -190,45 +220,62 @@ std::string render_svg(const Plot& p) {
         append(s,
                "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" stroke=\"{}\" "
                "stroke-width=\"1\"/>\n",
-               px(pt.x), py(pt.y), ser.radius, pt.fill.empty() ? ser.color : pt.fill, ser.color);
+               f.px(pt.x), f.py(pt.y), ser.radius, pt.fill.empty() ? ser.color : pt.fill,
+               ser.color);
     append(s, "</g>\n");
   }
-  // Point labels, above the point (below it near the top edge); the marked point has its own.
+  return s;
+}
+
+// Point labels, above the point (below it near the top edge); the marked point has its own.
+std::string point_labels_svg(const Plot& p, const PlotFrame& f) {
+  std::string s;
   append(s,
          "<g class=\"point-labels\" font-size=\"10\" fill=\"#222\" text-anchor=\"middle\" "
          "stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">\n");
   for (const auto& ser : p.series)
     for (const auto& pt : ser.points) {
       if (pt.label.empty() || (p.mark && pt.x == p.mark->x && pt.y == p.mark->y)) continue;
-      const double yy = py(pt.y) - ser.radius - 5 < top + 12 ? py(pt.y) + ser.radius + 13
-                                                             : py(pt.y) - ser.radius - 5;
-      append(s, "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", px(pt.x), yy, svg_escape(pt.label));
+      const double yy = f.py(pt.y) - ser.radius - 5 < f.top + 12 ? f.py(pt.y) + ser.radius + 13
+                                                                 : f.py(pt.y) - ser.radius - 5;
+      append(s, "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", f.px(pt.x), yy,
+             svg_escape(pt.label));
     }
   append(s, "</g>\n");
-  if (p.mark) {
-    const double mx = px(p.mark->x), my = py(p.mark->y);
-    // The label goes to the far edge of the plot on the side of the point with more room (above
-    // a curve's minimum there is nothing but the curve's arms), joined to the point by a line.
-    const bool above = my > top + ph * 0.5;
-    const double ty = above ? top + 18 : top + ph - 10;
-    const double ly0 = above ? my - 10 : my + 10, ly1 = above ? ty + 6 : ty - 16;
-    const char* anchor = mx > left + pw * 0.7 ? "end" : (mx < left + pw * 0.3 ? "start" : "middle");
-    const double tx = std::string(anchor) == "start" ? std::max(mx - 10, left + 4)
-                      : std::string(anchor) == "end" ? std::min(mx + 10, left + pw - 4)
-                                                     : mx;
-    append(s,
-           "<g id=\"best\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"10\" fill=\"none\" "
-           "stroke=\"#d62728\" stroke-width=\"3\"/>\n"
-           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#d62728\" "
-           "stroke-width=\"1.5\"/>\n"
-           "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" font-weight=\"bold\" fill=\"#d62728\" "
-           "stroke=\"white\" stroke-width=\"4\" paint-order=\"stroke\" "
-           "text-anchor=\"{}\">{}</text></g>\n",
-           mx, my, mx, ly0, mx, ly1, tx, ty, anchor, svg_escape(p.mark->label));
-  }
-  // Legend.
-  double ly = top + 8;
-  const double lx = left + pw + 18;
+  return s;
+}
+
+// The marked point: a ring, and its label joined to it by a line.
+std::string mark_svg(const PlotMark& mark, const PlotFrame& f) {
+  const double left = f.left, top = f.top, pw = f.pw, ph = f.ph;
+  const double mx = f.px(mark.x), my = f.py(mark.y);
+  // The label goes to the far edge of the plot on the side of the point with more room (above
+  // a curve's minimum there is nothing but the curve's arms), joined to the point by a line.
+  const bool above = my > top + ph * 0.5;
+  const double ty = above ? top + 18 : top + ph - 10;
+  const double ly0 = above ? my - 10 : my + 10, ly1 = above ? ty + 6 : ty - 16;
+  const char* anchor = mx > left + pw * 0.7 ? "end" : (mx < left + pw * 0.3 ? "start" : "middle");
+  const double tx = std::string(anchor) == "start" ? std::max(mx - 10, left + 4)
+                    : std::string(anchor) == "end" ? std::min(mx + 10, left + pw - 4)
+                                                   : mx;
+  std::string s;
+  append(s,
+         "<g id=\"best\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"10\" fill=\"none\" "
+         "stroke=\"#d62728\" stroke-width=\"3\"/>\n"
+         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#d62728\" "
+         "stroke-width=\"1.5\"/>\n"
+         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" font-weight=\"bold\" fill=\"#d62728\" "
+         "stroke=\"white\" stroke-width=\"4\" paint-order=\"stroke\" "
+         "text-anchor=\"{}\">{}</text></g>\n",
+         mx, my, mx, ly0, mx, ly1, tx, ty, anchor, svg_escape(mark.label));
+  return s;
+}
+
+// The legend, right of the plot: each band label once, each named series, the mark.
+std::string legend_svg(const Plot& p, const PlotFrame& f) {
+  std::string s;
+  double ly = f.top + 8;
+  const double lx = f.left + f.pw + 18;
   append(s, "<g id=\"legend\" font-size=\"12\">\n");
   std::set<std::string> seen;
   for (const auto& b : p.bands) {
@@ -254,7 +301,26 @@ std::string render_svg(const Plot& p) {
            "stroke-width=\"2.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
            lx + 7, ly + 7, lx + 20, ly + 11, svg_escape(p.mark->legend));
   }
-  append(s, "</g>\n</svg>\n");
+  append(s, "</g>\n");
+  return s;
+}
+
+}  // namespace
+
+std::string render_svg(const Plot& p) {
+  const PlotFrame f = plot_frame(p);
+  std::string s = svg_open(p.width, p.height, f.left, p.title, p.subtitle);
+  s += bands_svg(p, f);
+  s += y_axis_svg(f);
+  s += x_axis_svg(f);
+  append(s, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+         f.left, f.top, f.pw, f.ph);
+  s += svg_axis_titles(f.left, f.top, f.pw, f.ph, 48, 62, p.x_label, p.y_label);
+  s += series_svg(p, f);
+  s += point_labels_svg(p, f);
+  if (p.mark) s += mark_svg(*p.mark, f);
+  s += legend_svg(p, f);
+  append(s, "</svg>\n");
   return s;
 }
 

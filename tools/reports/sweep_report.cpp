@@ -136,17 +136,20 @@ std::string us_cell(double v) {
   return fmt::format("{:.3f}", v);
 }
 
-}  // namespace
-
-std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res,
-                        size_t top, bool wide) {
+// The table's heading: the kernel, the sweep's description, the candidate counts and the axis.
+std::string table_heading(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   std::string s;
   append(s, "tilesim sweep: {}\n", kernel_title(cfg, hw));
   if (!cfg.description.empty()) append(s, "  {}\n", wrap(cfg.description, 2, 2, kTerminalColumns));
   append(s, "  {} candidates: {} evaluated, {} rejected by the pre-check; axis {}\n\n",
          res.candidates.size(), res.ranking.size(), res.candidates.size() - res.ranking.size(),
          res.axis_label);
-  const CandidateResult* best = res.recommended ? &res.candidates[*res.recommended] : nullptr;
+  return s;
+}
+
+// The columns of every sweep, in the order shown (`best`: the recommended candidate).
+std::vector<Column> common_columns(const SweepConfig& cfg, const SweepResult& res,
+                                   const CandidateResult* best, bool spmd) {
   size_t tw = 4, fw = 5;
   for (const auto& c : res.candidates) tw = std::max(tw, tile_text(c.tile).size());
   for (size_t i : res.ranking) fw = std::max(fw, flags_text(res.candidates[i]).size());
@@ -157,8 +160,7 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
   auto pipe = [](const char* p) {
     return [p](const CandidateResult& c) { return us_cell(pipe_mean_us(c, p)); };
   };
-  const bool spmd = spmd_sweep(cfg);
-  std::vector<Column> cols = {
+  return {
       {"rank", 4, false, Column::kRequired, nullptr},
       {spmd ? "sub-tile" : "tile", std::max<size_t>(tw, spmd ? 8 : 4), true, Column::kRequired,
        [](const auto& c) { return tile_text(c.tile); }},
@@ -167,7 +169,7 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
       {"gen_us", 10, false, Column::kRequired,
        [](const auto& c) { return us_cell(c.gen_time_us); }},
       {"vs best", 7, false, Column::kRequired,
-       [&](const CandidateResult& c) -> std::string {
+       [&cfg, best](const CandidateResult& c) -> std::string {
          if (&c == best) return "best";
          if (ties(cfg, *best, c)) return "tie";
          return fmt::format("{:+.1f}%",
@@ -196,6 +198,38 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
        [](const auto& c) { return fmt::format("{}", c.diag.reduction_segments); }},
       {"flags", fw, true, Column::kOptional, flags_text},
   };
+}
+
+// An spmd row names its launch next to the sub-tile (grid, and the block when set) instead
+// of a loop count, and its waves, tail wave and sub-tiles per block join the optional columns.
+void add_spmd_columns(std::vector<Column>& cols, const SweepResult& res) {
+  size_t bw = 5;
+  for (const auto& c : res.candidates) bw = std::max(bw, tile_text(c.block).size());
+  std::vector<Column> launch = {{"grid", 5, false, Column::kRequired,
+                                 [](const auto& c) { return fmt::format("{}", c.grid); }}};
+  if (any_block(res))
+    launch.push_back({"block", bw, true, Column::kRequired, [](const auto& c) {
+                        return c.block.empty() ? std::string("-") : tile_text(c.block);
+                      }});
+  cols.erase(cols.begin() + 2);  // the loop count
+  cols.insert(cols.begin() + 2, launch.begin(), launch.end());
+  const auto figures = std::vector<Column>{
+      {"waves", 5, false, Column::kOptional,
+       [](const auto& c) { return fmt::format("{}", c.spmd.waves); }},
+      {"tail%", 5, false, Column::kOptional,
+       [](const auto& c) { return fmt::format("{:.0f}", c.spmd.tail_occupancy * 100.0); }},
+      {"sub/blk", 7, false, Column::kOptional,
+       [](const auto& c) { return fmt::format("{}", c.spmd.subtiles_max); }},
+      {"util%", 5, false, Column::kWide,
+       [](const auto& c) { return fmt::format("{:.0f}", c.spmd.utilisation * 100.0); }}};
+  cols.insert(cols.end() - 1, figures.begin(), figures.end());  // before the flags
+}
+
+// Every column of this sweep's table: the common ones, a program's tiles, the objective's and
+// an spmd launch's.
+std::vector<Column> table_columns(const SweepConfig& cfg, const SweepResult& res,
+                                  const CandidateResult* best, bool spmd) {
+  std::vector<Column> cols = common_columns(cfg, res, best, spmd);
   // A program's other named tiles, beside the swept tile.
   if (!cfg.program_tiles.empty()) {
     size_t nw = 5;
@@ -206,34 +240,16 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
   }
   // Another objective than gen_time_us gets its own column beside gen_us: what ranks.
   if (cfg.objective != Objective::kGenTime)
-    cols.insert(cols.begin() + 4, Column{std::string(objective_info(cfg.objective).column), 10,
-                                         false, Column::kRequired, [&](const CandidateResult& c) {
-                                           return us_cell(objective_of(cfg, c));
-                                         }});
-  if (spmd) {
-    // An spmd row names its launch next to the sub-tile (grid, and the block when set) instead
-    // of a loop count, and its waves, tail wave and sub-tiles per block join the optional columns.
-    size_t bw = 5;
-    for (const auto& c : res.candidates) bw = std::max(bw, tile_text(c.block).size());
-    std::vector<Column> launch = {{"grid", 5, false, Column::kRequired,
-                                   [](const auto& c) { return fmt::format("{}", c.grid); }}};
-    if (any_block(res))
-      launch.push_back({"block", bw, true, Column::kRequired, [](const auto& c) {
-                          return c.block.empty() ? std::string("-") : tile_text(c.block);
-                        }});
-    cols.erase(cols.begin() + 2);  // the loop count
-    cols.insert(cols.begin() + 2, launch.begin(), launch.end());
-    const auto figures = std::vector<Column>{
-        {"waves", 5, false, Column::kOptional,
-         [](const auto& c) { return fmt::format("{}", c.spmd.waves); }},
-        {"tail%", 5, false, Column::kOptional,
-         [](const auto& c) { return fmt::format("{:.0f}", c.spmd.tail_occupancy * 100.0); }},
-        {"sub/blk", 7, false, Column::kOptional,
-         [](const auto& c) { return fmt::format("{}", c.spmd.subtiles_max); }},
-        {"util%", 5, false, Column::kWide,
-         [](const auto& c) { return fmt::format("{:.0f}", c.spmd.utilisation * 100.0); }}};
-    cols.insert(cols.end() - 1, figures.begin(), figures.end());  // before the flags
-  }
+    cols.insert(
+        cols.begin() + 4,
+        Column{std::string(objective_info(cfg.objective).column), 10, false, Column::kRequired,
+               [&cfg](const CandidateResult& c) { return us_cell(objective_of(cfg, c)); }});
+  if (spmd) add_spmd_columns(cols, res);
+  return cols;
+}
+
+// The columns shown: the required ones, the optional ones that fit (all with `wide`).
+std::vector<const Column*> shown_columns(const std::vector<Column>& cols, bool wide) {
   // A row is the marker, then each column after a space (two before the tile).
   size_t used = 2;
   std::vector<const Column*> shown_cols;
@@ -256,28 +272,44 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
     if (c.when == Column::kRequired || wide || chosen.count(c.header)) shown_cols.push_back(&c);
   std::stable_partition(shown_cols.begin(), shown_cols.end(),
                         [](const Column* c) { return c->header != "zone"; });
-  auto row = [&](const std::string& marker, auto&& text) {
-    std::string line = marker;
-    for (size_t i = 0; i < shown_cols.size(); ++i)
-      line += (i == 1 ? "  " : " ") +
-              pad(text(*shown_cols[i]), shown_cols[i]->width, shown_cols[i]->left);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    return line + "\n";
-  };
-  s += row(" ", [](const Column& c) { return c.header; });
+  return shown_cols;
+}
+
+// One line of the table: `marker`, then each shown column's `text`, padded to its width.
+template <class Text>
+std::string table_row(const std::vector<const Column*>& shown_cols, const std::string& marker,
+                      Text&& text) {
+  std::string line = marker;
+  for (size_t i = 0; i < shown_cols.size(); ++i)
+    line += (i == 1 ? "  " : " ") +
+            pad(text(*shown_cols[i]), shown_cols[i]->width, shown_cols[i]->left);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line + "\n";
+}
+
+// The header row, then the evaluated candidates by rank: the first `top` (0: all) and the
+// recommended one, '*' marking it; then how many were left out.
+std::string ranked_rows(const SweepResult& res, const CandidateResult* best,
+                        const std::vector<const Column*>& shown_cols, size_t top) {
+  std::string s = table_row(shown_cols, " ", [](const Column& c) { return c.header; });
   size_t shown = 0;
   for (size_t rank = 0; rank < res.ranking.size(); ++rank) {
     const auto& c = res.candidates[res.ranking[rank]];
     const bool rec = best && c.index == best->index;
     if (top > 0 && shown >= top && !rec) continue;
     ++shown;
-    s += row(rec ? "*" : " ", [&](const Column& col) {
+    s += table_row(shown_cols, rec ? "*" : " ", [&](const Column& col) {
       return col.cell ? col.cell(c) : fmt::format("{}", rank + 1);
     });
   }
   if (shown < res.ranking.size())
     append(s, "  ... {} more evaluated candidates (--top 0, --csv or --json for all)\n",
            res.ranking.size() - shown);
+  return s;
+}
+
+// What the columns mean.
+std::string table_legend(const SweepConfig& cfg, bool spmd, bool wide) {
   std::string legend = fmt::format(
       "(vs best: time above the fastest, \"tie\" within the {:.1f}% zones tolerance; wsched/wpred: "
       "average Wait Schedule / Wait Predecessor Time per core; tasks/c: executed tasks per core; "
@@ -289,71 +321,115 @@ std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepR
         "; grid: blocks launched; waves: most blocks a core ran; tail%: the last wave's share of "
         "the cores; sub/blk: sub-tile steps per block; util%: busy share of cores x gen_time";
   legend += wide ? ")" : "; --wide for every column)";
+  std::string s;
   append(s, "\n  {}\n", wrap(legend, 2, 3, kTerminalColumns));
-  if (res.recommended) {
-    const auto& b = res.candidates[*res.recommended];
-    append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
-    if (const auto uses = resource_uses(b, hw); !uses.empty())
-      append(s, "    {}\n", wrap(binding_text(uses), 4, 6, kTerminalColumns));
-    if (const std::string lever = next_lever(cfg, hw, res); !lever.empty())
-      append(s, "    {}\n", wrap(lever, 4, 6, kTerminalColumns));
-    const auto members = series_members(res, b.series);
-    if (members.size() > 1) {
-      append(s, "\n  zones along {} ({}):\n", res.axis_label, series_fixed_text(res, b));
-      // A long axis is condensed to its ends, zone boundaries, powers of two and the best's
-      // neighbours.
-      std::vector<bool> keep(members.size(), top == 0 || members.size() <= 24);
-      for (size_t k = 0; k < members.size(); ++k) {
-        const auto& c = res.candidates[members[k]];
-        const bool edge = k == 0 || k + 1 == members.size() ||
-                          res.candidates[members[k - 1]].zone != c.zone ||
-                          res.candidates[members[k + 1]].zone != c.zone;
-        const auto v = static_cast<int64_t>(c.axis_value);
-        if (edge || (v > 0 && (v & (v - 1)) == 0)) keep[k] = true;  // ends, boundaries, 2^k
-        if (c.index == b.index)
-          for (size_t n = k > 0 ? k - 1 : 0; n <= std::min(k + 1, members.size() - 1); ++n)
-            keep[n] = true;
-      }
-      for (size_t k = 0; k < members.size(); ++k) {
-        if (!keep[k]) {
-          if (k > 0 && keep[k - 1]) append(s, "    ...\n");
-          continue;
-        }
-        const auto& c = res.candidates[members[k]];
-        const std::string head =
-            fmt::format("  {} {:<18} {:>11.3f} us  {:<15} ", c.index == b.index ? "*" : " ",
-                        axis_value_text(res, c), objective_of(cfg, c), zone_label(c.zone));
-        // The evidence follows on the same line when it fits, else on its own lines below.
-        if (head.size() + c.zone_evidence.size() <= kTerminalColumns)
-          append(s, "{}{}\n", head, c.zone_evidence);
-        else
-          append(s, "{}\n      {}\n", head.substr(0, head.find_last_not_of(' ') + 1),
-                 wrap(c.zone_evidence, 6, 6, kTerminalColumns));
-      }
+  return s;
+}
+
+// Which points of the recommended's series (`members`, along the axis) the zones list shows.
+// A long axis is condensed to its ends, zone boundaries, powers of two and the best's
+// neighbours.
+std::vector<bool> kept_zone_rows(const SweepResult& res, const std::vector<size_t>& members,
+                                 const CandidateResult& b, size_t top) {
+  std::vector<bool> keep(members.size(), top == 0 || members.size() <= 24);
+  for (size_t k = 0; k < members.size(); ++k) {
+    const auto& c = res.candidates[members[k]];
+    const bool edge = k == 0 || k + 1 == members.size() ||
+                      res.candidates[members[k - 1]].zone != c.zone ||
+                      res.candidates[members[k + 1]].zone != c.zone;
+    const auto v = static_cast<int64_t>(c.axis_value);
+    if (edge || (v > 0 && (v & (v - 1)) == 0)) keep[k] = true;  // ends, boundaries, 2^k
+    if (c.index == b.index)
+      for (size_t n = k > 0 ? k - 1 : 0; n <= std::min(k + 1, members.size() - 1); ++n)
+        keep[n] = true;
+  }
+  return keep;
+}
+
+// The zones along the axis of the recommended's series (`b` the recommended), one line per
+// point kept, with its evidence.
+std::string zones_text(const SweepConfig& cfg, const SweepResult& res, const CandidateResult& b,
+                       size_t top) {
+  std::string s;
+  const auto members = series_members(res, b.series);
+  if (members.size() <= 1) return s;
+  append(s, "\n  zones along {} ({}):\n", res.axis_label, series_fixed_text(res, b));
+  const std::vector<bool> keep = kept_zone_rows(res, members, b, top);
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (!keep[k]) {
+      if (k > 0 && keep[k - 1]) append(s, "    ...\n");
+      continue;
     }
-    for (const auto& v : b.limit_violations) append(s, "  recommended is over a limit: {}\n", v);
-  } else {
+    const auto& c = res.candidates[members[k]];
+    const std::string head =
+        fmt::format("  {} {:<18} {:>11.3f} us  {:<15} ", c.index == b.index ? "*" : " ",
+                    axis_value_text(res, c), objective_of(cfg, c), zone_label(c.zone));
+    // The evidence follows on the same line when it fits, else on its own lines below.
+    if (head.size() + c.zone_evidence.size() <= kTerminalColumns)
+      append(s, "{}{}\n", head, c.zone_evidence);
+    else
+      append(s, "{}\n      {}\n", head.substr(0, head.find_last_not_of(' ') + 1),
+             wrap(c.zone_evidence, 6, 6, kTerminalColumns));
+  }
+  return s;
+}
+
+// The recommendation: why, what binds it, the next lever, its zones and the limits it is over.
+std::string recommendation_text(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res,
+                                size_t top) {
+  std::string s;
+  if (!res.recommended) {
     append(s, "\n  no candidate passed the pre-check\n");
+    return s;
   }
-  if (!res.rejected_by_class.empty()) {
-    std::string counts;
-    for (const auto& [cls, n] : res.rejected_by_class)
-      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", cls, n);
-    append(s, "\n  rejected by the pre-check: {} ({})\n",
-           res.candidates.size() - res.ranking.size(), counts);
-    size_t listed = 0;
-    for (const auto& c : res.candidates) {
-      if (c.ok) continue;
-      if (top > 0 && listed >= 10) {
-        append(s, "    ... (--top 0, --csv or --json for every reason)\n");
-        break;
-      }
-      const std::string line =
-          fmt::format("{}: {}: {}", candidate_label(c), c.reject_class, c.reason);
-      append(s, "    {}\n", wrap(line, 4, 6, kTerminalColumns));
-      ++listed;
+  const auto& b = res.candidates[*res.recommended];
+  append(s, "\n  * recommended: {}\n", wrap(res.why, 17, 4, kTerminalColumns));
+  if (const auto uses = resource_uses(b, hw); !uses.empty())
+    append(s, "    {}\n", wrap(binding_text(uses), 4, 6, kTerminalColumns));
+  if (const std::string lever = next_lever(cfg, hw, res); !lever.empty())
+    append(s, "    {}\n", wrap(lever, 4, 6, kTerminalColumns));
+  s += zones_text(cfg, res, b, top);
+  for (const auto& v : b.limit_violations) append(s, "  recommended is over a limit: {}\n", v);
+  return s;
+}
+
+// The rejected candidates: counts by class, then each one's reason (the first 10 unless `top`
+// is 0).
+std::string rejected_text(const SweepResult& res, size_t top) {
+  std::string s;
+  if (res.rejected_by_class.empty()) return s;
+  std::string counts;
+  for (const auto& [cls, n] : res.rejected_by_class)
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", cls, n);
+  append(s, "\n  rejected by the pre-check: {} ({})\n", res.candidates.size() - res.ranking.size(),
+         counts);
+  size_t listed = 0;
+  for (const auto& c : res.candidates) {
+    if (c.ok) continue;
+    if (top > 0 && listed >= 10) {
+      append(s, "    ... (--top 0, --csv or --json for every reason)\n");
+      break;
     }
+    const std::string line =
+        fmt::format("{}: {}: {}", candidate_label(c), c.reject_class, c.reason);
+    append(s, "    {}\n", wrap(line, 4, 6, kTerminalColumns));
+    ++listed;
   }
+  return s;
+}
+
+}  // namespace
+
+std::string sweep_table(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res,
+                        size_t top, bool wide) {
+  std::string s = table_heading(cfg, hw, res);
+  const CandidateResult* best = res.recommended ? &res.candidates[*res.recommended] : nullptr;
+  const bool spmd = spmd_sweep(cfg);
+  const std::vector<Column> cols = table_columns(cfg, res, best, spmd);
+  s += ranked_rows(res, best, shown_columns(cols, wide), top);
+  s += table_legend(cfg, spmd, wide);
+  s += recommendation_text(cfg, hw, res, top);
+  s += rejected_text(res, top);
   return s;
 }
 
