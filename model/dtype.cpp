@@ -19,34 +19,32 @@ int64_t dtype_bytes(DType t) {
 }
 
 std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::kFp32:
-      return "fp32";
-    case DType::kFp16:
-      return "fp16";
-    case DType::kBf16:
-      return "bf16";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt32:
-      return "int32";
-  }
-  return "?";
+  return enum_name(kDTypeNames, t);
 }
 
+namespace {
+// The dtype `name` spells (its name or its alias), if `allowed` holds it.
+std::optional<DType> named_dtype(std::string_view name, bool (*allowed)(DType)) {
+  std::optional<DType> t = enum_named(kDTypeNames, name);
+  if (!t) t = enum_named(kDTypeAliases, name);
+  return t && allowed(*t) ? t : std::nullopt;
+}
+
+bool is_float(DType t) {
+  return t == DType::kFp32 || t == DType::kFp16 || t == DType::kBf16;
+}
+bool is_any(DType) {
+  return true;
+}
+}  // namespace
+
 DType parse_dtype(std::string_view name) {
-  if (name == "fp32" || name == "float32") return DType::kFp32;
-  if (name == "fp16" || name == "float16") return DType::kFp16;
-  if (name == "bf16" || name == "bfloat16") return DType::kBf16;
+  if (const auto t = named_dtype(name, is_float)) return *t;
   throw Error("unknown dtype '" + std::string(name) + "' (allowed: fp32, fp16, bf16)");
 }
 
 DType parse_program_dtype(std::string_view name) {
-  if (name == "int8") return DType::kInt8;
-  if (name == "int32") return DType::kInt32;
-  if (name == "fp32" || name == "float32" || name == "fp16" || name == "float16" ||
-      name == "bf16" || name == "bfloat16")
-    return parse_dtype(name);
+  if (const auto t = named_dtype(name, is_any)) return *t;
   throw Error("unknown dtype '" + std::string(name) + "' (allowed: fp32, fp16, bf16, int8, int32)");
 }
 

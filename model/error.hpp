@@ -4,10 +4,13 @@
 // of mistake it is (a sweep files its rejections by kind, never by matching message text).
 // A broken internal invariant is an InternalError: a bug in tilesim, not in the user's input.
 
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "model/enum_names.hpp"
 
 namespace tilesim {
 
@@ -19,20 +22,14 @@ enum class ErrorKind {
   kLimits,     // a limit of the model or of the rulebook (rank, supported combinations)
 };
 
+inline constexpr std::array<EnumName<ErrorKind>, 5> kErrorKindNames = {
+    {{ErrorKind::kInput, "input"},
+     {ErrorKind::kParams, "params"},
+     {ErrorKind::kCapacity, "capacity"},
+     {ErrorKind::kAlignment, "alignment"},
+     {ErrorKind::kLimits, "limits"}}};
 constexpr std::string_view error_kind_name(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::kInput:
-      return "input";
-    case ErrorKind::kParams:
-      return "params";
-    case ErrorKind::kCapacity:
-      return "capacity";
-    case ErrorKind::kAlignment:
-      return "alignment";
-    case ErrorKind::kLimits:
-      return "limits";
-  }
-  return "input";
+  return enum_name(kErrorKindNames, k);
 }
 
 class Error : public std::runtime_error {

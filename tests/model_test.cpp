@@ -350,6 +350,8 @@ TEST(EnumNames, EveryTableHoldsEachEnumeratorOnceUnderItsOwnName) {
   expect_whole_table(kZoneNames, "Zone");
   expect_whole_table(kZoneLabels, "Zone labels");
   expect_whole_table(kVerdictNames, "Verdict");
+  expect_whole_table(kDTypeNames, "DType");
+  expect_whole_table(kErrorKindNames, "ErrorKind");
 }
 
 // A ready-queue policy outside the table is refused, naming the policies there are (a third
