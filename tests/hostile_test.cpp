@@ -62,6 +62,17 @@ void expect_refused(const std::string& args, const std::string& file, const std:
   EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
 }
 
+// Each command (args, the input its output names) is refused with `needle` and leaves the input
+// byte-identical.
+void expect_each_refused_intact(const std::vector<std::pair<std::string, std::string>>& cases,
+                                const std::string& needle) {
+  for (const auto& [args, input] : cases) {
+    const std::string before = read_file(input);
+    expect_refused(args, input, needle);
+    EXPECT_EQ(read_file(input), before) << args;
+  }
+}
+
 // JSON nested 60,000 deep (a 120 KB file) once segfaulted every command.
 TEST(Hostile, DeepNestingIsRefusedByEveryLoader) {
   const std::string deep = std::string(60000, '[') + std::string(60000, ']');
@@ -180,11 +191,7 @@ TEST(Hostile, AnOutputThatIsAnInputIsRefused) {
       {"calibrate " + meas + " -o " + meas, meas},
       {"validate " + data + " --csv " + data, data},
   };
-  for (const auto& [args, input] : cases) {
-    const std::string before = read_file(input);
-    expect_refused(args, input, "is the command's own input file");
-    EXPECT_EQ(read_file(input), before) << args;
-  }
+  expect_each_refused_intact(cases, "is the command's own input file");
 }
 
 // ../shared/hostile-t3 out_svg_over_program, out_json_over_base_hardware,
@@ -226,11 +233,7 @@ TEST(Hostile, AnOutputOverAnInputReachedIndirectlyIsRefused) {
       {"validate " + d + " -q --csv " + k, k},
       {"measurements from-msprof " + csv + " --map " + map + " -q -o " + relu, relu},
   };
-  for (const auto& [args, input] : cases) {
-    const std::string before = read_file(input);
-    expect_refused(args, input, "is one of the command's input files (read as ");
-    EXPECT_EQ(read_file(input), before) << args;
-  }
+  expect_each_refused_intact(cases, "is one of the command's input files (read as ");
 }
 
 // Whether process `pid` has a handler installed for `sig` (the SigCgt mask in /proc/PID/status).
