@@ -119,8 +119,9 @@ struct Hardware {
     int64_t cube_merge_copyin_bytes = 0;  // a packed cube task's GM -> L1 bytes at most
   } control;
   struct Kernel {
-    double vector_launch_us = 0;  // SPMD on vector cores only: launch and completion
-    double mixed_launch_us = 0;   // SPMD that starts cube cores: launch and completion
+    double vector_launch_us = 0;  // vector cores only: kernel start to the first core's start
+    double mixed_launch_us = 0;   // a kernel that starts cube cores: the same
+    double end_us = 0;            // the runtime seeing the last end to the kernel's end
     double core_start_ns = 0;     // SPMD: cores start one after another, this far apart
     double triton_op_cycles = 0;  // Triton-Ascend loop body: per operation per iteration
   } kernel;

@@ -18,12 +18,12 @@ double aicpu_handshake_us(const TaskGraph& graph, const Hardware& hw) {
   return static_cast<double>(hw.scheduler.handshake_cores) * hw.scheduler.poll_ns / 1000;
 }
 
-double launch_overhead_us(const TaskGraph& graph, const Hardware& hw) {
-  return kernel_launch_us(graph, hw) + aicpu_handshake_us(graph, hw);
+double kernel_end_us(const TaskGraph& /*graph*/, const Hardware& hw) {
+  return hw.kernel.end_us;
 }
 
 double launch_gap_cycles(const Hardware& hw, const TaskGraph& graph) {
-  return hw.ns_to_cycles(1000.0 * launch_overhead_us(graph, hw));
+  return hw.ns_to_cycles(1000.0 * (kernel_end_us(graph, hw) + kernel_launch_us(graph, hw)));
 }
 
 }  // namespace tilesim

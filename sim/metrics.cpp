@@ -20,8 +20,13 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.gen_time_us = us(sim.last_end - sim.first_start);
   m.launch_us = kernel_launch_us(graph, hw);
   m.handshake_us = aicpu_handshake_us(graph, hw);
+  const double ready = std::min(sim.first_ready, sim.first_start);  // no task: no dispatch
+  m.root_build_us = us(ready);
+  m.dispatch_us = us(sim.first_start - ready);
   m.head_us = us(sim.first_start);
-  m.kernel_time_us = us(sim.last_end) + m.launch_us + m.handshake_us;
+  m.completion_us = us(sim.tail);
+  m.end_us = kernel_end_us(graph, hw);
+  m.kernel_time_us = m.launch_us + m.handshake_us + us(sim.last_end) + m.completion_us + m.end_us;
 
   const size_t ncores = sim.core_types.size();
   // Each core's tasks in start order (ties by index), each with what the sums need, gathered
@@ -162,6 +167,10 @@ const std::vector<MetricField>& metric_fields() {
       {"launch_us", "fixed_costs", "launch_us", false, [](M m) { return m.launch_us; }},
       {"handshake_us", "fixed_costs", "handshake_us", false, [](M m) { return m.handshake_us; }},
       {"head_us", "fixed_costs", "head_us", false, [](M m) { return m.head_us; }},
+      {"root_build_us", "fixed_costs", "root_build_us", false, [](M m) { return m.root_build_us; }},
+      {"dispatch_us", "fixed_costs", "dispatch_us", false, [](M m) { return m.dispatch_us; }},
+      {"completion_us", "fixed_costs", "completion_us", false, [](M m) { return m.completion_us; }},
+      {"end_us", "fixed_costs", "end_us", false, [](M m) { return m.end_us; }},
       {"tasks", "", "tasks", true, [](M m) { return static_cast<double>(m.tasks); }},
       {"edges", "", "edges", true, [](M m) { return static_cast<double>(m.edges); }},
       {"root_functions", "", "root_functions", true,

@@ -48,12 +48,16 @@ struct PipeMetrics {
 
 struct Metrics {
   double gen_time_us = 0;
-  double kernel_time_us = 0;  // from launch: builds, tasks and the launch (sim/launch_cost.hpp)
-  // kernel_time_us in parts: launch_us + handshake_us + head_us + gen_time_us.
-  double launch_us = 0;     // the kernel type's launch and completion
-  double handshake_us = 0;  // PyPTO: the AICPU schedulers' hand-shake with their cores
-  double head_us = 0;       // kernel start to the first task's start: device-task builds and the
-                            // first dispatch (PyPTO), the first block's start (SPMD)
+  double kernel_time_us = 0;  // from launch to the kernel's end (sim/launch_cost.hpp)
+  // kernel_time_us in six parts: launch_us + handshake_us + head_us (root_build_us +
+  // dispatch_us) + gen_time_us + completion_us + end_us.
+  double launch_us = 0;      // the kernel type's start
+  double handshake_us = 0;   // PyPTO: the AICPU schedulers' hand-shake with their cores
+  double head_us = 0;        // kernel start to the first task's start: root_build + dispatch
+  double root_build_us = 0;  // PyPTO: the first device task's root and task builds and submit
+  double dispatch_us = 0;    // the first task's dispatch (PyPTO) or block start (SPMD)
+  double completion_us = 0;  // PyPTO: the last task's end to its core's release by the runtime
+  double end_us = 0;         // the runtime seeing the last end to the kernel's end
   int64_t tasks = 0;
   int64_t edges = 0;
   int64_t root_functions = 0;

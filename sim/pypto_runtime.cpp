@@ -31,7 +31,7 @@ PyptoMachine::PyptoMachine(const TaskGraph& g, std::vector<TaskCost> costs, cons
     Core& core = cores_[c];
     core.type = core_type(static_cast<int32_t>(c));
     const int64_t j = static_cast<int64_t>(c) - global_core(core.type, 0);
-    core.sched = static_cast<int32_t>(j * nsched / cores_of(core.type));
+    core.sched = static_cast<int32_t>(scheduler_of_core(j, cores_of(core.type), nsched));
     ++empty_cores_[core.type];
   }
   // Poll order: a scheduler's cores in global order (its AIV block, then its AIC block).
@@ -101,6 +101,7 @@ void PyptoMachine::build_device_tasks() {
       t += hw.ns_to_cycles(hw.control.root_build_ns + ntasks * hw.control.task_build_ns);
     }
     t += hw.ns_to_cycles(hw.control.device_task_submit_ns);
+    if (first == 0) res_.first_ready = t;
     if (opt_.record_aicpu) res_.aicpu_spans.push_back({0, begin, t, -1, AicpuSpan::kBuild});
     const auto device_task = static_cast<int32_t>(device_first_root_.size());
     device_first_root_.push_back(first);
@@ -110,6 +111,18 @@ void PyptoMachine::build_device_tasks() {
     push(kControlLane, t, kBuilt, device_task);
   }
   device_built_.assign(device_first_root_.size(), false);
+}
+
+double PyptoMachine::release_tail(const SimResult& r) const {
+  if (r.tasks.empty()) return 0;
+  // The task that ends last (the first listed among equal ends).
+  size_t last = 0;
+  for (size_t i = 1; i < r.tasks.size(); ++i)
+    if (r.tasks[i].end > r.tasks[last].end) last = i;
+  const TaskRecord& t = r.tasks[last];
+  const Scheduler& s = sched_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].sched)];
+  const double stopped = t.start + poll_ + static_cast<double>(s.ncores) * notify_;
+  return std::max(gap_, stopped - t.end);
 }
 
 }  // namespace tilesim

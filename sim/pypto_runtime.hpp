@@ -31,6 +31,14 @@ namespace tilesim {
 
 // Scheduler AICPU threads for `hw`'s AIC cores (device_common.h CalcSchAicpuNumByBlockDim).
 int64_t scheduler_threads(const Hardware& hw, const SimOptions& opt);
+// The scheduler thread that manages core `index` of the `cores` of one type among `threads`:
+// consecutive blocks, the first cores % threads threads one core larger (aicore_manager.h
+// UpdateAiCoreBlockIndexSection; 910B4, 3 threads: AIC 7/7/6, AIV 14/13/13).
+inline int64_t scheduler_of_core(int64_t index, int64_t cores, int64_t threads) {
+  const int64_t size = cores / threads, larger = cores % threads;  // larger blocks come first
+  const int64_t in_larger = larger * (size + 1);
+  return index < in_larger ? index / (size + 1) : larger + (index - in_larger) / size;
+}
 
 class PyptoMachine : public TaskEngine {
  protected:
@@ -80,6 +88,12 @@ class PyptoMachine : public TaskEngine {
   ByCoreType<size_t> count_conditions();
   // The control AICPU: builds and stitches every device task and queues its release.
   void build_device_tasks();
+  // Cycles from the last task's end to its core's release. On the last device task a scheduler
+  // stops every core it manages, one register write each (scheduler.notify_ns), once it has seen
+  // the last pending task's ACK, which arrives as that task starts (aicore_manager.h
+  // SyncTaskFinish, BatchStopAllManagedCores); so the stops overlap the last task, and its core
+  // reads its stop a turnaround (scheduler.task_gap_ns) after its end at the earliest.
+  double release_tail(const SimResult& r) const;
 
   void set_bit(size_t set, int32_t bit) {
     bits_[set + static_cast<size_t>(bit >> 6)] |= uint64_t{1} << (bit & 63);
@@ -126,7 +140,11 @@ class PyptoRuntime : public PyptoMachine {
   PyptoRuntime(const TaskGraph& g, std::vector<TaskCost> costs, const Hardware& hw,
                const SimOptions& opt)
       : PyptoMachine(g, std::move(costs), hw, opt) {}
-  SimResult run() { return TaskEngine::run(*this); }
+  SimResult run() {
+    SimResult r = TaskEngine::run(*this);
+    r.tail = release_tail(r);
+    return r;
+  }
 
   void start() {
     const ByCoreType<size_t> at_release = count_conditions();

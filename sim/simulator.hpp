@@ -91,8 +91,11 @@ struct SimResult {
   std::vector<CoreType> core_types;  // per global core index
   std::vector<AicpuSpan> aicpu_spans;
   int32_t scheduler_threads = 0;  // PyPTO runtime: scheduler AICPU threads (0: SPMD)
+  double first_ready =
+      0;  // cycles: the first task could be dispatched (PyPTO: built and submitted)
   double first_start = 0;
   double last_end = 0;  // cycles from kernel start, builds included
+  double tail = 0;      // cycles from last_end to the runtime releasing the last core (PyPTO)
 };
 
 // Every ready-queue policy, built-in or registered: the run config's names and the dispatch of

@@ -201,7 +201,8 @@ TEST(Hostile, AnOutputThatIsAnInputIsRefused) {
 // point's config_file, a mapping's run config) was replaced with exit 0.
 TEST(Hostile, AnOutputOverAnInputReachedIndirectlyIsRefused) {
   const std::string k =
-      write_temp("ind_k.json", R"({"op": "add", "shape": [64, 64], "tile": [8, 64]})");
+      write_temp("ind_k.json", R"({"op": "add", "shape": [64, 64], "tile": [8, 64],
+                                    "partition": {"style": "spmd", "grid": 8}})");
   const std::string p = write_temp("ind_p.json", R"({"program": "t",
     "inputs": [{"name": "x", "shape": [4, 64], "dtype": "fp32"}], "outputs": ["y"],
     "body": [{"set_vec_tile_shapes": [1, 64]}, {"op": "exp", "inputs": ["x"], "out": "y"}]})");

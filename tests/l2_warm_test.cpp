@@ -1,13 +1,11 @@
 // The memory behind the cores: the L2 start states ("runtime": {"l2": "cold" | "warm" |
-// "flushed"}), the two bandwidth stages (L2 for every byte, HBM for misses and write-backs) and
-// what the launch of a kernel type costs.
+// "flushed"}) and the two bandwidth stages (L2 for every byte, HBM for misses and write-backs).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
 #include "sim/l2_residency.hpp"
-#include "sim/launch_cost.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
@@ -173,82 +171,6 @@ TEST(MemoryStages, WriteBacksCostTheirOwnBandwidth) {
   const double want = (1 / hw.gm.hbm_bandwidth_gbps + 1 / hw.gm.hbm_write_bandwidth_gbps) /
                       (2 / hw.gm.hbm_bandwidth_gbps);
   EXPECT_NEAR(t / t_even, want, 0.03 * want);
-}
-
-// The launch a kernel pays: the vector-only launch unless a task runs on a cube core; a PyPTO
-// kernel adds its scheduler threads' handshake, one poll per core (4 x 100 ns on the 910B1).
-TEST(LaunchCost, ByKernelType) {
-  const Hardware hw = load_hardware(shipped_hardware_path("ascend910b1"));
-  TaskGraph g;
-  g.add_psg("p");
-  TaskKind vec;
-  g.add_kind(vec);
-  g.runtime = RuntimeStyle::kMpmd;
-  EXPECT_DOUBLE_EQ(launch_overhead_us(g, hw), hw.kernel.vector_launch_us + 0.4);
-  g.runtime = RuntimeStyle::kSpmd;
-  EXPECT_EQ(launch_overhead_us(g, hw), hw.kernel.vector_launch_us);
-  TaskKind cube;
-  cube.core = CoreType::kAic;
-  g.add_kind(cube);
-  EXPECT_TRUE(starts_cube_cores(g));
-  EXPECT_EQ(launch_overhead_us(g, hw), hw.kernel.mixed_launch_us);
-  g.runtime = RuntimeStyle::kMpmd;
-  EXPECT_DOUBLE_EQ(launch_overhead_us(g, hw), hw.kernel.mixed_launch_us + 0.4);
-  EXPECT_LT(hw.kernel.vector_launch_us, hw.kernel.mixed_launch_us);
-}
-
-// kernel_time_us = launch_us + handshake_us + head_us + gen_time_us, each part in closed form
-// on one-tile kernels of the 910B1:
-//  - an spmd (Triton / Ascend C block) vector kernel: the vector launch, no hand-shake, and the
-//    first block's start on its core (scheduler.block_start_ns);
-//  - an ascendc kernel (pinned cores, started at launch): no head;
-//  - a PyPTO kernel of one root with one task: the hand-shake (4 cores x 100 ns), and the head:
-//    the root's build, its task's, the device task's submit, one dispatch and its notify;
-//  - a kernel that starts cube cores: the mixed launch.
-TEST(FixedCosts, EachPartOfTheKernelTimeHasItsClosedForm) {
-  const Hardware hw = load_hardware(shipped_hardware_path("ascend910b1"));
-  KernelSpec s;
-  s.op = "add";
-  s.shape = {8, 1024};
-  s.tile = {8, 1024};
-  s.partition = PartitionStyle::kSpmd;
-  s.grid = 1;
-  const auto parts = [&](const KernelSpec& spec) {
-    const Metrics m = run_kernel(spec, hw).metrics;
-    EXPECT_NEAR(m.kernel_time_us, m.launch_us + m.handshake_us + m.head_us + m.gen_time_us, 1e-9);
-    return m;
-  };
-  Metrics m = parts(s);
-  EXPECT_DOUBLE_EQ(m.launch_us, hw.kernel.vector_launch_us);
-  EXPECT_DOUBLE_EQ(m.handshake_us, 0.0);
-  EXPECT_NEAR(m.head_us, hw.scheduler.block_start_ns / 1000, 1e-9);
-  s.partition = PartitionStyle::kAscendC;
-  s.cores = 1;
-  m = parts(s);
-  EXPECT_DOUBLE_EQ(m.head_us, 0.0);
-  s.partition = PartitionStyle::kPypto;
-  s.cores = 0;
-  s.max_tasks_per_psg = 0;
-  m = parts(s);
-  ASSERT_EQ(m.tasks, 1);
-  EXPECT_DOUBLE_EQ(m.launch_us, hw.kernel.vector_launch_us);
-  EXPECT_DOUBLE_EQ(m.handshake_us, 4 * hw.scheduler.poll_ns / 1000);
-  EXPECT_NEAR(m.head_us,
-              (hw.control.root_build_ns + hw.control.task_build_ns +
-               hw.control.device_task_submit_ns + hw.scheduler.notify_ns) /
-                      1000 +
-                  hw.cycles_to_us(hw.scheduler.dispatch_cycles),
-              1e-9);
-  KernelSpec mm;
-  mm.op = "matmul";
-  mm.dtype = DType::kFp16;
-  mm.shape = {128, 256, 256};
-  mm.tile = {128, 256, 256};
-  mm.partition = PartitionStyle::kSpmd;
-  mm.grid = 1;
-  m = parts(mm);
-  EXPECT_DOUBLE_EQ(m.launch_us, hw.kernel.mixed_launch_us);
-  EXPECT_NEAR(m.head_us, hw.scheduler.block_start_ns / 1000, 1e-9);
 }
 
 }  // namespace

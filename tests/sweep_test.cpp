@@ -407,7 +407,7 @@ TEST(Binding, SharesByHandAndTheLargestBinds) {
   EXPECT_EQ(uses[1].name, "HBM bandwidth");
   EXPECT_DOUBLE_EQ(uses[1].share, 0.5);
   EXPECT_EQ(uses[2].name, "V");
-  EXPECT_NEAR(uses[3].share, 1.0 / 6.0, 1e-12);  // fixed head
+  EXPECT_NEAR(uses[3].share, 1.0 / 6.0, 1e-12);  // fixed costs
   EXPECT_DOUBLE_EQ(uses[4].share, 0.05);         // scheduler: 5 of 100 us
   EXPECT_EQ(uses[5].name, "idle cores");         // last, whatever its share: a lever
   EXPECT_DOUBLE_EQ(uses[5].used, static_cast<double>(hw.cores.aiv - 2));

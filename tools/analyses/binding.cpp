@@ -43,8 +43,11 @@ std::vector<ResourceUse> resource_uses(const Metrics& m, const Hardware& hw) {
                        "us", "Wait Schedule per core (waiting for a dispatch)"));
   }
   if (m.kernel_time_us > 0)
-    uses.push_back(use("fixed head", m.launch_us + m.handshake_us + m.head_us, m.kernel_time_us,
-                       "us", "launch, hand-shake and head before the first task"));
+    uses.push_back(use("fixed costs",
+                       m.launch_us + m.handshake_us + m.head_us + m.completion_us + m.end_us,
+                       m.kernel_time_us, "us",
+                       "the fixed costs (launch, hand-shake, builds, first dispatch, last "
+                       "release, end)"));
   std::stable_sort(uses.begin(), uses.end(),
                    [](const ResourceUse& a, const ResourceUse& b) { return a.share > b.share; });
   // Idle cores bound nothing; they are the lever left (a grid or loop count that fills them), so

@@ -74,6 +74,10 @@ nlohmann::json candidate_to_json(const CandidateResult& c) {
             {"launch_us", c.launch_us},
             {"handshake_us", c.handshake_us},
             {"head_us", c.head_us},
+            {"root_build_us", c.root_build_us},
+            {"dispatch_us", c.dispatch_us},
+            {"completion_us", c.completion_us},
+            {"end_us", c.end_us},
             {"tasks", c.tasks},
             {"edges", c.edges},
             {"root_functions", c.root_functions},
@@ -111,6 +115,10 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     m.at("launch_us").get_to(c.launch_us);
     m.at("handshake_us").get_to(c.handshake_us);
     m.at("head_us").get_to(c.head_us);
+    m.at("root_build_us").get_to(c.root_build_us);
+    m.at("dispatch_us").get_to(c.dispatch_us);
+    m.at("completion_us").get_to(c.completion_us);
+    m.at("end_us").get_to(c.end_us);
     m.at("tasks").get_to(c.tasks);
     m.at("edges").get_to(c.edges);
     m.at("root_functions").get_to(c.root_functions);
@@ -129,7 +137,11 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
                                 {"kernel_time_us", c.kernel_time_us},
                                 {"launch_us", c.launch_us},
                                 {"handshake_us", c.handshake_us},
-                                {"head_us", c.head_us}})
+                                {"head_us", c.head_us},
+                                {"root_build_us", c.root_build_us},
+                                {"dispatch_us", c.dispatch_us},
+                                {"completion_us", c.completion_us},
+                                {"end_us", c.end_us}})
     if (!std::isfinite(v) || v < 0)
       throw Error(
           fmt::format("{}: results: candidate {}: metrics.{} is {} (a time is finite and "

@@ -288,7 +288,11 @@ std::string explain(const SweepConfig& cfg, const SweepResult& res) {
       {"Wait Schedule per core", wait(b, &CoreMetrics::wait_schedule_time_us),
        wait(r, &CoreMetrics::wait_schedule_time_us)},
       {"Wait Predecessor per core", wait(b, &CoreMetrics::wait_predecessor_time_us),
-       wait(r, &CoreMetrics::wait_predecessor_time_us)}};
+       wait(r, &CoreMetrics::wait_predecessor_time_us)},
+      {"head (builds and the first dispatch)", b.handshake_us + b.head_us,
+       r.handshake_us + r.head_us},
+      {"release after the last task (the runtime stopping its cores)", b.completion_us,
+       r.completion_us}};
   // Only a term that differs by more than noise (the zones' evidence thresholds) explains a win.
   auto above_noise = [&](const Term& t) {
     return t.other > t.best * (1.0 + cfg.zones.evidence_rise) &&

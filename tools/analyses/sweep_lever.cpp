@@ -26,7 +26,7 @@ const char* what_lowers(const std::string& resource) {
       {"V", "less vector work (a cheaper op mix, fewer repeats)"},
       {"CUBE", "fewer fractals (no padding of the L0 tiles)"},
       {"scheduler", "fewer dispatches (fewer, larger tasks)"},
-      {"fixed head", "fewer launches (fusing with a neighbouring kernel)"}};
+      {"fixed costs", "fewer launches (fusing with a neighbouring kernel)"}};
   const auto it = hints.find(resource);
   return it == hints.end() ? "less of its work" : it->second;
 }
@@ -60,7 +60,7 @@ std::string next_lever(const SweepConfig& cfg, const Hardware& hw, const SweepRe
         cores);
   }
   const ResourceUse& top = uses.front();
-  const double base = top.name == "fixed head" ? b.kernel_time_us : b.gen_time_us;
+  const double base = top.name == "fixed costs" ? b.kernel_time_us : b.gen_time_us;
   const double rest = std::max(0.0, 1.0 - top.share);
   return fmt::format(
       "next lever: {} is {:.0f}% used: overlap can gain at most the other {:.0f}% ({:.3f} us of "

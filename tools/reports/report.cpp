@@ -12,7 +12,10 @@ std::string kernel_time_line(const Metrics& m) {
   std::string s =
       fmt::format("  kernel_time_us  {:>12.3f}   (launch {:.3f}", m.kernel_time_us, m.launch_us);
   if (m.handshake_us > 0) s += fmt::format(" + AICPU hand-shake {:.3f}", m.handshake_us);
-  return s + fmt::format(" + head {:.3f} + tasks {:.3f})\n", m.head_us, m.gen_time_us);
+  if (m.root_build_us > 0) s += fmt::format(" + root build {:.3f}", m.root_build_us);
+  s += fmt::format(" + dispatch {:.3f} + tasks {:.3f}", m.dispatch_us, m.gen_time_us);
+  if (m.completion_us > 0) s += fmt::format(" + last completion {:.3f}", m.completion_us);
+  return s + fmt::format(" + end {:.3f})\n", m.end_us);
 }
 
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
