@@ -297,7 +297,7 @@ TEST(HardwareBase, ABaseFilesOwnMistakeNamesTheBase) {
 TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandaloneFile) {
   Dir dir;
   // A variant of ascend910b4 that sets nothing fitted itself: calibrate's default free
-  // parameters are the "fitted" ones of the merged file (12 on ascend910b4), and -o writes
+  // parameters are the "fitted" ones of the merged file (11 on ascend910b4), and -o writes
   // every parameter, bases merged in, that loads on its own anywhere.
   dir.write(
       "variant.json",
@@ -333,7 +333,7 @@ TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandalone
       "calibrate " + m.string() + " --json -o " + out.string() + " --allow-degenerate",
       /*with_stderr=*/false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 14u);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].size(), 11u);
   const auto written = JsonReader::parse_file(out, "calibrated hardware file");
   EXPECT_FALSE(written.contains("base"));
   EXPECT_EQ(written["parameters"].size(), hardware_params().size());
