@@ -17,6 +17,10 @@
 
 namespace tilesim {
 
+// Each row's statistic before the batch mean: cross entropy's logsumexp(x) - x[target], the
+// squared error of a pair, the triplet margin.
+enum class LossForm { kCrossEntropy, kMse, kTriplet };
+
 namespace {
 
 constexpr double kTripletMargin = 1.0;
@@ -138,9 +142,10 @@ ReductionProgram describe_loss(const KernelSpec& spec) {
   const int64_t t2 = has_param(spec, "phase2_tile") ? param_ints(spec, "phase2_tile")[0]
                                                     : std::min<int64_t>(2048, (n + 7) / 8 * 8);
   const MergeMode merge = merge_mode_of(spec);
-  ReduceFamily f1 = spec.op == "cross_entropy" ? cross_entropy_family()
-                    : spec.op == "mse"         ? mse_family()
-                                               : triplet_family();
+  const LossForm form = form_of<LossForm>(spec.op);
+  ReduceFamily f1 = form == LossForm::kCrossEntropy ? cross_entropy_family()
+                    : form == LossForm::kMse        ? mse_family()
+                                                    : triplet_family();
   ReductionProgram prog;
   prog.phases.push_back(
       make_phase(plan_reduction(spec.shape, spec.tile, {1}, 0, spec.loop_count, merge, spec.op), f1,
@@ -158,9 +163,11 @@ KernelFamily loss_kernels() {
   f.name = "loss";
   f.spmd = true;
   f.spmd_folds_second_phase = true;
-  f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]"},
-           {"mse", "(N, D) pairs: mean of (a - b)^2"},
-           {"triplet_margin", "(N, D) triplets: batch mean of max(|a-p| - |a-n| + 1, 0)"}};
+  f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]",
+            LossForm::kCrossEntropy},
+           {"mse", "(N, D) pairs: mean of (a - b)^2", LossForm::kMse},
+           {"triplet_margin", "(N, D) triplets: batch mean of max(|a-p| - |a-n| + 1, 0)",
+            LossForm::kTriplet}};
   ParamDecl t2;
   t2.name = "phase2_tile";
   t2.type = ParamType::kIntList;

@@ -14,6 +14,11 @@
 
 namespace tilesim {
 
+// Which statistics a norm takes and whether it centres: over the given (or last) dims, with the
+// mean (layer) or the mean square only (rms); per sample and channel group (group); per channel
+// over the batch and spatial dims (batch).
+enum class NormForm { kLayer, kRms, kGroup, kBatch };
+
 namespace {
 
 constexpr double kEps = 1e-5;
@@ -71,16 +76,17 @@ Phase norm_phase(const KernelSpec& spec, const Dims& shape, const Dims& tile,
 ReductionProgram describe_norm(const KernelSpec& spec) {
   ReductionProgram prog;
   const auto rank = static_cast<int>(spec.shape.size());
-  if (spec.op == "layernorm" || spec.op == "rmsnorm") {
+  const NormForm form = form_of<NormForm>(spec.op);
+  if (form == NormForm::kLayer || form == NormForm::kRms) {
     std::vector<int> dims = spec.dims.empty() ? std::vector<int>{rank - 1} : spec.dims;
     prog.phases.push_back(
-        norm_phase(spec, spec.shape, spec.tile, dims, spec.op, spec.op == "rmsnorm"));
+        norm_phase(spec, spec.shape, spec.tile, dims, spec.op, form == NormForm::kRms));
     return prog;
   }
   if (rank < 3)
     throw Error(fmt::format("{}: shape {} must be (N, C, ...) with at least 3 dims", spec.op,
                             format_dims(spec.shape)));
-  if (spec.op == "batchnorm") {
+  if (form == NormForm::kBatch) {
     std::vector<int> dims = {0};
     for (int d = 2; d < rank; ++d) dims.push_back(d);
     if (!spec.dims.empty() && spec.dims != dims)
@@ -131,10 +137,12 @@ KernelFamily norm_kernels() {
   KernelFamily f;
   f.name = "norm";
   f.spmd = true;
-  f.ops = {{"layernorm", "(x - mean) * rstd over dim(s), the last by default"},
-           {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default"},
-           {"groupnorm", "(N, C, ...): statistics per sample and group of channels"},
-           {"batchnorm", "(N, C, ...): statistics per channel over N and the spatial dims"}};
+  f.ops = {{"layernorm", "(x - mean) * rstd over dim(s), the last by default", NormForm::kLayer},
+           {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default", NormForm::kRms},
+           {"groupnorm", "(N, C, ...): statistics per sample and group of channels",
+            NormForm::kGroup},
+           {"batchnorm", "(N, C, ...): statistics per channel over N and the spatial dims",
+            NormForm::kBatch}};
   ParamDecl groups;
   groups.name = "groups";
   groups.type = ParamType::kInt;

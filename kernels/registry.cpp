@@ -116,6 +116,12 @@ nlohmann::json param_value(const KernelSpec& spec, const std::string& name) {
 
 }  // namespace
 
+int op_form(const std::string& op) {
+  const KernelOp* k = find_op(op);
+  if (!k) throw InternalError("no registered op " + op + " to take the form of");
+  return k->form;
+}
+
 const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = build_registry();
   return families;

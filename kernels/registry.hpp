@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,11 @@ struct KernelOp {
   KernelOp(std::string op, std::string what) : name(std::move(op)), doc(std::move(what)) {}
   KernelOp(std::string op, std::string what, int n, std::function<double(double, double)> v)
       : name(std::move(op)), doc(std::move(what)), inputs(n), value(std::move(v)) {}
+  // An op that is one form of its family's kernel (`form`: the family's own enum).
+  template <class Form>
+    requires std::is_enum_v<Form>
+  KernelOp(std::string op, std::string what, Form f)
+      : name(std::move(op)), doc(std::move(what)), form(static_cast<int>(f)) {}
   // An op of the one op table (kernels/op_table.hpp), named there: its doc, arity, vector
   // instructions and value come from its record.
   explicit KernelOp(const std::string& table_name);
@@ -55,6 +61,10 @@ struct KernelOp {
   int inputs = 1;
   std::function<double(double x, double y)> value;
   const OpRecord* record = nullptr;
+  // Which form of its family's kernel the op is: an enum the family defines (a norm's statistic
+  // axes and centring, softmax's log output, a loss's per-row statistic). A family branches on
+  // this flag of the record (form_of), never on the op's name.
+  int form = 0;
 };
 
 struct KernelFamily {
@@ -88,6 +98,13 @@ const std::vector<KernelFamily>& kernel_families();
 // The family of `op`, or nullptr.
 const KernelFamily* find_family(const std::string& op);
 const KernelOp* find_op(const std::string& op);
+// The form of a registered op (KernelOp::form); an unregistered name is a bug (InternalError).
+int op_form(const std::string& op);
+// ... as its family's enum.
+template <class Form>
+Form form_of(const std::string& op) {
+  return static_cast<Form>(op_form(op));
+}
 // Every op name in registration order.
 std::vector<std::string> registered_ops();
 // The params `op` takes.

@@ -15,6 +15,9 @@
 
 namespace tilesim {
 
+// What the second pass writes: probabilities exp(x - max) / sum, or their logarithm.
+enum class SoftmaxForm { kProbabilities, kLog };
+
 namespace {
 
 // Partial statistics (m, s): m = max, s = sum(exp(x - m)).
@@ -58,7 +61,7 @@ ReductionProgram describe_softmax(const KernelSpec& spec) {
   if (spec.dims.size() != 1)
     throw Error(spec.op + ": dim: expected exactly one dim (got " +
                 std::to_string(spec.dims.size()) + ")");
-  const bool log = spec.op == "logsoftmax";
+  const bool log = form_of<SoftmaxForm>(spec.op) == SoftmaxForm::kLog;
   ReduceFamily f = max_sum_family(spec.op);
   f.second_pass = true;
   f.fuse_single = true;
@@ -90,8 +93,8 @@ KernelFamily softmax_kernels() {
   KernelFamily f;
   f.name = "softmax";
   f.spmd = true;
-  f.ops = {{"softmax", "exp(x - max) / sum over one dim"},
-           {"logsoftmax", "x - max - ln(sum of exp) over one dim"}};
+  f.ops = {{"softmax", "exp(x - max) / sum over one dim", SoftmaxForm::kProbabilities},
+           {"logsoftmax", "x - max - ln(sum of exp) over one dim", SoftmaxForm::kLog}};
   f.params = {merge_param(), spmd_rows_param()};
   f.lower = lower_reducing_kernel;
   f.describe = describe_softmax;
