@@ -66,17 +66,25 @@ LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
         k.label = spec.op + format_dims(extent);
         TileStep st;
         const DmaOp read = tile_dma(spec, DmaDir::kRead, spec.shape, origin, extent, hw);
+        // Triton-Ascend: a load the mask cuts (a ragged edge) first fills its whole buffer with
+        // the load's `other`, then MTE2 copies the valid part (TileStep::load_fill).
+        const auto fill_if_masked = [&](const Dims& valid, const Dims& buffer) {
+          if (spec.triton && valid != buffer)
+            st.load_fill.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(buffer)});
+        };
         for (int i = 0; i < operands; ++i) {
           if (i == 1 && broadcast) {
             // The operand block this tile uses: its broadcast dims collapse to index 0, extent 1.
             Dims yo = origin, ye = extent;
             for (size_t d = 0; d < yo.size(); ++d)
               if (yshape[d] == 1) yo[d] = 0, ye[d] = 1;
+            fill_if_masked(ye, ytile);
             st.loads.push_back(tile_dma(spec, DmaDir::kRead, yshape, yo, ye, hw));
             acc.push_back({block_key(1, yo), st.loads.back().bytes(), false, bypass});
             k.buffers.push_back({"y", ybytes, BufferRole::kInput, MemSpace::kUb});
             continue;
           }
+          fill_if_masked(extent, spec.tile);
           st.loads.push_back(read);
           acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false, bypass});
           k.buffers.push_back(

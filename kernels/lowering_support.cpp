@@ -61,10 +61,12 @@ void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
       s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0,
                          static_cast<int64_t>(d.path), d.src_bytes, d.atomic ? 1 : 0});
   }
-  s.push_back(static_cast<int64_t>(st.vec.size()));
-  for (const auto& v : st.vec)
-    s.insert(s.end(),
-             {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
+  for (const auto* ops : {&st.load_fill, &st.vec}) {
+    s.push_back(static_cast<int64_t>(ops->size()));
+    for (const auto& v : *ops)
+      s.insert(s.end(), {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch,
+                         v.rows, v.cols});
+  }
   s.push_back(st.accumulates ? static_cast<int64_t>(st.fold.size()) : -1);
   for (const auto& v : st.fold)
     s.insert(s.end(),

@@ -137,12 +137,12 @@ KernelFamily norm_kernels() {
   KernelFamily f;
   f.name = "norm";
   f.spmd = true;
-  f.ops = {{"layernorm", "(x - mean) * rstd over dim(s), the last by default", NormForm::kLayer},
-           {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default", NormForm::kRms},
-           {"groupnorm", "(N, C, ...): statistics per sample and group of channels",
-            NormForm::kGroup},
-           {"batchnorm", "(N, C, ...): statistics per channel over N and the spatial dims",
-            NormForm::kBatch}};
+  f.ops = {
+      {"layernorm", "(x - mean) * rstd over dim(s), the last by default", NormForm::kLayer},
+      {"rmsnorm", "x * rstd(x^2) over dim(s), the last by default", NormForm::kRms},
+      {"groupnorm", "(N, C, ...): statistics per sample and group of channels", NormForm::kGroup},
+      {"batchnorm", "(N, C, ...): statistics per channel over N and the spatial dims",
+       NormForm::kBatch}};
   ParamDecl groups;
   groups.name = "groups";
   groups.type = ParamType::kInt;

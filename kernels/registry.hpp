@@ -47,8 +47,7 @@ struct KernelOp {
       : name(std::move(op)), doc(std::move(what)), inputs(n), value(std::move(v)) {}
   // An op that is one form of its family's kernel (`form`: the family's own enum).
   template <class Form>
-    requires std::is_enum_v<Form>
-  KernelOp(std::string op, std::string what, Form f)
+  requires std::is_enum_v<Form> KernelOp(std::string op, std::string what, Form f)
       : name(std::move(op)), doc(std::move(what)), form(static_cast<int>(f)) {}
   // An op of the one op table (kernels/op_table.hpp), named there: its doc, arity, vector
   // instructions and value come from its record.

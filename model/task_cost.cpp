@@ -20,6 +20,7 @@ constexpr double kNever = -std::numeric_limits<double>::infinity();
 struct StageTimes {
   double load_occ = 0, load_lat = 0;
   double compute = 0, vec = 0, cube = 0, mte1 = 0, cube_fill = 0;
+  double load_fill = 0;  // vector cycles the loads wait for (TileStep::load_fill)
   double store_occ = 0, store_lat = 0;
   double read_bytes = 0, write_bytes = 0;
   bool has_loads = false, has_consumer = false, has_stores = false;
@@ -36,6 +37,7 @@ StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
     s.write_bytes += dma_gm_bytes(op, hw);
   }
   for (const auto& op : step.vec) s.vec += vector_cost(op, hw).cycles;
+  for (const auto& op : step.load_fill) s.load_fill += vector_cost(op, hw).cycles;
   const CubeStage cube = cube_stage(step.cube, l0_depth, hw);
   s.cube = cube.mmad_busy;
   s.mte1 = cube.mte1_busy;
@@ -77,6 +79,12 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
   double load_start = p.load_free;
   if (s.has_loads) {
     load_start = s.has_consumer ? std::max(p.load_free, released(p.input_release)) : p.load_free;
+    if (s.load_fill > 0) {
+      // The fill takes the vector pipe once the buffer is free; the copy starts when it is done.
+      const double fill_start = std::max(p.compute_free, released(p.input_release));
+      p.compute_free = fill_start + s.load_fill;
+      load_start = std::max(load_start, p.compute_free);
+    }
     p.load_free = load_start + s.load_occ;
     data_ready = p.load_free + s.load_lat;
     add_busy(p.mte2_busy, p.mte2_mark, load_start, data_ready);
@@ -182,8 +190,8 @@ double compiled_loop_cycles(const TaskKind& kind, const Hardware& hw) {
   for (const auto& step : kind.steps)
     if (step.repeat > 0)
       ops += static_cast<double>(step.repeat) *
-             static_cast<double>(step.loads.size() + step.vec.size() + step.cube.size() +
-                                 step.stores.size());
+             static_cast<double>(step.loads.size() + step.load_fill.size() + step.vec.size() +
+                                 step.cube.size() + step.stores.size());
   return ops * hw.kernel.triton_op_cycles;
 }
 
@@ -200,7 +208,7 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
     if (fill < 0 && !step.cube.empty()) fill = s.cube_fill;
     run_step(p, s, static_cast<size_t>(depth), step.repeat);
     const auto reps = static_cast<double>(step.repeat);
-    cost.vec_busy += reps * s.vec;
+    cost.vec_busy += reps * (s.vec + s.load_fill);
     cost.cube_busy += reps * s.cube;
     cost.mte1_busy += reps * s.mte1;
     cost.gm_read_bytes += reps * s.read_bytes;

@@ -106,6 +106,11 @@ struct CubeOp {
 
 struct TileStep {
   std::vector<DmaOp> loads;
+  // Vector work on the load buffers that the loads wait for: a Triton-Ascend masked load of a
+  // partial tile first fills its whole UB buffer with the load's `other` (0 by default; hivm
+  // vbrc, split from the load by LoadOp::decomposeOperation), then MTE2 copies the valid part,
+  // so the copy waits for the vector pipe (triton-ascend docs performance_guidelines.md).
+  std::vector<VecOp> load_fill;
   std::vector<VecOp> vec;
   std::vector<CubeOp> cube;
   std::vector<DmaOp> stores;

@@ -9,6 +9,8 @@
 #include "kernels/lowering_support.hpp"
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
+#include "model/task_cost.hpp"
+#include "model/vector_cost.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/formats/sweep_config.hpp"
@@ -163,6 +165,53 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   const LoweredKernel ascendc = lower_kernel(div(1024, false), default_hw());
   EXPECT_EQ(ascendc.diag.ub_bytes, 2 * (2 * 32768 + 32));
   EXPECT_EQ(ascendc.diag.buffer_depth, 2);
+}
+
+// A Triton masked load of a partial sub-tile fills its whole UB buffer with the load's `other`
+// before MTE2 copies the valid part (AscendNPU-IR LoadOp::decomposeOperation: hivm vbrc, then
+// the load; triton-ascend performance_guidelines.md). An add (16, 1000) fp32 block in (16, 128)
+// sub-tiles: 7 full sub-tiles (one step, no fill) and a 104-wide edge whose two loads each fill
+// 16 x 128 elements first; the Ascend C source (DataCopyPad, no fill) has none. The task's vector
+// busy grows by the two fills exactly; and in a one-iteration pipeline the copy waits for the
+// fill: fill + load + latency + add + store + latency.
+TEST(Kernels, TritonMaskedEdgeFillsItsLoadBuffersFirst) {
+  const Hardware& hw = default_hw();
+  auto add = [](bool triton) {
+    KernelSpec s = spmd("add", {16, 1000}, {16, 128}, {}, 1);
+    s.block = {16, 1000};
+    s.triton = triton;
+    return s;
+  };
+  const LoweredKernel t = lower_kernel(add(true), hw);
+  const auto& steps = t.graph.kinds.at(0).steps;
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].repeat, 7);
+  EXPECT_TRUE(steps[0].load_fill.empty());
+  ASSERT_EQ(steps[1].load_fill.size(), 2u);
+  for (const VecOp& f : steps[1].load_fill) {
+    EXPECT_EQ(f.cls, VecClass::kSimple);
+    EXPECT_EQ(f.rows * f.cols * f.batch, 16 * 128);
+  }
+  const LoweredKernel a = lower_kernel(add(false), hw);
+  for (const TileStep& st : a.graph.kinds.at(0).steps) EXPECT_TRUE(st.load_fill.empty());
+  TaskKind unfilled = t.graph.kinds.at(0);
+  unfilled.steps[1].load_fill.clear();
+  const double fill = vector_cost(steps[1].load_fill[0], hw).cycles;
+  EXPECT_NEAR(cost_task_kind(t.graph.kinds.at(0), hw).vec_busy,
+              cost_task_kind(unfilled, hw).vec_busy + 2 * fill, 1e-9);
+  // One iteration: nothing overlaps, so each stage adds.
+  TaskKind one = t.graph.kinds.at(0);
+  one.compiler_multibuffer = false;
+  one.steps = {steps[1]};
+  const TileStep& st = one.steps[0];
+  double load = 0, vec = 0;
+  for (const DmaOp& op : st.loads) load += dma_occupancy_cycles(op, hw);
+  for (const VecOp& op : st.vec) vec += vector_cost(op, hw).cycles;
+  EXPECT_NEAR(cost_task_kind(one, hw).cycles,
+              2 * fill + load + dma_latency_cycles(DmaDir::kRead, hw) + vec +
+                  dma_occupancy_cycles(st.stores.at(0), hw) +
+                  dma_latency_cycles(DmaDir::kWrite, hw),
+              1e-9);
 }
 
 // The compiler multi-buffers a loop's body only (AscendNPU-IR MarkMultiBuffer): a Triton program
