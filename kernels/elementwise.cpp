@@ -1,6 +1,6 @@
 // Elementwise ops: z = x op y (add, sub, mul, div) or z = f(x) (relu, exp), tile by tile. A
-// binary op's second operand may broadcast (params.broadcast, numpy rules: each dim 1 or the
-// shape's): each tile reads it at its broadcast extent.
+// binary op's second operand may broadcast (params.broadcast, numpy rules as the op table states
+// them, broadcast_shapes): each tile reads it at its broadcast extent.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,29 +14,31 @@ namespace tilesim {
 
 namespace {
 
-// The second operand's shape: params.broadcast, or the kernel's shape.
+// The second operand's shape at the kernel's rank (numpy's leading 1s added): params.broadcast,
+// or the kernel's shape.
 Dims operand_shape(const KernelSpec& spec) {
   const KernelOp* op = find_op(spec.op);
   if (!op || op->inputs < 2 || !has_param(spec, "broadcast")) return spec.shape;
-  return param_ints(spec, "broadcast");
+  Dims b = param_ints(spec, "broadcast");
+  if (b.size() < spec.shape.size()) b.insert(b.begin(), spec.shape.size() - b.size(), 1);
+  return b;
 }
 
+// The operand broadcasts to the kernel's shape by the op table's rule (broadcast_shapes) without
+// enlarging it.
 void check_broadcast(const KernelSpec& spec, const JsonReader& params) {
   const KernelOp* op = find_op(spec.op);
   if (!op || op->inputs < 2 || !has_param(spec, "broadcast")) return;
   const Dims b = param_ints(spec, "broadcast");
-  bool ok = b.size() == spec.shape.size();
-  for (size_t d = 0; ok && d < b.size(); ++d) ok = b[d] == 1 || b[d] == spec.shape[d];
-  if (ok) return;
+  if (broadcast_shapes(spec.shape, b) == std::optional<Dims>(spec.shape)) return;
   Dims row(spec.shape.size(), 1), col = spec.shape;
   row.back() = spec.shape.back();
   col.back() = 1;
   params.at("broadcast")
-      .fail(fmt::format("{} does not broadcast to shape {} (allowed: the shape's rank, each dim 1 "
-                        "or the shape's, "
-                        "e.g. {} or {})",
-                        format_dims(b), format_dims(spec.shape), format_dims(row),
-                        format_dims(col)));
+      .fail(fmt::format("{} does not broadcast to shape {} (allowed: numpy rules, right-aligned, "
+                        "each dim 1 or the shape's, e.g. {}, {} or {})",
+                        format_dims(b), format_dims(spec.shape), format_dims(Dims{row.back()}),
+                        format_dims(row), format_dims(col)));
 }
 
 LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {

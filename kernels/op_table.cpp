@@ -119,6 +119,17 @@ std::vector<std::string> op_record_names() {
   return n;
 }
 
+std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b) {
+  Dims out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[out.size() - 1 - i] = std::max(x, y);
+  }
+  return out;
+}
+
 bool merges_atomically(ReduceKind k) {
   return k != ReduceKind::kProd && k != ReduceKind::kLogSumExp && !reduces_to_index(k);
 }

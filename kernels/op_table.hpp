@@ -7,10 +7,12 @@
 // proof. A new elementwise op is one record here.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/task_graph.hpp"
+#include "model/tile_geometry.hpp"
 
 namespace tilesim {
 
@@ -47,6 +49,11 @@ struct OpRecord {
 const OpRecord* find_op_record(const std::string& name);
 // Every record's name, in table order.
 std::vector<std::string> op_record_names();
+
+// numpy broadcasting, the one rule for every op with several elementwise operands (a built-in
+// binary op's params.broadcast and a program's binary, n-ary and where ops alike): shapes
+// right-aligned, each dim equal or 1. nullopt when they do not broadcast.
+std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b);
 
 // Whether partials of the statistic merge by an atomic DMA write (add, max or min).
 bool merges_atomically(ReduceKind k);

@@ -971,9 +971,10 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
             "r.json: partition.block: block (64) has rank 1 but shape (16, 64) has rank 2 (one "
             "region extent per dim)");
   EXPECT_EQ(error(R"(, "params": {"broadcast": [16]})"),
-            "r.json: params.broadcast: (16) does not broadcast to shape (16, 64) (allowed: the "
-            "shape's rank, each dim 1 or the shape's, e.g. (1, 64) or (16, 1))");
+            "r.json: params.broadcast: (16) does not broadcast to shape (16, 64) (allowed: numpy "
+            "rules, right-aligned, each dim 1 or the shape's, e.g. (64), (1, 64) or (16, 1))");
   EXPECT_EQ(error(R"(, "params": {"broadcast": [1, 64]})"), "");
+  EXPECT_EQ(error(R"(, "params": {"broadcast": [64]})"), "");  // right-aligned: a row
   EXPECT_EQ(error(R"(, "partition": {"style": "pypto", "block": [5, 64]})"),
             "r.json: partition.block: applies to the spmd style only (style is 'pypto')");
   EXPECT_EQ(error(R"(, "loop_axis": 2)"), "r.json: loop_axis: out of range: 2 (allowed 0..1)");
@@ -1214,8 +1215,14 @@ TEST(Kernels, BroadcastRowHandCount) {
   KernelSpec bad = s;
   bad.params["broadcast"] = {64, 2};
   EXPECT_EQ(lower_error(bad),
-            "add: params.broadcast: (64, 2) does not broadcast to shape (64, 4096) (allowed: the "
-            "shape's rank, each dim 1 or the shape's, e.g. (1, 4096) or (64, 1))");
+            "add: params.broadcast: (64, 2) does not broadcast to shape (64, 4096) (allowed: numpy "
+            "rules, right-aligned, each dim 1 or the shape's, e.g. (4096), (1, 4096) or (64, 1))");
+  // The row as numpy writes it, (4096), lowers as (1, 4096) does.
+  KernelSpec row = s;
+  row.params["broadcast"] = {4096};
+  const LoweredKernel r = lower_kernel(row, default_hw());
+  EXPECT_EQ(totals(r).read, totals(k).read);
+  EXPECT_EQ(r.diag.ub_bytes, k.diag.ub_bytes);
 }
 
 }  // namespace

@@ -33,18 +33,6 @@ DType read_dtype(const JsonReader& r) {
   }
 }
 
-// numpy broadcasting of two shapes (right-aligned, each dim equal or 1); nullopt when they do not.
-std::optional<Dims> broadcast(const Dims& a, const Dims& b) {
-  Dims out(std::max(a.size(), b.size()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1) return std::nullopt;
-    out[out.size() - 1 - i] = std::max(x, y);
-  }
-  return out;
-}
-
 class Loader {
  public:
   explicit Loader(const JsonReader& doc) : doc_(doc) {}
@@ -300,7 +288,7 @@ void Loader::elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& 
   for (size_t i = first + 1; i < op.in.size(); ++i) require_same_dtype(at, op.in[first], op.in[i]);
   Dims s = tensor(op.in[0]).shape;
   for (size_t i = 1; i < op.in.size(); ++i) {
-    const auto b = broadcast(s, tensor(op.in[i]).shape);
+    const auto b = broadcast_shapes(s, tensor(op.in[i]).shape);
     if (!b)
       at.fail(
           fmt::format("shape mismatch: {} and {} do not broadcast (numpy rules: right-aligned, "
