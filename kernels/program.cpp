@@ -165,6 +165,13 @@ std::vector<ProgStage> plan_stages(const Program& p) {
         throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
                                 format_dims(tile.dims)),
                     ErrorKind::kInput);
+      for (size_t d = 0; d < tile.l0.size(); ++d)
+        if (tile.dims[d] % tile.l0[d] != 0)
+          throw Error(
+              fmt::format("{}: cube tile '{}': its L1 tile {} is not a multiple of its L0 "
+                          "tile {} in {} (each L1 extent holds whole L0 tiles)",
+                          where, tile.name, format_dims(tile.dims), format_dims(tile.l0), "mkn"[d]),
+              ErrorKind::kLimits);
     } else if (tile.dims.size() != shape.size()) {
       throw Error(
           fmt::format(
@@ -245,6 +252,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
         Dims t(shape.size() - 3, 1);
         t.insert(t.end(), tile.dims.begin(), tile.dims.end());
         s.tile = t;
+        s.l0 = tile.l0;
       }
       s.loop = op.loop;
       s.loop_axes = loop_axes;

@@ -36,8 +36,11 @@ struct ProgTensor {
 
 struct ProgTile {
   std::string name;
-  bool cube = false;  // set_cube_tile_shapes: [tm, tk, tn]
+  bool cube = false;  // set_cube_tile_shapes: [tm, tk, tn], the C tile and the L1 k step
   Dims dims;
+  // cube: the L0 tile [m0, k0, n0] of each mmad when it is smaller than the L1 tile (PyPTO's
+  // [[mL0, mL1], [kL0, kL1], [nL0, nL1]]); empty: the L1 tile itself.
+  Dims l0;
 };
 
 struct ProgLoop {
@@ -91,6 +94,7 @@ struct ProgStage {
   OpKind kind = OpKind::kUnary;  // kUnary: a fused vector stage
   Dims shape;
   Dims tile;
+  Dims l0;        // a matmul stage's L0 tile [m0, k0, n0] (empty: its tile's last three)
   int loop = -1;  // the innermost loop (-1: none)
   // The loop nest, outermost first: the axis each loop cuts and its loop_count.
   std::vector<int> loop_axes;

@@ -479,7 +479,8 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
 TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
                                       std::vector<Access>& acc) const {
   // The matmul family's pypto cube task (kernels/cube_task.hpp) on this C tile: L1 k step = the
-  // tile's k, L0 tile = the cube tile, the fixpipe writing C in its dtype.
+  // tile's k, L0 tile = the stage's L0 tile (the cube tile itself unless PyPTO's two-level form
+  // set one), the fixpipe writing C in its dtype.
   const ProgOp& x = op(s.first);
   const size_t r = s.shape.size();
   const int64_t tm = s.tile[r - 3], tk = s.tile[r - 2], tn = s.tile[r - 1];
@@ -488,8 +489,9 @@ TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
   mt.batch = Dims(b.origin.begin(), b.origin.end() - 3);
+  const Dims l0 = s.l0.empty() ? Dims{tm, tk, tn} : s.l0;
   const CubeTiling t{
-      tm, tn, tk, tm, tn, tk, tensor(x.out).dtype, L1Resident::kNone, spec_.buffer_count};
+      tm, tn, tk, l0[0], l0[2], l0[1], tensor(x.out).dtype, L1Resident::kNone, spec_.buffer_count};
   TaskKind k = cube_kind(-1, fmt::format("{}{}", s.psg, format_dims(b.extent)), mt, t, tk);
   const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1], b.extent[r - 1], 0,
                      s.shape[r - 2]};

@@ -845,6 +845,25 @@ TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
   const Metrics c = run_config_text("mm_op_spmd.json", sref),
                 d = run_config_text("mm_prog_spmd.json", sp);
   EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 1e-2);
+  // PyPTO's two-level cube tile, [[mL0, mL1], [kL0, kL1], [nL0, nL1]]: L1 k steps of 256 over L0
+  // tiles of k 64, the family's tile [128, 64, 256] with params.k_l1 256, exactly.
+  json ref2 = ref, p2 = p;
+  ref2["params"] = {{"k_l1", 256}};
+  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {64, 256}, {256, 256}};
+  const Metrics e = run_config_text("mm_op_kl1.json", ref2),
+                f = run_config_text("mm_prog_kl1.json", p2);
+  EXPECT_EQ(e.gen_time_us, f.gen_time_us);
+  EXPECT_EQ(e.tasks, f.tasks);
+  EXPECT_NE(e.gen_time_us, a.gen_time_us);  // the L1 k step is the tile's k no more
+  // Each L1 extent holds whole L0 tiles; the form is [tm, tk, tn] or three [L0, L1] pairs.
+  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {96, 256}, {256, 256}};
+  EXPECT_EQ(load_error(p2["program"]),
+            "p.json: body[0].set_cube_tile_shapes[1]: k L1 256 is not a multiple of its L0 96 "
+            "(each L1 extent holds whole L0 tiles)");
+  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {64, 256}};
+  EXPECT_EQ(load_error(p2["program"]),
+            "p.json: body[0].set_cube_tile_shapes: expected [tm, tk, tn] or PyPTO's [[mL0, mL1], "
+            "[kL0, kL1], [nL0, nL1]], got [[128,128],[64,256]]");
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {

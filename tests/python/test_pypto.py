@@ -8,6 +8,7 @@ import pytest
 
 import tilesim
 import tilesim.pypto as pypto
+from tilesim.pypto._kernel import tile_call
 from conftest import source
 
 FP32, FP16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
@@ -134,6 +135,22 @@ def test_matmul_cube_tile_b_trans_and_at_operator():
                      "transpose_b": True}
     assert mm[1]["out_dtype"] == "fp16"  # a @ b: B's dtype, as PyPTO
     assert tk.tiles[0]["cube"] and tk.tiles[0]["dims"] == [128, 64, 128]
+
+
+def test_two_level_cube_tile_as_the_matmul_guide_sets_it():
+    @pypto.jit
+    def k(a: pypto.Tensor((512, 1024), FP16), b: pypto.Tensor((1024, 512), FP16),
+          o: pypto.Tensor((512, 512), FP16)):
+        pypto.set_cube_tile_shapes([128, 128], [64, 256], [256, 256])
+        o[:] = pypto.matmul(a, b, pypto.DT_FP16)
+
+    tk = k.trace()
+    assert tk.tiles[0]["dims"] == [128, 256, 256] and tk.tiles[0]["l0"] == [128, 64, 256]
+    sets = [e for e in tk.program["body"] if "set_cube_tile_shapes" in e]
+    assert sets[0]["set_cube_tile_shapes"] == [[128, 128], [64, 256], [256, 256]]
+    assert tile_call(tk.tiles[0], [128, 512, 256]) == \
+        "pypto.set_cube_tile_shapes([128, 128], [64, 512], [256, 256])"
+    assert tk.run().to_dict()["tasks"] == 8  # 4 x 2 C tiles of 128 x 256
 
 
 def test_composites_as_pypto_builds_them():
@@ -264,7 +281,7 @@ def test_refusals(case):
         y[:] = pypto.matmul(a, a, FP32, extend_params={"bias_tensor": a})  # at:extend
 
     def k_cube_levels(a: pypto.Tensor((64, 64), FP16), y: pypto.Tensor((64, 64), FP32)):
-        pypto.set_cube_tile_shapes([64, 64], [32, 64], [64, 64])  # at:cube_levels
+        pypto.set_cube_tile_shapes([64, 64], [48, 64], [64, 64])  # at:cube_levels
         y[:] = pypto.matmul(a, a, FP32)
 
     def k_compare(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
@@ -301,7 +318,8 @@ def test_refusals(case):
              "whole_read": ["pypto.amax", "reads the whole of 'x'"],
              "twice": ["already written"], "mixed": ["pypto.add", "DT_FP32", "DT_FP16"],
              "no_tile": ["no vector tile shape"], "a_trans": ["a_trans=True"],
-             "extend": ["extend_params", "bias_tensor"], "cube_levels": ["k L0 32 differs"],
+             "extend": ["extend_params", "bias_tensor"], "cube_levels": ["k L1 64 is not a multiple",
+                                                               "of its L0 48"],
              "compare": ["comparison"], "rms_norm": ["pypto.rms_norm"],
              "method": ["Tensor.permute"], "copy": ["copied unchanged"],
              "no_index_view": ["no view in loop"], "break": ["left early"]}

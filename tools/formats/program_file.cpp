@@ -33,6 +33,29 @@ DType read_dtype(const JsonReader& r) {
   }
 }
 
+// PyPTO's set_cube_tile_shapes([mL0, mL1], [kL0, kL1], [nL0, nL1]): the L1 tile [mL1, kL1, nL1]
+// (the C tile and the L1 k step) and the L0 tile of each mmad, each L1 extent whole L0 tiles.
+void read_two_level_cube_tile(const JsonReader& r, ProgTile& t) {
+  if (r.json().size() != 3)
+    r.fail(
+        fmt::format("expected [tm, tk, tn] or PyPTO's [[mL0, mL1], [kL0, kL1], [nL0, nL1]], "
+                    "got {}",
+                    r.json().dump()));
+  size_t d = 0;
+  for (const JsonReader& pair : r.items()) {
+    const auto v = pair.positive_ints(2);
+    if (v[1] % v[0] != 0)
+      pair.fail(fmt::format("{} L1 {} is not a multiple of its L0 {} (each L1 extent holds whole "
+                            "L0 tiles)",
+                            "mkn"[d], v[1], v[0]),
+                ErrorKind::kLimits);
+    t.l0.push_back(v[0]);
+    t.dims.push_back(v[1]);
+    ++d;
+  }
+  if (t.l0 == t.dims) t.l0.clear();
+}
+
 class Loader {
  public:
   explicit Loader(const JsonReader& doc) : doc_(doc) {}
@@ -97,7 +120,11 @@ void Loader::read_body(const JsonReader& body, int loop) {
       const bool cube = std::string(set) == "set_cube_tile_shapes";
       ProgTile t;
       t.cube = cube;
-      t.dims = e.at(set).positive_ints(cube ? 3 : 0);
+      if (cube && e.at(set).json().is_array() && !e.at(set).json().empty() &&
+          e.at(set).json()[0].is_array())
+        read_two_level_cube_tile(e.at(set), t);
+      else
+        t.dims = e.at(set).positive_ints(cube ? 3 : 0);
       t.name = e.string_or("name", fmt::format("{}{}", cube ? "cube" : "vec", p_.tiles.size()));
       if (!tile_names_.insert(t.name).second)
         e.at("name").fail(

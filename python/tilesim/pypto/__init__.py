@@ -82,24 +82,24 @@ def set_vec_tile_shapes(*shapes):
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
-    """The cube tile of the matmuls that follow: [L0, L1] per dim. tilesim's program matmul has
-    one level (its L1 k step is the tile's k), so L0 and L1 must agree."""
+    """The cube tile of the matmuls that follow: [L0, L1] per dim (or one value for both). The
+    L1 tile is the C tile and the L1 k step; each L1 extent holds whole L0 tiles, one mmad's."""
     call = "pypto.set_cube_tile_shapes"
     trace = _T.active(call)
     if enable_split_k:
         refuse(call, "enable_split_k=True: split-K is not modelled in programs",
                "leave it out")
-    dims = []
+    l0, l1 = [], []
     for axis, pair in zip("mkn", (m, k, n)):
         pair = list(pair) if isinstance(pair, (list, tuple)) else [pair]
         if not 1 <= len(pair) <= 2 or any(not isinstance(v, int) or v < 1 for v in pair):
             refuse(call, f"{axis} = {pair}: [L0, L1] integers >= 1")
-        if len(pair) == 2 and pair[0] != pair[1]:
-            refuse(call, f"{axis} L0 {pair[0]} differs from L1 {pair[1]}: tilesim's program "
-                   "matmul stages one L1 tile per L0 tile", f"give [{pair[1]}, {pair[1]}] "
-                   "(the L1 tile) to model this kernel's C tiles and k steps")
-        dims.append(pair[-1])
-    trace.add_tile(dims, True, _T.caller())
+        if pair[-1] % pair[0]:
+            refuse(call, f"{axis} L1 {pair[-1]} is not a multiple of its L0 {pair[0]} (each L1 "
+                   "extent holds whole L0 tiles)")
+        l0.append(pair[0])
+        l1.append(pair[-1])
+    trace.add_tile(l1, True, _T.caller(), l0=l0 if l0 != l1 else None)
 
 
 def get_vec_tile_shapes():

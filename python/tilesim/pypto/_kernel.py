@@ -286,8 +286,9 @@ class TracedKernel:
 
 def tile_call(tile, dims):
     if tile["cube"]:
-        m, k, n = dims
-        return f"pypto.set_cube_tile_shapes([{m}, {m}], [{k}, {k}], [{n}, {n}])"
+        l0 = tile.get("l0") or dims
+        pairs = ", ".join(f"[{a}, {b}]" for a, b in zip(l0, dims))
+        return f"pypto.set_cube_tile_shapes({pairs})"
     return f"pypto.set_vec_tile_shapes({', '.join(str(d) for d in dims)})"
 
 

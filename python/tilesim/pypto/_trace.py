@@ -228,14 +228,17 @@ class Trace:
     def emit(self, entry):
         (self.frames[-1].body if self.frames else self.body).append(entry)
 
-    def add_tile(self, dims, cube, where):
+    def add_tile(self, dims, cube, where, l0=None):
+        """A tile shape in force from here on; a cube tile's `l0`: its mmads' L0 tile when
+        smaller than `dims` (PyPTO's [[mL0, mL1], [kL0, kL1], [nL0, nL1]])."""
         name = f"{'cube' if cube else 'vec'}_L{where[1]}"
         if any(t["name"] == name for t in self.tiles):
             name = self.fresh(name + "_")
         tile = {"name": name, "dims": list(dims), "cube": cube, "file": where[0],
-                "line": where[1]}
+                "line": where[1], "l0": list(l0) if l0 else None}
         self.tiles.append(tile)
-        self.emit({"set_cube_tile_shapes" if cube else "set_vec_tile_shapes": list(dims),
+        shapes = [[a, b] for a, b in zip(l0, dims)] if l0 else list(dims)
+        self.emit({"set_cube_tile_shapes" if cube else "set_vec_tile_shapes": shapes,
                    "name": name})
         if cube:
             self.cube_tile = tile
