@@ -593,7 +593,13 @@ json random_program(std::mt19937& rng) {
         outs.push_back(out);
         body.push_back(vec_tile(false));
       } else if (rank == 2) {
-        body.push_back({{"set_cube_tile_shapes", {1 + pick(3), 16, 16}}});
+        // A third of them in PyPTO's two-level form: L1 k steps of 16 over L0 tiles of k 8
+        // (tm == 2, no extra draw, so the rest of the sequence is unchanged).
+        const int64_t tm = 1 + pick(3);
+        if (tm == 2)
+          body.push_back({{"set_cube_tile_shapes", {{tm, tm}, {8, 16}, {16, 16}}}});
+        else
+          body.push_back({{"set_cube_tile_shapes", {tm, 16, 16}}});
         // A @ W, or A @ Wt^T with Wt stored [n, k] (attention's Q K^T).
         const bool t = pick(2) == 0;
         json mm = op("matmul", {a, t ? "wt" : "w"}, out);
@@ -632,7 +638,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   const Hardware hw = test::default_hw();
   int stages = 0, lowered_tasks = 0, split_stages = 0, spmd_tasks = 0;
   std::map<std::string, int> ops_seen;
-  int nests = 0, split_scans = 0;
+  int nests = 0, split_scans = 0, matmul_stages = 0, two_level = 0;
   for (int i = 0; i < 1000; ++i) {
     const json j = random_program(rng);
     Program p;
@@ -651,6 +657,8 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     lowered_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
     for (const auto& stage : plan_stages(p)) {
       split_stages += stage.split ? 1 : 0;
+      matmul_stages += stage.kind == OpKind::kMatmul;
+      two_level += stage.kind == OpKind::kMatmul && !stage.l0.empty();
       split_scans += stage.split && p.ops[static_cast<size_t>(stage.last)].name == "cumsum";
     }
     // Under spmd (blocks accumulate in UB): programs without loops or cross-task merges.
@@ -665,7 +673,9 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   }
   EXPECT_GT(split_stages, 150);
   EXPECT_GT(nests, 30);
-  EXPECT_GT(split_scans, 10);  // cumsum carrying across its row's tiles
+  EXPECT_GT(split_scans, 10);    // cumsum carrying across its row's tiles
+  EXPECT_GT(matmul_stages, 50);  // cube stages, proved and lowered like the rest
+  EXPECT_GT(two_level, 15);      // ... with an L1 tile over smaller L0 tiles
   // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
   for (const char* name :
        {"any", "all", "argmax", "argmin", "logsumexp", "cumsum", "add/n", "mul/n"})
