@@ -84,6 +84,8 @@ std::vector<HardwareParam> make_table() {
       P(l2.bandwidth_gbps, 1, 1e7, "GB/s", "L2 bandwidth all cores' GM traffic shares"),
       P(l2.shared_read_stretch, 0, 100, "per reader",
         "a load's slowdown per other core reading the same lines at the same time"),
+      P(l2.shared_read_stretch_aic, 0, 100, "per reader",
+        "the same for a cube core's GM -> L1 load (MTE2 with ND2NZ)"),
       P(vector.bytes_per_repeat, 32, 65536, "B", "bytes one vector repeat processes"),
       P(vector.max_repeats, 1, 1 << 20, "repeats", "repeats one instruction may carry"),
       P(vector.issue_cycles, 0, 1e6, "cycles", "cost per vector instruction"),

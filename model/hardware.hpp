@@ -65,6 +65,7 @@ struct Hardware {
     int64_t bytes = 0;
     double bandwidth_gbps = 0;       // all cores' traffic through L2, hits and misses
     double shared_read_stretch = 0;  // a read's slowdown per other core reading its line at once
+    double shared_read_stretch_aic = 0;  // ... for a cube core's MTE2 (GM -> L1)
   } l2;
 
   // Vector pipe (per AIV): an instruction issues, then runs its repeats at its class's rate.

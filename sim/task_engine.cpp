@@ -14,6 +14,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
       opt_(opt),
       bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle(), hw.hbm_queue_cycles()),
       write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps) {
+  stretch_per_reader_[CoreType::kAiv] = hw.l2.shared_read_stretch;
+  stretch_per_reader_[CoreType::kAic] = hw.l2.shared_read_stretch_aic;
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
   for (size_t i = 0; i < g.kinds.size(); ++i) {

@@ -98,9 +98,10 @@ class TaskEngine {
     int32_t cls = kind.flow_class;
     double scale = 1;
     // Reads of lines other cores request at the same moment wait their turn at L2
-    // (l2.shared_read_stretch per co-reader), for the share of the run its loads are busy.
+    // (l2.shared_read_stretch per co-reader, l2.shared_read_stretch_aic on a cube core), for the
+    // share of the run its loads are busy.
     const double stretch =
-        hbm ? 1 + hw_.l2.shared_read_stretch * hbm->co_readers * kind.load_share : 1.0;
+        hbm ? 1 + stretch_per_reader_[kind.core] * hbm->co_readers * kind.load_share : 1.0;
     if (hbm && (stretch != 1 || (hbm->read_hit > 0 && kind.hit_cycles != kind.cycles)) &&
         kind.cycles > 0) {
       const double run = (kind.cycles + hbm->read_hit * (kind.hit_cycles - kind.cycles)) * stretch;
@@ -124,7 +125,8 @@ class TaskEngine {
   const Hardware& hw_;
   SimOptions opt_;
   SharedBandwidth bw_;
-  double write_weight_;  // HBM read bandwidth / HBM write bandwidth
+  double write_weight_;                    // HBM read bandwidth / HBM write bandwidth
+  ByCoreType<double> stretch_per_reader_;  // l2.shared_read_stretch(_aic) by core type
   std::optional<L2Residency> l2_;
   SimResult res_;
   std::vector<KindInfo> kinds_;
