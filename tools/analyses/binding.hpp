@@ -6,7 +6,7 @@
 //   - each pipe (MTE2, V, CUBE, MTE3, MTE1) on its busiest core, over gen_time;
 //   - the scheduler: the mean Wait Schedule Time per core over gen_time (cores idle for want of
 //     a dispatched task);
-//   - the fixed head: launch, AICPU hand-shake and the head before the first task, over
+//   - the fixed costs: launch, AICPU hand-shake, builds, first dispatch, last release and end, over
 //     kernel_time;
 // The binding resource is the one with the largest share; the rest follow, largest first. Idle
 // cores (of the kernel's type, that ran no task) bound nothing but are the lever left: they come
@@ -22,7 +22,7 @@ namespace tilesim {
 
 struct ResourceUse {
   std::string
-      name;  // "MTE2", "HBM bandwidth", "L2 bandwidth", "scheduler", "fixed head", "idle cores"
+      name;  // "MTE2", "HBM bandwidth", "L2 bandwidth", "scheduler", "fixed costs", "idle cores"
   double used = 0, capacity = 0;
   std::string unit;  // "us", "GB/s", "cores"
   double share = 0;  // used / capacity
