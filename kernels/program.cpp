@@ -144,6 +144,128 @@ bool fusable(OpKind k) {
          k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
 }
 
+// Flash attention as one stage. A logsumexp with merge "online" fuses the matmul before its
+// stage (S), its stage (the vector ops on S and the statistic), the stage after it (sub(x, lse),
+// exp, casts: P) and the matmul after that (O = P V) into one stage whose S and P never leave
+// the chip, one task chain per query block walking its key blocks (kernels/program_lowering.cpp
+// lower_flash). Each condition the rescaling needs is checked here, with its error.
+void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
+  const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
+  const auto tensor = [&](int t) -> const ProgTensor& { return p.tensors[static_cast<size_t>(t)]; };
+  for (size_t b = 0; b < stages.size(); ++b) {
+    const ProgOp& lse = op(stages[b].last);
+    if (!lse.online) continue;
+    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + lse.where();
+    const auto fail = [&](const std::string& why, ErrorKind kind = ErrorKind::kInput) {
+      throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
+    };
+    const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
+    if (lse.dims != std::vector<int>{r - 1} || !lse.keepdim)
+      fail(
+          fmt::format("reduces the last dim of S [..., q, k] (the key axis) with keepdim true; "
+                      "this one reduces dims [{}] keepdim {}",
+                      fmt::join(lse.dims, ", "), lse.keepdim));
+    if (b == 0 || stages[b - 1].kind != OpKind::kMatmul || stages[b - 1].online >= 0)
+      fail("needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
+    const ProgOp& mm1 = op(stages[b - 1].first);
+    bool reads_s = false;
+    for (int o = stages[b].first; o <= stages[b].last; ++o)
+      for (int t : op(o).in) reads_s = reads_s || t == mm1.out;
+    if (!reads_s)
+      fail(fmt::format("needs its stage to read S ('{}', the output of {})", tensor(mm1.out).name,
+                       mm1.where()));
+    const std::string chain = "sub(x, lse) -> exp -> matmul(p, v) after it";
+    if (b + 2 >= stages.size()) fail("needs " + chain + "; the program ends first");
+    const ProgStage& c = stages[b + 1];
+    const ProgStage& d = stages[b + 2];
+    const ProgOp& sub = op(c.first);
+    const bool made_here =
+        sub.in.size() == 2 && sub.in[0] != lse.out && (sub.in[0] == mm1.out || [&] {
+          for (int o = stages[b].first; o < stages[b].last; ++o)
+            if (op(o).out == sub.in[0]) return true;
+          return false;
+        }());
+    if (c.kind != OpKind::kUnary || sub.name != "sub" || sub.scalar || !made_here ||
+        sub.in[1] != lse.out)
+      fail(
+          fmt::format("needs {}, the first with x S or a tensor made from it in the "
+                      "statistic's stage; found {}",
+                      chain, sub.where()));
+    int last = sub.out;
+    for (int o = c.first + 1; o <= c.last; ++o) {
+      const ProgOp& x = op(o);
+      const bool ok = x.in.size() == 1 && x.in[0] == last &&
+                      (o == c.first + 1 ? x.name == "exp" : x.info->kind == OpKind::kCast);
+      if (!ok)
+        fail(fmt::format("needs {} (casts of p allowed); found {} after {}", chain, x.where(),
+                         op(o - 1).where()));
+      last = x.out;
+    }
+    if (c.first == c.last)
+      fail(fmt::format("needs {}; the stage after it ends at {}", chain, sub.where()));
+    const ProgOp& mm2 = op(d.first);
+    if (d.kind != OpKind::kMatmul || mm2.in[0] != last)
+      fail(fmt::format("needs {} with p as A; found {}", chain, mm2.where()));
+    for (size_t k = b - 1; k <= b + 2; ++k) {
+      if (stages[k].loop != stages[b].loop)
+        fail(fmt::format("needs S, P and O in one loop region ({} is in another)",
+                         op(stages[k].first).where()));
+      for (int axis : stages[k].loop_axes)
+        if (axis >= r - 2)
+          fail(fmt::format("cuts query and key blocks itself; its loop cuts axis {} (loop over a "
+                           "batch axis)",
+                           axis),
+               ErrorKind::kLimits);
+    }
+    // The blocks: the query block is S's tm, the key block its tn; the vector tile is a row
+    // piece of one S block; P V takes the whole key block and the whole head dim.
+    const Dims& t1 = p.tiles[static_cast<size_t>(mm1.tile)].dims;
+    const Dims& t2 = p.tiles[static_cast<size_t>(mm2.tile)].dims;
+    const Dims& vec = stages[b].tile;
+    const int64_t bq = t1[0], bk = t1[2];
+    const int64_t dv = tensor(mm2.out).shape.back();
+    if (c.tile != vec)
+      fail(fmt::format("needs one vec tile for the statistic and for p ({} and {})",
+                       format_dims(vec), format_dims(c.tile)));
+    bool batch_ones = true;
+    for (int a = 0; a < r - 2; ++a) batch_ones = batch_ones && vec[static_cast<size_t>(a)] == 1;
+    if (!batch_ones || vec.back() != bk || bq % vec[static_cast<size_t>(r - 2)] != 0)
+      fail(fmt::format("needs the vec tile [1..., rows, {}] (the key block, S's cube tile tn {}; "
+                       "rows dividing the query block {}); it is {}",
+                       bk, bk, bq, format_dims(vec)),
+           ErrorKind::kLimits);
+    if (t2[0] != bq || t2[1] != bk || t2[2] != dv)
+      fail(fmt::format("matmul shapes do not chain: P V's cube tile must be [{}, {}, {}] (S's "
+                       "query block, its key block, the whole head dim {} of '{}'); it is {}",
+                       bq, bk, dv, dv, tensor(mm2.out).name, format_dims(t2)),
+           ErrorKind::kLimits);
+    for (int o = mm1.index; o < mm2.index; ++o) {
+      const int t = op(o).out;
+      if (t == lse.out) continue;  // the statistic itself may be kept (a backward pass reads it)
+      std::string reader;
+      for (const ProgOp& x : p.ops)
+        if ((x.index < mm1.index || x.index > mm2.index) &&
+            std::find(x.in.begin(), x.in.end(), t) != x.in.end())
+          reader = x.where();
+      if (tensor(t).output || !reader.empty())
+        fail(fmt::format("keeps S and P on chip: '{}' ({}) is {}", tensor(t).name, op(o).where(),
+                         tensor(t).output ? "a program output" : "read by " + reader));
+    }
+    ProgStage f = stages[b - 1];
+    f.last = mm2.index;
+    f.shape = tensor(mm1.out).shape;
+    f.tile = Dims(static_cast<size_t>(r - 2), 1);
+    f.tile.push_back(bq);
+    f.tile.push_back(bk);
+    f.split = false;
+    f.online = lse.index;
+    stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1,
+                 stages.begin() + static_cast<std::ptrdiff_t>(b) + 3);
+    stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
+    b -= 1;
+  }
+}
+
 }  // namespace
 
 std::vector<ProgStage> plan_stages(const Program& p) {
@@ -261,6 +383,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     }
     stages.back().split = splits;
   }
+  fuse_online(p, stages);
   // What each stage reads from GM and writes to GM: a tensor made inside the stage stays in UB
   // unless it is an output or a later stage reads it.
   std::vector<int> made_in(p.tensors.size(), -1);

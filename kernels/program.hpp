@@ -66,6 +66,10 @@ struct ProgOp {
   // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
   // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
   MergeMode merge = MergeMode::kInTask;
+  // A logsumexp with merge "online": its running max and sum are carried into the ops after it,
+  // sub(x, lse) -> exp -> matmul(p, v), rescaling their accumulator as the max grows (flash
+  // attention); plan_stages fuses the matmul before it through the matmul after it.
+  bool online = false;
   int tile = -1;              // the vec (or, for matmul, cube) tile in force
   int loop = -1;              // the loop region it belongs to
   std::string where() const;  // "op 3 (exp)"
@@ -108,6 +112,11 @@ struct ProgStage {
   // (one per output block) whose partials merge by the op's merge mode; or in a cumsum over a
   // split dim, whose chains carry each tile's last line into the next.
   bool split = false;
+  // A flash stage (fuse_online): ops [first, last] run S = matmul, the vector ops on S, the
+  // online logsumexp (op `online`), sub, exp and O = matmul(P, V), one chain of tasks per query
+  // block walking its key blocks. shape is S [batch..., q, k]; tile [1..., query block, key
+  // block] (the first matmul's tm and tn); l0 the first matmul's L0 tile.
+  int online = -1;
   std::string psg;  // "stage1:sub+exp+sum" (past 16 ops: the first 15, "...", the last)
 };
 

@@ -7,6 +7,7 @@
 // proof is about tiling, not rounding).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -251,6 +252,117 @@ std::vector<NdArray> empty_tensors(const Program& p, const std::vector<NdArray>&
   return gm;
 }
 
+// A flash stage (plan_stages fuse_online), query block by query block: per key block S by the
+// first matmul, the vector ops on it, the running max m and sum l of each row, P by the
+// program's own sub and exp with m in the statistic's place, O = O * exp(m_old - m) + P V; after
+// the last key block O / l and lse = m + ln l are stored. Equal to the untiled program when the
+// rescaling is right.
+void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
+               const std::function<void(int, const Local&)>& store) {
+  const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
+  const ProgOp& mm1 = op(s.first);
+  const ProgOp& lse = op(s.online);
+  const ProgOp& mm2 = op(s.last);
+  const StageGrid grid = stage_grid(s);
+  const size_t r = s.shape.size();
+  const int64_t keys = static_cast<int64_t>(grid.pieces[r - 1].size());
+  const int64_t dk = p.tensors[static_cast<size_t>(mm1.in[0])].shape.back();
+  const int64_t dv = p.tensors[static_cast<size_t>(mm2.out)].shape.back();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Matmul iteration blocks [batch..., m, k, n] for S block b.
+  const auto qk_block = [&](const Block& b) {
+    Block m{Dims(b.origin.begin(), b.origin.end() - 1), Dims(b.extent.begin(), b.extent.end() - 1)};
+    m.origin.push_back(0);
+    m.extent.push_back(dk);
+    m.origin.push_back(b.origin[r - 1]);
+    m.extent.push_back(b.extent[r - 1]);
+    return m;
+  };
+  const auto pv_block = [&](const Block& b) {
+    Block m = b;
+    m.origin.push_back(0);
+    m.extent.push_back(dv);
+    return m;
+  };
+  const auto load = [&](const ProgOp& x, const Block& b, std::map<int, Local>& locals) {
+    for (int t : x.in)
+      if (!locals.count(t))
+        locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, x, t, b)));
+  };
+  // Row `row` of S block b, column c, as tensor coordinates (and of O with dv columns).
+  const auto coords = [&](const Block& b, int64_t row, int64_t c) {
+    Dims q = b.origin;
+    q[r - 2] += row;
+    q[r - 1] += c;
+    return q;
+  };
+  std::vector<double> m, l;
+  Local o;
+  for (int64_t i = 0; i < grid.count(); ++i) {
+    const Block b = grid.block(i);
+    const int64_t j = i % keys;
+    const int64_t rows = b.extent[r - 2];
+    std::map<int, Local> locals;
+    load(mm1, qk_block(b), locals);
+    locals.insert_or_assign(mm1.out, eval_op(p, mm1, qk_block(b), locals));
+    for (int x = s.first + 1; x < s.online; ++x) {
+      load(op(x), b, locals);
+      locals.insert_or_assign(op(x).out, eval_op(p, op(x), b, locals));
+    }
+    if (j == 0) {
+      m.assign(static_cast<size_t>(rows), -inf);
+      l.assign(static_cast<size_t>(rows), 0.0);
+      o = zeros(output_region(p, mm2, pv_block(b)));
+    }
+    const Local& x = locals.at(lse.in[0]);
+    Local stat = zeros(output_region(p, lse, b));
+    std::vector<double> alpha(static_cast<size_t>(rows));
+    for (int64_t row = 0; row < rows; ++row) {
+      double mx = -inf;
+      for (int64_t c = 0; c < b.extent[r - 1]; ++c) mx = max_nan(mx, at(x, coords(b, row, c)));
+      const double mo = m[static_cast<size_t>(row)];
+      const double mn = max_nan(mo, mx);
+      alpha[static_cast<size_t>(row)] = mo == -inf ? 0.0 : std::exp(mo - mn);
+      m[static_cast<size_t>(row)] = mn;
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      stat.data[rel] = mn;
+    }
+    locals.insert_or_assign(lse.out, stat);
+    int pt = -1;
+    for (int y = s.online + 1; y < s.last; ++y) {
+      locals.insert_or_assign(op(y).out, eval_op(p, op(y), b, locals));
+      if (op(y).name == "exp") pt = op(y).out;
+    }
+    load(mm2, pv_block(b), locals);
+    const Local pv = eval_op(p, mm2, pv_block(b), locals);
+    for (int64_t row = 0; row < rows; ++row) {
+      double sum = 0;
+      for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += at(locals.at(pt), coords(b, row, c));
+      const double a = alpha[static_cast<size_t>(row)];
+      l[static_cast<size_t>(row)] = l[static_cast<size_t>(row)] * a + sum;
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      for (int64_t c = 0; c < dv; ++c) {
+        rel[r - 1] = c;
+        o.data[rel] = o.data[rel] * a + pv.data[rel];
+      }
+    }
+    if (j + 1 < keys) continue;
+    Local lse_out = stat;
+    for (int64_t row = 0; row < rows; ++row) {
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      lse_out.data[rel] = m[static_cast<size_t>(row)] + std::log(l[static_cast<size_t>(row)]);
+      for (int64_t c = 0; c < dv; ++c) {
+        rel[r - 1] = c;
+        o.data[rel] /= l[static_cast<size_t>(row)];
+      }
+    }
+    for (int t : s.stores) store(t, t == mm2.out ? o : lse_out);
+  }
+}
+
 }  // namespace
 
 std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
@@ -299,7 +411,17 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
   std::vector<NdArray>& gm = res.tensors;
   for (const ProgTensor& t : p.tensors)
     res.writes.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+  auto store = [&](int t, const Local& l) {
+    for_each_position(l.region, [&](const Dims& q) {
+      gm[static_cast<size_t>(t)][q] = at(l, q);
+      res.writes[static_cast<size_t>(t)][q] += 1;
+    });
+  };
   for (const ProgStage& s : plan_stages(p)) {
+    if (s.online >= 0) {
+      run_flash(p, s, gm, store);
+      continue;
+    }
     ProgStage grid_stage = s;
     if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
     const StageGrid grid = stage_grid(grid_stage);
@@ -319,12 +441,6 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
         for (int64_t i : chains[c]) chain_of[static_cast<size_t>(i)] = static_cast<int64_t>(c);
     }
     std::vector<Local> partials(static_cast<size_t>(grid.count()));
-    auto store = [&](int t, const Local& l) {
-      for_each_position(l.region, [&](const Dims& q) {
-        gm[static_cast<size_t>(t)][q] = at(l, q);
-        res.writes[static_cast<size_t>(t)][q] += 1;
-      });
-    };
     for (int64_t i = 0; i < grid.count(); ++i) {
       const Block b = grid.block(i);
       std::map<int, Local> locals;

@@ -140,6 +140,10 @@ class ProgramLowering {
                               const Block& full, std::vector<VecOp>& vec) const;
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        int skip_store = -1) const;
+  // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
+  // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`.
+  TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
+                     std::string label, std::vector<Access>& acc) const;
   TaskKind matmul_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc) const;
   int kind_id(const ProgStage& s, const TaskKind& k);
   Producer producer_of(const ProgStage& s, const StageGrid& g, int t) const;
@@ -174,6 +178,27 @@ class ProgramLowering {
   void lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
                    const std::map<int, Producer>& produced, std::vector<Producer>& stores);
   void lower_split_spmd(const ProgStage& s, const StageGrid& grid, int psg);
+  // A flash stage (plan_stages fuse_online): per query block, per key block, S on the AIC, the
+  // statistic and P on the AIVs (one task per row piece), P V on the AIC and O's rescale on the
+  // AIVs, through GM workspaces of two slots. pypto: tasks the AICPU runtime dispatches; spmd:
+  // one mixed launch, partition.grid blocks of an AIC and its two AIVs.
+  void lower_flash(const ProgStage& s, int psg, int32_t base,
+                   const std::map<int, Producer>& produced, std::vector<Producer>& stores);
+  // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
+  // for the same slot, so a ring of slots stays in L2.
+  uint64_t ring_key(uint32_t t, const Block& q, int64_t slot) const {
+    Dims key(q.origin.begin(), q.origin.end() - 1);
+    key.push_back(slot);
+    return block_key(static_cast<uint32_t>(2 * p_.tensors.size()) + t, key);
+  }
+  // A copy of the region r of a [shape] workspace of dtype dt, keyed by `key`.
+  DmaOp ws_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
+               std::vector<Access>& acc) const {
+    DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);
+    if (spmd_) d = data_copy_pad(d);
+    acc.push_back({key, d.bytes(), dir == DmaDir::kWrite});
+    return d;
+  }
   void lower_split_scan(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
                         const std::map<int, Producer>& produced, std::vector<Producer>& stores);
   int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
@@ -476,27 +501,38 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   return k;
 }
 
-TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
-                                      std::vector<Access>& acc) const {
-  // The matmul family's pypto cube task (kernels/cube_task.hpp) on this C tile: L1 k step = the
-  // tile's k, L0 tile = the stage's L0 tile (the cube tile itself unless PyPTO's two-level form
-  // set one), the fixpipe writing C in its dtype.
-  const ProgOp& x = op(s.first);
-  const size_t r = s.shape.size();
-  const int64_t tm = s.tile[r - 3], tk = s.tile[r - 2], tn = s.tile[r - 1];
-  MatmulTensors mt(s.shape[r - 3], s.shape[r - 2], s.shape[r - 1], tensor(x.in[0]).dtype,
+TaskKind ProgramLowering::cube_task(const ProgOp& x, const Dims& tile, const Dims& l0,
+                                    const Block& b, DType out, std::string label,
+                                    std::vector<Access>& acc) const {
+  // The matmul family's pypto cube task (kernels/cube_task.hpp) on this C tile over the block's
+  // k range: L1 k step = the tile's k, L0 tile = the given one (the cube tile itself unless
+  // PyPTO's two-level form set one), the fixpipe writing C as `out`.
+  const size_t r = b.origin.size();
+  const Dims& a = tensor(x.in[0]).shape;
+  const int64_t tm = tile[0], tk = tile[1], tn = tile[2];
+  MatmulTensors mt(a[a.size() - 2], a.back(), tensor(x.out).shape.back(), tensor(x.in[0]).dtype,
                    x.transpose_b ? BLayout::kColumnMajor : BLayout::kRowMajor);
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
   mt.batch = Dims(b.origin.begin(), b.origin.end() - 3);
-  const Dims l0 = s.l0.empty() ? Dims{tm, tk, tn} : s.l0;
-  const CubeTiling t{
-      tm, tn, tk, l0[0], l0[2], l0[1], tensor(x.out).dtype, L1Resident::kNone, spec_.buffer_count};
-  TaskKind k = cube_kind(-1, fmt::format("{}{}", s.psg, format_dims(b.extent)), mt, t, tk);
-  const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1], b.extent[r - 1], 0,
-                     s.shape[r - 2]};
+  const Dims l = l0.empty() ? Dims{tm, tk, tn} : l0;
+  const CubeTiling t{tm, tn, tk, l[0], l[2], l[1], out, L1Resident::kNone, spec_.buffer_count};
+  TaskKind k = cube_kind(-1, std::move(label), mt, t, tk);
+  const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1],
+                     b.extent[r - 1], b.origin[r - 2], b.extent[r - 2]};
   add_cube_tile(k, mt, t, w, true, true, false, static_cast<uint32_t>(x.out), hw_, acc);
   return k;
+}
+
+TaskKind ProgramLowering::matmul_kind(const ProgStage& s, const Block& b,
+                                      std::vector<Access>& acc) const {
+  const ProgOp& x = op(s.first);
+  const size_t r = s.shape.size();
+  Block whole_k = b;
+  whole_k.origin[r - 2] = 0;
+  whole_k.extent[r - 2] = s.shape[r - 2];
+  return cube_task(x, Dims(s.tile.end() - 3, s.tile.end()), s.l0, whole_k, tensor(x.out).dtype,
+                   fmt::format("{}{}", s.psg, format_dims(b.extent)), acc);
 }
 
 int ProgramLowering::kind_id(const ProgStage& s, const TaskKind& k) {
@@ -857,6 +893,280 @@ void ProgramLowering::lower_split_scan(const ProgStage& s, const StageGrid& grid
   ++launch_;
 }
 
+void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
+                                  const std::map<int, Producer>& produced,
+                                  std::vector<Producer>& stores) {
+  const ProgOp& mm1 = op(s.first);
+  const ProgOp& lse = op(s.online);
+  const ProgOp& mm2 = op(s.last);
+  const int pt = mm2.in[0];  // P
+  const size_t r = s.shape.size();
+  const StageGrid grid = stage_grid(s);
+  const auto keys = static_cast<int64_t>(grid.pieces[r - 1].size());
+  const int64_t dk = tensor(mm1.in[0]).shape.back();
+  const int64_t dv = tensor(mm2.out).shape.back();
+  const Dims& vec = p_.tiles[static_cast<size_t>(lse.tile)].dims;  // [1..., rows, key block]
+  const int64_t rows = vec[r - 2];
+  const ProgTile& t1 = p_.tiles[static_cast<size_t>(mm1.tile)];
+  const ProgTile& t2 = p_.tiles[static_cast<size_t>(mm2.tile)];
+  const auto pv_ws = static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(mm2.out));
+  const Dims& o_shape = tensor(mm2.out).shape;
+  const Dims& l_shape = tensor(lse.out).shape;
+  const int64_t align = hw_.ub.align_bytes;
+  // The statistic's ops on a row piece of an S block, S read from its workspace (the first load).
+  ProgStage vs;
+  vs.first = s.first + 1;
+  vs.last = s.online;
+  vs.shape = s.shape;
+  vs.tile = vec;
+  vs.psg = s.psg + ":online_softmax";
+  vs.loads.push_back(mm1.out);
+  std::set<int> made{mm1.out};
+  for (int o = vs.first; o <= vs.last; ++o) {
+    const ProgOp& x = op(o);
+    vs.writer_op.emplace(x.out, o);
+    for (int t : x.in) {
+      vs.reader_op.emplace(t, o);
+      if (!made.count(t) && std::find(vs.loads.begin(), vs.loads.end(), t) == vs.loads.end())
+        vs.loads.push_back(t);
+    }
+    made.insert(x.out);
+  }
+  const int psg_v = out_.graph.add_psg(vs.psg);
+  const int psg_pv = out_.graph.add_psg(s.psg + ":pv");
+  const int psg_o = out_.graph.add_psg(s.psg + ":rescale_o");
+  // The row pieces of a query block.
+  const auto pieces_of = [&](const Block& b) {
+    std::vector<Block> ps;
+    for (int64_t o = 0; o < b.extent[r - 2]; o += rows) {
+      Block x = b;
+      x.origin[r - 2] += o;
+      x.extent[r - 2] = std::min(rows, b.extent[r - 2] - o);
+      ps.push_back(x);
+    }
+    return ps;
+  };
+  // A cube access of a whole block as its row pieces' workspace slots (an AIV task reads or
+  // writes one piece): the access with key `key` replaced by one per piece, bytes by rows.
+  const auto by_pieces = [&](std::vector<Access>& a, uint64_t key, const Block& b, uint32_t id,
+                             int64_t slot) {
+    const auto it =
+        std::find_if(a.begin(), a.end(), [&](const Access& x) { return x.block == key; });
+    if (it == a.end()) throw InternalError("lower_flash: a cube access to replace is missing");
+    const Access whole = *it;
+    a.erase(it);
+    for (const Block& pc : pieces_of(b))
+      a.push_back(
+          {ring_key(id, pc, slot), whole.bytes * pc.extent[r - 2] / b.extent[r - 2], whole.write});
+  };
+  const auto deps_on = [&](int t, const Block& region, std::vector<int32_t>& deps) {
+    if (const auto it = produced.find(t); it != produced.end())
+      overlapping(it->second, region, deps);
+  };
+  // Producers of O and of the statistic: one piece per row piece.
+  Producer o_pr, l_pr;
+  for (size_t a = 0; a + 2 < r; ++a) {
+    o_pr.pieces.push_back(grid.pieces[a]);
+    l_pr.pieces.push_back(grid.pieces[a]);
+  }
+  std::vector<Piece> qp;
+  for (const Piece& q : grid.pieces[r - 2])
+    for (int64_t o = 0; o < q.size; o += rows)
+      qp.push_back({q.offset + o, std::min(rows, q.size - o)});
+  o_pr.pieces.push_back(qp);
+  l_pr.pieces.push_back(qp);
+  o_pr.pieces.push_back({{0, dv}});
+  l_pr.pieces.push_back({{0, 1}});
+  const auto stat_dma = [&](DmaDir dir, const Block& pc, int64_t slot, std::vector<Access>& a) {
+    return ws_dma(dir, l_shape, output_region(p_, lse, pc), DType::kFp32,
+                  ring_key(static_cast<uint32_t>(lse.out), pc, slot), a);
+  };
+  // The AIV of a mixed block that takes row piece q: the first half of the rows on the first.
+  const auto lane_of = [](size_t q, const std::vector<Block>& pieces) {
+    return 1 + static_cast<int>(2 * q / pieces.size());
+  };
+  std::vector<Access> acc;
+  std::vector<int32_t> c1(static_cast<size_t>(keys)), c2(static_cast<size_t>(keys));
+  std::vector<std::vector<int32_t>> v1(static_cast<size_t>(keys)), v2(static_cast<size_t>(keys));
+  // Under spmd a run of query blocks is one mixed block's work (a Triton-Ascend mix kernel: a
+  // block per AIC, its rows split over the cluster's two AIVs); the block's edges stay inside it
+  // (earlier stages are earlier launches).
+  int32_t block_first = -1;
+  const auto emit = [&](const ProgStage& st, TaskKind k, int ps, int32_t root,
+                        const std::vector<Access>& a, std::vector<int32_t> deps, int lane) {
+    if (!spmd_) return add_task(st, std::move(k), ps, root, a, deps);
+    k.psg = ps;
+    TaskGraph& g = out_.graph;
+    const int32_t task = g.add_task(kind_id(st, k), 0, -1, launch_, block_first >= 0);
+    if (block_first < 0) block_first = task;
+    g.tasks[static_cast<size_t>(task)].mix_lane = static_cast<int8_t>(lane);
+    for (const Access& x : a) g.add_access(task, x);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (const int32_t d : deps)
+      if (d >= block_first) g.add_edge(d, task);
+    return task;
+  };
+  const int64_t chains = grid.count() / keys;
+  const int64_t used = spmd_ ? std::min(spec_.grid, chains) : chains;
+  for (int64_t blk = 0; blk < used; ++blk) {
+    const BlockRange range = spmd_ ? block_range(chains, used, blk) : BlockRange{blk, blk + 1};
+    block_first = -1;
+    for (int64_t c = range.begin; c < range.end; ++c) {
+      const int32_t root = base + grid.root(c * keys);
+      // The AIC runs a key block ahead (catlass's preload, Triton-Ascend's CV pipelining): S of
+      // key block `step` before P V of block step - 1, so with two slots both cores keep busy.
+      // Under spmd each core runs its tasks in this order.
+      for (int64_t step = 0; step <= keys; ++step)
+        for (const bool back : {false, true}) {
+          const int64_t j = back ? step - 1 : step;
+          if (j < 0 || j >= keys) continue;
+          const auto ju = static_cast<size_t>(j);
+          const Block b = grid.block(c * keys + j);
+          const std::vector<Block> pieces = pieces_of(b);
+          Dims batch_q(b.origin.begin(), b.origin.end() - 1);  // [batch..., q0]
+          std::vector<int32_t> deps;
+          if (!back) {
+            // S = Q K^T on the AIC into S's slot j % 2.
+            acc.clear();
+            Block mb{batch_q, Dims(b.extent.begin(), b.extent.end() - 1)};
+            mb.origin.insert(mb.origin.end(), {0, b.origin[r - 1]});
+            mb.extent.insert(mb.extent.end(), {dk, b.extent[r - 1]});
+            TaskKind k = cube_task(mm1, t1.dims, t1.l0, mb, tensor(mm1.out).dtype,
+                                   fmt::format("{}:qk{}", s.psg, format_dims(b.extent)), acc);
+            Dims c_origin(batch_q);
+            c_origin.push_back(b.origin[r - 1]);
+            by_pieces(acc, block_key(static_cast<uint32_t>(mm1.out), c_origin), b,
+                      static_cast<uint32_t>(mm1.out), j % 2);
+            for (int t : mm1.in) deps_on(t, operand_region(p_, mm1, t, mb), deps);
+            if (j >= 2) deps.insert(deps.end(), v1[ju - 2].begin(), v1[ju - 2].end());
+            k.carries_state = true;
+            c1[ju] = emit(s, std::move(k), psg, root, acc, deps, 0);
+            // The statistic and P on the AIVs, a task per row piece.
+            v1[ju].clear();
+            for (size_t q = 0; q < pieces.size(); ++q) {
+              const Block& pc = pieces[q];
+              acc.clear();
+              TaskKind vk = vector_kind(vs, pc, acc);
+              acc.front().block = ring_key(static_cast<uint32_t>(mm1.out), pc, j % 2);
+              TileStep& st = vk.steps.front();
+              // The running update on the rows: Max with the running max, alpha = exp(m_old - m)
+              // (Sub, Exp), l = l * alpha + the tile's sum (Mul, Add).
+              const int64_t prow = pc.extent[r - 2];
+              for (VecClass cl : {VecClass::kSimple, VecClass::kSimple, VecClass::kComplex,
+                                  VecClass::kSimple, VecClass::kSimple})
+                st.vec.push_back(VecOp{cl, DType::kFp32, 1, 1, prow});
+              // P is the statistic's own exp(x - m); its casts are priced as they are written.
+              Block full{Dims(r, 0), vec};
+              for (size_t d = 0; d < r; ++d) full.extent[d] = std::min(vec[d], s.shape[d]);
+              const Dims ce = compute_extent(s.shape, vec, pc.extent);
+              for (int o = s.online + 3; o < s.last; ++o)
+                op_vector_work(vs, op(o), ce, product(ce), full, st.vec);
+              if (j > 0)
+                for (int64_t slot : {0, 1})
+                  st.loads.push_back(stat_dma(DmaDir::kRead, pc, slot, acc));
+              for (int64_t slot : {0, 1, 2})
+                st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot, acc));
+              st.stores.push_back(ws_dma(DmaDir::kWrite, tensor(pt).shape, pc, tensor(pt).dtype,
+                                         ring_key(static_cast<uint32_t>(pt), pc, j % 2), acc));
+              vk.label = fmt::format("{}{}", vs.psg, format_dims(pc.extent));
+              vk.buffers.push_back(
+                  {tensor(pt).name, ub_bytes(pt, full), BufferRole::kOutput, MemSpace::kUb});
+              vk.buffers.push_back(
+                  {"m_l_alpha", 3 * rows * align, BufferRole::kTemp, MemSpace::kUb});
+              std::vector<int32_t> vdeps = load_deps(vs, pc, produced);
+              vdeps.push_back(c1[ju]);
+              if (j > 0) vdeps.push_back(v1[ju - 1][q]);
+              if (j >= 2)
+                vdeps.push_back(c2[ju - 2]);  // P's slot j % 2 read by P V two blocks back
+              vk.carries_state = true;
+              v1[ju].push_back(
+                  emit(vs, std::move(vk), psg_v, root, acc, vdeps, lane_of(q, pieces)));
+            }
+            continue;
+          }
+          // P V on the AIC: A = P from its slot, C (fp32) into P V's slot.
+          acc.clear();
+          Block pb = b;
+          pb.origin.push_back(0);
+          pb.extent.push_back(dv);
+          TaskKind ck = cube_task(mm2, t2.dims, t2.l0, pb, DType::kFp32,
+                                  fmt::format("{}:pv{}", s.psg, format_dims(b.extent)), acc);
+          by_pieces(acc, block_key(static_cast<uint32_t>(pt), b.origin), b,
+                    static_cast<uint32_t>(pt), j % 2);
+          Dims o_origin(batch_q);
+          o_origin.push_back(0);
+          by_pieces(acc, block_key(static_cast<uint32_t>(mm2.out), o_origin), b, pv_ws, j % 2);
+          ck.carries_state = true;
+          deps = v1[ju];
+          if (j >= 2) deps.insert(deps.end(), v2[ju - 2].begin(), v2[ju - 2].end());
+          deps_on(mm2.in[1], operand_region(p_, mm2, mm2.in[1], pb), deps);
+          c2[ju] = emit(s, std::move(ck), psg_pv, root, acc, deps, 0);
+          // O = O * alpha + P V on the AIVs; after the last key block O / l (and lse = m + ln l).
+          v2[ju].clear();
+          const bool last = j + 1 == keys;
+          for (size_t q = 0; q < pieces.size(); ++q) {
+            const Block& pc = pieces[q];
+            const int64_t prow = pc.extent[r - 2];
+            Block ob = pc;
+            ob.origin.back() = 0;
+            ob.extent.back() = dv;
+            const int64_t on = prow * dv;
+            acc.clear();
+            TaskKind ok;
+            ok.buffer_count = spec_.buffer_count;
+            ok.carries_state = true;
+            ok.label = fmt::format("{}:rescale_o{}", s.psg, format_dims(ob.extent));
+            TileStep st;
+            st.loads.push_back(
+                ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, ring_key(pv_ws, pc, j % 2), acc));
+            const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
+              st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow * align / 4});
+              st.vec.push_back(VecOp{then, DType::kFp32, 1, 1, on});
+            };
+            if (j > 0) {
+              st.loads.push_back(ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
+                                        ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
+              st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2, acc));
+              column(VecClass::kSimple);                                           // O * alpha
+              st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});  // + P V
+            }
+            if (!last) {
+              st.stores.push_back(ws_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32,
+                                         ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
+            } else {
+              st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1, acc));
+              column(VecClass::kComplex);  // O / l
+              if (tensor(mm2.out).dtype != DType::kFp32)
+                st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});
+              st.stores.push_back(dma(DmaDir::kWrite, mm2.out, ob, acc));
+              if (std::find(s.stores.begin(), s.stores.end(), lse.out) != s.stores.end()) {
+                st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0, acc));
+                st.vec.push_back(VecOp{VecClass::kComplex, DType::kFp32, 1, 1, prow});  // ln l
+                st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});   // + m
+                st.stores.push_back(dma(DmaDir::kWrite, lse.out, output_region(p_, lse, pc), acc));
+              }
+            }
+            ok.steps.push_back(st);
+            const int64_t o_tile = ub_tile_bytes(Dims{rows, dv}, DType::kFp32, hw_);
+            ok.buffers = {{"pv", o_tile, BufferRole::kInput, MemSpace::kUb},
+                          {"o_acc", o_tile, BufferRole::kTemp, MemSpace::kUb},
+                          {"m_l_alpha", 3 * rows * align, BufferRole::kTemp, MemSpace::kUb}};
+            std::vector<int32_t> odeps{c2[ju], v1[ju][q]};
+            if (j > 0) odeps.push_back(v2[ju - 1][q]);
+            v2[ju].push_back(emit(s, std::move(ok), psg_o, root, acc, odeps, lane_of(q, pieces)));
+            if (last) {
+              o_pr.tasks.push_back({v2[ju].back()});
+              l_pr.tasks.push_back({v2[ju].back()});
+            }
+          }
+        }
+    }
+  }
+  if (spmd_) ++launch_;
+  for (size_t i = 0; i < s.stores.size(); ++i) stores[i] = s.stores[i] == mm2.out ? o_pr : l_pr;
+}
+
 LoweredKernel ProgramLowering::run() {
   if (spec_.partition == PartitionStyle::kAscendC)
     throw Error(
@@ -886,6 +1196,12 @@ LoweredKernel ProgramLowering::run() {
     if (si == 0 || s.loop != stages[si - 1].loop) {
       base = next_root;
       next_root += static_cast<int32_t>(s.roots());
+    }
+    if (s.online >= 0) {
+      std::vector<Producer> stores(s.stores.size());
+      lower_flash(s, g.add_psg(s.psg + ":qk"), base, produced, stores);
+      for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(stores[i]);
+      continue;
     }
     ProgStage grid_stage = s;
     if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];

@@ -64,8 +64,10 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
             ? 0
             : 1;
     const int64_t n = static_cast<int64_t>(list.size());
-    int64_t packs = max_tasks[core] > 0 ? std::min(n, max_tasks[core]) : n;
-    if (core == 1 && cube_copyin_cap > 0) {
+    const bool chained =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].carries_state;
+    int64_t packs = max_tasks[core] > 0 && !chained ? std::min(n, max_tasks[core]) : n;
+    if (core == 1 && cube_copyin_cap > 0 && !chained) {
       double heaviest = 0;
       for (const int32_t t : list)
         heaviest = std::max(

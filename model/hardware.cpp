@@ -145,6 +145,9 @@ std::vector<HardwareParam> make_table() {
       P(kernel.triton_op_cycles, 0, 1e6, "cycles",
         "Triton-Ascend compiled loop: per body operation (load, vector op, store) per iteration, "
         "not hidden by multi-buffering"),
+      P(kernel.cross_core_flag_ns, 0, 1e6, "ns",
+        "SPMD mixed block: from CrossCoreSetFlag on the AIC (or both AIVs) to the waiting "
+        "partner core going on"),
   };
   const std::initializer_list<HardwareParam> limits = {
       P(limits.max_tile_elements, 1, kBig, "elements", "largest prod(tile) the rulebook allows"),

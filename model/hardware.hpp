@@ -120,11 +120,12 @@ struct Hardware {
     int64_t cube_merge_copyin_bytes = 0;  // a packed cube task's GM -> L1 bytes at most
   } control;
   struct Kernel {
-    double vector_launch_us = 0;  // vector cores only: kernel start to the first core's start
-    double mixed_launch_us = 0;   // a kernel that starts cube cores: the same
-    double end_us = 0;            // the runtime seeing the last end to the kernel's end
-    double core_start_ns = 0;     // SPMD: cores start one after another, this far apart
-    double triton_op_cycles = 0;  // Triton-Ascend loop body: per operation per iteration
+    double vector_launch_us = 0;    // vector cores only: kernel start to the first core's start
+    double mixed_launch_us = 0;     // a kernel that starts cube cores: the same
+    double end_us = 0;              // the runtime seeing the last end to the kernel's end
+    double core_start_ns = 0;       // SPMD: cores start one after another, this far apart
+    double triton_op_cycles = 0;    // Triton-Ascend loop body: per operation per iteration
+    double cross_core_flag_ns = 0;  // SPMD mixed block: a flag set on one core seen by another
   } kernel;
 
   // ---- The rulebook's limits, reported as limit violations (not capacity errors) ----

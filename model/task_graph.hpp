@@ -159,6 +159,10 @@ struct TaskKind {
   // Cube kinds: copies of L0A / L0B the MTE1 loads rotate through (catlass splits each in two:
   // ping-pong). 1: a load waits for the mmad before it; >= 2: the next load overlaps the mmad.
   int l0_depth = 2;
+  // A task of a loop that carries state from one iteration to the next (flash attention's running
+  // max, sum and O): PyPTO merges independent isomorphic tile chains into one task, and these
+  // depend on each other, so kernels/task_packing.cpp leaves each its own task.
+  bool carries_state = false;
 };
 
 // One GM block a task reads or writes, named by a key that is equal for the same block of the
@@ -183,6 +187,11 @@ struct Task {
   bool continues_block = false;  // kSpmd, unpinned: the next iteration of the block that task
                                  // (index - 1) belongs to; it runs on that block's core right
                                  // after it (a block whose work items are tasks of their own)
+  int8_t mix_lane = -1;          // kSpmd: a task of a mixed block (an AIC and its two AIVs on one
+                                 // block, synchronised by cross-core flags), run by the block's
+                                 // AIC (0) or its first or second AIV (1, 2). A mixed block's tasks
+                                 // are consecutive (the first does not continue a block, the rest
+                                 // do) and its edges stay inside it (sim/spmd_runtime.hpp)
 };
 
 enum class RuntimeStyle { kMpmd, kSpmd };

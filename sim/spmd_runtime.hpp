@@ -11,13 +11,21 @@
 //  - A block may be a run of tasks (Task::continues_block): the hardware places its first; each
 //    next one starts on the same core the moment the previous ends (the block's own loop).
 // A core runs its pinned tasks first, then takes blocks.
+// A mixed block (Task::mix_lane; Triton-Ascend's and Ascend C's mix kernels) runs on a cluster:
+// AIC c with AIVs 2c and 2c + 1. The hardware places it on the first cluster whose three cores
+// are free. Each core runs its lane's tasks in task order; a task also waits for its
+// predecessors, kernel.cross_core_flag_ns more when one ran on another core of the cluster
+// (CrossCoreSetFlag / CrossCoreWaitFlag, mode 2). The cluster takes its next block when the
+// block's last task ends. A launch holds mixed blocks or other work, not both.
 // A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only when
 // every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later, their cores
 // started kernel.core_start_ns apart like the first launch's; a core whose next block belongs to
 // a later launch idles until then. Pinned tasks are launch 0; a block's continuing tasks belong
 // to its launch.
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/task_engine.hpp"
@@ -37,7 +45,9 @@ class SpmdRuntime : public TaskEngine {
   void on_task_end(int32_t task, double t) {
     const int32_t core = record(task).core;
     const auto next = static_cast<size_t>(task) + 1;
-    if (next < g_.tasks.size() && g_.tasks[next].continues_block) {
+    if (g_.tasks[static_cast<size_t>(task)].mix_lane >= 0) {
+      end_mixed(task, t);
+    } else if (next < g_.tasks.size() && g_.tasks[next].continues_block) {
       record(task + 1).core = core;
       push(kLane, t, kStart, task + 1);
     } else {
@@ -73,11 +83,49 @@ class SpmdRuntime : public TaskEngine {
     return true;
   }
 
+  // Mixed blocks. The cluster of a core, and the core of lane `lane` of cluster `c`.
+  int32_t cluster_of(int32_t core) const {
+    const int32_t i = core - global_core(core_type(core), 0);
+    return core_type(core) == CoreType::kAic ? i : i / 2;
+  }
+  int32_t lane_core(int32_t c, int lane) const {
+    return lane == 0 ? global_core(CoreType::kAic, c)
+                     : global_core(CoreType::kAiv, 2 * c + lane - 1);
+  }
+  // Places the next mixed block of the current launch on cluster `c`, its lane l starting
+  // starts[l] after `t`; false when there is none.
+  bool start_cluster(int32_t c, double t, const std::array<double, 3>& starts);
+  // Starts lane `lane`'s next task of cluster c's block if its predecessors have ended, at the
+  // later of `t` and its flags' arrival.
+  void try_lane(int32_t c, int lane, double t);
+  void end_mixed(int32_t task, double t);
+  // Opens the current launch's mixed blocks on free clusters (`started` counts the cores
+  // started, for the launch's stagger); false when the launch has none.
+  bool open_clusters(double t, size_t& started);
+  // Checks the mixed blocks (launches, hardware, edges) and sets up their state.
+  void start_mixed(const std::vector<bool>& plain_launch);
+
+  struct Cluster {
+    int32_t left = 0;                          // tasks of its block not yet ended
+    std::array<std::vector<int32_t>, 3> lane;  // its block's tasks by lane, in task order
+    std::array<size_t, 3> next{};              // per lane: the next task to start
+    std::array<bool, 3> busy{};
+    std::array<double, 3> free_at{};  // per lane: its core free from then
+  };
+
   static constexpr int kLane = 0;
+  std::vector<Cluster> clusters_;
+  std::vector<std::pair<int32_t, int32_t>> mixed_;  // [first, end) of each mixed block, by
+                                                    // launch, in task order
+  size_t next_mixed_ = 0;
+  std::vector<bool> mixed_launch_;  // per launch: its blocks are mixed blocks
+  std::vector<int32_t> pending_;    // per task: predecessors not yet ended
+  std::vector<double> flags_at_;    // per task: when its predecessors' flags have all arrived
   double gap_;
   double block_start_;
   double core_start_;
   double launch_gap_;
+  double flag_;
   int32_t launch_ = 0;           // the launch whose blocks are being placed
   std::vector<int64_t> left_;    // per launch: tasks not yet finished
   std::vector<bool> idle_;       // per core: nothing started since its last task ended

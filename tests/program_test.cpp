@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "kernels/functional.hpp"
 #include "kernels/program.hpp"
+#include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/candidate_json.hpp"
 #include "tools/analyses/run_kernel.hpp"
@@ -102,7 +104,7 @@ std::vector<Bad> bad_programs() {
        prog({tile({1, 32}),
              {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "ring"}, {"out", "y"}}}),
        "p.json: body[1].merge: op 0 (sum): unknown merge 'ring' (allowed: in_task, chain, tree, "
-       "atomic, auto)"},
+       "atomic, auto; online for logsumexp)"},
       {"argmax over two dims",
        prog({tile({4, 64}),
              {{"op", "argmax"},
@@ -432,6 +434,114 @@ TEST(ProgramFunctional, GatherMatmulAndLoopsTiledEqualsUntiled) {
   // pieces. gather: 5 x 3 column tiles of 16; matmul: 5 x 2 C column tiles (k walked in a task).
   EXPECT_EQ(k.graph.tasks.size(), 15u + 10u);
   EXPECT_EQ(k.graph.num_roots(), 3);
+}
+
+// Flash attention as one program: S = Q K^T, scale, mask, an online logsumexp, P = exp(S - lse)
+// cast to fp16, O = P V. Lq 48 in query blocks of 16, Lk 40 in key blocks of 16 (a ragged 8),
+// row pieces of 8, head dims 16 (QK) and 24 (V), two batches.
+json flash_program(const json& lse_extra = json::object(), const json& pv_tile = {16, 16, 24}) {
+  json lse = {{"op", "logsumexp"}, {"inputs", {"masked"}}, {"out", "lse"},
+              {"dim", -1},         {"keepdim", true},      {"merge", "online"}};
+  lse.update(lse_extra);
+  return {{"program", "flash"},
+          {"inputs",
+           {{{"name", "q"}, {"shape", {2, 48, 16}}, {"dtype", "fp16"}},
+            {{"name", "k"}, {"shape", {2, 40, 16}}, {"dtype", "fp16"}},
+            {{"name", "v"}, {"shape", {2, 40, 24}}, {"dtype", "fp16"}},
+            {{"name", "mask"}, {"shape", {48, 40}}, {"dtype", "fp16"}},
+            {{"name", "neg"}, {"shape", {1}}, {"dtype", "fp32"}}}},
+          {"outputs", {"o", "lse"}},
+          {"body",
+           {{{"set_cube_tile_shapes", {16, 16, 16}}, {"name", "qk"}},
+            {{"op", "matmul"},
+             {"inputs", {"q", "k"}},
+             {"out", "s"},
+             {"transpose_b", true},
+             {"out_dtype", "fp32"}},
+            {{"set_vec_tile_shapes", {1, 8, 16}}, {"name", "rows"}},
+            {{"op", "mul"}, {"inputs", {"s"}}, {"out", "scaled"}, {"scalar", 0.25}},
+            op("where", {"mask", "scaled", "neg"}, "masked"),
+            lse,
+            op("sub", {"masked", "lse"}, "shifted"),
+            op("exp", {"shifted"}, "p32"),
+            {{"op", "cast"}, {"inputs", {"p32"}}, {"out", "p"}, {"dtype", "fp16"}},
+            {{"set_cube_tile_shapes", pv_tile}, {"name", "pv"}},
+            {{"op", "matmul"}, {"inputs", {"p", "v"}}, {"out", "o"}, {"out_dtype", "fp16"}}}}};
+}
+
+TEST(ProgramFlash, OnlineSoftmaxFusesQkSoftmaxAndPvIntoOneStageAndProvesEqual) {
+  const Program p = parse(flash_program());
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].online, 3);
+  EXPECT_EQ(stages[0].tile, (Dims{1, 16, 16}));
+  // Only the inputs are loaded and only O and the statistic stored: S and P stay on chip.
+  EXPECT_EQ(stages[0].loads.size(), 5u);
+  EXPECT_EQ(stages[0].stores.size(), 2u);
+  // The running max, sum and O rescale give the untiled softmax-then-matmul exactly.
+  EXPECT_TRUE(proves(p, 11));
+  EXPECT_TRUE(proves(p, 12));
+  KernelSpec spec;
+  spec.op = "program:flash";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  // 2 batches x 3 query blocks = 6 chains, each 3 key blocks (16, 16, 8) of: S on the AIC, the
+  // statistic on 2 row pieces, P V on the AIC, O's rescale on 2 row pieces: 6 tasks. None packs
+  // (each depends on the one before it in its chain).
+  EXPECT_EQ(k.graph.tasks.size(), 6u * 3u * 6u);
+  int aic = 0;
+  for (const auto& t : k.graph.tasks)
+    aic += k.graph.kinds[static_cast<size_t>(t.kind)].core == CoreType::kAic;
+  EXPECT_EQ(aic, 6 * 3 * 2);
+  // Per chain: S -> stats (2), stats -> P V (2), P V -> rescale (2), stats -> rescale (2),
+  // stats -> stats and rescale -> rescale across key blocks (2 + 2 per later block), and the
+  // two-slot workspaces' reuse from the third block on (S: 2, P: 2, P V: 2).
+  const int64_t per_chain = 3 * 8 + 2 * 4 + 6;
+  EXPECT_EQ(k.graph.num_edges(), 6 * per_chain);
+  // spmd: one mixed launch of partition.grid blocks, two chains per block; S and P V on the
+  // block's AIC, the first row piece on its first AIV and the second on its second; the same
+  // tasks and edges, every edge inside its block.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 3;
+  const LoweredKernel m = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(m.graph.tasks.size(), k.graph.tasks.size());
+  EXPECT_EQ(m.graph.num_edges(), 6 * per_chain);
+  EXPECT_EQ(m.graph.num_launches(), 1);
+  std::map<int, int> lanes;
+  int blocks = 0;
+  for (const auto& t : m.graph.tasks) {
+    ++lanes[t.mix_lane];
+    blocks += !t.continues_block;
+    EXPECT_EQ(t.mix_lane == 0, m.graph.kinds[static_cast<size_t>(t.kind)].core == CoreType::kAic);
+  }
+  EXPECT_EQ(blocks, 3);
+  EXPECT_EQ(lanes, (std::map<int, int>{{0, 36}, {1, 36}, {2, 36}}));
+  const SimResult r = simulate(m.graph, test::default_hw());
+  std::set<int32_t> cores;
+  for (const auto& t : r.tasks) cores.insert(t.core);
+  EXPECT_EQ(cores.size(), 9u);  // three clusters of three cores
+}
+
+TEST(ProgramFlash, EachBrokenConditionHasItsError) {
+  const auto error = [](const json& j) { return load_error(j); };
+  EXPECT_NE(error(flash_program(json::object(), {16, 8, 24}))
+                .find("matmul shapes do not chain: P V's cube "
+                      "tile must be [16, 16, 24]"),
+            std::string::npos);
+  EXPECT_NE(error(flash_program({{"dim", 1}})).find("reduces the last dim of S"),
+            std::string::npos);
+  json summed = flash_program({{"op", "sum"}});
+  EXPECT_NE(error(summed).find("merge \"online\" carries a log-sum-exp's running max"),
+            std::string::npos);
+  json s_out = flash_program();
+  s_out["outputs"].push_back("s");
+  EXPECT_NE(error(s_out).find("keeps S and P on chip: 's' (op 0 (matmul)) is a program output"),
+            std::string::npos);
+  json no_exp = flash_program();
+  no_exp["body"][7] = op("abs", {"shifted"}, "p32");
+  EXPECT_NE(error(no_exp).find("needs sub(x, lse) -> exp -> matmul(p, v)"), std::string::npos);
+  json wide_rows = flash_program();
+  wide_rows["body"][2]["set_vec_tile_shapes"] = {1, 8, 32};
+  EXPECT_NE(error(wide_rows).find("needs the vec tile [1..., rows, 16]"), std::string::npos);
 }
 
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {

@@ -553,6 +553,75 @@ TEST(Simulator, SpmdBlockOfSeveralTasksRunsOnItsCore) {
   EXPECT_THROW(simulate_costed(bad, fixed_cost(d), hw), InternalError);
 }
 
+// A mixed block runs on a cluster (AIC c with AIVs 2c and 2c + 1): each core runs its lane's tasks
+// in task order; a task waits for its predecessors, kernel.cross_core_flag_ns more for one on
+// another core of the cluster; the cluster takes its next block when its block's last task ends.
+TEST(Simulator, SpmdMixedBlockRunsOnAClusterBehindItsFlags) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aic = 2;
+  hw.cores.aiv = 4;
+  hw.scheduler.block_start_ns = 250;
+  hw.kernel.cross_core_flag_ns = 100;
+  const double s = hw.ns_to_cycles(250), f = hw.ns_to_cycles(100);
+  auto graph = [](int blocks) {
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("mix");
+    TaskKind cube;
+    cube.core = CoreType::kAic;
+    g.add_kind(cube);        // 0: 1000 cycles
+    g.add_kind(TaskKind{});  // 1: 3000 cycles on an AIV
+    for (int b = 0; b < blocks; ++b) {
+      auto add = [&](int kind, int lane, std::initializer_list<int32_t> deps) {
+        const int32_t t = g.add_task(kind, 0, -1, 0, true);  // continues the block
+        g.tasks[static_cast<size_t>(t)].mix_lane = static_cast<int8_t>(lane);
+        for (const int32_t d : deps) g.add_edge(d, t);
+        return t;
+      };
+      const int32_t a = g.add_task(0, 0);  // S on the AIC, the block's first task
+      g.tasks[static_cast<size_t>(a)].mix_lane = 0;
+      const int32_t b1 = add(1, 1, {a}), b2 = add(1, 2, {a});  // the rows' halves on the AIVs
+      const int32_t c = add(0, 0, {b1, b2});                   // P V after both
+      add(1, 1, {c});                                          // O on the first AIV
+      add(0, 0, {});  // the AIC's next task: after P V on its core, no flag
+    }
+    g.finalize();
+    return g;
+  };
+  TaskCost cube, vec;
+  cube.cycles = 1000;
+  vec.cycles = 3000;
+  const SimResult r = simulate_costed(graph(3), {cube, vec}, hw);
+  const double block = s + 8000 + 3 * f;  // S, the halves, P V, O: three flags
+  for (int b = 0; b < 3; ++b) {
+    const double t0 = b == 2 ? block : 0;  // the third block waits for cluster 0
+    const int cl = b == 1 ? 1 : 0;
+    const auto at = [&](int i) { return r.tasks[static_cast<size_t>(6 * b + i)]; };
+    EXPECT_EQ(at(0).core, 4 + cl) << b;  // AIV cores come first
+    EXPECT_EQ(at(1).core, 2 * cl);
+    EXPECT_EQ(at(2).core, 2 * cl + 1);
+    EXPECT_NEAR(at(0).start, t0 + s, 1e-9) << b;
+    EXPECT_NEAR(at(1).start, t0 + s + 1000 + f, 1e-9) << b;
+    EXPECT_NEAR(at(2).start, t0 + s + 1000 + f, 1e-9) << b;
+    EXPECT_NEAR(at(3).start, t0 + s + 4000 + 2 * f, 1e-9) << b;
+    EXPECT_NEAR(at(4).start, t0 + s + 5000 + 3 * f, 1e-9) << b;
+    EXPECT_NEAR(at(5).start, t0 + s + 5000 + 2 * f, 1e-9) << b;
+  }
+  EXPECT_NEAR(r.last_end, 2 * block, 1e-9);
+  // Refused: a cluster without two AIVs per AIC; an edge leaving its block.
+  hw.cores.aiv = 3;
+  EXPECT_THROW(simulate_costed(graph(1), {cube, vec}, hw), Error);
+  hw.cores.aiv = 4;
+  TaskGraph leaving;  // two one-task mixed blocks, the second depending on the first
+  leaving.runtime = RuntimeStyle::kSpmd;
+  leaving.add_kind(TaskKind{});
+  for (int b = 0; b < 2; ++b)
+    leaving.tasks[static_cast<size_t>(leaving.add_task(0, 0))].mix_lane = 1;
+  leaving.add_edge(0, 1);
+  leaving.finalize();
+  EXPECT_THROW(simulate_costed(leaving, fixed_cost(1000), hw), InternalError);
+}
+
 // Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
 // gap plus a block start later, even on cores that freed early; launch 0's blocks run first
 // whatever their order in the graph. The gap is the launch of the graph's kernel type (vector

@@ -15,21 +15,39 @@ SpmdFigures spmd_figures(const TaskGraph& graph, const SimResult& sim, const Met
   if (graph.runtime != RuntimeStyle::kSpmd || grid < 1 || m.per_core.empty()) return f;
   f.valid = true;
   f.grid = grid;
-  // The blocks' core type: the type of the cores that ran them.
-  const CoreType type = m.per_core.front().type;
+  // The units blocks land on: cores of the blocks' type (the type of the cores that ran them),
+  // or for a mixed launch clusters (an AIC and its two AIVs, sim/spmd_runtime.hpp).
+  const bool mixed = std::any_of(graph.tasks.begin(), graph.tasks.end(),
+                                 [](const Task& t) { return t.mix_lane >= 0; });
+  const CoreType type = mixed ? CoreType::kAic : m.per_core.front().type;
   f.cores = type == CoreType::kAic ? hw.cores.aic : hw.cores.aiv;
+  const auto unit = [&](int32_t core) -> int32_t {
+    if (!mixed) return core;
+    return sim.core_types[static_cast<size_t>(core)] == CoreType::kAic
+               ? core - static_cast<int32_t>(hw.cores.aiv)
+               : core / 2;
+  };
   double busy = 0, wait = 0;
   for (const auto& c : m.per_core) {
-    if (c.type != type) continue;
-    ++f.cores_used;
+    if (!mixed && c.type != type) continue;
     busy += c.busy_us;
     wait += c.wait_schedule_time_us;
   }
-  // Tasks per (launch, core) of the blocks' type; one launch: each core's task count.
+  // Blocks per (launch, unit) (a block's first task; a block of several tasks counts once), and
+  // each unit's blocks and last end.
   std::map<std::pair<int32_t, int32_t>, int64_t> ran;
-  for (size_t i = 0; i < graph.tasks.size(); ++i)
-    if (graph.kinds[static_cast<size_t>(graph.tasks[i].kind)].core == type)
-      ++ran[{graph.tasks[i].launch, sim.tasks[i].core}];
+  std::map<int32_t, std::pair<int64_t, double>> per_unit;
+  for (size_t i = 0; i < graph.tasks.size(); ++i) {
+    const Task& t = graph.tasks[i];
+    if (!mixed && graph.kinds[static_cast<size_t>(t.kind)].core != type) continue;
+    const int32_t u = unit(sim.tasks[i].core);
+    auto& [blocks, end] = per_unit[u];
+    end = std::max(end, sim.tasks[i].end);
+    if (t.continues_block) continue;
+    ++ran[{t.launch, u}];
+    ++blocks;
+  }
+  f.cores_used = static_cast<int64_t>(per_unit.size());
   for (const auto& [at, n] : ran) f.waves = std::max(f.waves, n);
   int32_t tail_launch = -1;
   for (const auto& [at, n] : ran)
@@ -37,15 +55,16 @@ SpmdFigures spmd_figures(const TaskGraph& graph, const SimResult& sim, const Met
       tail_launch = at.first;
       ++f.tail_blocks;
     }
-  double others_done = -1;  // the latest a core outside the last wave finished
-  for (const auto& c : m.per_core)
-    if (c.type == type && c.execute_task_num != f.waves)
-      others_done = std::max(others_done, c.core_total_work_time_us);
+  double others_done = -1;  // the latest a unit outside the last wave finished
+  for (const auto& [u, ue] : per_unit)
+    if (ue.first != f.waves)
+      others_done = std::max(others_done, hw.cycles_to_us(ue.second - sim.first_start));
   if (f.waves > 1 && others_done >= 0 && graph.num_launches() == 1)
     f.tail_exposed_us = m.gen_time_us - others_done;
   f.tail_occupancy = static_cast<double>(f.tail_blocks) / static_cast<double>(f.cores);
   f.blocks_per_core = static_cast<double>(grid) / static_cast<double>(f.cores);
-  f.utilisation = m.gen_time_us > 0 ? busy / (static_cast<double>(f.cores) * m.gen_time_us) : 0;
+  const auto all_cores = static_cast<double>(mixed ? hw.cores.aic + hw.cores.aiv : f.cores);
+  f.utilisation = m.gen_time_us > 0 ? busy / (all_cores * m.gen_time_us) : 0;
   f.core_time_us = busy + wait;
   f.block_busy_us = busy / static_cast<double>(grid);
   f.block_overhead_share = f.core_time_us > 0 ? wait / f.core_time_us : 0;

@@ -342,7 +342,20 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
       e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
     out.dtype = DType::kInt32;
   }
-  if (e.has("merge")) op.merge = read_merge(at, op.reduce);
+  if (e.has("merge") && e.at("merge").string() == "online") {
+    // Online softmax carried into its consumers (flash attention): the statistic is kept per
+    // query row as a running max and sum while the row's key tiles stream by
+    // (kernels/program.cpp fuse_online checks the pattern it needs).
+    if (op.reduce != ReduceKind::kLogSumExp)
+      e.at("merge").fail(fmt::format(
+          "{}: merge \"online\" carries a log-sum-exp's running max and sum into the ops after "
+          "it (flash attention); {} has no such statistic (allowed for {}: in_task, chain, tree, "
+          "atomic, auto)",
+          at.where, op.name, op.name));
+    op.online = true;
+  } else if (e.has("merge")) {
+    op.merge = read_merge(at, op.reduce);
+  }
   for (int64_t d = 0; d < rank; ++d) {
     const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
     if (!red)
@@ -378,7 +391,9 @@ MergeMode Loader::read_merge(const OpSite& at, ReduceKind reduce) {
   const std::string m = at.e.at("merge").string();
   if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic" && m != "auto")
     at.e.at("merge").fail(fmt::format(
-        "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic, auto)", at.where, m));
+        "{}: unknown merge '{}' (allowed: in_task, chain, tree, atomic, auto; online for "
+        "logsumexp)",
+        at.where, m));
   // auto: as the reduce families merge under pypto (reduction_program.cpp make_phase).
   return m != "auto"                 ? parse_merge_mode(m)
          : merges_atomically(reduce) ? MergeMode::kAtomic

@@ -211,8 +211,11 @@ void add_spmd_columns(std::vector<Column>& cols, const SweepResult& res) {
     launch.push_back({"block", bw, true, Column::kRequired, [](const auto& c) {
                         return c.block.empty() ? std::string("-") : tile_text(c.block);
                       }});
-  cols.erase(cols.begin() + 2);  // the loop count
-  cols.insert(cols.begin() + 2, launch.begin(), launch.end());
+  // In the loop count's place (after a program's tiles, when it has some).
+  const auto loop = std::find_if(cols.begin(), cols.end(),
+                                 [](const Column& c) { return c.header == "loop"; });
+  if (loop == cols.end()) throw InternalError("sweep table: the loop column is missing");
+  cols.insert(cols.erase(loop), launch.begin(), launch.end());
   const auto figures = std::vector<Column>{
       {"waves", 5, false, Column::kOptional,
        [](const auto& c) { return fmt::format("{}", c.spmd.waves); }},
