@@ -212,8 +212,8 @@ void add_spmd_columns(std::vector<Column>& cols, const SweepResult& res) {
                         return c.block.empty() ? std::string("-") : tile_text(c.block);
                       }});
   // In the loop count's place (after a program's tiles, when it has some).
-  const auto loop = std::find_if(cols.begin(), cols.end(),
-                                 [](const Column& c) { return c.header == "loop"; });
+  const auto loop =
+      std::find_if(cols.begin(), cols.end(), [](const Column& c) { return c.header == "loop"; });
   if (loop == cols.end()) throw InternalError("sweep table: the loop column is missing");
   cols.insert(cols.erase(loop), launch.begin(), launch.end());
   const auto figures = std::vector<Column>{
