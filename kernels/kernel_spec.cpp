@@ -75,17 +75,19 @@ std::vector<int> read_dims(const JsonReader& d, int64_t rank) {
   return dims;
 }
 
-DType read_dtype(const JsonReader& r, bool int8) {
-  if (!r.json().is_string())
-    r.fail(int8 ? "expected a string (fp32, fp16, bf16, int8)"
-                : "expected a string (fp32, fp16, bf16)");
+// The spec's dtype, one of those its op's record takes (the float types for a family's own op).
+DType read_dtype(const JsonReader& r, const std::string& op, DTypeSet allowed) {
+  const std::string list = allowed.text();
+  if (!r.json().is_string()) r.fail(fmt::format("expected a string ({})", list));
+  DType t{};
   try {
-    if (int8 && r.string() == "int8") return DType::kInt8;
-    return parse_dtype(r.string());
-  } catch (const Error& e) {
-    r.fail(int8 ? fmt::format("unknown dtype '{}' (allowed: fp32, fp16, bf16, int8)", r.string())
-                : std::string(e.what()));
+    t = parse_program_dtype(r.string());
+  } catch (const Error&) {
+    r.fail(fmt::format("unknown dtype '{}' (allowed: {})", r.string(), list));
   }
+  if (!allowed.contains(t))
+    r.fail(fmt::format("{} does not take {} (allowed: {})", op, r.string(), list));
+  return t;
 }
 
 }  // namespace
@@ -163,7 +165,8 @@ KernelSpec kernel_spec_from_json(const nlohmann::json& doc, const std::string& o
   s.shape = r.at("shape").positive_ints();
   const auto rank = static_cast<int64_t>(s.shape.size());
   if (rank > 5) r.at("shape").fail("at most 5 dims are supported", ErrorKind::kLimits);
-  if (const auto d = r.find("dtype")) s.dtype = read_dtype(*d, find_family(s.op)->int8_operands);
+  if (const auto d = r.find("dtype"))
+    s.dtype = read_dtype(*d, s.op, op_dtypes(find_op(s.op)->record));
   s.tile = r.at("tile").positive_ints();
   if (const auto d = r.find("dim")) s.dims = read_dims(*d, rank);
   s.loop_count = r.integer_or("loop_count", s.loop_count, 1);

@@ -559,7 +559,6 @@ KernelFamily matmul_kernels() {
   f.name = "matmul";
   f.spmd = true;
   f.ops = {KernelOp("matmul")};  // the op table's record, as a program's matmul stage
-  f.int8_operands = true;
   const ParamDecl epi = flag_param(
       "vector_epilogue", "pypto: write C as fp32 to a workspace that an AIV task casts and writes");
   // The spmd partition's catlass tiling; defaults from catlass's basic matmul example

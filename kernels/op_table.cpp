@@ -33,12 +33,22 @@ OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, V
           n_ary,           ReduceKind::kSum, std::move(v)};
 }
 
+// Reductions take the float types, any / all every dtype (the truth of x != 0); argmax / argmin
+// give an int32 index.
 OpRecord reduction(std::string name, std::string doc, ReduceKind k) {
-  return {std::move(name), OpKind::kReduce, std::move(doc), {}, 0, false, k, {}};
+  OpRecord r{std::move(name), OpKind::kReduce, std::move(doc), {}, 0, false, k, {}};
+  if (k == ReduceKind::kAny || k == ReduceKind::kAll) r.operands = DTypeSet::all();
+  if (reduces_to_index(k)) r.out = OutDType::kInt32;
+  return r;
 }
 
-OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecClass> instrs) {
-  return {std::move(name), kind, std::move(doc), std::move(instrs), 0, false, ReduceKind::kSum, {}};
+OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecClass> instrs,
+               DTypeSet operands = DTypeSet::floats(), OutDType out = OutDType::kOperand) {
+  OpRecord r{std::move(name),  kind, std::move(doc), std::move(instrs), 0, false,
+             ReduceKind::kSum, {}};
+  r.operands = operands;
+  r.out = out;
+  return r;
 }
 
 // Instruction counts per tile. One-instruction ops are Ascend C basic vector APIs (Exp, Ln, Sqrt,
@@ -80,7 +90,8 @@ const std::vector<OpRecord>& table() {
       binary("minimum", "z = min(x, y)", S, true,
              [](double x, double y) { return std::min(x, y); }),
       other("where", OpKind::kWhere, "z = cond ? x : y (Select)", {S}),
-      other("cast", OpKind::kCast, "z = x converted to dtype (Cast)", {S}),
+      other("cast", OpKind::kCast, "z = x converted to dtype (Cast)", {S}, DTypeSet::all(),
+            OutDType::kGiven),
       reduction("sum", "sum over dim(s)", ReduceKind::kSum),
       reduction("amax", "max over dim(s)", ReduceKind::kMax),
       reduction("amin", "min over dim(s)", ReduceKind::kMin),
@@ -97,10 +108,13 @@ const std::vector<OpRecord>& table() {
       // writes it with view, neg and assemble): a Muls by -1 over one half and a copy of the other,
       // one pass over the tile.
       other("rotate_half", OpKind::kRotateHalf, "concat(-x[..., d/2:], x[..., :d/2])", {S}),
-      other("transpose", OpKind::kTranspose, "swap the last two dims", {S}),
-      other("gather", OpKind::kGather, "rows of a table by an int32 index", {}),
+      other("transpose", OpKind::kTranspose, "swap the last two dims", {S}, DTypeSet::all()),
+      other("gather", OpKind::kGather, "rows of a table by an int32 index", {}, DTypeSet::all()),
+      // The cube's operand types: fp16 / bf16, fp32 at a quarter rate, int8 at twice (the cube
+      // parameters in configs/hardware); C leaves the fixpipe in out_dtype (fp32 by default).
       other("matmul", OpKind::kMatmul,
-            "[..., m, k] @ [..., k, n] on the cube (a run config's shape and tile: [m, k, n])", {}),
+            "[..., m, k] @ [..., k, n] on the cube (a run config's shape and tile: [m, k, n])", {},
+            {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}, OutDType::kGiven),
   };
   return t;
 }
@@ -117,6 +131,22 @@ std::vector<std::string> op_record_names() {
   std::vector<std::string> n;
   for (const auto& r : table()) n.push_back(r.name);
   return n;
+}
+
+std::string DTypeSet::text() const {
+  std::vector<std::string_view> names;
+  for (const auto& [t, name] : kDTypeNames)
+    if (contains(t)) names.push_back(name);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+DTypeSet op_dtypes(const OpRecord* record) {
+  return record ? record->operands : DTypeSet::floats();
 }
 
 std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b) {

@@ -7,10 +7,12 @@
 // proof. A new elementwise op is one record here.
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/dtype.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
 
@@ -35,6 +37,30 @@ enum class OpKind {
 // partials of a split row merge by log(exp(a) + exp(b)).
 enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin, kLogSumExp };
 
+// A set of dtypes (a bit per DType).
+class DTypeSet {
+ public:
+  constexpr DTypeSet(std::initializer_list<DType> ts) {
+    for (const DType t : ts) bits_ |= bit(t);
+  }
+  static constexpr DTypeSet floats() { return {DType::kFp32, DType::kFp16, DType::kBf16}; }
+  static constexpr DTypeSet all() {
+    return {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8, DType::kInt32};
+  }
+  constexpr bool contains(DType t) const { return (bits_ & bit(t)) != 0; }
+  constexpr bool operator==(const DTypeSet&) const = default;
+  // "fp32, fp16, bf16": the members in DType order.
+  std::string text() const;
+
+ private:
+  static constexpr unsigned bit(DType t) { return 1U << static_cast<unsigned>(t); }
+  unsigned bits_ = 0;
+};
+
+// What an op's output dtype is: its (value) operands', int32 (an index), or the one the op names
+// (a cast's dtype, a matmul's out_dtype).
+enum class OutDType { kOperand, kInt32, kGiven };
+
 struct OpRecord {
   std::string name;
   OpKind kind = OpKind::kUnary;
@@ -44,6 +70,10 @@ struct OpRecord {
   bool n_ary = false;                    // binary: folds any number of operands left to right
   ReduceKind reduce = ReduceKind::kSum;  // kReduce
   std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+  // The dtypes its value operands take (where's condition and gather's index have their own
+  // rule: any dtype, rank-1 int32), in programs and as a built-in kernel's dtype alike.
+  DTypeSet operands = DTypeSet::floats();
+  OutDType out = OutDType::kOperand;
 };
 
 const OpRecord* find_op_record(const std::string& name);
@@ -54,6 +84,10 @@ std::vector<std::string> op_record_names();
 // binary op's params.broadcast and a program's binary, n-ary and where ops alike): shapes
 // right-aligned, each dim equal or 1. nullopt when they do not broadcast.
 std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b);
+
+// The dtypes a built-in kernel `op` takes: its record's operands, the float types for a family's
+// own op (softmax, the norms, the losses).
+DTypeSet op_dtypes(const OpRecord* record);
 
 // Whether partials of the statistic merge by an atomic DMA write (add, max or min).
 bool merges_atomically(ReduceKind k);

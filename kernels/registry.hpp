@@ -87,9 +87,6 @@ struct KernelFamily {
   // Under spmd the blocks fold the family's second phase into the first (a loss's batch mean):
   // its program has two phases in one launch.
   bool spmd_folds_second_phase = false;
-  // The family takes int8 operands (dtype "int8": matmul's quantised operands); the others take
-  // the float types only.
-  bool int8_operands = false;
 };
 
 // Every family, in registration order.

@@ -83,6 +83,22 @@ std::vector<Bad> bad_programs() {
       {"shape mismatch", prog({tile({1, 64}), op("add", {"x", "z"}, "y")}),
        "p.json: body[1]: op 0 (add): shape mismatch: 'x' (4, 64) fp32 and 'z' (4, 32) fp32 do not "
        "broadcast (numpy rules: right-aligned, each dim equal or 1)"},
+      {"integer operand of a float op",
+       {{"program", "t"},
+        {"inputs", {{{"name", "x"}, {"shape", {4, 64}}, {"dtype", "int32"}}}},
+        {"outputs", {"y"}},
+        {"body", {tile({1, 64}), op("exp", {"x"}, "y")}}},
+       "p.json: body[1]: op 0 (exp): dtype mismatch: 'x' (4, 64) int32 is an integer tensor; exp "
+       "takes fp32, fp16, bf16 (cast it first)"},
+      {"int32 matmul",
+       {{"program", "t"},
+        {"inputs",
+         {{{"name", "a"}, {"shape", {32, 32}}, {"dtype", "int32"}},
+          {{"name", "b"}, {"shape", {32, 32}}, {"dtype", "int32"}}}},
+        {"outputs", {"y"}},
+        {"body", {{{"set_cube_tile_shapes", {16, 16, 16}}}, op("matmul", {"a", "b"}, "y")}}},
+       "p.json: body[1]: op 0 (matmul): dtype mismatch: 'a' (32, 32) int32 is an integer tensor; "
+       "matmul takes fp32, fp16, bf16, int8 (cast it first)"},
       {"dtype mismatch", prog({tile({1, 64}), op("mul", {"x", "h"}, "y")}),
        "p.json: body[1]: op 0 (mul): dtype mismatch: 'x' (4, 64) fp32 and 'h' (4, 64) fp16 (cast "
        "one first)"},

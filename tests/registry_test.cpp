@@ -40,6 +40,28 @@ TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
   EXPECT_EQ(find_op("add")->inputs, 2);
 }
 
+// A record's dtypes: the float types unless it says otherwise; the one place programs and built-in
+// kernels read them.
+TEST(Registry, EachRecordNamesTheDtypesItTakesAndGives) {
+  const DTypeSet any = DTypeSet::all();
+  const std::map<std::string, DTypeSet> other = {
+      {"any", any},    {"all", any},
+      {"cast", any},   {"transpose", any},
+      {"gather", any}, {"matmul", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}}};
+  for (const auto& name : op_record_names()) {
+    const OpRecord& r = *find_op_record(name);
+    const auto it = other.find(name);
+    EXPECT_EQ(r.operands, it == other.end() ? DTypeSet::floats() : it->second) << name;
+    const OutDType out = name == "argmax" || name == "argmin" ? OutDType::kInt32
+                         : name == "cast" || name == "matmul" ? OutDType::kGiven
+                                                              : OutDType::kOperand;
+    EXPECT_EQ(r.out, out) << name;
+  }
+  EXPECT_EQ(DTypeSet::floats().text(), "fp32, fp16, bf16");
+  EXPECT_EQ(op_dtypes(find_op("softmax")->record), DTypeSet::floats());  // a family's own op
+  EXPECT_EQ(op_dtypes(find_op("matmul")->record), other.at("matmul"));
+}
+
 // Each declaration is usable: it has a doc, and its own default passes its own validation.
 TEST(Registry, DeclaredDefaultsValidate) {
   for (const auto& op : registered_ops())

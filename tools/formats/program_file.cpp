@@ -77,7 +77,8 @@ class Loader {
   void check_input_count(const OpSite& at, const ProgOp& op) const;
   void check_keys_apply(const OpSite& at, const ProgOp& op) const;
   void require_same_dtype(const OpSite& at, int a, int b) const;
-  void require_float(const OpSite& at, const ProgOp& op, int t) const;
+  // Operand t's dtype is one the op's record takes.
+  void require_operand_dtype(const OpSite& at, const ProgOp& op, int t) const;
   ProgTensor output_of(const OpSite& at, ProgOp& op) const;
   void elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& out) const;
   void reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
@@ -237,13 +238,14 @@ void Loader::require_same_dtype(const OpSite& at, int a, int b) const {
     at.fail(fmt::format("dtype mismatch: {} and {} (cast one first)", text(a), text(b)));
 }
 
-void Loader::require_float(const OpSite& at, const ProgOp& op, int t) const {
+void Loader::require_operand_dtype(const OpSite& at, const ProgOp& op, int t) const {
   const DType d = tensor(t).dtype;
-  if (d == DType::kInt8 || d == DType::kInt32)
-    at.fail(
-        fmt::format("dtype mismatch: {} is an integer tensor; {} takes fp32, fp16 or bf16 (cast "
-                    "it first)",
-                    text(t), op.name));
+  if (!op.info->operands.contains(d))
+    at.fail(fmt::format("dtype mismatch: {} is {} tensor; {} takes {} (cast it first)", text(t),
+                        d == DType::kInt8 || d == DType::kInt32
+                            ? std::string("an integer")
+                            : fmt::format("a {}", dtype_name(d)),
+                        op.name, op.info->operands.text()));
 }
 
 // The op's output (its name aside): shape and dtype by the kind of op, once its inputs are
@@ -252,14 +254,16 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   const JsonReader& e = at.e;
   const ProgTensor& x = tensor(op.in[0]);
   ProgTensor out;
-  out.dtype = x.dtype;
+  out.dtype = op.info->out == OutDType::kInt32 ? DType::kInt32 : x.dtype;
+  // Every value operand (where's condition and gather's index have their own rules).
+  const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
+  const size_t last = op.info->kind == OpKind::kGather ? 1 : op.in.size();
+  for (size_t i = first; i < last; ++i) require_operand_dtype(at, op, op.in[i]);
   switch (op.info->kind) {
     case OpKind::kUnary:
-      require_float(at, op, op.in[0]);
       out.shape = x.shape;
       break;
     case OpKind::kRotateHalf:
-      require_float(at, op, op.in[0]);
       if (x.shape.back() % 2 != 0)
         at.fail(fmt::format("{}: rotate_half swaps the halves of the last dim, which must be even",
                             text(op.in[0])));
@@ -274,7 +278,6 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
       out.dtype = read_dtype(e.at("dtype"));
       break;
     case OpKind::kScan: {
-      require_float(at, op, op.in[0]);
       const auto rank = static_cast<int64_t>(x.shape.size());
       if (!e.has("dim")) at.fail("\"dim\": missing (the dim to scan)");
       const int64_t v = e.at("dim").integer(-rank, rank - 1);
@@ -311,7 +314,6 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
 // one dtype, their shapes broadcast.
 void Loader::elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& out) const {
   const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
-  for (size_t i = first; i < op.in.size(); ++i) require_float(at, op, op.in[i]);
   for (size_t i = first + 1; i < op.in.size(); ++i) require_same_dtype(at, op.in[first], op.in[i]);
   Dims s = tensor(op.in[0]).shape;
   for (size_t i = 1; i < op.in.size(); ++i) {
@@ -331,17 +333,12 @@ void Loader::elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& 
 void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const {
   const JsonReader& e = at.e;
   const ProgTensor& x = tensor(op.in[0]);
-  if (op.info->reduce != ReduceKind::kAny && op.info->reduce != ReduceKind::kAll)
-    require_float(at, op, op.in[0]);
   const auto rank = static_cast<int64_t>(x.shape.size());
   read_reduce_dims(at, op, rank);
   op.keepdim = e.boolean_or("keepdim", false);
   op.reduce = op.info->reduce;
-  if (reduces_to_index(op.reduce)) {
-    if (op.dims.size() != 1)
-      e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
-    out.dtype = DType::kInt32;
-  }
+  if (reduces_to_index(op.reduce) && op.dims.size() != 1)
+    e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
   if (e.has("merge") && e.at("merge").string() == "online") {
     // Online softmax carried into its consumers (flash attention): the statistic is kept per
     // query row as a running max and sum while the row's key tiles stream by
