@@ -537,6 +537,104 @@ TEST(ProgramFlash, OnlineSoftmaxFusesQkSoftmaxAndPvIntoOneStageAndProvesEqual) {
   EXPECT_EQ(cores.size(), 9u);  // three clusters of three cores
 }
 
+// Random flash programs: batches, query and key lengths (a ragged last key block), head dims, the
+// query block, key block and row piece, the ops on S before the statistic (scale, mask select,
+// additive bias), P cast to fp16 or kept fp32, lse an output or not. Each fuses into one stage,
+// proves equal to the untiled softmax-then-matmul and lowers in both partitions.
+TEST(ProgramFlash, TwoHundredRandomFlashProgramsProveAndLower) {
+  std::mt19937 rng(20261205);
+  const auto pick = [&](int64_t n) {
+    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+  };
+  const Hardware hw = test::default_hw();
+  int with_lse = 0, fp16_p = 0, ragged = 0, simulated = 0;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t batch = 1 + pick(2), qb = 8 << pick(3), kb = 16 << pick(2);
+    const int64_t lq = qb * (1 + pick(3)), lk = kb * (1 + pick(3)) + (pick(2) ? 0 : 8);
+    const int64_t dk = 16 * (1 + pick(2)), dv = 8 * (2 + pick(3)), rows = qb >> pick(3);
+    const bool cast = pick(2) == 0, keep_lse = pick(2) == 0;
+    const DType pd = cast ? DType::kFp16 : DType::kFp32;
+    json body = {{{"set_cube_tile_shapes", {qb, 16, kb}}, {"name", "qk"}},
+                 {{"op", "matmul"},
+                  {"inputs", {"q", "k"}},
+                  {"out", "s"},
+                  {"transpose_b", true},
+                  {"out_dtype", "fp32"}},
+                 {{"set_vec_tile_shapes", {1, rows, kb}}, {"name", "rows"}}};
+    std::string x = "s";
+    if (pick(2) == 0) {
+      body.push_back({{"op", "mul"}, {"inputs", {x}}, {"out", "scaled"}, {"scalar", 0.125}});
+      x = "scaled";
+    }
+    if (pick(2) == 0) {
+      body.push_back(op("where", {"mask", x, "neg"}, "masked"));
+      x = "masked";
+    }
+    if (pick(3) == 0) {
+      body.push_back(op("add", {x, "bias"}, "biased"));
+      x = "biased";
+    }
+    body.push_back({{"op", "logsumexp"},
+                    {"inputs", {x}},
+                    {"out", "lse"},
+                    {"dim", -1},
+                    {"keepdim", true},
+                    {"merge", "online"}});
+    body.push_back(op("sub", {x, "lse"}, "shifted"));
+    body.push_back(op("exp", {"shifted"}, cast ? "p32" : "p"));
+    if (cast)
+      body.push_back({{"op", "cast"}, {"inputs", {"p32"}}, {"out", "p"}, {"dtype", "fp16"}});
+    body.push_back({{"set_cube_tile_shapes", {qb, kb, dv}}, {"name", "pv"}});
+    body.push_back({{"op", "matmul"}, {"inputs", {"p", "v"}}, {"out", "o"}, {"out_dtype", "fp32"}});
+    const std::string vd(dtype_name(pd));
+    const json j = {{"program", "flash"},
+                    {"inputs",
+                     {{{"name", "q"}, {"shape", {batch, lq, dk}}, {"dtype", "fp16"}},
+                      {{"name", "k"}, {"shape", {batch, lk, dk}}, {"dtype", "fp16"}},
+                      {{"name", "v"}, {"shape", {batch, lk, dv}}, {"dtype", vd}},
+                      {{"name", "mask"}, {"shape", {lq, lk}}, {"dtype", "fp16"}},
+                      {{"name", "bias"}, {"shape", {batch, lq, lk}}, {"dtype", "fp32"}},
+                      {{"name", "neg"}, {"shape", {1}}, {"dtype", "fp32"}}}},
+                    {"outputs", keep_lse ? json{"o", "lse"} : json{"o"}},
+                    {"body", body}};
+    Program p;
+    try {
+      p = parse(j);
+    } catch (const Error& e) {
+      FAIL() << "program " << i << ": " << e.what() << "\n" << j.dump();
+    }
+    const auto stages = plan_stages(p);
+    ASSERT_EQ(stages.size(), 1u) << j.dump();
+    ASSERT_GE(stages[0].online, 0) << j.dump();
+    ASSERT_TRUE(proves(p, static_cast<unsigned>(i))) << "program " << i << "\n" << j.dump();
+    KernelSpec spec;
+    spec.op = "program:flash";
+    const LoweredKernel k = lower_program(p, spec, hw);
+    // Per chain (batch x query block) and key block: S, P V and a statistic and a rescale task
+    // per row piece.
+    const int64_t keys = (lk + kb - 1) / kb, chains = batch * (lq / qb), pieces = qb / rows;
+    EXPECT_EQ(static_cast<int64_t>(k.graph.tasks.size()), chains * keys * (2 + 2 * pieces))
+        << j.dump();
+    spec.partition = PartitionStyle::kSpmd;
+    spec.grid = 1 + pick(30);
+    const LoweredKernel m = lower_program(p, spec, hw);
+    EXPECT_EQ(m.graph.tasks.size(), k.graph.tasks.size());
+    EXPECT_EQ(m.graph.num_edges(), k.graph.num_edges());  // every edge inside its block
+    if (i % 20 == 0) {                                    // the runtimes run them through
+      EXPECT_GT(simulate(k.graph, hw).last_end, 0);
+      EXPECT_GT(simulate(m.graph, hw).last_end, 0);
+      ++simulated;
+    }
+    with_lse += keep_lse;
+    fp16_p += cast;
+    ragged += lk % kb != 0;
+  }
+  EXPECT_GT(with_lse, 50);
+  EXPECT_GT(fp16_p, 50);
+  EXPECT_GT(ragged, 50);
+  EXPECT_EQ(simulated, 10);
+}
+
 TEST(ProgramFlash, EachBrokenConditionHasItsError) {
   const auto error = [](const json& j) { return load_error(j); };
   EXPECT_NE(error(flash_program(json::object(), {16, 8, 24}))
