@@ -1,6 +1,7 @@
 // Normalisations: layernorm and rmsnorm over chosen dims (the last by default, or a middle C
 // axis), groupnorm (statistics per sample and group of channels) and batchnorm (statistics per
-// channel over N, H, W). Two passes: statistics, then a pass that re-reads the input.
+// channel over N, H, W). Two passes: statistics, then a pass that re-reads the input; one when a
+// tile covers the row.
 // Under spmd (kernels/reduction_program.cpp share_over_blocks) a block holds whole rows (groups,
 // channels) and normalises a row that fits one sub-tile in the same pass, or the blocks share the
 // rows' sub-tiles: sums and sums of squares add atomically in launch 0, launch 1 normalises.
@@ -30,6 +31,11 @@ ReduceFamily norm_family(const std::string& psg, bool rms) {
   f.stats = rms ? 1 : 2;
   f.atomic_merge = true;  // sums of x and x^2
   f.second_pass = true;
+  // A row (group, channel) that one tile covers is normalised in the task that reads it: PyPTO's
+  // partitioner keeps the statistics and the apply in one subgraph then (hicann/pypto
+  // docs/tutorials/debug/performance.md, RMSNorm with the tile covering the last dim: no GM
+  // transfer between them), as softmax's row does.
+  f.fuse_single = true;
   f.partial_work = [rms](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
     add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);  // x * x
     add_reduce_ops(g, dt, ops);                               // sum of squares

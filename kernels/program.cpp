@@ -356,11 +356,31 @@ std::vector<ProgStage> plan_stages(const Program& p) {
                                 l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
                     ErrorKind::kLimits);
     }
+    // A vector op joins the stage before it under the same tile and loop when its iteration
+    // space is the stage's, or a column of it (1 where the tile covers the stage's dim): a
+    // reduction whose tile covers its reduced dims and the ops that use its result stay in one
+    // task per tile, as PyPTO's partitioner keeps them in one subgraph (hicann/pypto
+    // docs/tutorials/debug/performance.md: RMSNorm with the tile covering the row merges the
+    // subgraphs before and after its reduction, no GM transfer between them). A split reduction
+    // ends its stage (its partials merge across tiles), and so does a flash statistic (merge
+    // "online", fuse_online); a splitting reduction starts a stage after another reduction.
     ProgStage* cur = stages.empty() ? nullptr : &stages.back();
-    const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) &&
-                       p.ops[static_cast<size_t>(cur->last)].info->kind != OpKind::kReduce &&
-                       !cur->split && p.ops[static_cast<size_t>(cur->last)].tile == op.tile &&
-                       cur->loop == op.loop && cur->shape == shape;
+    const auto fits = [&](const Dims& sh) {
+      if (sh.size() != cur->shape.size()) return false;
+      for (size_t d = 0; d < sh.size(); ++d)
+        if (sh[d] != cur->shape[d] && !(sh[d] == 1 && cur->tile[d] >= cur->shape[d])) return false;
+      return true;
+    };
+    const auto has_reduction = [&] {
+      for (int o = cur->first; o <= cur->last; ++o)
+        if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return true;
+      return false;
+    };
+    const ProgOp* prev = cur ? &p.ops[static_cast<size_t>(cur->last)] : nullptr;
+    const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) && !cur->split &&
+                       !(prev->info->kind == OpKind::kReduce && prev->online) &&
+                       prev->tile == op.tile && cur->loop == op.loop && fits(shape) &&
+                       !(kind == OpKind::kReduce && splits && has_reduction());
     if (joins) {
       cur->last = op.index;
     } else {
@@ -484,6 +504,12 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
   }
 }
 
+Block op_block(const Program& p, const ProgOp& op, const Block& b) {
+  if (op.info->kind == OpKind::kMatmul) return b;
+  const Dims s = iteration_shape(p, op);
+  return s.size() == b.origin.size() ? broadcast_region(s, b) : b;
+}
+
 Block output_region(const Program& p, const ProgOp& op, const Block& b) {
   if (op.info->kind == OpKind::kMatmul) {
     Block c = b;
@@ -491,16 +517,16 @@ Block output_region(const Program& p, const ProgOp& op, const Block& b) {
     c.extent.erase(c.extent.end() - 2);
     return c;
   }
-  if (op.info->kind != OpKind::kReduce) return b;
+  const Block ob = op_block(p, op, b);
+  if (op.info->kind != OpKind::kReduce) return ob;
   Block c;
-  for (size_t d = 0; d < b.origin.size(); ++d) {
+  for (size_t d = 0; d < ob.origin.size(); ++d) {
     const bool reduced =
         std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
     if (reduced && !op.keepdim) continue;
-    c.origin.push_back(reduced ? 0 : b.origin[d]);
-    c.extent.push_back(reduced ? 1 : b.extent[d]);
+    c.origin.push_back(reduced ? 0 : ob.origin[d]);
+    c.extent.push_back(reduced ? 1 : ob.extent[d]);
   }
-  (void)p;
   return c;
 }
 

@@ -150,6 +150,10 @@ std::vector<ProgStage> plan_stages(const Program& p);
 Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b);
 // The region of op's output for the tile `b` (a reduction collapses or drops its dims).
 Block output_region(const Program& p, const ProgOp& op, const Block& b);
+// The block of op's own iteration space inside a stage's tile `b`: b itself, or for a column op
+// (its iteration shape 1 where the stage's is not: a statistic's epilogue such as RMSNorm's
+// rsqrt of the mean, fused because the tile covers the row) b collapsed to 0..1 there.
+Block op_block(const Program& p, const ProgOp& op, const Block& b);
 
 // The program a spec runs: its tile named spec.program_tile set to spec.tile and its loop named
 // spec.program_loop to spec.loop_count (how run --tile/--loop and a sweep's candidates reach it).

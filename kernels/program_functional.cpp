@@ -146,13 +146,14 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
       std::vector<bool> seen(static_cast<size_t>(out.data.data.size()), false);
       out.values = Eigen::ArrayXd::Zero(out.data.data.size());
-      for_each_position(b, [&](const Dims& q) {
+      const Block ob = op_block(p, op, b);
+      for_each_position(ob, [&](const Dims& q) {
         Dims o;
         for (size_t d = 0; d < q.size(); ++d) {
           const bool red =
               std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
           if (red && !op.keepdim) continue;
-          o.push_back(red ? 0 : q[d] - b.origin[d]);
+          o.push_back(red ? 0 : q[d] - ob.origin[d]);
         }
         const int64_t i = out.data.offset(o);
         const double v = at(in(0), q);

@@ -134,10 +134,10 @@ class ProgramLowering {
   }
   void check_alignment(const ProgStage& s) const;
   // skip_store: a tensor of s.stores whose store the caller places (a split reduction's output).
-  // The vector instructions op `x` issues on a tile of stage `s` computing `ce` (n elements;
-  // `full` the whole tile), and the UB it needs beside its output.
-  OpVectorWork op_vector_work(const ProgStage& s, const ProgOp& x, const Dims& ce, int64_t n,
-                              const Block& full, std::vector<VecOp>& vec) const;
+  // The vector instructions op `x` issues on a tile computing `ce` (n elements; `full` the whole
+  // tile, both in the op's own iteration space), and the UB it needs beside its output.
+  OpVectorWork op_vector_work(const ProgOp& x, const Dims& ce, int64_t n, const Block& full,
+                              std::vector<VecOp>& vec) const;
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        int skip_store = -1) const;
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
@@ -247,9 +247,8 @@ void ProgramLowering::check_alignment(const ProgStage& s) const {
   }
 }
 
-OpVectorWork ProgramLowering::op_vector_work(const ProgStage& s, const ProgOp& x, const Dims& ce,
-                                             int64_t n, const Block& full,
-                                             std::vector<VecOp>& vec) const {
+OpVectorWork ProgramLowering::op_vector_work(const ProgOp& x, const Dims& ce, int64_t n,
+                                             const Block& full, std::vector<VecOp>& vec) const {
   const DType dt = tensor(x.out).dtype;
   const DType in_dt = tensor(x.in[0]).dtype;
   OpVectorWork w;
@@ -260,13 +259,15 @@ OpVectorWork ProgramLowering::op_vector_work(const ProgStage& s, const ProgOp& x
       break;
     case OpKind::kBinary:
     case OpKind::kWhere: {
+      // Against the op's own iteration space (a column op's is the stage's column).
+      const Dims is = iteration_shape(p_, x);
       bool broadcast = false;
-      for (int t : x.in) broadcast = broadcast || tensor(t).shape != s.shape;
+      for (int t : x.in) broadcast = broadcast || tensor(t).shape != is;
       for (int t : x.in) {
         // A column operand: Brcb spreads each row's scalar over one UB block, as the
         // elementwise family does.
         const Dims& sh = tensor(t).shape;
-        if (sh.size() == s.shape.size() && sh.back() == 1 && s.shape.back() != 1) {
+        if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1) {
           const int64_t scalars = product(operand_region(p_, x, t, full).extent);
           vec.push_back(
               VecOp{VecClass::kSimple, dt, 1, 1, scalars * hw_.ub.align_bytes / dtype_bytes(dt)});
@@ -368,7 +369,6 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   Dims ce = compute_extent(s.shape, s.tile, b.extent);
   for (size_t d = 0; d < ce.size(); ++d)
     if (s.shape[d] == 1) ce[d] = 1;
-  const int64_t n = product(ce);
   // PyPTO (pooled): every tensor of an iteration shares one UB pool by lifetime, loaded inputs
   // from the start, stored outputs to the end (its BufferPool, passes/block_graph_pass/
   // schedule_ooo/common/buffer_pool.h); the spmd compilers' placement is not modelled, so
@@ -442,7 +442,12 @@ TaskKind ProgramLowering::vector_kind(const ProgStage& s, const Block& b, std::v
   };
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = op(o);
-    const OpVectorWork w = op_vector_work(s, x, ce, n, full, st.vec);
+    // A column op (a statistic's epilogue) computes on the tile's column only.
+    const Block ofull = op_block(p_, x, full);
+    Dims oce = ce;
+    for (size_t d = 0; d < oce.size() && d < ofull.extent.size(); ++d)
+      if (ofull.extent[d] == 1) oce[d] = 1;
+    const OpVectorWork w = op_vector_work(x, oce, product(oce), ofull, st.vec);
     const int scratch = w.scratch;                  // temporaries the size of the op's output
     const int64_t scratch_bytes = w.scratch_bytes;  // and others
     for (const auto& [t, bytes] : w.columns) {
@@ -560,7 +565,11 @@ Producer ProgramLowering::producer_of(const ProgStage& s, const StageGrid& g, in
         w.info->kind == OpKind::kReduce &&
         std::find(w.dims.begin(), w.dims.end(), static_cast<int>(a)) != w.dims.end();
     if (reduced && !w.keepdim) continue;
-    pr.pieces.push_back(reduced ? std::vector<Piece>{{0, 1}} : g.pieces[a]);
+    // A column op's output: 1 where the stage's iteration space is wider.
+    const Dims& ts = tensor(t).shape;
+    const bool column =
+        w.info->kind != OpKind::kReduce && ts.size() == r && ts[a] == 1 && s.shape[a] != 1;
+    pr.pieces.push_back(reduced || column ? std::vector<Piece>{{0, 1}} : g.pieces[a]);
   }
   return pr;
 }
@@ -1061,7 +1070,7 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
               for (size_t d = 0; d < r; ++d) full.extent[d] = std::min(vec[d], s.shape[d]);
               const Dims ce = compute_extent(s.shape, vec, pc.extent);
               for (int o = s.online + 3; o < s.last; ++o)
-                op_vector_work(vs, op(o), ce, product(ce), full, st.vec);
+                op_vector_work(op(o), ce, product(ce), full, st.vec);
               if (j > 0)
                 for (int64_t slot : {0, 1})
                   st.loads.push_back(stat_dma(DmaDir::kRead, pc, slot, acc));

@@ -50,6 +50,9 @@ struct ReduceFamily {
   std::function<void(int64_t out_elems, std::vector<VecOp>&)> combine_work;
   std::function<void(int64_t out_elems, std::vector<VecOp>&)> finalize_work;
   std::function<void(const TileReduceGeometry&, DType, std::vector<VecOp>&)> second_work;
+  // The output's work in a fused task (fuse_single), where the partial's intermediates are still
+  // in UB; unset: second_work.
+  std::function<void(const TileReduceGeometry&, DType, std::vector<VecOp>&)> fused_second_work;
   std::function<void(const TileReduceGeometry&, std::vector<DmaOp>&)> extra_loads;  // optional
 
   // Math, for the functional proof: one output element at a time.

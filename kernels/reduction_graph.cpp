@@ -126,7 +126,8 @@ TaskKind ReductionBuilder::fused_kind(Ctx& c, const Block& seg, int64_t out_elem
   TileStep st = load_step(c, seg);
   c.fam.partial_work(geom(c, seg), c.in, st.vec);
   c.fam.finalize_work(out_elems, st.vec);
-  c.fam.second_work(geom(c, seg), c.in, st.vec);
+  (c.fam.fused_second_work ? c.fam.fused_second_work : c.fam.second_work)(geom(c, seg), c.in,
+                                                                          st.vec);
   st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
   k.steps.push_back(st);
   return k;

@@ -75,6 +75,14 @@ ReductionProgram describe_softmax(const KernelSpec& spec) {
       add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);   // * 1/s
     }
   };
+  // A row that fits one tile: exp(x - max) is still in UB from the statistics, so only the
+  // division by the sum is left, as Ascend C's SoftMax computes a row (hicann/asc-devkit
+  // impl/adv_api/detail/activation/softmax, SoftMaxGenericNDImpl: ReduceMax, Sub, Exp,
+  // ReduceSum, Div); the log form's x - max - ln(s) is two Subs either way.
+  if (!log)
+    f.fused_second_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+      add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);  // / s
+    };
   f.finalize = [](const Stats& s, double) -> Stats { return {s[0], s[1]}; };
   f.second = [log](const std::vector<double>& x, const Stats& fin) {
     return log ? x[0] - fin[0] - std::log(fin[1]) : std::exp(x[0] - fin[0]) / fin[1];
