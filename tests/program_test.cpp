@@ -1225,6 +1225,43 @@ TEST(ProgramSweep, SeveralNamedTilesAreSweptTogether) {
       }(),
       "s.json: candidates.program_tiles: applies to a tile program's sweep only (this config has "
       "no \"program\"): name its tiles' shapes by tile name");
+  // A run config takes one shape per named tile (program_tiles): the candidate again, the same
+  // time, its tiles in the table's header and the JSON's candidate.
+  const auto run_doc = [&](const std::string& tiles) {
+    return nlohmann::json::parse(R"({"hardware": "ascend910b1", "program": ")" + program +
+                                 R"(", "program_tile": "row", "program_loop": "rows",
+      "tile": [1, 4096], "loop_count": 8, "program_tiles": )" +
+                                 tiles + "}");
+  };
+  const nlohmann::json again = run_doc(R"({"apply": [4, 4096], "stat": [128, 1]})");
+  const Metrics m = run_config_text("again.json", again);
+  EXPECT_DOUBLE_EQ(m.gen_time_us, res.candidates[5].gen_time_us);
+  EXPECT_EQ(cands[5].named_tiles, (NamedTiles{{"apply", {4, 4096}}, {"stat", {128, 1}}}));
+  const auto cli =
+      test::run_cli("run " + write_temp("again.json", again.dump()).string() + " --json");
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  EXPECT_EQ(nlohmann::json::parse(cli.out)["candidate"]["program_tiles"],
+            nlohmann::json::parse(R"({"apply": [4, 4096], "stat": [128, 1]})"));
+  const auto table = test::run_cli("run " + write_temp("again.json", again.dump()).string());
+  EXPECT_NE(table.out.find("tile (1, 4096) tiles apply (4, 4096), stat (128, 1) loop_count 8"),
+            std::string::npos)
+      << table.out;
+  const auto run_error = [&](const std::string& tiles) {
+    try {
+      load_run_config(write_temp("bad.json", run_doc(tiles).dump()));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(run_error(R"({"aply": [1, 4096]})")
+                .find("program_tiles.aply: no tile named 'aply' in program 'layernorm_residual' "
+                      "(its tiles: row, stat, apply)"),
+            std::string::npos);
+  EXPECT_NE(run_error(R"({"row": [1, 4096]})")
+                .find("program_tiles.row: 'row' is the run's program_tile: its shape goes in "
+                      "\"tile\""),
+            std::string::npos);
 }
 
 }  // namespace

@@ -570,8 +570,8 @@ Program load_program(const std::filesystem::path& file) {
 }
 
 KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::string>& caller_keys) {
-  std::vector<std::string> allowed = {"program",    "program_tile", "program_loop", "tile",
-                                      "loop_count", "partition",    "buffer_count"};
+  std::vector<std::string> allowed = {"program", "program_tile", "program_tiles", "program_loop",
+                                      "tile",    "loop_count",   "partition",     "buffer_count"};
   allowed.insert(allowed.end(), caller_keys.begin(), caller_keys.end());
   doc.check_keys(allowed);
   const JsonReader src = doc.at("program");
@@ -623,6 +623,23 @@ KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::str
     s.tile = t->positive_ints(p.tiles[static_cast<size_t>(tile)].dims.size());
     p.tiles[static_cast<size_t>(tile)].dims = s.tile;
   }
+  // The program's other named tiles, one shape each (a sweep's candidates.program_tiles gives
+  // several): how a sweep's recommendation runs again.
+  if (const auto named = doc.find("program_tiles"))
+    named->for_each_member([&](const std::string& name, const JsonReader& v) {
+      const int id = p.tile_id(name);
+      if (id < 0) {
+        std::vector<std::string> names;
+        for (const auto& x : p.tiles) names.push_back(x.name);
+        v.fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", name, p.name,
+                           fmt::join(names, ", ")));
+      }
+      if (id == tile)
+        v.fail(fmt::format("'{}' is the run's program_tile: its shape goes in \"tile\"", name));
+      ProgTile& t = p.tiles[static_cast<size_t>(id)];
+      t.dims = v.positive_ints(t.dims.size());
+      s.program_tiles.emplace_back(name, t.dims);
+    });
   int loop = p.loops.empty() ? -1 : 0;
   if (const auto l = doc.find("program_loop")) {
     loop = p.loop_id(l->string());

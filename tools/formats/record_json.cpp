@@ -18,6 +18,8 @@ nlohmann::json spec_to_json(const KernelSpec& spec) {
   if (spec.partition == PartitionStyle::kAscendC) j["cores"] = spec.cores;
   if (spec.partition == PartitionStyle::kSpmd) j["grid"] = spec.grid;
   j["buffer_count"] = spec.buffer_count;
+  if (spec.program && !spec.program_tile.empty()) j["program_tile"] = spec.program_tile;
+  for (const auto& [name, dims] : spec.program_tiles) j["program_tiles"][name] = dims;
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/ranges.h>
 #include "tools/analyses/binding.hpp"
+#include "tools/analyses/sweep.hpp"
 #include "tools/formats/text_append.hpp"
 
 namespace tilesim {
@@ -21,9 +22,11 @@ std::string kernel_time_line(const Metrics& m) {
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m) {
   std::string s;
-  append(s, "tilesim run: {} {} {} tile {} loop_count {} partition {} on {}\n", spec.op,
-         format_dims(spec.shape), dtype_name(spec.dtype), format_dims(spec.tile), spec.loop_count,
-         partition_name(spec.partition), hw.name);
+  append(s, "tilesim run: {} {} {} tile {}", spec.op, format_dims(spec.shape),
+         dtype_name(spec.dtype), format_dims(spec.tile));
+  if (!spec.program_tiles.empty()) append(s, " tiles {}", named_tiles_text(spec.program_tiles));
+  append(s, " loop_count {} partition {} on {}\n", spec.loop_count, partition_name(spec.partition),
+         hw.name);
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
   s += kernel_time_line(m);
   append(s, "  tasks {}  edges {}  root functions {}", m.tasks, m.edges, m.root_functions);
