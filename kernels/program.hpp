@@ -4,9 +4,10 @@
 // changeable between ops) and loop regions over an axis (pypto.loop with view/assemble of the
 // chunk). The loader (tools/formats/program_file.hpp) builds it and checks its graph (definitions,
 // shapes, dtypes); plan_stages checks its tiles and cuts it into stages (PyPTO's fusion: a run of
-// elementwise ops on one tile grid is one tile program that keeps its intermediates in UB, a
-// reduction ends it, transpose, gather and matmul are stages of their own; a tensor crossing from
-// one stage to a later one goes through GM). lower_program (task graph) and execute_program_tiled
+// vector ops on one tile grid, a reduction whose tile covers its reduced dims and the ops using
+// its result included, is one tile program that keeps its intermediates in UB; a reduction that
+// splits a reduced dim ends it; transpose, gather and matmul are stages of their own; a tensor
+// crossing from one stage to a later one goes through GM). lower_program (task graph) and execute_program_tiled
 // (Eigen, kernels/program_functional.cpp) walk the same stages.
 
 #include <cstdint>
