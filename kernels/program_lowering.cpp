@@ -986,6 +986,11 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
   l_pr.pieces.push_back(qp);
   o_pr.pieces.push_back({{0, dv}});
   l_pr.pieces.push_back({{0, 1}});
+  // Under spmd a block's AIV runs every task of its row pieces, so the running m, l, alpha and O
+  // stay in its UB (Triton-Ascend keeps a loop's accumulators on chip); under pypto they go
+  // through GM, as PyPTO's running tensors do.
+  const bool resident = spmd_;
+  const int64_t o_tile = ub_tile_bytes(Dims{rows, dv}, DType::kFp32, hw_);
   const auto stat_dma = [&](DmaDir dir, const Block& pc, int64_t slot, std::vector<Access>& a) {
     return ws_dma(dir, l_shape, output_region(p_, lse, pc), DType::kFp32,
                   ring_key(static_cast<uint32_t>(lse.out), pc, slot), a);
@@ -1071,11 +1076,14 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
               const Dims ce = compute_extent(s.shape, vec, pc.extent);
               for (int o = s.online + 3; o < s.last; ++o)
                 op_vector_work(op(o), ce, product(ce), full, st.vec);
-              if (j > 0)
+              // pypto: m, l and alpha pass between tasks through GM (any core may run the next);
+              // spmd: the block's AIV keeps them, and O, in its UB across the key blocks.
+              if (j > 0 && !resident)
                 for (int64_t slot : {0, 1})
                   st.loads.push_back(stat_dma(DmaDir::kRead, pc, slot, acc));
-              for (int64_t slot : {0, 1, 2})
-                st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot, acc));
+              if (!resident)
+                for (int64_t slot : {0, 1, 2})
+                  st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot, acc));
               st.stores.push_back(ws_dma(DmaDir::kWrite, tensor(pt).shape, pc, tensor(pt).dtype,
                                          ring_key(static_cast<uint32_t>(pt), pc, j % 2), acc));
               vk.label = fmt::format("{}{}", vs.psg, format_dims(pc.extent));
@@ -1083,6 +1091,8 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
                   {tensor(pt).name, ub_bytes(pt, full), BufferRole::kOutput, MemSpace::kUb});
               vk.buffers.push_back(
                   {"m_l_alpha", 3 * rows * align, BufferRole::kTemp, MemSpace::kUb});
+              if (resident)
+                vk.buffers.push_back({"o_acc", o_tile, BufferRole::kTemp, MemSpace::kUb});
               std::vector<int32_t> vdeps = load_deps(vs, pc, produced);
               vdeps.push_back(c1[ju]);
               if (j > 0) vdeps.push_back(v1[ju - 1][q]);
@@ -1134,30 +1144,32 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
               st.vec.push_back(VecOp{then, DType::kFp32, 1, 1, on});
             };
             if (j > 0) {
-              st.loads.push_back(ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
-                                        ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
-              st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2, acc));
+              if (!resident) {
+                st.loads.push_back(ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
+                                          ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
+                st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2, acc));
+              }
               column(VecClass::kSimple);                                           // O * alpha
               st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});  // + P V
             }
             if (!last) {
-              st.stores.push_back(ws_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32,
-                                         ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
+              if (!resident)
+                st.stores.push_back(ws_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32,
+                                           ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
             } else {
-              st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1, acc));
+              if (!resident) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1, acc));
               column(VecClass::kComplex);  // O / l
               if (tensor(mm2.out).dtype != DType::kFp32)
                 st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});
               st.stores.push_back(dma(DmaDir::kWrite, mm2.out, ob, acc));
               if (std::find(s.stores.begin(), s.stores.end(), lse.out) != s.stores.end()) {
-                st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0, acc));
+                if (!resident) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0, acc));
                 st.vec.push_back(VecOp{VecClass::kComplex, DType::kFp32, 1, 1, prow});  // ln l
                 st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});   // + m
                 st.stores.push_back(dma(DmaDir::kWrite, lse.out, output_region(p_, lse, pc), acc));
               }
             }
             ok.steps.push_back(st);
-            const int64_t o_tile = ub_tile_bytes(Dims{rows, dv}, DType::kFp32, hw_);
             ok.buffers = {{"pv", o_tile, BufferRole::kInput, MemSpace::kUb},
                           {"o_acc", o_tile, BufferRole::kTemp, MemSpace::kUb},
                           {"m_l_alpha", 3 * rows * align, BufferRole::kTemp, MemSpace::kUb}};

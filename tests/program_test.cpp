@@ -552,6 +552,19 @@ TEST(ProgramFlash, OnlineSoftmaxFusesQkSoftmaxAndPvIntoOneStageAndProvesEqual) {
   }
   EXPECT_EQ(blocks, 3);
   EXPECT_EQ(lanes, (std::map<int, int>{{0, 36}, {1, 36}, {2, 36}}));
+  // O's rescale in the middle of a chain: under pypto it reads P V, O and alpha and writes O back
+  // through GM; under spmd the block's AIV keeps O and the statistics in UB, so it reads P V only.
+  const auto middle_rescale = [](const LoweredKernel& lk) {
+    std::set<std::pair<size_t, size_t>> copies;  // (loads, stores) of each middle rescale
+    for (const TaskKind& kind : lk.graph.kinds) {
+      const TileStep& st = kind.steps.front();
+      if (kind.label.find(":rescale_o") != std::string::npos && st.vec.size() == 3)  // Brcb, *, +
+        copies.emplace(st.loads.size(), st.stores.size());
+    }
+    return copies;
+  };
+  EXPECT_EQ(middle_rescale(k), (std::set<std::pair<size_t, size_t>>{{3, 1}}));
+  EXPECT_EQ(middle_rescale(m), (std::set<std::pair<size_t, size_t>>{{1, 0}}));
   const SimResult r = simulate(m.graph, test::default_hw());
   std::set<int32_t> cores;
   for (const auto& t : r.tasks) cores.insert(t.core);
