@@ -1,5 +1,8 @@
 #include "kernels/op_table.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -137,12 +140,7 @@ std::string DTypeSet::text() const {
   std::vector<std::string_view> names;
   for (const auto& [t, name] : kDTypeNames)
     if (contains(t)) names.push_back(name);
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += names[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 DTypeSet op_dtypes(const OpRecord* record) {

@@ -152,9 +152,15 @@ bool fusable(OpKind k) {
 void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
   const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
   const auto tensor = [&](int t) -> const ProgTensor& { return p.tensors[static_cast<size_t>(t)]; };
+  std::vector<int> last_reader;  // per tensor: the last op reading it (-1: none), once needed
   for (size_t b = 0; b < stages.size(); ++b) {
     const ProgOp& lse = op(stages[b].last);
     if (!lse.online) continue;
+    if (last_reader.empty()) {
+      last_reader.assign(p.tensors.size(), -1);
+      for (const ProgOp& x : p.ops)
+        for (int t : x.in) last_reader[static_cast<size_t>(t)] = x.index;
+    }
     const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + lse.where();
     const auto fail = [&](const std::string& why, ErrorKind kind = ErrorKind::kInput) {
       throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
@@ -242,14 +248,11 @@ void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
     for (int o = mm1.index; o < mm2.index; ++o) {
       const int t = op(o).out;
       if (t == lse.out) continue;  // the statistic itself may be kept (a backward pass reads it)
-      std::string reader;
-      for (const ProgOp& x : p.ops)
-        if ((x.index < mm1.index || x.index > mm2.index) &&
-            std::find(x.in.begin(), x.in.end(), t) != x.in.end())
-          reader = x.where();
-      if (tensor(t).output || !reader.empty())
+      // A tensor is read only after it is made, so a reader outside is one past P V.
+      const int reader = last_reader[static_cast<size_t>(t)];
+      if (tensor(t).output || reader > mm2.index)
         fail(fmt::format("keeps S and P on chip: '{}' ({}) is {}", tensor(t).name, op(o).where(),
-                         tensor(t).output ? "a program output" : "read by " + reader));
+                         tensor(t).output ? "a program output" : "read by " + op(reader).where()));
     }
     ProgStage f = stages[b - 1];
     f.last = mm2.index;

@@ -7,8 +7,8 @@
 // vector ops on one tile grid, a reduction whose tile covers its reduced dims and the ops using
 // its result included, is one tile program that keeps its intermediates in UB; a reduction that
 // splits a reduced dim ends it; transpose, gather and matmul are stages of their own; a tensor
-// crossing from one stage to a later one goes through GM). lower_program (task graph) and execute_program_tiled
-// (Eigen, kernels/program_functional.cpp) walk the same stages.
+// crossing from one stage to a later one goes through GM). lower_program (task graph) and
+// execute_program_tiled (Eigen, kernels/program_functional.cpp) walk the same stages.
 
 #include <cstdint>
 #include <functional>

@@ -108,13 +108,18 @@ class ProgramLowering {
   std::string where(const ProgOp& o) const {
     return (p_.origin.empty() ? "" : p_.origin + ": ") + o.where();
   }
-  DmaOp dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
-    DmaOp d = block_dma(dir, tensor(t).shape, r.origin, r.extent, tensor(t).dtype,
-                        hw_.dma.gm_granule_bytes);
+  // A copy of the region r of a [shape] GM tensor (or workspace) of dtype dt, its L2 block keyed
+  // by `key` (an spmd block copies with DataCopyPad).
+  DmaOp gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
+               std::vector<Access>& acc) const {
+    DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);
     if (spmd_) d = data_copy_pad(d);
-    acc.push_back(
-        {block_key(static_cast<uint32_t>(t), r.origin), d.bytes(), dir == DmaDir::kWrite});
+    acc.push_back({key, d.bytes(), dir == DmaDir::kWrite});
     return d;
+  }
+  DmaOp dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
+    return gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
+                  block_key(static_cast<uint32_t>(t), r.origin), acc);
   }
   int64_t ub_bytes(int t, const Block& r) const {
     return ub_tile_bytes(r.extent, tensor(t).dtype, hw_);
@@ -190,14 +195,6 @@ class ProgramLowering {
     Dims key(q.origin.begin(), q.origin.end() - 1);
     key.push_back(slot);
     return block_key(static_cast<uint32_t>(2 * p_.tensors.size()) + t, key);
-  }
-  // A copy of the region r of a [shape] workspace of dtype dt, keyed by `key`.
-  DmaOp ws_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
-               std::vector<Access>& acc) const {
-    DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);
-    if (spmd_) d = data_copy_pad(d);
-    acc.push_back({key, d.bytes(), dir == DmaDir::kWrite});
-    return d;
   }
   void lower_split_scan(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
                         const std::map<int, Producer>& produced, std::vector<Producer>& stores);
@@ -609,14 +606,11 @@ std::vector<int32_t> ProgramLowering::load_deps(const ProgStage& s, const Block&
 DmaOp ProgramLowering::partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
                                    std::vector<Access>& acc) const {
   const ProgTensor& t = tensor(red.out);
-  DmaOp d = block_dma(dir, t.shape, out.origin, out.extent, t.dtype, hw_.dma.gm_granule_bytes);
-  if (spmd_) d = data_copy_pad(d);
   Dims key = out.origin;
   key.push_back(slot);  // a workspace block per slot, apart from the output's own blocks
-  acc.push_back(
-      {block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red.out)), key),
-       d.bytes(), dir == DmaDir::kWrite});
-  return d;
+  return gm_dma(
+      dir, t.shape, out, t.dtype,
+      block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red.out)), key), acc);
 }
 
 void ProgramLowering::lower_split(const ProgStage& s, const StageGrid& grid, int psg, int32_t base,
@@ -992,7 +986,7 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
   const bool resident = spmd_;
   const int64_t o_tile = ub_tile_bytes(Dims{rows, dv}, DType::kFp32, hw_);
   const auto stat_dma = [&](DmaDir dir, const Block& pc, int64_t slot, std::vector<Access>& a) {
-    return ws_dma(dir, l_shape, output_region(p_, lse, pc), DType::kFp32,
+    return gm_dma(dir, l_shape, output_region(p_, lse, pc), DType::kFp32,
                   ring_key(static_cast<uint32_t>(lse.out), pc, slot), a);
   };
   // The AIV of a mixed block that takes row piece q: the first half of the rows on the first.
@@ -1084,7 +1078,7 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
               if (!resident)
                 for (int64_t slot : {0, 1, 2})
                   st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot, acc));
-              st.stores.push_back(ws_dma(DmaDir::kWrite, tensor(pt).shape, pc, tensor(pt).dtype,
+              st.stores.push_back(gm_dma(DmaDir::kWrite, tensor(pt).shape, pc, tensor(pt).dtype,
                                          ring_key(static_cast<uint32_t>(pt), pc, j % 2), acc));
               vk.label = fmt::format("{}{}", vs.psg, format_dims(pc.extent));
               vk.buffers.push_back(
@@ -1138,14 +1132,15 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
             ok.label = fmt::format("{}:rescale_o{}", s.psg, format_dims(ob.extent));
             TileStep st;
             st.loads.push_back(
-                ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, ring_key(pv_ws, pc, j % 2), acc));
+                gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, ring_key(pv_ws, pc, j % 2), acc));
             const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
-              st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow * align / 4});
+              st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1,
+                                     prow * align / dtype_bytes(DType::kFp32)});
               st.vec.push_back(VecOp{then, DType::kFp32, 1, 1, on});
             };
             if (j > 0) {
               if (!resident) {
-                st.loads.push_back(ws_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
+                st.loads.push_back(gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
                                           ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
                 st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2, acc));
               }
@@ -1154,7 +1149,7 @@ void ProgramLowering::lower_flash(const ProgStage& s, int psg, int32_t base,
             }
             if (!last) {
               if (!resident)
-                st.stores.push_back(ws_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32,
+                st.stores.push_back(gm_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32,
                                            ring_key(static_cast<uint32_t>(mm2.out), pc, 0), acc));
             } else {
               if (!resident) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1, acc));

@@ -684,6 +684,12 @@ TEST(ProgramFlash, EachBrokenConditionHasItsError) {
   s_out["outputs"].push_back("s");
   EXPECT_NE(error(s_out).find("keeps S and P on chip: 's' (op 0 (matmul)) is a program output"),
             std::string::npos);
+  json p_read = flash_program();
+  p_read["body"].push_back(op("exp", {"p32"}, "extra"));
+  p_read["outputs"].push_back("extra");
+  EXPECT_NE(error(p_read).find("keeps S and P on chip: 'p32' (op 5 (exp)) is read by op 8 (exp)"),
+            std::string::npos)
+      << error(p_read);
   json no_exp = flash_program();
   no_exp["body"][7] = op("abs", {"shifted"}, "p32");
   EXPECT_NE(error(no_exp).find("needs sub(x, lse) -> exp -> matmul(p, v)"), std::string::npos);

@@ -569,6 +569,17 @@ Program load_program(const std::filesystem::path& file) {
   return program_from_json(JsonReader(json, file.string()));
 }
 
+int named_tile(const Program& p, const std::string& name, const JsonReader& at) {
+  const int id = p.tile_id(name);
+  if (id < 0) {
+    std::vector<std::string> names;
+    for (const auto& x : p.tiles) names.push_back(x.name);
+    at.fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", name, p.name,
+                        fmt::join(names, ", ")));
+  }
+  return id;
+}
+
 KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::string>& caller_keys) {
   std::vector<std::string> allowed = {"program", "program_tile", "program_tiles", "program_loop",
                                       "tile",    "loop_count",   "partition",     "buffer_count"};
@@ -590,13 +601,7 @@ KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::str
   // The knobs: a named tile (default: the first one an op uses) and loop (default: the first).
   int tile = -1;
   if (const auto t = doc.find("program_tile")) {
-    tile = p.tile_id(t->string());
-    if (tile < 0) {
-      std::vector<std::string> names;
-      for (const auto& x : p.tiles) names.push_back(x.name);
-      t->fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", t->string(), p.name,
-                          fmt::join(names, ", ")));
-    }
+    tile = named_tile(p, t->string(), *t);
   } else {
     for (const ProgOp& op : p.ops)
       if (op.tile >= 0) {
@@ -627,13 +632,7 @@ KernelSpec program_spec_from_json(const JsonReader& doc, const std::set<std::str
   // several): how a sweep's recommendation runs again.
   if (const auto named = doc.find("program_tiles"))
     named->for_each_member([&](const std::string& name, const JsonReader& v) {
-      const int id = p.tile_id(name);
-      if (id < 0) {
-        std::vector<std::string> names;
-        for (const auto& x : p.tiles) names.push_back(x.name);
-        v.fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", name, p.name,
-                           fmt::join(names, ", ")));
-      }
+      const int id = named_tile(p, name, v);
       if (id == tile)
         v.fail(fmt::format("'{}' is the run's program_tile: its shape goes in \"tile\"", name));
       ProgTile& t = p.tiles[static_cast<size_t>(id)];

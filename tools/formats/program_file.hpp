@@ -54,6 +54,8 @@ namespace tilesim {
 
 Program program_from_json(const JsonReader& doc);
 Program load_program(const std::filesystem::path& file);
+// The index of p's tile `name`; `at` fails naming the program's tiles when it has none so named.
+int named_tile(const Program& p, const std::string& name, const JsonReader& at);
 
 // The kernel spec of a config holding "program" (plus `caller_keys`): the program, the knobs
 // it names, "tile", "loop_count", "partition" and "buffer_count". "tile" may be left out (the

@@ -13,6 +13,7 @@
 #include "model/error.hpp"
 #include "model/integer_text.hpp"
 #include "model/tile_geometry.hpp"
+#include "tools/formats/program_file.hpp"
 #include "tools/formats/run_config.hpp"
 
 namespace tilesim {
@@ -138,13 +139,8 @@ void parse_program_tiles(const JsonReader& t, SweepConfig& cfg) {
     t.fail(
         "applies to a tile program's sweep only (this config has no \"program\"): name its "
         "tiles' shapes by tile name");
-  std::vector<std::string> names;
-  for (const auto& x : p->tiles) names.push_back(x.name);
   t.for_each_member([&](const std::string& name, const JsonReader& v) {
-    const int id = p->tile_id(name);
-    if (id < 0)
-      v.fail(fmt::format("no tile named '{}' in program '{}' (its tiles: {})", name, p->name,
-                         fmt::join(names, ", ")));
+    const int id = named_tile(*p, name, v);
     if (name == cfg.base.program_tile)
       v.fail(
           fmt::format("'{}' is the sweep's program_tile: its shapes go in candidates.tiles or "
