@@ -9,6 +9,11 @@ double dma_gm_bytes(const DmaOp& op, const Hardware& hw) {
          static_cast<double>(op.extra_granules) * static_cast<double>(hw.dma.gm_granule_bytes);
 }
 
+double dma_gm_requests(const DmaOp& op, const Hardware& hw) {
+  const int64_t g = hw.dma.gm_granule_bytes;
+  return static_cast<double>(op.bursts * ((op.burst_bytes + g - 1) / g) + op.extra_granules);
+}
+
 DmaOp data_copy_pad(DmaOp op) {
   op.padded = true;
   return op;

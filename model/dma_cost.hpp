@@ -32,6 +32,9 @@ double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw);
 double dma_latency_cycles(DmaDir dir, const Hardware& hw);
 // Bytes the instruction moves through shared global memory, misaligned granules included.
 double dma_gm_bytes(const DmaOp& op, const Hardware& hw);
+// Line requests the instruction makes of L2: each burst's pieces within one GM granule (an L2
+// line), a misaligned burst's straddled granule included.
+double dma_gm_requests(const DmaOp& op, const Hardware& hw);
 // Useful bytes per engine cycle of a lone instruction divided by the engine peak (0..1].
 double dma_efficiency(const DmaOp& op, const Hardware& hw);
 

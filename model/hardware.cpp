@@ -82,10 +82,9 @@ std::vector<HardwareParam> make_table() {
         "a memory wait on a task's critical path waits this x u / (1 - u) more at HBM use u"),
       P(l2.bytes, 0, 1e12, "B", "L2 cache shared by all cores"),
       P(l2.bandwidth_gbps, 1, 1e7, "GB/s", "L2 bandwidth all cores' GM traffic shares"),
-      P(l2.shared_read_stretch, 0, 100, "per reader",
-        "a load's slowdown per other core reading the same lines at the same time"),
-      P(l2.shared_read_stretch_aic, 0, 100, "per reader",
-        "the same for a cube core's GM -> L1 load (MTE2 with ND2NZ)"),
+      P(l2.same_line_request_ns, 0, 1e6, "ns",
+        "requests for one L2 line by several cores at once are served one after another, each "
+        "this long (a request: a DMA burst's piece within one line)"),
       P(vector.bytes_per_repeat, 32, 65536, "B", "bytes one vector repeat processes"),
       P(vector.max_repeats, 1, 1 << 20, "repeats", "repeats one instruction may carry"),
       P(vector.issue_cycles, 0, 1e6, "cycles", "cost per vector instruction"),

@@ -63,9 +63,10 @@ struct Hardware {
   } gm;
   struct L2 {
     int64_t bytes = 0;
-    double bandwidth_gbps = 0;       // all cores' traffic through L2, hits and misses
-    double shared_read_stretch = 0;  // a read's slowdown per other core reading its line at once
-    double shared_read_stretch_aic = 0;  // ... for a cube core's MTE2 (GM -> L1)
+    double bandwidth_gbps = 0;  // all cores' traffic through L2, hits and misses
+    // Requests for one line by several cores at once are served one after another, this long
+    // each: a request is one DMA burst's piece within a line (at most dma.gm_granule_bytes).
+    double same_line_request_ns = 0;
   } l2;
 
   // Vector pipe (per AIV): an instruction issues, then runs its repeats at its class's rate.

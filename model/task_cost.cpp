@@ -22,7 +22,7 @@ struct StageTimes {
   double compute = 0, vec = 0, cube = 0, mte1 = 0, cube_fill = 0;
   double load_fill = 0;  // vector cycles the loads wait for (TileStep::load_fill)
   double store_occ = 0, store_lat = 0;
-  double read_bytes = 0, write_bytes = 0;
+  double read_bytes = 0, write_bytes = 0, read_requests = 0;
   bool has_loads = false, has_consumer = false, has_stores = false;
 };
 
@@ -31,6 +31,7 @@ StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
   for (const auto& op : step.loads) {
     s.load_occ += dma_occupancy_cycles(op, hw);
     s.read_bytes += dma_gm_bytes(op, hw);
+    s.read_requests += dma_gm_requests(op, hw);
   }
   for (const auto& op : step.stores) {
     s.store_occ += dma_occupancy_cycles(op, hw);
@@ -212,6 +213,7 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
     cost.cube_busy += reps * s.cube;
     cost.mte1_busy += reps * s.mte1;
     cost.gm_read_bytes += reps * s.read_bytes;
+    cost.gm_read_requests += reps * s.read_requests;
     cost.gm_write_bytes += reps * s.write_bytes;
     cost.iterations += step.repeat;
   }
@@ -231,7 +233,14 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   Hardware hit = hw;
   hit.dma.read.peak_bytes_per_cycle = hw.dma.read.l2_hit_bytes_per_cycle;
   hit.dma.l1.peak_bytes_per_cycle = hw.dma.l1.l2_hit_bytes_per_cycle;
-  cost.hit_cycles = cost.gm_read_bytes > 0 ? run_kind(kind, hit, depth).cycles : cost.cycles;
+  if (cost.gm_read_bytes > 0) {
+    const TaskCost h = run_kind(kind, hit, depth);
+    cost.hit_cycles = h.cycles;
+    cost.hit_mte2_busy = h.mte2_busy;
+  } else {
+    cost.hit_cycles = cost.cycles;
+    cost.hit_mte2_busy = cost.mte2_busy;
+  }
   // The slope of the run in the DMA latency: the recurrence is piecewise linear in it, so one
   // added cycle counts the memory waits on the critical path at the unloaded latency.
   if (cost.gm_bytes() > 0) {

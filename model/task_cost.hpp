@@ -19,14 +19,18 @@
 namespace tilesim {
 
 struct TaskCost {
-  double cycles = 0;         // duration on an idle machine
-  double hit_cycles = -1;    // the same when every GM read hits L2 (< 0: not known, as cycles)
-  double mte2_busy = 0;      // cycles the load pipe has work outstanding
-  double vec_busy = 0;       // vector pipe busy cycles
-  double cube_busy = 0;      // cube pipe (mmad) busy cycles
-  double mte1_busy = 0;      // MTE1 (L1 -> L0A / L0B) busy cycles
-  double mte3_busy = 0;      // cycles the store pipe has work outstanding
-  double gm_read_bytes = 0;  // through shared global memory (granule waste included)
+  double cycles = 0;          // duration on an idle machine
+  double hit_cycles = -1;     // the same when every GM read hits L2 (< 0: not known, as cycles)
+  double mte2_busy = 0;       // cycles the load pipe has work outstanding
+  double hit_mte2_busy = -1;  // the same when every GM read hits L2 (< 0: not known, as mte2_busy)
+  double vec_busy = 0;        // vector pipe busy cycles
+  double cube_busy = 0;       // cube pipe (mmad) busy cycles
+  double mte1_busy = 0;       // MTE1 (L1 -> L0A / L0B) busy cycles
+  double mte3_busy = 0;       // cycles the store pipe has work outstanding
+  double gm_read_bytes = 0;   // through shared global memory (granule waste included)
+  // GM read requests: each burst's pieces within one L2 line (dma.gm_granule_bytes), the unit L2
+  // serves co-readers of a line in (Hardware::L2::same_line_request_ns).
+  double gm_read_requests = 0;
   double gm_write_bytes = 0;
   int depth = 1;  // multi-buffering depth used
   int64_t iterations = 0;

@@ -1,6 +1,7 @@
 #include "sim/l2_residency.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -15,10 +16,15 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
   if (start == L2Start::kDirty) dirty_left_ = capacity_bytes;
   if (!graph.has_accesses()) return;
   std::unordered_map<uint64_t, int64_t> footprint;
+  std::unordered_map<uint64_t, int32_t> reader;      // a block's first reading task
   std::vector<std::pair<uint64_t, int64_t>> inputs;  // first touched by a read, in task order
   size_t touches = 0;
   for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      if (!a->write) {
+        const auto [r, first] = reader.emplace(a->block, t);
+        shared_blocks_ = shared_blocks_ || (!first && r->second != t);
+      }
       if (a->bypass_l2) continue;  // takes no room in L2
       ++touches;
       const auto [it, fresh] = footprint.emplace(a->block, a->bytes);
@@ -58,9 +64,32 @@ void L2Residency::touch(uint64_t block, double bytes) {
   add(next_++, bytes);
 }
 
+void L2Residency::use_prior_starts(std::vector<double> starts) {
+  prior_ = std::move(starts);
+  prior_readers_.clear();
+  for (int32_t t = 0; t < static_cast<int32_t>(graph_.tasks.size()); ++t)
+    for (const Access* a = graph_.access_begin(t); a != graph_.access_end(t); ++a)
+      if (!a->write) prior_readers_[a->block].emplace_back(prior_[static_cast<size_t>(t)], t);
+  for (auto& [block, v] : prior_readers_) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+}
+
+int64_t L2Residency::prior_co_readers(uint64_t block, int32_t task, double window) const {
+  const auto& v = prior_readers_.at(block);
+  const double at = prior_[static_cast<size_t>(task)];
+  // Strictly inside (at - window, at + window), itself excluded.
+  const auto lo = std::upper_bound(v.begin(), v.end(),
+                                   std::pair{at - window, std::numeric_limits<int32_t>::max()});
+  const auto hi = std::lower_bound(v.begin(), v.end(),
+                                   std::pair{at + window, std::numeric_limits<int32_t>::min()});
+  return std::max<int64_t>(0, hi - lo - 1);
+}
+
 std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run) {
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
-  double moved = 0, read = 0, read_miss = 0, write_hbm = 0, shared = 0, in_flight = 0;
+  double moved = 0, read = 0, read_miss = 0, write_hbm = 0, shared = 0, queued = 0, in_flight = 0;
   double task_read = 0;
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a)
     if (!a->write) task_read += static_cast<double>(a->bytes);
@@ -72,8 +101,13 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       while (!q.empty() && q.front().at <= now - window) q.pop_front();
       // Other tasks only: a task reading one block twice does not wait for itself.
       const auto others =
-          std::count_if(q.begin(), q.end(), [&](const Read& r) { return r.task != task; });
-      shared += static_cast<double>(a->bytes) * static_cast<double>(others);
+          prior_.empty()
+              ? std::count_if(q.begin(), q.end(), [&](const Read& r) { return r.task != task; })
+              : prior_co_readers(a->block, task, window);
+      if (others > 0) {
+        shared += static_cast<double>(a->bytes);
+        queued += static_cast<double>(a->bytes) * static_cast<double>(others + 1);
+      }
       q.push_back({now, task});
     }
     const auto b = static_cast<double>(a->bytes);
@@ -107,7 +141,8 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
   }
   if (moved <= 0) return Traffic{};
   return Traffic{read_miss / moved, write_hbm / moved,
-                 read > 0 ? 1 - (read_miss + in_flight) / read : 0, read > 0 ? shared / read : 0};
+                 read > 0 ? 1 - (read_miss + in_flight) / read : 0, read > 0 ? shared / read : 0,
+                 read > 0 ? queued / read : 0};
 }
 
 }  // namespace tilesim

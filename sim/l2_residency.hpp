@@ -38,10 +38,13 @@ struct Traffic {
   double read_hbm = 0;
   double write_hbm = 0;
   double read_hit = 0;  // share of the task's read bytes that hit L2
-  // Other tasks reading the same blocks at the same time (started within the time this task
-  // takes to read each block), averaged over its read bytes: concurrent requests for one L2
-  // line are served one after another.
-  double co_readers = 0;
+  // Co-readers: other tasks reading the same blocks at the same time (started within the time
+  // this task takes to read each block). L2 serves concurrent requests for one line one after
+  // another, so a shared block's requests queue behind its co-readers' (sim/task_engine.hpp).
+  double shared_read = 0;  // share of the task's read bytes that have co-readers
+  // Its read bytes weighted by the readers of each block (co-readers + 1), over shared blocks
+  // only, as a share of its read bytes: the queue its shared requests stand in.
+  double queued_reads = 0;
 };
 
 // What L2 holds when the kernel starts.
@@ -66,6 +69,13 @@ class L2Residency {
   // the bytes come from HBM once.
   std::optional<Traffic> on_start(int32_t task, double now = 0, double run = 0);
   bool absorbs_writes() const { return absorb_writes_; }
+  // Co-readers from a finished pass: with every task's start in it, a block's co-readers are the
+  // tasks that started within the window on either side, those that start later included (cores
+  // reading one region in step share its service whoever came first). Without, only earlier
+  // starters are known.
+  void use_prior_starts(std::vector<double> starts);
+  // True when some block is read by two or more tasks (co-readers are possible).
+  bool has_shared_blocks() const { return shared_blocks_; }
 
  private:
   const TaskGraph& graph_;
@@ -91,6 +101,11 @@ class L2Residency {
   };
   std::unordered_map<uint64_t, std::deque<Read>> readers_;  // recent reads of each block
   std::unordered_map<uint64_t, Read> fetched_;  // each block's last miss (its HBM fetch)
+  bool shared_blocks_ = false;
+  std::vector<double> prior_;  // each task's start in the earlier pass (empty: none)
+  // Each block's readers by their earlier-pass start (one entry per task), sorted.
+  std::unordered_map<uint64_t, std::vector<std::pair<double, int32_t>>> prior_readers_;
+  int64_t prior_co_readers(uint64_t block, int32_t task, double window) const;
 };
 
 }  // namespace tilesim

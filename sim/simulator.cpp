@@ -105,9 +105,22 @@ SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_cos
     throw InternalError("task graph: one cost per task kind is required");
   // The runtime and its ready order are chosen here, once: each is a type, so the event loop is
   // compiled for it (sim/ready_orders.hpp).
-  if (graph.runtime == RuntimeStyle::kSpmd)
-    return run<SpmdRuntime>(graph, std::move(kind_costs), hw, options);
-  return ready_order_run(options.ready_order)(graph, std::move(kind_costs), hw, options);
+  const auto pass = [&](const SimOptions& opt, std::vector<TaskCost> costs) {
+    if (graph.runtime == RuntimeStyle::kSpmd)
+      return run<SpmdRuntime>(graph, std::move(costs), hw, opt);
+    return ready_order_run(opt.ready_order)(graph, std::move(costs), hw, opt);
+  };
+  // Cores reading one block at once queue for its lines together, the first to start as much as
+  // the last, but a pass knows only who started before. Where blocks are shared (and L2 queues),
+  // a second pass counts each block's co-readers on both sides from the first pass's starts.
+  if (!options.prior_starts.empty() || hw.l2.same_line_request_ns <= 0 || !graph.has_accesses() ||
+      !L2Residency(graph, 0).has_shared_blocks())
+    return pass(options, std::move(kind_costs));
+  SimResult first = pass(options, kind_costs);
+  SimOptions second = options;
+  second.prior_starts.reserve(first.tasks.size());
+  for (const TaskRecord& r : first.tasks) second.prior_starts.push_back(r.start);
+  return pass(second, std::move(kind_costs));
 }
 
 SimResult simulate(const TaskGraph& graph, const Hardware& hw, const SimOptions& options) {

@@ -66,6 +66,9 @@ struct SimOptions {
   // file's default (control.stitch_function_max_num; scheduler.max_threads).
   int64_t stitch_function_max_num = 0;
   int64_t launch_sched_aicpu_num = 0;
+  // Each task's start in an earlier pass of the same graph: co-readers of a block are then counted
+  // on both sides (sim/l2_residency.hpp). simulate_costed sets it for its second pass.
+  std::vector<double> prior_starts;
 };
 
 struct TaskRecord {

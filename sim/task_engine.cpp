@@ -13,9 +13,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
       hw_(hw),
       opt_(opt),
       bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle(), hw.hbm_queue_cycles()),
-      write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps) {
-  stretch_per_reader_[CoreType::kAiv] = hw.l2.shared_read_stretch;
-  stretch_per_reader_[CoreType::kAic] = hw.l2.shared_read_stretch_aic;
+      write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps),
+      request_cycles_(hw.ns_to_cycles(hw.l2.same_line_request_ns)) {
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
   for (size_t i = 0; i < g.kinds.size(); ++i) {
@@ -25,9 +24,13 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       SharedBandwidth::demand_of(cost.cycles, cost.gm_write_bytes), cost.cycles,
                       cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles,
                       SharedBandwidth::demand_of(cost.cycles, cost.latency_exposures),
-                      cost.cycles > 0 ? std::min(1.0, cost.mte2_busy / cost.cycles) : 0.0});
+                      cost.mte2_busy, cost.hit_mte2_busy < 0 ? cost.mte2_busy : cost.hit_mte2_busy,
+                      cost.gm_read_requests});
   }
-  if (g.has_accesses()) l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
+  if (g.has_accesses()) {
+    l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
+    if (!opt.prior_starts.empty()) l2_->use_prior_starts(opt.prior_starts);
+  }
   count_[CoreType::kAiv] = hw.cores.aiv;
   count_[CoreType::kAic] = hw.cores.aic;
   for (const CoreType t : kCoreTypes) {

@@ -84,7 +84,9 @@ class TaskEngine {
     double cycles;      // idle-machine run when every read misses L2
     double hit_cycles;  // ... when every read hits
     double waits;       // memory waits on its critical path per cycle of its run
-    double load_share;  // share of its run the load pipe is busy (at most 1)
+    double load;        // cycles its load pipe is busy when every read misses
+    double hit_load;    // ... when every read hits
+    double requests;    // GM read requests (line pieces)
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
@@ -97,14 +99,18 @@ class TaskEngine {
     // and all-hit runs by the task's hit share; its byte rates scale with it.
     int32_t cls = kind.flow_class;
     double scale = 1;
-    // Reads of lines other cores request at the same moment wait their turn at L2
-    // (l2.shared_read_stretch per co-reader, l2.shared_read_stretch_aic on a cube core), for the
-    // share of the run its loads are busy.
-    const double stretch =
-        hbm ? 1 + stretch_per_reader_[kind.core] * hbm->co_readers * kind.load_share : 1.0;
-    if (hbm && (stretch != 1 || (hbm->read_hit > 0 && kind.hit_cycles != kind.cycles)) &&
-        kind.cycles > 0) {
-      const double run = (kind.cycles + hbm->read_hit * (kind.hit_cycles - kind.cycles)) * stretch;
+    const double h = hbm ? hbm->read_hit : 0;
+    double run = kind.cycles + h * (kind.hit_cycles - kind.cycles);
+    // Requests for lines other cores request at the same moment queue at L2, one served per
+    // l2.same_line_request_ns: the load pipe's shared part takes at least its requests times
+    // the readers in line, and the run at least the load pipe's time.
+    if (hbm && hbm->shared_read > 0) {
+      const double load = kind.load + h * (kind.hit_load - kind.load);
+      const double own = load * hbm->shared_read;
+      const double queue = kind.requests * hbm->queued_reads * request_cycles_;
+      run = std::max(run, load - own + std::max(own, queue));
+    }
+    if (run != kind.cycles && kind.cycles > 0) {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }
@@ -125,8 +131,8 @@ class TaskEngine {
   const Hardware& hw_;
   SimOptions opt_;
   SharedBandwidth bw_;
-  double write_weight_;                    // HBM read bandwidth / HBM write bandwidth
-  ByCoreType<double> stretch_per_reader_;  // l2.shared_read_stretch(_aic) by core type
+  double write_weight_;    // HBM read bandwidth / HBM write bandwidth
+  double request_cycles_;  // l2.same_line_request_ns in cycles
   std::optional<L2Residency> l2_;
   SimResult res_;
   std::vector<KindInfo> kinds_;

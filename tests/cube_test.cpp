@@ -364,14 +364,15 @@ TEST(L2StackDistance, CoReadersShareTheFetchAndCountEachOther) {
   L2Residency l2(g, 1e6);
   const auto first = l2.on_start(0, 0, 100);
   EXPECT_DOUBLE_EQ(first->read_hbm, 1);
-  EXPECT_DOUBLE_EQ(first->co_readers, 0);
+  EXPECT_DOUBLE_EQ(first->shared_read, 0);
   const auto second = l2.on_start(1, 10, 100);  // within the first's 100 cycles on the block
   EXPECT_DOUBLE_EQ(second->read_hbm, 0);
   EXPECT_DOUBLE_EQ(second->read_hit, 0);
-  EXPECT_DOUBLE_EQ(second->co_readers, 1);
+  EXPECT_DOUBLE_EQ(second->shared_read, 1);
+  EXPECT_DOUBLE_EQ(second->queued_reads, 2);  // itself behind the first
   const auto late = l2.on_start(2, 500, 100);
   EXPECT_DOUBLE_EQ(late->read_hit, 1);
-  EXPECT_DOUBLE_EQ(late->co_readers, 0);
+  EXPECT_DOUBLE_EQ(late->shared_read, 0);
 }
 
 // PyPTO's cube merge: heavy cube chains stay tasks of their own (6144^3: 4.5 MiB of copy-ins per

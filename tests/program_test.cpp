@@ -1124,13 +1124,13 @@ TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
   EXPECT_EQ(a.tasks, b.tasks);
   // spmd (catlass's basic matmul, 24 blocks): the same cube tasks, a block a run of C-tile tasks;
   // the family hands tiles out strided (block b: b, b + 24, ...), the program in contiguous runs,
-  // so L2 sees other panels at a time: 0.7%.
+  // so L2 sees other panels at a time and fewer cores queue for one panel's lines: 2.6%.
   json sref = ref, sp = p;
   sref["partition"] = sp["partition"] = {{"style", "spmd"}, {"grid", 24}};
   sref["params"] = {{"l1_tile", {128, 256, 64}}, {"l0_tile", {128, 256, 64}}};
   const Metrics c = run_config_text("mm_op_spmd.json", sref),
                 d = run_config_text("mm_prog_spmd.json", sp);
-  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 1e-2);
+  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 3e-2);
   // PyPTO's two-level cube tile, [[mL0, mL1], [kL0, kL1], [nL0, nL1]]: L1 k steps of 256 over L0
   // tiles of k 64, the family's tile [128, 64, 256] with params.k_l1 256, exactly.
   json ref2 = ref, p2 = p;

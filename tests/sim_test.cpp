@@ -1001,34 +1001,41 @@ TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
   EXPECT_NEAR(m.per_core[1].mte3_us, hw.cycles_to_us(wr.mte3_busy * end_wr / wr.cycles), 1e-6);
 }
 
-// Two cores load the same block at the same moment: the second is a co-reader and its run
-// stretches by (per-reader stretch) x 1 x its load share; a cube core's loads (GM -> L1) by
-// l2.shared_read_stretch_aic, a vector core's by l2.shared_read_stretch (the data_copy study's
-// 24-AIC +14.5% against 48-AIV +54%), so the two stretches stand in their parameters' ratio.
-TEST(SharedReads, ACoReaderStretchesByItsCoreTypesParameter) {
+// N cores load one block at the same moment, each in R requests of 128 B: L2 serves the
+// requests for one line one after another, so each load takes R x N x l2.same_line_request_ns
+// when that exceeds its own run (the data_copy study's same-order loads), the first to start as
+// long as the last; a lone reader runs at its own rate. A request is a burst's piece
+// within one dma.gm_granule_bytes line: 2048 B bursts make four each.
+TEST(SharedReads, CoReadersQueueForTheirLinesOnePerRequest) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;
   hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
-  hw.l2.shared_read_stretch = 0.02;
-  hw.l2.shared_read_stretch_aic = 0.005;
-  const auto stretch = [&](CoreType type) {
+  hw.dma.gm_granule_bytes = 512;
+  hw.l2.same_line_request_ns = 2.0;
+  const auto last_end = [&](int32_t readers, int64_t burst_bytes, CoreType type) {
     TaskGraph g;
     g.runtime = RuntimeStyle::kSpmd;
     g.add_psg("copy");
-    TaskKind k = load_kind(64, 2048, 16);
+    TaskKind k = load_kind(64, burst_bytes, 16);
     k.core = type;
     g.add_kind(k);
-    for (int32_t c = 0; c < 2; ++c) {
+    for (int32_t c = 0; c < readers; ++c) {
       g.add_task(0, 0, c);
-      g.add_access(c, {7, 16 * 64 * 2048, false});
+      g.add_access(c, {7, 16 * 64 * burst_bytes, false});
     }
     g.finalize();
     const SimResult r = simulate(g, hw);
-    return r.tasks[1].end / r.tasks[0].end - 1;  // both start at 0
+    return std::pair{r.tasks[0].end, r.tasks[static_cast<size_t>(readers) - 1].end};
   };
-  const double aiv = stretch(CoreType::kAiv), aic = stretch(CoreType::kAic);
-  EXPECT_GT(aiv, 0);
-  EXPECT_NEAR(aic / aiv, hw.l2.shared_read_stretch_aic / hw.l2.shared_read_stretch, 1e-9);
+  for (const CoreType type : {CoreType::kAiv, CoreType::kAic}) {
+    const auto [alone, unused] = last_end(1, 128, type);
+    const double queue = 16 * 64 * 8 * hw.ns_to_cycles(2.0);  // 1024 requests x 8 readers
+    ASSERT_GT(queue, alone);
+    EXPECT_NEAR(last_end(8, 128, type).second, queue, 1e-9 * queue);
+    EXPECT_NEAR(last_end(8, 2048, type).second, 4 * queue, 1e-9 * queue);
+    // Cores reading in step share the line's service whoever came first (the second pass).
+    EXPECT_NEAR(last_end(8, 128, type).first, queue, 1e-9 * queue);
+  }
 }
 
 // K cores each load, add and store one tile at a time, HBM-bound: every task runs

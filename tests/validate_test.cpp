@@ -265,6 +265,25 @@ TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   j["tolerances"] = {{"max_abs_mape_pct", 1e6}, {"argmin", true}};
   r = test::run_cli("validate " + write_temp("loose.json", j));
   EXPECT_EQ(r.code, 0) << r.out;
+  // Every point, not their mean: the worst point's error against max_abs_err_pct.
+  const ValidationResult v = validate({load_validation_dataset(write_temp("loose.json", j))});
+  double worst = 0, sum = 0;
+  size_t n = 0;
+  for (const auto& sweep : v.scores[0].sweeps)
+    for (const double e : sweep.abs_err_pct)
+      if (!std::isnan(e)) {
+        worst = std::max(worst, std::abs(e));
+        sum += std::abs(e);
+        ++n;
+      }
+  ASSERT_GT(n, 1u);
+  ASSERT_GT(worst, sum / static_cast<double>(n));  // the points' errors differ
+  j["tolerances"] = {{"max_abs_err_pct", worst * 0.999}, {"max_abs_mape_pct", worst}};
+  r = test::run_cli("validate " + write_temp("worst.json", j));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("worst point's absolute error"), std::string::npos) << r.out;
+  j["tolerances"] = {{"max_abs_err_pct", worst * 1.001}};
+  EXPECT_EQ(test::run_cli("validate " + write_temp("worst.json", j)).code, 0);
 }
 
 // A dataset that states why the model misses it is still scored against its tolerances and

@@ -162,6 +162,10 @@ DatasetScore score_dataset(const ValidationDataset& ds,
   };
   check_max(tol.max_mape_pct, d.norm_mape_pct, "normalised MAPE", "max_mape_pct");
   check_max(tol.max_abs_mape_pct, d.abs_mape_pct, "absolute MAPE", "max_abs_mape_pct");
+  double worst = kNaN;  // NaN until a point is evaluated
+  for (const double e : abs)
+    if (!std::isnan(e)) worst = std::isnan(worst) ? std::abs(e) : std::max(worst, std::abs(e));
+  check_max(tol.max_abs_err_pct, worst, "worst point's absolute error", "max_abs_err_pct");
   return d;
 }
 

@@ -17,10 +17,11 @@ namespace {
 
 ValidationTolerances parse_tolerances(const JsonReader& t) {
   t.expect_object();
-  t.check_keys({"max_mape_pct", "max_abs_mape_pct", "min_rank_corr", "argmin"});
+  t.check_keys({"max_mape_pct", "max_abs_mape_pct", "max_abs_err_pct", "min_rank_corr", "argmin"});
   ValidationTolerances tol;
   if (const auto v = t.find("max_mape_pct")) tol.max_mape_pct = v->number(0);
   if (const auto v = t.find("max_abs_mape_pct")) tol.max_abs_mape_pct = v->number(0);
+  if (const auto v = t.find("max_abs_err_pct")) tol.max_abs_err_pct = v->number(0);
   if (const auto v = t.find("min_rank_corr")) tol.min_rank_corr = v->number(-1, 1);
   tol.argmin = t.boolean_or("argmin", false);
   return tol;

@@ -7,9 +7,10 @@
 //     "hardware": "ascend910b4",                 file path (relative to this file) or shipped
 //                                                name; default ascend910b1; every point runs on it
 //     "tolerances": {"max_mape_pct": 15,         optional, each key optional: normalised MAPE over
-//                    "max_abs_mape_pct": 25,     all points, absolute MAPE over all points, rank
-//                    "min_rank_corr": 0.8,       correlation of every sweep (where defined), the
-//                    "argmin": true},            argmin of every sweep
+//                    "max_abs_mape_pct": 25,     all points, absolute MAPE over all points, each
+//                    "max_abs_err_pct": 30,      point's absolute error, rank correlation of every
+//                    "min_rank_corr": 0.8,       sweep (where defined), the argmin of every sweep
+//                    "argmin": true},
 //     "sweeps": [
 //       {"name": "...", "axis": "batch",         axis: what the points vary (default "point")
 //        "metric": "task_duration_us",           a calibrate metric (default task_duration_us)
@@ -67,6 +68,7 @@ struct ValidationSweep {
 struct ValidationTolerances {
   std::optional<double> max_mape_pct;      // normalised MAPE over the dataset's points
   std::optional<double> max_abs_mape_pct;  // absolute MAPE over the dataset's points
+  std::optional<double> max_abs_err_pct;   // every point's absolute error
   std::optional<double> min_rank_corr;     // each sweep's rank correlation, where defined
   bool argmin = false;                     // each sweep's argmin must match
 };

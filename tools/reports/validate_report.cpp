@@ -32,6 +32,7 @@ std::string tolerance_text(const ValidationTolerances& t) {
   auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
   if (t.max_mape_pct) add(fmt::format("max_mape_pct {}", *t.max_mape_pct));
   if (t.max_abs_mape_pct) add(fmt::format("max_abs_mape_pct {}", *t.max_abs_mape_pct));
+  if (t.max_abs_err_pct) add(fmt::format("max_abs_err_pct {}", *t.max_abs_err_pct));
   if (t.min_rank_corr) add(fmt::format("min_rank_corr {}", *t.min_rank_corr));
   if (t.argmin) add("argmin");
   return s.empty() ? "none" : s;
@@ -293,6 +294,7 @@ nlohmann::json validate_json(const ValidationResult& res) {
     const auto& t = ds.tolerances;
     if (t.max_mape_pct) tol["max_mape_pct"] = *t.max_mape_pct;
     if (t.max_abs_mape_pct) tol["max_abs_mape_pct"] = *t.max_abs_mape_pct;
+    if (t.max_abs_err_pct) tol["max_abs_err_pct"] = *t.max_abs_err_pct;
     if (t.min_rank_corr) tol["min_rank_corr"] = *t.min_rank_corr;
     if (t.argmin) tol["argmin"] = true;
     nlohmann::json entry = {{"file", ds.path.string()},
