@@ -87,7 +87,8 @@ int64_t L2Residency::prior_co_readers(uint64_t block, int32_t task, double windo
   return std::max<int64_t>(0, hi - lo - 1);
 }
 
-std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run) {
+std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run, double hit_run) {
+  if (hit_run < 0) hit_run = run;
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
   double moved = 0, read = 0, read_miss = 0, write_hbm = 0, shared = 0, queued = 0, in_flight = 0;
   double task_read = 0;
@@ -95,9 +96,11 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     if (!a->write) task_read += static_cast<double>(a->bytes);
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
     double window = 0;
+    const auto it = last_touch_.find(a->block);
+    const bool resident = it != last_touch_.end() && bytes_after(it->second.pos) < capacity_;
     if (!a->write && run > 0) {
       auto& q = readers_[a->block];
-      window = run * static_cast<double>(a->bytes) / task_read;
+      window = (resident ? hit_run : run) * static_cast<double>(a->bytes) / task_read;
       while (!q.empty() && q.front().at <= now - window) q.pop_front();
       // Other tasks only: a task reading one block twice does not wait for itself.
       const auto others =
@@ -112,8 +115,6 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     }
     const auto b = static_cast<double>(a->bytes);
     moved += b;
-    const auto it = last_touch_.find(a->block);
-    const bool resident = it != last_touch_.end() && bytes_after(it->second.pos) < capacity_;
     if (a->bypass_l2) {  // read past L2: no allocation, so nothing evicted and nothing kept
       read += b;
       if (!resident) read_miss += b;

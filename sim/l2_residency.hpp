@@ -62,12 +62,14 @@ class L2Residency {
  public:
   L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start = L2Start::kCold);
   // Touches the task's accesses; a task without any returns nullopt (all its traffic to HBM).
-  // `now` and `run` (the task's idle-machine run, cycles) find its co-readers: a block it reads
-  // is shared with each task that read it less than run x (block bytes / the task's read bytes)
-  // ago, the time the task spends on that block. A co-reader of a block whose HBM fetch began in
+  // `now` and `run` (the task's idle-machine run, cycles; `hit_run` when every read hits, < 0:
+  // as run) find its co-readers: a block it reads is shared with each task that read it less
+  // than (hit_run if L2 holds the block, else run) x (block bytes / the task's read bytes) ago,
+  // the time the task spends on that block. A co-reader of a block whose HBM fetch began in
   // that window waits for the same fetch: its read is no hit (it streams at the miss rate), but
   // the bytes come from HBM once.
-  std::optional<Traffic> on_start(int32_t task, double now = 0, double run = 0);
+  std::optional<Traffic> on_start(int32_t task, double now = 0, double run = 0,
+                                  double hit_run = -1);
   bool absorbs_writes() const { return absorb_writes_; }
   // Co-readers from a finished pass: with every task's start in it, a block's co-readers are the
   // tasks that started within the window on either side, those that start later included (cores

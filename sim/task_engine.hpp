@@ -94,7 +94,8 @@ class TaskEngine {
     const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
     // Every byte passes through L2; only L2 misses and write-backs draw on HBM
     // (sim/l2_residency.hpp), a written byte costing write_weight_ read bytes.
-    const std::optional<Traffic> hbm = l2_ ? l2_->on_start(task, t, kind.cycles) : std::nullopt;
+    const std::optional<Traffic> hbm =
+        l2_ ? l2_->on_start(task, t, kind.cycles, kind.hit_cycles) : std::nullopt;
     // Reads that hit L2 stream at the L2-hit rate: the run interpolates between the all-miss
     // and all-hit runs by the task's hit share; its byte rates scale with it.
     int32_t cls = kind.flow_class;

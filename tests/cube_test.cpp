@@ -375,6 +375,30 @@ TEST(L2StackDistance, CoReadersShareTheFetchAndCountEachOther) {
   EXPECT_DOUBLE_EQ(late->shared_read, 0);
 }
 
+// A reader of a block L2 holds spends its all-hit run on it, so only readers within that (shorter)
+// window are its co-readers; a block still to be fetched is read over the all-miss run.
+TEST(L2StackDistance, AHitReadersWindowIsItsHitRun) {
+  TaskGraph g;
+  g.add_psg("t");
+  TaskKind k;
+  const int32_t kind = g.add_kind(k);
+  for (int i = 0; i < 4; ++i) {
+    g.add_task(kind, 0);
+    g.add_access(i, {7, 1000, false});
+  }
+  g.finalize();
+  L2Residency l2(g, 1e6);
+  EXPECT_DOUBLE_EQ(l2.on_start(0, 0, 100, 20)->read_hbm, 1);  // the fetch: window 100
+  EXPECT_DOUBLE_EQ(l2.on_start(1, 500, 100, 20)->shared_read, 0);
+  // 30 cycles after task 1: within its miss run (100) but past its hit run (20).
+  const auto apart = l2.on_start(2, 530, 100, 20);
+  EXPECT_DOUBLE_EQ(apart->read_hit, 1);
+  EXPECT_DOUBLE_EQ(apart->shared_read, 0);
+  const auto together = l2.on_start(3, 540, 100, 20);  // 10 cycles after task 2
+  EXPECT_DOUBLE_EQ(together->shared_read, 1);
+  EXPECT_DOUBLE_EQ(together->queued_reads, 2);
+}
+
 // PyPTO's cube merge: heavy cube chains stay tasks of their own (6144^3: 4.5 MiB of copy-ins per
 // C tile > mg_copyin_upper_bound 1 MiB); light ones pack up to the cap.
 TEST(CubeKernels, CubeMergeIsCappedByCopyInBytes) {

@@ -1122,15 +1122,21 @@ TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
   const Metrics a = run_config_text("mm_op.json", ref), b = run_config_text("mm_prog.json", p);
   EXPECT_EQ(a.gen_time_us, b.gen_time_us);
   EXPECT_EQ(a.tasks, b.tasks);
-  // spmd (catlass's basic matmul, 24 blocks): the same cube tasks, a block a run of C-tile tasks;
-  // the family hands tiles out strided (block b: b, b + 24, ...), the program in contiguous runs,
-  // so L2 sees other panels at a time and fewer cores queue for one panel's lines: 2.6%.
+  // spmd (catlass's basic matmul, 24 blocks): the same cube tasks, a block a run of C-tile tasks
+  // in PyPTO's order, which is the family's contiguous assignment with swizzle [1, 0].
   json sref = ref, sp = p;
   sref["partition"] = sp["partition"] = {{"style", "spmd"}, {"grid", 24}};
-  sref["params"] = {{"l1_tile", {128, 256, 64}}, {"l0_tile", {128, 256, 64}}};
+  sref["params"] = {{"l1_tile", {128, 256, 64}},
+                    {"l0_tile", {128, 256, 64}},
+                    {"assignment", "contiguous"},
+                    {"swizzle", {1, 0}}};
   const Metrics c = run_config_text("mm_op_spmd.json", sref),
                 d = run_config_text("mm_prog_spmd.json", sp);
-  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 3e-2);
+  // Same tasks and bytes; the times agree to 0.002% (132.027 vs 132.029 us), a residue I have
+  // not traced to its source.
+  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 1e-4);
+  EXPECT_EQ(c.gm_read_bytes, d.gm_read_bytes);
+  EXPECT_EQ(c.tasks, d.tasks);
   // PyPTO's two-level cube tile, [[mL0, mL1], [kL0, kL1], [nL0, nL1]]: L1 k steps of 256 over L0
   // tiles of k 64, the family's tile [128, 64, 256] with params.k_l1 256, exactly.
   json ref2 = ref, p2 = p;
