@@ -1,8 +1,8 @@
 // Sweep throughput: a 1000-candidate generated softmax (16, 16384) space (tile[0] in powers of
 // two up to 16, tile[1] every multiple of 8 elements up to 1600), pre-check plus simulation, on
 // 1 and 2 threads; and the shipped matmul sweep (configs/sweeps/matmul_spmd_6144_tiles_grid.json:
-// 6144^3 fp16 catlass-style, L1 tile x grid, 35 candidates of 1152 cube tasks each). Counter
-// candidates_per_s is wall-clock candidates per second.
+// 6144^3 fp16 catlass-style, L1 tile x L0 tile x swizzle x grid, 90 candidates of 1152 cube tasks
+// each). Counter candidates_per_s is wall-clock candidates per second.
 #include <benchmark/benchmark.h>
 
 #include <nlohmann/json.hpp>

@@ -156,15 +156,19 @@ std::vector<const ParamDecl*> op_params(const std::string& op) {
   return out;
 }
 
+void validate_param(const std::string& op, const std::string& name, const JsonReader& value) {
+  const JsonReader v = value.with_kind(ErrorKind::kParams);
+  const ParamDecl* p = find_param(op, name);
+  if (!p) v.fail(fmt::format("unknown param for {} (allowed: {})", op, param_names(op_params(op))));
+  check_value(*p, v);
+}
+
 void validate_params(const std::string& op, const JsonReader& params) {
   const JsonReader r = params.with_kind(ErrorKind::kParams);
   r.expect_object();
+  r.for_each_member(
+      [&](const std::string& key, const JsonReader& v) { validate_param(op, key, v); });
   const auto decls = op_params(op);
-  r.for_each_member([&](const std::string& key, const JsonReader& v) {
-    const ParamDecl* p = find_param(op, key);
-    if (!p) v.fail(fmt::format("unknown param for {} (allowed: {})", op, param_names(decls)));
-    check_value(*p, v);
-  });
   for (const ParamDecl* p : decls)
     if (p->required && !r.has(p->name))
       r.with_kind(ErrorKind::kParams)

@@ -109,6 +109,9 @@ std::vector<const ParamDecl*> op_params(const std::string& op);
 // Checks `params` (a reader of the spec's "params" object) against the declarations of `op`:
 // unknown keys, types, allowed values, bounds and required params; every failure is kParams.
 void validate_params(const std::string& op, const JsonReader& params);
+// One param's value (`value` reads it; the message names its place): a name `op` declares, and a
+// value of the declared type within its allowed values and bounds.
+void validate_param(const std::string& op, const std::string& name, const JsonReader& value);
 // Same for a spec built in code (the message names the op as its origin), with its family's
 // spec-dependent checks.
 void validate_params(const KernelSpec& spec);

@@ -57,6 +57,7 @@ nlohmann::json candidate_to_json(const CandidateResult& c) {
           {"grid", c.grid},
           {"block", c.block},
           {"named_tiles", c.named_tiles},
+          {"params", c.params},
           {"ok", c.ok},
           {"reject_class", c.reject_class},
           {"reason", c.reason},
@@ -98,6 +99,7 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     j.at("grid").get_to(c.grid);
     j.at("block").get_to(c.block);
     if (j.contains("named_tiles")) j.at("named_tiles").get_to(c.named_tiles);  // older shards
+    if (j.contains("params")) c.params = j.at("params");
     j.at("ok").get_to(c.ok);
     j.at("reject_class").get_to(c.reject_class);
     j.at("reason").get_to(c.reason);

@@ -40,8 +40,28 @@ std::string named_tiles_text(const NamedTiles& tiles) {
   return s;
 }
 
+namespace {
+
+// [128, 256, 64] as the tiles print; other values as JSON ("strided").
+std::string param_value_text(const nlohmann::json& v) {
+  if (!v.is_array()) return v.dump();
+  std::vector<std::string> items;
+  for (const auto& e : v) items.push_back(param_value_text(e));
+  return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+}  // namespace
+
+std::string params_text(const nlohmann::json& params) {
+  std::string s;
+  for (const auto& [name, value] : params.items())
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, param_value_text(value));
+  return s;
+}
+
 std::string candidate_label(const CandidateResult& c) {
-  const std::string named = c.named_tiles.empty() ? "" : ", " + named_tiles_text(c.named_tiles);
+  std::string named = c.named_tiles.empty() ? "" : ", " + named_tiles_text(c.named_tiles);
+  if (!c.params.empty()) named += ", " + params_text(c.params);
   if (c.grid == 0)
     return fmt::format("tile {} loop {}{}", format_dims(c.tile), c.loop_count, named);
   std::string s = fmt::format("grid {} sub-tile {}", c.grid, format_dims(c.tile));
@@ -58,6 +78,7 @@ CandidateResult evaluate_candidate(const SweepConfig& cfg, const Hardware& hw, c
   r.grid = c.grid;
   r.block = c.block;
   r.named_tiles = c.named_tiles;
+  r.params = c.params;
   const KernelSpec spec = candidate_spec(cfg, c);
   const auto& k = cfg.constraints;
   // 1. Rank and alignment: the kernels' own validation.
@@ -188,13 +209,13 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
                                  reduction ? " (reduction axis)" : "");
   }
   // A series: candidates equal in everything but the swept axis (zeroed in the key).
-  // loop count, grid, block, tile, the program's other named tiles
-  using Key = std::tuple<int64_t, int64_t, Dims, Dims, NamedTiles>;
+  // loop count, grid, block, tile, the program's other named tiles, the params
+  using Key = std::tuple<int64_t, int64_t, Dims, Dims, NamedTiles, nlohmann::json>;
   std::map<Key, int> ids;
   std::vector<std::vector<size_t>> series;
   for (auto& c : res.candidates) {
     if (!c.ok) continue;
-    Key key{c.loop_count, c.grid, c.block, c.tile, c.named_tiles};
+    Key key{c.loop_count, c.grid, c.block, c.tile, c.named_tiles, c.params};
     if (loop_axis) {
       std::get<0>(key) = 0;
       c.axis_value = static_cast<double>(c.loop_count);

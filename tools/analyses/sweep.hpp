@@ -33,6 +33,7 @@ struct CandidateResult : Metrics {
   int64_t grid = 0;        // spmd: blocks launched (0: not spmd)
   Dims block;              // spmd: the block region (empty: not set)
   NamedTiles named_tiles;  // a program's other named tiles (candidates.program_tiles)
+  nlohmann::json params = nlohmann::json::object();  // the op's params it sets (candidates.params)
   bool ok = false;
   // Pre-check: alignment, tile_over_shape, limits, contiguous. Lowering: the ErrorKind of its
   // error (capacity: UB, L1 or L0A/B/C overflow; alignment; limits; params; input). Then
@@ -112,6 +113,8 @@ bool ties(const SweepConfig& cfg, const CandidateResult& best, const CandidateRe
 std::string candidate_label(const CandidateResult& c);
 // "col (8, 64), out (1, 512)": a candidate's other named tiles.
 std::string named_tiles_text(const NamedTiles& tiles);
+// "l0_tile [128, 256, 64], swizzle [3, 0]": a candidate's params (candidates.params), "" without.
+std::string params_text(const nlohmann::json& params);
 
 // Picks the axis for kAuto: the grid when it varies, else the loop count when it varies, else the
 // tile dim whose series are longest (the first reduction dim on a tie); with nothing varying, the

@@ -20,6 +20,7 @@ nlohmann::json spec_to_json(const KernelSpec& spec) {
   j["buffer_count"] = spec.buffer_count;
   if (spec.program && !spec.program_tile.empty()) j["program_tile"] = spec.program_tile;
   for (const auto& [name, dims] : spec.program_tiles) j["program_tiles"][name] = dims;
+  if (spec.params.is_object() && !spec.params.empty()) j["params"] = spec.params;
   return j;
 }
 

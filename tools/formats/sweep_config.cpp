@@ -10,6 +10,7 @@
 
 #include "kernels/lowering.hpp"
 #include "kernels/program.hpp"
+#include "kernels/registry.hpp"
 #include "model/error.hpp"
 #include "model/integer_text.hpp"
 #include "model/tile_geometry.hpp"
@@ -154,10 +155,27 @@ void parse_program_tiles(const JsonReader& t, SweepConfig& cfg) {
   });
 }
 
+// {"<param>": [value, ...], ...}: each value checked against the op's declaration of the param.
+void parse_param_values(const JsonReader& p, SweepConfig& cfg) {
+  if (cfg.base.program)
+    p.fail(
+        "applies to a built-in op's sweep only (a tile program has no params: sweep its named "
+        "tiles with candidates.program_tiles)");
+  p.expect_object();
+  p.for_each_member([&](const std::string& name, const JsonReader& v) {
+    std::vector<nlohmann::json> values;
+    for (const auto& value : non_empty_items(v, fmt::format("values of the param '{}'", name))) {
+      validate_param(cfg.base.op, name, value);
+      values.push_back(value.json());
+    }
+    cfg.param_values.emplace_back(name, std::move(values));
+  });
+}
+
 void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
   c.check_keys({"tiles", "loop_counts", "generate_tiles", "generate_loop_counts", "grids",
-                "generate_grids", "blocks", "generate_blocks", "program_tiles", "constraints",
-                "axis"});
+                "generate_grids", "blocks", "generate_blocks", "program_tiles", "params",
+                "constraints", "axis"});
   const bool spmd = cfg.base.partition == PartitionStyle::kSpmd;
   // Each axis belongs to one launch style: loop counts to pypto, grids and blocks to spmd.
   for (const char* key : {"loop_counts", "generate_loop_counts"})
@@ -192,6 +210,7 @@ void parse_candidates(const JsonReader& c, SweepConfig& cfg) {
     for (const auto& block : non_empty_items(*b, "block regions, e.g. [[64, 4096]]"))
       cfg.blocks.push_back(block.positive_ints(rank));
   if (const auto t = c.find("program_tiles")) parse_program_tiles(*t, cfg);
+  if (const auto p = c.find("params")) parse_param_values(*p, cfg);
   if (const auto k = c.find("constraints")) parse_constraints(*k, cfg.constraints);
   if (const auto g = c.find("generate_tiles"))
     parse_dim_space(*g, cfg.base.shape, cfg.constraints.allow_tile_over_shape, true,
@@ -524,12 +543,19 @@ std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware&
   uint64_t named_count = 1;
   for (const auto& [name, shapes] : cfg.program_tiles)
     named_count = times(named_count, shapes.size());
-  check_size(cfg, cfg.path.string() + ": candidates",
-             cfg.program_tiles.empty()
-                 ? "candidates (grids x blocks x tiles x loop counts)"
-                 : "candidates (grids x blocks x tiles x loop counts x program tiles)",
-             times(times(times(times(grids.size(), blocks.size()), tiles.size()), loops.size()),
-                   named_count));
+  // ... and of the params' values (one empty object without them).
+  std::vector<nlohmann::json> params(1, nlohmann::json::object());
+  uint64_t params_count = 1;
+  for (const auto& [name, values] : cfg.param_values)
+    params_count = times(params_count, values.size());
+  std::string space = "candidates (grids x blocks x tiles x loop counts";
+  if (!cfg.program_tiles.empty()) space += " x program tiles";
+  if (!cfg.param_values.empty()) space += " x params";
+  check_size(
+      cfg, cfg.path.string() + ": candidates", space + ")",
+      times(times(times(times(times(grids.size(), blocks.size()), tiles.size()), loops.size()),
+                  named_count),
+            params_count));
   for (const auto& [name, shapes] : cfg.program_tiles) {
     std::vector<NamedTiles> next;
     for (const auto& combo : named)
@@ -539,8 +565,17 @@ std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware&
       }
     named = std::move(next);
   }
+  for (const auto& [name, values] : cfg.param_values) {
+    std::vector<nlohmann::json> next;
+    for (const auto& combo : params)
+      for (const auto& value : values) {
+        next.push_back(combo);
+        next.back()[name] = value;
+      }
+    params = std::move(next);
+  }
   std::vector<Candidate> out;
-  std::set<std::tuple<int64_t, Dims, Dims, int64_t, NamedTiles>> seen;
+  std::set<std::tuple<int64_t, Dims, Dims, int64_t, NamedTiles, nlohmann::json>> seen;
   for (int64_t grid : grids)
     for (const auto& b : blocks) {
       const int64_t g = cfg.grid_from_block ? region_count(cfg.base.shape, b) : grid;
@@ -548,7 +583,8 @@ std::vector<Candidate> expand_candidates(const SweepConfig& cfg, const Hardware&
         const Dims& t = cfg.tile_from_block ? b : tile;
         for (int64_t l : loops)
           for (const auto& n : named)
-            if (seen.emplace(g, b, t, l, n).second) out.push_back({t, l, g, b, n});
+            for (const auto& p : params)
+              if (seen.emplace(g, b, t, l, n, p).second) out.push_back({t, l, g, b, n, p});
       }
     }
   if (out.empty())
@@ -563,6 +599,8 @@ KernelSpec candidate_spec(const SweepConfig& cfg, const Candidate& c) {
   if (c.grid > 0) s.grid = c.grid;
   if (!c.block.empty()) s.block = c.block;
   s.program_tiles = c.named_tiles;
+  if (!c.params.empty() && !s.params.is_object()) s.params = nlohmann::json::object();
+  for (const auto& [name, value] : c.params.items()) s.params[name] = value;
   return s;
 }
 

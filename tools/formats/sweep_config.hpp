@@ -23,6 +23,9 @@
 //       "blocks": [[64, 4096]],                   spmd: explicit block regions
 //       "generate_blocks": {"fixed": {...}, "max": [...]},   per dim powers of two up to the
 //                                                 bound (default the shape) and the bound
+//       "params": {"l0_tile": [[128, 256, 64], [128, 128, 64]], "swizzle": [[3, 0], [3, 1]]},
+//                                                 values of the op's params, every combination
+//                                                 (each overrides the kernel's "params" entry)
 //       "constraints": {
 //         "prune_over_limits": true,      rulebook limits prod(tile), auto_tiles reject (else flag)
 //         "allow_tile_over_shape": true,  false: tile[i] > shape[i] is rejected (else flagged)
@@ -43,8 +46,8 @@
 // The tile space is the explicit tiles then the generated ones, or the kernel's "tile" when
 // neither is given; the loop space likewise falls back to "loop_count" (default 1), the grid space
 // to partition.grid and the block space to "not set". Candidates are every (grid, block, tile,
-// loop count), grid outermost, duplicates removed, in that order. Generated spaces stop before a
-// step would pass their bound (never overflowing), and a space larger than
+// loop count, program tiles, params), grid outermost, duplicates removed, in that order. Generated
+// spaces stop before a step would pass their bound (never overflowing), and a space larger than
 // constraints.max_candidates is refused. Unknown keys and impossible spaces throw tilesim::Error
 // naming the file, the key and what is allowed; so do loop counts in an spmd sweep, a grid space
 // outside one, and partition.grid together with a grid space.
@@ -114,6 +117,8 @@ struct SweepConfig {
   TileSpaceSpec generate_blocks;
   // A tile program's other named tiles, each with its shapes: candidates take every combination.
   std::vector<std::pair<std::string, std::vector<Dims>>> program_tiles;
+  // A built-in op's params, each with its values (candidates.params): every combination.
+  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> param_values;
   // spmd with a block space and no grid anywhere: each block's grid is cdiv(shape, block) per
   // dim, multiplied (Triton's grid = (triton.cdiv(n, BLOCK),)).
   bool grid_from_block = false;
@@ -135,6 +140,8 @@ struct Candidate {
   int64_t grid = 0;          // spmd: blocks launched (0: not an spmd candidate)
   Dims block{};              // spmd: the block region (empty: not set)
   NamedTiles named_tiles{};  // a program's other named tiles (candidates.program_tiles)
+  // The op's params this candidate sets (candidates.params), over the kernel's "params".
+  nlohmann::json params = nlohmann::json::object();
 };
 
 SweepConfig sweep_config_from_json(const nlohmann::json& doc, const std::filesystem::path& origin);

@@ -64,7 +64,8 @@ std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
 
 // What the recommended's series holds fixed, for the zones heading and the plot legend.
 std::string series_fixed_text(const SweepResult& res, const CandidateResult& b) {
-  const std::string named = b.named_tiles.empty() ? "" : ", " + named_tiles_text(b.named_tiles);
+  std::string named = b.named_tiles.empty() ? "" : ", " + named_tiles_text(b.named_tiles);
+  if (!b.params.empty()) named += ", " + params_text(b.params);
   if (res.axis.kind == SweepAxis::Kind::kLoopCount)
     return fmt::format("tile {}{}", tile_text(b.tile), named);
   if (b.grid == 0)
@@ -233,20 +234,26 @@ void add_spmd_columns(std::vector<Column>& cols, const SweepResult& res) {
 std::vector<Column> table_columns(const SweepConfig& cfg, const SweepResult& res,
                                   const CandidateResult* best, bool spmd) {
   std::vector<Column> cols = common_columns(cfg, res, best, spmd);
-  // A program's other named tiles, beside the swept tile.
-  if (!cfg.program_tiles.empty()) {
-    size_t nw = 5;
-    for (const auto& c : res.candidates) nw = std::max(nw, named_tiles_text(c.named_tiles).size());
-    cols.insert(cols.begin() + 2,
-                Column{"tiles", nw, true, Column::kRequired,
-                       [](const CandidateResult& c) { return named_tiles_text(c.named_tiles); }});
-  }
+  // A text column beside the swept tile, as wide as its widest cell.
+  auto beside_tile = [&](std::string header, std::function<std::string(const CandidateResult&)> f) {
+    size_t w = header.size();
+    for (const auto& c : res.candidates) w = std::max(w, f(c).size());
+    cols.insert(cols.begin() + 2, Column{std::move(header), w, true, Column::kRequired, f});
+  };
+  // The params the candidates set, then a program's other named tiles (inserted last: first).
+  if (!cfg.param_values.empty())
+    beside_tile("params", [](const CandidateResult& c) { return params_text(c.params); });
+  if (!cfg.program_tiles.empty())
+    beside_tile("tiles", [](const CandidateResult& c) { return named_tiles_text(c.named_tiles); });
   // Another objective than gen_time_us gets its own column beside gen_us: what ranks.
+  const auto gen =
+      std::find_if(cols.begin(), cols.end(), [](const Column& c) { return c.header == "gen_us"; });
+  if (gen == cols.end()) throw InternalError("sweep table: the gen_us column is missing");
   if (cfg.objective != Objective::kGenTime)
-    cols.insert(
-        cols.begin() + 4,
-        Column{std::string(objective_info(cfg.objective).column), 10, false, Column::kRequired,
-               [&cfg](const CandidateResult& c) { return us_cell(objective_of(cfg, c)); }});
+    cols.insert(gen + 1, Column{std::string(objective_info(cfg.objective).column), 10, false,
+                                Column::kRequired, [&cfg](const CandidateResult& c) {
+                                  return us_cell(objective_of(cfg, c));
+                                }});
   if (spmd) add_spmd_columns(cols, res);
   return cols;
 }
@@ -446,6 +453,8 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
   s += "loop_count,";
   const bool named = !cfg.program_tiles.empty();
   if (named) s += "program_tiles,";
+  const bool params = !cfg.param_values.empty();
+  if (params) s += "params,";
   if (spmd) {
     s += "grid,block,";
     for (const auto& f : spmd_fields()) append(s, "{},", f.name);
@@ -472,6 +481,7 @@ std::string sweep_csv(const SweepConfig& cfg, const Hardware& hw, const SweepRes
         t += (t.empty() ? "" : ";") + name + "=" + tile_csv(dims);
       append(s, "{},", csv_field(t));
     }
+    if (params) append(s, "{},", csv_field(c.params.dump()));
     if (spmd) {
       append(s, "{},{},", c.grid, tile_csv(c.block));
       for (const auto& f : spmd_fields()) {
@@ -529,6 +539,7 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
     e["tile"] = c.tile;
     e["loop_count"] = c.loop_count;
     if (!c.named_tiles.empty()) e["program_tiles"] = named_tiles_json(c.named_tiles);
+    if (!c.params.empty()) e["params"] = c.params;
     if (c.grid > 0) {
       e["grid"] = c.grid;
       e["block"] = c.block.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.block);
@@ -578,6 +589,7 @@ nlohmann::json sweep_json(const SweepConfig& cfg, const Hardware& hw, const Swee
                         {"binding", binding_json(resource_uses(r, hw))},
                         {"next_lever", next_lever(cfg, hw, res)}};
     if (!r.named_tiles.empty()) j["recommended"]["program_tiles"] = named_tiles_json(r.named_tiles);
+    if (!r.params.empty()) j["recommended"]["params"] = r.params;
     if (r.grid > 0) {
       j["recommended"]["grid"] = r.grid;
       j["recommended"]["block"] =
@@ -747,7 +759,7 @@ HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates) {
 std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   std::vector<Candidate> cands;
   for (const auto& c : res.candidates)
-    cands.push_back({c.tile, c.loop_count, c.grid, c.block, c.named_tiles});
+    cands.push_back({c.tile, c.loop_count, c.grid, c.block, c.named_tiles, c.params});
   const HeatMapAxes axes = heat_map_axes(cands);
   const bool spmd = spmd_sweep(cfg);
   auto xv = [&](const CandidateResult& c) {
