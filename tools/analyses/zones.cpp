@@ -169,8 +169,7 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
                              f.utilisation * 100.0, bf.utilisation * 100.0)
                        : fmt::format(
                              "{}; unbalanced waves, the last too small for the cores: {}, under "
-                             "{:.0f}%; it ran "
-                             "alone {:.3f} us of the {:.3f} us lost",
+                             "{:.0f}%; it ran alone {:.3f} us, against {:.3f} us lost to the best",
                              head, tail, opt.min_tail_occupancy * 100.0, f.tail_exposed_us, lost);
       continue;
     }
