@@ -1,32 +1,13 @@
 #include "kernels/lowering.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "kernels/lowering_support.hpp"
-#include "kernels/program.hpp"
-#include "kernels/reduction_program.hpp"
-#include "kernels/registry.hpp"
-#include "kernels/task_packing.hpp"
+#include "kernels/lower/diagnostics.hpp"
+#include "kernels/lower/program_lowering.hpp"
+#include "kernels/lower/task_packing.hpp"
+#include "kernels/program/program.hpp"
+#include "kernels/spec/registry.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
-
-std::vector<std::string> known_ops() {
-  return registered_ops();
-}
-
-std::string unknown_op_message(const std::string& op) {
-  return fmt::format("unknown op '{}' (known: {})", op, fmt::join(registered_ops(), ", "));
-}
-
-ReductionProgram describe_reduction_program(const KernelSpec& spec) {
-  const KernelFamily* f = find_family(spec.op);
-  if (!f || !f->describe) throw InternalError("'" + spec.op + "' is not a reducing op");
-  ReductionProgram prog = f->describe(spec);
-  if (spec.partition == PartitionStyle::kSpmd) share_over_blocks(prog, spec);
-  return prog;
-}
 
 LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   const KernelFamily* family = spec.program ? nullptr : find_family(spec.op);

@@ -118,7 +118,7 @@ struct TileStep {
   // Set when the step's last store adds its partial result into a GM block (an atomic
   // accumulate; the block is the task's last write Access), with the vector work that folds one
   // partial into another in UB. A task that runs consecutive such steps into the same block
-  // keeps the running partial in UB and stores once (kernels/task_packing.cpp).
+  // keeps the running partial in UB and stores once (kernels/lower/task_packing.cpp).
   bool accumulates = false;
   std::vector<VecOp> fold;
 };
@@ -161,7 +161,7 @@ struct TaskKind {
   int l0_depth = 2;
   // A task of a loop that carries state from one iteration to the next (flash attention's running
   // max, sum and O): PyPTO merges independent isomorphic tile chains into one task, and these
-  // depend on each other, so kernels/task_packing.cpp leaves each its own task.
+  // depend on each other, so kernels/lower/task_packing.cpp leaves each its own task.
   bool carries_state = false;
 };
 

@@ -6,15 +6,20 @@ layers below it. Prints every include that climbs the stack and exits 1 if there
 
 The stack, bottom first: model; kernels and sim (beside each other: neither includes the other);
 then tools/ as formats -> analyses -> calibration -> reports -> cli; python/ (the bindings) on
-top. bench/ and tests/ may include anything."""
+top. bench/ and tests/ may include anything. kernels/ has floors of its own, bottom first: ops,
+spec, tiling, program, cube, lower, families, functional, and the entry (kernels/lowering.*) on
+top. A layer that may include a folder may include its floors."""
 import pathlib
 import re
 import sys
 
 # Each layer and the layers it may include (besides itself).
+KERNEL_FLOORS = ["kernels/ops", "kernels/spec", "kernels/tiling", "kernels/program", "kernels/cube",
+                 "kernels/lower", "kernels/families", "kernels/functional"]
 ALLOWED = {
     "model": [],
-    "kernels": ["model"],
+    **{floor: ["model"] + KERNEL_FLOORS[:i] for i, floor in enumerate(KERNEL_FLOORS)},
+    "kernels": ["model"] + KERNEL_FLOORS,
     "sim": ["model"],
     "tools/formats": ["model", "kernels", "sim"],
     "tools/analyses": ["model", "kernels", "sim", "tools/formats"],
@@ -37,18 +42,25 @@ def layer_of(path):
     return None
 
 
+def allowed(layer, target):
+    """`target` is one of the layers `layer` may include, or a floor of one."""
+    return any(target == a or target.startswith(a + "/") for a in ALLOWED[layer])
+
+
 def violations(root):
     found = []
     for layer in ALLOWED:
         for f in sorted((root / layer).rglob("*")):
             if f.suffix not in (".hpp", ".cpp", ".h", ".cc"):
                 continue
+            if layer_of(str(f.relative_to(root))) != layer:
+                continue  # a file of a sub-layer (a floor of kernels/) is checked as that layer
             for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
                 target = layer_of(m.group(1))
-                if target and target != layer and target not in ALLOWED[layer]:
+                if target and target != layer and not allowed(layer, target):
                     found.append(f"{f.relative_to(root)}:{n}: {layer} includes {m.group(1)} "
                                  f"({target} is not below {layer})")
     return found

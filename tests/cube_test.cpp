@@ -3,11 +3,11 @@
 // model's stack distance and co-readers; PyPTO's cube merge cap.
 #include <gtest/gtest.h>
 
-#include "kernels/families.hpp"
-#include "kernels/functional.hpp"
+#include "kernels/families/families.hpp"
+#include "kernels/functional/functional.hpp"
+#include "kernels/lower/task_packing.hpp"
 #include "kernels/lowering.hpp"
-#include "kernels/lowering_support.hpp"
-#include "kernels/task_packing.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/cube_cost.hpp"
 #include "model/dma_cost.hpp"
 #include "model/task_cost.hpp"

@@ -7,9 +7,9 @@
 #include <map>
 #include <tuple>
 
-#include "kernels/functional.hpp"
+#include "kernels/functional/functional.hpp"
 #include "kernels/lowering.hpp"
-#include "kernels/registry.hpp"
+#include "kernels/spec/registry.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
 

@@ -4,9 +4,11 @@
 
 #include <array>
 
-#include "kernels/families.hpp"
+#include "kernels/cube/matmul_plan.hpp"
+#include "kernels/families/families.hpp"
+#include "kernels/lower/diagnostics.hpp"
 #include "kernels/lowering.hpp"
-#include "kernels/lowering_support.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
 #include "model/task_cost.hpp"
@@ -838,8 +840,8 @@ TEST(Kernels, LimitsAreReportedNotEnforced) {
 }
 
 // The prod(tile) <= 16384 limit counts a cube tile's operand tiles A[tm, tk] and B[tk, tn], not
-// m * k * n (kernels/matmul.cpp says why): the rule-2 matmul sweep's (128, 64, 256) is within it
-// (B = 64 * 256 = 16384), while an operand over 16384 elements is still flagged.
+// m * k * n (kernels/families/matmul.cpp says why): the rule-2 matmul sweep's (128, 64, 256) is
+// within it (B = 64 * 256 = 16384), while an operand over 16384 elements is still flagged.
 TEST(Kernels, MatmulLimitCountsTheOperandTiles) {
   const auto hw = default_hw();
   const SweepConfig cfg =
@@ -982,7 +984,7 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
             "r.json: buffer_count: out of range: 9 (allowed 1..8)");
   EXPECT_EQ(error(R"(, "dtype": "fp8")"),
             "r.json: dtype: unknown dtype 'fp8' (allowed: fp32, fp16, bf16)");
-  // The dtypes are the op record's (kernels/op_table.cpp): add takes the float types only.
+  // The dtypes are the op record's (kernels/ops/op_table.cpp): add takes the float types only.
   EXPECT_EQ(error(R"(, "dtype": "int8")"),
             "r.json: dtype: add does not take int8 (allowed: fp32, fp16, bf16)");
   EXPECT_EQ(error(R"(, "tiel": 1)"),

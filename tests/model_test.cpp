@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
-#include "kernels/reduction_plan.hpp"
+#include "kernels/spec/kernel_spec.hpp"
+#include "kernels/tiling/reduction_plan.hpp"
 #include "model/dma_cost.hpp"
 #include "model/enum_names.hpp"
 #include "model/error.hpp"

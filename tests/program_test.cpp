@@ -14,8 +14,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/functional.hpp"
-#include "kernels/program.hpp"
+#include "kernels/functional/functional.hpp"
+#include "kernels/lower/program_lowering.hpp"
+#include "kernels/program/program.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/candidate_json.hpp"
@@ -1107,8 +1108,8 @@ TEST(ProgramVsOps, NaryAddEqualsTheElementwiseFamilysOperands) {
 }
 
 TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
-  // The same cube task (kernels/cube_task.hpp) over the same C tiles in PyPTO's order (n outer,
-  // m inner): the pypto times agree exactly once C is written in the operands' dtype.
+  // The same cube task (kernels/cube/cube_task.hpp) over the same C tiles in PyPTO's order (n
+  // outer, m inner): the pypto times agree exactly once C is written in the operands' dtype.
   const json ref = {
       {"op", "matmul"}, {"shape", {2048, 2048, 2048}}, {"dtype", "fp16"}, {"tile", {128, 64, 256}}};
   json mm = op("matmul", {"a", "b"}, "c");

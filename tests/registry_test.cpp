@@ -8,7 +8,7 @@
 #include <map>
 
 #include "kernels/lowering.hpp"
-#include "kernels/registry.hpp"
+#include "kernels/spec/registry.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/formats/run_config.hpp"

@@ -1,7 +1,7 @@
 // libFuzzer target: sweep configs (tools/formats/sweep_config.hpp), read and expanded into their
 // candidate space (the limits are checked before anything is allocated). The task limit is
 // lowered to 4096, so a space that lowers a tile to learn the core type stays fast.
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tools/formats/sweep_config.hpp"

@@ -1,8 +1,9 @@
 // libFuzzer target: tile programs (tools/formats/program_file.hpp), read and planned; when small
 // enough to stay fast (at most kSmall elements in all tensors) executed tiled and untiled with
 // Eigen and lowered under pypto and spmd, as `tilesim run` and the functional proof do.
-#include "kernels/functional.hpp"
-#include "kernels/program.hpp"
+#include "kernels/functional/functional.hpp"
+#include "kernels/lower/program_lowering.hpp"
+#include "kernels/program/program.hpp"
 #include "model/hardware.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tools/formats/program_file.hpp"

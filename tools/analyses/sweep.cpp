@@ -7,7 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "kernels/lowering_support.hpp"
+#include "kernels/lower/diagnostics.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 #include "model/tile_geometry.hpp"
 #include "sim/simulator.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "sim/metrics.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/swimlane.hpp"

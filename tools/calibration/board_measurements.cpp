@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "kernels/registry.hpp"
+#include "kernels/spec/registry.hpp"
 #include "model/dtype.hpp"
 #include "model/error.hpp"
 #include "model/hardware.hpp"

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "tools/calibration/msprof_map.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/swimlane.hpp"

@@ -42,8 +42,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "model/json_reader.hpp"
 #include "sim/metrics.hpp"

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/error.hpp"
 #include "tools/formats/option_values.hpp"
 #include "tools/formats/version.hpp"

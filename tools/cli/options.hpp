@@ -37,7 +37,8 @@ CLI::Validator integer_in(int64_t min, int64_t max);
 CLI::Validator positive_finite(double at_most = std::numeric_limits<double>::infinity());
 
 // --max-tasks N: the most tasks (sub-tiles) a kernel, or tasks a replayed graph, may imply
-// before any work is allocated (default kernels/kernel_spec.hpp kDefaultMaxTasks); process-wide.
+// before any work is allocated (default kernels/spec/kernel_spec.hpp kDefaultMaxTasks);
+// process-wide.
 CLI::Option* add_max_tasks_option(CLI::App* cmd);
 
 // Refuses, before any work, an output (option, path; "" not given, "-" stdout) that is one of the

@@ -342,7 +342,7 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   if (e.has("merge") && e.at("merge").string() == "online") {
     // Online softmax carried into its consumers (flash attention): the statistic is kept per
     // query row as a running max and sum while the row's key tiles stream by
-    // (kernels/program.cpp fuse_online checks the pattern it needs).
+    // (kernels/program/program.cpp fuse_online checks the pattern it needs).
     if (op.reduce != ReduceKind::kLogSumExp)
       e.at("merge").fail(fmt::format(
           "{}: merge \"online\" carries a log-sum-exp's running max and sum into the ops after "

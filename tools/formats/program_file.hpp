@@ -33,7 +33,7 @@
 // file, the op and the tensor: unknown ops and tensors, use before definition, cycles, a tensor
 // written twice, shapes that do not broadcast, mixed dtypes, loops nested too deep or twice on
 // one axis. Tile checks (rank, a split reduction's merge, a split rotate_half,
-// alignment, UB) come with the stage plan and the lowering (kernels/program.hpp).
+// alignment, UB) come with the stage plan and the lowering (kernels/program/program.hpp).
 //
 // In a run or sweep config, "program" names such a file (relative to the config) or holds one
 // inline; "program_tile" names the tile that "tile" (--tile, a sweep's tiles) sets and
@@ -46,8 +46,8 @@
 #include <set>
 #include <string>
 
-#include "kernels/kernel_spec.hpp"
-#include "kernels/program.hpp"
+#include "kernels/program/program.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/json_reader.hpp"
 
 namespace tilesim {

@@ -12,7 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "tools/formats/json_stream.hpp"

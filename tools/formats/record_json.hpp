@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "sim/metrics.hpp"
 
 namespace tilesim {

@@ -13,7 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
+#include "kernels/spec/spec_reader.hpp"
 #include "model/json_reader.hpp"
 #include "sim/simulator.hpp"
 

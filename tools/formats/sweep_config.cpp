@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "kernels/lowering.hpp"
-#include "kernels/program.hpp"
-#include "kernels/registry.hpp"
+#include "kernels/program/program.hpp"
+#include "kernels/spec/registry.hpp"
 #include "model/error.hpp"
 #include "model/integer_text.hpp"
 #include "model/tile_geometry.hpp"

@@ -60,7 +60,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel_spec.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "sim/simulator.hpp"
 #include "tools/formats/sweep_objective.hpp"

@@ -8,8 +8,8 @@
 #include "tools/analyses/binding.hpp"
 #include "tools/formats/record_json.hpp"
 
-#include "kernels/kernel_spec.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "sim/metrics.hpp"
 

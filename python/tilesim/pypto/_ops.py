@@ -1,5 +1,5 @@
 """PyPTO's ops under tracing: each call checks its operands at the kernel's line and records the
-op of the program's op table (kernels/op_table.cpp) it is, or refuses."""
+op of the program's op table (kernels/ops/op_table.cpp) it is, or refuses."""
 from . import _trace as T
 from ._tensor import Tensor
 from ._trace import refuse

@@ -1,0 +1,516 @@
+// A tile program evaluated with real numbers, two ways: op by op over whole tensors (the untiled
+// program), and stage by stage, tile by tile, over the same stages, tiles, regions and GM
+// crossings the lowering builds (kernels/lower/program_lowering.cpp). Both evaluate an op on a
+// block of its iteration space with one function, so what the proof compares is the tiling: which
+// regions each tile reads, what stays in UB, what crosses GM and which tiles write which elements.
+// Values are doubles: a cast to int8 rounds and saturates, float casts keep the value (the
+// proof is about tiling, not rounding).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "kernels/functional/functional.hpp"
+#include "kernels/program/program.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct Local {
+  Block region;  // in the tensor's coordinates
+  NdArray data;
+  Eigen::ArrayXd values;  // argmax / argmin: the extreme value beside each index in `data`
+};
+
+Local zeros(const Block& r) {
+  return Local{r, NdArray{r.extent, Eigen::ArrayXd::Zero(product(r.extent))}, {}};
+}
+
+double at(const Local& l, const Dims& tensor_coords) {
+  Dims rel(tensor_coords.size());
+  for (size_t d = 0; d < rel.size(); ++d) rel[d] = tensor_coords[d] - l.region.origin[d];
+  return l.data[rel];
+}
+
+// Iteration coordinates to a tensor of `shape` (right-aligned, dims of 1 broadcast).
+Dims broadcast_coords(const Dims& shape, const Dims& it) {
+  const size_t off = it.size() - shape.size();
+  Dims c(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) c[d] = shape[d] == 1 ? 0 : it[d + off];
+  return c;
+}
+
+double cast_value(double x, DType to) {
+  return to == DType::kInt8 ? std::clamp(std::nearbyint(x), -128.0, 127.0) : x;
+}
+
+// Max and min that keep a NaN whatever the order the partials meet in (std::max keeps its first
+// argument when either is NaN, so a tiled fold and an untiled scan would disagree).
+double max_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+}
+double min_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+}
+
+// One element (or one partial) folded into a running reduction.
+double reduce_step(ReduceKind k, double acc, double x) {
+  switch (k) {
+    case ReduceKind::kSum:
+    case ReduceKind::kMean:
+      return acc + x;
+    case ReduceKind::kMax:
+    case ReduceKind::kAny:
+      return max_nan(acc, x);
+    case ReduceKind::kMin:
+    case ReduceKind::kAll:
+      return min_nan(acc, x);
+    case ReduceKind::kProd:
+      return acc * x;
+    case ReduceKind::kLogSumExp: {  // log(exp(acc) + exp(x)), exact for any magnitudes
+      if (std::isnan(acc) || std::isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+      const double m = std::max(acc, x);
+      return std::isinf(m) ? m : m + std::log(std::exp(acc - m) + std::exp(x - m));
+    }
+    case ReduceKind::kArgMax:
+    case ReduceKind::kArgMin:
+      break;  // pairs: beats()
+  }
+  throw InternalError("reduce_step: an index reduction folds (value, index) pairs");
+}
+
+// Whether value `v` replaces the extreme `best` an argmax / argmin holds: strictly better (ties
+// keep the earlier index), a NaN first of all (as torch.argmax).
+bool beats(ReduceKind k, double v, double best) {
+  if (std::isnan(best)) return false;
+  if (std::isnan(v)) return true;
+  return k == ReduceKind::kArgMax ? v > best : v < best;
+}
+
+// Op `op` over the iteration block `b`, its operands in `locals`.
+Local eval_op(const Program& p, const ProgOp& op, const Block& b,
+              const std::map<int, Local>& locals) {
+  const auto in = [&](size_t i) -> const Local& { return locals.at(op.in[i]); };
+  const auto shape = [&](int t) -> const Dims& { return p.tensors[static_cast<size_t>(t)].shape; };
+  Local out = zeros(output_region(p, op, b));
+  const Block& r = out.region;
+  auto set = [&](const Dims& q, double v) {
+    Dims rel(q.size());
+    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
+    out.data[rel] = v;
+  };
+  switch (op.info->kind) {
+    case OpKind::kUnary:
+      for_each_position(r, [&](const Dims& q) { set(q, op.info->value(at(in(0), q), 0.0)); });
+      break;
+    case OpKind::kBinary:
+      for_each_position(r, [&](const Dims& q) {
+        double x = at(in(0), broadcast_coords(shape(op.in[0]), q));
+        if (op.scalar) x = op.info->value(x, *op.scalar);
+        for (size_t i = 1; i < op.in.size(); ++i)  // n-ary ops fold left to right
+          x = op.info->value(x, at(in(i), broadcast_coords(shape(op.in[i]), q)));
+        set(q, x);
+      });
+      break;
+    case OpKind::kScan: {
+      const size_t d = static_cast<size_t>(op.dims[0]);
+      for_each_position(r, [&](const Dims& q) {
+        double x = at(in(0), q);
+        if (q[d] > r.origin[d]) {
+          Dims prev = q;
+          --prev[d];
+          x += at(out, prev);
+        }
+        set(q, x);
+      });
+      break;
+    }
+    case OpKind::kWhere:
+      for_each_position(r, [&](const Dims& q) {
+        const bool c = at(in(0), broadcast_coords(shape(op.in[0]), q)) != 0.0;
+        set(q, at(in(c ? 1 : 2), broadcast_coords(shape(op.in[c ? 1 : 2]), q)));
+      });
+      break;
+    case OpKind::kCast: {
+      const DType to = p.tensors[static_cast<size_t>(op.out)].dtype;
+      for_each_position(r, [&](const Dims& q) { set(q, cast_value(at(in(0), q), to)); });
+      break;
+    }
+    case OpKind::kReduce: {
+      const Dims& s = shape(op.in[0]);
+      double count = 1;
+      for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
+      std::vector<bool> seen(static_cast<size_t>(out.data.data.size()), false);
+      out.values = Eigen::ArrayXd::Zero(out.data.data.size());
+      const Block ob = op_block(p, op, b);
+      for_each_position(ob, [&](const Dims& q) {
+        Dims o;
+        for (size_t d = 0; d < q.size(); ++d) {
+          const bool red =
+              std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
+          if (red && !op.keepdim) continue;
+          o.push_back(red ? 0 : q[d] - ob.origin[d]);
+        }
+        const int64_t i = out.data.offset(o);
+        const double v = at(in(0), q);
+        const bool index = reduces_to_index(op.reduce);
+        // any / all reduce each element's truth; argmax / argmin keep (value, index) pairs.
+        const double x = op.reduce == ReduceKind::kAny || op.reduce == ReduceKind::kAll
+                             ? (v != 0.0 ? 1.0 : 0.0)
+                         : index ? static_cast<double>(q[static_cast<size_t>(op.dims[0])])
+                                 : v;
+        double& acc = out.data.data[i];
+        if (!seen[static_cast<size_t>(i)]) {
+          acc = x;
+          if (index) out.values[i] = v;
+          seen[static_cast<size_t>(i)] = true;
+          return;
+        }
+        if (index) {
+          if (beats(op.reduce, v, out.values[i])) acc = x, out.values[i] = v;
+          return;
+        }
+        acc = reduce_step(op.reduce, acc, x);
+      });
+      if (op.reduce == ReduceKind::kMean) out.data.data /= count;
+      break;
+    }
+    case OpKind::kRotateHalf: {
+      const int64_t half = shape(op.in[0]).back() / 2;
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        const bool low = q.back() < half;
+        x.back() = low ? q.back() + half : q.back() - half;
+        set(q, low ? -at(in(0), x) : at(in(0), x));
+      });
+      break;
+    }
+    case OpKind::kTranspose:
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        std::swap(x[x.size() - 1], x[x.size() - 2]);
+        set(q, at(in(0), x));
+      });
+      break;
+    case OpKind::kGather:
+      for_each_position(r, [&](const Dims& q) {
+        Dims x = q;
+        x[0] = static_cast<int64_t>(at(in(1), {q[0]}));
+        set(q, at(in(0), x));
+      });
+      break;
+    case OpKind::kMatmul: {
+      const size_t rk = b.origin.size();
+      const int64_t k0 = b.origin[rk - 2], k1 = k0 + b.extent[rk - 2];
+      for_each_position(r, [&](const Dims& q) {
+        Dims a = q, bb = q;  // q: [batch..., m, n]
+        double sum = 0;
+        for (int64_t k = k0; k < k1; ++k) {
+          a.back() = k;
+          bb[bb.size() - 2] = op.transpose_b ? q.back() : k;
+          bb.back() = op.transpose_b ? k : q.back();
+          sum += at(in(0), a) * at(in(1), bb);
+        }
+        set(q, sum);
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+Local whole(const NdArray& a) {
+  return Local{Block{Dims(a.shape.size(), 0), a.shape}, a, {}};
+}
+
+Local extract(const NdArray& a, const Block& r) {
+  Local l = zeros(r);
+  Local src = whole(a);
+  for_each_position(r, [&](const Dims& q) {
+    Dims rel(q.size());
+    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
+    l.data[rel] = at(src, q);
+  });
+  return l;
+}
+
+std::vector<NdArray> empty_tensors(const Program& p, const std::vector<NdArray>& inputs) {
+  std::vector<NdArray> gm;
+  size_t next = 0;
+  for (const ProgTensor& t : p.tensors) {
+    if (t.input) {
+      if (next >= inputs.size() || inputs[next].shape != t.shape)
+        throw InternalError("execute_program: inputs must match the program's input tensors");
+      gm.push_back(inputs[next++]);
+    } else {
+      gm.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+    }
+  }
+  return gm;
+}
+
+// A flash stage (plan_stages fuse_online), query block by query block: per key block S by the
+// first matmul, the vector ops on it, the running max m and sum l of each row, P by the
+// program's own sub and exp with m in the statistic's place, O = O * exp(m_old - m) + P V; after
+// the last key block O / l and lse = m + ln l are stored. Equal to the untiled program when the
+// rescaling is right.
+void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
+               const std::function<void(int, const Local&)>& store) {
+  const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
+  const ProgOp& mm1 = op(s.first);
+  const ProgOp& lse = op(s.online);
+  const ProgOp& mm2 = op(s.last);
+  const StageGrid grid = stage_grid(s);
+  const size_t r = s.shape.size();
+  const int64_t keys = static_cast<int64_t>(grid.pieces[r - 1].size());
+  const int64_t dk = p.tensors[static_cast<size_t>(mm1.in[0])].shape.back();
+  const int64_t dv = p.tensors[static_cast<size_t>(mm2.out)].shape.back();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Matmul iteration blocks [batch..., m, k, n] for S block b.
+  const auto qk_block = [&](const Block& b) {
+    Block m{Dims(b.origin.begin(), b.origin.end() - 1), Dims(b.extent.begin(), b.extent.end() - 1)};
+    m.origin.push_back(0);
+    m.extent.push_back(dk);
+    m.origin.push_back(b.origin[r - 1]);
+    m.extent.push_back(b.extent[r - 1]);
+    return m;
+  };
+  const auto pv_block = [&](const Block& b) {
+    Block m = b;
+    m.origin.push_back(0);
+    m.extent.push_back(dv);
+    return m;
+  };
+  const auto load = [&](const ProgOp& x, const Block& b, std::map<int, Local>& locals) {
+    for (int t : x.in)
+      if (!locals.count(t))
+        locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, x, t, b)));
+  };
+  // Row `row` of S block b, column c, as tensor coordinates (and of O with dv columns).
+  const auto coords = [&](const Block& b, int64_t row, int64_t c) {
+    Dims q = b.origin;
+    q[r - 2] += row;
+    q[r - 1] += c;
+    return q;
+  };
+  std::vector<double> m, l;
+  Local o;
+  for (int64_t i = 0; i < grid.count(); ++i) {
+    const Block b = grid.block(i);
+    const int64_t j = i % keys;
+    const int64_t rows = b.extent[r - 2];
+    std::map<int, Local> locals;
+    load(mm1, qk_block(b), locals);
+    locals.insert_or_assign(mm1.out, eval_op(p, mm1, qk_block(b), locals));
+    for (int x = s.first + 1; x < s.online; ++x) {
+      load(op(x), b, locals);
+      locals.insert_or_assign(op(x).out, eval_op(p, op(x), b, locals));
+    }
+    if (j == 0) {
+      m.assign(static_cast<size_t>(rows), -inf);
+      l.assign(static_cast<size_t>(rows), 0.0);
+      o = zeros(output_region(p, mm2, pv_block(b)));
+    }
+    const Local& x = locals.at(lse.in[0]);
+    Local stat = zeros(output_region(p, lse, b));
+    std::vector<double> alpha(static_cast<size_t>(rows));
+    for (int64_t row = 0; row < rows; ++row) {
+      double mx = -inf;
+      for (int64_t c = 0; c < b.extent[r - 1]; ++c) mx = max_nan(mx, at(x, coords(b, row, c)));
+      const double mo = m[static_cast<size_t>(row)];
+      const double mn = max_nan(mo, mx);
+      alpha[static_cast<size_t>(row)] = mo == -inf ? 0.0 : std::exp(mo - mn);
+      m[static_cast<size_t>(row)] = mn;
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      stat.data[rel] = mn;
+    }
+    locals.insert_or_assign(lse.out, stat);
+    int pt = -1;
+    for (int y = s.online + 1; y < s.last; ++y) {
+      locals.insert_or_assign(op(y).out, eval_op(p, op(y), b, locals));
+      if (op(y).name == "exp") pt = op(y).out;
+    }
+    load(mm2, pv_block(b), locals);
+    const Local pv = eval_op(p, mm2, pv_block(b), locals);
+    for (int64_t row = 0; row < rows; ++row) {
+      double sum = 0;
+      for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += at(locals.at(pt), coords(b, row, c));
+      const double a = alpha[static_cast<size_t>(row)];
+      l[static_cast<size_t>(row)] = l[static_cast<size_t>(row)] * a + sum;
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      for (int64_t c = 0; c < dv; ++c) {
+        rel[r - 1] = c;
+        o.data[rel] = o.data[rel] * a + pv.data[rel];
+      }
+    }
+    if (j + 1 < keys) continue;
+    Local lse_out = stat;
+    for (int64_t row = 0; row < rows; ++row) {
+      Dims rel(r, 0);
+      rel[r - 2] = row;
+      lse_out.data[rel] = m[static_cast<size_t>(row)] + std::log(l[static_cast<size_t>(row)]);
+      for (int64_t c = 0; c < dv; ++c) {
+        rel[r - 1] = c;
+        o.data[rel] /= l[static_cast<size_t>(row)];
+      }
+    }
+    for (int t : s.stores) store(t, t == mm2.out ? o : lse_out);
+  }
+}
+
+}  // namespace
+
+std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
+  std::vector<NdArray> in;
+  std::mt19937 rng(seed);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgTensor& x = p.tensors[t];
+    if (!x.input) continue;
+    NdArray a = random_array(x.shape, static_cast<unsigned>(rng()));
+    // A gather's index holds rows of its table, a where's condition 0 or 1, int8 small integers.
+    int64_t rows = 0;
+    bool cond = false;
+    for (const ProgOp& op : p.ops) {
+      if (op.info->kind == OpKind::kGather && op.in[1] == static_cast<int>(t))
+        rows = p.tensors[static_cast<size_t>(op.in[0])].shape[0];
+      if (op.info->kind == OpKind::kWhere && op.in[0] == static_cast<int>(t)) cond = true;
+    }
+    for (Eigen::Index i = 0; i < a.data.size(); ++i) {
+      if (rows > 0)
+        a.data[i] = static_cast<double>(rng() % static_cast<uint64_t>(rows));
+      else if (cond)
+        a.data[i] = a.data[i] > 0 ? 1.0 : 0.0;
+      else if (x.dtype == DType::kInt8 || x.dtype == DType::kInt32)
+        a.data[i] = std::nearbyint(a.data[i] * 20);
+    }
+    in.push_back(std::move(a));
+  }
+  return in;
+}
+
+std::vector<NdArray> execute_program_untiled(const Program& p, const std::vector<NdArray>& inputs) {
+  std::vector<NdArray> gm = empty_tensors(p, inputs);
+  for (const ProgOp& op : p.ops) {
+    std::map<int, Local> locals;
+    for (int t : op.in) locals.emplace(t, whole(gm[static_cast<size_t>(t)]));
+    const Dims space = iteration_shape(p, op);
+    gm[static_cast<size_t>(op.out)] =
+        eval_op(p, op, Block{Dims(space.size(), 0), space}, locals).data;
+  }
+  return gm;
+}
+
+ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdArray>& inputs) {
+  ProgramTiledResult res;
+  res.tensors = empty_tensors(p, inputs);
+  std::vector<NdArray>& gm = res.tensors;
+  for (const ProgTensor& t : p.tensors)
+    res.writes.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+  auto store = [&](int t, const Local& l) {
+    for_each_position(l.region, [&](const Dims& q) {
+      gm[static_cast<size_t>(t)][q] = at(l, q);
+      res.writes[static_cast<size_t>(t)][q] += 1;
+    });
+  };
+  for (const ProgStage& s : plan_stages(p)) {
+    if (s.online >= 0) {
+      run_flash(p, s, gm, store);
+      continue;
+    }
+    ProgStage grid_stage = s;
+    if (s.kind == OpKind::kMatmul) grid_stage.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
+    const StageGrid grid = stage_grid(grid_stage);
+    // A split stage's reduction: each tile's partial, folded per output block in the merge's
+    // order (walked, chained and atomic: one after another; tree: pairwise by level).
+    const ProgOp& last = p.ops[static_cast<size_t>(s.last)];
+    const bool scan = s.split && last.info->kind == OpKind::kScan;
+    const int reduced = s.split && !scan ? last.out : -1;
+    // A cumsum over a split dim: each row's running carry (the previous tile's last line), added
+    // to the tile's own cumsum; tiles come in row-major order, so a row's in order.
+    std::vector<int64_t> chain_of;
+    std::map<int64_t, Local> carry;
+    if (scan) {
+      const auto chains = split_chains(p, s, grid);
+      chain_of.resize(static_cast<size_t>(grid.count()));
+      for (size_t c = 0; c < chains.size(); ++c)
+        for (int64_t i : chains[c]) chain_of[static_cast<size_t>(i)] = static_cast<int64_t>(c);
+    }
+    std::vector<Local> partials(static_cast<size_t>(grid.count()));
+    for (int64_t i = 0; i < grid.count(); ++i) {
+      const Block b = grid.block(i);
+      std::map<int, Local> locals;
+      for (int t : s.loads)
+        for (int o = s.first; o <= s.last; ++o) {
+          const ProgOp& op = p.ops[static_cast<size_t>(o)];
+          if (std::find(op.in.begin(), op.in.end(), t) == op.in.end()) continue;
+          locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, op, t, b)));
+          break;
+        }
+      for (int o = s.first; o <= s.last; ++o) {
+        const ProgOp& op = p.ops[static_cast<size_t>(o)];
+        locals.insert_or_assign(op.out, eval_op(p, op, b, locals));
+      }
+      if (scan) {
+        Local& y = locals.at(last.out);
+        const size_t d = static_cast<size_t>(last.dims[0]);
+        const auto c = chain_of[static_cast<size_t>(i)];
+        const auto it = carry.find(c);
+        Local next = zeros([&] {
+          Block line = y.region;
+          line.origin[d] = 0;
+          line.extent[d] = 1;
+          return line;
+        }());
+        for_each_position(y.region, [&](const Dims& q) {
+          Dims l = q;
+          l[d] = 0;
+          Dims rel(q.size());
+          for (size_t a = 0; a < q.size(); ++a) rel[a] = q[a] - y.region.origin[a];
+          if (it != carry.end()) y.data[rel] += at(it->second, l);
+          if (q[d] == y.region.origin[d] + y.region.extent[d] - 1) {
+            Dims lr(q.size());
+            for (size_t a = 0; a < q.size(); ++a) lr[a] = l[a] - next.region.origin[a];
+            next.data[lr] = y.data[rel];
+          }
+        });
+        carry.insert_or_assign(c, std::move(next));
+      }
+      for (int t : s.stores)
+        if (t != reduced) store(t, locals.at(t));
+      if (reduced >= 0) partials[static_cast<size_t>(i)] = locals.at(reduced);
+    }
+    if (reduced < 0) continue;
+    auto fold = [&](Local& a, const Local& b) {  // b holds the later indices
+      for (Eigen::Index e = 0; e < a.data.data.size(); ++e) {
+        double& x = a.data.data[e];
+        const double y = b.data.data[e];
+        if (reduces_to_index(last.reduce)) {
+          if (beats(last.reduce, b.values[e], a.values[e])) x = y, a.values[e] = b.values[e];
+          continue;
+        }
+        x = reduce_step(last.reduce, x, y);  // a mean's partials are already scaled
+      }
+    };
+    for (const auto& chain : split_chains(p, s, grid)) {
+      std::vector<Local> parts;
+      for (int64_t i : chain) parts.push_back(partials[static_cast<size_t>(i)]);
+      if (last.merge == MergeMode::kTree) {
+        for (const auto& level : merge_levels(static_cast<int>(parts.size()), MergeMode::kTree))
+          for (const MergeStep& m : level)
+            fold(parts[static_cast<size_t>(m.a)], parts[static_cast<size_t>(m.b)]);
+      } else {
+        for (size_t j = 1; j < parts.size(); ++j) fold(parts[0], parts[j]);
+      }
+      store(reduced, parts[0]);
+    }
+  }
+  return res;
+}
+
+}  // namespace tilesim

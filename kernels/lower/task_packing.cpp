@@ -1,0 +1,133 @@
+#include "kernels/lower/task_packing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "kernels/tiling/kind_cache.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// Consecutive steps accumulating into the same GM block (`target`, 0 for other steps): the
+// running partial stays in UB (one fold each) and only the last step of the run stores it.
+void keep_partials_in_ub(std::vector<TileStep>& steps, const std::vector<uint64_t>& target) {
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    TileStep& a = steps[i];
+    TileStep& b = steps[i + 1];
+    if (target[i] == 0 || target[i] != target[i + 1] || a.repeat != 1 || b.repeat != 1) continue;
+    a.stores.pop_back();
+    a.accumulates = false;
+    b.vec.insert(b.vec.end(), b.fold.begin(), b.fold.end());
+  }
+}
+
+// The block a task's accumulating steps add into: its last write.
+uint64_t accumulate_target(const TaskGraph& g, int32_t t) {
+  for (const Access* a = g.access_end(t); a != g.access_begin(t);)
+    if ((--a)->write) return a->block;
+  return 0;
+}
+
+}  // namespace
+
+namespace {
+
+double kind_read_bytes(const TaskKind& k) {
+  double bytes = 0;
+  for (const auto& st : k.steps)
+    for (const auto& op : st.loads)
+      bytes += static_cast<double>(st.repeat) * static_cast<double>(op.bytes());
+  return bytes;
+}
+
+}  // namespace
+
+TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cube_copyin_cap) {
+  // Members of each (root, psg) group, in creation order.
+  std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
+  for (size_t i = 0; i < g.tasks.size(); ++i) {
+    const auto& t = g.tasks[i];
+    groups[{t.root, g.kinds[static_cast<size_t>(t.kind)].psg}].push_back(static_cast<int32_t>(i));
+  }
+  // Assign each old task to a packed task; packed tasks are numbered in the order of their first
+  // member, which keeps every edge pointing from an earlier to a later task.
+  std::vector<int32_t> pack_of(g.tasks.size(), -1);
+  std::vector<std::vector<int32_t>> members;
+  std::vector<int32_t> first_member;
+  for (const auto& [key, list] : groups) {
+    const int core =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].core ==
+                CoreType::kAiv
+            ? 0
+            : 1;
+    const int64_t n = static_cast<int64_t>(list.size());
+    const bool chained =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].carries_state;
+    int64_t packs = max_tasks[core] > 0 && !chained ? std::min(n, max_tasks[core]) : n;
+    if (core == 1 && cube_copyin_cap > 0 && !chained) {
+      double heaviest = 0;
+      for (const int32_t t : list)
+        heaviest = std::max(
+            heaviest,
+            kind_read_bytes(g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)]));
+      const auto per_pack = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(cube_copyin_cap) / std::max(heaviest, 1.0)));
+      packs = std::max(packs, std::min(n, (n + per_pack - 1) / per_pack));
+    }
+    for (int64_t p = 0; p < packs; ++p) {
+      std::vector<int32_t> m(list.begin() + n * p / packs, list.begin() + n * (p + 1) / packs);
+      first_member.push_back(m.front());
+      members.push_back(std::move(m));
+    }
+  }
+  std::vector<size_t> order(members.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return first_member[a] < first_member[b]; });
+
+  TaskGraph out;
+  out.runtime = g.runtime;
+  out.psg_names = g.psg_names;
+  KindCache kinds;
+  for (size_t idx : order) {
+    const auto& m = members[idx];
+    const TaskKind& first =
+        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(m.front())].kind)];
+    TaskKind k = first;
+    k.steps.clear();
+    int64_t biggest = -1;
+    std::vector<uint64_t> target;
+    for (int32_t t : m) {
+      const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
+      k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
+      const uint64_t into = accumulate_target(g, t);
+      for (const auto& st : mk.steps) target.push_back(st.accumulates ? into : 0);
+      int64_t bytes = 0;
+      for (const auto& b : mk.buffers) bytes += b.bytes;
+      if (bytes > biggest) {  // the largest member's buffers serve them all
+        biggest = bytes;
+        k.buffers = mk.buffers;
+      }
+    }
+    keep_partials_in_ub(k.steps, target);
+    if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
+    const Task& lead = g.tasks[static_cast<size_t>(m.front())];
+    const int32_t id = out.add_task(kinds.get(out, k), lead.root, -1, lead.launch);
+    for (int32_t t : m) {
+      pack_of[static_cast<size_t>(t)] = id;
+      for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) out.add_access(id, *a);
+    }
+  }
+  for (size_t i = 0; i < g.tasks.size(); ++i)
+    for (const int32_t* s = g.succ_begin(static_cast<int32_t>(i));
+         s != g.succ_end(static_cast<int32_t>(i)); ++s)
+      if (pack_of[i] != pack_of[static_cast<size_t>(*s)])
+        out.add_edge(pack_of[i], pack_of[static_cast<size_t>(*s)]);
+  out.finalize();
+  return out;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,97 @@
+#pragma once
+// The one op table: every tensor op tilesim knows, in PyPTO's names, one record each. Tile
+// programs (kernels/program/program.hpp) and the built-in families (kernels/spec/registry.hpp: a
+// family lists the names it lowers) read the same record: its kind, its arity, the vector
+// instructions one tile costs (each a pass over the tile in the given class; the Ascend C
+// decompositions are cited in op_table.cpp), the UB temporaries its decomposition needs, and its
+// value for the functional proof. A new elementwise op is one record here.
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/dtype.hpp"
+#include "model/task_graph.hpp"
+#include "model/tile_geometry.hpp"
+
+namespace tilesim {
+
+enum class OpKind {
+  kUnary,
+  kBinary,
+  kWhere,
+  kCast,
+  kReduce,
+  kScan,        // cumsum along one dim (the output keeps the input's shape)
+  kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
+  kTranspose,
+  kGather,
+  kMatmul
+};
+
+// A reduction's statistic. any / all reduce the truth of each element (x != 0) to 1 or 0;
+// argmax / argmin give the int32 index of the first extreme along the reduced dim; logsumexp is
+// log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled to it), so
+// partials of a split row merge by log(exp(a) + exp(b)).
+enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin, kLogSumExp };
+
+// A set of dtypes (a bit per DType).
+class DTypeSet {
+ public:
+  constexpr DTypeSet(std::initializer_list<DType> ts) {
+    for (const DType t : ts) bits_ |= bit(t);
+  }
+  static constexpr DTypeSet floats() { return {DType::kFp32, DType::kFp16, DType::kBf16}; }
+  static constexpr DTypeSet all() {
+    return {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8, DType::kInt32};
+  }
+  constexpr bool contains(DType t) const { return (bits_ & bit(t)) != 0; }
+  constexpr bool operator==(const DTypeSet&) const = default;
+  // "fp32, fp16, bf16": the members in DType order.
+  std::string text() const;
+
+ private:
+  static constexpr unsigned bit(DType t) { return 1U << static_cast<unsigned>(t); }
+  unsigned bits_ = 0;
+};
+
+// What an op's output dtype is: its (value) operands', int32 (an index), or the one the op names
+// (a cast's dtype, a matmul's out_dtype).
+enum class OutDType { kOperand, kInt32, kGiven };
+
+struct OpRecord {
+  std::string name;
+  OpKind kind = OpKind::kUnary;
+  std::string doc;                       // one line: what it computes
+  std::vector<VecClass> instrs;          // unary / binary: the instructions of one tile, in order
+  int scratch_tiles = 0;                 // temporaries the decomposition needs besides its output
+  bool n_ary = false;                    // binary: folds any number of operands left to right
+  ReduceKind reduce = ReduceKind::kSum;  // kReduce
+  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+  // The dtypes its value operands take (where's condition and gather's index have their own
+  // rule: any dtype, rank-1 int32), in programs and as a built-in kernel's dtype alike.
+  DTypeSet operands = DTypeSet::floats();
+  OutDType out = OutDType::kOperand;
+};
+
+const OpRecord* find_op_record(const std::string& name);
+// Every record's name, in table order.
+std::vector<std::string> op_record_names();
+
+// numpy broadcasting, the one rule for every op with several elementwise operands (a built-in
+// binary op's params.broadcast and a program's binary, n-ary and where ops alike): shapes
+// right-aligned, each dim equal or 1. nullopt when they do not broadcast.
+std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b);
+
+// The dtypes a built-in kernel `op` takes: its record's operands, the float types for a family's
+// own op (softmax, the norms, the losses).
+DTypeSet op_dtypes(const OpRecord* record);
+
+// Whether partials of the statistic merge by an atomic DMA write (add, max or min).
+bool merges_atomically(ReduceKind k);
+// The statistic's output is an int32 index (argmax, argmin).
+bool reduces_to_index(ReduceKind k);
+
+}  // namespace tilesim

@@ -1,0 +1,552 @@
+// The tile program IR: shape inference, the stage plan and the regions each tile
+// touches. Lowering is in program_lowering.cpp, the Eigen execution in program_functional.cpp.
+#include "kernels/program/program.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "kernels/tiling/tile_rules.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+std::string ProgOp::where() const {
+  return fmt::format("op {} ({})", index, name);
+}
+
+int Program::tensor_id(const std::string& n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Program::tile_id(const std::string& n) const {
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (tiles[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Program::loop_id(const std::string& n) const {
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (loops[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+Dims iteration_shape(const Program& p, const ProgOp& op) {
+  if (op.info->kind == OpKind::kReduce) return p.tensors[static_cast<size_t>(op.in[0])].shape;
+  if (op.info->kind == OpKind::kMatmul) {
+    Dims s = p.tensors[static_cast<size_t>(op.out)].shape;
+    s.insert(s.end() - 1, p.tensors[static_cast<size_t>(op.in[0])].shape.back());
+    return s;  // [batch..., m, k, n]
+  }
+  return p.tensors[static_cast<size_t>(op.out)].shape;
+}
+
+int64_t StageGrid::count() const {
+  int64_t n = 1;
+  for (const auto& a : pieces) n *= static_cast<int64_t>(a.size());
+  return n;
+}
+
+Block StageGrid::block(int64_t index) const {
+  Block b{Dims(pieces.size()), Dims(pieces.size())};
+  for (size_t a = pieces.size(); a-- > 0;) {
+    const auto n = static_cast<int64_t>(pieces[a].size());
+    const Piece& p = pieces[a][static_cast<size_t>(index % n)];
+    b.origin[a] = p.offset;
+    b.extent[a] = p.size;
+    index /= n;
+  }
+  return b;
+}
+
+int64_t ProgStage::roots() const {
+  int64_t n = 1;
+  for (int64_t c : loop_counts) n *= c;
+  return n;
+}
+
+int32_t StageGrid::root(int64_t index) const {
+  // The piece index on every axis (row-major), then the chunks of the loop axes, mixed radix.
+  std::vector<int64_t> at(pieces.size());
+  for (size_t a = pieces.size(); a-- > 0;) {
+    const auto n = static_cast<int64_t>(pieces[a].size());
+    at[a] = index % n;
+    index /= n;
+  }
+  int64_t root = 0;
+  for (size_t l = 0; l < chunk_axes.size(); ++l)
+    root = root * chunk_counts[l] +
+           piece_chunk[l][static_cast<size_t>(at[static_cast<size_t>(chunk_axes[l])])];
+  return static_cast<int32_t>(root);
+}
+
+StageGrid stage_grid(const ProgStage& s) {
+  StageGrid g;
+  g.chunk_axes = s.loop_axes;
+  g.chunk_counts = s.loop_counts;
+  g.piece_chunk.resize(s.loop_axes.size());
+  for (size_t a = 0; a < s.shape.size(); ++a) {
+    std::vector<Piece> ps;
+    std::vector<Chunk> chunks = {{0, s.shape[a]}};
+    const auto l = std::find(s.loop_axes.begin(), s.loop_axes.end(), static_cast<int>(a));
+    const bool looped = l != s.loop_axes.end();
+    const size_t li = static_cast<size_t>(l - s.loop_axes.begin());
+    if (looped) {
+      KernelSpec cut;
+      cut.shape = {s.shape[a]};
+      cut.loop_count = s.loop_counts[li];
+      chunks = loop_chunks(cut, 0);
+    }
+    for (size_t c = 0; c < chunks.size(); ++c)
+      for (int64_t o = 0; o < chunks[c].size; o += s.tile[a]) {
+        ps.push_back({chunks[c].offset + o, std::min(s.tile[a], chunks[c].size - o)});
+        if (looped) g.piece_chunk[li].push_back(static_cast<int32_t>(c));
+      }
+    g.pieces.push_back(std::move(ps));
+  }
+  return g;
+}
+
+std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage& s,
+                                               const StageGrid& g) {
+  const ProgOp& red = p.ops[static_cast<size_t>(s.last)];
+  // Chain of a tile: its piece index on every kept axis, row-major; segment: on the reduced ones.
+  std::vector<std::vector<int64_t>> chains;
+  Dims idx(g.pieces.size(), 0);
+  for (int64_t i = 0; i < g.count(); ++i) {
+    int64_t chain = 0;
+    for (size_t a = 0; a < idx.size(); ++a)
+      if (std::find(red.dims.begin(), red.dims.end(), static_cast<int>(a)) == red.dims.end())
+        chain = chain * static_cast<int64_t>(g.pieces[a].size()) + idx[a];
+    if (chain >= static_cast<int64_t>(chains.size())) chains.resize(static_cast<size_t>(chain) + 1);
+    chains[static_cast<size_t>(chain)].push_back(i);
+    for (size_t a = idx.size(); a-- > 0;) {
+      if (++idx[a] < static_cast<int64_t>(g.pieces[a].size())) break;
+      idx[a] = 0;
+    }
+  }
+  return chains;
+}
+
+namespace {
+
+std::string tensor_text(const ProgTensor& t) {
+  return fmt::format("'{}' {} {}", t.name, format_dims(t.shape), dtype_name(t.dtype));
+}
+
+bool fusable(OpKind k) {
+  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kWhere || k == OpKind::kCast ||
+         k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
+}
+
+// Flash attention as one stage. A logsumexp with merge "online" fuses the matmul before its
+// stage (S), its stage (the vector ops on S and the statistic), the stage after it (sub(x, lse),
+// exp, casts: P) and the matmul after that (O = P V) into one stage whose S and P never leave
+// the chip, one task chain per query block walking its key blocks
+// (kernels/lower/program_lowering.cpp lower_flash). Each condition the rescaling needs is checked
+// here, with its error.
+void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
+  const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
+  const auto tensor = [&](int t) -> const ProgTensor& { return p.tensors[static_cast<size_t>(t)]; };
+  std::vector<int> last_reader;  // per tensor: the last op reading it (-1: none), once needed
+  for (size_t b = 0; b < stages.size(); ++b) {
+    const ProgOp& lse = op(stages[b].last);
+    if (!lse.online) continue;
+    if (last_reader.empty()) {
+      last_reader.assign(p.tensors.size(), -1);
+      for (const ProgOp& x : p.ops)
+        for (int t : x.in) last_reader[static_cast<size_t>(t)] = x.index;
+    }
+    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + lse.where();
+    const auto fail = [&](const std::string& why, ErrorKind kind = ErrorKind::kInput) {
+      throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
+    };
+    const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
+    if (lse.dims != std::vector<int>{r - 1} || !lse.keepdim)
+      fail(
+          fmt::format("reduces the last dim of S [..., q, k] (the key axis) with keepdim true; "
+                      "this one reduces dims [{}] keepdim {}",
+                      fmt::join(lse.dims, ", "), lse.keepdim));
+    if (b == 0 || stages[b - 1].kind != OpKind::kMatmul || stages[b - 1].online >= 0)
+      fail("needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
+    const ProgOp& mm1 = op(stages[b - 1].first);
+    bool reads_s = false;
+    for (int o = stages[b].first; o <= stages[b].last; ++o)
+      for (int t : op(o).in) reads_s = reads_s || t == mm1.out;
+    if (!reads_s)
+      fail(fmt::format("needs its stage to read S ('{}', the output of {})", tensor(mm1.out).name,
+                       mm1.where()));
+    const std::string chain = "sub(x, lse) -> exp -> matmul(p, v) after it";
+    if (b + 2 >= stages.size()) fail("needs " + chain + "; the program ends first");
+    const ProgStage& c = stages[b + 1];
+    const ProgStage& d = stages[b + 2];
+    const ProgOp& sub = op(c.first);
+    const bool made_here =
+        sub.in.size() == 2 && sub.in[0] != lse.out && (sub.in[0] == mm1.out || [&] {
+          for (int o = stages[b].first; o < stages[b].last; ++o)
+            if (op(o).out == sub.in[0]) return true;
+          return false;
+        }());
+    if (c.kind != OpKind::kUnary || sub.name != "sub" || sub.scalar || !made_here ||
+        sub.in[1] != lse.out)
+      fail(
+          fmt::format("needs {}, the first with x S or a tensor made from it in the "
+                      "statistic's stage; found {}",
+                      chain, sub.where()));
+    int last = sub.out;
+    for (int o = c.first + 1; o <= c.last; ++o) {
+      const ProgOp& x = op(o);
+      const bool ok = x.in.size() == 1 && x.in[0] == last &&
+                      (o == c.first + 1 ? x.name == "exp" : x.info->kind == OpKind::kCast);
+      if (!ok)
+        fail(fmt::format("needs {} (casts of p allowed); found {} after {}", chain, x.where(),
+                         op(o - 1).where()));
+      last = x.out;
+    }
+    if (c.first == c.last)
+      fail(fmt::format("needs {}; the stage after it ends at {}", chain, sub.where()));
+    const ProgOp& mm2 = op(d.first);
+    if (d.kind != OpKind::kMatmul || mm2.in[0] != last)
+      fail(fmt::format("needs {} with p as A; found {}", chain, mm2.where()));
+    for (size_t k = b - 1; k <= b + 2; ++k) {
+      if (stages[k].loop != stages[b].loop)
+        fail(fmt::format("needs S, P and O in one loop region ({} is in another)",
+                         op(stages[k].first).where()));
+      for (int axis : stages[k].loop_axes)
+        if (axis >= r - 2)
+          fail(fmt::format("cuts query and key blocks itself; its loop cuts axis {} (loop over a "
+                           "batch axis)",
+                           axis),
+               ErrorKind::kLimits);
+    }
+    // The blocks: the query block is S's tm, the key block its tn; the vector tile is a row
+    // piece of one S block; P V takes the whole key block and the whole head dim.
+    const Dims& t1 = p.tiles[static_cast<size_t>(mm1.tile)].dims;
+    const Dims& t2 = p.tiles[static_cast<size_t>(mm2.tile)].dims;
+    const Dims& vec = stages[b].tile;
+    const int64_t bq = t1[0], bk = t1[2];
+    const int64_t dv = tensor(mm2.out).shape.back();
+    if (c.tile != vec)
+      fail(fmt::format("needs one vec tile for the statistic and for p ({} and {})",
+                       format_dims(vec), format_dims(c.tile)));
+    bool batch_ones = true;
+    for (int a = 0; a < r - 2; ++a) batch_ones = batch_ones && vec[static_cast<size_t>(a)] == 1;
+    if (!batch_ones || vec.back() != bk || bq % vec[static_cast<size_t>(r - 2)] != 0)
+      fail(fmt::format("needs the vec tile [1..., rows, {}] (the key block, S's cube tile tn {}; "
+                       "rows dividing the query block {}); it is {}",
+                       bk, bk, bq, format_dims(vec)),
+           ErrorKind::kLimits);
+    if (t2[0] != bq || t2[1] != bk || t2[2] != dv)
+      fail(fmt::format("matmul shapes do not chain: P V's cube tile must be [{}, {}, {}] (S's "
+                       "query block, its key block, the whole head dim {} of '{}'); it is {}",
+                       bq, bk, dv, dv, tensor(mm2.out).name, format_dims(t2)),
+           ErrorKind::kLimits);
+    for (int o = mm1.index; o < mm2.index; ++o) {
+      const int t = op(o).out;
+      if (t == lse.out) continue;  // the statistic itself may be kept (a backward pass reads it)
+      // A tensor is read only after it is made, so a reader outside is one past P V.
+      const int reader = last_reader[static_cast<size_t>(t)];
+      if (tensor(t).output || reader > mm2.index)
+        fail(fmt::format("keeps S and P on chip: '{}' ({}) is {}", tensor(t).name, op(o).where(),
+                         tensor(t).output ? "a program output" : "read by " + op(reader).where()));
+    }
+    ProgStage f = stages[b - 1];
+    f.last = mm2.index;
+    f.shape = tensor(mm1.out).shape;
+    f.tile = Dims(static_cast<size_t>(r - 2), 1);
+    f.tile.push_back(bq);
+    f.tile.push_back(bk);
+    f.split = false;
+    f.online = lse.index;
+    stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1,
+                 stages.begin() + static_cast<std::ptrdiff_t>(b) + 3);
+    stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
+    b -= 1;
+  }
+}
+
+}  // namespace
+
+std::vector<ProgStage> plan_stages(const Program& p) {
+  std::vector<ProgStage> stages;
+  for (const ProgOp& op : p.ops) {
+    const OpKind kind = op.info->kind;
+    const Dims shape = iteration_shape(p, op);
+    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + op.where();
+    if (op.tile < 0)
+      throw Error(
+          fmt::format("{}: no {} tile shapes in force (add a {} entry before it)", where,
+                      kind == OpKind::kMatmul ? "cube" : "vec",
+                      kind == OpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
+          ErrorKind::kInput);
+    const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
+    const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
+    if (kind == OpKind::kMatmul) {
+      if (tile.dims.size() != 3)
+        throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
+                                format_dims(tile.dims)),
+                    ErrorKind::kInput);
+      for (size_t d = 0; d < tile.l0.size(); ++d)
+        if (tile.dims[d] % tile.l0[d] != 0)
+          throw Error(
+              fmt::format("{}: cube tile '{}': its L1 tile {} is not a multiple of its L0 "
+                          "tile {} in {} (each L1 extent holds whole L0 tiles)",
+                          where, tile.name, format_dims(tile.dims), format_dims(tile.l0), "mkn"[d]),
+              ErrorKind::kLimits);
+    } else if (tile.dims.size() != shape.size()) {
+      throw Error(
+          fmt::format(
+              "{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
+              "one extent per dim of the op's {})",
+              where, tile.name, format_dims(tile.dims), tile.dims.size(),
+              tensor_text(kind == OpKind::kReduce ? first : p.tensors[static_cast<size_t>(op.out)]),
+              shape.size(), kind == OpKind::kReduce ? "input" : "output"),
+          ErrorKind::kInput);
+    }
+    bool splits = false;
+    if (kind == OpKind::kReduce)
+      for (int d : op.dims)
+        splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
+    if (splits && op.merge == MergeMode::kAtomic && !merges_atomically(op.reduce))
+      throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
+                              "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
+                              "tree)",
+                              where, tile.name, format_dims(tile.dims), tensor_text(first),
+                              op.reduce == ReduceKind::kProd        ? "product"
+                              : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
+                                                                    : "index"),
+                  ErrorKind::kInput);
+    // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
+    if (kind == OpKind::kScan)
+      splits = tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])];
+    if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
+      throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
+                              "swaps halves of (set the last tile dim >= {})",
+                              where, tile.name, format_dims(tile.dims), tensor_text(first),
+                              shape.back(), shape.back()),
+                  ErrorKind::kLimits);
+    std::vector<int> loop_axes;
+    std::vector<int64_t> loop_counts;
+    for (int li = op.loop; li >= 0; li = p.loops[static_cast<size_t>(li)].parent) {
+      const ProgLoop& l = p.loops[static_cast<size_t>(li)];
+      loop_axes.insert(loop_axes.begin(), l.axis);
+      loop_counts.insert(loop_counts.begin(), l.loop_count);
+      const Dims& space =
+          kind == OpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
+      if (l.axis >= static_cast<int>(space.size()) ||
+          (kind == OpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
+        throw Error(fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name,
+                                l.axis, kind == OpKind::kMatmul ? "output rows" : "iteration space",
+                                format_dims(space)),
+                    ErrorKind::kInput);
+      if ((kind == OpKind::kReduce || kind == OpKind::kScan) &&
+          std::find(op.dims.begin(), op.dims.end(), l.axis) != op.dims.end())
+        throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces or "
+                                "scans (loop over another axis)",
+                                where, l.name, l.axis, tensor_text(first)),
+                    ErrorKind::kLimits);
+      if (kind == OpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
+        throw Error(fmt::format("{}: loop '{}' axis {} is one of the two dims the transpose swaps "
+                                "(loop over a batch axis)",
+                                where, l.name, l.axis),
+                    ErrorKind::kInput);
+      if (l.loop_count > space[static_cast<size_t>(l.axis)])
+        throw Error(fmt::format("{}: loop '{}' loop_count {} exceeds axis {} of size {}", where,
+                                l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
+                    ErrorKind::kLimits);
+    }
+    // A vector op joins the stage before it under the same tile and loop when its iteration
+    // space is the stage's, or a column of it (1 where the tile covers the stage's dim): a
+    // reduction whose tile covers its reduced dims and the ops that use its result stay in one
+    // task per tile, as PyPTO's partitioner keeps them in one subgraph (hicann/pypto
+    // docs/tutorials/debug/performance.md: RMSNorm with the tile covering the row merges the
+    // subgraphs before and after its reduction, no GM transfer between them). A split reduction
+    // ends its stage (its partials merge across tiles), and so does a flash statistic (merge
+    // "online", fuse_online); a splitting reduction starts a stage after another reduction.
+    ProgStage* cur = stages.empty() ? nullptr : &stages.back();
+    const auto fits = [&](const Dims& sh) {
+      if (sh.size() != cur->shape.size()) return false;
+      for (size_t d = 0; d < sh.size(); ++d)
+        if (sh[d] != cur->shape[d] && !(sh[d] == 1 && cur->tile[d] >= cur->shape[d])) return false;
+      return true;
+    };
+    const auto has_reduction = [&] {
+      for (int o = cur->first; o <= cur->last; ++o)
+        if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return true;
+      return false;
+    };
+    const ProgOp* prev = cur ? &p.ops[static_cast<size_t>(cur->last)] : nullptr;
+    const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) && !cur->split &&
+                       !(prev->info->kind == OpKind::kReduce && prev->online) &&
+                       prev->tile == op.tile && cur->loop == op.loop && fits(shape) &&
+                       !(kind == OpKind::kReduce && splits && has_reduction());
+    if (joins) {
+      cur->last = op.index;
+    } else {
+      ProgStage s;
+      s.first = s.last = op.index;
+      s.kind = fusable(kind) ? OpKind::kUnary : kind;
+      s.shape = shape;
+      s.tile = tile.dims;
+      if (kind == OpKind::kMatmul) {
+        // [batch..., m, k, n] tiled [1..., tm, tk, tn].
+        Dims t(shape.size() - 3, 1);
+        t.insert(t.end(), tile.dims.begin(), tile.dims.end());
+        s.tile = t;
+        s.l0 = tile.l0;
+      }
+      s.loop = op.loop;
+      s.loop_axes = loop_axes;
+      s.loop_counts = loop_counts;
+      stages.push_back(s);
+    }
+    stages.back().split = splits;
+  }
+  fuse_online(p, stages);
+  // What each stage reads from GM and writes to GM: a tensor made inside the stage stays in UB
+  // unless it is an output or a later stage reads it.
+  std::vector<int> made_in(p.tensors.size(), -1);
+  for (size_t si = 0; si < stages.size(); ++si)
+    for (int o = stages[si].first; o <= stages[si].last; ++o)
+      made_in[static_cast<size_t>(p.ops[static_cast<size_t>(o)].out)] = static_cast<int>(si);
+  std::vector<bool> read_later(p.tensors.size(), false);
+  std::vector<int> loaded_by(p.tensors.size(), -1);  // the stage that loads it (latest planned)
+  for (size_t si = stages.size(); si-- > 0;) {
+    ProgStage& s = stages[si];
+    std::vector<std::string> names;
+    for (int o = s.first; o <= s.last; ++o) {
+      const ProgOp& op = p.ops[static_cast<size_t>(o)];
+      names.push_back(op.name);
+      s.writer_op.emplace(op.out, o);
+      for (int t : op.in) {
+        s.reader_op.emplace(t, o);
+        if (made_in[static_cast<size_t>(t)] != static_cast<int>(si) &&
+            loaded_by[static_cast<size_t>(t)] != static_cast<int>(si)) {
+          loaded_by[static_cast<size_t>(t)] = static_cast<int>(si);
+          s.loads.push_back(t);
+        }
+      }
+    }
+    for (int o = s.first; o <= s.last; ++o) {
+      const int t = p.ops[static_cast<size_t>(o)].out;
+      if (p.tensors[static_cast<size_t>(t)].output || read_later[static_cast<size_t>(t)])
+        s.stores.push_back(t);
+    }
+    for (int t : s.loads) read_later[static_cast<size_t>(t)] = true;
+    // A long fused stage is named by its ends: a PSG name stays one readable line.
+    constexpr size_t kNamedOps = 16;
+    if (names.size() > kNamedOps) {
+      const std::string last = names.back();
+      const size_t ops = names.size();
+      names.resize(kNamedOps - 1);
+      names.push_back(fmt::format("...({} ops)...", ops - kNamedOps));
+      names.push_back(last);
+    }
+    s.psg = fmt::format("stage{}:{}", si, fmt::join(names, "+"));
+  }
+  return stages;
+}
+
+namespace {
+
+// Tensor `t` (of rank <= the space's, right-aligned, dims of 1 broadcast) at tile `b`.
+Block broadcast_region(const Dims& shape, const Block& b) {
+  const size_t off = b.origin.size() - shape.size();
+  Block r{Dims(shape.size()), Dims(shape.size())};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool bc = shape[d] == 1 && b.extent[d + off] >= 1 && b.origin.size() > 0;
+    r.origin[d] = bc ? 0 : b.origin[d + off];
+    r.extent[d] = bc ? 1 : b.extent[d + off];
+  }
+  return r;
+}
+
+}  // namespace
+
+Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) {
+  const Dims& shape = p.tensors[static_cast<size_t>(t)].shape;
+  const size_t r = b.origin.size();
+  switch (op.info->kind) {
+    case OpKind::kTranspose: {
+      Block x = b;
+      std::swap(x.origin[r - 1], x.origin[r - 2]);
+      std::swap(x.extent[r - 1], x.extent[r - 2]);
+      return x;
+    }
+    case OpKind::kGather: {
+      if (t == op.in[1]) return Block{{b.origin[0]}, {b.extent[0]}};  // the tile's row indices
+      Block x = b;                                                    // rows anywhere in the table
+      x.origin[0] = 0;
+      x.extent[0] = shape[0];
+      return x;
+    }
+    case OpKind::kMatmul: {
+      // b over [batch..., m, k, n]
+      Block x{Dims(b.origin.begin(), b.origin.end() - 3),
+              Dims(b.extent.begin(), b.extent.end() - 3)};
+      const bool a = t == op.in[0];
+      if (!a && op.transpose_b) {  // B^T stored [..., n, k]: the tile's columns, all of k
+        x.origin.push_back(b.origin[r - 1]);
+        x.extent.push_back(b.extent[r - 1]);
+        x.origin.push_back(0);
+        x.extent.push_back(shape.back());
+        return x;
+      }
+      x.origin.push_back(a ? b.origin[r - 3] : 0);
+      x.extent.push_back(a ? b.extent[r - 3] : shape[shape.size() - 2]);
+      x.origin.push_back(a ? 0 : b.origin[r - 1]);
+      x.extent.push_back(a ? shape.back() : b.extent[r - 1]);
+      return x;
+    }
+    default:
+      return broadcast_region(shape, b);
+  }
+}
+
+Block op_block(const Program& p, const ProgOp& op, const Block& b) {
+  if (op.info->kind == OpKind::kMatmul) return b;
+  const Dims s = iteration_shape(p, op);
+  return s.size() == b.origin.size() ? broadcast_region(s, b) : b;
+}
+
+Block output_region(const Program& p, const ProgOp& op, const Block& b) {
+  if (op.info->kind == OpKind::kMatmul) {
+    Block c = b;
+    c.origin.erase(c.origin.end() - 2);
+    c.extent.erase(c.extent.end() - 2);
+    return c;
+  }
+  const Block ob = op_block(p, op, b);
+  if (op.info->kind != OpKind::kReduce) return ob;
+  Block c;
+  for (size_t d = 0; d < ob.origin.size(); ++d) {
+    const bool reduced =
+        std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
+    if (reduced && !op.keepdim) continue;
+    c.origin.push_back(reduced ? 0 : ob.origin[d]);
+    c.extent.push_back(reduced ? 1 : ob.extent[d]);
+  }
+  return c;
+}
+
+Program program_of(const KernelSpec& spec) {
+  if (!spec.program) throw InternalError("program_of: the spec holds no program");
+  Program p = *spec.program;
+  if (!spec.program_tile.empty() && !spec.tile.empty())
+    p.tiles[static_cast<size_t>(p.tile_id(spec.program_tile))].dims = spec.tile;
+  for (const auto& [name, dims] : spec.program_tiles) {
+    const int id = p.tile_id(name);
+    if (id < 0) throw InternalError("program_of: no tile named '" + name + "'");
+    p.tiles[static_cast<size_t>(id)].dims = dims;
+  }
+  if (!spec.program_loop.empty())
+    p.loops[static_cast<size_t>(p.loop_id(spec.program_loop))].loop_count = spec.loop_count;
+  return p;
+}
+
+}  // namespace tilesim

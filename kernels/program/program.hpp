@@ -1,0 +1,163 @@
+#pragma once
+// A user's tile program ("here is my kernel"): tensors, a sequence of PyPTO-style tensor ops, the
+// vec / cube tile shapes in force at each op (set_vec_tile_shapes / set_cube_tile_shapes,
+// changeable between ops) and loop regions over an axis (pypto.loop with view/assemble of the
+// chunk). The loader (tools/formats/program_file.hpp) builds it and checks its graph (definitions,
+// shapes, dtypes); plan_stages checks its tiles and cuts it into stages (PyPTO's fusion: a run of
+// vector ops on one tile grid, a reduction whose tile covers its reduced dims and the ops using
+// its result included, is one tile program that keeps its intermediates in UB; a reduction that
+// splits a reduced dim ends it; transpose, gather and matmul are stages of their own; a tensor
+// crossing from one stage to a later one goes through GM). lower_program (task graph) and
+// execute_program_tiled (Eigen, kernels/functional/program_functional.cpp) walk the same stages.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/ops/op_table.hpp"
+#include "kernels/spec/kernel_spec.hpp"
+#include "kernels/tiling/block_regions.hpp"
+#include "kernels/tiling/reduction_plan.hpp"
+#include "model/task_graph.hpp"
+#include "model/tile_geometry.hpp"
+
+namespace tilesim {
+
+struct ProgTensor {
+  std::string name;
+  Dims shape;
+  DType dtype = DType::kFp32;
+  bool input = false;
+  bool output = false;
+};
+
+struct ProgTile {
+  std::string name;
+  bool cube = false;  // set_cube_tile_shapes: [tm, tk, tn], the C tile and the L1 k step
+  Dims dims;
+  // cube: the L0 tile [m0, k0, n0] of each mmad when it is smaller than the L1 tile (PyPTO's
+  // [[mL0, mL1], [kL0, kL1], [nL0, nL1]]); empty: the L1 tile itself.
+  Dims l0;
+};
+
+struct ProgLoop {
+  std::string name;
+  int axis = 0;  // of the iteration space of every op in its body
+  int64_t loop_count = 1;
+  int parent = -1;  // the loop whose body holds this one (nested loops cut different axes)
+};
+// How deep loops nest (PyPTO's nested pypto.loop; each innermost chunk is a root function).
+inline constexpr int kMaxLoopDepth = 3;
+
+struct ProgOp {
+  std::string name;  // table name
+  const OpRecord* info = nullptr;
+  std::vector<int> in;  // tensor ids (where: cond, x, y; gather: x, index; matmul: a, b)
+  int out = -1;
+  std::optional<double> scalar;  // binary op with a scalar second operand
+  std::vector<int> dims;         // reduce: normalised, ascending
+  bool keepdim = true;
+  bool transpose_b = false;  // matmul: B is stored [..., n, k] (A @ B^T, attention's Q K^T)
+  ReduceKind reduce = ReduceKind::kSum;
+  // A reduction whose tile splits a reduced dim: how the partials of one output block merge
+  // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
+  // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
+  MergeMode merge = MergeMode::kInTask;
+  // A logsumexp with merge "online": its running max and sum are carried into the ops after it,
+  // sub(x, lse) -> exp -> matmul(p, v), rescaling their accumulator as the max grows (flash
+  // attention); plan_stages fuses the matmul before it through the matmul after it.
+  bool online = false;
+  int tile = -1;              // the vec (or, for matmul, cube) tile in force
+  int loop = -1;              // the loop region it belongs to
+  std::string where() const;  // "op 3 (exp)"
+  int index = 0;
+};
+
+struct Program {
+  std::string name;
+  std::string origin;  // the file it came from, for messages
+  std::vector<ProgTensor> tensors;
+  std::vector<ProgTile> tiles;
+  std::vector<ProgLoop> loops;
+  std::vector<ProgOp> ops;
+  int tensor_id(const std::string& name) const;  // -1 when absent
+  int tile_id(const std::string& name) const;
+  int loop_id(const std::string& name) const;
+};
+
+// The iteration space of an op: its output (elementwise, transpose, gather), its input (reduce),
+// or [batch..., m, k, n] for a matmul.
+Dims iteration_shape(const Program& p, const ProgOp& op);
+
+// A stage: ops [first, last] run by one task per tile of `shape` under `tile`.
+struct ProgStage {
+  int first = 0, last = 0;
+  OpKind kind = OpKind::kUnary;  // kUnary: a fused vector stage
+  Dims shape;
+  Dims tile;
+  Dims l0;        // a matmul stage's L0 tile [m0, k0, n0] (empty: its tile's last three)
+  int loop = -1;  // the innermost loop (-1: none)
+  // The loop nest, outermost first: the axis each loop cuts and its loop_count.
+  std::vector<int> loop_axes;
+  std::vector<int64_t> loop_counts;
+  int64_t roots() const;    // root functions: the product of the loop counts
+  std::vector<int> loads;   // tensors read from GM, in order of first use
+  std::vector<int> stores;  // tensors written to GM
+  // Tensor -> the stage's first op reading it, and the op writing it (op indices).
+  std::unordered_map<int, int> reader_op, writer_op;
+  // The stage ends in a reduction whose tile splits a reduced dim: its tiles group into chains
+  // (one per output block) whose partials merge by the op's merge mode; or in a cumsum over a
+  // split dim, whose chains carry each tile's last line into the next.
+  bool split = false;
+  // A flash stage (fuse_online): ops [first, last] run S = matmul, the vector ops on S, the
+  // online logsumexp (op `online`), sub, exp and O = matmul(P, V), one chain of tasks per query
+  // block walking its key blocks. shape is S [batch..., q, k]; tile [1..., query block, key
+  // block] (the first matmul's tm and tn); l0 the first matmul's L0 tile.
+  int online = -1;
+  std::string psg;  // "stage1:sub+exp+sum" (past 16 ops: the first 15, "...", the last)
+};
+
+// Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop
+// axes); the stage's tiles are their cartesian product, row-major, and each combination of loop
+// chunks (one per loop of the nest) is a root.
+struct StageGrid {
+  std::vector<std::vector<Piece>> pieces;
+  std::vector<int> chunk_axes;                    // the loop nest's axes, outermost first
+  std::vector<int64_t> chunk_counts;              // and its loop counts
+  std::vector<std::vector<int32_t>> piece_chunk;  // per loop: the chunk of each piece on its axis
+  int64_t count() const;
+  Block block(int64_t index) const;
+  int32_t root(int64_t index) const;
+};
+StageGrid stage_grid(const ProgStage& s);
+
+// A split stage's tiles by output block: chains[c] lists the grid indices of chain c's segments
+// in reduction order (row-major over the reduced pieces); chains in row-major order of the kept
+// pieces, which is the order of the reduced output's blocks.
+std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage& s,
+                                               const StageGrid& g);
+
+// Checks the tiles against the ops (rank, a reduction's tile covering its reduced dims, the
+// loop axis) and cuts the program into stages. Throws tilesim::Error naming the op and tensor.
+std::vector<ProgStage> plan_stages(const Program& p);
+
+// The region of tensor `t` that the stage's tile `b` (in iteration coordinates) touches as an
+// operand of `op` (broadcast dims collapse to 0..1; a transpose's input swaps its last two dims;
+// a gather's table and a matmul's operands span their full reduced extent).
+Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b);
+// The region of op's output for the tile `b` (a reduction collapses or drops its dims).
+Block output_region(const Program& p, const ProgOp& op, const Block& b);
+// The block of op's own iteration space inside a stage's tile `b`: b itself, or for a column op
+// (its iteration shape 1 where the stage's is not: a statistic's epilogue such as RMSNorm's
+// rsqrt of the mean, fused because the tile covers the row) b collapsed to 0..1 there.
+Block op_block(const Program& p, const ProgOp& op, const Block& b);
+
+// The program a spec runs: its tile named spec.program_tile set to spec.tile and its loop named
+// spec.program_loop to spec.loop_count (how run --tile/--loop and a sweep's candidates reach it).
+Program program_of(const KernelSpec& spec);
+
+}  // namespace tilesim

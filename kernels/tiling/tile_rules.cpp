@@ -1,0 +1,97 @@
+#include "kernels/tiling/tile_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/dma_cost.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+void validate_tile(const KernelSpec& spec, const Hardware& hw) {
+  if (spec.tile.size() != spec.shape.size())
+    throw Error(fmt::format("{}: tile {} has rank {} but shape {} has rank {} (they must match)",
+                            spec.op, format_dims(spec.tile), spec.tile.size(),
+                            format_dims(spec.shape), spec.shape.size()),
+                ErrorKind::kInput);
+  const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
+  if (last_bytes % hw.ub.align_bytes != 0 && spec.partition != PartitionStyle::kSpmd)
+    throw Error(
+        fmt::format(
+            "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
+            "(use a multiple of {} elements)",
+            spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
+            hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)),
+        ErrorKind::kAlignment);
+}
+
+int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
+  const int64_t row = tile.back() * dtype_bytes(dtype);
+  return product(tile) / tile.back() * (ceil_div(row, hw.ub.align_bytes) * hw.ub.align_bytes);
+}
+
+DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
+               const Dims& extent, const Hardware& hw) {
+  const DmaOp op = block_dma(dir, shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);
+  return spec.partition == PartitionStyle::kSpmd ? data_copy_pad(op) : op;
+}
+
+std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
+  const int64_t n = spec.shape[static_cast<size_t>(axis)];
+  if (spec.loop_count > n)
+    throw Error(fmt::format("{}: loop_count {} exceeds the loop axis {} of size {}", spec.op,
+                            spec.loop_count, axis, n),
+                ErrorKind::kLimits);
+  const int64_t batch = ceil_div(n, spec.loop_count);
+  std::vector<Chunk> chunks;
+  for (int64_t off = 0; off < n; off += batch) chunks.push_back({off, std::min(batch, n - off)});
+  return chunks;
+}
+
+void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
+                const std::string& note) {
+  if (spec.grid < 1)
+    throw Error(fmt::format("{}: partition.grid {}: an spmd launch starts at least 1 block",
+                            spec.op, spec.grid),
+                ErrorKind::kLimits);
+  // Blocks beyond the work launch, find nothing and return (block_range): they cost their
+  // start. Each is a task, so the grid is held to the task limit.
+  if (spec.grid > units && spec.grid > max_tasks())
+    throw Error(fmt::format("{}: partition.grid {} launches more blocks than the task limit {} "
+                            "(the CLI's --max-tasks raises it), on {} {}{}",
+                            spec.op, spec.grid, max_tasks(), units, what, note),
+                ErrorKind::kLimits);
+}
+
+Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent) {
+  Dims e = extent;
+  for (size_t d = 0; d < e.size(); ++d)
+    if (tile[d] > shape[d]) e[d] = tile[d];
+  return e;
+}
+
+int default_loop_axis(const KernelSpec& spec) {
+  if (spec.loop_axis >= 0) return spec.loop_axis;
+  for (int a = 0; a < static_cast<int>(spec.shape.size()); ++a)
+    if (std::find(spec.dims.begin(), spec.dims.end(), a) == spec.dims.end()) return a;
+  return 0;
+}
+
+void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit) {
+  const int axis = default_loop_axis(spec);
+  const auto chunks = loop_chunks(spec, axis);
+  for (size_t r = 0; r < chunks.size(); ++r) {
+    Dims sub = spec.shape;
+    sub[static_cast<size_t>(axis)] = chunks[r].size;
+    const TileGrid grid(sub, spec.tile);
+    for (int64_t i = 0; i < grid.count(); ++i) {
+      Dims origin = grid.origin(i);
+      const Dims extent = grid.extent_at(origin);
+      origin[static_cast<size_t>(axis)] += chunks[r].offset;
+      visit(origin, extent, static_cast<int32_t>(r));
+    }
+  }
+}
+
+}  // namespace tilesim

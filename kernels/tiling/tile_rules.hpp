@@ -1,0 +1,60 @@
+#pragma once
+// The tile rules every lowering applies: a tile's rank and alignment, its UB bytes and GM copies,
+// the loop_count rule (loop + view/assemble chunks), the extent vector ops compute over, and the
+// spmd grid's bounds. Each rule is written here once, with the message it gives.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/spec/kernel_spec.hpp"
+#include "model/hardware.hpp"
+#include "model/task_graph.hpp"
+
+namespace tilesim {
+
+// Rank match, positive dims, last tile dim aligned to the UB block; throws tilesim::Error. An
+// spmd kernel may use an unaligned sub-tile (Triton masked loads, Ascend C DataCopyPad): its UB
+// rows are padded (ub_tile_bytes) and its copies are padded copies (tile_dma).
+void validate_tile(const KernelSpec& spec, const Hardware& hw);
+
+// UB bytes of one tile buffer: each row rounded up to ub.align_bytes.
+int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);
+// The DMA instruction moving the block `extent` at `origin` of tensor `shape` (block_dma); under
+// the spmd partition it is a DataCopyPad, whose unaligned rows pay their padding.
+DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
+               const Dims& extent, const Hardware& hw);
+
+struct Chunk {
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+// `loop + view/assemble`: cut `axis` into ceil_div(n, loop_count)-sized chunks (the last may be
+// shorter). Throws when loop_count exceeds the axis.
+std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis);
+// The loop axis: the spec's, or the outermost axis that is not reduced.
+int default_loop_axis(const KernelSpec& spec);
+
+// An spmd launch shares `units` of work (named `what` in the message, `note` appended) over
+// partition.grid blocks (>= 1); blocks past the units own nothing and cost their start, so a grid
+// past both the units and the task limit is a kLimits error.
+void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
+                const std::string& note);
+
+// Tensor ids for Access keys: kernel inputs are 0, 1, ...; these name the rest.
+constexpr uint32_t kOutputTensor = 100;     // the kernel's output
+constexpr uint32_t kWorkspaceTensor = 200;  // intermediates between phases (+ phase index)
+constexpr uint32_t kStatsTensor = 300;      // partial statistics (+ phase index)
+
+// The extent vector ops compute over: PyPTO code is generated for the static tile shape, so in a
+// dim where the tile exceeds the tensor the padding is computed too (data moved is only the
+// valid part). Ragged tails inside the tensor compute their valid extent.
+Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent);
+
+// The pypto partition's tiles: every loop chunk's tile grid, in the order tasks are built, with
+// the tile's origin in the full tensor and its root function (loop chunk).
+using LoopTileVisitor = std::function<void(const Dims& origin, const Dims& extent, int32_t root)>;
+void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit);
+
+}  // namespace tilesim

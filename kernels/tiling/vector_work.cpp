@@ -1,0 +1,48 @@
+#include "kernels/tiling/vector_work.hpp"
+
+#include "kernels/tiling/reduction_plan.hpp"
+
+namespace tilesim {
+
+void add_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast, const Hardware& hw,
+                    std::vector<VecOp>& vec) {
+  const int64_t cols = ce.back(), rows = product(ce) / cols;
+  if (broadcast && cols * dtype_bytes(dt) > hw.vector.bytes_per_repeat) {
+    for (int64_t r = 0; r < rows; ++r) vec.push_back(VecOp{cls, dt, 1, 1, cols});
+  } else {
+    vec.push_back(VecOp{cls, dt, 1, 1, product(ce)});
+  }
+}
+
+TileReduceGeometry reduce_geometry(const Dims& extent, const std::vector<int>& dims) {
+  TileReduceGeometry g;
+  g.elems = product(extent);
+  const size_t last = extent.size() - 1;
+  g.last_reduced = is_reduced(dims, last);
+  for (int d : dims) g.rows *= extent[static_cast<size_t>(d)];
+  if (g.last_reduced) {
+    g.inner = extent[last];
+  } else {
+    const int last_red = dims.empty() ? -1 : dims.back();
+    for (size_t d = static_cast<size_t>(last_red + 1); d < extent.size(); ++d) g.cols *= extent[d];
+  }
+  g.out_elems = g.elems / g.rows;
+  return g;
+}
+
+void add_reduce_ops(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+  if (g.rows == 1) return;
+  if (g.last_reduced) {
+    const int64_t outer = g.rows / g.inner;  // reduced elements outside the last dim
+    if (outer > 1) ops.push_back(VecOp{VecClass::kReduceRows, dt, g.out_elems, outer, g.inner});
+    if (g.inner > 1) ops.push_back(VecOp{VecClass::kReduceLast, dt, 1, g.out_elems, g.inner});
+  } else {
+    ops.push_back(VecOp{VecClass::kReduceRows, dt, g.out_elems / g.cols, g.rows, g.cols});
+  }
+}
+
+void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops) {
+  for (int i = 0; i < count; ++i) ops.push_back(VecOp{cls, dt, 1, 1, elems});
+}
+
+}  // namespace tilesim
