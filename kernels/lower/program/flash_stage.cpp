@@ -1,0 +1,362 @@
+// A flash stage (plan_stages' fuse_online): per query block, per key block, S = Q K^T on the AIC,
+// the online statistic and P on the AIVs (a task per row piece), P V on the AIC and O's rescale
+// on the AIVs, through GM workspaces of two slots. pypto: tasks the AICPU runtime dispatches;
+// spmd: one mixed launch, partition.grid blocks of an AIC and its two AIVs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/tile_rules.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+class FlashLowering {
+ public:
+  FlashLowering(LoweringContext& cx, StageRun& run)
+      : cx_(cx),
+        s_(run.s),
+        run_(run),
+        mm1_(cx.op(s_.first)),
+        lse_(cx.op(s_.online)),
+        mm2_(cx.op(s_.last)),
+        pt_(mm2_.in[0]),
+        r_(s_.shape.size()),
+        keys_(static_cast<int64_t>(run.grid.pieces[r_ - 1].size())),
+        dk_(cx.tensor(mm1_.in[0]).shape.back()),
+        dv_(cx.tensor(mm2_.out).shape.back()),
+        vec_(cx.program().tiles[static_cast<size_t>(lse_.tile)].dims),
+        rows_(vec_[r_ - 2]),
+        pv_ws_(static_cast<uint32_t>(cx.program().tensors.size() + static_cast<size_t>(mm2_.out))),
+        align_(cx.hw().ub.align_bytes),
+        // Under spmd a block's AIV runs every task of its row pieces, so the running m, l, alpha
+        // and O stay in its UB (Triton-Ascend keeps a loop's accumulators on chip); under pypto
+        // they go through GM, as PyPTO's running tensors do.
+        resident_(cx.spmd()),
+        o_tile_(ub_tile_bytes(Dims{rows_, dv_}, DType::kFp32, cx.hw())),
+        c1_(static_cast<size_t>(keys_)),
+        c2_(static_cast<size_t>(keys_)),
+        v1_(static_cast<size_t>(keys_)),
+        v2_(static_cast<size_t>(keys_)) {
+    make_statistic_stage();
+    psg_v_ = cx.graph().add_psg(vs_.psg);
+    psg_pv_ = cx.graph().add_psg(s_.psg + ":pv");
+    psg_o_ = cx.graph().add_psg(s_.psg + ":rescale_o");
+    make_producers();
+  }
+
+  void lower() {
+    const int64_t chains = run_.grid.count() / keys_;
+    const int64_t used = cx_.spmd() ? std::min(cx_.spec().grid, chains) : chains;
+    for (int64_t blk = 0; blk < used; ++blk) {
+      const BlockRange range =
+          cx_.spmd() ? block_range(chains, used, blk) : BlockRange{blk, blk + 1};
+      block_first_ = -1;
+      for (int64_t c = range.begin; c < range.end; ++c) {
+        const int32_t root = run_.base + run_.grid.root(c * keys_);
+        // The AIC runs a key block ahead (catlass's preload, Triton-Ascend's CV pipelining): S
+        // of key block `step` before P V of block step - 1, so with two slots both cores keep
+        // busy. Under spmd each core runs its tasks in this order.
+        for (int64_t step = 0; step <= keys_; ++step) {
+          if (step < keys_) qk_and_statistic(c, step, root);
+          if (step >= 1) pv_and_rescale(c, step - 1, root);
+        }
+      }
+    }
+    if (cx_.spmd()) cx_.end_launch();
+    for (size_t i = 0; i < s_.stores.size(); ++i)
+      run_.stores[i] = s_.stores[i] == mm2_.out ? o_pr_ : l_pr_;
+  }
+
+ private:
+  // The statistic's ops on a row piece of an S block, S read from its workspace (the first load).
+  void make_statistic_stage() {
+    vs_.first = s_.first + 1;
+    vs_.last = s_.online;
+    vs_.shape = s_.shape;
+    vs_.tile = vec_;
+    vs_.psg = s_.psg + ":online_softmax";
+    vs_.loads.push_back(mm1_.out);
+    std::set<int> made{mm1_.out};
+    for (int o = vs_.first; o <= vs_.last; ++o) {
+      const ProgOp& x = cx_.op(o);
+      vs_.writer_op.emplace(x.out, o);
+      for (int t : x.in) {
+        vs_.reader_op.emplace(t, o);
+        if (!made.count(t) && std::find(vs_.loads.begin(), vs_.loads.end(), t) == vs_.loads.end())
+          vs_.loads.push_back(t);
+      }
+      made.insert(x.out);
+    }
+  }
+  // Producers of O and of the statistic: one piece per row piece.
+  void make_producers() {
+    const StageGrid& grid = run_.grid;
+    for (size_t a = 0; a + 2 < r_; ++a) {
+      o_pr_.pieces.push_back(grid.pieces[a]);
+      l_pr_.pieces.push_back(grid.pieces[a]);
+    }
+    std::vector<Piece> qp;
+    for (const Piece& q : grid.pieces[r_ - 2])
+      for (int64_t o = 0; o < q.size; o += rows_)
+        qp.push_back({q.offset + o, std::min(rows_, q.size - o)});
+    o_pr_.pieces.push_back(qp);
+    l_pr_.pieces.push_back(qp);
+    o_pr_.pieces.push_back({{0, dv_}});
+    l_pr_.pieces.push_back({{0, 1}});
+  }
+  // The row pieces of a query block.
+  std::vector<Block> pieces_of(const Block& b) const {
+    std::vector<Block> ps;
+    for (int64_t o = 0; o < b.extent[r_ - 2]; o += rows_) {
+      Block x = b;
+      x.origin[r_ - 2] += o;
+      x.extent[r_ - 2] = std::min(rows_, b.extent[r_ - 2] - o);
+      ps.push_back(x);
+    }
+    return ps;
+  }
+  // A cube access of a whole block as its row pieces' workspace slots (an AIV task reads or
+  // writes one piece): the access with key `key` replaced by one per piece, bytes by rows.
+  void by_pieces(uint64_t key, const Block& b, uint32_t id, int64_t slot) {
+    const auto it =
+        std::find_if(acc_.begin(), acc_.end(), [&](const Access& x) { return x.block == key; });
+    if (it == acc_.end()) throw InternalError("lower_flash: a cube access to replace is missing");
+    const Access whole = *it;
+    acc_.erase(it);
+    for (const Block& pc : pieces_of(b))
+      acc_.push_back({cx_.ring_key(id, pc, slot),
+                      whole.bytes * pc.extent[r_ - 2] / b.extent[r_ - 2], whole.write});
+  }
+  void deps_on(int t, const Block& region, std::vector<int32_t>& deps) const {
+    if (const auto it = run_.produced.find(t); it != run_.produced.end())
+      overlapping(it->second, region, deps);
+  }
+  DmaOp stat_dma(DmaDir dir, const Block& pc, int64_t slot) {
+    return cx_.gm_dma(dir, cx_.tensor(lse_.out).shape, output_region(cx_.program(), lse_, pc),
+                      DType::kFp32, cx_.ring_key(static_cast<uint32_t>(lse_.out), pc, slot), acc_);
+  }
+  // The AIV of a mixed block that takes row piece q: the first half of the rows on the first.
+  static int lane_of(size_t q, const std::vector<Block>& pieces) {
+    return 1 + static_cast<int>(2 * q / pieces.size());
+  }
+  // Under spmd a run of query blocks is one mixed block's work (a Triton-Ascend mix kernel: a
+  // block per AIC, its rows split over the cluster's two AIVs); the block's edges stay inside it
+  // (earlier stages are earlier launches).
+  int32_t emit(const ProgStage& st, TaskKind k, int ps, int32_t root, std::vector<int32_t> deps,
+               int lane) {
+    if (!cx_.spmd()) return cx_.add_task(st, std::move(k), ps, root, acc_, deps);
+    k.psg = ps;
+    TaskGraph& g = cx_.graph();
+    const int32_t task = g.add_task(cx_.kind_id(st, k), 0, -1, cx_.launch(), block_first_ >= 0);
+    if (block_first_ < 0) block_first_ = task;
+    g.tasks[static_cast<size_t>(task)].mix_lane = static_cast<int8_t>(lane);
+    for (const Access& x : acc_) g.add_access(task, x);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (const int32_t d : deps)
+      if (d >= block_first_) g.add_edge(d, task);
+    return task;
+  }
+
+  // S = Q K^T of key block j on the AIC into S's slot j % 2, then the statistic and P on the
+  // AIVs, a task per row piece.
+  void qk_and_statistic(int64_t c, int64_t j, int32_t root) {
+    const auto ju = static_cast<size_t>(j);
+    const Block b = run_.grid.block(c * keys_ + j);
+    const Dims batch_q(b.origin.begin(), b.origin.end() - 1);  // [batch..., q0]
+    acc_.clear();
+    Block mb{batch_q, Dims(b.extent.begin(), b.extent.end() - 1)};
+    mb.origin.insert(mb.origin.end(), {0, b.origin[r_ - 1]});
+    mb.extent.insert(mb.extent.end(), {dk_, b.extent[r_ - 1]});
+    const ProgTile& t1 = cx_.program().tiles[static_cast<size_t>(mm1_.tile)];
+    TaskKind k = cx_.cube_task(mm1_, t1.dims, t1.l0, mb, cx_.tensor(mm1_.out).dtype,
+                               fmt::format("{}:qk{}", s_.psg, format_dims(b.extent)), acc_);
+    Dims c_origin(batch_q);
+    c_origin.push_back(b.origin[r_ - 1]);
+    by_pieces(block_key(static_cast<uint32_t>(mm1_.out), c_origin), b,
+              static_cast<uint32_t>(mm1_.out), j % 2);
+    std::vector<int32_t> deps;
+    for (int t : mm1_.in) deps_on(t, operand_region(cx_.program(), mm1_, t, mb), deps);
+    if (j >= 2) deps.insert(deps.end(), v1_[ju - 2].begin(), v1_[ju - 2].end());
+    k.carries_state = true;
+    c1_[ju] = emit(s_, std::move(k), run_.psg, root, deps, 0);
+    v1_[ju].clear();
+    const std::vector<Block> pieces = pieces_of(b);
+    for (size_t q = 0; q < pieces.size(); ++q)
+      v1_[ju].push_back(statistic_task(j, pieces[q], root, lane_of(q, pieces), q));
+  }
+
+  // The statistic and P of row piece pc of key block j.
+  int32_t statistic_task(int64_t j, const Block& pc, int32_t root, int lane, size_t q) {
+    const auto ju = static_cast<size_t>(j);
+    acc_.clear();
+    TaskKind vk = cx_.vector_kind(vs_, pc, acc_);
+    acc_.front().block = cx_.ring_key(static_cast<uint32_t>(mm1_.out), pc, j % 2);
+    TileStep& st = vk.steps.front();
+    // The running update on the rows: Max with the running max, alpha = exp(m_old - m) (Sub,
+    // Exp), l = l * alpha + the tile's sum (Mul, Add).
+    const int64_t prow = pc.extent[r_ - 2];
+    for (VecClass cl : {VecClass::kSimple, VecClass::kSimple, VecClass::kComplex, VecClass::kSimple,
+                        VecClass::kSimple})
+      st.vec.push_back(VecOp{cl, DType::kFp32, 1, 1, prow});
+    // P is the statistic's own exp(x - m); its casts are priced as they are written.
+    Block full{Dims(r_, 0), vec_};
+    for (size_t d = 0; d < r_; ++d) full.extent[d] = std::min(vec_[d], s_.shape[d]);
+    const Dims ce = compute_extent(s_.shape, vec_, pc.extent);
+    for (int o = s_.online + 3; o < s_.last; ++o)
+      cx_.op_vector_work(cx_.op(o), ce, product(ce), full, st.vec);
+    // pypto: m, l and alpha pass between tasks through GM (any core may run the next); spmd: the
+    // block's AIV keeps them, and O, in its UB across the key blocks.
+    if (j > 0 && !resident_)
+      for (int64_t slot : {0, 1}) st.loads.push_back(stat_dma(DmaDir::kRead, pc, slot));
+    if (!resident_)
+      for (int64_t slot : {0, 1, 2}) st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot));
+    const ProgTensor& p = cx_.tensor(pt_);
+    st.stores.push_back(cx_.gm_dma(DmaDir::kWrite, p.shape, pc, p.dtype,
+                                   cx_.ring_key(static_cast<uint32_t>(pt_), pc, j % 2), acc_));
+    vk.label = fmt::format("{}{}", vs_.psg, format_dims(pc.extent));
+    vk.buffers.push_back({p.name, cx_.ub_bytes(pt_, full), BufferRole::kOutput, MemSpace::kUb});
+    vk.buffers.push_back({"m_l_alpha", 3 * rows_ * align_, BufferRole::kTemp, MemSpace::kUb});
+    if (resident_) vk.buffers.push_back({"o_acc", o_tile_, BufferRole::kTemp, MemSpace::kUb});
+    std::vector<int32_t> vdeps = cx_.load_deps(vs_, pc, run_.produced);
+    vdeps.push_back(c1_[ju]);
+    if (j > 0) vdeps.push_back(v1_[ju - 1][q]);
+    if (j >= 2) vdeps.push_back(c2_[ju - 2]);  // P's slot j % 2 read by P V two blocks back
+    vk.carries_state = true;
+    return emit(vs_, std::move(vk), psg_v_, root, vdeps, lane);
+  }
+
+  // P V of key block j on the AIC (A = P from its slot, C in fp32 into P V's slot), then O's
+  // rescale on the AIVs.
+  void pv_and_rescale(int64_t c, int64_t j, int32_t root) {
+    const auto ju = static_cast<size_t>(j);
+    const Block b = run_.grid.block(c * keys_ + j);
+    const Dims batch_q(b.origin.begin(), b.origin.end() - 1);
+    acc_.clear();
+    Block pb = b;
+    pb.origin.push_back(0);
+    pb.extent.push_back(dv_);
+    const ProgTile& t2 = cx_.program().tiles[static_cast<size_t>(mm2_.tile)];
+    TaskKind ck = cx_.cube_task(mm2_, t2.dims, t2.l0, pb, DType::kFp32,
+                                fmt::format("{}:pv{}", s_.psg, format_dims(b.extent)), acc_);
+    by_pieces(block_key(static_cast<uint32_t>(pt_), b.origin), b, static_cast<uint32_t>(pt_),
+              j % 2);
+    Dims o_origin(batch_q);
+    o_origin.push_back(0);
+    by_pieces(block_key(static_cast<uint32_t>(mm2_.out), o_origin), b, pv_ws_, j % 2);
+    ck.carries_state = true;
+    std::vector<int32_t> deps = v1_[ju];
+    if (j >= 2) deps.insert(deps.end(), v2_[ju - 2].begin(), v2_[ju - 2].end());
+    deps_on(mm2_.in[1], operand_region(cx_.program(), mm2_, mm2_.in[1], pb), deps);
+    c2_[ju] = emit(s_, std::move(ck), psg_pv_, root, deps, 0);
+    v2_[ju].clear();
+    const std::vector<Block> pieces = pieces_of(b);
+    for (size_t q = 0; q < pieces.size(); ++q) {
+      v2_[ju].push_back(rescale_task(j, pieces[q], root, lane_of(q, pieces), q));
+      if (j + 1 == keys_) {
+        o_pr_.tasks.push_back({v2_[ju].back()});
+        l_pr_.tasks.push_back({v2_[ju].back()});
+      }
+    }
+  }
+
+  // O = O * alpha + P V on row piece pc; after the last key block O / l (and lse = m + ln l).
+  int32_t rescale_task(int64_t j, const Block& pc, int32_t root, int lane, size_t q) {
+    const auto ju = static_cast<size_t>(j);
+    const bool last = j + 1 == keys_;
+    const int64_t prow = pc.extent[r_ - 2];
+    const Dims& o_shape = cx_.tensor(mm2_.out).shape;
+    Block ob = pc;
+    ob.origin.back() = 0;
+    ob.extent.back() = dv_;
+    const int64_t on = prow * dv_;
+    acc_.clear();
+    TaskKind ok;
+    ok.buffer_count = cx_.spec().buffer_count;
+    ok.carries_state = true;
+    ok.label = fmt::format("{}:rescale_o{}", s_.psg, format_dims(ob.extent));
+    TileStep st;
+    st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
+                                  cx_.ring_key(pv_ws_, pc, j % 2), acc_));
+    const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
+      st.vec.push_back(
+          VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow * align_ / dtype_bytes(DType::kFp32)});
+      st.vec.push_back(VecOp{then, DType::kFp32, 1, 1, on});
+    };
+    const uint64_t o_key = cx_.ring_key(static_cast<uint32_t>(mm2_.out), pc, 0);
+    if (j > 0) {
+      if (!resident_) {
+        st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, o_key, acc_));
+        st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2));
+      }
+      column(VecClass::kSimple);                                           // O * alpha
+      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});  // + P V
+    }
+    if (!last) {
+      if (!resident_)
+        st.stores.push_back(cx_.gm_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32, o_key, acc_));
+    } else {
+      finish_rows(pc, ob, st, column);
+    }
+    ok.steps.push_back(st);
+    ok.buffers = {{"pv", o_tile_, BufferRole::kInput, MemSpace::kUb},
+                  {"o_acc", o_tile_, BufferRole::kTemp, MemSpace::kUb},
+                  {"m_l_alpha", 3 * rows_ * align_, BufferRole::kTemp, MemSpace::kUb}};
+    std::vector<int32_t> odeps{c2_[ju], v1_[ju][q]};
+    if (j > 0) odeps.push_back(v2_[ju - 1][q]);
+    return emit(s_, std::move(ok), psg_o_, root, odeps, lane);
+  }
+
+  // After the last key block: O / l written (cast when O is not fp32), and lse = m + ln l when
+  // the stage stores it.
+  template <class Column>
+  void finish_rows(const Block& pc, const Block& ob, TileStep& st, const Column& column) {
+    const int64_t prow = pc.extent[r_ - 2];
+    const int64_t on = prow * dv_;
+    if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1));
+    column(VecClass::kComplex);  // O / l
+    if (cx_.tensor(mm2_.out).dtype != DType::kFp32)
+      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});
+    st.stores.push_back(cx_.dma(DmaDir::kWrite, mm2_.out, ob, acc_));
+    if (std::find(s_.stores.begin(), s_.stores.end(), lse_.out) == s_.stores.end()) return;
+    if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0));
+    st.vec.push_back(VecOp{VecClass::kComplex, DType::kFp32, 1, 1, prow});  // ln l
+    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});   // + m
+    st.stores.push_back(
+        cx_.dma(DmaDir::kWrite, lse_.out, output_region(cx_.program(), lse_, pc), acc_));
+  }
+
+  LoweringContext& cx_;
+  const ProgStage& s_;
+  StageRun& run_;
+  const ProgOp &mm1_, &lse_, &mm2_;
+  const int pt_;  // P
+  const size_t r_;
+  const int64_t keys_, dk_, dv_;
+  const Dims& vec_;  // the statistic's tile [1..., rows, key block]
+  const int64_t rows_;
+  const uint32_t pv_ws_;
+  const int64_t align_;
+  const bool resident_;
+  const int64_t o_tile_;
+  ProgStage vs_;
+  int psg_v_ = -1, psg_pv_ = -1, psg_o_ = -1;
+  Producer o_pr_, l_pr_;
+  std::vector<Access> acc_;
+  std::vector<int32_t> c1_, c2_;
+  std::vector<std::vector<int32_t>> v1_, v2_;
+  int32_t block_first_ = -1;
+};
+
+}  // namespace
+
+void lower_flash_stage(LoweringContext& cx, StageRun& run) {
+  FlashLowering(cx, run).lower();
+}
+
+}  // namespace tilesim

@@ -1,0 +1,164 @@
+#include "kernels/lower/program/lowering_context.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/tiling/tile_rules.hpp"
+#include "model/dma_cost.hpp"
+#include "model/error.hpp"
+#include "model/ub_budget.hpp"
+
+namespace tilesim {
+
+void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) {
+  std::vector<std::pair<size_t, size_t>> range;  // per axis: [first, last) piece
+  for (size_t a = 0; a < pr.pieces.size(); ++a) {
+    const auto& ps = pr.pieces[a];
+    const int64_t lo = r.origin[a], hi = r.origin[a] + r.extent[a];
+    auto first = std::upper_bound(ps.begin(), ps.end(), lo,
+                                  [](int64_t v, const Piece& p) { return v < p.offset + p.size; });
+    auto last = std::lower_bound(ps.begin(), ps.end(), hi,
+                                 [](const Piece& p, int64_t v) { return p.offset < v; });
+    if (first >= last) return;
+    range.emplace_back(first - ps.begin(), last - ps.begin());
+  }
+  std::vector<size_t> at(range.size());
+  for (size_t a = 0; a < range.size(); ++a) at[a] = range[a].first;
+  while (true) {
+    int64_t flat = 0;
+    for (size_t a = 0; a < at.size(); ++a)
+      flat = flat * static_cast<int64_t>(pr.pieces[a].size()) + static_cast<int64_t>(at[a]);
+    const auto& done = pr.tasks[static_cast<size_t>(flat)];
+    out.insert(out.end(), done.begin(), done.end());
+    size_t a = at.size();
+    while (a-- > 0) {
+      if (++at[a] < range[a].second) break;
+      at[a] = range[a].first;
+    }
+    if (a == static_cast<size_t>(-1)) break;
+  }
+}
+
+void append_kind(TaskKind& block, TaskKind&& part) {
+  if (block.steps.empty()) {
+    block = std::move(part);
+    return;
+  }
+  for (const TileStep& st : part.steps) append_step(block, st);
+}
+
+DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
+                              std::vector<Access>& acc) const {
+  DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);
+  if (spmd_) d = data_copy_pad(d);
+  acc.push_back({key, d.bytes(), dir == DmaDir::kWrite});
+  return d;
+}
+
+DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
+  return gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
+                block_key(static_cast<uint32_t>(t), r.origin), acc);
+}
+
+int64_t LoweringContext::ub_bytes(int t, const Block& r) const {
+  return ub_tile_bytes(r.extent, tensor(t).dtype, hw_);
+}
+
+const ProgOp& LoweringContext::reader(const ProgStage& s, int t) const {
+  const auto it = s.reader_op.find(t);
+  if (it == s.reader_op.end())
+    throw InternalError("program: a stage loads a tensor none of its ops reads");
+  return op(it->second);
+}
+
+const ProgOp& LoweringContext::writer(const ProgStage& s, int t) const {
+  const auto it = s.writer_op.find(t);
+  if (it == s.writer_op.end())
+    throw InternalError("program: a stage stores a tensor none of its ops writes");
+  return op(it->second);
+}
+
+DmaOp LoweringContext::partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+                                   std::vector<Access>& acc) const {
+  const ProgTensor& t = tensor(red.out);
+  Dims key = out.origin;
+  key.push_back(slot);  // a workspace block per slot, apart from the output's own blocks
+  return gm_dma(
+      dir, t.shape, out, t.dtype,
+      block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red.out)), key), acc);
+}
+
+uint64_t LoweringContext::ring_key(uint32_t t, const Block& q, int64_t slot) const {
+  Dims key(q.origin.begin(), q.origin.end() - 1);
+  key.push_back(slot);
+  return block_key(static_cast<uint32_t>(2 * p_.tensors.size()) + t, key);
+}
+
+int LoweringContext::kind_id(const ProgStage& s, const TaskKind& k) {
+  const size_t before = out_.graph.kinds.size();
+  const int id = kinds_.get(out_.graph, k);
+  if (out_.graph.kinds.size() > before) {
+    try {
+      plan_buffers(k, hw_);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: stage '{}' tile {}: {}", where(op(s.first)), s.psg,
+                              format_dims(s.tile), e.what()),
+                  e.kind());
+    }
+  }
+  return id;
+}
+
+Producer LoweringContext::producer_of(const ProgStage& s, const StageGrid& g, int t) const {
+  const ProgOp& w = writer(s, t);
+  Producer pr;
+  const size_t r = g.pieces.size();
+  for (size_t a = 0; a < r; ++a) {
+    if (w.info->kind == OpKind::kMatmul && a == r - 2) continue;  // k
+    const bool reduced =
+        w.info->kind == OpKind::kReduce &&
+        std::find(w.dims.begin(), w.dims.end(), static_cast<int>(a)) != w.dims.end();
+    if (reduced && !w.keepdim) continue;
+    // A column op's output: 1 where the stage's iteration space is wider.
+    const Dims& ts = tensor(t).shape;
+    const bool column =
+        w.info->kind != OpKind::kReduce && ts.size() == r && ts[a] == 1 && s.shape[a] != 1;
+    pr.pieces.push_back(reduced || column ? std::vector<Piece>{{0, 1}} : g.pieces[a]);
+  }
+  return pr;
+}
+
+std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block& b,
+                                                const Produced& produced) const {
+  std::vector<int32_t> deps;
+  for (int t : s.loads) {
+    const auto it = produced.find(t);
+    if (it != produced.end()) overlapping(it->second, operand_region(p_, reader(s, t), t, b), deps);
+  }
+  return deps;
+}
+
+int32_t LoweringContext::add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+                                  const std::vector<Access>& acc,
+                                  const std::vector<int32_t>& deps) {
+  k.psg = psg;
+  TaskGraph& g = out_.graph;
+  const int32_t task = g.add_task(kind_id(s, k), root);
+  for (const Access& a : acc) g.add_access(task, a);
+  std::vector<int32_t> d = deps;
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  for (int32_t x : d) g.add_edge(x, task);
+  return task;
+}
+
+void LoweringContext::add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
+                                const std::vector<Access>& acc) {
+  k.label = fmt::format("{}_block{}", s.psg, blk);
+  k.psg = psg;
+  const int32_t task = out_.graph.add_task(kind_id(s, k), 0, -1, launch_);
+  for (const Access& a : acc) out_.graph.add_access(task, a);
+}
+
+}  // namespace tilesim

@@ -1,0 +1,151 @@
+#pragma once
+// What every stage kind's lowering shares (internal to kernels/lower/): the program, spec and
+// hardware, the graph being built, and the helpers that turn a stage's tiles into tasks (GM
+// copies keyed for the L2 model, kinds de-duplicated and their UB planned, dependencies on the
+// tasks that wrote the blocks a tile reads). Each stage kind is one file of kernels/lower/program/
+// with the same two steps: its pre-check (stage_checks.cpp: the tile and partition rules, with
+// the messages they give) and its lowering.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/program/program.hpp"
+#include "kernels/spec/kernel_spec.hpp"
+#include "kernels/spec/lowered.hpp"
+#include "kernels/tiling/kind_cache.hpp"
+#include "model/hardware.hpp"
+
+namespace tilesim {
+
+// Which tasks wrote which block of a tensor: the producing stage's pieces per tensor axis.
+struct Producer {
+  std::vector<std::vector<Piece>> pieces;
+  std::vector<std::vector<int32_t>> tasks;  // row-major over pieces: the tasks that complete it
+};
+// Appends to `out` the tasks that wrote any block of `pr` overlapping the region `r`.
+void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out);
+
+// Appends `part`'s steps to `block` (the first part gives the block its kind: buffers, core).
+void append_kind(TaskKind& block, TaskKind&& part);
+
+// What one op of a fused stage adds to a tile's UB beside its output: scratch tiles the size of
+// the output, other scratch bytes, and each column operand Brcb spreads over UB blocks (tensor,
+// bytes; alive for the op only).
+struct OpVectorWork {
+  int scratch = 0;
+  int64_t scratch_bytes = 0;
+  std::vector<std::pair<int, int64_t>> columns;
+};
+
+// The tensors a stage leaves in GM, by tensor: who wrote each block (later stages wait on them).
+using Produced = std::map<int, Producer>;
+
+// One stage on its way to tasks: its grid of tiles, its PSG, its loop chunks' first root, the
+// producers of the tensors earlier stages wrote, and (filled by the lowering) the producers of
+// the tensors it stores, in the order of s.stores.
+struct StageRun {
+  const ProgStage& s;
+  StageGrid grid;
+  int psg = -1;
+  int32_t base = 0;
+  const Produced& produced;
+  std::vector<Producer> stores;
+};
+
+class LoweringContext {
+ public:
+  LoweringContext(const Program& p, const KernelSpec& spec, const Hardware& hw)
+      : p_(p), spec_(spec), hw_(hw), spmd_(spec.partition == PartitionStyle::kSpmd) {}
+
+  const Program& program() const { return p_; }
+  const KernelSpec& spec() const { return spec_; }
+  const Hardware& hw() const { return hw_; }
+  bool spmd() const { return spmd_; }
+  TaskGraph& graph() { return out_.graph; }
+  LoweredKernel& out() { return out_; }
+
+  const ProgOp& op(int i) const { return p_.ops[static_cast<size_t>(i)]; }
+  const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
+  std::string where(const ProgOp& o) const {
+    return (p_.origin.empty() ? "" : p_.origin + ": ") + o.where();
+  }
+  // A copy of the region r of a [shape] GM tensor (or workspace) of dtype dt, its L2 block keyed
+  // by `key` (an spmd block copies with DataCopyPad).
+  DmaOp gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
+               std::vector<Access>& acc) const;
+  DmaOp dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const;
+  int64_t ub_bytes(int t, const Block& r) const;
+  // The op of the stage that reads (or writes) tensor t first.
+  const ProgOp& reader(const ProgStage& s, int t) const;
+  const ProgOp& writer(const ProgStage& s, int t) const;
+
+  // The vector instructions op `x` issues on a tile computing `ce` (n elements; `full` the whole
+  // tile, both in the op's own iteration space), and the UB it needs beside its output.
+  OpVectorWork op_vector_work(const ProgOp& x, const Dims& ce, int64_t n, const Block& full,
+                              std::vector<VecOp>& vec) const;
+  // A fused vector stage's task kind on tile b: loads, every op's instructions, stores and the UB
+  // its tensors take. skip_store: a tensor of s.stores whose store the caller places (a split
+  // reduction's output).
+  TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                       int skip_store = -1) const;
+  // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
+  // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`.
+  TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
+                     std::string label, std::vector<Access>& acc) const;
+  // Folding one partial of `out_elems` into another: the reduction's merge instructions.
+  void combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const;
+  // A split reduction's partial of output block `out` in a GM workspace (tree merges and second
+  // launches): slot `slot` of the block.
+  DmaOp partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+                    std::vector<Access>& acc) const;
+  // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
+  // for the same slot, so a ring of slots stays in L2.
+  uint64_t ring_key(uint32_t t, const Block& q, int64_t slot) const;
+
+  // The kind's id in the graph (a new kind's UB planned: an overflow names the stage).
+  int kind_id(const ProgStage& s, const TaskKind& k);
+  Producer producer_of(const ProgStage& s, const StageGrid& g, int t) const;
+  std::vector<int32_t> load_deps(const ProgStage& s, const Block& b,
+                                 const Produced& produced) const;
+  int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+                   const std::vector<Access>& acc, const std::vector<int32_t>& deps);
+  // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses.
+  void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
+                 const std::vector<Access>& acc);
+  int32_t launch() const { return launch_; }
+  void end_launch() { ++launch_; }
+  // The most tiles of a split reduction's row (diagnostics).
+  void note_segments(int64_t n) { segments_ = std::max(segments_, n); }
+  int64_t segments() const { return segments_; }
+
+ private:
+  const Program& p_;
+  const KernelSpec& spec_;
+  const Hardware& hw_;
+  bool spmd_;
+  LoweredKernel out_;
+  KindCache kinds_;
+  int32_t launch_ = 0;    // spmd: the next launch
+  int64_t segments_ = 1;  // the most tiles of a split reduction's row
+};
+
+// The stage kinds, each a pre-check and a lowering.
+// The pre-check of every stage (stage_checks.cpp): the partition's loop and grid rules, the
+// stage's tile alignment, a split reduction's merge under the partition.
+void check_stage(const LoweringContext& cx, const ProgStage& s);
+// A fused vector stage (vector_stage.cpp): a task per tile, or an spmd block per run of tiles.
+void lower_vector_stage(LoweringContext& cx, StageRun& run);
+// A matmul stage (matmul_stage.cpp): a cube task per C tile walking k.
+void lower_matmul_stage(LoweringContext& cx, StageRun& run);
+// A stage ending in a reduction that splits a reduced dim (split_stage.cpp): its chains' tasks
+// and the merge the op names (pypto), or rows shared over blocks (spmd).
+void lower_split_stage(LoweringContext& cx, StageRun& run);
+// A cumsum over a split dim (scan_stage.cpp): a task walks each row's tiles with the carry.
+void lower_scan_stage(LoweringContext& cx, StageRun& run);
+// A flash stage (flash_stage.cpp): per query block, per key block, S on the AIC, the online
+// statistic and P on the AIVs, P V on the AIC and O's rescale on the AIVs.
+void lower_flash_stage(LoweringContext& cx, StageRun& run);
+
+}  // namespace tilesim

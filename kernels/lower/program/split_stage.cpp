@@ -1,0 +1,332 @@
+// A stage ending in a reduction whose tile splits a reduced dim: its tiles group into chains (one
+// per output block) whose partials merge by the op's merge mode. pypto: in_task (one task walks
+// the row's tiles, folding in UB, as Triton and Ascend C loops do), chain, tree or atomic across
+// tasks, as the reduce family's merge. spmd: rows (or, past the grid, row pieces) shared over the
+// blocks, a split row added up atomically or by a second launch.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/reduction_plan.hpp"
+
+namespace tilesim {
+
+void LoweringContext::combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
+  if (red.reduce == ReduceKind::kLogSumExp) {
+    // log(exp(a) + exp(b)) = m + ln(exp(a - m) + exp(b - m)), m = max(a, b): Max, two Subs, two
+    // Exps, Add, Ln, Add (online softmax's rescale of the running sum).
+    const DType dt = tensor(red.out).dtype;
+    for (const VecClass c :
+         {VecClass::kSimple, VecClass::kSimple, VecClass::kSimple, VecClass::kComplex,
+          VecClass::kComplex, VecClass::kSimple, VecClass::kComplex, VecClass::kSimple})
+      v.push_back(VecOp{c, dt, 1, 1, out_elems});
+    return;
+  }
+  if (!reduces_to_index(red.reduce)) {
+    v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
+    return;
+  }
+  // (value, index) pairs: Compare, then Select of the values and of the indices.
+  for (int i = 0; i < 3; ++i)
+    v.push_back(VecOp{VecClass::kSimple, tensor(red.in[0]).dtype, 1, 1, out_elems});
+}
+
+namespace {
+
+// One chain (an output block's row of tiles) of a split stage under pypto.
+class ChainLowering {
+ public:
+  ChainLowering(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& chain)
+      : cx_(cx),
+        run_(run),
+        red_(cx.op(run.s.last)),
+        chain_(chain),
+        root_(run.base + run.grid.root(chain.front())),
+        out_(output_region(cx.program(), red_, run.grid.block(chain.front()))),
+        out_elems_(product(out_.extent)),
+        n_(static_cast<int64_t>(chain.size())) {}
+
+  // in_task: one task walks the row's tiles, folding each partial into the accumulator in UB.
+  int32_t in_task() {
+    acc_.clear();
+    TaskKind k;
+    std::vector<int32_t> deps;
+    for (int64_t j = 0; j < n_; ++j) {
+      TaskKind seg;
+      TileStep st = segment(j, seg);
+      if (j == 0) k = std::move(seg);
+      if (j > 0) cx_.combine(red_, out_elems_, st.vec);
+      append_step(k, st);
+      const auto d = cx_.load_deps(run_.s, block(j), run_.produced);
+      deps.insert(deps.end(), d.begin(), d.end());
+    }
+    if (n_ > 1)
+      k.buffers.push_back(
+          {"partial", cx_.ub_bytes(red_.out, out_), BufferRole::kTemp, MemSpace::kUb});
+    TileStep fin;
+    fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out_, acc_));
+    k.steps.push_back(fin);
+    return cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+  }
+
+  // A task per segment, merged as the op says; the tasks that complete the output block.
+  std::vector<int32_t> segments(int& merge_psg) {
+    std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
+    for (int64_t j = 0; j < n_; ++j) {
+      acc_.clear();
+      TaskKind k;
+      TileStep st = segment(j, k);
+      std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
+      add_merge(j, st, deps, holder);
+      k.steps.push_back(st);
+      holder[static_cast<size_t>(j)] =
+          cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+      segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
+    }
+    if (red_.merge == MergeMode::kTree && n_ > 1) merge_tree(holder, merge_psg);
+    return red_.merge == MergeMode::kAtomic  ? holder
+           : red_.merge == MergeMode::kChain ? std::vector<int32_t>{holder.back()}
+                                             : std::vector<int32_t>{holder.front()};
+  }
+  // The task of each segment (segments()), in chain order.
+  const std::vector<int32_t>& segment_tasks() const { return segment_tasks_; }
+
+ private:
+  Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
+  // A segment's own step: its loads, the fused ops and its partial, without the output store.
+  TileStep segment(int64_t j, TaskKind& k) {
+    TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, red_.out);
+    TileStep st = t.steps.front();
+    t.steps.clear();
+    k = std::move(t);
+    return st;
+  }
+  void add_merge(int64_t j, TileStep& st, std::vector<int32_t>& deps,
+                 const std::vector<int32_t>& holder) {
+    const int rt = red_.out;
+    switch (red_.merge) {
+      case MergeMode::kAtomic:  // add (max, min) the partial into the output in GM
+        st.stores.push_back(cx_.dma(DmaDir::kWrite, rt, out_, acc_));
+        st.accumulates = true;
+        cx_.combine(red_, out_elems_, st.fold);
+        break;
+      case MergeMode::kChain:  // fold into the running result the previous segment wrote
+        if (j > 0) {
+          st.loads.push_back(cx_.dma(DmaDir::kRead, rt, out_, acc_));
+          cx_.combine(red_, out_elems_, st.vec);
+          deps.push_back(holder[static_cast<size_t>(j - 1)]);
+        }
+        st.stores.push_back(cx_.dma(DmaDir::kWrite, rt, out_, acc_));
+        break;
+      default:  // kTree: the partial to the workspace (a lone segment is the result)
+        st.stores.push_back(n_ == 1 ? cx_.dma(DmaDir::kWrite, rt, out_, acc_)
+                                    : cx_.partial_dma(DmaDir::kWrite, red_, out_, j, acc_));
+        break;
+    }
+  }
+  void merge_tree(std::vector<int32_t>& holder, int& merge_psg) {
+    if (merge_psg < 0) merge_psg = cx_.graph().add_psg(run_.s.psg + ":merge");
+    const auto levels = merge_levels(static_cast<int>(n_), MergeMode::kTree);
+    for (size_t l = 0; l < levels.size(); ++l)
+      for (const MergeStep& m : levels[l]) {
+        acc_.clear();
+        TaskKind k;
+        k.buffer_count = cx_.spec().buffer_count;
+        k.label = fmt::format("{}:merge{}", run_.s.psg, format_dims(out_.extent));
+        TileStep st;
+        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out_, m.a, acc_));
+        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out_, m.b, acc_));
+        cx_.combine(red_, out_elems_, st.vec);
+        st.stores.push_back(l + 1 == levels.size()
+                                ? cx_.dma(DmaDir::kWrite, red_.out, out_, acc_)
+                                : cx_.partial_dma(DmaDir::kWrite, red_, out_, m.a, acc_));
+        k.steps.push_back(st);
+        k.buffers = {
+            {"partials", 2 * cx_.ub_bytes(red_.out, out_), BufferRole::kInput, MemSpace::kUb}};
+        holder[static_cast<size_t>(m.a)] =
+            cx_.add_task(run_.s, std::move(k), merge_psg, root_, acc_,
+                         {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
+      }
+  }
+
+  LoweringContext& cx_;
+  StageRun& run_;
+  const ProgOp& red_;
+  const std::vector<int64_t>& chain_;
+  const int32_t root_;
+  const Block out_;
+  const int64_t out_elems_;
+  const int64_t n_;
+  std::vector<Access> acc_;
+  std::vector<int32_t> segment_tasks_;
+};
+
+void lower_split_pypto(LoweringContext& cx, StageRun& run) {
+  const ProgStage& s = run.s;
+  const int rt = cx.op(s.last).out;
+  const auto chains = split_chains(cx.program(), s, run.grid);
+  cx.note_segments(static_cast<int64_t>(chains.front().size()));
+  std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(run.grid.count()));
+  std::vector<std::vector<int32_t>> by_chain(chains.size());
+  int merge_psg = -1;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    ChainLowering chain(cx, run, chains[c]);
+    if (cx.op(s.last).merge == MergeMode::kInTask) {
+      const int32_t task = chain.in_task();
+      by_chain[c] = {task};
+      for (int64_t i : chains[c]) by_tile[static_cast<size_t>(i)] = {task};
+      continue;
+    }
+    by_chain[c] = chain.segments(merge_psg);
+    for (size_t j = 0; j < chains[c].size(); ++j)
+      by_tile[static_cast<size_t>(chains[c][j])] = {chain.segment_tasks()[j]};
+  }
+  for (size_t i = 0; i < s.stores.size(); ++i)
+    run.stores[i].tasks = s.stores[i] == rt ? by_chain : by_tile;
+}
+
+// spmd: whole rows per block while there are at least as many rows as blocks; past that the
+// blocks share (row, tile) units and a row split over blocks finishes in GM.
+class SplitSpmd {
+ public:
+  SplitSpmd(LoweringContext& cx, StageRun& run)
+      : cx_(cx),
+        run_(run),
+        red_(cx.op(run.s.last)),
+        chains_(split_chains(cx.program(), run.s, run.grid)),
+        rows_(static_cast<int64_t>(chains_.size())),
+        segs_(static_cast<int64_t>(chains_.front().size())),
+        parts_of_(static_cast<size_t>(rows_), 0) {
+    cx.note_segments(segs_);
+    if (cx.spec().grid <= rows_) {
+      for (int64_t c = 0; c < rows_; ++c) units_.push_back({c, 0, segs_});
+    } else {
+      for (int64_t u = 0; u < rows_ * segs_; ++u)
+        units_.push_back({u / segs_, u % segs_, u % segs_ + 1});
+    }
+  }
+
+  void lower() {
+    const int64_t used = std::min(cx_.spec().grid, static_cast<int64_t>(units_.size()));
+    for (int64_t blk = 0; blk < used; ++blk) first_launch_block(blk, used);
+    cx_.end_launch();
+    // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
+    // a workspace and a second launch folds them.
+    if (!merges_atomically(red_.reduce)) second_launch();
+  }
+
+ private:
+  using Part = ReductionPlan::Part;
+  Block out_of(int64_t chain) const {
+    return output_region(cx_.program(), red_,
+                         run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
+  }
+  // The block's units, consecutive ones of one row joined.
+  std::vector<Part> parts_of_block(int64_t blk, int64_t used) const {
+    const BlockRange range = block_range(static_cast<int64_t>(units_.size()), used, blk);
+    std::vector<Part> parts;
+    for (int64_t u = range.begin; u < range.end; ++u) {
+      const Part& x = units_[static_cast<size_t>(u)];
+      if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
+        parts.back().s1 = x.s1;
+      else
+        parts.push_back(x);
+    }
+    return parts;
+  }
+  void first_launch_block(int64_t blk, int64_t used) {
+    acc_.clear();
+    TaskKind k;
+    for (const Part& part : parts_of_block(blk, used)) append_kind(k, part_kind(part));
+    cx_.add_block(run_.s, std::move(k), run_.psg, blk, acc_);
+  }
+  // A part of a row: its tiles folded in UB, then the whole row written, or the part added
+  // atomically, or written to its workspace slot.
+  TaskKind part_kind(const Part& part) {
+    const auto& chain = chains_[static_cast<size_t>(part.chain)];
+    const Block out = out_of(part.chain);
+    const int64_t out_elems = product(out.extent);
+    TaskKind pk;
+    for (int64_t j = part.s0; j < part.s1; ++j) {
+      TaskKind t =
+          cx_.vector_kind(run_.s, run_.grid.block(chain[static_cast<size_t>(j)]), acc_, red_.out);
+      TileStep st = t.steps.front();
+      if (j > part.s0) cx_.combine(red_, out_elems, st.vec);
+      if (j == part.s0) {
+        pk = std::move(t);
+        pk.steps.clear();
+      }
+      append_step(pk, st);
+    }
+    TileStep fin;
+    int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
+    if (part.s0 == 0 && part.s1 == segs_) {
+      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+    } else if (merges_atomically(red_.reduce)) {
+      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+      fin.accumulates = true;
+      cx_.combine(red_, out_elems, fin.fold);
+    } else {
+      fin.stores.push_back(cx_.partial_dma(DmaDir::kWrite, red_, out, parts, acc_));
+    }
+    ++parts;
+    pk.steps.push_back(fin);
+    return pk;
+  }
+  // The second launch: each split row's parts folded and written, rows shared over the blocks.
+  void second_launch() {
+    std::vector<int64_t> split;
+    for (int64_t c = 0; c < rows_; ++c)
+      if (parts_of_[static_cast<size_t>(c)] > 1) split.push_back(c);
+    if (split.empty()) return;
+    TaskGraph& g = cx_.graph();
+    const int merge_psg = g.add_psg(run_.s.psg + ":merge");
+    const int64_t blocks = std::min(cx_.spec().grid, static_cast<int64_t>(split.size()));
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const BlockRange range = block_range(static_cast<int64_t>(split.size()), blocks, blk);
+      acc_.clear();
+      TaskKind k;
+      k.buffer_count = cx_.spec().buffer_count;
+      k.label = fmt::format("{}:merge_block{}", run_.s.psg, blk);
+      k.psg = merge_psg;
+      int64_t most = 0;
+      for (int64_t r = range.begin; r < range.end; ++r) {
+        const int64_t c = split[static_cast<size_t>(r)];
+        const Block out = out_of(c);
+        TileStep st;
+        const int64_t parts = parts_of_[static_cast<size_t>(c)];
+        for (int64_t q = 0; q < parts; ++q)
+          st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out, q, acc_));
+        for (int64_t q = 1; q < parts; ++q) cx_.combine(red_, product(out.extent), st.vec);
+        st.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+        append_step(k, st);
+        most = std::max(most, parts * cx_.ub_bytes(red_.out, out));
+      }
+      k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};
+      const int32_t task = g.add_task(cx_.kind_id(run_.s, k), 0, -1, cx_.launch());
+      for (const Access& a : acc_) g.add_access(task, a);
+    }
+    cx_.end_launch();
+  }
+
+  LoweringContext& cx_;
+  StageRun& run_;
+  const ProgOp& red_;
+  const std::vector<std::vector<int64_t>> chains_;
+  const int64_t rows_, segs_;
+  std::vector<Part> units_;
+  std::vector<int64_t> parts_of_;  // per row: the parts written so far
+  std::vector<Access> acc_;
+};
+
+}  // namespace
+
+void lower_split_stage(LoweringContext& cx, StageRun& run) {
+  if (cx.spmd())
+    SplitSpmd(cx, run).lower();
+  else
+    lower_split_pypto(cx, run);
+}
+
+}  // namespace tilesim

@@ -1,0 +1,73 @@
+// The pre-check every stage passes before it is lowered (Timeloop's PreEvaluationCheck before
+// Evaluate): the partition's loop and grid rules, the stage's tile alignment, and a split
+// reduction's merge under the partition. The UB budget is checked as each new task kind is
+// planned (LoweringContext::kind_id), where the kind's buffers are known.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/lower/program/lowering_context.hpp"
+#include "model/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// Every tensor an op of the stage touches has a last dim of a whole number of UB blocks (spmd's
+// padded copies, DataCopyPad, take any row).
+void check_alignment(const LoweringContext& cx, const ProgStage& s) {
+  if (cx.spmd()) return;
+  const Block full{Dims(s.shape.size(), 0), [&] {
+                     Dims e = s.tile;
+                     for (size_t d = 0; d < e.size(); ++d) e[d] = std::min(e[d], s.shape[d]);
+                     return e;
+                   }()};
+  const int64_t align = cx.hw().ub.align_bytes;
+  for (int o = s.first; o <= s.last; ++o) {
+    const ProgOp& x = cx.op(o);
+    if (x.info->kind == OpKind::kMatmul || x.info->kind == OpKind::kGather) continue;
+    std::vector<std::pair<int, Block>> touched;
+    for (int t : x.in) touched.emplace_back(t, operand_region(cx.program(), x, t, full));
+    touched.emplace_back(x.out, output_region(cx.program(), x, full));
+    for (const auto& [t, r] : touched) {
+      // Rows of one element (a broadcast column, a reduced last dim) are one UB block each.
+      const ProgTensor& tensor = cx.tensor(t);
+      if (r.extent.back() == 1 && tensor.shape.back() == 1) continue;
+      const int64_t bytes = dtype_bytes(tensor.dtype);
+      const int64_t tile_last =
+          s.tile[s.tile.size() - 1 - (x.info->kind == OpKind::kTranspose && t == x.in[0] ? 1 : 0)];
+      if (tile_last * bytes % align != 0)
+        throw Error(fmt::format("{}: tile {} of '{}' is misaligned: last dim {} x {} B = {} B is "
+                                "not a multiple of {} B (use a multiple of {} elements)",
+                                cx.where(x), format_dims(s.tile), tensor.name, tile_last, bytes,
+                                tile_last * bytes, align, std::max<int64_t>(1, align / bytes)),
+                    ErrorKind::kAlignment);
+    }
+  }
+}
+
+}  // namespace
+
+void check_stage(const LoweringContext& cx, const ProgStage& s) {
+  const Program& p = cx.program();
+  if (cx.spmd() && s.roots() > 1)
+    throw Error(
+        fmt::format("{}: loop '{}' loop_count {} applies to the pypto partition; an spmd "
+                    "launch shares each stage's tiles over partition.grid blocks",
+                    cx.where(cx.op(s.first)), p.loops[static_cast<size_t>(s.loop)].name, s.roots()),
+        ErrorKind::kLimits);
+  if (cx.spmd() && cx.spec().grid < 1)
+    throw Error(fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",
+                            cx.spec().grid),
+                ErrorKind::kLimits);
+  check_alignment(cx, s);
+  const ProgOp& last = cx.op(s.last);
+  if (cx.spmd() && s.online < 0 && s.split && last.info->kind != OpKind::kScan &&
+      last.merge != MergeMode::kInTask)
+    throw Error(fmt::format("{}: merge \"{}\": an spmd block accumulates its rows in UB "
+                            "(in_task); merges across tasks need the pypto partition",
+                            cx.where(last), merge_mode_name(last.merge)),
+                ErrorKind::kInput);
+}
+
+}  // namespace tilesim

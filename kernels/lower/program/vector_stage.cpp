@@ -1,0 +1,362 @@
+// A fused vector stage: a task per tile that loads the tensors it reads from GM, runs every op's
+// vector instructions on the tile in UB and stores what leaves the stage (transpose and gather are
+// vector stages of their own). The UB a tile needs is its tensors' by lifetime: under pypto every
+// tensor of an iteration shares one pool (PyPTO's BufferPool), under spmd only temporaries do.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/tile_rules.hpp"
+#include "kernels/tiling/vector_work.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// A binary, n-ary or where op: one instruction per fold, a column operand spread by Brcb first.
+void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
+                 std::vector<VecOp>& vec, OpVectorWork& w) {
+  const DType dt = cx.tensor(x.out).dtype;
+  // Against the op's own iteration space (a column op's is the stage's column).
+  const Dims is = iteration_shape(cx.program(), x);
+  bool broadcast = false;
+  for (int t : x.in) broadcast = broadcast || cx.tensor(t).shape != is;
+  for (int t : x.in) {
+    // A column operand: Brcb spreads each row's scalar over one UB block, as the elementwise
+    // family does.
+    const Dims& sh = cx.tensor(t).shape;
+    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1) {
+      const int64_t scalars = product(operand_region(cx.program(), x, t, full).extent);
+      const int64_t align = cx.hw().ub.align_bytes;
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, scalars * align / dtype_bytes(dt)});
+      w.columns.emplace_back(t, scalars * align);
+    }
+  }
+  // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
+  const size_t folds = x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
+  for (size_t f = 0; f < folds; ++f)
+    add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
+}
+
+// Ascend C CumSum (asc-devkit impl/adv_api/detail/math/cumsum/cumsum_common_impl.h): along the
+// first axis one Add per row after the first; along the last axis the tile is transposed
+// (TransDataTo5HD), summed row by row over the rows rounded up to 16, transposed back and copied
+// out, fp16 through fp32 casts, two temporary tiles.
+void scan_work(DType dt, const ProgOp& x, const Dims& ce, int64_t n, std::vector<VecOp>& vec,
+               OpVectorWork& w) {
+  const size_t d = static_cast<size_t>(x.dims[0]);
+  int64_t before = 1, after = 1;
+  for (size_t a = 0; a < d; ++a) before *= ce[a];
+  for (size_t a = d + 1; a < ce.size(); ++a) after *= ce[a];
+  if (d + 1 != ce.size()) {
+    vec.push_back(VecOp{VecClass::kScan, dt, before, ce[d] - 1, after});
+    return;
+  }
+  const bool half = dt != DType::kFp32;
+  const auto pass = [&](DType t) { vec.push_back(VecOp{VecClass::kSimple, t, 1, 1, n}); };
+  pass(dt);  // transpose in
+  if (half) pass(DType::kFp32);
+  vec.push_back(VecOp{VecClass::kScan, DType::kFp32, 1, ce[d] - 1, ceil_div(before, 16) * 16});
+  if (half) pass(DType::kFp32);
+  pass(dt);  // transpose back
+  pass(dt);  // copy out
+  w.scratch += 2;
+}
+
+// A reduction of the tile along its reduced dims, by its statistic.
+void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, int64_t n,
+                 const Block& full, std::vector<VecOp>& vec, OpVectorWork& w) {
+  const DType dt = cx.tensor(x.out).dtype;
+  const DType in_dt = cx.tensor(x.in[0]).dtype;
+  const TileReduceGeometry g = reduce_geometry(ce, x.dims);
+  if (x.reduce == ReduceKind::kAny || x.reduce == ReduceKind::kAll) {
+    // Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
+    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+    add_reduce_ops(g, in_dt, vec);
+  } else if (x.reduce == ReduceKind::kLogSumExp) {
+    // Online softmax's statistic of the tile: its max (ReduceMax), x - max, Exp, the sum
+    // (ReduceSum), then ln(sum) + max on the row values.
+    add_reduce_ops(g, in_dt, vec);
+    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+    vec.push_back(VecOp{VecClass::kComplex, in_dt, 1, 1, n});
+    add_reduce_ops(g, in_dt, vec);
+    vec.push_back(VecOp{VecClass::kComplex, dt, 1, 1, g.out_elems});
+    vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, g.out_elems});
+    w.scratch_bytes +=
+        cx.ub_bytes(x.in[0], operand_region(cx.program(), x, x.in[0], full));  // exp(x - m)
+  } else if (reduces_to_index(x.reduce)) {
+    // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps each
+    // repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
+    add_reduce_ops(g, in_dt, vec);
+    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
+  } else if (x.reduce == ReduceKind::kProd && g.last_reduced) {
+    // No in-row product instruction: rows of one element combined pairwise.
+    vec.push_back(VecOp{VecClass::kReduceRows, in_dt, g.out_elems, g.rows, 1});
+  } else {
+    add_reduce_ops(g, in_dt, vec);
+  }
+  if (x.reduce == ReduceKind::kMean) add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, vec);
+}
+
+}  // namespace
+
+OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, int64_t n,
+                                             const Block& full, std::vector<VecOp>& vec) const {
+  const DType dt = tensor(x.out).dtype;
+  const DType in_dt = tensor(x.in[0]).dtype;
+  OpVectorWork w;
+  w.scratch = x.info->scratch_tiles;
+  switch (x.info->kind) {
+    case OpKind::kUnary:
+      for (VecClass c : x.info->instrs) vec.push_back(VecOp{c, dt, 1, 1, n});
+      break;
+    case OpKind::kBinary:
+    case OpKind::kWhere:
+      binary_work(*this, x, ce, full, vec, w);
+      break;
+    case OpKind::kCast:
+      vec.push_back(
+          VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
+      break;
+    case OpKind::kScan:
+      scan_work(dt, x, ce, n, vec, w);
+      break;
+    case OpKind::kReduce:
+      reduce_work(*this, x, ce, n, full, vec, w);
+      break;
+    case OpKind::kRotateHalf:
+    case OpKind::kTranspose:                                 // Ascend C Transpose
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // one pass over the tile
+      break;
+    case OpKind::kGather:
+    case OpKind::kMatmul:
+      break;
+  }
+  return w;
+}
+
+namespace {
+
+// One tile of a fused vector stage on its way to a task kind: its loads, each op's instructions
+// with the UB its tensors hold as they come and go, its stores. The tensors in UB (a key -1 - t:
+// t's column spread by Brcb, for one op) keep their bytes' sum as they come and go, and the op at
+// whose end each one dies, so a stage of n ops costs n log n however many of them stay live.
+class VectorTile {
+ public:
+  VectorTile(const LoweringContext& cx, const ProgStage& s, const Block& b,
+             std::vector<Access>& acc)
+      : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(!cx.spmd()) {
+    k_.buffer_count = cx.spec().buffer_count;
+    k_.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
+    // The tile's buffers are sized for the full tile (the ragged tail reuses them).
+    full_ = Block{Dims(s.shape.size(), 0), s.tile};
+    for (size_t d = 0; d < full_.extent.size(); ++d)
+      full_.extent[d] = std::min(full_.extent[d], s.shape[d]);
+    // Vector ops run on the static tile where it exceeds the tensor (compute_extent), except
+    // over a dim of size 1 (a kept reduced dim, a column of statistics), computed as 1.
+    ce_ = compute_extent(s.shape, s.tile, b.extent);
+    for (size_t d = 0; d < ce_.size(); ++d)
+      if (s.shape[d] == 1) ce_[d] = 1;
+    stores_.insert(s.stores.begin(), s.stores.end());
+    for (int o = s.first; o <= s.last; ++o)
+      for (int t : cx.op(o).in) last_use_[t] = o;
+  }
+
+  TaskKind build(int skip_store) {
+    load_inputs();
+    for (int o = s_.first; o <= s_.last; ++o) run_op(o);
+    store_outputs(skip_store);
+    // Pooled, the peak holds the iteration's own inputs and outputs too: what it needs beyond
+    // their buffers (which multi-buffering copies for the iterations in flight) is temporary.
+    if (pooled_) {
+      int64_t fixed = 0;
+      for (const Buffer& buf : k_.buffers) fixed += buf.bytes;
+      peak_ = std::max<int64_t>(0, peak_ - fixed);
+    }
+    if (peak_ > 0) k_.buffers.push_back({"temporaries", peak_, BufferRole::kTemp, MemSpace::kUb});
+    k_.steps.push_back(st_);
+    return std::move(k_);
+  }
+
+ private:
+  bool is_stored(int t) const { return stores_.count(t) > 0; }
+  void hold(int t, int64_t bytes) {
+    const auto [it, fresh] = live_.emplace(t, bytes);
+    live_bytes_ += fresh ? bytes : bytes - it->second;
+    it->second = bytes;
+  }
+  void drop(int t) {
+    if (const auto it = live_.find(t); it != live_.end()) {
+      live_bytes_ -= it->second;
+      live_.erase(it);
+    }
+  }
+  // A tensor in UB dies at the end of the first op from `from` on that is its last use (or at
+  // `from` when no later op uses it), unless it is pooled and stored: then it stays to the end.
+  void schedule_death(int t, int from) {
+    if (t >= 0 && pooled_ && is_stored(t)) return;
+    const auto lu = t >= 0 ? last_use_.find(t) : last_use_.end();
+    dies_after_[std::max(from, lu == last_use_.end() ? from : lu->second)].push_back(t);
+  }
+  // The source of op `x` (index o) whose buffer its result of `bytes` may take: one that dies at
+  // it with the same size; -1 if none.
+  int in_place_donor(const ProgOp& x, int o, int64_t bytes) {
+    for (int t : x.in) {
+      const auto held = live_.find(t);
+      if (last_use_[t] == o && !is_stored(t) && held != live_.end() && held->second == bytes)
+        return t;
+    }
+    return -1;
+  }
+
+  void load_inputs() {
+    for (int t : s_.loads) {
+      const ProgOp& r = cx_.reader(s_, t);
+      const Block region = operand_region(cx_.program(), r, t, b_);
+      const std::string& name = cx_.tensor(t).name;
+      if (r.info->kind == OpKind::kGather && t == r.in[0]) {
+        // One copy per gathered row (its address comes from the index): rows x 1 burst.
+        Block row = region;
+        row.extent[0] = 1;
+        for (int64_t i = 0; i < b_.extent[0]; ++i)
+          st_.loads.push_back(cx_.dma(DmaDir::kRead, t, row, acc_));
+        Block rows = operand_region(cx_.program(), r, t, full_);
+        rows.extent[0] = full_.extent[0];
+        k_.buffers.push_back({name, cx_.ub_bytes(t, rows), BufferRole::kInput, MemSpace::kUb});
+        if (pooled_) hold(t, cx_.ub_bytes(t, rows));
+        continue;
+      }
+      st_.loads.push_back(cx_.dma(DmaDir::kRead, t, region, acc_));
+      const int64_t bytes = cx_.ub_bytes(t, operand_region(cx_.program(), r, t, full_));
+      k_.buffers.push_back({name, bytes, BufferRole::kInput, MemSpace::kUb});
+      holds_input_[t] = k_.buffers.size() - 1;
+      if (pooled_) hold(t, bytes);
+    }
+    for (int t : s_.loads)
+      if (live_.count(t)) schedule_death(t, s_.first);
+  }
+
+  // PyPTO's compiler writes an op's result over a source that dies at it when the sizes agree
+  // (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h, in-place reuse); a
+  // loaded input's buffer passes to the result.
+  void reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
+    const int donor = in_place_donor(x, o, out_bytes);
+    if (donor < 0) return;
+    drop(donor);
+    const auto held = holds_input_.find(donor);
+    if (held == holds_input_.end()) return;
+    const size_t buffer = held->second;
+    holds_input_.erase(held);
+    holds_input_[x.out] = buffer;
+    // Named for every stored tensor it holds: "x+y" is x's buffer, where y is written.
+    if (stored) {
+      stored_in_place_.insert(x.out);
+      k_.buffers[buffer].name += "+" + cx_.tensor(x.out).name;
+    }
+  }
+
+  void run_op(int o) {
+    const ProgOp& x = cx_.op(o);
+    // A column op (a statistic's epilogue) computes on the tile's column only.
+    const Block ofull = op_block(cx_.program(), x, full_);
+    Dims oce = ce_;
+    for (size_t d = 0; d < oce.size() && d < ofull.extent.size(); ++d)
+      if (ofull.extent[d] == 1) oce[d] = 1;
+    const OpVectorWork w = cx_.op_vector_work(x, oce, product(oce), ofull, st_.vec);
+    for (const auto& [t, bytes] : w.columns) {
+      hold(-1 - t, bytes);
+      schedule_death(-1 - t, o);
+    }
+    const bool stored = is_stored(x.out);
+    const int64_t out_bytes = cx_.ub_bytes(x.out, output_region(cx_.program(), x, full_));
+    const bool gather = x.info->kind == OpKind::kGather;
+    if (pooled_) {
+      if (!gather) reuse_in_place(x, o, out_bytes, stored);
+      if (!gather) hold(x.out, out_bytes);
+    } else if (!stored && !gather) {
+      hold(x.out, out_bytes);
+    }
+    // The result outlives the op that makes it: it dies at its last use, or one op later.
+    if (live_.count(x.out)) schedule_death(x.out, o + 1);
+    // Temporaries the size of the op's output, others, and what is live.
+    peak_ = std::max(peak_, w.scratch * out_bytes + w.scratch_bytes + live_bytes_);
+    if (const auto ending = dies_after_.find(o); ending != dies_after_.end()) {
+      for (int t : ending->second) drop(t);
+      dies_after_.erase(ending);
+    }
+  }
+
+  void store_outputs(int skip_store) {
+    for (int t : s_.stores) {
+      const ProgOp& w = cx_.writer(s_, t);
+      if (t != skip_store)
+        st_.stores.push_back(cx_.dma(DmaDir::kWrite, t, output_region(cx_.program(), w, b_), acc_));
+      if (w.info->kind != OpKind::kGather && !stored_in_place_.count(t))
+        k_.buffers.push_back({cx_.tensor(t).name,
+                              cx_.ub_bytes(t, output_region(cx_.program(), w, full_)),
+                              BufferRole::kOutput, MemSpace::kUb});
+    }
+  }
+
+  const LoweringContext& cx_;
+  const ProgStage& s_;
+  const Block& b_;
+  std::vector<Access>& acc_;
+  const bool pooled_;
+  TaskKind k_;
+  TileStep st_;
+  Block full_;
+  Dims ce_;
+  std::set<int> stores_;
+  std::map<int, int> last_use_;
+  std::map<int, int64_t> live_;
+  int64_t live_bytes_ = 0;
+  std::map<int, std::vector<int>> dies_after_;  // op -> tensors that die at its end
+  std::map<int, size_t> holds_input_;  // tensors whose data sits in a loaded input's buffer (its
+                                       // index in k_.buffers)
+  std::set<int> stored_in_place_;      // stored outputs written over a loaded input's buffer
+  int64_t peak_ = 0;
+};
+
+}  // namespace
+
+TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                                      int skip_store) const {
+  return VectorTile(*this, s, b, acc).build(skip_store);
+}
+
+void lower_vector_stage(LoweringContext& cx, StageRun& run) {
+  const ProgStage& s = run.s;
+  const int64_t tiles = run.grid.count();
+  std::vector<Access> acc;
+  const auto make = [&](int64_t i) {
+    TaskKind k = cx.vector_kind(s, run.grid.block(i), acc);
+    k.psg = run.psg;
+    return k;
+  };
+  if (!cx.spmd()) {
+    for (auto& pr : run.stores) pr.tasks.resize(static_cast<size_t>(tiles));
+    for (int64_t i = 0; i < tiles; ++i) {
+      acc.clear();
+      const int32_t task = cx.add_task(s, make(i), run.psg, run.base + run.grid.root(i), acc,
+                                       cx.load_deps(s, run.grid.block(i), run.produced));
+      for (auto& pr : run.stores) pr.tasks[static_cast<size_t>(i)] = {task};
+    }
+    return;
+  }
+  const int64_t used = std::min(cx.spec().grid, tiles);
+  for (int64_t blk = 0; blk < used; ++blk) {
+    const BlockRange range = block_range(tiles, used, blk);
+    acc.clear();
+    TaskKind k;
+    for (int64_t i = range.begin; i < range.end; ++i) append_kind(k, make(i));
+    cx.add_block(s, std::move(k), run.psg, blk, acc);
+  }
+  cx.end_launch();
+}
+
+}  // namespace tilesim
