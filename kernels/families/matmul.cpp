@@ -415,9 +415,20 @@ LoweredKernel lower_spmd_matmul(const KernelSpec& spec, const Hardware& hw) {
   return out_k;
 }
 
-LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
-  if (spec.partition == PartitionStyle::kSpmd) return lower_spmd_matmul(spec, hw);
-  validate_tile(spec, hw);
+// The pypto matmul's L1 k step: params.k_l1 (a multiple of the tile's k, PyPTO's kL1 % kL0 ==
+// 0), or the tile's k. Refuses the spmd partition's params and a second cut of the loop.
+int64_t pypto_k_l1(const KernelSpec& spec, const MatmulPlan& p, const Hardware& hw) {
+  const int64_t kl1 = has_param(spec, "k_l1") ? param_int(spec, "k_l1") : p.tk;
+  if (kl1 % p.tk != 0)
+    throw Error(fmt::format("matmul: params.k_l1 {} must be a multiple of the tile's k {} (PyPTO: "
+                            "kL1 % kL0 == 0)",
+                            kl1, p.tk),
+                ErrorKind::kParams);
+  check_fractal_alignment(spec, spec.tile, {kl1}, "params.k_l1", hw);
+  return kl1;
+}
+
+void check_pypto_matmul_params(const KernelSpec& spec) {
   if (spec.partition != PartitionStyle::kPypto)
     throw Error(
         "matmul: the ascendc partition is not modelled (use pypto, or spmd for "
@@ -431,14 +442,40 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
                             "root functions; give one (l2_block is a 2-D loop over m and n views)",
                             spec.loop_count),
                 ErrorKind::kParams);
+}
+
+// params.vector_epilogue: an AIV task per C tile casts its fp32 workspace tile and writes C,
+// after the cube task that made it.
+void add_cast_epilogue(TaskGraph& g, KindCache& kinds, int psg, const MatmulPlan& p,
+                       const MatmulBlock& blk, const MatmulTensors& x, DType out,
+                       const KernelSpec& spec, const Hardware& hw, int32_t cube_task) {
+  const int64_t gran = hw.dma.gm_granule_bytes;
+  TaskKind e;
+  e.psg = psg;
+  e.label = fmt::format("matmul_cast[{}x{}]", blk.mext, blk.next);
+  e.buffer_count = spec.buffer_count;
+  e.buffers = {{"c32", p.tm * p.tn * 4, BufferRole::kInput, MemSpace::kUb},
+               {"c", p.tm * p.tn * x.b, BufferRole::kOutput, MemSpace::kUb}};
+  TileStep st;
+  st.loads.push_back(block_dma(DmaDir::kRead, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next},
+                               DType::kFp32, gran));
+  st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, blk.mext * blk.next});
+  st.stores.push_back(
+      block_dma(DmaDir::kWrite, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, out, gran));
+  e.steps.push_back(st);
+  const int32_t epi = g.add_task(kinds.get(g, e), blk.root);
+  g.add_access(epi,
+               {block_key(kWorkspaceTensor, {blk.m0, blk.n0, 0}), st.loads.back().bytes(), false});
+  g.add_access(epi, {block_key(kOutputTensor, {blk.m0, blk.n0}), st.stores.back().bytes(), true});
+  g.add_edge(cube_task, epi);
+}
+
+LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
+  if (spec.partition == PartitionStyle::kSpmd) return lower_spmd_matmul(spec, hw);
+  validate_tile(spec, hw);
+  check_pypto_matmul_params(spec);
   const MatmulPlan p = plan_matmul(spec);
-  const int64_t kl1 = has_param(spec, "k_l1") ? param_int(spec, "k_l1") : p.tk;
-  if (kl1 % p.tk != 0)
-    throw Error(fmt::format("matmul: params.k_l1 {} must be a multiple of the tile's k {} (PyPTO: "
-                            "kL1 % kL0 == 0)",
-                            kl1, p.tk),
-                ErrorKind::kParams);
-  check_fractal_alignment(spec, spec.tile, {kl1}, "params.k_l1", hw);
+  const int64_t kl1 = pypto_k_l1(spec, p, hw);
   const int64_t slices = param_int(spec, "split_k");
   const MatmulTensors x(p.m, p.k, p.n, spec.dtype, b_layout(spec));
   const DType out = out_dtype(spec);
@@ -473,7 +510,6 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
   const int psg_epi = g.add_psg(vector_merge ? "matmul:split_k_merge" : "matmul:epilogue");
   const int64_t kslice = check_split_k(p.k, kl1, slices, "params.k_l1");
   check_block_buffers(spec, cube_kind(psg_cube, "matmul", x, t, kslice), hw);
-  const int64_t gran = hw.dma.gm_granule_bytes;
   // Runs of consecutive tiles sharing the resident panel merge into one task, up to l1_reuse.
   std::vector<int32_t> slice_tasks;  // the cube tasks of the current C tile (split K)
   size_t i = 0;
@@ -519,29 +555,8 @@ LoweredKernel lower_matmul(const KernelSpec& spec, const Hardware& hw) {
       continue;
     }
     if (!p.vector_epilogue) continue;
-    // An AIV task per C tile casts its fp32 workspace tile and writes C.
-    for (size_t j = begin; j < end; ++j) {
-      const MatmulBlock& blk = p.blocks[j];
-      TaskKind e;
-      e.psg = psg_epi;
-      e.label = fmt::format("matmul_cast[{}x{}]", blk.mext, blk.next);
-      e.buffer_count = spec.buffer_count;
-      e.buffers = {{"c32", p.tm * p.tn * 4, BufferRole::kInput, MemSpace::kUb},
-                   {"c", p.tm * p.tn * x.b, BufferRole::kOutput, MemSpace::kUb}};
-      TileStep st;
-      st.loads.push_back(block_dma(DmaDir::kRead, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next},
-                                   DType::kFp32, gran));
-      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, blk.mext * blk.next});
-      st.stores.push_back(
-          block_dma(DmaDir::kWrite, x.c_shape, {blk.m0, blk.n0}, {blk.mext, blk.next}, out, gran));
-      e.steps.push_back(st);
-      const int32_t epi = g.add_task(kinds.get(g, e), blk.root);
-      g.add_access(
-          epi, {block_key(kWorkspaceTensor, {blk.m0, blk.n0, 0}), st.loads.back().bytes(), false});
-      g.add_access(epi,
-                   {block_key(kOutputTensor, {blk.m0, blk.n0}), st.stores.back().bytes(), true});
-      g.add_edge(cube_task, epi);
-    }
+    for (size_t j = begin; j < end; ++j)
+      add_cast_epilogue(g, kinds, psg_epi, p, p.blocks[j], x, out, spec, hw, cube_task);
   }
   g.finalize();
   fill_common_diagnostics(spec, hw, out_k);

@@ -388,135 +388,165 @@ void ReductionBuilder::add_apply_tasks(Ctx& c, const ReduceChain& chain, int64_t
   }
 }
 
-ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const ReduceFamily& fam,
-                                            const ReduceFamily* fold, int32_t root_offset) {
-  const SegmentDeps none;
-  Ctx c{plan, fam, root_offset, none, fam.fp32_inputs ? DType::kFp32 : dtype_, plan.shape};
-  for (int d : plan.dims) c.out_shape[static_cast<size_t>(d)] = 1;
-  c.psg_partial = g_.add_psg(fam.psg + ":partial");
-  if (plan.second_launch)
-    c.psg_second = g_.add_psg(fam.psg + (fam.second_pass ? ":apply" : ":finish"));
-  const bool atomic = fam.atomic_merge;
-  const auto geom = [&](const Block& b) {
-    return reduce_geometry(compute_extent(plan.shape, plan.tile, b.extent), plan.dims);
-  };
-  const auto segment = [&](int64_t ci, int64_t s) -> const Block& {
-    return plan.chains[static_cast<size_t>(ci)].segments[static_cast<size_t>(s)];
-  };
-  const auto out_elems = [&](int64_t ci) {
-    return product(plan.chains[static_cast<size_t>(ci)].out.extent);
-  };
-  // Statistics of a row part in GM: atomic families share one slot per row, others keep one
-  // slot per part (`slots` slots read at once: a row's parts are contiguous).
-  const auto slot_dma = [&](int64_t ci, int64_t slot, int64_t slots, DmaDir dir) {
-    const DmaOp op{dir, 1, slots * out_elems(ci) * fam.stats * 4, 0};
-    c.acc.push_back({block_key(kStatsTensor + static_cast<uint32_t>(phase_), {ci, slot}),
-                     op.bytes(), dir == DmaDir::kWrite});
+// add_blocks' two launches over the plan's blocks, with what their steps share.
+class ReductionBuilder::BlockTasks {
+ public:
+  BlockTasks(ReductionBuilder& b, const ReductionPlan& plan, const ReduceFamily& fam,
+             const ReduceFamily* fold, int32_t root_offset)
+      : b_(b),
+        plan_(plan),
+        fam_(fam),
+        fold_(fold),
+        root_offset_(root_offset),
+        c_{plan, fam, root_offset, none_, fam.fp32_inputs ? DType::kFp32 : b.dtype_, plan.shape},
+        atomic_(fam.atomic_merge),
+        row_parts_(block_row_parts(plan)) {
+    for (int d : plan.dims) c_.out_shape[static_cast<size_t>(d)] = 1;
+    c_.psg_partial = b.g_.add_psg(fam.psg + ":partial");
+    if (plan.second_launch)
+      c_.psg_second = b.g_.add_psg(fam.psg + (fam.second_pass ? ":apply" : ":finish"));
+    out_.finals.resize(plan.chains.size());
+  }
+
+  ReductionTasks run() {
+    for (int64_t blk = 0; blk < plan_.grid; ++blk) first_launch_block(blk);
+    if (plan_.second_launch)
+      for (int64_t blk = 0; blk < plan_.grid; ++blk) second_launch_block(blk);
+    return std::move(out_);
+  }
+
+ private:
+  TileReduceGeometry geom(const Block& b) const {
+    return reduce_geometry(compute_extent(plan_.shape, plan_.tile, b.extent), plan_.dims);
+  }
+  const Block& segment(int64_t ci, int64_t s) const {
+    return plan_.chains[static_cast<size_t>(ci)].segments[static_cast<size_t>(s)];
+  }
+  int64_t out_elems(int64_t ci) const {
+    return product(plan_.chains[static_cast<size_t>(ci)].out.extent);
+  }
+  // Statistics of a row part in GM: atomic families share one slot per row, others keep one slot
+  // per part (`slots` slots read at once: a row's parts are contiguous).
+  DmaOp slot_dma(int64_t ci, int64_t slot, int64_t slots, DmaDir dir) {
+    const DmaOp op{dir, 1, slots * out_elems(ci) * fam_.stats * 4, 0};
+    c_.acc.push_back({block_key(kStatsTensor + static_cast<uint32_t>(b_.phase_), {ci, slot}),
+                      op.bytes(), dir == DmaDir::kWrite});
     return op;
-  };
+  }
   // A segment's pass over the input: statistics (partial) or the output (second pass).
-  const auto pass_step = [&](int64_t ci, int64_t s, int64_t s0, bool second) {
+  TileStep pass_step(int64_t ci, int64_t s, int64_t s0, bool second) {
     const Block& seg = segment(ci, s);
     TileStep st;
-    const DmaOp read = input_dma(c, seg, DmaDir::kRead);
-    for (int i = 0; i < fam.inputs; ++i) st.loads.push_back(read);
-    if (fam.extra_loads && !second)
-      fam.extra_loads(reduce_geometry(seg.extent, plan.dims), st.loads);
+    const DmaOp read = b_.input_dma(c_, seg, DmaDir::kRead);
+    for (int i = 0; i < fam_.inputs; ++i) st.loads.push_back(read);
+    if (fam_.extra_loads && !second)
+      fam_.extra_loads(reduce_geometry(seg.extent, plan_.dims), st.loads);
     if (second) {
-      fam.second_work(geom(seg), c.in, st.vec);
-      st.stores.push_back(input_dma(c, seg, DmaDir::kWrite));
+      fam_.second_work(geom(seg), c_.in, st.vec);
+      st.stores.push_back(b_.input_dma(c_, seg, DmaDir::kWrite));
     } else {
-      fam.partial_work(geom(seg), c.in, st.vec);
-      if (s > s0) fam.combine_work(out_elems(ci), st.vec);
+      fam_.partial_work(geom(seg), c_.in, st.vec);
+      if (s > s0) fam_.combine_work(out_elems(ci), st.vec);
     }
     return st;
-  };
-  ReductionTasks out;
-  out.finals.resize(plan.chains.size());
+  }
   // One block task of `launch`; `rows` finished rows fold into the scalar output.
-  const auto add_block = [&](TaskKind& k, int64_t b, int32_t launch, int64_t rows,
-                             const std::vector<int64_t>& completes) {
-    if (fold && rows > 0) {
+  void add_block(TaskKind& k, int64_t blk, int32_t launch, int64_t rows,
+                 const std::vector<int64_t>& completes) {
+    if (fold_ && rows > 0) {
       TileStep st;
-      fold->partial_work(reduce_geometry({rows}, {0}), DType::kFp32, st.vec);
-      fold->finalize_work(1, st.vec);  // the batch mean is linear: each block scales its share
-      const DmaOp op{DmaDir::kWrite, 1, fold->stats * 4, 0};
-      c.acc.push_back(
-          {block_key(kWorkspaceTensor + static_cast<uint32_t>(phase_ + 1), {0}), op.bytes(), true});
+      fold_->partial_work(reduce_geometry({rows}, {0}), DType::kFp32, st.vec);
+      fold_->finalize_work(1, st.vec);  // the batch mean is linear: each block scales its share
+      const DmaOp op{DmaDir::kWrite, 1, fold_->stats * 4, 0};
+      c_.acc.push_back({block_key(kWorkspaceTensor + static_cast<uint32_t>(b_.phase_ + 1), {0}),
+                        op.bytes(), true});
       st.stores.push_back(op);
       st.accumulates = true;
-      fold->combine_work(1, st.fold);
+      fold_->combine_work(1, st.fold);
       append_step(k, st);
     }
     if (k.steps.empty()) return;
-    k.label = fmt::format("{}_{}block{}", fam.psg, launch > 0 ? "finish_" : "", b);
-    const int32_t t = g_.add_task(kinds_.get(g_, k), root_offset, -1, launch);
-    for (const Access& a : c.acc) g_.add_access(t, a);
-    c.acc.clear();
-    for (const int64_t ci : completes) out.finals[static_cast<size_t>(ci)].push_back(t);
-    out.all.push_back(t);
-  };
-  const std::vector<std::vector<RowPart>> row_parts = block_row_parts(plan);
-  for (int64_t b = 0; b < plan.grid; ++b) {
-    TaskKind k = base_kind(c, "block", plan.tile);
-    k.psg = c.psg_partial;
+    k.label = fmt::format("{}_{}block{}", fam_.psg, launch > 0 ? "finish_" : "", blk);
+    const int32_t t = b_.g_.add_task(b_.kinds_.get(b_.g_, k), root_offset_, -1, launch);
+    for (const Access& a : c_.acc) b_.g_.add_access(t, a);
+    c_.acc.clear();
+    for (const int64_t ci : completes) out_.finals[static_cast<size_t>(ci)].push_back(t);
+    out_.all.push_back(t);
+  }
+  void first_launch_block(int64_t blk) {
+    TaskKind k = b_.base_kind(c_, "block", plan_.tile);
+    k.psg = c_.psg_partial;
     int64_t rows = 0;
     std::vector<int64_t> completes;
-    for (const RowPart& p : row_parts[static_cast<size_t>(b)]) {
-      c.chain = static_cast<size_t>(p.chain);
+    for (const RowPart& p : row_parts_[static_cast<size_t>(blk)]) {
+      c_.chain = static_cast<size_t>(p.chain);
       for (int64_t s = p.s0; s < p.s1; ++s) append_step(k, pass_step(p.chain, s, p.s0, false));
       TileStep fin;
-      if (plan.second_launch) {
+      if (plan_.second_launch) {
         // Leave the part's statistics in GM for launch 1.
-        fin.stores.push_back(slot_dma(p.chain, atomic ? 0 : p.index, 1, DmaDir::kWrite));
-        if (atomic && p.parts > 1) {
+        fin.stores.push_back(slot_dma(p.chain, atomic_ ? 0 : p.index, 1, DmaDir::kWrite));
+        if (atomic_ && p.parts > 1) {
           fin.accumulates = true;
-          fam.combine_work(out_elems(p.chain), fin.fold);
+          fam_.combine_work(out_elems(p.chain), fin.fold);
         }
       } else {
         // A whole row (or, with linear_finalize, a part: its scaled share) finished here, its
         // value kept in UB for the fold.
-        fam.finalize_work(out_elems(p.chain), fin.vec);
+        fam_.finalize_work(out_elems(p.chain), fin.vec);
         rows += out_elems(p.chain);
         if (p.parts == 1) completes.push_back(p.chain);
       }
       append_step(k, fin);
     }
-    add_block(k, b, 0, rows, completes);
+    add_block(k, blk, 0, rows, completes);
   }
-  if (plan.second_launch) {
-    for (int64_t b = 0; b < plan.grid; ++b) {
-      TaskKind k = base_kind(c, "finish", plan.tile);
-      k.psg = c.psg_second;
-      int64_t slots = 1, rows = 0;
-      std::vector<int64_t> completes;
-      for (const RowPart& p : row_parts[static_cast<size_t>(b)]) {
-        // Every part of a row is normalised by its own block; a reduced row is finished by the
-        // block holding its first part.
-        if (!fam.second_pass && p.index > 0) continue;
-        c.chain = static_cast<size_t>(p.chain);
-        const int64_t n = out_elems(p.chain);
-        TileStep fin;
-        fin.loads.push_back(slot_dma(p.chain, 0, atomic ? 1 : p.parts, DmaDir::kRead));
-        if (!atomic)
-          for (int64_t i = 1; i < p.parts; ++i) fam.combine_work(n, fin.vec);
-        slots = std::max(slots, atomic ? 1 : p.parts);
-        fam.finalize_work(n, fin.vec);
-        if (!fam.second_pass && !fold)
-          fin.stores.push_back(output_dma(c, plan.chains[c.chain].out));
-        append_step(k, fin);
-        if (fam.second_pass)
-          for (int64_t s = p.s0; s < p.s1; ++s) append_step(k, pass_step(p.chain, s, p.s0, true));
-        else
-          rows += n;
-        completes.push_back(p.chain);
-      }
-      if (slots > 1)
-        k.buffers.push_back({"partials", slots * product(plan.chains[0].out.extent) * fam.stats * 4,
-                             BufferRole::kTemp, MemSpace::kUb});
-      add_block(k, b, 1, rows, completes);
+  void second_launch_block(int64_t blk) {
+    TaskKind k = b_.base_kind(c_, "finish", plan_.tile);
+    k.psg = c_.psg_second;
+    int64_t slots = 1, rows = 0;
+    std::vector<int64_t> completes;
+    for (const RowPart& p : row_parts_[static_cast<size_t>(blk)]) {
+      // Every part of a row is normalised by its own block; a reduced row is finished by the
+      // block holding its first part.
+      if (!fam_.second_pass && p.index > 0) continue;
+      c_.chain = static_cast<size_t>(p.chain);
+      const int64_t n = out_elems(p.chain);
+      TileStep fin;
+      fin.loads.push_back(slot_dma(p.chain, 0, atomic_ ? 1 : p.parts, DmaDir::kRead));
+      if (!atomic_)
+        for (int64_t i = 1; i < p.parts; ++i) fam_.combine_work(n, fin.vec);
+      slots = std::max(slots, atomic_ ? 1 : p.parts);
+      fam_.finalize_work(n, fin.vec);
+      if (!fam_.second_pass && !fold_)
+        fin.stores.push_back(b_.output_dma(c_, plan_.chains[c_.chain].out));
+      append_step(k, fin);
+      if (fam_.second_pass)
+        for (int64_t s = p.s0; s < p.s1; ++s) append_step(k, pass_step(p.chain, s, p.s0, true));
+      else
+        rows += n;
+      completes.push_back(p.chain);
     }
+    if (slots > 1)
+      k.buffers.push_back({"partials", slots * product(plan_.chains[0].out.extent) * fam_.stats * 4,
+                           BufferRole::kTemp, MemSpace::kUb});
+    add_block(k, blk, 1, rows, completes);
   }
+
+  ReductionBuilder& b_;
+  const ReductionPlan& plan_;
+  const ReduceFamily& fam_;
+  const ReduceFamily* fold_;
+  const int32_t root_offset_;
+  const SegmentDeps none_;
+  Ctx c_;
+  const bool atomic_;
+  const std::vector<std::vector<RowPart>> row_parts_;
+  ReductionTasks out_;
+};
+
+ReductionTasks ReductionBuilder::add_blocks(const ReductionPlan& plan, const ReduceFamily& fam,
+                                            const ReduceFamily* fold, int32_t root_offset) {
+  ReductionTasks out = BlockTasks(*this, plan, fam, fold, root_offset).run();
   ++phase_;
   return out;
 }

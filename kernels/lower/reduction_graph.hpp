@@ -40,6 +40,7 @@ class ReductionBuilder {
 
  private:
   struct Ctx;
+  class BlockTasks;  // add_blocks' launches (reduction_graph.cpp)
   int32_t add_task(Ctx& c, TaskKind kind, int32_t root, const std::vector<int32_t>& deps);
   TaskKind base_kind(Ctx& c, const std::string& role, const Dims& extent) const;
   // Each DMA helper also records the GM block it touches for the task being built.

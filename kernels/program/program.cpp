@@ -148,268 +148,337 @@ bool fusable(OpKind k) {
 // stage (S), its stage (the vector ops on S and the statistic), the stage after it (sub(x, lse),
 // exp, casts: P) and the matmul after that (O = P V) into one stage whose S and P never leave
 // the chip, one task chain per query block walking its key blocks
-// (kernels/lower/program_lowering.cpp lower_flash). Each condition the rescaling needs is checked
-// here, with its error.
-void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
-  const auto op = [&](int i) -> const ProgOp& { return p.ops[static_cast<size_t>(i)]; };
-  const auto tensor = [&](int t) -> const ProgTensor& { return p.tensors[static_cast<size_t>(t)]; };
-  std::vector<int> last_reader;  // per tensor: the last op reading it (-1: none), once needed
-  for (size_t b = 0; b < stages.size(); ++b) {
-    const ProgOp& lse = op(stages[b].last);
-    if (!lse.online) continue;
-    if (last_reader.empty()) {
-      last_reader.assign(p.tensors.size(), -1);
-      for (const ProgOp& x : p.ops)
-        for (int t : x.in) last_reader[static_cast<size_t>(t)] = x.index;
+// (kernels/lower/program/flash_stage.cpp). Each condition the rescaling needs is checked here,
+// with its error.
+class OnlineFusion {
+ public:
+  OnlineFusion(const Program& p, std::vector<ProgStage>& stages) : p_(p), stages_(stages) {}
+
+  void run() {
+    for (size_t b = 0; b < stages_.size(); ++b) {
+      if (!op(stages_[b].last).online) continue;
+      if (last_reader_.empty()) {
+        last_reader_.assign(p_.tensors.size(), -1);
+        for (const ProgOp& x : p_.ops)
+          for (int t : x.in) last_reader_[static_cast<size_t>(t)] = x.index;
+      }
+      fuse(b);
+      b -= 1;
     }
-    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + lse.where();
-    const auto fail = [&](const std::string& why, ErrorKind kind = ErrorKind::kInput) {
-      throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
-    };
-    const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
+  }
+
+ private:
+  const ProgOp& op(int i) const { return p_.ops[static_cast<size_t>(i)]; }
+  const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
+  [[noreturn]] void fail(const ProgOp& lse, const std::string& why,
+                         ErrorKind kind = ErrorKind::kInput) const {
+    const std::string where = (p_.origin.empty() ? "" : p_.origin + ": ") + lse.where();
+    throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
+  }
+  static constexpr const char* kChain = "sub(x, lse) -> exp -> matmul(p, v) after it";
+
+  // The statistic of stage b reduces S's key axis, right after S = Q K^T, and its stage reads S.
+  void check_statistic(size_t b, const ProgOp& lse, int r) const {
     if (lse.dims != std::vector<int>{r - 1} || !lse.keepdim)
-      fail(
-          fmt::format("reduces the last dim of S [..., q, k] (the key axis) with keepdim true; "
-                      "this one reduces dims [{}] keepdim {}",
-                      fmt::join(lse.dims, ", "), lse.keepdim));
-    if (b == 0 || stages[b - 1].kind != OpKind::kMatmul || stages[b - 1].online >= 0)
-      fail("needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
-    const ProgOp& mm1 = op(stages[b - 1].first);
+      fail(lse,
+           fmt::format("reduces the last dim of S [..., q, k] (the key axis) with keepdim true; "
+                       "this one reduces dims [{}] keepdim {}",
+                       fmt::join(lse.dims, ", "), lse.keepdim));
+    if (b == 0 || stages_[b - 1].kind != OpKind::kMatmul || stages_[b - 1].online >= 0)
+      fail(lse,
+           "needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
+    const ProgOp& mm1 = op(stages_[b - 1].first);
     bool reads_s = false;
-    for (int o = stages[b].first; o <= stages[b].last; ++o)
+    for (int o = stages_[b].first; o <= stages_[b].last; ++o)
       for (int t : op(o).in) reads_s = reads_s || t == mm1.out;
     if (!reads_s)
-      fail(fmt::format("needs its stage to read S ('{}', the output of {})", tensor(mm1.out).name,
-                       mm1.where()));
-    const std::string chain = "sub(x, lse) -> exp -> matmul(p, v) after it";
-    if (b + 2 >= stages.size()) fail("needs " + chain + "; the program ends first");
-    const ProgStage& c = stages[b + 1];
-    const ProgStage& d = stages[b + 2];
+      fail(lse, fmt::format("needs its stage to read S ('{}', the output of {})",
+                            tensor(mm1.out).name, mm1.where()));
+    if (b + 2 >= stages_.size())
+      fail(lse, std::string("needs ") + kChain + "; the program ends first");
+  }
+
+  // The stage after it is sub(x, lse) (x S or made from it in the statistic's stage), exp and
+  // casts of P; the one after that a matmul with P as A. Returns that matmul.
+  const ProgOp& check_chain(size_t b, const ProgOp& lse, const ProgOp& mm1) const {
+    const ProgStage& c = stages_[b + 1];
+    const ProgStage& d = stages_[b + 2];
     const ProgOp& sub = op(c.first);
     const bool made_here =
         sub.in.size() == 2 && sub.in[0] != lse.out && (sub.in[0] == mm1.out || [&] {
-          for (int o = stages[b].first; o < stages[b].last; ++o)
+          for (int o = stages_[b].first; o < stages_[b].last; ++o)
             if (op(o).out == sub.in[0]) return true;
           return false;
         }());
     if (c.kind != OpKind::kUnary || sub.name != "sub" || sub.scalar || !made_here ||
         sub.in[1] != lse.out)
-      fail(
-          fmt::format("needs {}, the first with x S or a tensor made from it in the "
-                      "statistic's stage; found {}",
-                      chain, sub.where()));
+      fail(lse, fmt::format("needs {}, the first with x S or a tensor made from it in the "
+                            "statistic's stage; found {}",
+                            kChain, sub.where()));
     int last = sub.out;
     for (int o = c.first + 1; o <= c.last; ++o) {
       const ProgOp& x = op(o);
       const bool ok = x.in.size() == 1 && x.in[0] == last &&
                       (o == c.first + 1 ? x.name == "exp" : x.info->kind == OpKind::kCast);
       if (!ok)
-        fail(fmt::format("needs {} (casts of p allowed); found {} after {}", chain, x.where(),
-                         op(o - 1).where()));
+        fail(lse, fmt::format("needs {} (casts of p allowed); found {} after {}", kChain, x.where(),
+                              op(o - 1).where()));
       last = x.out;
     }
     if (c.first == c.last)
-      fail(fmt::format("needs {}; the stage after it ends at {}", chain, sub.where()));
+      fail(lse, fmt::format("needs {}; the stage after it ends at {}", kChain, sub.where()));
     const ProgOp& mm2 = op(d.first);
     if (d.kind != OpKind::kMatmul || mm2.in[0] != last)
-      fail(fmt::format("needs {} with p as A; found {}", chain, mm2.where()));
+      fail(lse, fmt::format("needs {} with p as A; found {}", kChain, mm2.where()));
+    return mm2;
+  }
+
+  // S, P and O in one loop region, whose loops cut batch axes only.
+  void check_loops(size_t b, const ProgOp& lse, int r) const {
     for (size_t k = b - 1; k <= b + 2; ++k) {
-      if (stages[k].loop != stages[b].loop)
-        fail(fmt::format("needs S, P and O in one loop region ({} is in another)",
-                         op(stages[k].first).where()));
-      for (int axis : stages[k].loop_axes)
+      if (stages_[k].loop != stages_[b].loop)
+        fail(lse, fmt::format("needs S, P and O in one loop region ({} is in another)",
+                              op(stages_[k].first).where()));
+      for (int axis : stages_[k].loop_axes)
         if (axis >= r - 2)
-          fail(fmt::format("cuts query and key blocks itself; its loop cuts axis {} (loop over a "
+          fail(lse,
+               fmt::format("cuts query and key blocks itself; its loop cuts axis {} (loop over a "
                            "batch axis)",
                            axis),
                ErrorKind::kLimits);
     }
-    // The blocks: the query block is S's tm, the key block its tn; the vector tile is a row
-    // piece of one S block; P V takes the whole key block and the whole head dim.
-    const Dims& t1 = p.tiles[static_cast<size_t>(mm1.tile)].dims;
-    const Dims& t2 = p.tiles[static_cast<size_t>(mm2.tile)].dims;
-    const Dims& vec = stages[b].tile;
+  }
+
+  // The blocks: the query block is S's tm, the key block its tn; the vector tile is a row piece
+  // of one S block; P V takes the whole key block and the whole head dim.
+  void check_tiles(size_t b, const ProgOp& lse, const ProgOp& mm1, const ProgOp& mm2, int r) const {
+    const Dims& t1 = p_.tiles[static_cast<size_t>(mm1.tile)].dims;
+    const Dims& t2 = p_.tiles[static_cast<size_t>(mm2.tile)].dims;
+    const Dims& vec = stages_[b].tile;
     const int64_t bq = t1[0], bk = t1[2];
     const int64_t dv = tensor(mm2.out).shape.back();
-    if (c.tile != vec)
-      fail(fmt::format("needs one vec tile for the statistic and for p ({} and {})",
-                       format_dims(vec), format_dims(c.tile)));
+    if (stages_[b + 1].tile != vec)
+      fail(lse, fmt::format("needs one vec tile for the statistic and for p ({} and {})",
+                            format_dims(vec), format_dims(stages_[b + 1].tile)));
     bool batch_ones = true;
     for (int a = 0; a < r - 2; ++a) batch_ones = batch_ones && vec[static_cast<size_t>(a)] == 1;
     if (!batch_ones || vec.back() != bk || bq % vec[static_cast<size_t>(r - 2)] != 0)
-      fail(fmt::format("needs the vec tile [1..., rows, {}] (the key block, S's cube tile tn {}; "
+      fail(lse,
+           fmt::format("needs the vec tile [1..., rows, {}] (the key block, S's cube tile tn {}; "
                        "rows dividing the query block {}); it is {}",
                        bk, bk, bq, format_dims(vec)),
            ErrorKind::kLimits);
     if (t2[0] != bq || t2[1] != bk || t2[2] != dv)
-      fail(fmt::format("matmul shapes do not chain: P V's cube tile must be [{}, {}, {}] (S's "
+      fail(lse,
+           fmt::format("matmul shapes do not chain: P V's cube tile must be [{}, {}, {}] (S's "
                        "query block, its key block, the whole head dim {} of '{}'); it is {}",
                        bq, bk, dv, dv, tensor(mm2.out).name, format_dims(t2)),
            ErrorKind::kLimits);
+  }
+
+  // S and P stay on chip: nothing between S and P V is an output or read after P V (the
+  // statistic itself may be kept: a backward pass reads it).
+  void check_on_chip(const ProgOp& lse, const ProgOp& mm1, const ProgOp& mm2) const {
     for (int o = mm1.index; o < mm2.index; ++o) {
       const int t = op(o).out;
-      if (t == lse.out) continue;  // the statistic itself may be kept (a backward pass reads it)
+      if (t == lse.out) continue;
       // A tensor is read only after it is made, so a reader outside is one past P V.
-      const int reader = last_reader[static_cast<size_t>(t)];
+      const int reader = last_reader_[static_cast<size_t>(t)];
       if (tensor(t).output || reader > mm2.index)
-        fail(fmt::format("keeps S and P on chip: '{}' ({}) is {}", tensor(t).name, op(o).where(),
+        fail(lse,
+             fmt::format("keeps S and P on chip: '{}' ({}) is {}", tensor(t).name, op(o).where(),
                          tensor(t).output ? "a program output" : "read by " + op(reader).where()));
     }
-    ProgStage f = stages[b - 1];
+  }
+
+  // Stages b - 1 .. b + 2 become one flash stage.
+  void fuse(size_t b) {
+    const ProgOp& lse = op(stages_[b].last);
+    const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
+    check_statistic(b, lse, r);
+    const ProgOp& mm1 = op(stages_[b - 1].first);
+    const ProgOp& mm2 = check_chain(b, lse, mm1);
+    check_loops(b, lse, r);
+    check_tiles(b, lse, mm1, mm2, r);
+    check_on_chip(lse, mm1, mm2);
+    const Dims& t1 = p_.tiles[static_cast<size_t>(mm1.tile)].dims;
+    ProgStage f = stages_[b - 1];
     f.last = mm2.index;
     f.shape = tensor(mm1.out).shape;
     f.tile = Dims(static_cast<size_t>(r - 2), 1);
-    f.tile.push_back(bq);
-    f.tile.push_back(bk);
+    f.tile.push_back(t1[0]);
+    f.tile.push_back(t1[2]);
     f.split = false;
     f.online = lse.index;
-    stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1,
-                 stages.begin() + static_cast<std::ptrdiff_t>(b) + 3);
-    stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
-    b -= 1;
+    stages_.erase(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1,
+                  stages_.begin() + static_cast<std::ptrdiff_t>(b) + 3);
+    stages_.insert(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
   }
+
+  const Program& p_;
+  std::vector<ProgStage>& stages_;
+  std::vector<int> last_reader_;  // per tensor: the last op reading it (-1: none), once needed
+};
+
+void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
+  OnlineFusion(p, stages).run();
 }
 
 }  // namespace
 
-std::vector<ProgStage> plan_stages(const Program& p) {
-  std::vector<ProgStage> stages;
-  for (const ProgOp& op : p.ops) {
-    const OpKind kind = op.info->kind;
-    const Dims shape = iteration_shape(p, op);
-    const std::string where = (p.origin.empty() ? "" : p.origin + ": ") + op.where();
-    if (op.tile < 0)
-      throw Error(
-          fmt::format("{}: no {} tile shapes in force (add a {} entry before it)", where,
-                      kind == OpKind::kMatmul ? "cube" : "vec",
-                      kind == OpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
-          ErrorKind::kInput);
-    const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
-    const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
-    if (kind == OpKind::kMatmul) {
-      if (tile.dims.size() != 3)
-        throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
-                                format_dims(tile.dims)),
-                    ErrorKind::kInput);
-      for (size_t d = 0; d < tile.l0.size(); ++d)
-        if (tile.dims[d] % tile.l0[d] != 0)
-          throw Error(
-              fmt::format("{}: cube tile '{}': its L1 tile {} is not a multiple of its L0 "
-                          "tile {} in {} (each L1 extent holds whole L0 tiles)",
-                          where, tile.name, format_dims(tile.dims), format_dims(tile.l0), "mkn"[d]),
-              ErrorKind::kLimits);
-    } else if (tile.dims.size() != shape.size()) {
-      throw Error(
-          fmt::format(
-              "{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
-              "one extent per dim of the op's {})",
-              where, tile.name, format_dims(tile.dims), tile.dims.size(),
-              tensor_text(kind == OpKind::kReduce ? first : p.tensors[static_cast<size_t>(op.out)]),
-              shape.size(), kind == OpKind::kReduce ? "input" : "output"),
-          ErrorKind::kInput);
-    }
-    bool splits = false;
-    if (kind == OpKind::kReduce)
-      for (int d : op.dims)
-        splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
-    if (splits && op.merge == MergeMode::kAtomic && !merges_atomically(op.reduce))
-      throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
-                              "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
-                              "tree)",
-                              where, tile.name, format_dims(tile.dims), tensor_text(first),
-                              op.reduce == ReduceKind::kProd        ? "product"
-                              : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
-                                                                    : "index"),
+namespace {
+
+std::string op_where(const Program& p, const ProgOp& op) {
+  return (p.origin.empty() ? "" : p.origin + ": ") + op.where();
+}
+
+// The op's tile against the op: in force, of the right rank, a cube tile whose L1 extents hold
+// whole L0 tiles, a splitting reduction's merge possible for its statistic, rotate_half's halves
+// in one tile. Returns whether the tile splits a reduced (or, for a cumsum, the scanned) dim.
+bool check_op_tile(const Program& p, const ProgOp& op, const Dims& shape) {
+  const OpKind kind = op.info->kind;
+  const std::string where = op_where(p, op);
+  if (op.tile < 0)
+    throw Error(
+        fmt::format("{}: no {} tile shapes in force (add a {} entry before it)", where,
+                    kind == OpKind::kMatmul ? "cube" : "vec",
+                    kind == OpKind::kMatmul ? "set_cube_tile_shapes" : "set_vec_tile_shapes"),
+        ErrorKind::kInput);
+  const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
+  const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
+  if (kind == OpKind::kMatmul) {
+    if (tile.dims.size() != 3)
+      throw Error(fmt::format("{}: cube tile '{}' {} must be [tm, tk, tn]", where, tile.name,
+                              format_dims(tile.dims)),
                   ErrorKind::kInput);
-    // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
-    if (kind == OpKind::kScan)
-      splits = tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])];
-    if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
-      throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
-                              "swaps halves of (set the last tile dim >= {})",
-                              where, tile.name, format_dims(tile.dims), tensor_text(first),
-                              shape.back(), shape.back()),
-                  ErrorKind::kLimits);
-    std::vector<int> loop_axes;
-    std::vector<int64_t> loop_counts;
-    for (int li = op.loop; li >= 0; li = p.loops[static_cast<size_t>(li)].parent) {
-      const ProgLoop& l = p.loops[static_cast<size_t>(li)];
-      loop_axes.insert(loop_axes.begin(), l.axis);
-      loop_counts.insert(loop_counts.begin(), l.loop_count);
-      const Dims& space =
-          kind == OpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
-      if (l.axis >= static_cast<int>(space.size()) ||
-          (kind == OpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
-        throw Error(fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name,
-                                l.axis, kind == OpKind::kMatmul ? "output rows" : "iteration space",
-                                format_dims(space)),
-                    ErrorKind::kInput);
-      if ((kind == OpKind::kReduce || kind == OpKind::kScan) &&
-          std::find(op.dims.begin(), op.dims.end(), l.axis) != op.dims.end())
-        throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces or "
-                                "scans (loop over another axis)",
-                                where, l.name, l.axis, tensor_text(first)),
-                    ErrorKind::kLimits);
-      if (kind == OpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
-        throw Error(fmt::format("{}: loop '{}' axis {} is one of the two dims the transpose swaps "
-                                "(loop over a batch axis)",
-                                where, l.name, l.axis),
-                    ErrorKind::kInput);
-      if (l.loop_count > space[static_cast<size_t>(l.axis)])
-        throw Error(fmt::format("{}: loop '{}' loop_count {} exceeds axis {} of size {}", where,
-                                l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
-                    ErrorKind::kLimits);
-    }
-    // A vector op joins the stage before it under the same tile and loop when its iteration
-    // space is the stage's, or a column of it (1 where the tile covers the stage's dim): a
-    // reduction whose tile covers its reduced dims and the ops that use its result stay in one
-    // task per tile, as PyPTO's partitioner keeps them in one subgraph (hicann/pypto
-    // docs/tutorials/debug/performance.md: RMSNorm with the tile covering the row merges the
-    // subgraphs before and after its reduction, no GM transfer between them). A split reduction
-    // ends its stage (its partials merge across tiles), and so does a flash statistic (merge
-    // "online", fuse_online); a splitting reduction starts a stage after another reduction.
-    ProgStage* cur = stages.empty() ? nullptr : &stages.back();
-    const auto fits = [&](const Dims& sh) {
-      if (sh.size() != cur->shape.size()) return false;
-      for (size_t d = 0; d < sh.size(); ++d)
-        if (sh[d] != cur->shape[d] && !(sh[d] == 1 && cur->tile[d] >= cur->shape[d])) return false;
-      return true;
-    };
-    const auto has_reduction = [&] {
-      for (int o = cur->first; o <= cur->last; ++o)
-        if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return true;
-      return false;
-    };
-    const ProgOp* prev = cur ? &p.ops[static_cast<size_t>(cur->last)] : nullptr;
-    const bool joins = cur && cur->kind == OpKind::kUnary && fusable(kind) && !cur->split &&
-                       !(prev->info->kind == OpKind::kReduce && prev->online) &&
-                       prev->tile == op.tile && cur->loop == op.loop && fits(shape) &&
-                       !(kind == OpKind::kReduce && splits && has_reduction());
-    if (joins) {
-      cur->last = op.index;
-    } else {
-      ProgStage s;
-      s.first = s.last = op.index;
-      s.kind = fusable(kind) ? OpKind::kUnary : kind;
-      s.shape = shape;
-      s.tile = tile.dims;
-      if (kind == OpKind::kMatmul) {
-        // [batch..., m, k, n] tiled [1..., tm, tk, tn].
-        Dims t(shape.size() - 3, 1);
-        t.insert(t.end(), tile.dims.begin(), tile.dims.end());
-        s.tile = t;
-        s.l0 = tile.l0;
-      }
-      s.loop = op.loop;
-      s.loop_axes = loop_axes;
-      s.loop_counts = loop_counts;
-      stages.push_back(s);
-    }
-    stages.back().split = splits;
+    for (size_t d = 0; d < tile.l0.size(); ++d)
+      if (tile.dims[d] % tile.l0[d] != 0)
+        throw Error(
+            fmt::format("{}: cube tile '{}': its L1 tile {} is not a multiple of its L0 "
+                        "tile {} in {} (each L1 extent holds whole L0 tiles)",
+                        where, tile.name, format_dims(tile.dims), format_dims(tile.l0), "mkn"[d]),
+            ErrorKind::kLimits);
+  } else if (tile.dims.size() != shape.size()) {
+    throw Error(
+        fmt::format(
+            "{}: tile '{}' {} has rank {} but {} has rank {} (a vec tile gives "
+            "one extent per dim of the op's {})",
+            where, tile.name, format_dims(tile.dims), tile.dims.size(),
+            tensor_text(kind == OpKind::kReduce ? first : p.tensors[static_cast<size_t>(op.out)]),
+            shape.size(), kind == OpKind::kReduce ? "input" : "output"),
+        ErrorKind::kInput);
   }
-  fuse_online(p, stages);
-  // What each stage reads from GM and writes to GM: a tensor made inside the stage stays in UB
-  // unless it is an output or a later stage reads it.
+  bool splits = false;
+  if (kind == OpKind::kReduce)
+    for (int d : op.dims)
+      splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
+  if (splits && op.merge == MergeMode::kAtomic && !merges_atomically(op.reduce))
+    throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
+                            "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
+                            "tree)",
+                            where, tile.name, format_dims(tile.dims), tensor_text(first),
+                            op.reduce == ReduceKind::kProd        ? "product"
+                            : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
+                                                                  : "index"),
+                ErrorKind::kInput);
+  // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
+  if (kind == OpKind::kScan)
+    splits = tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])];
+  if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
+    throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
+                            "swaps halves of (set the last tile dim >= {})",
+                            where, tile.name, format_dims(tile.dims), tensor_text(first),
+                            shape.back(), shape.back()),
+                ErrorKind::kLimits);
+  return splits;
+}
+
+// The op's loop nest, outermost first (each loop's axis and count), each loop checked against
+// the op: an axis of its iteration space (a matmul's output rows), not one it reduces, scans or
+// transposes, a count within the axis.
+void loop_nest(const Program& p, const ProgOp& op, const Dims& shape, std::vector<int>& axes,
+               std::vector<int64_t>& counts) {
+  const OpKind kind = op.info->kind;
+  const std::string where = op_where(p, op);
+  const ProgTensor& first = p.tensors[static_cast<size_t>(op.in[0])];
+  for (int li = op.loop; li >= 0; li = p.loops[static_cast<size_t>(li)].parent) {
+    const ProgLoop& l = p.loops[static_cast<size_t>(li)];
+    axes.insert(axes.begin(), l.axis);
+    counts.insert(counts.begin(), l.loop_count);
+    const Dims& space =
+        kind == OpKind::kMatmul ? p.tensors[static_cast<size_t>(op.out)].shape : shape;
+    if (l.axis >= static_cast<int>(space.size()) ||
+        (kind == OpKind::kMatmul && l.axis >= static_cast<int>(space.size()) - 1))
+      throw Error(fmt::format("{}: loop '{}' axis {} is not an axis of its {} {}", where, l.name,
+                              l.axis, kind == OpKind::kMatmul ? "output rows" : "iteration space",
+                              format_dims(space)),
+                  ErrorKind::kInput);
+    if ((kind == OpKind::kReduce || kind == OpKind::kScan) &&
+        std::find(op.dims.begin(), op.dims.end(), l.axis) != op.dims.end())
+      throw Error(fmt::format("{}: loop '{}' cuts axis {} of {}, which this op reduces or "
+                              "scans (loop over another axis)",
+                              where, l.name, l.axis, tensor_text(first)),
+                  ErrorKind::kLimits);
+    if (kind == OpKind::kTranspose && l.axis >= static_cast<int>(shape.size()) - 2)
+      throw Error(fmt::format("{}: loop '{}' axis {} is one of the two dims the transpose swaps "
+                              "(loop over a batch axis)",
+                              where, l.name, l.axis),
+                  ErrorKind::kInput);
+    if (l.loop_count > space[static_cast<size_t>(l.axis)])
+      throw Error(fmt::format("{}: loop '{}' loop_count {} exceeds axis {} of size {}", where,
+                              l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
+                  ErrorKind::kLimits);
+  }
+}
+
+// A vector op joins the stage before it under the same tile and loop when its iteration space is
+// the stage's, or a column of it (1 where the tile covers the stage's dim): a reduction whose tile
+// covers its reduced dims and the ops that use its result stay in one task per tile, as PyPTO's
+// partitioner keeps them in one subgraph (hicann/pypto docs/tutorials/debug/performance.md:
+// RMSNorm with the tile covering the row merges the subgraphs before and after its reduction, no
+// GM transfer between them). A split reduction ends its stage (its partials merge across tiles),
+// and so does a flash statistic (merge "online", fuse_online); a splitting reduction starts a
+// stage after another reduction.
+bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const Dims& shape,
+                 bool splits) {
+  const OpKind kind = op.info->kind;
+  if (!cur || cur->kind != OpKind::kUnary || !fusable(kind) || cur->split) return false;
+  const ProgOp& prev = p.ops[static_cast<size_t>(cur->last)];
+  if ((prev.info->kind == OpKind::kReduce && prev.online) || prev.tile != op.tile ||
+      cur->loop != op.loop)
+    return false;
+  if (shape.size() != cur->shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != cur->shape[d] && !(shape[d] == 1 && cur->tile[d] >= cur->shape[d]))
+      return false;
+  if (kind == OpKind::kReduce && splits)
+    for (int o = cur->first; o <= cur->last; ++o)
+      if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return false;
+  return true;
+}
+
+// A stage of its own for `op` under its tile (a matmul's [batch..., m, k, n] tiled
+// [1..., tm, tk, tn]).
+ProgStage new_stage(const Program& p, const ProgOp& op, const Dims& shape) {
+  const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
+  ProgStage s;
+  s.first = s.last = op.index;
+  s.kind = fusable(op.info->kind) ? OpKind::kUnary : op.info->kind;
+  s.shape = shape;
+  s.tile = tile.dims;
+  if (op.info->kind == OpKind::kMatmul) {
+    Dims t(shape.size() - 3, 1);
+    t.insert(t.end(), tile.dims.begin(), tile.dims.end());
+    s.tile = t;
+    s.l0 = tile.l0;
+  }
+  s.loop = op.loop;
+  return s;
+}
+
+// What each stage reads from GM and writes to GM (a tensor made inside the stage stays in UB
+// unless it is an output or a later stage reads it), and its PSG name.
+void plan_gm_traffic(const Program& p, std::vector<ProgStage>& stages) {
   std::vector<int> made_in(p.tensors.size(), -1);
   for (size_t si = 0; si < stages.size(); ++si)
     for (int o = stages[si].first; o <= stages[si].last; ++o)
@@ -449,6 +518,31 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     }
     s.psg = fmt::format("stage{}:{}", si, fmt::join(names, "+"));
   }
+}
+
+}  // namespace
+
+std::vector<ProgStage> plan_stages(const Program& p) {
+  std::vector<ProgStage> stages;
+  for (const ProgOp& op : p.ops) {
+    const Dims shape = iteration_shape(p, op);
+    const bool splits = check_op_tile(p, op, shape);
+    std::vector<int> loop_axes;
+    std::vector<int64_t> loop_counts;
+    loop_nest(p, op, shape, loop_axes, loop_counts);
+    ProgStage* cur = stages.empty() ? nullptr : &stages.back();
+    if (joins_stage(p, cur, op, shape, splits)) {
+      cur->last = op.index;
+    } else {
+      ProgStage s = new_stage(p, op, shape);
+      s.loop_axes = loop_axes;
+      s.loop_counts = loop_counts;
+      stages.push_back(s);
+    }
+    stages.back().split = splits;
+  }
+  fuse_online(p, stages);
+  plan_gm_traffic(p, stages);
   return stages;
 }
 
