@@ -915,7 +915,8 @@ TEST(Kernels, RejectionsCarryTheirKind) {
     lower_kernel(phase2, default_hw());
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "mse: params.phase2_tile: 12 x 4 B is not a multiple of 32 B (use a multiple of 8)");
+              "mse: params.phase2_tile (12) is misaligned: last dim 12 x 4 B = 48 B is not a "
+              "multiple of 32 B (use a multiple of 8 elements)");
   }
   Hardware wide = default_hw();  // the alignment comes from the hardware, not the kernel
   wide.ub.align_bytes = 64;

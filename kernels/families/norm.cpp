@@ -75,8 +75,8 @@ Phase norm_phase(const KernelSpec& spec, const Dims& shape, const Dims& tile,
                  const std::vector<int>& dims, const std::string& psg, bool rms) {
   KernelSpec view = spec;
   view.shape = shape;
-  return make_phase(plan_reduction(shape, tile, dims, loop_axis_of(view, dims), spec.loop_count,
-                                   merge_mode_of(spec), spec.op),
+  return make_phase(plan_reduction(shape, tile, dims, default_loop_axis(view, dims),
+                                   spec.loop_count, merge_mode_of(spec), spec.op),
                     norm_family(psg, rms), Phase::Link::kNone);
 }
 

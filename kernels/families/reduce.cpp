@@ -102,7 +102,7 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
     KernelSpec view = spec;
     view.shape = shape;
     view.dims = dims;
-    Phase ph = make_phase(plan_reduction(shape, tile, dims, loop_axis_of(view, dims),
+    Phase ph = make_phase(plan_reduction(shape, tile, dims, default_loop_axis(view, dims),
                                          spec.loop_count, merge, spec.op),
                           reduce_family(spec.op, how, mean_count), Phase::Link::kNone);
     ph.fam.out_dtype = spec.dtype;
@@ -111,7 +111,7 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
   }
   // Chained: innermost dim first; each step writes an intermediate with that dim collapsed.
   Dims shape = spec.shape, tile = spec.tile;
-  const int loop_axis = loop_axis_of(spec, dims);
+  const int loop_axis = default_loop_axis(spec, dims);
   for (size_t i = dims.size(); i-- > 0;) {
     const int d = dims[i];
     const bool last = i == 0;

@@ -89,10 +89,10 @@ ReductionProgram describe_softmax(const KernelSpec& spec) {
     return log ? x[0] - fin[0] - std::log(fin[1]) : std::exp(x[0] - fin[0]) / fin[1];
   };
   ReductionProgram prog;
-  prog.phases.push_back(
-      make_phase(plan_reduction(spec.shape, spec.tile, spec.dims, loop_axis_of(spec, spec.dims),
-                                spec.loop_count, merge_mode_of(spec), spec.op),
-                 f, Phase::Link::kNone));
+  prog.phases.push_back(make_phase(
+      plan_reduction(spec.shape, spec.tile, spec.dims, default_loop_axis(spec, spec.dims),
+                     spec.loop_count, merge_mode_of(spec), spec.op),
+      f, Phase::Link::kNone));
   return prog;
 }
 

@@ -75,13 +75,9 @@ void validate_phase_tiles(const ReductionProgram& prog, const KernelSpec& spec,
                           const Hardware& hw) {
   for (const Phase& ph : prog.phases) {
     if (ph.tile_key.empty()) continue;
-    const int64_t bytes = dtype_bytes(ph.fam.fp32_inputs ? DType::kFp32 : spec.dtype);
-    const int64_t last = ph.plan.tile.back();
-    if (last * bytes % hw.ub.align_bytes != 0)
-      throw Error(
-          fmt::format("{}: {}: {} x {} B is not a multiple of {} B (use a multiple of {})", spec.op,
-                      ph.tile_key, last, bytes, hw.ub.align_bytes, hw.ub.align_bytes / bytes),
-          ErrorKind::kAlignment);
+    check_row_alignment(fmt::format("{}: {} {}", spec.op, ph.tile_key, format_dims(ph.plan.tile)),
+                        ph.plan.tile.back(),
+                        dtype_bytes(ph.fam.fp32_inputs ? DType::kFp32 : spec.dtype), hw);
   }
 }
 
@@ -255,13 +251,6 @@ ParamDecl spmd_rows_param() {
 
 MergeMode merge_mode_of(const KernelSpec& spec) {
   return parse_merge_mode(param_string(spec, "merge"));
-}
-
-int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims) {
-  if (spec.loop_axis >= 0) return spec.loop_axis;
-  for (int a = 0; a < static_cast<int>(spec.shape.size()); ++a)
-    if (!is_reduced(dims, static_cast<size_t>(a))) return a;
-  return 0;
 }
 
 }  // namespace tilesim

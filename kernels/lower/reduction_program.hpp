@@ -62,7 +62,5 @@ ParamDecl merge_param();
 // spmd_rows: how an spmd launch shares output rows over its blocks (auto, whole, split).
 ParamDecl spmd_rows_param();
 MergeMode merge_mode_of(const KernelSpec& spec);
-// The loop axis: the spec's, or the outermost axis not in `dims`.
-int loop_axis_of(const KernelSpec& spec, const std::vector<int>& dims);
 
 }  // namespace tilesim

@@ -424,10 +424,8 @@ void loop_nest(const Program& p, const ProgOp& op, const Dims& shape, std::vecto
                               "(loop over a batch axis)",
                               where, l.name, l.axis),
                   ErrorKind::kInput);
-    if (l.loop_count > space[static_cast<size_t>(l.axis)])
-      throw Error(fmt::format("{}: loop '{}' loop_count {} exceeds axis {} of size {}", where,
-                              l.name, l.loop_count, l.axis, space[static_cast<size_t>(l.axis)]),
-                  ErrorKind::kLimits);
+    check_loop_count(fmt::format("{}: loop '{}' ", where, l.name), l.loop_count, l.axis,
+                     space[static_cast<size_t>(l.axis)]);
   }
 }
 

@@ -9,21 +9,33 @@
 
 namespace tilesim {
 
+void check_row_alignment(const std::string& subject, int64_t last, int64_t bytes,
+                         const Hardware& hw) {
+  const int64_t align = hw.ub.align_bytes;
+  if (last * bytes % align == 0) return;
+  throw Error(
+      fmt::format("{} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
+                  "(use a multiple of {} elements)",
+                  subject, last, bytes, last * bytes, align, std::max<int64_t>(1, align / bytes)),
+      ErrorKind::kAlignment);
+}
+
+void check_loop_count(const std::string& subject, int64_t count, int axis, int64_t size) {
+  if (count > size)
+    throw Error(fmt::format("{}loop_count {} exceeds the loop axis {} of size {}", subject, count,
+                            axis, size),
+                ErrorKind::kLimits);
+}
+
 void validate_tile(const KernelSpec& spec, const Hardware& hw) {
   if (spec.tile.size() != spec.shape.size())
     throw Error(fmt::format("{}: tile {} has rank {} but shape {} has rank {} (they must match)",
                             spec.op, format_dims(spec.tile), spec.tile.size(),
                             format_dims(spec.shape), spec.shape.size()),
                 ErrorKind::kInput);
-  const int64_t last_bytes = spec.tile.back() * dtype_bytes(spec.dtype);
-  if (last_bytes % hw.ub.align_bytes != 0 && spec.partition != PartitionStyle::kSpmd)
-    throw Error(
-        fmt::format(
-            "{}: tile {} is misaligned: last dim {} x {} B = {} B is not a multiple of {} B "
-            "(use a multiple of {} elements)",
-            spec.op, format_dims(spec.tile), spec.tile.back(), dtype_bytes(spec.dtype), last_bytes,
-            hw.ub.align_bytes, hw.ub.align_bytes / dtype_bytes(spec.dtype)),
-        ErrorKind::kAlignment);
+  if (spec.partition != PartitionStyle::kSpmd)
+    check_row_alignment(fmt::format("{}: tile {}", spec.op, format_dims(spec.tile)),
+                        spec.tile.back(), dtype_bytes(spec.dtype), hw);
 }
 
 int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
@@ -39,10 +51,7 @@ DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {
   const int64_t n = spec.shape[static_cast<size_t>(axis)];
-  if (spec.loop_count > n)
-    throw Error(fmt::format("{}: loop_count {} exceeds the loop axis {} of size {}", spec.op,
-                            spec.loop_count, axis, n),
-                ErrorKind::kLimits);
+  check_loop_count(spec.op + ": ", spec.loop_count, axis, n);
   const int64_t batch = ceil_div(n, spec.loop_count);
   std::vector<Chunk> chunks;
   for (int64_t off = 0; off < n; off += batch) chunks.push_back({off, std::min(batch, n - off)});
@@ -71,11 +80,15 @@ Dims compute_extent(const Dims& shape, const Dims& tile, const Dims& extent) {
   return e;
 }
 
-int default_loop_axis(const KernelSpec& spec) {
+int default_loop_axis(const KernelSpec& spec, const std::vector<int>& dims) {
   if (spec.loop_axis >= 0) return spec.loop_axis;
   for (int a = 0; a < static_cast<int>(spec.shape.size()); ++a)
-    if (std::find(spec.dims.begin(), spec.dims.end(), a) == spec.dims.end()) return a;
+    if (std::find(dims.begin(), dims.end(), a) == dims.end()) return a;
   return 0;
+}
+
+int default_loop_axis(const KernelSpec& spec) {
+  return default_loop_axis(spec, spec.dims);
 }
 
 void for_each_loop_tile(const KernelSpec& spec, const LoopTileVisitor& visit) {

@@ -18,6 +18,14 @@ namespace tilesim {
 // spmd kernel may use an unaligned sub-tile (Triton masked loads, Ascend C DataCopyPad): its UB
 // rows are padded (ub_tile_bytes) and its copies are padded copies (tile_dma).
 void validate_tile(const KernelSpec& spec, const Hardware& hw);
+// The 32 B rule, written once: a tile's last dim of `bytes`-byte elements fills whole UB blocks
+// (ub.align_bytes). Throws kAlignment: "<subject> is misaligned: last dim L x B B = N B is not a
+// multiple of A B (use a multiple of E elements)", `subject` naming the tile ("add: tile (4, 7)").
+void check_row_alignment(const std::string& subject, int64_t last, int64_t bytes,
+                         const Hardware& hw);
+// The loop_count rule, written once: a loop cuts its axis into at most as many chunks as the axis
+// has elements. Throws kLimits: "<subject>loop_count C exceeds the loop axis A of size N".
+void check_loop_count(const std::string& subject, int64_t count, int axis, int64_t size);
 
 // UB bytes of one tile buffer: each row rounded up to ub.align_bytes.
 int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);
@@ -33,7 +41,9 @@ struct Chunk {
 // `loop + view/assemble`: cut `axis` into ceil_div(n, loop_count)-sized chunks (the last may be
 // shorter). Throws when loop_count exceeds the axis.
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis);
-// The loop axis: the spec's, or the outermost axis that is not reduced.
+// The loop axis: the spec's, or the outermost axis not in `dims` (the spec's reduction dims when
+// not given).
+int default_loop_axis(const KernelSpec& spec, const std::vector<int>& dims);
 int default_loop_axis(const KernelSpec& spec);
 
 // An spmd launch shares `units` of work (named `what` in the message, `note` appended) over

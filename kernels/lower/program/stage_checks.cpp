@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -22,7 +23,6 @@ void check_alignment(const LoweringContext& cx, const ProgStage& s) {
                      for (size_t d = 0; d < e.size(); ++d) e[d] = std::min(e[d], s.shape[d]);
                      return e;
                    }()};
-  const int64_t align = cx.hw().ub.align_bytes;
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = cx.op(o);
     if (x.info->kind == OpKind::kMatmul || x.info->kind == OpKind::kGather) continue;
@@ -33,15 +33,11 @@ void check_alignment(const LoweringContext& cx, const ProgStage& s) {
       // Rows of one element (a broadcast column, a reduced last dim) are one UB block each.
       const ProgTensor& tensor = cx.tensor(t);
       if (r.extent.back() == 1 && tensor.shape.back() == 1) continue;
-      const int64_t bytes = dtype_bytes(tensor.dtype);
       const int64_t tile_last =
           s.tile[s.tile.size() - 1 - (x.info->kind == OpKind::kTranspose && t == x.in[0] ? 1 : 0)];
-      if (tile_last * bytes % align != 0)
-        throw Error(fmt::format("{}: tile {} of '{}' is misaligned: last dim {} x {} B = {} B is "
-                                "not a multiple of {} B (use a multiple of {} elements)",
-                                cx.where(x), format_dims(s.tile), tensor.name, tile_last, bytes,
-                                tile_last * bytes, align, std::max<int64_t>(1, align / bytes)),
-                    ErrorKind::kAlignment);
+      check_row_alignment(
+          fmt::format("{}: tile {} of '{}'", cx.where(x), format_dims(s.tile), tensor.name),
+          tile_last, dtype_bytes(tensor.dtype), cx.hw());
     }
   }
 }
