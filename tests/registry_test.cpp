@@ -2,13 +2,18 @@
 // functional_test.cpp) an Eigen case, its declared params are well formed, and a config's params
 // are checked at load with one error naming the file and the key.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "kernels/lowering.hpp"
+#include "kernels/ops/op_doc.hpp"
 #include "kernels/spec/registry.hpp"
+#include "kernels/spec/registry_doc.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/formats/run_config.hpp"
@@ -175,6 +180,79 @@ TEST(Registry, LoweringChecksParamsOfSpecsBuiltInCode) {
       "layernorm: params.merge: \"fast\" is not allowed (allowed: auto, in_task, chain, tree, "
       "atomic)");
   EXPECT_EQ(f.kind, ErrorKind::kParams);
+}
+
+// ---- docs/ops.md ----
+
+TEST(OpsDoc, CheckedInFileIsCurrent) {
+  std::ifstream in(test::source_path("docs/ops.md"));
+  std::stringstream checked_in;
+  checked_in << in.rdbuf();
+  EXPECT_TRUE(checked_in.str() == ops_doc_markdown())
+      << "docs/ops.md is stale: regenerate with " << OPS_DOC_BINARY << " > docs/ops.md";
+  // The program prints exactly the renderer's text.
+  const auto out =
+      fs::temp_directory_path() / ("tilesim_ops_doc_" + std::to_string(getpid()) + ".md");
+  ASSERT_EQ(std::system((std::string(OPS_DOC_BINARY) + " > " + out.string()).c_str()), 0);
+  std::ifstream printed(out);
+  std::stringstream text;
+  text << printed.rdbuf();
+  fs::remove(out);
+  EXPECT_EQ(text.str(), ops_doc_markdown());
+}
+
+// The row of `key` ("| `sum` |") in the section of `md` starting at `section`.
+std::string row_of(const std::string& md, const std::string& section, const std::string& key) {
+  const size_t from = md.find(section);
+  if (from == std::string::npos) return "";
+  const size_t at = md.find("| `" + key + "` |", from);
+  return at == std::string::npos ? "" : md.substr(at, md.find('\n', at) - at);
+}
+
+TEST(OpsDoc, EveryRecordHasARowWithItsInstructionsAndDtypes) {
+  const std::string md = ops_doc_markdown();
+  for (const OpRecord& r : op_records()) {
+    const std::string row = row_of(md, "## The op table", r.name);
+    ASSERT_FALSE(row.empty()) << r.name;
+    EXPECT_NE(row.find(op_kind_name(r.kind)), std::string::npos) << row;
+    EXPECT_NE(row.find(markdown_cell(r.doc)), std::string::npos) << row;
+    EXPECT_NE(row.find(r.operands.text()), std::string::npos) << row;
+    if (!r.reduction) continue;
+    const std::string red = row_of(md, "## Reductions", r.name);
+    ASSERT_FALSE(red.empty()) << r.name;
+    EXPECT_NE(red.find(reduce_passes_text(r.reduction->merge_passes)), std::string::npos) << red;
+    EXPECT_NE(red.find(r.reduction->merges_atomically ? "| yes |" : "| no |"), std::string::npos)
+        << red;
+  }
+  EXPECT_NE(md.find("| `gelu` | unary | 1 | z = gelu(x), tanh form | simple, simple, simple, "
+                    "simple, simple, complex, simple, complex | 1 output tile(s) |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| `logsumexp` | ReduceMax: reduce; Sub (x - max): simple/tile; Exp: "
+                    "complex/tile; ReduceSum: reduce; Ln: complex/out; Add (+ max): simple/out | "
+                    "- |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| `argmax` | ReduceMax (calIndex): reduce; index beside value "
+                    "(ORDER_VALUE_INDEX): simple/tile | - | Compare: simple/out (in dtype); "
+                    "Select (values): simple/out (in dtype); Select (indices): simple/out (in "
+                    "dtype) | no index (-1) | index | no | int32 index |"),
+            std::string::npos);
+}
+
+TEST(OpsDoc, EveryFamilyOpAndParamHasARow) {
+  const std::string md = ops_doc_markdown();
+  for (const KernelFamily& f : kernel_families()) {
+    const std::string section = "### " + f.name + "\n";
+    ASSERT_NE(md.find(section), std::string::npos) << f.name;
+    for (const KernelOp& op : f.ops) EXPECT_FALSE(row_of(md, section, op.name).empty()) << op.name;
+    for (const ParamDecl& p : f.params) {
+      const std::string row = row_of(md, section, p.name);
+      ASSERT_FALSE(row.empty()) << f.name << "." << p.name;
+      EXPECT_NE(row.find(markdown_cell(p.doc)), std::string::npos) << row;
+      EXPECT_NE(row.find(param_default_text(p)), std::string::npos) << row;
+    }
+  }
+  EXPECT_NE(md.find("| `multi_dim` | string | `\"merged\"` | `merged`, `chained` | every op |"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Reductions: sum, amax, amin, mean (= sum / count) over one dim or several adjacent dims, either
-// merged by reshape into one reduced dim (rule 3) or chained one dim at a time through GM.
+// merged by reshape into one reduced dim (rule 3) or chained one dim at a time through GM. What
+// each statistic costs and computes is its record in the op table.
 #include <fmt/format.h>
 
-#include <cmath>
+#include <optional>
 
 #include "kernels/families/families.hpp"
 #include "kernels/lower/reduction_program.hpp"
@@ -13,32 +14,36 @@ namespace tilesim {
 
 namespace {
 
-enum class Combine { kSum, kMax, kMin };
-
-ReduceFamily reduce_family(const std::string& op, Combine how, double mean_count) {
+// The statistic of record `r` (kernels/ops/op_table.cpp) as a reducing family: its tile, merge
+// and finalize instructions and its value, statistics kept in fp32 between tiles. `count`: the
+// elements each output reduces over, when this phase finalizes (a chain's last step); nullopt:
+// the partial statistic passes on to the next step.
+ReduceFamily reduce_family(const std::string& psg, const ReduceRecord& r,
+                           std::optional<double> count) {
   ReduceFamily f;
-  f.psg = op;
+  f.psg = psg;
   f.stats = 1;
-  f.atomic_merge = true;  // sum, max and min accumulate; mean scales each partial
-  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_reduce_ops(g, dt, ops);
+  f.atomic_merge = r.merges_atomically;
+  f.partial_work = [&r](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+    reduce_tile_work(r, g, dt, DType::kFp32, ops);
   };
-  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
+  f.combine_work = [&r](int64_t n, std::vector<VecOp>& ops) {
+    reduce_merge_work(r, n, DType::kFp32, DType::kFp32, ops);
   };
-  f.finalize_work = [mean_count](int64_t n, std::vector<VecOp>& ops) {  // the mean's scale
-    if (mean_count > 0) add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
+  f.finalize_work = [&r, count](int64_t n, std::vector<VecOp>& ops) {
+    if (count) reduce_finalize_work(r, n, DType::kFp32, DType::kFp32, ops);
   };
-  f.partial = [how](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    if (how == Combine::kSum) return {v[0].sum()};
-    return {how == Combine::kMax ? v[0].maxCoeff() : v[0].minCoeff()};
+  const ReduceValue& v = r.value;
+  f.partial = [&v](const std::vector<Eigen::ArrayXd>& x) -> Stats {
+    ReduceAcc acc = v.identity;
+    for (Eigen::Index i = 0; i < x[0].size(); ++i) acc = v.fold(acc, x[0][i], i);
+    return {acc.stat};
   };
-  f.combine = [how](const Stats& a, const Stats& b) -> Stats {
-    if (how == Combine::kSum) return {a[0] + b[0]};
-    return {how == Combine::kMax ? std::max(a[0], b[0]) : std::min(a[0], b[0])};
+  f.combine = [&v](const Stats& a, const Stats& b) -> Stats {
+    return {v.merge({a[0], 0}, {b[0], 0}).stat};
   };
-  f.finalize = [mean_count](const Stats& s, double) -> Stats {
-    return {mean_count > 0 ? s[0] / mean_count : s[0]};
+  f.finalize = [&v, count](const Stats& s, double) -> Stats {
+    return {count ? v.finalize(s[0], *count) : s[0]};
   };
   return f;
 }
@@ -51,12 +56,11 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
   const OpRecord* record = find_op_record(spec.op);
   if (!record || record->kind != OpKind::kReduce)
     throw InternalError("describe_reduce: '" + spec.op + "' has no reduction record");
-  const Combine how = record->reduce == ReduceKind::kMax   ? Combine::kMax
-                      : record->reduce == ReduceKind::kMin ? Combine::kMin
-                                                           : Combine::kSum;
+  const ReduceRecord& red = *record->reduction;
+  if (red.gives_index)  // one fp32 statistic per output between tiles: no (value, index) pairs
+    throw InternalError("describe_reduce: '" + spec.op + "' reduces to an index");
   double count = 1;
   for (int d : dims) count *= static_cast<double>(spec.shape[static_cast<size_t>(d)]);
-  const double mean_count = record->reduce == ReduceKind::kMean ? count : 0;
   const MergeMode merge = merge_mode_of(spec);
   const std::string multi = param_string(spec, "multi_dim");
   ReductionProgram prog;
@@ -104,7 +108,7 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
     view.dims = dims;
     Phase ph = make_phase(plan_reduction(shape, tile, dims, default_loop_axis(view, dims),
                                          spec.loop_count, merge, spec.op),
-                          reduce_family(spec.op, how, mean_count), Phase::Link::kNone);
+                          reduce_family(spec.op, red, count), Phase::Link::kNone);
     ph.fam.out_dtype = spec.dtype;
     prog.phases.push_back(std::move(ph));
     return prog;
@@ -117,7 +121,8 @@ ReductionProgram describe_reduce(const KernelSpec& spec) {
     const bool last = i == 0;
     Phase ph =
         make_phase(plan_reduction(shape, tile, {d}, loop_axis, spec.loop_count, merge, spec.op),
-                   reduce_family(spec.op + "_dim" + std::to_string(d), how, last ? mean_count : 0),
+                   reduce_family(spec.op + "_dim" + std::to_string(d), red,
+                                 last ? std::optional<double>(count) : std::nullopt),
                    prog.phases.empty() ? Phase::Link::kNone : Phase::Link::kByOrigin);
     ph.fam.out_dtype = spec.dtype;
     prog.phases.push_back(std::move(ph));

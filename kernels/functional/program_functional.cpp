@@ -48,47 +48,33 @@ double cast_value(double x, DType to) {
   return to == DType::kInt8 ? std::clamp(std::nearbyint(x), -128.0, 127.0) : x;
 }
 
-// Max and min that keep a NaN whatever the order the partials meet in (std::max keeps its first
-// argument when either is NaN, so a tiled fold and an untiled scan would disagree).
-double max_nan(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
-}
-double min_nan(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
-}
-
-// One element (or one partial) folded into a running reduction.
-double reduce_step(ReduceKind k, double acc, double x) {
-  switch (k) {
-    case ReduceKind::kSum:
-    case ReduceKind::kMean:
-      return acc + x;
-    case ReduceKind::kMax:
-    case ReduceKind::kAny:
-      return max_nan(acc, x);
-    case ReduceKind::kMin:
-    case ReduceKind::kAll:
-      return min_nan(acc, x);
-    case ReduceKind::kProd:
-      return acc * x;
-    case ReduceKind::kLogSumExp: {  // log(exp(acc) + exp(x)), exact for any magnitudes
-      if (std::isnan(acc) || std::isnan(x)) return std::numeric_limits<double>::quiet_NaN();
-      const double m = std::max(acc, x);
-      return std::isinf(m) ? m : m + std::log(std::exp(acc - m) + std::exp(x - m));
+// Reduction `op` over the iteration block `b`, its operand `x`, into `out` (its output region):
+// the record's value, each element folded into its output's partial from the identity (at its
+// index along the reduced dim), then finalized; `values` keeps an argmax's extreme.
+void eval_reduce(const Program& p, const ProgOp& op, const Block& b, const Local& x, Local& out) {
+  const ReduceValue& v = op.info->reduction->value;
+  const Dims& s = p.tensors[static_cast<size_t>(op.in[0])].shape;
+  double count = 1;
+  for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
+  std::vector<ReduceAcc> acc(static_cast<size_t>(out.data.data.size()), v.identity);
+  const Block ob = op_block(p, op, b);
+  for_each_position(ob, [&](const Dims& q) {
+    Dims o;
+    for (size_t d = 0; d < q.size(); ++d) {
+      const bool red =
+          std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
+      if (red && !op.keepdim) continue;
+      o.push_back(red ? 0 : q[d] - ob.origin[d]);
     }
-    case ReduceKind::kArgMax:
-    case ReduceKind::kArgMin:
-      break;  // pairs: beats()
+    ReduceAcc& a = acc[static_cast<size_t>(out.data.offset(o))];
+    a = v.fold(a, at(x, q), q[static_cast<size_t>(op.dims[0])]);
+  });
+  out.values = Eigen::ArrayXd::Zero(out.data.data.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const auto e = static_cast<Eigen::Index>(i);
+    out.data.data[e] = v.finalize(acc[i].stat, count);
+    out.values[e] = acc[i].extreme;
   }
-  throw InternalError("reduce_step: an index reduction folds (value, index) pairs");
-}
-
-// Whether value `v` replaces the extreme `best` an argmax / argmin holds: strictly better (ties
-// keep the earlier index), a NaN first of all (as torch.argmax).
-bool beats(ReduceKind k, double v, double best) {
-  if (std::isnan(best)) return false;
-  if (std::isnan(v)) return true;
-  return k == ReduceKind::kArgMax ? v > best : v < best;
 }
 
 // Op `op` over the iteration block `b`, its operands in `locals`.
@@ -140,45 +126,9 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       for_each_position(r, [&](const Dims& q) { set(q, cast_value(at(in(0), q), to)); });
       break;
     }
-    case OpKind::kReduce: {
-      const Dims& s = shape(op.in[0]);
-      double count = 1;
-      for (int d : op.dims) count *= static_cast<double>(s[static_cast<size_t>(d)]);
-      std::vector<bool> seen(static_cast<size_t>(out.data.data.size()), false);
-      out.values = Eigen::ArrayXd::Zero(out.data.data.size());
-      const Block ob = op_block(p, op, b);
-      for_each_position(ob, [&](const Dims& q) {
-        Dims o;
-        for (size_t d = 0; d < q.size(); ++d) {
-          const bool red =
-              std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end();
-          if (red && !op.keepdim) continue;
-          o.push_back(red ? 0 : q[d] - ob.origin[d]);
-        }
-        const int64_t i = out.data.offset(o);
-        const double v = at(in(0), q);
-        const bool index = reduces_to_index(op.reduce);
-        // any / all reduce each element's truth; argmax / argmin keep (value, index) pairs.
-        const double x = op.reduce == ReduceKind::kAny || op.reduce == ReduceKind::kAll
-                             ? (v != 0.0 ? 1.0 : 0.0)
-                         : index ? static_cast<double>(q[static_cast<size_t>(op.dims[0])])
-                                 : v;
-        double& acc = out.data.data[i];
-        if (!seen[static_cast<size_t>(i)]) {
-          acc = x;
-          if (index) out.values[i] = v;
-          seen[static_cast<size_t>(i)] = true;
-          return;
-        }
-        if (index) {
-          if (beats(op.reduce, v, out.values[i])) acc = x, out.values[i] = v;
-          return;
-        }
-        acc = reduce_step(op.reduce, acc, x);
-      });
-      if (op.reduce == ReduceKind::kMean) out.data.data /= count;
+    case OpKind::kReduce:
+      eval_reduce(p, op, b, in(0), out);
       break;
-    }
     case OpKind::kRotateHalf: {
       const int64_t half = shape(op.in[0]).back() / 2;
       for_each_position(r, [&](const Dims& q) {
@@ -364,6 +314,34 @@ void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
   }
 }
 
+// A split reduction's partials (one per tile, finalized apart: a mean's are already scaled),
+// merged per output block by the record's merge in `red`'s order (walked, chained and atomic:
+// one after another; tree: pairwise by level), each chain's result stored.
+void merge_partials(const ProgOp& red, const std::vector<std::vector<int64_t>>& chains,
+                    const std::vector<Local>& partials,
+                    const std::function<void(int, const Local&)>& store) {
+  const ReduceValue& v = red.info->reduction->value;
+  auto fold = [&](Local& a, const Local& b) {  // b holds the later indices
+    for (Eigen::Index e = 0; e < a.data.data.size(); ++e) {
+      const ReduceAcc m = v.merge({a.data.data[e], a.values[e]}, {b.data.data[e], b.values[e]});
+      a.data.data[e] = m.stat;
+      a.values[e] = m.extreme;
+    }
+  };
+  for (const auto& chain : chains) {
+    std::vector<Local> parts;
+    for (int64_t i : chain) parts.push_back(partials[static_cast<size_t>(i)]);
+    if (red.merge == MergeMode::kTree) {
+      for (const auto& level : merge_levels(static_cast<int>(parts.size()), MergeMode::kTree))
+        for (const MergeStep& m : level)
+          fold(parts[static_cast<size_t>(m.a)], parts[static_cast<size_t>(m.b)]);
+    } else {
+      for (size_t j = 1; j < parts.size(); ++j) fold(parts[0], parts[j]);
+    }
+    store(red.out, parts[0]);
+  }
+}
+
 }  // namespace
 
 std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
@@ -485,30 +463,7 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
         if (t != reduced) store(t, locals.at(t));
       if (reduced >= 0) partials[static_cast<size_t>(i)] = locals.at(reduced);
     }
-    if (reduced < 0) continue;
-    auto fold = [&](Local& a, const Local& b) {  // b holds the later indices
-      for (Eigen::Index e = 0; e < a.data.data.size(); ++e) {
-        double& x = a.data.data[e];
-        const double y = b.data.data[e];
-        if (reduces_to_index(last.reduce)) {
-          if (beats(last.reduce, b.values[e], a.values[e])) x = y, a.values[e] = b.values[e];
-          continue;
-        }
-        x = reduce_step(last.reduce, x, y);  // a mean's partials are already scaled
-      }
-    };
-    for (const auto& chain : split_chains(p, s, grid)) {
-      std::vector<Local> parts;
-      for (int64_t i : chain) parts.push_back(partials[static_cast<size_t>(i)]);
-      if (last.merge == MergeMode::kTree) {
-        for (const auto& level : merge_levels(static_cast<int>(parts.size()), MergeMode::kTree))
-          for (const MergeStep& m : level)
-            fold(parts[static_cast<size_t>(m.a)], parts[static_cast<size_t>(m.b)]);
-      } else {
-        for (size_t j = 1; j < parts.size(); ++j) fold(parts[0], parts[j]);
-      }
-      store(reduced, parts[0]);
-    }
+    if (reduced >= 0) merge_partials(last, split_chains(p, s, grid), partials, store);
   }
   return res;
 }

@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numbers>
+
+#include "model/error.hpp"
 
 namespace tilesim {
 
@@ -36,21 +40,14 @@ OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, V
           n_ary,           ReduceKind::kSum, std::move(v)};
 }
 
-// Reductions take the float types, any / all every dtype (the truth of x != 0); argmax / argmin
-// give an int32 index.
-OpRecord reduction(std::string name, std::string doc, ReduceKind k) {
-  OpRecord r{std::move(name), OpKind::kReduce, std::move(doc), {}, 0, false, k, {}};
-  if (k == ReduceKind::kAny || k == ReduceKind::kAll) r.operands = DTypeSet::all();
-  if (reduces_to_index(k)) r.out = OutDType::kInt32;
-  return r;
-}
-
 OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecClass> instrs,
-               DTypeSet operands = DTypeSet::floats(), OutDType out = OutDType::kOperand) {
+               DTypeSet operands = DTypeSet::floats(), OutDType out = OutDType::kOperand,
+               std::string cost_doc = "") {
   OpRecord r{std::move(name),  kind, std::move(doc), std::move(instrs), 0, false,
              ReduceKind::kSum, {}};
   r.operands = operands;
   r.out = out;
+  r.cost_doc = std::move(cost_doc);
   return r;
 }
 
@@ -64,9 +61,8 @@ OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecCl
 //    Ascend C uses for sigmoid-based GELU);
 //  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
 //  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary.
-// Reductions and the other kinds are priced by their kind (kernels/lower/program_lowering.cpp).
-const std::vector<OpRecord>& table() {
-  static const std::vector<OpRecord> t = {
+std::vector<OpRecord> elementwise_records() {
+  return {
       unary("exp", "z = exp(x)", {C}, 0, [](double x, double) { return std::exp(x); }),
       unary("log", "z = ln(x)", {C}, 0, [](double x, double) { return std::log(x); }),
       unary("sqrt", "z = sqrt(x)", {C}, 0, [](double x, double) { return std::sqrt(x); }),
@@ -94,40 +90,263 @@ const std::vector<OpRecord>& table() {
              [](double x, double y) { return std::min(x, y); }),
       other("where", OpKind::kWhere, "z = cond ? x : y (Select)", {S}),
       other("cast", OpKind::kCast, "z = x converted to dtype (Cast)", {S}, DTypeSet::all(),
-            OutDType::kGiven),
-      reduction("sum", "sum over dim(s)", ReduceKind::kSum),
-      reduction("amax", "max over dim(s)", ReduceKind::kMax),
-      reduction("amin", "min over dim(s)", ReduceKind::kMin),
-      reduction("mean", "sum over dim(s) / count", ReduceKind::kMean),
-      reduction("prod", "product over dim(s)", ReduceKind::kProd),
-      reduction("any", "1 where some element is nonzero, over dim(s)", ReduceKind::kAny),
-      reduction("all", "1 where every element is nonzero, over dim(s)", ReduceKind::kAll),
+            OutDType::kGiven, "simple, in the wider of the two dtypes (Cast)"),
+  };
+}
+
+// log(exp(a) + exp(b)), exact for any magnitudes.
+double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  const double m = std::max(a, b);
+  return std::isinf(m) ? m : m + std::log(std::exp(a - m) + std::exp(b - m));
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The value of a reduction to one number: each element (or its truth, x != 0, as 1 or 0) merged
+// by `merge` from `identity`; the output the statistic itself.
+ReduceValue number(double identity, std::function<double(double, double)> merge,
+                   bool truth = false) {
+  ReduceValue v;
+  v.identity = {identity, 0};
+  v.element = [truth](double x, int64_t) {
+    return ReduceAcc{truth ? (x != 0.0 ? 1.0 : 0.0) : x, 0};
+  };
+  v.merge = [merge = std::move(merge)](const ReduceAcc& a, const ReduceAcc& b) {
+    return ReduceAcc{merge(a.stat, b.stat), 0};
+  };
+  v.finalize = [](double stat, double) { return stat; };
+  return v;
+}
+
+ReduceValue mean_value() {
+  ReduceValue v = number(0, std::plus<>());
+  v.finalize = [](double stat, double count) { return stat / count; };
+  return v;
+}
+
+// argmax / argmin: (index, extreme) pairs; b replaces a when its value is strictly better (ties
+// keep the earlier index) or a NaN (as torch.argmax), an index of -1 holding no element yet.
+ReduceValue index_value(bool max) {
+  ReduceValue v;
+  v.identity = {-1, 0};
+  v.element = [](double x, int64_t index) { return ReduceAcc{static_cast<double>(index), x}; };
+  v.merge = [max](const ReduceAcc& a, const ReduceAcc& b) {
+    if (b.stat < 0) return a;
+    if (a.stat < 0) return b;
+    if (std::isnan(a.extreme)) return a;
+    if (std::isnan(b.extreme)) return b;
+    return (max ? b.extreme > a.extreme : b.extreme < a.extreme) ? b : a;
+  };
+  v.finalize = [](double stat, double) { return stat; };
+  return v;
+}
+
+VecPass reduce_pass(std::string what) {
+  return {ReducePass::kReduce, S, PassDType::kIn, std::move(what)};
+}
+VecPass tile_pass(VecClass c, std::string what) {
+  return {ReducePass::kTile, c, PassDType::kIn, std::move(what)};
+}
+VecPass out_pass(VecClass c, std::string what, PassDType dt = PassDType::kOut) {
+  return {ReducePass::kOut, c, dt, std::move(what)};
+}
+
+// Reductions take the float types, any / all every dtype (the truth of x != 0); argmax / argmin
+// give an int32 index.
+OpRecord reduction(std::string name, std::string doc, ReduceKind k, ReduceRecord red,
+                   DTypeSet operands = DTypeSet::floats()) {
+  OpRecord r{std::move(name), OpKind::kReduce, std::move(doc), {}, 0, false, k, {}};
+  r.operands = operands;
+  if (red.gives_index) r.out = OutDType::kInt32;
+  r.reduction = std::move(red);
+  return r;
+}
+
+// A reduction's partial of a tile: Ascend C ReduceSum / ReduceMax / ReduceMin along the reduced
+// dims (kernels/tiling/vector_work.hpp add_reduce_ops: elementwise across rows, in-row reduce
+// instructions along the last dim), in the input's dtype; partials merge by one elementwise
+// instruction of the statistic (Add, Max, Min, Mul) over the output elements.
+ReduceRecord one_reduce(const std::string& instr, const std::string& merge, bool atomic,
+                        std::string partial, ReduceValue value) {
+  return {.tile_passes = {reduce_pass(instr)},
+          .merge_passes = {out_pass(S, merge)},
+          .merges_atomically = atomic,
+          .partial = std::move(partial),
+          .value = std::move(value)};
+}
+
+// any / all: Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
+ReduceRecord truth_reduce(bool any) {
+  ReduceRecord r = one_reduce(any ? "ReduceMax" : "ReduceMin", any ? "Max" : "Min", true,
+                              any ? "max of truths" : "min of truths",
+                              number(any ? 0 : 1, any ? max_nan : min_nan, true));
+  r.tile_passes.insert(r.tile_passes.begin(),
+                       {tile_pass(S, "Compare (x != 0)"), tile_pass(S, "Select (1 / 0)")});
+  return r;
+}
+
+// logsumexp, online softmax's statistic of the tile: its max (ReduceMax), x - max (Sub), Exp,
+// the sum (ReduceSum), then ln(sum) + max on the row values, exp(x - m) a temporary the size of
+// the input tile. Two partials: log(exp(a) + exp(b)) = m + ln(exp(a - m) + exp(b - m)),
+// m = max(a, b): Max, two Subs, two Exps, Add, Ln, Add (online softmax's rescale of the running
+// sum).
+ReduceRecord log_sum_exp() {
+  return {
+      .tile_passes = {reduce_pass("ReduceMax"), tile_pass(S, "Sub (x - max)"), tile_pass(C, "Exp"),
+                      reduce_pass("ReduceSum"), out_pass(C, "Ln"), out_pass(S, "Add (+ max)")},
+      .merge_passes = {out_pass(S, "Max"), out_pass(S, "Sub"), out_pass(S, "Sub"),
+                       out_pass(C, "Exp"), out_pass(C, "Exp"), out_pass(S, "Add"),
+                       out_pass(C, "Ln"), out_pass(S, "Add")},
+      .input_scratch = 1,
+      .online = true,
+      .partial = "log-sum-exp",
+      .value = number(-kInf, log_add_exp)};
+}
+
+// argmax / argmin: ReduceMax / ReduceMin with calIndex, the value reduction plus one pass that
+// keeps each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output. Two
+// partials, (value, index) pairs: Compare, then Select of the values and of the indices, in the
+// input's dtype.
+ReduceRecord index_reduce(bool max) {
+  return {.tile_passes = {reduce_pass(max ? "ReduceMax (calIndex)" : "ReduceMin (calIndex)"),
+                          tile_pass(S, "index beside value (ORDER_VALUE_INDEX)")},
+          .merge_passes = {out_pass(S, "Compare", PassDType::kIn),
+                           out_pass(S, "Select (values)", PassDType::kIn),
+                           out_pass(S, "Select (indices)", PassDType::kIn)},
+          .gives_index = true,
+          .partial = "index",
+          .value = index_value(max)};
+}
+
+// The reductions. sum, amax, amin and mean merge by an atomic DMA add, max or min; a mean
+// scales each partial by 1 / count (Muls over the outputs), so its partials add.
+std::vector<OpRecord> reduction_records() {
+  ReduceRecord mean = one_reduce("ReduceSum", "Add", true, "scaled sum", mean_value());
+  mean.finalize_passes = {out_pass(S, "Muls (1 / count)")};
+  // No in-row product instruction: with the last dim reduced, rows of one element Mul'ed
+  // pairwise; products do not accumulate atomically.
+  ReduceRecord prod{
+      .tile_passes = {{ReducePass::kReduceByRows, S, PassDType::kIn, "Mul across rows"}},
+      .merge_passes = {out_pass(S, "Mul")},
+      .partial = "product",
+      .value = number(1, std::multiplies<>())};
+  return {
+      reduction("sum", "sum over dim(s)", ReduceKind::kSum,
+                one_reduce("ReduceSum", "Add", true, "sum", number(0, std::plus<>()))),
+      reduction("amax", "max over dim(s)", ReduceKind::kMax,
+                one_reduce("ReduceMax", "Max", true, "max", number(-kInf, max_nan))),
+      reduction("amin", "min over dim(s)", ReduceKind::kMin,
+                one_reduce("ReduceMin", "Min", true, "min", number(kInf, min_nan))),
+      reduction("mean", "sum over dim(s) / count", ReduceKind::kMean, std::move(mean)),
+      reduction("prod", "product over dim(s)", ReduceKind::kProd, std::move(prod)),
+      reduction("any", "1 where some element is nonzero, over dim(s)", ReduceKind::kAny,
+                truth_reduce(true), DTypeSet::all()),
+      reduction("all", "1 where every element is nonzero, over dim(s)", ReduceKind::kAll,
+                truth_reduce(false), DTypeSet::all()),
       reduction("logsumexp", "log(sum(exp(x))) over dim(s), online softmax's statistic",
-                ReduceKind::kLogSumExp),
-      reduction("argmax", "int32 index of the first maximum along one dim", ReduceKind::kArgMax),
-      reduction("argmin", "int32 index of the first minimum along one dim", ReduceKind::kArgMin),
-      other("cumsum", OpKind::kScan, "running sum along one dim", {S}),
+                ReduceKind::kLogSumExp, log_sum_exp()),
+      reduction("argmax", "int32 index of the first maximum along one dim", ReduceKind::kArgMax,
+                index_reduce(true)),
+      reduction("argmin", "int32 index of the first minimum along one dim", ReduceKind::kArgMin,
+                index_reduce(false)),
+  };
+}
+
+// The kinds the lowering prices by kind (kernels/lower/program_lowering.cpp), `cost_doc` saying
+// how.
+std::vector<OpRecord> other_records() {
+  return {
+      other("cumsum", OpKind::kScan, "running sum along one dim", {S}, DTypeSet::floats(),
+            OutDType::kOperand,
+            "Ascend C CumSum: along a leading dim one scan (an Add per row after the first); along "
+            "the last dim the tile transposed (TransDataTo5HD), one scan over its rows rounded up "
+            "to 16 in fp32, transposed back and copied out (simple passes, fp16 / bf16 cast to "
+            "fp32 and back), two temporary tiles"),
       // rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) (HF transformers' RoPE helper; PyPTO
       // writes it with view, neg and assemble): a Muls by -1 over one half and a copy of the other,
       // one pass over the tile.
       other("rotate_half", OpKind::kRotateHalf, "concat(-x[..., d/2:], x[..., :d/2])", {S}),
-      other("transpose", OpKind::kTranspose, "swap the last two dims", {S}, DTypeSet::all()),
-      other("gather", OpKind::kGather, "rows of a table by an int32 index", {}, DTypeSet::all()),
+      other("transpose", OpKind::kTranspose, "swap the last two dims", {S}, DTypeSet::all(),
+            OutDType::kOperand, "simple (Ascend C Transpose)"),
+      other("gather", OpKind::kGather, "rows of a table by an int32 index", {}, DTypeSet::all(),
+            OutDType::kOperand, "none: each index's row is a DMA from GM"),
       // The cube's operand types: fp16 / bf16, fp32 at a quarter rate, int8 at twice (the cube
       // parameters in configs/hardware); C leaves the fixpipe in out_dtype (fp32 by default).
       other("matmul", OpKind::kMatmul,
             "[..., m, k] @ [..., k, n] on the cube (a run config's shape and tile: [m, k, n])", {},
-            {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}, OutDType::kGiven),
+            {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}, OutDType::kGiven,
+            "none: one AIC task per C tile (GM -> L1 -> L0 -> mmad -> fixpipe)"),
   };
+}
+
+const std::vector<OpRecord>& table() {
+  static const std::vector<OpRecord> t = [] {
+    std::vector<OpRecord> all = elementwise_records();
+    for (std::vector<OpRecord> part : {reduction_records(), other_records()})
+      for (OpRecord& r : part) all.push_back(std::move(r));
+    return all;
+  }();
   return t;
 }
 
 }  // namespace
 
+double max_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+}
+
+double min_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+}
+
 const OpRecord* find_op_record(const std::string& name) {
   for (const auto& r : table())
     if (r.name == name) return &r;
   return nullptr;
+}
+
+const std::vector<OpRecord>& op_records() {
+  return table();
+}
+
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kUnary:
+      return "unary";
+    case OpKind::kBinary:
+      return "binary";
+    case OpKind::kWhere:
+      return "where";
+    case OpKind::kCast:
+      return "cast";
+    case OpKind::kReduce:
+      return "reduce";
+    case OpKind::kScan:
+      return "scan";
+    case OpKind::kRotateHalf:
+      return "rotate_half";
+    case OpKind::kTranspose:
+      return "transpose";
+    case OpKind::kGather:
+      return "gather";
+    case OpKind::kMatmul:
+      return "matmul";
+  }
+  return "?";
+}
+
+int op_inputs(OpKind k) {
+  switch (k) {
+    case OpKind::kWhere:
+      return 3;
+    case OpKind::kBinary:
+    case OpKind::kGather:
+    case OpKind::kMatmul:
+      return 2;
+    default:
+      return 1;
+  }
 }
 
 std::vector<std::string> op_record_names() {
@@ -156,14 +375,6 @@ std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b) {
     out[out.size() - 1 - i] = std::max(x, y);
   }
   return out;
-}
-
-bool merges_atomically(ReduceKind k) {
-  return k != ReduceKind::kProd && k != ReduceKind::kLogSumExp && !reduces_to_index(k);
-}
-
-bool reduces_to_index(ReduceKind k) {
-  return k == ReduceKind::kArgMax || k == ReduceKind::kArgMin;
 }
 
 }  // namespace tilesim

@@ -4,7 +4,9 @@
 // family lists the names it lowers) read the same record: its kind, its arity, the vector
 // instructions one tile costs (each a pass over the tile in the given class; the Ascend C
 // decompositions are cited in op_table.cpp), the UB temporaries its decomposition needs, and its
-// value for the functional proof. A new elementwise op is one record here.
+// value for the functional proof; a reduction's record (reduction.hpp) holds its tile, finalize
+// and merge instructions and its value the same way. A new elementwise op is one record here.
+// docs/ops.md is printed from these records (kernels/ops/op_doc.hpp).
 
 #include <functional>
 #include <initializer_list>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ops/reduction.hpp"
 #include "model/dtype.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
@@ -31,10 +34,11 @@ enum class OpKind {
   kMatmul
 };
 
-// A reduction's statistic. any / all reduce the truth of each element (x != 0) to 1 or 0;
-// argmax / argmin give the int32 index of the first extreme along the reduced dim; logsumexp is
-// log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled to it), so
-// partials of a split row merge by log(exp(a) + exp(b)).
+// A reduction's statistic, the name of its record (what the statistic is, costs and computes is
+// the record's `reduction`, which every user reads). any / all reduce the truth of each element (x
+// != 0) to 1 or 0; argmax / argmin give the int32 index of the first extreme along the reduced dim;
+// logsumexp is log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled
+// to it), so partials of a split row merge by log(exp(a) + exp(b)).
 enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin, kLogSumExp };
 
 // A set of dtypes (a bit per DType).
@@ -74,11 +78,22 @@ struct OpRecord {
   // rule: any dtype, rank-1 int32), in programs and as a built-in kernel's dtype alike.
   DTypeSet operands = DTypeSet::floats();
   OutDType out = OutDType::kOperand;
+  std::optional<ReduceRecord> reduction{};  // kReduce: its instructions, value and merge
+  // How the lowering prices a tile of a kind it prices by kind (cast, cumsum, transpose, gather,
+  // matmul), for docs/ops.md in place of `instrs`.
+  std::string cost_doc{};
 };
 
 const OpRecord* find_op_record(const std::string& name);
+// Every record, in table order.
+const std::vector<OpRecord>& op_records();
 // Every record's name, in table order.
 std::vector<std::string> op_record_names();
+// The kind's name in docs ("unary", "rotate_half").
+const char* op_kind_name(OpKind k);
+// The inputs an op of the kind takes (where: cond, x, y; gather: table, index; matmul: a, b); an
+// n-ary binary op takes this many or more.
+int op_inputs(OpKind k);
 
 // numpy broadcasting, the one rule for every op with several elementwise operands (a built-in
 // binary op's params.broadcast and a program's binary, n-ary and where ops alike): shapes
@@ -89,9 +104,10 @@ std::optional<Dims> broadcast_shapes(const Dims& a, const Dims& b);
 // own op (softmax, the norms, the losses).
 DTypeSet op_dtypes(const OpRecord* record);
 
-// Whether partials of the statistic merge by an atomic DMA write (add, max or min).
-bool merges_atomically(ReduceKind k);
-// The statistic's output is an int32 index (argmax, argmin).
-bool reduces_to_index(ReduceKind k);
+// Max and min that keep a NaN whatever the order the partials meet in (std::max keeps its first
+// argument when either is NaN, so a tiled fold and an untiled scan would disagree): the amax and
+// amin records' merges, and a flash stage's running max.
+double max_nan(double a, double b);
+double min_nan(double a, double b);
 
 }  // namespace tilesim

@@ -372,14 +372,12 @@ bool check_op_tile(const Program& p, const ProgOp& op, const Dims& shape) {
   if (kind == OpKind::kReduce)
     for (int d : op.dims)
       splits = splits || tile.dims[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)];
-  if (splits && op.merge == MergeMode::kAtomic && !merges_atomically(op.reduce))
+  if (splits && op.merge == MergeMode::kAtomic && !op.info->reduction->merges_atomically)
     throw Error(fmt::format("{}: tile '{}' {} splits a reduced dim of {} and merge \"atomic\" "
                             "has no {} (atomic DMA adds, maxes or mins; use in_task, chain or "
                             "tree)",
                             where, tile.name, format_dims(tile.dims), tensor_text(first),
-                            op.reduce == ReduceKind::kProd        ? "product"
-                            : op.reduce == ReduceKind::kLogSumExp ? "log-sum-exp"
-                                                                  : "index"),
+                            op.info->reduction->partial),
                 ErrorKind::kInput);
   // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
   if (kind == OpKind::kScan)

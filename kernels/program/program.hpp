@@ -62,7 +62,6 @@ struct ProgOp {
   std::vector<int> dims;         // reduce: normalised, ascending
   bool keepdim = true;
   bool transpose_b = false;  // matmul: B is stored [..., n, k] (A @ B^T, attention's Q K^T)
-  ReduceKind reduce = ReduceKind::kSum;
   // A reduction whose tile splits a reduced dim: how the partials of one output block merge
   // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
   // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).

@@ -41,6 +41,55 @@ void add_reduce_ops(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& o
   }
 }
 
+namespace {
+
+void add_pass(const VecPass& p, const TileReduceGeometry& g, DType in, DType out,
+              std::vector<VecOp>& ops) {
+  const DType dt = p.dtype == PassDType::kIn ? in : out;
+  switch (p.over) {
+    case ReducePass::kReduce:
+      add_reduce_ops(g, dt, ops);
+      break;
+    case ReducePass::kReduceByRows:
+      if (g.last_reduced)
+        ops.push_back(VecOp{VecClass::kReduceRows, dt, g.out_elems, g.rows, 1});
+      else
+        add_reduce_ops(g, dt, ops);
+      break;
+    case ReducePass::kTile:
+      ops.push_back(VecOp{p.cls, dt, 1, 1, g.elems});
+      break;
+    case ReducePass::kOut:
+      ops.push_back(VecOp{p.cls, dt, 1, 1, g.out_elems});
+      break;
+  }
+}
+
+// Passes over a partial: its elements are the outputs, nothing left to reduce.
+void add_out_passes(const std::vector<VecPass>& passes, int64_t out_elems, DType in, DType out,
+                    std::vector<VecOp>& ops) {
+  TileReduceGeometry g;
+  g.elems = g.out_elems = out_elems;
+  for (const VecPass& p : passes) add_pass(p, g, in, out, ops);
+}
+
+}  // namespace
+
+void reduce_tile_work(const ReduceRecord& r, const TileReduceGeometry& g, DType in, DType out,
+                      std::vector<VecOp>& ops) {
+  for (const VecPass& p : r.tile_passes) add_pass(p, g, in, out, ops);
+}
+
+void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
+                          std::vector<VecOp>& ops) {
+  add_out_passes(r.finalize_passes, out_elems, in, out, ops);
+}
+
+void reduce_merge_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
+                       std::vector<VecOp>& ops) {
+  add_out_passes(r.merge_passes, out_elems, in, out, ops);
+}
+
 void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops) {
   for (int i = 0; i < count; ++i) ops.push_back(VecOp{cls, dt, 1, 1, elems});
 }

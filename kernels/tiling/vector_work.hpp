@@ -1,10 +1,12 @@
 #pragma once
 // How a tile's work maps onto vector instructions: a binary op over a (broadcast) tile, a
-// reduction of a tile along its reduced dims, and n passes of one instruction class.
+// reduction of a tile along its reduced dims (a reduction record's passes, kernels/ops/
+// reduction.hpp, expanded on the tile), and n passes of one instruction class.
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels/ops/reduction.hpp"
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
@@ -30,6 +32,16 @@ struct TileReduceGeometry {
 TileReduceGeometry reduce_geometry(const Dims& extent, const std::vector<int>& dims);
 // Vector ops reducing one tile to its partial along the reduced dims (one statistic).
 void add_reduce_ops(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops);
+// A reduction record's passes as vector instructions: those reducing one tile of geometry g to
+// its partial, those finalizing a partial of `out_elems` (a mean's scale) and those merging two
+// partials of `out_elems` into one. `in` / `out`: the dtypes of the passes in the input's and in
+// the output's dtype (a family keeping fp32 statistics passes fp32 as `out`).
+void reduce_tile_work(const ReduceRecord& r, const TileReduceGeometry& g, DType in, DType out,
+                      std::vector<VecOp>& ops);
+void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
+                          std::vector<VecOp>& ops);
+void reduce_merge_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
+                       std::vector<VecOp>& ops);
 void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops);
 
 }  // namespace tilesim

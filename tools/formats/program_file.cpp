@@ -83,7 +83,7 @@ class Loader {
   void elementwise_output(const OpSite& at, const ProgOp& op, ProgTensor& out) const;
   void reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
   void read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const;
-  static MergeMode read_merge(const OpSite& at, ReduceKind reduce);
+  static MergeMode read_merge(const OpSite& at, const ReduceRecord& reduce);
   void matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
@@ -205,11 +205,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
 void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
   const OpKind kind = op.info->kind;
   const bool scalar = at.e.has("scalar");
-  const size_t want =
-      kind == OpKind::kWhere                                                          ? 3
-      : kind == OpKind::kBinary && scalar                                             ? 1
-      : kind == OpKind::kBinary || kind == OpKind::kGather || kind == OpKind::kMatmul ? 2
-                                                                                      : 1;
+  const size_t want = kind == OpKind::kBinary && scalar ? 1 : static_cast<size_t>(op_inputs(kind));
   if (kind == OpKind::kBinary && op.info->n_ary && !scalar) {
     if (op.in.size() < 2)
       at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
@@ -336,14 +332,14 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   const auto rank = static_cast<int64_t>(x.shape.size());
   read_reduce_dims(at, op, rank);
   op.keepdim = e.boolean_or("keepdim", false);
-  op.reduce = op.info->reduce;
-  if (reduces_to_index(op.reduce) && op.dims.size() != 1)
+  const ReduceRecord& red = *op.info->reduction;
+  if (red.gives_index && op.dims.size() != 1)
     e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
   if (e.has("merge") && e.at("merge").string() == "online") {
     // Online softmax carried into its consumers (flash attention): the statistic is kept per
     // query row as a running max and sum while the row's key tiles stream by
     // (kernels/program/program.cpp fuse_online checks the pattern it needs).
-    if (op.reduce != ReduceKind::kLogSumExp)
+    if (!red.online)
       e.at("merge").fail(fmt::format(
           "{}: merge \"online\" carries a log-sum-exp's running max and sum into the ops after "
           "it (flash attention); {} has no such statistic (allowed for {}: in_task, chain, tree, "
@@ -351,7 +347,7 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
           at.where, op.name, op.name));
     op.online = true;
   } else if (e.has("merge")) {
-    op.merge = read_merge(at, op.reduce);
+    op.merge = read_merge(at, red);
   }
   for (int64_t d = 0; d < rank; ++d) {
     const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
@@ -384,7 +380,7 @@ void Loader::read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const 
 }
 
 // A reduction's "merge".
-MergeMode Loader::read_merge(const OpSite& at, ReduceKind reduce) {
+MergeMode Loader::read_merge(const OpSite& at, const ReduceRecord& reduce) {
   const std::string m = at.e.at("merge").string();
   if (m != "in_task" && m != "chain" && m != "tree" && m != "atomic" && m != "auto")
     at.e.at("merge").fail(fmt::format(
@@ -392,9 +388,9 @@ MergeMode Loader::read_merge(const OpSite& at, ReduceKind reduce) {
         "logsumexp)",
         at.where, m));
   // auto: as the reduce families merge under pypto (reduction_program.cpp make_phase).
-  return m != "auto"                 ? parse_merge_mode(m)
-         : merges_atomically(reduce) ? MergeMode::kAtomic
-                                     : MergeMode::kTree;
+  return m != "auto"                ? parse_merge_mode(m)
+         : reduce.merges_atomically ? MergeMode::kAtomic
+                                    : MergeMode::kTree;
 }
 
 // A matmul: A [..., m, k] @ B [..., k, n] (B [..., n, k] with transpose_b) of one dtype.

@@ -9,27 +9,14 @@
 
 #include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/reduction_plan.hpp"
+#include "kernels/tiling/vector_work.hpp"
 
 namespace tilesim {
 
 void LoweringContext::combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
-  if (red.reduce == ReduceKind::kLogSumExp) {
-    // log(exp(a) + exp(b)) = m + ln(exp(a - m) + exp(b - m)), m = max(a, b): Max, two Subs, two
-    // Exps, Add, Ln, Add (online softmax's rescale of the running sum).
-    const DType dt = tensor(red.out).dtype;
-    for (const VecClass c :
-         {VecClass::kSimple, VecClass::kSimple, VecClass::kSimple, VecClass::kComplex,
-          VecClass::kComplex, VecClass::kSimple, VecClass::kComplex, VecClass::kSimple})
-      v.push_back(VecOp{c, dt, 1, 1, out_elems});
-    return;
-  }
-  if (!reduces_to_index(red.reduce)) {
-    v.push_back(VecOp{VecClass::kSimple, tensor(red.out).dtype, 1, 1, out_elems});
-    return;
-  }
-  // (value, index) pairs: Compare, then Select of the values and of the indices.
-  for (int i = 0; i < 3; ++i)
-    v.push_back(VecOp{VecClass::kSimple, tensor(red.in[0]).dtype, 1, 1, out_elems});
+  // The statistic's merge of two partials (its record in the op table cites the instructions).
+  reduce_merge_work(*red.info->reduction, out_elems, tensor(red.in[0]).dtype, tensor(red.out).dtype,
+                    v);
 }
 
 namespace {
@@ -213,7 +200,7 @@ class SplitSpmd {
     cx_.end_launch();
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
-    if (!merges_atomically(red_.reduce)) second_launch();
+    if (!red_.info->reduction->merges_atomically) second_launch();
   }
 
  private:
@@ -263,7 +250,7 @@ class SplitSpmd {
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (part.s0 == 0 && part.s1 == segs_) {
       fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
-    } else if (merges_atomically(red_.reduce)) {
+    } else if (red_.info->reduction->merges_atomically) {
       fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
       fin.accumulates = true;
       cx_.combine(red_, out_elems, fin.fold);

@@ -66,40 +66,19 @@ void scan_work(DType dt, const ProgOp& x, const Dims& ce, int64_t n, std::vector
   w.scratch += 2;
 }
 
-// A reduction of the tile along its reduced dims, by its statistic.
-void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, int64_t n,
-                 const Block& full, std::vector<VecOp>& vec, OpVectorWork& w) {
+// A reduction of the tile along its reduced dims: its statistic's passes (the op table's record,
+// kernels/ops/op_table.cpp, cites each instruction), then its finalize (a mean's scale).
+void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
+                 std::vector<VecOp>& vec, OpVectorWork& w) {
+  const ReduceRecord& rec = *x.info->reduction;
   const DType dt = cx.tensor(x.out).dtype;
   const DType in_dt = cx.tensor(x.in[0]).dtype;
   const TileReduceGeometry g = reduce_geometry(ce, x.dims);
-  if (x.reduce == ReduceKind::kAny || x.reduce == ReduceKind::kAll) {
-    // Compare with 0 and Select 1 / 0, then a max (any) or min (all) reduction.
-    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-    add_reduce_ops(g, in_dt, vec);
-  } else if (x.reduce == ReduceKind::kLogSumExp) {
-    // Online softmax's statistic of the tile: its max (ReduceMax), x - max, Exp, the sum
-    // (ReduceSum), then ln(sum) + max on the row values.
-    add_reduce_ops(g, in_dt, vec);
-    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-    vec.push_back(VecOp{VecClass::kComplex, in_dt, 1, 1, n});
-    add_reduce_ops(g, in_dt, vec);
-    vec.push_back(VecOp{VecClass::kComplex, dt, 1, 1, g.out_elems});
-    vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, g.out_elems});
+  reduce_tile_work(rec, g, in_dt, dt, vec);
+  reduce_finalize_work(rec, g.out_elems, in_dt, dt, vec);
+  if (rec.input_scratch > 0)  // online softmax's exp(x - m), the size of the input tile
     w.scratch_bytes +=
-        cx.ub_bytes(x.in[0], operand_region(cx.program(), x, x.in[0], full));  // exp(x - m)
-  } else if (reduces_to_index(x.reduce)) {
-    // ReduceMax / ReduceMin with calIndex: the value reduction, plus one pass that keeps each
-    // repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output.
-    add_reduce_ops(g, in_dt, vec);
-    vec.push_back(VecOp{VecClass::kSimple, in_dt, 1, 1, n});
-  } else if (x.reduce == ReduceKind::kProd && g.last_reduced) {
-    // No in-row product instruction: rows of one element combined pairwise.
-    vec.push_back(VecOp{VecClass::kReduceRows, in_dt, g.out_elems, g.rows, 1});
-  } else {
-    add_reduce_ops(g, in_dt, vec);
-  }
-  if (x.reduce == ReduceKind::kMean) add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, vec);
+        rec.input_scratch * cx.ub_bytes(x.in[0], operand_region(cx.program(), x, x.in[0], full));
 }
 
 }  // namespace
@@ -126,7 +105,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       scan_work(dt, x, ce, n, vec, w);
       break;
     case OpKind::kReduce:
-      reduce_work(*this, x, ce, n, full, vec, w);
+      reduce_work(*this, x, ce, full, vec, w);
       break;
     case OpKind::kRotateHalf:
     case OpKind::kTranspose:                                 // Ascend C Transpose
