@@ -203,6 +203,50 @@ std::vector<NdArray> empty_tensors(const Program& p, const std::vector<NdArray>&
   return gm;
 }
 
+// Row `row` of S block b (rank r), column c, as tensor coordinates (and of O with dv columns).
+Dims flash_coords(const Block& b, size_t r, int64_t row, int64_t c) {
+  Dims q = b.origin;
+  q[r - 2] += row;
+  q[r - 1] += c;
+  return q;
+}
+
+// The running max of S block b's rows (x the statistic's input) updated into m, each row's
+// rescale alpha = exp(m_old - m) (0 on a row's first block), the new maxima written into stat.
+void update_running_max(const Local& x, const Block& b, size_t r, std::vector<double>& m,
+                        std::vector<double>& alpha, Local& stat) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t row = 0; row < b.extent[r - 2]; ++row) {
+    double mx = -inf;
+    for (int64_t c = 0; c < b.extent[r - 1]; ++c)
+      mx = max_nan(mx, at(x, flash_coords(b, r, row, c)));
+    const double mo = m[static_cast<size_t>(row)];
+    const double mn = max_nan(mo, mx);
+    alpha[static_cast<size_t>(row)] = mo == -inf ? 0.0 : std::exp(mo - mn);
+    m[static_cast<size_t>(row)] = mn;
+    Dims rel(r, 0);
+    rel[r - 2] = row;
+    stat.data[rel] = mn;
+  }
+}
+
+// l = l * alpha + the block's row sums of P, O = O * alpha + P V, row by row.
+void accumulate_rows(const Local& p_blk, const Local& pv, const Block& b, size_t r, int64_t dv,
+                     const std::vector<double>& alpha, std::vector<double>& l, Local& o) {
+  for (int64_t row = 0; row < b.extent[r - 2]; ++row) {
+    double sum = 0;
+    for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += at(p_blk, flash_coords(b, r, row, c));
+    const double a = alpha[static_cast<size_t>(row)];
+    l[static_cast<size_t>(row)] = l[static_cast<size_t>(row)] * a + sum;
+    Dims rel(r, 0);
+    rel[r - 2] = row;
+    for (int64_t c = 0; c < dv; ++c) {
+      rel[r - 1] = c;
+      o.data[rel] = o.data[rel] * a + pv.data[rel];
+    }
+  }
+}
+
 // A flash stage (plan_stages fuse_online), query block by query block: per key block S by the
 // first matmul, the vector ops on it, the running max m and sum l of each row, P by the
 // program's own sub and exp with m in the statistic's place, O = O * exp(m_old - m) + P V; after
@@ -240,13 +284,6 @@ void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
       if (!locals.count(t))
         locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, x, t, b)));
   };
-  // Row `row` of S block b, column c, as tensor coordinates (and of O with dv columns).
-  const auto coords = [&](const Block& b, int64_t row, int64_t c) {
-    Dims q = b.origin;
-    q[r - 2] += row;
-    q[r - 1] += c;
-    return q;
-  };
   std::vector<double> m, l;
   Local o;
   for (int64_t i = 0; i < grid.count(); ++i) {
@@ -268,17 +305,7 @@ void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
     const Local& x = locals.at(lse.in[0]);
     Local stat = zeros(output_region(p, lse, b));
     std::vector<double> alpha(static_cast<size_t>(rows));
-    for (int64_t row = 0; row < rows; ++row) {
-      double mx = -inf;
-      for (int64_t c = 0; c < b.extent[r - 1]; ++c) mx = max_nan(mx, at(x, coords(b, row, c)));
-      const double mo = m[static_cast<size_t>(row)];
-      const double mn = max_nan(mo, mx);
-      alpha[static_cast<size_t>(row)] = mo == -inf ? 0.0 : std::exp(mo - mn);
-      m[static_cast<size_t>(row)] = mn;
-      Dims rel(r, 0);
-      rel[r - 2] = row;
-      stat.data[rel] = mn;
-    }
+    update_running_max(x, b, r, m, alpha, stat);
     locals.insert_or_assign(lse.out, stat);
     int pt = -1;
     for (int y = s.online + 1; y < s.last; ++y) {
@@ -287,18 +314,7 @@ void run_flash(const Program& p, const ProgStage& s, std::vector<NdArray>& gm,
     }
     load(mm2, pv_block(b), locals);
     const Local pv = eval_op(p, mm2, pv_block(b), locals);
-    for (int64_t row = 0; row < rows; ++row) {
-      double sum = 0;
-      for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += at(locals.at(pt), coords(b, row, c));
-      const double a = alpha[static_cast<size_t>(row)];
-      l[static_cast<size_t>(row)] = l[static_cast<size_t>(row)] * a + sum;
-      Dims rel(r, 0);
-      rel[r - 2] = row;
-      for (int64_t c = 0; c < dv; ++c) {
-        rel[r - 1] = c;
-        o.data[rel] = o.data[rel] * a + pv.data[rel];
-      }
-    }
+    accumulate_rows(locals.at(pt), pv, b, r, dv, alpha, l, o);
     if (j + 1 < keys) continue;
     Local lse_out = stat;
     for (int64_t row = 0; row < rows; ++row) {
