@@ -14,11 +14,11 @@
 #include "tools/calibration/board_compare.hpp"
 #include "tools/calibration/board_measurements.hpp"
 #include "tools/calibration/measurements.hpp"
-#include "tools/formats/csv_reader.hpp"
 #include "tools/calibration/msprof_map.hpp"
+#include "tools/calibration/validation_dataset.hpp"
+#include "tools/formats/csv_reader.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/run_config.hpp"
-#include "tools/calibration/validation_dataset.hpp"
 
 #include "test_support.hpp"
 

@@ -62,9 +62,8 @@ Row run_experiment(const std::string& file) {
   const RunConfig rc = load_run_config(test::source_path("configs/experiments/" + file));
   // The measurement set models every run on the default hardware: the experiment's own.
   EXPECT_TRUE(std::filesystem::equivalent(rc.hardware, default_hardware_path())) << file;
-  return {file, rc.measured.at("task_duration_us").get<double>(),
-          modeled(file, "task_duration_us"), rc.measured.at("mte2_time_us").get<double>(),
-          modeled(file, "mte2_time_us")};
+  return {file, rc.measured.at("task_duration_us").get<double>(), modeled(file, "task_duration_us"),
+          rc.measured.at("mte2_time_us").get<double>(), modeled(file, "mte2_time_us")};
 }
 
 double rel_err(double modeled, double measured) {

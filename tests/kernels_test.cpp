@@ -148,10 +148,10 @@ KernelSpec spmd(const std::string& op, Dims shape, Dims tile, std::vector<int> d
 }
 
 // partition.source "triton": the Triton-Ascend compiler's UB plan. div (131072, 16) fp16 by a
-// (1, 16) row in (sm, 16) sub-tiles: x, the 32 B divisor row, the divisor broadcast to a full
-// sub-tile and z, each doubled by multibuffer: 2 x (3 x sm x 32 B + 32 B). sm = 1024 needs
-// 196672 B of 196608 (the board: "ub overflow"); sm = 512 fits; the Ascend C plan (written
-// buffers, no materialised broadcast) fits 1024 at depth 2 in 131136 B.
+// (1, 16) row in (sm, 16) sub-tiles: x, the 32 B divisor row, z and the divisor broadcast to a
+// full sub-tile (the stage's temporaries), each doubled by multibuffer: 2 x (3 x sm x 32 B + 32 B).
+// sm = 1024 needs 196672 B of 196608 (the board: "ub overflow"); sm = 512 fits; the Ascend C plan
+// (written buffers, no materialised broadcast) fits 1024 at depth 2 in 131136 B.
 TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   auto div = [](int64_t sm, bool triton) {
     KernelSpec s = spmd("div", {131072, 16}, {sm, 16}, {}, 40);
@@ -162,7 +162,7 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   };
   EXPECT_EQ(lower_error(div(1024, true)),
             "UB overflow in task 'div_block0': needs 196672 B, has 196608 B (buffers: x0 32768 B "
-            "x 2, y 32 B x 2, y_broadcast 32768 B x 2, z 32768 B x 2)");
+            "x 2, y 32 B x 2, z 32768 B x 2, temporaries 32768 B x 2)");
   EXPECT_EQ(lower_kernel(div(512, true), default_hw()).diag.ub_bytes, 2 * (3 * 16384 + 32));
   const LoweredKernel ascendc = lower_kernel(div(1024, false), default_hw());
   EXPECT_EQ(ascendc.diag.ub_bytes, 2 * (2 * 32768 + 32));
@@ -232,7 +232,7 @@ TEST(Kernels, TritonMultiBuffersOnlyALoopedBody) {
   EXPECT_EQ(once.diag.buffer_depth, 1);
   EXPECT_EQ(lower_error(div(20)),
             "UB overflow in task 'div_block0': needs 303104 B, has 196608 B (buffers: x0 49152 B "
-            "x 2, y 4096 B x 2, y_broadcast 49152 B x 2, z 49152 B x 2)");
+            "x 2, y 4096 B x 2, z 49152 B x 2, temporaries 49152 B x 2)");
 }
 
 // spmd elementwise: `grid` blocks share the tiles evenly; the hardware places them (unpinned).

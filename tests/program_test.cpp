@@ -110,7 +110,7 @@ std::vector<Bad> bad_programs() {
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
        "sum, amax, amin, mean, prod, any, all, logsumexp, argmax, argmin, cumsum, rotate_half, "
-       "transpose, gather, matmul)"},
+       "transpose, gather, load, matmul)"},
       {"split product merged atomically",
        prog({tile({1, 32}),
              {{"op", "prod"}, {"inputs", {"x"}}, {"dim", -1}, {"merge", "atomic"}, {"out", "y"}}}),
@@ -997,6 +997,118 @@ TEST(ProgramVsOps, ElementwiseAndReductionMatchTodaysLoweringExactly) {
                        {"body", {tile({1, 64, 1, 256}), o}}}}}}}};
   const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
   EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+}
+
+// What the elementwise family says, a program says too (issue 44: the family is now this program's
+// builder): its own buffers (ub_plan), reads past L2, sources in different UB banks, a named PSG,
+// the ascendc partition's pinned tasks, an spmd launch's idle blocks and its block regions.
+TEST(ProgramPartition, ProgramsSayWhatTheElementwiseFamilySays) {
+  const auto program = [](const std::string& plan) {
+    json add = op("add", {"x", "w"}, "y");
+    add["bank_conflict_free"] = true;
+    add["psg"] = "add";
+    return json{{"program", "t"},
+                {"ub_plan", plan},
+                {"inputs",
+                 {{{"name", "x"}, {"shape", {64, 1024}}, {"dtype", "fp32"}, {"l2_bypass", true}},
+                  {{"name", "w"}, {"shape", {64, 1024}}, {"dtype", "fp32"}, {"l2_bypass", true}}}},
+                {"outputs", {"y"}},
+                {"body", {tile({4, 1024}), add}}};
+  };
+  KernelSpec spec;
+  spec.op = "program:t";
+  const Hardware& hw = test::default_hw();
+  // A 16 KiB tile: the pool holds x (y written over it) and w; own buffers x, w and y.
+  EXPECT_EQ(lower_program(parse(program("pooled")), spec, hw).diag.ub_bytes, 2 * 2 * 16384);
+  const LoweredKernel k = lower_program(parse(program("buffers")), spec, hw);
+  EXPECT_EQ(k.diag.ub_bytes, 2 * 3 * 16384);
+  EXPECT_EQ(k.graph.psg_names, std::vector<std::string>{"add"});
+  EXPECT_EQ(k.graph.kinds.at(0).label, "add(4, 1024)");
+  for (const VecOp& v : k.graph.kinds.at(0).steps.at(0).vec) EXPECT_FALSE(v.bank_conflict);
+  for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+    for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+      EXPECT_EQ(a->bypass_l2, !a->write);
+  // ascendc: 16 tiles over 4 cores, a pinned task each walking 4 tiles.
+  spec.partition = PartitionStyle::kAscendC;
+  spec.cores = 4;
+  const LoweredKernel c = lower_program(parse(program("auto")), spec, hw);
+  ASSERT_EQ(c.graph.tasks.size(), 4u);
+  for (int32_t t = 0; t < 4; ++t) EXPECT_EQ(c.graph.tasks[static_cast<size_t>(t)].pinned_core, t);
+  EXPECT_EQ(c.graph.kinds.at(0).label, "add_core0");  // the cores' equal kinds are one
+  EXPECT_EQ(c.diag.ub_bytes, 2 * 3 * 16384);          // auto: own buffers outside pypto
+  // spmd: all 48 blocks start; 32 find no tile. With 8 x 1024 block regions, 8 blocks walk 2
+  // sub-tiles each and 40 idle.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 48;
+  const LoweredKernel g = lower_program(parse(program("auto")), spec, hw);
+  ASSERT_EQ(g.graph.tasks.size(), 48u);
+  int idle = 0;
+  for (int32_t t = 0; t < 48; ++t)
+    idle +=
+        g.graph.kinds[static_cast<size_t>(g.graph.tasks[static_cast<size_t>(t)].kind)].steps.empty()
+            ? 1
+            : 0;
+  EXPECT_EQ(idle, 32);
+  spec.block = {8, 1024};
+  const LoweredKernel r = lower_program(parse(program("auto")), spec, hw);
+  ASSERT_EQ(r.graph.tasks.size(), 48u);
+  idle = 0;
+  for (int32_t t = 0; t < 48; ++t) {
+    const TaskKind& kind =
+        r.graph.kinds[static_cast<size_t>(r.graph.tasks[static_cast<size_t>(t)].kind)];
+    idle += kind.steps.empty() ? 1 : 0;
+    if (t < 8) {
+      EXPECT_EQ(kind.steps.at(0).repeat, 2) << t;
+    }
+  }
+  EXPECT_EQ(idle, 40);
+  // Refused: a block region of another rank than the stage's.
+  spec.block = {8, 1024, 1};
+  EXPECT_THROW(lower_program(parse(program("auto")), spec, hw), Error);
+}
+
+// A load keeps its tiles on chip (copy_in's program): into L1 it runs on the cube cores, pinned
+// under ascendc (every AIC core by default), and is refused under pypto; nothing may read its
+// result, which is no output, and a program of loads only has no outputs.
+TEST(ProgramPartition, ALoadKeepsItsTilesOnChip) {
+  const auto program = [](const json& load, const json& outputs) {
+    return json{{"program", "t"},
+                {"inputs", {{{"name", "x"}, {"shape", {64, 1024}}, {"dtype", "fp16"}}}},
+                {"outputs", outputs},
+                {"body", {tile({16, 1024}), load}}};
+  };
+  json load = op("load", {"x"}, "t");
+  load["dest"] = "l1";
+  KernelSpec spec;
+  spec.op = "program:t";
+  spec.partition = PartitionStyle::kAscendC;
+  const Hardware& hw = test::default_hw();
+  const LoweredKernel k = lower_program(parse(program(load, json::array())), spec, hw);
+  ASSERT_EQ(k.graph.tasks.size(), 4u);  // 4 tiles over the 24 AIC cores
+  const TaskKind& kind = k.graph.kinds.at(0);
+  EXPECT_EQ(kind.core, CoreType::kAic);
+  ASSERT_EQ(kind.buffers.size(), 1u);
+  EXPECT_EQ(kind.buffers[0].space, MemSpace::kL1);
+  EXPECT_EQ(kind.buffers[0].bytes, 16 * 1024 * 2);
+  EXPECT_EQ(kind.steps.at(0).loads.at(0).path, DmaPath::kL1Nd2nz);
+  EXPECT_TRUE(kind.steps.at(0).stores.empty());
+  spec.partition = PartitionStyle::kPypto;
+  std::string pypto;
+  try {
+    lower_program(parse(program(load, json::array())), spec, hw);
+  } catch (const Error& e) {
+    pypto = e.what();
+  }
+  EXPECT_NE(pypto.find("a load into L1 runs on the cube cores"), std::string::npos) << pypto;
+  EXPECT_NE(load_error(program(load, {"t"})).find("output 't' is a load's result"),
+            std::string::npos);
+  json read = program(load, {"y"});
+  read["body"].push_back(op("exp", {"t"}, "y"));
+  EXPECT_NE(load_error(read).find("'t' is a load's result, which stays on chip"), std::string::npos)
+      << load_error(read);
+  EXPECT_NE(load_error(program(op("exp", {"x"}, "y"), json::array()))
+                .find("expected a non-empty array of output tensors"),
+            std::string::npos);
 }
 
 TEST(ProgramVsOps, RmsnormAndSoftmaxWithinAPercentOfTheirFamilies) {

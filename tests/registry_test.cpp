@@ -50,9 +50,13 @@ TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
 TEST(Registry, EachRecordNamesTheDtypesItTakesAndGives) {
   const DTypeSet any = DTypeSet::all();
   const std::map<std::string, DTypeSet> other = {
-      {"any", any},    {"all", any},
-      {"cast", any},   {"transpose", any},
-      {"gather", any}, {"matmul", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}}};
+      {"any", any},
+      {"all", any},
+      {"cast", any},
+      {"transpose", any},
+      {"gather", any},
+      {"load", any},
+      {"matmul", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}}};
   for (const auto& name : op_record_names()) {
     const OpRecord& r = *find_op_record(name);
     const auto it = other.find(name);

@@ -11,8 +11,8 @@
 
 #include "model/error.hpp"
 #include "test_support.hpp"
-#include "tools/analyses/sweep_shard.hpp"
 #include "tools/analyses/candidate_json.hpp"
+#include "tools/analyses/sweep_shard.hpp"
 
 namespace tilesim {
 namespace {

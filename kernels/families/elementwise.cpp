@@ -3,13 +3,9 @@
 // them, broadcast_shapes): each tile reads it at its broadcast extent.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
 #include "kernels/families/families.hpp"
-#include "kernels/lower/independent_tiles.hpp"
-#include "kernels/tiling/tile_rules.hpp"
-#include "kernels/tiling/vector_work.hpp"
+#include "kernels/families/one_op_program.hpp"
+#include "kernels/lower/program_lowering.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -43,88 +39,31 @@ void check_broadcast(const KernelSpec& spec, const JsonReader& params) {
                         format_dims(row), format_dims(col)));
 }
 
-LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
-  const KernelOp& op = *find_op(spec.op);
+// The kernel as a tile program: one op over its operands (x0, x1 or the broadcast y, ...) on one
+// tile grid, z stored, loop chunks on the loop axis; its tensors take UB as an Ascend C kernel's
+// queues do (a buffer per input and output). The one program lowering prices it.
+Program elementwise_program(const KernelSpec& spec, const Hardware& hw) {
+  const KernelOp& kop = *find_op(spec.op);
   if (!spec.dims.empty()) throw Error(spec.op + ": dim: an elementwise op takes no reduction dim");
-  validate_tile(spec, hw);  // before the operand's tile is derived from it
+  OneOpProgram b = one_op_program(spec, hw, kop.record);
+  b.op.bank_conflict_free = kop.inputs == 2 && param_bool(spec, "bank_conflict_free");
   const Dims yshape = operand_shape(spec);
-  const bool broadcast = yshape != spec.shape;
-  const int64_t bytes = dtype_bytes(spec.dtype);
-  const int64_t tile_bytes = ub_tile_bytes(spec.tile, spec.dtype, hw);
-  // The operand's tile: 1 on its broadcast dims. Its UB buffer holds what one copy brings: a
-  // row of the tile's width, or a column's run of scalars (contiguous in GM, so one burst).
-  Dims ytile = spec.tile;
-  for (size_t d = 0; d < ytile.size(); ++d)
-    ytile[d] = yshape[d] == 1 ? 1 : std::min(ytile[d], yshape[d]);
-  const DmaOp yfull = block_dma(DmaDir::kRead, yshape, Dims(yshape.size(), 0), ytile, spec.dtype,
-                                hw.dma.gm_granule_bytes);
-  const int64_t ybytes =
-      yfull.bursts * (ceil_div(yfull.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
-  const bool column = broadcast && yshape.back() == 1 && spec.shape.back() != 1;
   const bool bypass = param_bool(spec, "l2_bypass_inputs");
-  const int operands = op.record->n_ary ? static_cast<int>(param_int(spec, "operands")) : op.inputs;
-  const bool conflict_free = op.inputs == 2 && param_bool(spec, "bank_conflict_free");
-  return lower_independent_tiles(
-      spec, hw, spec.op,
-      [&](const Dims& origin, const Dims& extent, TaskKind& k, std::vector<Access>& acc) {
-        k.label = spec.op + format_dims(extent);
-        TileStep st;
-        const DmaOp read = tile_dma(spec, DmaDir::kRead, spec.shape, origin, extent, hw);
-        // Triton-Ascend: a load the mask cuts (a ragged edge) first fills its whole buffer with
-        // the load's `other`, then MTE2 copies the valid part (TileStep::load_fill).
-        const auto fill_if_masked = [&](const Dims& valid, const Dims& buffer) {
-          if (spec.triton && valid != buffer)
-            st.load_fill.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(buffer)});
-        };
-        for (int i = 0; i < operands; ++i) {
-          if (i == 1 && broadcast) {
-            // The operand block this tile uses: its broadcast dims collapse to index 0, extent 1.
-            Dims yo = origin, ye = extent;
-            for (size_t d = 0; d < yo.size(); ++d)
-              if (yshape[d] == 1) yo[d] = 0, ye[d] = 1;
-            fill_if_masked(ye, ytile);
-            st.loads.push_back(tile_dma(spec, DmaDir::kRead, yshape, yo, ye, hw));
-            acc.push_back({block_key(1, yo), st.loads.back().bytes(), false, bypass});
-            k.buffers.push_back({"y", ybytes, BufferRole::kInput, MemSpace::kUb});
-            continue;
-          }
-          fill_if_masked(extent, spec.tile);
-          st.loads.push_back(read);
-          acc.push_back({block_key(static_cast<uint32_t>(i), origin), read.bytes(), false, bypass});
-          k.buffers.push_back(
-              {fmt::format("x{}", i), tile_bytes, BufferRole::kInput, MemSpace::kUb});
-        }
-        const Dims ce = compute_extent(spec.shape, spec.tile, extent);
-        if (column) {
-          // A column operand: Brcb spreads each row's scalar over one UB block (ub.align_bytes),
-          // so the binary op can read it with block stride 0 (y_blocks: one block per row).
-          const int64_t scalars = product(ytile) / ytile.back();
-          st.vec.push_back(
-              VecOp{VecClass::kSimple, spec.dtype, 1, 1, scalars * hw.ub.align_bytes / bytes});
-          k.buffers.push_back(
-              {"y_blocks", scalars * hw.ub.align_bytes, BufferRole::kTemp, MemSpace::kUb});
-        }
-        if (broadcast && spec.triton && product(ytile) > 1) {
-          // The Triton-Ascend compiler materialises a broadcast of more than one value per
-          // sub-tile (tl.broadcast_to) as a full-tile tensor before the binary op: a copy into
-          // its own UB buffer. One scalar per sub-tile goes to a vector-scalar instruction.
-          k.buffers.push_back({"y_broadcast", tile_bytes, BufferRole::kTemp, MemSpace::kUb});
-          st.vec.push_back(VecOp{VecClass::kSimple, spec.dtype, 1, 1, product(ce)});
-        }
-        const size_t first_binary = st.vec.size();
-        // An n-ary op (params.operands) folds its operands left to right: n - 1 instructions.
-        for (int f = 1; f < std::max(2, operands); ++f)
-          for (VecClass c : op.record->instrs)
-            add_binary_vec(c, spec.dtype, ce, broadcast, hw, st.vec);
-        if (conflict_free)
-          for (size_t v = first_binary; v < st.vec.size(); ++v) st.vec[v].bank_conflict = false;
-        DmaOp write = read;
-        write.dir = DmaDir::kWrite;
-        st.stores.push_back(write);
-        acc.push_back({block_key(kOutputTensor, origin), write.bytes(), true});
-        k.buffers.push_back({"z", tile_bytes, BufferRole::kOutput, MemSpace::kUb});
-        k.steps.push_back(st);
-      });
+  const int operands =
+      kop.record->n_ary ? static_cast<int>(param_int(spec, "operands")) : kop.inputs;
+  for (int i = 0; i < operands; ++i) {
+    const bool y = i == 1 && yshape != spec.shape;
+    b.program.tensors.push_back({y ? "y" : fmt::format("x{}", i), y ? yshape : spec.shape,
+                                 spec.dtype, true, false, bypass});
+    b.op.in.push_back(i);
+  }
+  b.program.tensors.push_back({"z", spec.shape, spec.dtype, false, true});
+  b.op.out = operands;
+  return b.finish();
+}
+
+LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
+  return lower_program(elementwise_program(spec, hw), spec, hw);
 }
 
 }  // namespace

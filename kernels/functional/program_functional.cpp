@@ -93,6 +93,9 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
     case OpKind::kUnary:
       for_each_position(r, [&](const Dims& q) { set(q, op.info->value(at(in(0), q), 0.0)); });
       break;
+    case OpKind::kLoad:  // the tile as it lands on chip
+      for_each_position(r, [&](const Dims& q) { set(q, at(in(0), q)); });
+      break;
     case OpKind::kBinary:
       for_each_position(r, [&](const Dims& q) {
         double x = at(in(0), broadcast_coords(shape(op.in[0]), q));

@@ -1,6 +1,6 @@
 // A tile program to a task graph. Each stage (kernels/program/program.hpp plan_stages) passes its
 // pre-check and is lowered by its kind's file in kernels/lower/program/: a fused vector stage, a
-// matmul stage, a split reduction with its merge, a split cumsum, a flash stage. Under pypto the
+// matmul stage, a copy, a split reduction with its merge, a split cumsum, a flash stage. Under pypto the
 // tiles of one loop chunk form a root function and a tile depends on the tasks that wrote the GM
 // blocks it reads; under spmd each stage is one launch whose tiles are shared in contiguous runs
 // over min(grid, tiles) blocks (kernels/tiling/block_regions.hpp's cut).
@@ -8,7 +8,6 @@
 
 #include "kernels/lower/diagnostics.hpp"
 #include "kernels/lower/program/lowering_context.hpp"
-#include "model/error.hpp"
 
 namespace tilesim {
 
@@ -22,6 +21,7 @@ StageLowering lowering_of(const LoweringContext& cx, const ProgStage& s) {
   if (s.split && cx.op(s.last).info->kind == OpKind::kScan) return lower_scan_stage;
   if (s.split) return lower_split_stage;
   if (s.kind == OpKind::kMatmul) return lower_matmul_stage;
+  if (s.kind == OpKind::kLoad) return lower_copy_stage;
   return lower_vector_stage;
 }
 
@@ -36,15 +36,10 @@ StageGrid grid_of(const ProgStage& s) {
 }  // namespace
 
 LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hardware& hw) {
-  if (spec.partition == PartitionStyle::kAscendC)
-    throw Error(
-        "program: the ascendc partition is not modelled for programs (use pypto, or spmd "
-        "with a grid)",
-        ErrorKind::kLimits);
   const std::vector<ProgStage> stages = plan_stages(p);
   LoweringContext cx(p, spec, hw);
   TaskGraph& g = cx.graph();
-  g.runtime = cx.spmd() ? RuntimeStyle::kSpmd : RuntimeStyle::kMpmd;
+  g.runtime = spec.partition == PartitionStyle::kPypto ? RuntimeStyle::kMpmd : RuntimeStyle::kSpmd;
   Produced produced;
   int32_t next_root = 0, base = 0;
   for (size_t si = 0; si < stages.size(); ++si) {

@@ -271,6 +271,11 @@ std::vector<OpRecord> other_records() {
             OutDType::kOperand, "simple (Ascend C Transpose)"),
       other("gather", OpKind::kGather, "rows of a table by an int32 index", {}, DTypeSet::all(),
             OutDType::kOperand, "none: each index's row is a DMA from GM"),
+      other("load", OpKind::kLoad,
+            "x read from GM into UB (\"dest\": \"l1\": the cube cores' L1) and kept there; nothing "
+            "reads it (MTE2's calibration kernel, copy_in)",
+            {}, DTypeSet::all(), OutDType::kOperand,
+            "none: one DMA per tile (into L1: ND2NZ row copies on the AIC cores)"),
       // The cube's operand types: fp16 / bf16, fp32 at a quarter rate, int8 at twice (the cube
       // parameters in configs/hardware); C leaves the fixpipe in out_dtype (fp32 by default).
       other("matmul", OpKind::kMatmul,
@@ -332,6 +337,8 @@ const char* op_kind_name(OpKind k) {
       return "gather";
     case OpKind::kMatmul:
       return "matmul";
+    case OpKind::kLoad:
+      return "load";
   }
   return "?";
 }

@@ -31,7 +31,8 @@ enum class OpKind {
   kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
   kTranspose,
   kGather,
-  kMatmul
+  kMatmul,
+  kLoad  // a copy into UB or L1 that nothing reads (a copy-in calibration kernel)
 };
 
 // A reduction's statistic, the name of its record (what the statistic is, costs and computes is

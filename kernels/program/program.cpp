@@ -512,7 +512,8 @@ void plan_gm_traffic(const Program& p, std::vector<ProgStage>& stages) {
       names.push_back(fmt::format("...({} ops)...", ops - kNamedOps));
       names.push_back(last);
     }
-    s.psg = fmt::format("stage{}:{}", si, fmt::join(names, "+"));
+    const ProgOp& opener = p.ops[static_cast<size_t>(s.first)];
+    s.psg = opener.psg.empty() ? fmt::format("stage{}:{}", si, fmt::join(names, "+")) : opener.psg;
   }
 }
 

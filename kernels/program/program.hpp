@@ -10,6 +10,7 @@
 // crossing from one stage to a later one goes through GM). lower_program (task graph) and
 // execute_program_tiled (Eigen, kernels/functional/program_functional.cpp) walk the same stages.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "kernels/spec/kernel_spec.hpp"
 #include "kernels/tiling/block_regions.hpp"
 #include "kernels/tiling/reduction_plan.hpp"
+#include "model/enum_names.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"
 
@@ -33,6 +35,9 @@ struct ProgTensor {
   DType dtype = DType::kFp32;
   bool input = false;
   bool output = false;
+  // Reads do not allocate in L2 (Ascend C SetL2CacheHint(CACHE_MODE_DISABLE) on data read once),
+  // so L2 keeps its room for the lines that are read again.
+  bool l2_bypass = false;
 };
 
 struct ProgTile {
@@ -70,11 +75,27 @@ struct ProgOp {
   // sub(x, lse) -> exp -> matmul(p, v), rescaling their accumulator as the max grows (flash
   // attention); plan_stages fuses the matmul before it through the matmul after it.
   bool online = false;
+  // A binary op whose two sources sit in different UB bank groups (addresses 256 B apart modulo
+  // 512 B), so a repeat reads both at once rather than one after the other.
+  bool bank_conflict_free = false;
+  // load: where the copy lands (UB on the vector cores, or L1 on the cube cores).
+  MemSpace dest = MemSpace::kUb;
+  // The name of the stage (PSG) this op opens; empty: "stage<i>:<its ops>".
+  std::string psg;
   int tile = -1;              // the vec (or, for matmul, cube) tile in force
   int loop = -1;              // the loop region it belongs to
   std::string where() const;  // "op 3 (exp)"
   int index = 0;
 };
+
+// How a fused vector stage's tensors take UB. kPooled: PyPTO's BufferPool, every tensor of an
+// iteration in one pool, a result written over a source that dies at it. kBuffers: a buffer per
+// loaded and per stored tensor (Ascend C's TQue, Triton-Ascend's allocations) and the peak of the
+// temporaries; a broadcast operand's buffer holds what its copy brings (a column's scalars packed).
+// kAuto: kPooled under the pypto partition, kBuffers under the others.
+enum class UbPlan { kAuto, kPooled, kBuffers };
+inline constexpr std::array<EnumName<UbPlan>, 3> kUbPlanNames = {
+    {{UbPlan::kAuto, "auto"}, {UbPlan::kPooled, "pooled"}, {UbPlan::kBuffers, "buffers"}}};
 
 struct Program {
   std::string name;
@@ -83,6 +104,10 @@ struct Program {
   std::vector<ProgTile> tiles;
   std::vector<ProgLoop> loops;
   std::vector<ProgOp> ops;
+  UbPlan ub_plan = UbPlan::kAuto;
+  // Built by a family from a run config (kernels/families/): its messages name the op and tile as
+  // the config gives them, not the program's ops and stages.
+  bool built_in = false;
   int tensor_id(const std::string& name) const;  // -1 when absent
   int tile_id(const std::string& name) const;
   int loop_id(const std::string& name) const;

@@ -27,6 +27,16 @@ void check_loop_count(const std::string& subject, int64_t count, int axis, int64
                 ErrorKind::kLimits);
 }
 
+void check_partition_loop(const KernelSpec& spec) {
+  if (spec.partition == PartitionStyle::kPypto || spec.loop_count == 1) return;
+  throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the {} partition "
+                          "splits tiles over {}",
+                          spec.op, spec.loop_count, partition_name(spec.partition),
+                          spec.partition == PartitionStyle::kSpmd ? "partition.grid blocks"
+                                                                  : "partition.cores"),
+              ErrorKind::kLimits);
+}
+
 void validate_tile(const KernelSpec& spec, const Hardware& hw) {
   if (spec.tile.size() != spec.shape.size())
     throw Error(fmt::format("{}: tile {} has rank {} but shape {} has rank {} (they must match)",

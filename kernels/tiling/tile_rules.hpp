@@ -26,6 +26,9 @@ void check_row_alignment(const std::string& subject, int64_t last, int64_t bytes
 // The loop_count rule, written once: a loop cuts its axis into at most as many chunks as the axis
 // has elements. Throws kLimits: "<subject>loop_count C exceeds the loop axis A of size N".
 void check_loop_count(const std::string& subject, int64_t count, int axis, int64_t size);
+// Loop chunks are root functions of the pypto partition; the others share tiles over blocks or
+// cores, so a loop_count other than 1 there is a kLimits error.
+void check_partition_loop(const KernelSpec& spec);
 
 // UB bytes of one tile buffer: each row rounded up to ub.align_bytes.
 int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);

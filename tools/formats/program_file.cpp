@@ -106,6 +106,7 @@ class Loader {
   Program p_;
   std::unordered_map<std::string, int> tensor_ids_;
   std::unordered_set<std::string> tile_names_, loop_names_;
+  std::unordered_set<int> load_results_;  // tensors a load keeps on chip
   std::vector<RawOp> raw_;
   int vec_tile_ = -1, cube_tile_ = -1;
 };
@@ -170,7 +171,7 @@ void Loader::read_body(const JsonReader& body, int loop) {
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
     e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype",
-                  "transpose_b"});
+                  "transpose_b", "bank_conflict_free", "psg", "dest"});
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
     r.out = e.at("out").string();
     raw_.push_back(r);
@@ -186,7 +187,14 @@ void Loader::resolve(const RawOp& raw, size_t index) {
   op.loop = raw.loop;
   op.tile = op.info->kind == OpKind::kMatmul ? raw.cube : raw.tile;
   const OpSite at{e, op.where()};
-  for (const std::string& n : raw.inputs) op.in.push_back(tensor_id(n));
+  for (const std::string& n : raw.inputs) {
+    op.in.push_back(tensor_id(n));
+    if (load_results_.count(op.in.back()))
+      at.fail(
+          fmt::format("'{}' is a load's result, which stays on chip: no op reads it (read the "
+                      "load's input instead)",
+                      n));
+  }
   check_input_count(at, op);
   if (e.has("scalar")) {
     if (op.info->kind != OpKind::kBinary)
@@ -194,10 +202,16 @@ void Loader::resolve(const RawOp& raw, size_t index) {
     op.scalar = e.at("scalar").number();
   }
   check_keys_apply(at, op);
+  if (e.has("bank_conflict_free")) op.bank_conflict_free = e.at("bank_conflict_free").boolean();
+  if (e.has("psg")) {
+    op.psg = e.at("psg").string();
+    if (op.psg.empty()) e.at("psg").fail("expected a non-empty name for the stage this op opens");
+  }
   ProgTensor out = output_of(at, op);
   out.name = raw.out;
   if (tensor_id(out.name) >= 0) throw InternalError("program: output defined twice");
   op.out = static_cast<int>(p_.tensors.size());
+  if (op.info->kind == OpKind::kLoad) load_results_.insert(op.out);
   add_tensor(out);
   p_.ops.push_back(op);
 }
@@ -227,6 +241,9 @@ void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
   if (e.has("dtype") && kind != OpKind::kCast) at.fail("\"dtype\" applies to cast");
   if (e.has("out_dtype") && kind != OpKind::kMatmul) at.fail("\"out_dtype\" applies to matmul");
   if (e.has("transpose_b") && kind != OpKind::kMatmul) at.fail("\"transpose_b\" applies to matmul");
+  if (e.has("dest") && kind != OpKind::kLoad) at.fail("\"dest\" applies to load");
+  if (e.has("bank_conflict_free") && (kind != OpKind::kBinary || op.in.size() != 2))
+    at.fail("\"bank_conflict_free\" applies to binary ops of two tensors (add, sub, mul, ...)");
 }
 
 void Loader::require_same_dtype(const OpSite& at, int a, int b) const {
@@ -258,6 +275,11 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   switch (op.info->kind) {
     case OpKind::kUnary:
       out.shape = x.shape;
+      break;
+    case OpKind::kLoad:
+      out.shape = x.shape;
+      if (e.has("dest"))
+        op.dest = e.at("dest").one_of({"ub", "l1"}) == "l1" ? MemSpace::kL1 : MemSpace::kUb;
       break;
     case OpKind::kRotateHalf:
       if (x.shape.back() % 2 != 0)
@@ -462,17 +484,20 @@ std::vector<size_t> strongly_connected(const std::vector<std::vector<size_t>>& s
 }
 
 Program Loader::run() {
-  doc_.check_keys({"program", "description", "inputs", "outputs", "body"});
+  doc_.check_keys({"program", "description", "inputs", "outputs", "body", "ub_plan"});
   p_.origin = doc_.origin();
   p_.name = doc_.string_or("program", "program");
+  if (const auto plan = doc_.find("ub_plan"))
+    p_.ub_plan = *enum_named(kUbPlanNames, plan->one_of(enum_names(kUbPlanNames)));
   for (const JsonReader& i : doc_.at("inputs").items()) {
-    i.check_keys({"name", "shape", "dtype"});
+    i.check_keys({"name", "shape", "dtype", "l2_bypass"});
     ProgTensor t;
     t.name = i.at("name").string();
     t.shape = i.at("shape").positive_ints();
     if (t.shape.size() > 5) i.at("shape").fail("at most 5 dims are supported", ErrorKind::kLimits);
     t.dtype = read_dtype(i.at("dtype"));
     t.input = true;
+    if (i.has("l2_bypass")) t.l2_bypass = i.at("l2_bypass").boolean();
     if (tensor_id(t.name) >= 0) i.at("name").fail("tensor '" + t.name + "' is declared twice");
     add_tensor(t);
   }
@@ -530,13 +555,18 @@ Program Loader::run() {
   }
   for (size_t i = 0; i < raw_.size(); ++i) resolve(raw_[i], i);
   const auto outs = doc_.at("outputs");
-  if (!outs.json().is_array() || outs.json().empty())
-    outs.fail("expected a non-empty array of output tensors");
+  if (!outs.json().is_array() || (outs.json().empty() && load_results_.empty()))
+    outs.fail(
+        "expected a non-empty array of output tensors (empty only when the program's work "
+        "is loads)");
   for (const JsonReader& o : outs.items()) {
     const std::string name = o.json().is_string() ? o.string() : o.at("name").string();
     const int t = tensor_id(name);
     if (t < 0 || p_.tensors[static_cast<size_t>(t)].input)
       o.fail(fmt::format("output '{}' is not written by any op", name));
+    if (load_results_.count(t))
+      o.fail(
+          fmt::format("output '{}' is a load's result, which stays on chip (never stored)", name));
     ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
     if (o.json().is_object()) {
       o.check_keys({"name", "shape", "dtype"});

@@ -3,7 +3,11 @@
 //
 //   {
 //     "program": "gelu", "description": "...",
+//     "ub_plan": "pooled",                    how fused stages take UB: pooled (PyPTO's
+//                                             BufferPool), buffers (a buffer per loaded and
+//                                             stored tensor) or auto (pooled under pypto)
 //     "inputs":  [{"name": "x", "shape": [16, 16384], "dtype": "fp16"}],
+//                                             "l2_bypass": true: reads do not allocate in L2
 //     "outputs": ["y"],                       names, or {"name", "shape", "dtype"} to check
 //     "body": [
 //       {"set_vec_tile_shapes": [1, 4096], "name": "row"},        in force until the next one
@@ -11,6 +15,8 @@
 //       {"op": "gelu", "inputs": ["x"], "out": "y"},
 //       {"op": "mul", "inputs": ["x"], "scalar": 0.125, "out": "s"},     a scalar operand
 //       {"op": "add", "inputs": ["a", "b", "c"], "out": "s"},  add mul maximum minimum: n-ary
+//       {"op": "add", ..., "bank_conflict_free": true},  its two sources in different UB banks
+//       {"op": "exp", ..., "psg": "softmax_exp"},  names the stage it opens (default stage<i>:ops)
 //       {"op": "sum", "inputs": ["x"], "dim": -1, "keepdim": true, "out": "r"},
 //       {"op": "sum", ..., "merge": "in_task"},   a split reduced dim: in_task chain tree atomic
 //                                                 or auto (the reduce families' pypto merge:
@@ -21,6 +27,8 @@
 //       {"op": "matmul", "inputs": ["a", "b"], "out_dtype": "fp32", "out": "c"},
 //       {"op": "matmul", ..., "transpose_b": true},                      B stored [..., n, k]
 //       {"op": "gather", "inputs": ["table", "index"], "out": "rows"},   rows of table, dim 0
+//       {"op": "load", "inputs": ["x"], "out": "t", "dest": "l1"},  a copy kept on chip (ub or
+//                                                 l1): nothing reads t, it is no output
 //       {"loop": "b", "axis": 0, "loop_count": 4, "body": [...]}         pypto.loop +
 //       view/assemble;
 //                                                                        nests 3 deep, one axis

@@ -67,7 +67,7 @@ class FlashLowering {
         }
       }
     }
-    if (cx_.spmd()) cx_.end_launch();
+    if (cx_.spmd()) cx_.end_mixed_launch();
     for (size_t i = 0; i < s_.stores.size(); ++i)
       run_.stores[i] = s_.stores[i] == mm2_.out ? o_pr_ : l_pr_;
   }

@@ -57,8 +57,16 @@ DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DTy
 }
 
 DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
-  return gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
-                block_key(static_cast<uint32_t>(t), r.origin), acc);
+  const DmaOp d = gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
+                         block_key(static_cast<uint32_t>(t), r.origin), acc);
+  acc.back().bypass_l2 = dir == DmaDir::kRead && tensor(t).l2_bypass;
+  return d;
+}
+
+int64_t LoweringContext::copy_bytes(int t, const Block& r) const {
+  const DmaOp d = block_dma(DmaDir::kRead, tensor(t).shape, r.origin, r.extent, tensor(t).dtype,
+                            hw_.dma.gm_granule_bytes);
+  return d.bursts * (ceil_div(d.burst_bytes, hw_.ub.align_bytes) * hw_.ub.align_bytes);
 }
 
 int64_t LoweringContext::ub_bytes(int t, const Block& r) const {
@@ -102,6 +110,7 @@ int LoweringContext::kind_id(const ProgStage& s, const TaskKind& k) {
     try {
       plan_buffers(k, hw_);
     } catch (const Error& e) {
+      if (p_.built_in) throw;
       throw Error(fmt::format("{}: stage '{}' tile {}: {}", where(op(s.first)), s.psg,
                               format_dims(s.tile), e.what()),
                   e.kind());
@@ -155,10 +164,28 @@ int32_t LoweringContext::add_task(const ProgStage& s, TaskKind k, int psg, int32
 
 void LoweringContext::add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
                                 const std::vector<Access>& acc) {
-  k.label = fmt::format("{}_block{}", s.psg, blk);
+  // Ascend C tasks are pinned to their core; spmd blocks are placed by the hardware.
+  const bool pinned = ascendc();
+  k.label = fmt::format("{}_{}{}", s.psg, pinned ? "core" : "block", blk);
   k.psg = psg;
-  const int32_t task = out_.graph.add_task(kind_id(s, k), 0, -1, launch_);
+  const int32_t task =
+      out_.graph.add_task(kind_id(s, k), 0, pinned ? static_cast<int32_t>(blk) : -1, launch_);
   for (const Access& a : acc) out_.graph.add_access(task, a);
+}
+
+void LoweringContext::end_launch(const ProgStage& s, int psg, int64_t used,
+                                 const std::string& units, const std::string& name, CoreType core) {
+  if (spmd_) {
+    check_grid(spec_, used, units, "");
+    for (int64_t blk = used; blk < spec_.grid; ++blk) {
+      TaskKind idle;
+      idle.label = fmt::format("{}_block{}", name, blk);
+      idle.psg = psg;
+      idle.core = core;
+      out_.graph.add_task(kind_id(s, idle), 0, -1, launch_);
+    }
+  }
+  ++launch_;
 }
 
 }  // namespace tilesim

@@ -7,6 +7,7 @@
 // the messages they give) and its lowering.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,12 +58,21 @@ struct StageRun {
 class LoweringContext {
  public:
   LoweringContext(const Program& p, const KernelSpec& spec, const Hardware& hw)
-      : p_(p), spec_(spec), hw_(hw), spmd_(spec.partition == PartitionStyle::kSpmd) {}
+      : p_(p),
+        spec_(spec),
+        hw_(hw),
+        spmd_(spec.partition == PartitionStyle::kSpmd),
+        pooled_(p.ub_plan == UbPlan::kPooled ||
+                (p.ub_plan == UbPlan::kAuto && spec.partition == PartitionStyle::kPypto)) {}
 
   const Program& program() const { return p_; }
   const KernelSpec& spec() const { return spec_; }
   const Hardware& hw() const { return hw_; }
   bool spmd() const { return spmd_; }
+  // Ascend C's own partition: a task per core, pinned, walking its run of tiles.
+  bool ascendc() const { return spec_.partition == PartitionStyle::kAscendC; }
+  // A fused stage's tensors share one UB pool (UbPlan).
+  bool pooled() const { return pooled_; }
   TaskGraph& graph() { return out_.graph; }
   LoweredKernel& out() { return out_; }
 
@@ -77,6 +87,9 @@ class LoweringContext {
                std::vector<Access>& acc) const;
   DmaOp dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const;
   int64_t ub_bytes(int t, const Block& r) const;
+  // The UB a copy of region r of tensor t brings: each of its bursts rounded up to UB blocks (a
+  // column's scalars, contiguous in GM, arrive packed).
+  int64_t copy_bytes(int t, const Block& r) const;
   // The op of the stage that reads (or writes) tensor t first.
   const ProgOp& reader(const ProgStage& s, int t) const;
   const ProgOp& writer(const ProgStage& s, int t) const;
@@ -111,11 +124,19 @@ class LoweringContext {
                                  const Produced& produced) const;
   int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
                    const std::vector<Access>& acc, const std::vector<int32_t>& deps);
-  // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses.
+  // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses (ascendc:
+  // the task of core `blk`, pinned to it).
   void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
                  const std::vector<Access>& acc);
+  // spmd: the launch's blocks past its `used` ones (of its work units, named `units` in the grid
+  // check's message) up to partition.grid, which start on a core of type `core`, find no work
+  // and return (block_range), labelled `<name>_block<i>`; then the launch ends.
+  void end_launch(const ProgStage& s, int psg, int64_t used, const std::string& units,
+                  const std::string& name, CoreType core = CoreType::kAiv);
+  // A launch of mixed blocks (an AIC and its AIVs) ends: its blocks past the work are not
+  // modelled (each would be a mixed block of its own).
+  void end_mixed_launch() { ++launch_; }
   int32_t launch() const { return launch_; }
-  void end_launch() { ++launch_; }
   // The most tiles of a split reduction's row (diagnostics).
   void note_segments(int64_t n) { segments_ = std::max(segments_, n); }
   int64_t segments() const { return segments_; }
@@ -125,11 +146,17 @@ class LoweringContext {
   const KernelSpec& spec_;
   const Hardware& hw_;
   bool spmd_;
+  bool pooled_;
   LoweredKernel out_;
   KindCache kinds_;
   int32_t launch_ = 0;    // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
 };
+
+// A stage of independent tiles as tasks under the partition (tile_tasks.cpp): `make` gives tile
+// b's kind (its GM accesses appended to `acc`); the tasks run on cores of type `core`.
+using TileKindMaker = std::function<TaskKind(const Block& b, std::vector<Access>& acc)>;
+void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKindMaker& make);
 
 // The stage kinds, each a pre-check and a lowering.
 // The pre-check of every stage (stage_checks.cpp): the partition's loop and grid rules, the
@@ -137,6 +164,8 @@ class LoweringContext {
 void check_stage(const LoweringContext& cx, const ProgStage& s);
 // A fused vector stage (vector_stage.cpp): a task per tile, or an spmd block per run of tiles.
 void lower_vector_stage(LoweringContext& cx, StageRun& run);
+// A copy stage (copy_stage.cpp): op "load", each tile read into UB or L1 and kept there.
+void lower_copy_stage(LoweringContext& cx, StageRun& run);
 // A matmul stage (matmul_stage.cpp): a cube task per C tile walking k.
 void lower_matmul_stage(LoweringContext& cx, StageRun& run);
 // A stage ending in a reduction that splits a reduced dim (split_stage.cpp): its chains' tasks

@@ -99,7 +99,7 @@ void lower_matmul_stage(LoweringContext& cx, StageRun& run) {
       for (const Access& a : acc) g.add_access(task, a);
     }
   }
-  cx.end_launch();
+  cx.end_launch(s, run.psg, used, "C tiles", s.psg, CoreType::kAic);
 }
 
 }  // namespace tilesim

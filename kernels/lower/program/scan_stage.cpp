@@ -71,7 +71,7 @@ void lower_scan_stage(LoweringContext& cx, StageRun& run) {
     }
     cx.add_block(s, std::move(k), run.psg, blk, acc);
   }
-  cx.end_launch();
+  cx.end_launch(s, run.psg, used, "rows", s.psg);
 }
 
 }  // namespace tilesim

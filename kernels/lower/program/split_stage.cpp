@@ -197,7 +197,7 @@ class SplitSpmd {
   void lower() {
     const int64_t used = std::min(cx_.spec().grid, static_cast<int64_t>(units_.size()));
     for (int64_t blk = 0; blk < used; ++blk) first_launch_block(blk, used);
-    cx_.end_launch();
+    cx_.end_launch(run_.s, run_.psg, used, "row parts", run_.s.psg);
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
     if (!red_.info->reduction->merges_atomically) second_launch();
@@ -294,7 +294,7 @@ class SplitSpmd {
       const int32_t task = g.add_task(cx_.kind_id(run_.s, k), 0, -1, cx_.launch());
       for (const Access& a : acc_) g.add_access(task, a);
     }
-    cx_.end_launch();
+    cx_.end_launch(run_.s, merge_psg, blocks, "split rows", run_.s.psg + ":merge");
   }
 
   LoweringContext& cx_;

@@ -46,11 +46,28 @@ void check_alignment(const LoweringContext& cx, const ProgStage& s) {
 
 void check_stage(const LoweringContext& cx, const ProgStage& s) {
   const Program& p = cx.program();
-  if (cx.spmd() && s.roots() > 1)
+  if (cx.ascendc() && (s.split || s.online >= 0 || s.kind == OpKind::kMatmul))
+    throw Error(fmt::format("{}: the ascendc partition is modelled for fused vector stages (a "
+                            "task per core walking its run of tiles); stage '{}' is {} (use "
+                            "pypto, or spmd with a grid)",
+                            cx.where(cx.op(s.first)), s.psg,
+                            s.online >= 0               ? "a flash stage"
+                            : s.kind == OpKind::kMatmul ? "a matmul"
+                                                        : "a reduction that splits its rows"),
+                ErrorKind::kLimits);
+  if (s.kind == OpKind::kLoad && cx.op(s.first).dest == MemSpace::kL1 && !cx.spmd() &&
+      !cx.ascendc())
+    throw Error(fmt::format("{}: a load into L1 runs on the cube cores as an Ascend C kernel: use "
+                            "the ascendc or spmd partition",
+                            cx.where(cx.op(s.first))),
+                ErrorKind::kLimits);
+  if ((cx.spmd() || cx.ascendc()) && s.roots() > 1)
     throw Error(
-        fmt::format("{}: loop '{}' loop_count {} applies to the pypto partition; an spmd "
-                    "launch shares each stage's tiles over partition.grid blocks",
-                    cx.where(cx.op(s.first)), p.loops[static_cast<size_t>(s.loop)].name, s.roots()),
+        fmt::format("{}: loop '{}' loop_count {} applies to the pypto partition; the {} partition "
+                    "splits each stage's tiles over {}",
+                    cx.where(cx.op(s.first)), p.loops[static_cast<size_t>(s.loop)].name, s.roots(),
+                    partition_name(cx.spec().partition),
+                    cx.spmd() ? "partition.grid blocks" : "partition.cores"),
         ErrorKind::kLimits);
   if (cx.spmd() && cx.spec().grid < 1)
     throw Error(fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",

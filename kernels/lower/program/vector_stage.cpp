@@ -35,10 +35,23 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
       w.columns.emplace_back(t, scalars * align);
     }
   }
+  // The Triton-Ascend compiler materialises a broadcast of more than one value per tile
+  // (tl.broadcast_to) as a full tile before the binary op: a copy into a tile of its own. One
+  // value per tile goes to a vector-scalar instruction.
+  if (cx.spec().triton)
+    for (int t : x.in)
+      if (cx.tensor(t).shape != is &&
+          product(operand_region(cx.program(), x, t, full).extent) > 1) {
+        vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, product(ce)});
+        ++w.scratch;
+      }
   // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
+  const size_t first = vec.size();
   const size_t folds = x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
   for (size_t f = 0; f < folds; ++f)
     add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
+  if (x.bank_conflict_free)
+    for (size_t v = first; v < vec.size(); ++v) vec[v].bank_conflict = false;
 }
 
 // Ascend C CumSum (asc-devkit impl/adv_api/detail/math/cumsum/cumsum_common_impl.h): along the
@@ -113,6 +126,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       break;
     case OpKind::kGather:
     case OpKind::kMatmul:
+    case OpKind::kLoad:  // a stage of its own (copy_stage.cpp)
       break;
   }
   return w;
@@ -128,7 +142,7 @@ class VectorTile {
  public:
   VectorTile(const LoweringContext& cx, const ProgStage& s, const Block& b,
              std::vector<Access>& acc)
-      : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(!cx.spmd()) {
+      : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()) {
     k_.buffer_count = cx.spec().buffer_count;
     k_.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
     // The tile's buffers are sized for the full tile (the ragged tail reuses them).
@@ -210,7 +224,18 @@ class VectorTile {
         continue;
       }
       st_.loads.push_back(cx_.dma(DmaDir::kRead, t, region, acc_));
-      const int64_t bytes = cx_.ub_bytes(t, operand_region(cx_.program(), r, t, full_));
+      const Block buffer = operand_region(cx_.program(), r, t, full_);
+      // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
+      // fills its whole buffer with the load's `other`, then MTE2 copies the valid part.
+      const Block tile = operand_region(cx_.program(), r, t, Block{full_.origin, s_.tile});
+      if (cx_.spec().triton && region.extent != tile.extent)
+        st_.load_fill.push_back(
+            VecOp{VecClass::kSimple, cx_.tensor(t).dtype, 1, 1, product(tile.extent)});
+      // Own buffers hold what the copy brings (a broadcast column's scalars packed); a pool holds
+      // tiles (every row a whole number of UB blocks).
+      const bool broadcast = cx_.tensor(t).shape != iteration_shape(cx_.program(), r);
+      const int64_t bytes =
+          !pooled_ && broadcast ? cx_.copy_bytes(t, buffer) : cx_.ub_bytes(t, buffer);
       k_.buffers.push_back({name, bytes, BufferRole::kInput, MemSpace::kUb});
       holds_input_[t] = k_.buffers.size() - 1;
       if (pooled_) hold(t, bytes);
@@ -309,33 +334,9 @@ TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::v
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
-  const ProgStage& s = run.s;
-  const int64_t tiles = run.grid.count();
-  std::vector<Access> acc;
-  const auto make = [&](int64_t i) {
-    TaskKind k = cx.vector_kind(s, run.grid.block(i), acc);
-    k.psg = run.psg;
-    return k;
-  };
-  if (!cx.spmd()) {
-    for (auto& pr : run.stores) pr.tasks.resize(static_cast<size_t>(tiles));
-    for (int64_t i = 0; i < tiles; ++i) {
-      acc.clear();
-      const int32_t task = cx.add_task(s, make(i), run.psg, run.base + run.grid.root(i), acc,
-                                       cx.load_deps(s, run.grid.block(i), run.produced));
-      for (auto& pr : run.stores) pr.tasks[static_cast<size_t>(i)] = {task};
-    }
-    return;
-  }
-  const int64_t used = std::min(cx.spec().grid, tiles);
-  for (int64_t blk = 0; blk < used; ++blk) {
-    const BlockRange range = block_range(tiles, used, blk);
-    acc.clear();
-    TaskKind k;
-    for (int64_t i = range.begin; i < range.end; ++i) append_kind(k, make(i));
-    cx.add_block(s, std::move(k), run.psg, blk, acc);
-  }
-  cx.end_launch();
+  lower_tiles(cx, run, CoreType::kAiv, [&](const Block& b, std::vector<Access>& acc) {
+    return cx.vector_kind(run.s, b, acc);
+  });
 }
 
 }  // namespace tilesim
