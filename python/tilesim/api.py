@@ -9,6 +9,9 @@ from ._jobs import sweep_job
 from ._jobs import integer as _integer
 from ._jobs import number as _number
 from ._jobs import what_ifs as _what_ifs
+from ._jobs import dims as _dims
+from ._jobs import hardware_name as _hardware
+from ._jobs import path as _path
 from .results import JsonResult, Result, SweepResult
 
 
@@ -17,7 +20,7 @@ def _paths(items):
         return []
     if isinstance(items, (str, os.PathLike)):
         items = [items]
-    return [os.fspath(p) for p in items]
+    return [_path("path", p) for p in items]
 
 
 def _warn(data):
@@ -30,7 +33,7 @@ def run(config, tile=None, loop=None, hardware=None, set=None):
     (``--set``), a dict {key: value} or "key=value" strings."""
     text, is_file = _source(config)
     loop = _integer("loop", loop, 1)
-    data, trace = _core.run(text, is_file, list(tile or []), loop or 0, hardware or "",
+    data, trace = _core.run(text, is_file, _dims("tile", tile), loop or 0, _hardware(hardware),
                             _what_ifs(set))
     return Result(json.loads(data), json.loads(trace))
 
@@ -93,7 +96,7 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     max_iter = _integer("max_iter", max_iter, 1, maximum=100000)
     digits = _integer("digits", digits, 0, none_ok=False)
     fd_step = _number("fd_step", fd_step, 0, 0.5)
-    data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), jobs,
+    data, hw = _core.calibrate(_path("measurements", measurements), _hardware(hardware), _paths(free), jobs,
                                max_iter or 0, float(fd_step or 0), digits,
                                bool(fresh_lowering), bool(allow_degenerate))
     res = JsonResult(json.loads(data))
@@ -111,7 +114,7 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
     under ``"sensitivity"``: each parameter moved by -/+ ``sensitivity_step``, one at a time."""
     keys = ",".join(sensitivity_keys) if sensitivity_keys else ""
     jobs = _integer("jobs", jobs, 0, none_ok=False)
-    data, within = _core.validate(_paths(files), hardware or "", jobs,
+    data, within = _core.validate(_paths(files), _hardware(hardware), jobs,
                                   bool(sensitivity or keys), keys, float(sensitivity_step),
                                   _what_ifs(set))
     res = JsonResult(json.loads(data))
@@ -121,7 +124,7 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
 
 def replay(graph, hardware=None, set=None):
     """Simulates a PyPTO fixed-latency task graph (``tilesim replay``): a :class:`Result`."""
-    data, trace = _core.replay(os.fspath(graph), hardware or "", _what_ifs(set))
+    data, trace = _core.replay(_path("graph", graph), _hardware(hardware), _what_ifs(set))
     data = json.loads(data)
     _warn(data)
     return Result(data, json.loads(trace))
@@ -129,8 +132,8 @@ def replay(graph, hardware=None, set=None):
 
 def analyze(trace, graph=None, time_unit="us", hardware=None):
     """PyPTO's swimlane metrics of a trace (``tilesim analyze``)."""
-    data = json.loads(_core.analyze(os.fspath(trace), os.fspath(graph) if graph else "",
-                                    time_unit, hardware or ""))
+    data = json.loads(_core.analyze(_path("trace", trace), _path("graph", graph) if graph else "",
+                                    time_unit, _hardware(hardware)))
     _warn(data)
     return JsonResult(data)
 
@@ -142,9 +145,9 @@ def compare(profile, config, hardware=None, set=None, time_unit="us", graph=None
     "COLUMN=TEXT" strings, ``skip_first``) or a swimlane (``time_unit``, ``graph``)."""
     if isinstance(match, dict):
         match = [f"{k}={v}" for k, v in match.items()]
-    data, warns = _core.compare(os.fspath(profile), os.fspath(config), hardware or "",
+    data, warns = _core.compare(_path("profile", profile), _path("config", config), _hardware(hardware),
                                 _what_ifs(set), time_unit,
-                                os.fspath(graph) if graph else "", op_name or "",
+                                _path("graph", graph) if graph else "", op_name or "",
                                 [str(m) for m in (match or [])], int(skip_first))
     for w in warns:
         warnings.warn(w, stacklevel=2)
@@ -167,8 +170,8 @@ def measurements_from_msprof(csvs, map, as_="calibrate", metrics=None, output=No
     from-msprof``): the measurements file (``as_="validate"``: a validation dataset) as a
     :class:`JsonResult` with ``.summary``, written to ``output`` when given (its relative
     paths are placed for that file's folder)."""
-    imp = _core.measurements_from("msprof", {"csv": _paths(csvs), "map": [os.fspath(map)]}, as_,
-                                  list(metrics or []), os.fspath(output) if output else "")
+    imp = _core.measurements_from("msprof", {"csv": _paths(csvs), "map": [_path("map", map)]}, as_,
+                                  list(metrics or []), _path("output", output) if output else "")
     return _imported(imp, output)
 
 
@@ -176,9 +179,9 @@ def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardw
                                id=None, as_="calibrate", metrics=None, output=None):
     """PyPTO swimlanes of one run config to measurements (``tilesim measurements
     from-swimlane``), as :func:`measurements_from_msprof` returns them."""
-    inputs = {"trace": _paths(traces), "config": [os.fspath(config)],
-              "graph": [os.fspath(graph) if graph else ""], "time-unit": [time_unit],
-              "hardware": [hardware or ""], "id": [id or ""]}
+    inputs = {"trace": _paths(traces), "config": [_path("config", config)],
+              "graph": [_path("graph", graph) if graph else ""], "time-unit": [time_unit],
+              "hardware": [_hardware(hardware)], "id": [id or ""]}
     imp = _core.measurements_from("swimlane", inputs, as_, list(metrics or []),
-                                  os.fspath(output) if output else "")
+                                  _path("output", output) if output else "")
     return _imported(imp, output)

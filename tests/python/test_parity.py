@@ -182,3 +182,21 @@ def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():
         tilesim.sweep(big, jobs=1, progress=progress)
     done, total = seen[-1]
     assert done < total, seen[-3:]
+
+
+def test_paths_names_and_dims_are_checked_as_the_cli_checks_them(tmp_path):
+    # ../shared/hostile-t4 py_path_with_nul_runs_other_file: "c.json\x00x" ran c.json (the path
+    # was cut at the NUL on its way to C++). py_silent_coercions_t4: tile=[True, 1024] ran tile
+    # (1, 1024); hardware="" ran the default hardware.
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"op": "add", "shape": [64, 1024], "tile": [8, 1024]}')
+    with pytest.raises(ValueError, match="config: .* a path with a NUL character"):
+        tilesim.run(str(cfg) + "\x00anything-here")
+    spec = {"op": "add", "shape": [64, 1024], "tile": [8, 1024]}
+    with pytest.raises(tilesim.ConfigError, match="tile: True is not an integer dim"):
+        tilesim.run(spec, tile=[True, 1024])
+    with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
+        tilesim.run(spec, hardware="")
+    with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
+        tilesim.sweep({"op": "add", "shape": [64, 1024], "candidates": {"tiles": [[8, 1024]]}},
+                      hardware="")
