@@ -27,6 +27,7 @@
 #include "tools/calibration/validate.hpp"
 #include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/formats/option_values.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
@@ -295,6 +296,20 @@ Imported imported(ProfileImport in, const std::string& as_, const std::vector<st
   return out;
 }
 
+// A file the Python API writes, by the rules of every output the CLI writes (output_file.hpp):
+// atomic, through links, never over `inputs` (named by `argument`) nor a file this process read.
+void check_output(const std::string& path, const std::string& argument,
+                  const std::vector<std::string>& inputs) {
+  for (const auto& input : inputs) check_not_an_input(path, argument, input);
+}
+
+void write_output(const std::string& path, const std::string& text, const std::string& what,
+                  const std::string& argument, const std::vector<std::string>& inputs) {
+  check_output(path, argument, inputs);
+  write_file_atomically(
+      path, [&](std::ostream& out) { out << text; }, what);
+}
+
 }  // namespace
 }  // namespace tilesim
 
@@ -330,6 +345,9 @@ PYBIND11_MODULE(_core, m) {
       .def("table", &SweepOutcome::table, py::arg("top"), py::arg("wide"),
            py::call_guard<py::gil_scoped_release>());
 
+  m.def("check_output", &check_output, py::arg("path"), py::arg("argument"), py::arg("inputs"));
+  m.def("write_output", &write_output, py::arg("path"), py::arg("text"), py::arg("what"),
+        py::arg("argument"), py::arg("inputs"), py::call_guard<py::gil_scoped_release>());
   m.def("run", &run, py::arg("source"), py::arg("is_file"), py::arg("tile"), py::arg("loop"),
         py::arg("hardware"), py::arg("settings"));
   m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"),

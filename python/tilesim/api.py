@@ -23,6 +23,21 @@ def _paths(items):
     return [_path("path", p) for p in items]
 
 
+def _check_output(argument, path, inputs):
+    """Refuses, before any work, writing `path` over one of `inputs` (ConfigError naming
+    `argument`), as the CLI refuses an output over one of its inputs."""
+    if path is not None and path != "-":
+        _core.check_output(_path(argument, path), argument, [os.fspath(i) for i in inputs])
+
+
+def _write_text(path, text, what, inputs=(), argument="path"):
+    """Writes `text` to `path` as the CLI writes every output: a temporary renamed over the
+    target (a failure leaves the old file), through a link to its target, never over one of
+    `inputs` nor a file this process has read as an input (ConfigError)."""
+    _core.write_output(_path(argument, path), text, what, argument,
+                       [os.fspath(i) for i in inputs])
+
+
 def _warn(data):
     for w in data.get("warnings", []):
         warnings.warn(w, stacklevel=3)
@@ -35,7 +50,7 @@ def run(config, tile=None, loop=None, hardware=None, set=None):
     loop = _integer("loop", loop, 1)
     data, trace = _core.run(text, is_file, _dims("tile", tile), loop or 0, _hardware(hardware),
                             _what_ifs(set))
-    return Result(json.loads(data), json.loads(trace))
+    return Result(json.loads(data), json.loads(trace), [text] if is_file else [])
 
 
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
@@ -124,10 +139,11 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
 
 def replay(graph, hardware=None, set=None):
     """Simulates a PyPTO fixed-latency task graph (``tilesim replay``): a :class:`Result`."""
-    data, trace = _core.replay(_path("graph", graph), _hardware(hardware), _what_ifs(set))
+    graph = _path("graph", graph)
+    data, trace = _core.replay(graph, _hardware(hardware), _what_ifs(set))
     data = json.loads(data)
     _warn(data)
-    return Result(data, json.loads(trace))
+    return Result(data, json.loads(trace), [graph])
 
 
 def analyze(trace, graph=None, time_unit="us", hardware=None):
@@ -154,12 +170,11 @@ def compare(profile, config, hardware=None, set=None, time_unit="us", graph=None
     return JsonResult(json.loads(data))
 
 
-def _imported(imp, output):
+def _imported(imp, output, inputs):
     for w in imp.warnings:
         warnings.warn(w, stacklevel=3)
     if output is not None:
-        with open(output, "w") as f:
-            f.write(imp.json)
+        _write_text(output, imp.json, "the measurements", inputs, argument="output")
     res = JsonResult(json.loads(imp.json))
     res.summary = imp.summary
     return res
@@ -170,9 +185,12 @@ def measurements_from_msprof(csvs, map, as_="calibrate", metrics=None, output=No
     from-msprof``): the measurements file (``as_="validate"``: a validation dataset) as a
     :class:`JsonResult` with ``.summary``, written to ``output`` when given (its relative
     paths are placed for that file's folder)."""
-    imp = _core.measurements_from("msprof", {"csv": _paths(csvs), "map": [_path("map", map)]}, as_,
-                                  list(metrics or []), _path("output", output) if output else "")
-    return _imported(imp, output)
+    inputs = {"csv": _paths(csvs), "map": [_path("map", map)]}
+    files = inputs["csv"] + inputs["map"]
+    _check_output("output", output, files)
+    imp = _core.measurements_from("msprof", inputs, as_, list(metrics or []),
+                                  _path("output", output) if output else "")
+    return _imported(imp, output, files)
 
 
 def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardware=None,
@@ -182,6 +200,8 @@ def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardw
     inputs = {"trace": _paths(traces), "config": [_path("config", config)],
               "graph": [_path("graph", graph) if graph else ""], "time-unit": [time_unit],
               "hardware": [_hardware(hardware)], "id": [id or ""]}
+    files = inputs["trace"] + inputs["config"] + [g for g in inputs["graph"] if g]
+    _check_output("output", output, files)
     imp = _core.measurements_from("swimlane", inputs, as_, list(metrics or []),
                                   _path("output", output) if output else "")
-    return _imported(imp, output)
+    return _imported(imp, output, files)
