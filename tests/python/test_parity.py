@@ -200,3 +200,45 @@ def test_paths_names_and_dims_are_checked_as_the_cli_checks_them(tmp_path):
     with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
         tilesim.sweep({"op": "add", "shape": [64, 1024], "candidates": {"tiles": [[8, 1024]]}},
                       hardware="")
+
+
+def test_python_writers_keep_the_rules_every_cli_output_keeps(tmp_path):
+    # ../shared/hostile-t4 py_outputs_over_inputs: measurements_from_msprof(output=map),
+    # Result.write_trace(config) and TracedKernel.write(kernel file) replaced the inputs they were
+    # made from. Each is refused (ConfigError), and each writes as the CLI does: through a link to
+    # its target, never a half-written file.
+    import tilesim.pypto as pypto
+
+    (tmp_path / "p.csv").write_text("Op Name,Task Duration(us)\nrelu_kernel,1.5\n")
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({"hardware": "ascend910b4", "kernels": [{
+        "id": "r", "match": {"Op Name": "relu_kernel"}, "mapping": "m", "sweep": "s", "x": 1,
+        "config": {"op": "relu", "shape": [64, 1024], "tile": [8, 1024]}}]}))
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"op": "add", "shape": [64, 1024], "tile": [8, 1024]}')
+
+    @pypto.jit
+    def k(x: pypto.Tensor((16, 1024), pypto.DT_FP32), y: pypto.Tensor((16, 1024), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 1024)
+        y[:] = pypto.exp(x)
+
+    traced = k.trace()
+    here = __file__
+    before = {p: open(p).read() for p in (mapping, cfg, here)}
+    with pytest.raises(tilesim.ConfigError, match="output .*map.json: is the command's own input"):
+        tilesim.measurements_from_msprof(tmp_path / "p.csv", mapping, output=mapping)
+    with pytest.raises(tilesim.ConfigError, match="c.json: is the command's own input"):
+        tilesim.run(str(cfg)).write_trace(cfg)
+    with pytest.raises(tilesim.ConfigError, match="test_parity.py: is the command's own input"):
+        traced.write(here)
+    assert {p: open(p).read() for p in before} == before
+    # Through a link: the target gets the text, the link stays a link.
+    (tmp_path / "real.json").write_text("OLD")
+    os.symlink("real.json", tmp_path / "link.json")
+    traced.write(tmp_path / "link.json")
+    assert os.path.islink(tmp_path / "link.json")
+    assert json.loads((tmp_path / "real.json").read_text())["program"] == "k"
+    with pytest.raises(tilesim.ConfigError, match="nodir/t.json: cannot write the trace"):
+        tilesim.run(str(cfg)).write_trace(tmp_path / "nodir" / "t.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "link.json", "map.json",
+                                                          "p.csv", "real.json"]
