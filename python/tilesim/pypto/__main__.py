@@ -50,8 +50,8 @@ def _failure(path, error):
         return TraceFailure(f"{path}:{error.lineno}: the kernel file is not valid Python: "
                             f"{one_line(error.msg)}")
     if isinstance(error, MemoryError):
-        return TraceFailure(f"{_where(path, error)}: the kernel file ran out of memory (trace-pypto "
-                            "--max-memory bounds the tracer)")
+        return TraceFailure(f"{_where(path, error)}: the kernel file ran out of memory "
+                            "(trace-pypto --max-memory bounds the tracer)")
     said = f": {one_line(error)}" if str(error) else ""
     return TraceFailure(f"{_where(path, error)}: the kernel file raised "
                         f"{type(error).__name__}{said}")
