@@ -126,9 +126,10 @@ SweepJob make_job(const std::string& source, bool is_file, const std::string& ha
   });
 }
 
-// The sweep runs on a thread of its own while this one, holding the GIL a moment every 100 ms,
-// reports progress(done, total) and takes Ctrl-C (KeyboardInterrupt) or an exception from the
-// callback as a cancel: the workers stop before their next candidate.
+// The sweep runs on a thread of its own while this one, holding the GIL a moment every 20 ms,
+// takes Ctrl-C (KeyboardInterrupt), reports progress(done, total) every 100 ms, and takes an
+// exception from the callback as a cancel: the workers stop their running candidates
+// (model/stop.hpp) and start no other.
 SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& progress) {
   std::atomic<int64_t> done{0};
   std::atomic<bool> cancel{false};
@@ -145,16 +146,17 @@ SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& pro
     result.wait();
   };
   int64_t reported = -1;
-  for (bool ready = false; !ready;) {
+  for (int tick = 0, ready = 0; !ready; ++tick) {
     {
       py::gil_scoped_release release;
-      ready = result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready;
+      ready = result.wait_for(std::chrono::milliseconds(20)) == std::future_status::ready;
     }
     if (PyErr_CheckSignals() != 0) {
       stop();
       throw py::error_already_set();
     }
-    if (const int64_t d = done.load(); !progress.is_none() && d != reported) {
+    if (const int64_t d = done.load();
+        !progress.is_none() && d != reported && (ready || tick % 5 == 0)) {
       reported = d;
       try {
         progress(d, total);

@@ -10,6 +10,7 @@
 #include "kernels/lower/diagnostics.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
+#include "model/stop.hpp"
 #include "model/tile_geometry.hpp"
 #include "sim/simulator.hpp"
 #include "tools/analyses/parallel_indices.hpp"
@@ -351,7 +352,12 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
   parallel_indices(indices.size(), options.threads, [&](size_t j) {
     // An exception leaving a worker cancels the TBB loop's remaining candidates.
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SweepCancelled();
-    results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
+    const StopWhen stop(options.cancel);  // and a running candidate's lowering and simulation
+    try {
+      results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
+    } catch (const Stopped&) {
+      throw SweepCancelled();
+    }
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });
   return results;
