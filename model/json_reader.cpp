@@ -1,5 +1,6 @@
 #include "model/json_reader.hpp"
 #include "model/input_files.hpp"
+#include "model/printable.hpp"
 
 #include <limits>
 
@@ -16,6 +17,14 @@
 namespace tilesim {
 
 namespace {
+
+// A value as a message quotes it: one line, cut short (a message never quotes a whole document).
+std::string shown(const nlohmann::json& v) {
+  constexpr size_t kShownBytes = 120;
+  if (v.is_array() && v.size() > 64) return fmt::format("an array of {} items", v.size());
+  if (v.is_object() && v.size() > 64) return fmt::format("an object of {} keys", v.size());
+  return printable(v.dump(), kShownBytes);
+}
 
 std::string range_text(double min, double max) {
   const bool lo = std::isfinite(min), hi = std::isfinite(max);
@@ -103,21 +112,46 @@ JsonReader::JsonReader(const nlohmann::json& value, std::string origin, std::str
                        ErrorKind kind)
     : value_(&value), origin_(std::move(origin)), path_(std::move(path)), kind_(kind) {}
 
-nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const std::string& what) {
+nlohmann::json JsonReader::parse_file(const std::filesystem::path& file, const std::string& what,
+                                      uint64_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
     throw Error(file.string() + ": not a regular file (a " + what + " is a JSON file)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(file.string() + ": cannot open " + what);
   note_input_file(file);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  // A first pass without a DOM refuses nesting deeper than kMaxJsonDepth and a key repeated in
-  // one object (no config nests that deep; a repeated key would silently keep its last value).
-  // nlohmann's callback parser would do it in one pass, but it rescans the enclosing array at
-  // every object's end: quadratic in an array of many objects (a program of 10^5 ops).
-  StructureCheck check(file.string(), what);
-  if (!nlohmann::json::sax_parse(text, &check)) check.fail();
-  return nlohmann::json::parse(text);
+  const uint64_t bytes = std::filesystem::file_size(file, ec);
+  const auto size_text = [&] { return fmt::format("{:.0f} MB", static_cast<double>(bytes) / 1e6); };
+  if (!ec && bytes > max_bytes)
+    throw Error(
+        fmt::format("{}: {} ({} bytes) is more than a {} holds (at most {} MiB): is it the "
+                    "right file?",
+                    file.string(), size_text(), bytes, what, max_bytes >> 20));
+  // The document's first character says whether it is an object at all (a trace given as a run
+  // config is an array), before a byte more is read.
+  char first = ' ';
+  while (in.get(first) && (first == ' ' || first == '\n' || first == '\r' || first == '\t')) {
+  }
+  if (in && first != '{' && first != '\xEF')  // '\xEF': a byte-order mark, then the document
+    throw Error(
+        fmt::format("{}: {} is not a {} (expected a JSON object, got {})", file.string(),
+                    bytes >= 1000000 ? size_text() : fmt::format("{} bytes", bytes), what,
+                    first == '[' ? "an array" : "'" + printable(std::string(1, first)) + "...'"));
+  in.clear();
+  in.seekg(0);
+  try {
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    // A first pass without a DOM refuses nesting deeper than kMaxJsonDepth and a key repeated in
+    // one object (no config nests that deep; a repeated key would silently keep its last value).
+    // nlohmann's callback parser would do it in one pass, but it rescans the enclosing array at
+    // every object's end: quadratic in an array of many objects (a program of 10^5 ops).
+    StructureCheck check(file.string(), what);
+    if (!nlohmann::json::sax_parse(text, &check)) check.fail();
+    return nlohmann::json::parse(text);
+  } catch (const std::bad_alloc&) {
+    throw Error(
+        fmt::format("{}: out of memory reading this {} ({})", file.string(), what, size_text()));
+  }
 }
 
 std::string JsonReader::where() const {
@@ -147,7 +181,7 @@ std::string JsonReader::child_path(const std::string& key) const {
 }
 
 void JsonReader::expect_object() const {
-  if (!value_->is_object()) fail("expected a JSON object, got " + value_->dump());
+  if (!value_->is_object()) fail("expected a JSON object, got " + shown(*value_));
 }
 
 void JsonReader::check_keys(const std::vector<std::string>& allowed) const {
@@ -182,7 +216,7 @@ void JsonReader::for_each_member(
 }
 
 std::vector<JsonReader> JsonReader::items() const {
-  if (!value_->is_array()) fail("expected an array, got " + value_->dump());
+  if (!value_->is_array()) fail("expected an array, got " + shown(*value_));
   std::vector<JsonReader> out;
   out.reserve(value_->size());
   for (size_t i = 0; i < value_->size(); ++i)
@@ -191,30 +225,30 @@ std::vector<JsonReader> JsonReader::items() const {
 }
 
 std::string JsonReader::string() const {
-  if (!value_->is_string()) fail("expected a string, got " + value_->dump());
+  if (!value_->is_string()) fail("expected a string, got " + shown(*value_));
   return value_->get<std::string>();
 }
 
 std::string JsonReader::one_of(const std::vector<std::string>& allowed) const {
   if (!value_->is_string() ||
       std::find(allowed.begin(), allowed.end(), value_->get<std::string>()) == allowed.end())
-    fail(fmt::format("{} is not allowed (allowed: {})", value_->dump(), fmt::join(allowed, ", ")));
+    fail(fmt::format("{} is not allowed (allowed: {})", shown(*value_), fmt::join(allowed, ", ")));
   return value_->get<std::string>();
 }
 
 bool JsonReader::boolean() const {
-  if (!value_->is_boolean()) fail("expected true or false, got " + value_->dump());
+  if (!value_->is_boolean()) fail("expected true or false, got " + shown(*value_));
   return value_->get<bool>();
 }
 
 int64_t JsonReader::integer(int64_t min, int64_t max) const {
   if (!value_->is_number_integer())
-    fail(fmt::format("expected an integer ({}), got {}", range_text(min, max), value_->dump()));
+    fail(fmt::format("expected an integer ({}), got {}", range_text(min, max), shown(*value_)));
   // An unsigned value above INT64_MAX (2^64 - 1 reads as -1 through int64_t) is out of range as
   // written.
   if (value_->is_number_unsigned() &&
       value_->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(fmt::format("out of range: {} (allowed {})", value_->dump(), range_text(min, max)));
+    fail(fmt::format("out of range: {} (allowed {})", shown(*value_), range_text(min, max)));
   const auto v = value_->get<int64_t>();
   if (v < min || v > max)
     fail(fmt::format("out of range: {} (allowed {})", v, range_text(min, max)));
@@ -223,10 +257,10 @@ int64_t JsonReader::integer(int64_t min, int64_t max) const {
 
 double JsonReader::number(double min, double max) const {
   if (!value_->is_number())
-    fail(fmt::format("expected a number ({}), got {}", range_text(min, max), value_->dump()));
+    fail(fmt::format("expected a number ({}), got {}", range_text(min, max), shown(*value_)));
   const double v = value_->get<double>();
   if (!std::isfinite(v) || v < min || v > max)
-    fail(fmt::format("out of range: {} (allowed {})", value_->dump(), range_text(min, max)));
+    fail(fmt::format("out of range: {} (allowed {})", shown(*value_), range_text(min, max)));
   return v;
 }
 
@@ -237,9 +271,9 @@ std::vector<int64_t> JsonReader::positive_ints(size_t rank) const {
                           return x.is_number_integer() && x.get<int64_t>() > 0;
                         });
   if (!shape_ok)
-    fail(rank == 0 ? "expected a non-empty array of positive integers, got " + value_->dump()
+    fail(rank == 0 ? "expected a non-empty array of positive integers, got " + shown(*value_)
                    : fmt::format("expected an array of {} positive integers, got {}", rank,
-                                 value_->dump()));
+                                 shown(*value_)));
   return value_->get<std::vector<int64_t>>();
 }
 

@@ -24,10 +24,15 @@ class JsonReader {
   JsonReader(const nlohmann::json& value, std::string origin, std::string path = "",
              ErrorKind kind = ErrorKind::kInput);
 
-  // Reads and parses a file; `what` says what the file should be ("run config"). Refuses a
-  // non-regular file, nesting deeper than kMaxJsonDepth and a key repeated in one object.
+  // Reads and parses a file; `what` says what the file should be ("run config"): a JSON object.
+  // Refuses, before parsing, a non-regular file, a file over `max_bytes` and one whose document is
+  // not an object (a trace given as a config); then nesting deeper than kMaxJsonDepth and a key
+  // repeated in one object. Parsing takes about ten times the file's size in memory: the default
+  // bound keeps a document under ~1 GB; running out anyway is an error naming the file.
   static constexpr int kMaxJsonDepth = 64;
-  static nlohmann::json parse_file(const std::filesystem::path& file, const std::string& what);
+  static constexpr uint64_t kMaxJsonFileBytes = uint64_t{64} << 20;
+  static nlohmann::json parse_file(const std::filesystem::path& file, const std::string& what,
+                                   uint64_t max_bytes = kMaxJsonFileBytes);
 
   const nlohmann::json& json() const { return *value_; }
   const std::string& origin() const { return origin_; }

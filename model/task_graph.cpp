@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/error.hpp"
+#include "model/stop.hpp"
 
 namespace tilesim {
 
@@ -39,6 +40,7 @@ int32_t TaskGraph::add_task(int32_t kind, int32_t root, int32_t pinned_core, int
   if (kind < 0 || kind >= static_cast<int32_t>(kinds.size()))
     throw InternalError("task graph: task refers to unknown kind " + std::to_string(kind));
   if (launch < 0) throw InternalError("task graph: negative launch " + std::to_string(launch));
+  if ((tasks.size() & 0xfff) == 0) check_stop();  // a long lowering stops when asked
   tasks.push_back(Task{kind, root, pinned_core, launch, continues_block});
   num_roots_ = std::max(num_roots_, root + 1);
   num_launches_ = std::max(num_launches_, launch + 1);
@@ -55,6 +57,7 @@ void TaskGraph::add_edge(int32_t from, int32_t to) {
 }
 
 void TaskGraph::add_access(int32_t task, Access a) {
+  if ((pending_access_.size() & 0xfff) == 0) check_stop();  // a long lowering stops when asked
   pending_access_.emplace_back(task, a);
 }
 

@@ -27,6 +27,7 @@
 #include "tools/calibration/validate.hpp"
 #include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/formats/option_values.hpp"
+#include "tools/formats/output_file.hpp"
 #include "tools/formats/pypto_graph.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/swimlane.hpp"
@@ -125,9 +126,10 @@ SweepJob make_job(const std::string& source, bool is_file, const std::string& ha
   });
 }
 
-// The sweep runs on a thread of its own while this one, holding the GIL a moment every 100 ms,
-// reports progress(done, total) and takes Ctrl-C (KeyboardInterrupt) or an exception from the
-// callback as a cancel: the workers stop before their next candidate.
+// The sweep runs on a thread of its own while this one, holding the GIL a moment every 20 ms,
+// takes Ctrl-C (KeyboardInterrupt), reports progress(done, total) every 100 ms, and takes an
+// exception from the callback as a cancel: the workers stop their running candidates
+// (model/stop.hpp) and start no other.
 SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& progress) {
   std::atomic<int64_t> done{0};
   std::atomic<bool> cancel{false};
@@ -144,16 +146,17 @@ SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& pro
     result.wait();
   };
   int64_t reported = -1;
-  for (bool ready = false; !ready;) {
+  for (int tick = 0, ready = 0; !ready; ++tick) {
     {
       py::gil_scoped_release release;
-      ready = result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready;
+      ready = result.wait_for(std::chrono::milliseconds(20)) == std::future_status::ready;
     }
     if (PyErr_CheckSignals() != 0) {
       stop();
       throw py::error_already_set();
     }
-    if (const int64_t d = done.load(); !progress.is_none() && d != reported) {
+    if (const int64_t d = done.load();
+        !progress.is_none() && d != reported && (ready || tick % 5 == 0)) {
       reported = d;
       try {
         progress(d, total);
@@ -295,6 +298,20 @@ Imported imported(ProfileImport in, const std::string& as_, const std::vector<st
   return out;
 }
 
+// A file the Python API writes, by the rules of every output the CLI writes (output_file.hpp):
+// atomic, through links, never over `inputs` (named by `argument`) nor a file this process read.
+void check_output(const std::string& path, const std::string& argument,
+                  const std::vector<std::string>& inputs) {
+  for (const auto& input : inputs) check_not_an_input(path, argument, input);
+}
+
+void write_output(const std::string& path, const std::string& text, const std::string& what,
+                  const std::string& argument, const std::vector<std::string>& inputs) {
+  check_output(path, argument, inputs);
+  write_file_atomically(
+      path, [&](std::ostream& out) { out << text; }, what);
+}
+
 }  // namespace
 }  // namespace tilesim
 
@@ -330,6 +347,9 @@ PYBIND11_MODULE(_core, m) {
       .def("table", &SweepOutcome::table, py::arg("top"), py::arg("wide"),
            py::call_guard<py::gil_scoped_release>());
 
+  m.def("check_output", &check_output, py::arg("path"), py::arg("argument"), py::arg("inputs"));
+  m.def("write_output", &write_output, py::arg("path"), py::arg("text"), py::arg("what"),
+        py::arg("argument"), py::arg("inputs"), py::call_guard<py::gil_scoped_release>());
   m.def("run", &run, py::arg("source"), py::arg("is_file"), py::arg("tile"), py::arg("loop"),
         py::arg("hardware"), py::arg("settings"));
   m.def("sweep_job", &make_job, py::arg("source"), py::arg("is_file"), py::arg("hardware"),

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/stop.hpp"
+
 namespace tilesim {
 
 const char* l2_start_name(L2Start s) {
@@ -19,7 +21,8 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
   std::unordered_map<uint64_t, int32_t> reader;      // a block's first reading task
   std::vector<std::pair<uint64_t, int64_t>> inputs;  // first touched by a read, in task order
   size_t touches = 0;
-  for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t)
+  for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t) {
+    check_stop();
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
       if (!a->write) {
         const auto [r, first] = reader.emplace(a->block, t);
@@ -31,6 +34,7 @@ L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start 
       it->second = std::max(it->second, a->bytes);
       if (fresh && !a->write) inputs.emplace_back(a->block, a->bytes);
     }
+  }
   double total = 0;
   for (const auto& [key, bytes] : footprint) total += static_cast<double>(bytes);
   absorb_writes_ = total <= capacity_;
@@ -90,6 +94,7 @@ int64_t L2Residency::prior_co_readers(uint64_t block, int32_t task, double windo
 std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run, double hit_run) {
   if (hit_run < 0) hit_run = run;
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
+  check_stop();  // a task's accesses are the simulation's work: a cancelled sweep stops here
   double moved = 0, read = 0, read_miss = 0, write_hbm = 0, shared = 0, queued = 0, in_flight = 0;
   double task_read = 0;
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/hardware.hpp"
+#include "model/stop.hpp"
 #include "model/task_cost.hpp"
 #include "model/task_graph.hpp"
 #include "sim/by_core_type.hpp"
@@ -63,6 +64,7 @@ class TaskEngine {
         const int32_t task = bw_.finish_next();
         record(task).end = tf;
         ++finished_;
+        check_stop();  // a cancelled sweep stops its running simulation
         runtime.on_task_end(task, tf);
         continue;
       }

@@ -514,8 +514,19 @@ TEST(Cli, NamesFromInputsArePrintedWithControlCharactersEscaped) {
      "dur": 1, "args": {"taskId": 0, "seqNo": 0}}])j");
   const CmdResult r = run_cli("analyze " + trace, false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("  AIV_0\\x0a\\x1b[31mFORGED 1 2 3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  AIV_0\\n\\x1b[31mFORGED 1 2 3 "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+// ../shared/hostile-t4 analyze_set_ignored_cycles: --set clock_mhz=1000 was accepted and dropped
+// (the trace's clock stayed the hardware's). A what-if goes with --compare only.
+TEST(Cli, AnalyzeRefusesSetWithoutCompare) {
+  const std::string trace = test::source_path("configs/pypto/example_swimlane.json");
+  const CmdResult r = run_cli("analyze " + trace + " --time-unit cycles --set clock_mhz=1000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("error: --set clock_mhz=1000: --set applies to analyze --compare only"),
+            std::string::npos)
+      << r.out;
 }
 
 // ../shared/hostile-t3 swim_taskid_float, swim_seqno_wraps: a fractional task id, or a seqNo that

@@ -392,5 +392,90 @@ TEST(Hostile, AStopSignalMidWriteLeavesNoTemporaryAndEveryOldOutput) {
   }
 }
 
+// ---- ../shared/hostile-t4 (issue 50): names, verdicts, forged results, memory ----
+
+// names_program_name_raw_escape, names_hardware_name_raw_escape, names_error_line_raw_newline: a
+// name from an input (a program's, a hardware file's, an op in an error) reached the terminal raw:
+// a newline forged a line, ESC[2J cleared the screen. Printed escaped, errors on one line.
+TEST(Hostile, NamesFromInputsNeverReachTheTerminalRaw) {
+  const std::string forged = R"(n\n\u001b[2JFORGED)";
+  const std::string shown = R"(n\n\x1b[2JFORGED)";
+  const std::string p = write_temp("name_p.json", R"({"program": ")" + forged + R"(",
+    "inputs": [{"name": "x", "shape": [16, 1024], "dtype": "fp32"}], "outputs": ["y"],
+    "body": [{"set_vec_tile_shapes": [1, 1024]}, {"op": "exp", "inputs": ["x"], "out": "y"}]})");
+  write_temp("name_h.json", R"({"name": ")" + forged + R"(", "base": "ascend910b1"})");
+  const std::string s = write_temp("name_s.json", R"({"op": "add", "shape": [64, 1024],
+    "hardware": "name_h.json", "description": ")" + forged +
+                                                      R"(",
+    "candidates": {"tiles": [[8, 1024], [16, 1024]]}})");
+  for (const std::string& args : {"run " + p, "sweep " + s + " -j 1"}) {
+    const CmdResult r = run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args;
+    EXPECT_NE(r.out.find(shown), std::string::npos) << r.out;
+  }
+  const std::string c = write_temp(
+      "name_c.json", R"({"op": ")" + forged + R"(", "shape": [64, 64], "tile": [8, 64]})");
+  expect_refused("run " + c, c, "op: unknown op '" + shown + "'");
+}
+
+// sweep_all_rejected_exit1_silent: exit 1 with nothing on stderr (with -q, nothing anywhere).
+// sweep_objective_zero_for_all: cube_us of an add is 0 for every candidate, and the first listed
+// "won" a tie of zeros.
+TEST(Hostile, ASweepVerdictIsNeverSilentNorATieOfZeros) {
+  const std::string s = write_temp("all_refused.json", R"({"op": "add", "shape": [4096, 4096],
+    "candidates": {"tiles": [[4096, 4096]], "constraints": {"prune_over_limits": false}}})");
+  CmdResult r = run_cli("sweep " + s + " -q");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "tilesim: " + s +
+                       ": every candidate was refused (1 of them: capacity 1); --csv lists each "
+                       "reason\n");
+  const std::string z = write_temp("zero_objective.json", R"({"op": "add", "shape": [64, 1024],
+    "objective": "cube_us", "candidates": {"tiles": [[8, 1024], [16, 1024]]}})");
+  expect_refused("sweep " + z + " -j 1", z,
+                 ": objective cube_us is 0 for every candidate (2 evaluated): the kernel has no "
+                 "cube work to rank by");
+}
+
+// crash_loader_abort_on_large_json: a 145 MB trace given as a run config aborted (SIGABRT) under a
+// 1 GB limit, or printed a 144 MB error line. Bounded and sniffed before parsing; a message quotes
+// no document whole.
+TEST(Hostile, ALargeOrWrongDocumentIsRefusedBeforeItIsParsed) {
+  const std::string t = write_temp("trace_as_config.json", "[" + std::string(100, ' ') + "]");
+  for (const std::string cmd : {"run", "sweep", "validate"})
+    expect_refused(cmd + " " + t, t, "is not a ");
+  expect_refused("run " + t, t,
+                 ": 102 bytes is not a run config (expected a JSON object, got an array)");
+  const std::string big = write_temp("big_config.json", "{}");
+  std::filesystem::resize_file(big, (uint64_t{64} << 20) + 1);  // sparse
+  expect_refused("run " + big, big,
+                 ": 67 MB (67108865 bytes) is more than a run config holds (at most 64 MiB)");
+  std::filesystem::remove(big);
+  std::string items;
+  for (int i = 0; i < 1000; ++i) items += std::to_string(i) + ", ";
+  const std::string wide =
+      write_temp("wide.json", R"({"op": "add", "shape": [)" + items + R"(1], "tile": [8]})");
+  const CmdResult r = run_cli("run " + wide);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_LT(r.out.size(), 400u) << r.out;
+}
+
+// mem_bad_alloc_internal_error: a valid program of 2^21 tile tasks under a memory limit ended in
+// "internal error: std::bad_alloc" (exit 3, which means a bug). Running out is exit 2, one line.
+TEST(Hostile, RunningOutOfMemoryIsAnInputErrorNotABug) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "an address-space limit does not apply under ASan's shadow memory";
+#endif
+  const std::string p = write_temp("oom.json", R"({"program": "t",
+    "inputs": [{"name": "x", "shape": [1, 16777216], "dtype": "fp32"}], "outputs": ["y"],
+    "body": [{"set_vec_tile_shapes": [1, 8]},
+             {"op": "sum", "inputs": ["x"], "out": "y", "dim": -1, "keepdim": true, "merge": "tree"}]})");
+  const CmdResult capped =
+      test::run_command("prlimit --as=402653184 " + std::string(TILESIM_BINARY) + " run " + p);
+  EXPECT_EQ(capped.code, 2) << capped.out;
+  EXPECT_EQ(capped.out.rfind("tilesim: error: out of memory: ", 0), 0u) << capped.out;
+  EXPECT_EQ(std::count(capped.out.begin(), capped.out.end(), '\n'), 1) << capped.out;
+}
+
 }  // namespace
 }  // namespace tilesim

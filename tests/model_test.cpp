@@ -269,10 +269,14 @@ TEST(JsonReader, ParseFileRefusesDirectoriesDeepNestingRepeatedKeysAndHugeNumber
     return std::string("(accepted)");
   };
   EXPECT_EQ(error(dir), "not a regular file (a run config is a JSON file)");
-  const auto deep = write("deep.json", std::string(60000, '[') + std::string(60000, ']'));
+  const auto deep =
+      write("deep.json", "{\"a\": " + std::string(60000, '[') + std::string(60000, ']') + "}");
   EXPECT_EQ(error(deep), "run config nests deeper than 64 levels (allowed: at most 64)");
-  const auto ok = write("ok.json", std::string(64, '[') + std::string(64, ']'));
+  const auto ok = write("ok.json", "{\"a\": " + std::string(63, '[') + std::string(63, ']') + "}");
   EXPECT_EQ(error(ok), "(accepted)");
+  // A document that is no object (a trace given as a config) is refused before it is parsed.
+  const auto array = write("array.json", std::string(64, '[') + std::string(64, ']'));
+  EXPECT_EQ(error(array), "128 bytes is not a run config (expected a JSON object, got an array)");
   const auto dup = write("dup.json", R"({"op": "relu", "x": {"a": 1, "a": 2}})");
   EXPECT_EQ(error(dup), "run config: key \"a\" appears twice in one object (each key once)");
   const auto same = write("same.json", R"({"a": {"k": 1}, "b": {"k": 2}})");

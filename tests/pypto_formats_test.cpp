@@ -732,6 +732,44 @@ TEST(Swimlane, EpochSizedTimestampsGiveTheFiguresOfRelativeOnes) {
   }
 }
 
+// ../shared/hostile-t3 swim_epoch_us_timestamps, swim_epoch_ns_timestamps,
+// swim_epoch_to_measurements as their files hold them: each stamp printed from a double
+// (1784177144515043.8, the shortest text of ...043.75; 1.7841771445150436e+18 ns), whose step there
+// (0.25 us, 256 ns) is coarser than any board's: the figures (2.18 or 1.98 us where the board's
+// are 2.13) depend on where the clock started. Refused naming the event; an exact literal of the
+// same magnitude reads exactly.
+TEST(Swimlane, StampsPrintedFromCoarseDoublesAreRefused) {
+  const auto one = [](const std::string& ts) {
+    return R"j([{"ph": "X", "name": "0-0-1-0-0(a)", "pid": 0, "tid": 0, "ts": )j" + ts +
+           R"j(, "dur": 1}])j";
+  };
+  EXPECT_EQ(error_of([&] { swimlane_from_text(one("1784177144515043.8"), "t"); }),
+            "t: event 0: ts 1784177144515043.8 was printed from a 64-bit float whose step there "
+            "is 0.25 us: the stamp is off by up to half of it, and every figure with it (write "
+            "the timestamps relative to the first task, or as exact decimals)");
+  EXPECT_NE(error_of([&] {
+              swimlane_from_text(one("1.7841771445150436e+18"), "t", 1000);
+            }).find("step there is 0.256 us"),
+            std::string::npos);
+  for (const std::string exact : {"1784177144515043.77", "1784177144515043.5", "1784177144515043",
+                                  "1784177144514943.520", "100.14"})
+    EXPECT_EQ(error_of([&] { swimlane_from_text(one(exact), "t"); }), "(no error)") << exact;
+}
+
+// ../shared/hostile-t4 swim_overlap_negative_wait: two tasks overlapping on one thread gave a wait
+// of -5 us and 20 us of busy time in a 15 us span, which calibrate then fitted. (Tids of one core
+// name may overlap: PyPTO draws a core's overlapping tasks so, TaskIdsFromArgsSeqNo... above.)
+TEST(Swimlane, OverlappingTasksOnOneLaneAreRefusedNamingBoth) {
+  const std::string text = R"j([{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+      "args": {"name": "AIV_0"}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"taskId": 1}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 2, "ts": 20, "dur": 5, "args": {"taskId": 3}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "args": {"taskId": 2}}])j";
+  EXPECT_EQ(error_of([&] { swimlane_from_text(text, "s.json"); }),
+            "s.json: lane AIV_0: event 3 (task 2, 5-15 us) starts before event 1 (task 1, 0-10 "
+            "us) ends on the same thread: a core runs one task at a time (fix the trace)");
+}
+
 // ../shared/hostile-t3 swim_dur_1e308, swim_ts_dur_1e308, swim_dur_1e308_to_measurements: a
 // dur of 1e308 printed 310 digits or inf (ts + dur overflowed to an internal error). A dur, or a
 // ts after the first task, beyond 10^12 us is refused naming the event.

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -103,9 +105,48 @@ TEST(Shard, ATimeThatNoRunCanHaveIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               fmt::format("s1.json: results: candidate {}: metrics.gen_time_us is -5 (a time is "
-                          "finite and >= 0; write shard files with tilesim sweep --shard)",
+                          "finite, >= 0 and at most 1e+12 us) (write shard files with tilesim "
+                          "sweep --shard; an edited shard is refused)",
                           index));
   }
+}
+
+// ../shared/hostile-t4 merge_refused_candidate_ranked_first: a refused candidate flipped to ok
+// with another's figures at half the time was ranked first (the hash covered the job only). Each
+// result is checked as a fresh run's figures are, and the results against their own hash.
+TEST(Shard, EditedResultsAreRefused) {
+  const SweepJob job =
+      sweep_job_from_file(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const nlohmann::json good = shard_to_json(run_shard(job, {1, 3}, {}));
+  const auto error_of = [](const nlohmann::json& j) {
+    return test::error_of([&] { shard_from_json(j, "s1.json"); });
+  };
+  EXPECT_EQ(error_of(good), "(no error)");
+  const auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j["results"][0]);
+    return error_of(j);
+  };
+  const auto has = [](const std::string& msg, const std::string& needle) {
+    return msg.find(needle) != std::string::npos;
+  };
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) { r["reason"] = "UB overflow"; }),
+               "ok, yet it carries a refusal");
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) { r["ok"] = false; }),
+               "refused (ok false) without");
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) { r["metrics"]["gen_time_us"] = 1e300; }),
+               "metrics.gen_time_us is 1e+300");
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) {
+                 r["metrics"]["gen_time_us"] = r["metrics"]["gen_time_us"].get<double>() / 2;
+                 r["metrics"]["kernel_time_us"] = r["metrics"]["kernel_time_us"].get<double>() / 2;
+               }),
+               "is not the sum of its parts");
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) { r["metrics"]["pipes"][0]["max_us"] = 1e6; }),
+               "more than gen_time_us");
+  EXPECT_PRED2(has, edited([](nlohmann::json& r) {
+                 r["metrics"]["tasks"] = r["metrics"]["tasks"].get<int64_t>() + 1;
+               }),
+               "does not match the results the file carries");
 }
 
 // ../shared/hostile-t3 merge_candidates_huge, merge_shard_n_huge, merge_of_cli_shard_huge_n and

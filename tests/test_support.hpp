@@ -39,15 +39,19 @@ struct CmdResult {
   std::string out;
 };
 
-inline CmdResult run_cli(const std::string& args, bool with_stderr = true) {
-  const std::string cmd =
-      std::string(TILESIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs the shell command `command`; stdout (and stderr unless told otherwise) captured.
+inline CmdResult run_command(const std::string& command, bool with_stderr = true) {
+  const std::string cmd = command + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf{};
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+inline CmdResult run_cli(const std::string& args, bool with_stderr = true) {
+  return run_command(std::string(TILESIM_BINARY) + " " + args, with_stderr);
 }
 
 // The message of the tilesim::Error `f` throws, or "(no error)".

@@ -5,12 +5,49 @@ import os
 from . import _core
 
 
+def path(name, value):
+    """`value` (a str or os.PathLike) as the path C++ opens: a NUL would cut it there (running
+    another file than the one named), and an empty one names nothing: ConfigError naming the
+    argument."""
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if "\x00" in text:
+        _refuse(name, f"{text!r}: a path with a NUL character (no file has one)")
+    if not text:
+        _refuse(name, "an empty path (give a file)")
+    return text
+
+
+def hardware_name(value):
+    """The hardware argument as the CLI's --hardware takes it: None for the default, else a
+    non-empty file or shipped name."""
+    if value is None:
+        return ""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"hardware: expected a file or a shipped name, got {type(value).__name__}")
+    if not os.fspath(value):
+        _refuse("hardware", "an empty name (give a hardware file or a shipped name, or leave it "
+                            "out for the default)")
+    return path("hardware", value)
+
+
+def dims(name, values):
+    """A tile as a list of ints: no bool (True is not a dim of 1), no float, no text."""
+    out = []
+    for v in values or []:
+        if isinstance(v, bool) or not isinstance(v, int):
+            _refuse(name, f"{v!r} is not an integer dim")
+        out.append(v)
+    return out
+
+
 def source(config):
     """(text or path, is_file) of a config given as a dict or a file path."""
     if isinstance(config, dict):
         return json.dumps(config, allow_nan=False), False
     if isinstance(config, (str, os.PathLike)):
-        return os.fspath(config), True
+        return path("config", config), True
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
 
 
@@ -76,5 +113,5 @@ def sweep_job(config, hardware=None, objective=None, settings=None):
     the config's ("gen_time_us", "kernel_time_us", a pipe's "mte2_us", ...); `settings` are
     hardware what-ifs (the CLI's --set), carried in the job."""
     text, is_file = source(config)
-    return _core.sweep_job(text, is_file, hardware or "", objective or "",
+    return _core.sweep_job(text, is_file, hardware_name(hardware), objective or "",
                            what_ifs(settings))

@@ -9,6 +9,9 @@ from ._jobs import sweep_job
 from ._jobs import integer as _integer
 from ._jobs import number as _number
 from ._jobs import what_ifs as _what_ifs
+from ._jobs import dims as _dims
+from ._jobs import hardware_name as _hardware
+from ._jobs import path as _path
 from .results import JsonResult, Result, SweepResult
 
 
@@ -17,7 +20,22 @@ def _paths(items):
         return []
     if isinstance(items, (str, os.PathLike)):
         items = [items]
-    return [os.fspath(p) for p in items]
+    return [_path("path", p) for p in items]
+
+
+def _check_output(argument, path, inputs):
+    """Refuses, before any work, writing `path` over one of `inputs` (ConfigError naming
+    `argument`), as the CLI refuses an output over one of its inputs."""
+    if path is not None and path != "-":
+        _core.check_output(_path(argument, path), argument, [os.fspath(i) for i in inputs])
+
+
+def _write_text(path, text, what, inputs=(), argument="path"):
+    """Writes `text` to `path` as the CLI writes every output: a temporary renamed over the
+    target (a failure leaves the old file), through a link to its target, never over one of
+    `inputs` nor a file this process has read as an input (ConfigError)."""
+    _core.write_output(_path(argument, path), text, what, argument,
+                       [os.fspath(i) for i in inputs])
 
 
 def _warn(data):
@@ -30,9 +48,9 @@ def run(config, tile=None, loop=None, hardware=None, set=None):
     (``--set``), a dict {key: value} or "key=value" strings."""
     text, is_file = _source(config)
     loop = _integer("loop", loop, 1)
-    data, trace = _core.run(text, is_file, list(tile or []), loop or 0, hardware or "",
+    data, trace = _core.run(text, is_file, _dims("tile", tile), loop or 0, _hardware(hardware),
                             _what_ifs(set))
-    return Result(json.loads(data), json.loads(trace))
+    return Result(json.loads(data), json.loads(trace), [text] if is_file else [])
 
 
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
@@ -93,7 +111,7 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     max_iter = _integer("max_iter", max_iter, 1, maximum=100000)
     digits = _integer("digits", digits, 0, none_ok=False)
     fd_step = _number("fd_step", fd_step, 0, 0.5)
-    data, hw = _core.calibrate(os.fspath(measurements), hardware or "", _paths(free), jobs,
+    data, hw = _core.calibrate(_path("measurements", measurements), _hardware(hardware), _paths(free), jobs,
                                max_iter or 0, float(fd_step or 0), digits,
                                bool(fresh_lowering), bool(allow_degenerate))
     res = JsonResult(json.loads(data))
@@ -111,7 +129,7 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
     under ``"sensitivity"``: each parameter moved by -/+ ``sensitivity_step``, one at a time."""
     keys = ",".join(sensitivity_keys) if sensitivity_keys else ""
     jobs = _integer("jobs", jobs, 0, none_ok=False)
-    data, within = _core.validate(_paths(files), hardware or "", jobs,
+    data, within = _core.validate(_paths(files), _hardware(hardware), jobs,
                                   bool(sensitivity or keys), keys, float(sensitivity_step),
                                   _what_ifs(set))
     res = JsonResult(json.loads(data))
@@ -121,16 +139,17 @@ def validate(files=None, hardware=None, jobs=0, sensitivity=False, sensitivity_k
 
 def replay(graph, hardware=None, set=None):
     """Simulates a PyPTO fixed-latency task graph (``tilesim replay``): a :class:`Result`."""
-    data, trace = _core.replay(os.fspath(graph), hardware or "", _what_ifs(set))
+    graph = _path("graph", graph)
+    data, trace = _core.replay(graph, _hardware(hardware), _what_ifs(set))
     data = json.loads(data)
     _warn(data)
-    return Result(data, json.loads(trace))
+    return Result(data, json.loads(trace), [graph])
 
 
 def analyze(trace, graph=None, time_unit="us", hardware=None):
     """PyPTO's swimlane metrics of a trace (``tilesim analyze``)."""
-    data = json.loads(_core.analyze(os.fspath(trace), os.fspath(graph) if graph else "",
-                                    time_unit, hardware or ""))
+    data = json.loads(_core.analyze(_path("trace", trace), _path("graph", graph) if graph else "",
+                                    time_unit, _hardware(hardware)))
     _warn(data)
     return JsonResult(data)
 
@@ -142,21 +161,20 @@ def compare(profile, config, hardware=None, set=None, time_unit="us", graph=None
     "COLUMN=TEXT" strings, ``skip_first``) or a swimlane (``time_unit``, ``graph``)."""
     if isinstance(match, dict):
         match = [f"{k}={v}" for k, v in match.items()]
-    data, warns = _core.compare(os.fspath(profile), os.fspath(config), hardware or "",
+    data, warns = _core.compare(_path("profile", profile), _path("config", config), _hardware(hardware),
                                 _what_ifs(set), time_unit,
-                                os.fspath(graph) if graph else "", op_name or "",
+                                _path("graph", graph) if graph else "", op_name or "",
                                 [str(m) for m in (match or [])], int(skip_first))
     for w in warns:
         warnings.warn(w, stacklevel=2)
     return JsonResult(json.loads(data))
 
 
-def _imported(imp, output):
+def _imported(imp, output, inputs):
     for w in imp.warnings:
         warnings.warn(w, stacklevel=3)
     if output is not None:
-        with open(output, "w") as f:
-            f.write(imp.json)
+        _write_text(output, imp.json, "the measurements", inputs, argument="output")
     res = JsonResult(json.loads(imp.json))
     res.summary = imp.summary
     return res
@@ -167,18 +185,23 @@ def measurements_from_msprof(csvs, map, as_="calibrate", metrics=None, output=No
     from-msprof``): the measurements file (``as_="validate"``: a validation dataset) as a
     :class:`JsonResult` with ``.summary``, written to ``output`` when given (its relative
     paths are placed for that file's folder)."""
-    imp = _core.measurements_from("msprof", {"csv": _paths(csvs), "map": [os.fspath(map)]}, as_,
-                                  list(metrics or []), os.fspath(output) if output else "")
-    return _imported(imp, output)
+    inputs = {"csv": _paths(csvs), "map": [_path("map", map)]}
+    files = inputs["csv"] + inputs["map"]
+    _check_output("output", output, files)
+    imp = _core.measurements_from("msprof", inputs, as_, list(metrics or []),
+                                  _path("output", output) if output else "")
+    return _imported(imp, output, files)
 
 
 def measurements_from_swimlane(traces, config, graph=None, time_unit="us", hardware=None,
                                id=None, as_="calibrate", metrics=None, output=None):
     """PyPTO swimlanes of one run config to measurements (``tilesim measurements
     from-swimlane``), as :func:`measurements_from_msprof` returns them."""
-    inputs = {"trace": _paths(traces), "config": [os.fspath(config)],
-              "graph": [os.fspath(graph) if graph else ""], "time-unit": [time_unit],
-              "hardware": [hardware or ""], "id": [id or ""]}
+    inputs = {"trace": _paths(traces), "config": [_path("config", config)],
+              "graph": [_path("graph", graph) if graph else ""], "time-unit": [time_unit],
+              "hardware": [_hardware(hardware)], "id": [id or ""]}
+    files = inputs["trace"] + inputs["config"] + [g for g in inputs["graph"] if g]
+    _check_output("output", output, files)
     imp = _core.measurements_from("swimlane", inputs, as_, list(metrics or []),
-                                  os.fspath(output) if output else "")
-    return _imported(imp, output)
+                                  _path("output", output) if output else "")
+    return _imported(imp, output, files)

@@ -34,14 +34,18 @@ class Result(JsonResult):
     """One simulated run (tilesim.run, tilesim.replay). ``trace`` is its Chrome trace events
     (what ``--trace`` writes)."""
 
-    def __init__(self, data, trace):
+    def __init__(self, data, trace, inputs=()):
         super().__init__(data)
         self.trace = trace
+        self._inputs = list(inputs)  # the files the run read: write_trace never replaces one
 
     def write_trace(self, path):
-        """Writes the Chrome trace (what ``--trace FILE`` writes; open it in Perfetto)."""
-        with open(path, "w") as f:
-            json.dump(self.trace, f)
+        """Writes the Chrome trace (what ``--trace FILE`` writes; open it in Perfetto), as the
+        CLI writes it: atomically, never over a file this process read as an input
+        (ConfigError)."""
+        from .api import _write_text
+
+        _write_text(path, json.dumps(self.trace), "the trace", self._inputs)
 
     def timeline(self, ax=None):
         """Per-core lanes of the run's tasks, like PyPTO's swimlane (a matplotlib Axes)."""

@@ -1,5 +1,6 @@
 """cmake --install into a prefix: the command runs a sweep from anywhere with the shipped configs
-it installed, and the prefix's site-packages imports tilesim (and tilesim.pypto)."""
+it installed, traces a PyPTO kernel file with the tracer it installed, and the prefix's
+site-packages imports tilesim (and tilesim.pypto)."""
 import glob
 import os
 import shutil
@@ -15,7 +16,7 @@ def test_cmake_install_into_a_prefix(tmp_path):
     build = os.environ.get("TILESIM_BUILD_DIR")
     if not build:
         pytest.skip("TILESIM_BUILD_DIR is not set (ctest sets it)")
-    prefix = tmp_path / "prefix"
+    prefix = tmp_path / "pre fix 'q'"
     p = subprocess.run(["cmake", "--install", build, "--prefix", str(prefix)], capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -37,3 +38,13 @@ def test_cmake_install_into_a_prefix(tmp_path):
                        env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(site[0])
+    # ../shared/hostile-t4 install_trace_pypto_from_prefix: the installed trace-pypto looked for
+    # the module only in a build tree ("No module named 'tilesim'"). It finds its prefix's.
+    (work / "k.py").write_text("import pypto\n\n@pypto.jit\ndef k(x: pypto.Tensor((16, 1024), "
+                               "pypto.DT_FP32), y: pypto.Tensor((16, 1024), pypto.DT_FP32)):\n"
+                               "    pypto.set_vec_tile_shapes(1, 1024)\n    y[:] = pypto.exp(x)\n")
+    del env["PYTHONPATH"]
+    p = subprocess.run([str(exe), "trace-pypto", "k.py", "--json", "p.json"], cwd=work,
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "the program is in p.json" in p.stdout and (work / "p.json").is_file()

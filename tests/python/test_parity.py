@@ -182,3 +182,88 @@ def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():
         tilesim.sweep(big, jobs=1, progress=progress)
     done, total = seen[-1]
     assert done < total, seen[-3:]
+
+
+def test_ctrl_c_stops_the_running_candidates_not_after_them():
+    # Issue 50: Ctrl-C took 7.7-11.8 s on a sweep whose candidates take seconds (the workers
+    # stopped only between candidates). The running candidate's lowering and simulation stop
+    # too (model/stop.hpp). A candidate here takes about 3.5 s; the sweep ends well before the
+    # candidate would have (what is left is mostly freeing the candidate's simulation state).
+    import signal
+    import threading
+    import time
+
+    cfg = {"op": "add", "shape": [256, 8192], "tile": [1, 8],
+           "candidates": {"loop_counts": [128, 256], "constraints": {"prune_over_limits": False}}}
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(1.0, interrupt)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        tilesim.sweep(cfg, jobs=1)
+    timer.join()
+    assert time.monotonic() - sent[0] < 1.5
+
+
+def test_paths_names_and_dims_are_checked_as_the_cli_checks_them(tmp_path):
+    # ../shared/hostile-t4 py_path_with_nul_runs_other_file: "c.json\x00x" ran c.json (the path
+    # was cut at the NUL on its way to C++). py_silent_coercions_t4: tile=[True, 1024] ran tile
+    # (1, 1024); hardware="" ran the default hardware.
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"op": "add", "shape": [64, 1024], "tile": [8, 1024]}')
+    with pytest.raises(ValueError, match="config: .* a path with a NUL character"):
+        tilesim.run(str(cfg) + "\x00anything-here")
+    spec = {"op": "add", "shape": [64, 1024], "tile": [8, 1024]}
+    with pytest.raises(tilesim.ConfigError, match="tile: True is not an integer dim"):
+        tilesim.run(spec, tile=[True, 1024])
+    with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
+        tilesim.run(spec, hardware="")
+    with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
+        tilesim.sweep({"op": "add", "shape": [64, 1024], "candidates": {"tiles": [[8, 1024]]}},
+                      hardware="")
+
+
+def test_python_writers_keep_the_rules_every_cli_output_keeps(tmp_path):
+    # ../shared/hostile-t4 py_outputs_over_inputs: measurements_from_msprof(output=map),
+    # Result.write_trace(config) and TracedKernel.write(kernel file) replaced the inputs they were
+    # made from. Each is refused (ConfigError), and each writes as the CLI does: through a link to
+    # its target, never a half-written file.
+    import tilesim.pypto as pypto
+
+    (tmp_path / "p.csv").write_text("Op Name,Task Duration(us)\nrelu_kernel,1.5\n")
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({"hardware": "ascend910b4", "kernels": [{
+        "id": "r", "match": {"Op Name": "relu_kernel"}, "mapping": "m", "sweep": "s", "x": 1,
+        "config": {"op": "relu", "shape": [64, 1024], "tile": [8, 1024]}}]}))
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"op": "add", "shape": [64, 1024], "tile": [8, 1024]}')
+
+    @pypto.jit
+    def k(x: pypto.Tensor((16, 1024), pypto.DT_FP32), y: pypto.Tensor((16, 1024), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 1024)
+        y[:] = pypto.exp(x)
+
+    traced = k.trace()
+    here = __file__
+    before = {p: open(p).read() for p in (mapping, cfg, here)}
+    with pytest.raises(tilesim.ConfigError, match="output .*map.json: is the command's own input"):
+        tilesim.measurements_from_msprof(tmp_path / "p.csv", mapping, output=mapping)
+    with pytest.raises(tilesim.ConfigError, match="c.json: is the command's own input"):
+        tilesim.run(str(cfg)).write_trace(cfg)
+    with pytest.raises(tilesim.ConfigError, match="test_parity.py: is the command's own input"):
+        traced.write(here)
+    assert {p: open(p).read() for p in before} == before
+    # Through a link: the target gets the text, the link stays a link.
+    (tmp_path / "real.json").write_text("OLD")
+    os.symlink("real.json", tmp_path / "link.json")
+    traced.write(tmp_path / "link.json")
+    assert os.path.islink(tmp_path / "link.json")
+    assert json.loads((tmp_path / "real.json").read_text())["program"] == "k"
+    with pytest.raises(tilesim.ConfigError, match="nodir/t.json: cannot write the trace"):
+        tilesim.run(str(cfg)).write_trace(tmp_path / "nodir" / "t.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "link.json", "map.json",
+                                                          "p.csv", "real.json"]

@@ -93,3 +93,163 @@ def test_installed_package_imports_tilesim_pypto(tmp_path):
                        cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "tilesim recommends for scale" in p.stdout
+
+
+# ---- ../shared/hostile-t4 (issue 50): trace-pypto keeps the contract every command keeps ----
+
+def _binary():
+    binary = os.environ.get("TILESIM_BINARY")
+    if not binary:
+        pytest.skip("TILESIM_BINARY is not set (ctest sets it)")
+    return binary
+
+
+def _refused(p, *needles):
+    """Exit 2 with one line on stderr, "tilesim: error: ...", holding each needle."""
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tilesim: error: "), p.stderr
+    for n in needles:
+        assert n in lines[0], p.stderr
+
+
+# tp_json_over_kernel_file: `--json k.py` replaced the kernel source with the program, exit 0.
+def test_trace_pypto_never_writes_over_its_kernel_file(tmp_path, cli):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(KERNEL)
+    for out in (kernel, f"{tmp_path}/./k.py"):
+        _refused(cli("trace-pypto", kernel, "--json", out, code=2), "is the command's own input")
+        assert kernel.read_text() == KERNEL
+
+
+# tp_kernel_crash_internal_error, tp_kernel_exit_2_no_message, tp_sys_exit_0_nothing_written:
+# a kernel file that crashed was "internal error" (exit 3); sys.exit(2) was exit 2 with no message;
+# sys.exit(0) and os._exit(0) were exit 0 with nothing written. Each way a kernel file can fail is
+# one line naming it, exit 2, the old output kept.
+@pytest.mark.parametrize("source, needle", [
+    ("import ctypes\nctypes.string_at(0)\n", "python3 died of SIGSEGV while running the kernel"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "died of SIGKILL"),
+    ("import sys\nsys.exit(2)\n", "k.py:2: the kernel file called sys.exit(2)"),
+    ("import sys\nsys.exit('bye')\n", "called sys.exit('bye')"),
+    ("import sys\nsys.exit(0)\n" + KERNEL, "k.py:2: the kernel file called sys.exit(0) before"),
+    ("import os\nos._exit(0)\n", "the kernel file ended python3 (exit 0) before any kernel"),
+    ("raise KeyboardInterrupt\n", "k.py:1: the kernel file raised KeyboardInterrupt"),
+    ("x = 1\nraise ValueError('a\\nb\\x1b[2J')\n", "k.py:2: the kernel file raised ValueError: "
+                                                   "a\\nb\\x1b[2J"),
+    ("def f(:\n", "k.py:1: the kernel file is not valid Python"),
+    ("x = bytearray(1 << 40)\n", "k.py:1: the kernel file ran out of memory"),
+    ("x = 1\n", "k.py: no @pypto.jit kernel found"),
+], ids=["segv", "sigkill", "exit2", "exit_text", "exit0", "os_exit0", "interrupt", "raise",
+        "syntax", "memory", "no_kernel"])
+def test_each_way_a_kernel_file_fails_is_one_line(tmp_path, cli, source, needle):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(source)
+    out = tmp_path / "p.json"
+    out.write_text("OLD")
+    _refused(cli("trace-pypto", kernel, "--json", out, code=2), str(kernel), needle)
+    assert out.read_text() == "OLD"
+
+
+# tp_output_path_traceback: an output path that cannot be written printed a Python traceback
+# blaming the kernel file. tp_full_fs_destroys_old_output: a full disk left a 4 KB fragment in
+# place of the old program (here the disk fills by a file-size limit).
+def test_an_unwritable_output_is_one_line_and_the_old_file_stays(tmp_path, cli):
+    import resource
+    import signal
+
+    kernel = tmp_path / "k.py"
+    kernel.write_text(KERNEL)
+    for out, why in ((tmp_path / "nodir/p.json", "No such file or directory"),
+                     (tmp_path, "Is a directory"), ("/dev/full", "No space left on device")):
+        _refused(cli("trace-pypto", kernel, "--json", out, code=2),
+                 f"{out}: cannot write the program: {why}")
+    old = tmp_path / "p.json"
+    old.write_text('{"program": "OLD"}')
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+    p = subprocess.run([_binary(), "trace-pypto", str(kernel), "--json", str(old)],
+                       capture_output=True, text=True, preexec_fn=small_files)
+    _refused(p, f"{old}: cannot write the program")
+    assert old.read_text() == '{"program": "OLD"}'
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["k.py", "p.json"]  # no temporary
+
+
+# tp_main_json_stdout_not_json: with --json -, the kernel file's own prints (an example's table
+# under --main) came first on stdout. They go to stderr; stdout is the program alone.
+def test_json_to_stdout_carries_only_the_program(tmp_path, cli):
+    kernel = tmp_path / "k.py"
+    kernel.write_text("import os\nprint('hello')\nos.write(1, b'raw\\n')\n" + KERNEL +
+                      "if __name__ == '__main__':\n    print('main')\n")
+    p = cli("trace-pypto", kernel, "--main", "--json", "-")
+    assert json.loads(p.stdout)["program"] == "scale"
+    assert "hello" in p.stderr and "raw" in p.stderr and "main" in p.stderr
+
+
+# tp_sigterm_leaves_tracer_running: SIGTERM stopped tilesim, but its tracer ran on and wrote the
+# output 2 s after "no output file written". The tracer dies with the command.
+def test_a_stop_signal_stops_the_tracer_too(tmp_path):
+    import signal
+    import time
+
+    kernel = tmp_path / "k.py"
+    kernel.write_text("import os, time\nopen(%r, 'w').write(str(os.getpid()))\ntime.sleep(30)\n"
+                      % str(tmp_path / "pid") + KERNEL)
+    out = tmp_path / "p.json"
+    out.write_text("OLD")
+    p = subprocess.Popen([_binary(), "trace-pypto", str(kernel), "--json", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.02)
+    tracer = int((tmp_path / "pid").read_text())
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=10)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "no output file written" in err
+    time.sleep(0.2)
+    try:
+        with open(f"/proc/{tracer}/status") as f:
+            assert "State:\tZ" in f.read()  # gone; a zombie only where nothing reaps it
+    except FileNotFoundError:
+        pass
+    assert out.read_text() == "OLD"
+
+
+def test_the_tracer_is_bounded_in_time_and_memory(tmp_path, cli):
+    kernel = tmp_path / "k.py"
+    kernel.write_text("while True:\n    pass\n")
+    _refused(cli("trace-pypto", kernel, "--json", tmp_path / "p.json", "--timeout", "0.3",
+                 code=2), "ran longer than --timeout 0.3 s")
+    kernel.write_text("x = bytearray(200 << 20)\n")
+    _refused(cli("trace-pypto", kernel, "--json", tmp_path / "p.json", "--max-memory", "100",
+                 code=2), "ran out of memory")
+    for bad in (["--timeout", "0"], ["--timeout", "nan"], ["--max-memory", "1"]):
+        assert cli("trace-pypto", kernel, "--json", "-", *bad, code=2).stderr
+
+
+# tp_loop_2p24_tracer_memory: pypto.loop(2**24) cost 1.15 GB and 6.6 s (a set of every index);
+# 10**9 was killed. The loop check takes four iterations whatever the count; beyond a program's
+# 2^24 the loop is refused.
+def test_loop_checks_cost_nothing_in_the_trip_count(tmp_path, cli):
+    loop = textwrap.dedent("""\
+        import pypto
+        N = %d
+        @pypto.jit
+        def k(x: pypto.Tensor((N, 8), pypto.DT_FP32), y: pypto.Tensor((N, 8), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 8)
+            for i in pypto.loop(N):
+                xv = pypto.view(x, [1, 8], [i, 0])
+                pypto.assemble(pypto.exp(xv), [i, 0], y)
+        """)
+    kernel = tmp_path / "k.py"
+    kernel.write_text(loop % (1 << 24))
+    cli("trace-pypto", kernel, "--json", tmp_path / "p.json", "--max-memory", "256",
+        "--timeout", "20")
+    assert json.loads((tmp_path / "p.json").read_text())["body"][1]["loop_count"] == 1 << 24
+    kernel.write_text(loop % 10**9)
+    _refused(cli("trace-pypto", kernel, "--json", tmp_path / "p.json", "--max-memory", "256",
+                 code=2), "k.py:6: pypto.loop", "loop_count is 1..16777216")

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -23,6 +25,67 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpmdFigures, valid, grid, cores, cores_used, 
                                    block_gm_bytes)
 
 namespace {
+
+// What a fresh run's figures are, checked on a candidate read back from a shard: each time finite,
+// >= 0 and at most kMaxRunUs; an ok candidate carries no refusal, a refused one its reason; the
+// kernel time is the sum of its parts, and no pipe is busier than the span of all tasks. (An edited
+// shard would otherwise rank a refused tile, or a time no run has, first.)
+constexpr double kMaxRunUs = 1e12;  // no model run lasts 11 days (a swimlane's bound too)
+
+// A candidate's times, by their names in a shard's metrics.
+std::array<std::pair<const char*, double>, 9> times_of(const CandidateResult& c) {
+  return {{{"gen_time_us", c.gen_time_us},
+           {"kernel_time_us", c.kernel_time_us},
+           {"launch_us", c.launch_us},
+           {"handshake_us", c.handshake_us},
+           {"head_us", c.head_us},
+           {"root_build_us", c.root_build_us},
+           {"dispatch_us", c.dispatch_us},
+           {"completion_us", c.completion_us},
+           {"end_us", c.end_us}}};
+}
+
+bool equal_sum(double total, double sum) {
+  constexpr double kRel = 1e-9;  // the figures' own rounding, summed in another order
+  return std::abs(total - sum) <= kRel * std::max(1.0, std::abs(total));
+}
+
+void check_candidate_figures(const CandidateResult& c, const std::string& origin) {
+  const auto fail = [&](const std::string& what) {
+    throw Error(
+        fmt::format("{}: results: candidate {}: {} (write shard files with tilesim sweep "
+                    "--shard; an edited shard is refused)",
+                    origin, c.index, what));
+  };
+  for (const auto& [name, v] : times_of(c))
+    if (!std::isfinite(v) || v < 0 || v > kMaxRunUs)
+      fail(fmt::format("metrics.{} is {} (a time is finite, >= 0 and at most {:g} us)", name, v,
+                       kMaxRunUs));
+  if (!c.ok) {
+    if (c.reason.empty() || c.reject_class.empty())
+      fail("refused (ok false) without a reject_class and a reason");
+    return;
+  }
+  if (!c.reason.empty() || !c.reject_class.empty())
+    fail(fmt::format("ok, yet it carries a refusal ({}: {})", c.reject_class, c.reason));
+  if (!(c.gen_time_us > 0)) fail("ok with metrics.gen_time_us 0 (an evaluated run has tasks)");
+  if (!equal_sum(c.head_us, c.root_build_us + c.dispatch_us))
+    fail(fmt::format("metrics.head_us {} is not root build + dispatch ({})", c.head_us,
+                     c.root_build_us + c.dispatch_us));
+  const double parts =
+      c.launch_us + c.handshake_us + c.head_us + c.gen_time_us + c.completion_us + c.end_us;
+  if (!equal_sum(c.kernel_time_us, parts))
+    fail(
+        fmt::format("metrics.kernel_time_us {} is not the sum of its parts ({}: launch + "
+                    "hand-shake + head + gen_time + completion + end)",
+                    c.kernel_time_us, parts));
+  for (const auto& p : c.pipes)
+    if (!std::isfinite(p.max_us) || p.max_us < 0 || p.max_us > c.gen_time_us * (1 + 1e-9))
+      fail(
+          fmt::format("pipe {} busy {} us on one core, more than gen_time_us {} (the span of "
+                      "all tasks)",
+                      p.pipe, p.max_us, c.gen_time_us));
+}
 
 // A per-core record's fields, in the order of its array.
 constexpr auto kCoreFields =
@@ -51,43 +114,36 @@ CoreMetrics core_from_json(const nlohmann::json& j) {
 nlohmann::json candidate_to_json(const CandidateResult& c) {
   nlohmann::json per_core = nlohmann::json::array();
   for (const auto& core : c.per_core) per_core.push_back(core_to_json(core));
-  return {{"index", c.index},
-          {"tile", c.tile},
-          {"loop_count", c.loop_count},
-          {"grid", c.grid},
-          {"block", c.block},
-          {"named_tiles", c.named_tiles},
-          {"params", c.params},
-          {"ok", c.ok},
-          {"reject_class", c.reject_class},
-          {"reason", c.reason},
-          {"contiguous_bytes", c.contiguous_bytes},
-          {"prod_tile", c.prod_tile},
-          {"auto_tiles", c.auto_tiles},
-          {"tile_over_shape_dims", c.tile_over_shape_dims},
-          {"limit_violations", c.limit_violations},
-          {"under_contiguous", c.under_contiguous},
-          {"diag", c.diag},
-          {"spmd", c.spmd},
-          {"metrics",
-           {{"gen_time_us", c.gen_time_us},
-            {"kernel_time_us", c.kernel_time_us},
-            {"launch_us", c.launch_us},
-            {"handshake_us", c.handshake_us},
-            {"head_us", c.head_us},
-            {"root_build_us", c.root_build_us},
-            {"dispatch_us", c.dispatch_us},
-            {"completion_us", c.completion_us},
-            {"end_us", c.end_us},
-            {"tasks", c.tasks},
-            {"edges", c.edges},
-            {"root_functions", c.root_functions},
-            {"gm_read_bytes", c.gm_read_bytes},
-            {"gm_write_bytes", c.gm_write_bytes},
-            {"achieved_gm_gbps", c.achieved_gm_gbps},
-            {"per_core", per_core},
-            {"psg", c.psg},
-            {"pipes", c.pipes}}}};
+  nlohmann::json j = {{"index", c.index},
+                      {"tile", c.tile},
+                      {"loop_count", c.loop_count},
+                      {"grid", c.grid},
+                      {"block", c.block},
+                      {"named_tiles", c.named_tiles},
+                      {"params", c.params},
+                      {"ok", c.ok},
+                      {"reject_class", c.reject_class},
+                      {"reason", c.reason},
+                      {"contiguous_bytes", c.contiguous_bytes},
+                      {"prod_tile", c.prod_tile},
+                      {"auto_tiles", c.auto_tiles},
+                      {"tile_over_shape_dims", c.tile_over_shape_dims},
+                      {"limit_violations", c.limit_violations},
+                      {"under_contiguous", c.under_contiguous},
+                      {"diag", c.diag},
+                      {"spmd", c.spmd},
+                      {"metrics",
+                       {{"tasks", c.tasks},
+                        {"edges", c.edges},
+                        {"root_functions", c.root_functions},
+                        {"gm_read_bytes", c.gm_read_bytes},
+                        {"gm_write_bytes", c.gm_write_bytes},
+                        {"achieved_gm_gbps", c.achieved_gm_gbps},
+                        {"per_core", per_core},
+                        {"psg", c.psg},
+                        {"pipes", c.pipes}}}};
+  for (const auto& [name, v] : times_of(c)) j["metrics"][name] = v;
+  return j;
 }
 
 CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& origin) {
@@ -134,21 +190,7 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     throw Error(origin + ": results: a candidate record is malformed (" + e.what() +
                 "; write shard files with tilesim sweep --shard)");
   }
-  // Times a run can have: finite and >= 0 (a negative one would rank first).
-  for (const auto& [name, v] : {std::pair{"gen_time_us", c.gen_time_us},
-                                {"kernel_time_us", c.kernel_time_us},
-                                {"launch_us", c.launch_us},
-                                {"handshake_us", c.handshake_us},
-                                {"head_us", c.head_us},
-                                {"root_build_us", c.root_build_us},
-                                {"dispatch_us", c.dispatch_us},
-                                {"completion_us", c.completion_us},
-                                {"end_us", c.end_us}})
-    if (!std::isfinite(v) || v < 0)
-      throw Error(
-          fmt::format("{}: results: candidate {}: metrics.{} is {} (a time is finite and "
-                      ">= 0; write shard files with tilesim sweep --shard)",
-                      origin, c.index, name, v));
+  check_candidate_figures(c, origin);
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/lower/diagnostics.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
+#include "model/stop.hpp"
 #include "model/tile_geometry.hpp"
 #include "sim/simulator.hpp"
 #include "tools/analyses/parallel_indices.hpp"
@@ -351,11 +352,34 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
   parallel_indices(indices.size(), options.threads, [&](size_t j) {
     // An exception leaving a worker cancels the TBB loop's remaining candidates.
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SweepCancelled();
-    results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
+    const StopWhen stop(options.cancel);  // and a running candidate's lowering and simulation
+    try {
+      results[j] = evaluate_candidate(cfg, hw, candidates.at(indices[j]), indices[j]);
+    } catch (const Stopped&) {
+      throw SweepCancelled();
+    }
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });
   return results;
 }
+
+namespace {
+
+// An objective that is 0 for every evaluated candidate (cube_us of a vector-only kernel) ranks
+// nothing: the first listed would win a tie of zeros.
+void refuse_an_objective_zero_everywhere(const SweepConfig& cfg, const SweepResult& res) {
+  if (res.ranking.empty() ||
+      objective_of(cfg, res.candidates[res.ranking.back()]) != 0.0)  // the largest
+    return;
+  const std::string name(objective_info(cfg.objective).name);
+  throw Error(
+      fmt::format("{}: objective {} is 0 for every candidate ({} evaluated): the kernel has "
+                  "no {} work to rank by; pick another objective (--objective)",
+                  cfg.path.empty() ? "the sweep" : cfg.path.string(), name, res.ranking.size(),
+                  name.substr(0, name.rfind("_us"))));
+}
+
+}  // namespace
 
 SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& candidates,
                        std::vector<CandidateResult> results) {
@@ -378,6 +402,7 @@ SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& can
     return objective_of(cfg, res.candidates[a]) < objective_of(cfg, res.candidates[b]);
   });
   if (!res.ranking.empty()) res.recommended = res.ranking.front();
+  refuse_an_objective_zero_everywhere(cfg, res);
   if (res.ranking.size() > 1) {
     res.runner_up = res.ranking[1];
     res.tie = ties(cfg, res.candidates[*res.recommended], res.candidates[*res.runner_up]);

@@ -17,7 +17,7 @@ namespace tilesim {
 
 namespace {
 
-constexpr int64_t kShardFormat = 1;
+constexpr int64_t kShardFormat = 2;  // 2: results_hash
 
 // FNV-1a, 64 bits: a stable fingerprint of the sweep (std::hash may differ between builds).
 std::string fingerprint(const std::string& text) {
@@ -150,17 +150,18 @@ SweepShard run_shard(const SweepJob& job, const ShardSpec& shard, const SweepOpt
 nlohmann::json shard_to_json(const SweepShard& s) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& c : s.results) results.push_back(candidate_to_json(c));
+  const std::string results_hash = fingerprint(results.dump());
   return {{"tilesim_shard", kShardFormat}, {"tilesim_version", tilesim_version()},
           {"config_hash", s.hash},         {"shard", {s.shard.k, s.shard.n}},
           {"candidates", s.total},         {"job", s.job},
-          {"results", std::move(results)}};
+          {"results", std::move(results)}, {"results_hash", results_hash}};
 }
 
 SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin) {
   const JsonReader r(doc, origin);
   r.expect_object();
-  r.check_keys(
-      {"tilesim_shard", "tilesim_version", "config_hash", "shard", "candidates", "job", "results"});
+  r.check_keys({"tilesim_shard", "tilesim_version", "config_hash", "shard", "candidates", "job",
+                "results", "results_hash"});
   r.at("tilesim_shard").integer(kShardFormat, kShardFormat);
   SweepShard s;
   s.origin = origin;
@@ -197,11 +198,21 @@ SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin)
       results.fail(fmt::format("item {} is candidate {}, shard {} holds candidate {} there", j,
                                s.results.back().index, shard_name(s.shard), expected[j]));
   }
+  // The results are the shard's run's, as written: each figure checked above, and together
+  // against the hash the shard was written with.
+  const std::string results_hash = fingerprint(results.json().dump());
+  if (r.at("results_hash").string() != results_hash)
+    r.at("results_hash")
+        .fail(fmt::format("{} does not match the results the file carries (their hash is {}: the "
+                          "file was edited; write shard files with tilesim sweep --shard)",
+                          r.at("results_hash").string(), results_hash));
   return s;
 }
 
 SweepShard load_shard(const std::string& file) {
-  return shard_from_json(JsonReader::parse_file(file, "shard file"), file);
+  // A shard of a large sweep holds every candidate's per-core figures (~5 KB each).
+  constexpr uint64_t kMaxShardBytes = uint64_t{1} << 30;
+  return shard_from_json(JsonReader::parse_file(file, "shard file", kMaxShardBytes), file);
 }
 
 MergedSweep merge_shards(std::vector<SweepShard> shards) {

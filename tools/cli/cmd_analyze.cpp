@@ -12,8 +12,8 @@
 
 #include "model/error.hpp"
 #include "model/hardware.hpp"
-#include "tools/calibration/board_compare.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/calibration/board_compare.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
@@ -68,6 +68,10 @@ int analyze(const AnalyzeArgs& a) {
     throw Error(a.trace +
                 ": an msprof op_summary CSV has no per-core lanes to analyze; compare it with a "
                 "run config: --compare CONFIG");
+  if (!a.set.empty())
+    throw Error("--set " + a.set.front() +
+                ": --set applies to analyze --compare only (a what-if changes the model's run; a "
+                "trace's clock for --time-unit cycles is --hardware's)");
   if (!a.op_name.empty() || !a.match.empty() || a.skip_first)
     throw Error("--op-name, --match and --skip-first select msprof rows: they go with --compare");
   std::optional<PyptoGraph> graph;

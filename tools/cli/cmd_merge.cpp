@@ -54,7 +54,7 @@ int merge(const MergeArgs& a) {
                                  n, n > 1 ? "s" : "");
   if (!a.output.empty()) note += "; merged result written to " + a.output;
   write_sweep_outputs(a.out, m.job.cfg, m.job.hw, m.result, note);
-  return m.result.recommended ? 0 : 1;
+  return sweep_exit_code(m.result, a.shards.front());
 }
 
 }  // namespace

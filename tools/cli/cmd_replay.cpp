@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/printable.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli/commands.hpp"
@@ -51,7 +52,7 @@ int replay(const ReplayArgs& a) {
     write_json(a.json, replay_json(pg, m, names, a.graph, hw.name));
   }
   if (a.json == "-" || a.quiet) return 0;
-  std::string s = fmt::format("tilesim replay: {} on {}\n", a.graph, hw.name);
+  std::string s = fmt::format("tilesim replay: {} on {}\n", a.graph, printable(hw.name));
   s += fmt::format("  {} tasks, {} edges, {} PSGs (funcName), {} task kinds, {} root function(s)\n",
                    m.tasks, m.edges, pg.graph.psg_names.size(), pg.graph.kinds.size(),
                    m.root_functions);

@@ -223,7 +223,7 @@ int sweep(const SweepArgs& a) {
       a.out, job.cfg, job.hw, res,
       fmt::format("{} candidates in {:.2f} s ({:.0f}/s)", job.candidates.size(), seconds,
                   static_cast<double>(job.candidates.size()) / std::max(seconds, 1e-9)));
-  return res.recommended ? 0 : 1;
+  return sweep_exit_code(res, a.config);
 }
 
 }  // namespace

@@ -1,15 +1,16 @@
-// tilesim trace-pypto KERNEL.py --json FILE [--kernel NAME] [--main]
+// tilesim trace-pypto KERNEL.py --json FILE [--kernel NAME] [--main] [--timeout S] [--max-memory M]
 // Traces a PyPTO kernel file into a tile program: runs `python3 -m tilesim.pypto` (the Python
 // module's tracer, python/tilesim/pypto/) on it, with the file's `import pypto` served by
-// tilesim.pypto. The program written is what `run` and `sweep` take ("program": FILE). Exit codes:
-// 0 written, 2 bad input (the file, an unsupported PyPTO call: one line naming its file and line;
-// also the kernel file raising, or no tilesim module for this python3, after python's own
-// message), 3 when python3 cannot be started or is killed.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// tilesim.pypto. The tracer is a child whose lifetime is the command's (child_process.hpp):
+// killed with it, bounded in time and memory; the kernel file's own stdout goes to stderr. It
+// hands its verdict back on a pipe, and the program is written here, through the writer every
+// output takes (atomic, never over the kernel file). The program written is what `run` and
+// `sweep` take ("program": FILE). Exit codes: 0 written; 2 bad input: the file, an unsupported
+// PyPTO call, the kernel file raising, exiting or dying, over its time or memory (one line naming
+// the kernel file), or no tilesim module for this python3; 3 a bug.
+#include <signal.h>
+#include <string.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,9 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "model/input_files.hpp"
+#include "model/printable.hpp"
+#include "tools/cli/child_process.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
 
@@ -34,7 +38,14 @@ struct TraceArgs {
   std::string kernel_file, json, kernel;
   bool as_main = false;
   bool quiet = false;
+  double timeout_s = 600;
+  int64_t max_memory_mib = 8192;
 };
+
+// What the tracer writes on its result pipe (python/tilesim/pypto/__main__.py): the header when
+// it starts, then "error\n<message>" or "program\n<summary>\n<program JSON>".
+constexpr std::string_view kHeader = "tilesim.pypto 1\n";
+constexpr int64_t kMaxProgramBytes = int64_t{1} << 30;
 
 // The python3 the module was built for (TILESIM_PYTHON3 overrides it).
 std::string python3() {
@@ -42,58 +53,97 @@ std::string python3() {
   return TILESIM_PYTHON3_PATH;
 }
 
-// A build tree keeps the module beside the tools (build/tools/tilesim, build/python/tilesim): it
-// goes first on PYTHONPATH. An installed tilesim finds the installed module on python's path.
-std::string python_path() {
+// The folder holding the tilesim package beside the command: build/python in a build tree
+// (build/tools/tilesim), PREFIX/lib/python3*/dist-packages after `cmake --install` to PREFIX.
+std::string module_dir() {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::string path;
-  if (!ec) {
-    const auto dir = exe.parent_path().parent_path() / "python";
-    if (std::filesystem::exists(dir / "tilesim" / "pypto" / "__main__.py", ec)) path = dir.string();
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path up = exe.parent_path().parent_path();
+  std::vector<fs::path> dirs = {up / "python", up / "lib/python3/dist-packages"};
+  for (const auto& e : fs::directory_iterator(up / "lib", ec))
+    if (e.path().filename().string().rfind("python3.", 0) == 0)
+      dirs.push_back(e.path() / "dist-packages");
+  for (const auto& d : dirs)
+    if (fs::exists(d / "tilesim" / "pypto" / "__main__.py", ec)) return d.string();
+  return "";
+}
+
+std::vector<std::string> child_environment() {
+  std::string path = module_dir();
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string var = *e;
+    if (var.rfind("PYTHONPATH=", 0) != 0)
+      env.push_back(var);
+    else if (var.size() > 11)
+      path += (path.empty() ? "" : ":") + var.substr(11);
   }
-  if (const char* p = std::getenv("PYTHONPATH"); p && *p)
-    path += (path.empty() ? "" : ":") + std::string(p);
-  return path;
+  if (!path.empty()) env.push_back("PYTHONPATH=" + path);
+  return env;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
+}
+
+// The tracer ended without its verdict: how, as one line naming the kernel file.
+std::string how_it_ended(const TraceArgs& a, const ChildOutcome& o, bool started) {
+  const std::string file = a.kernel_file;
+  if (o.timed_out)
+    return fmt::format(
+        "{}: the kernel file ran longer than --timeout {} s; its tracer was "
+        "stopped (raise --timeout if it needs longer)",
+        file, a.timeout_s);
+  if (o.result_too_large)
+    return fmt::format("{}: the traced program is over {} bytes", file, kMaxProgramBytes);
+  if (!started)
+    return fmt::format(
+        "{}: {} -m tilesim.pypto could not start its tracer ({}): the tilesim "
+        "module is not installed for this python3 (see above; TILESIM_PYTHON3 "
+        "names another)",
+        file, python3(), o.exited ? fmt::format("exit {}", o.exit_code) : signal_name(o.signal));
+  if (!o.exited)
+    return fmt::format(
+        "{}: python3 died of {} while running the kernel file{}", file, signal_name(o.signal),
+        o.signal == SIGKILL
+            ? fmt::format(" (out of memory? --max-memory is {} MiB)", a.max_memory_mib)
+            : "");
+  return fmt::format("{}: the kernel file ended python3 (exit {}) before any kernel was traced",
+                     file, o.exit_code);
 }
 
 int trace_pypto(const TraceArgs& a) {
   if (!std::filesystem::is_regular_file(a.kernel_file))
     throw Error(a.kernel_file + ": no such file (a PyPTO kernel file, python)");
-  std::vector<std::string> args = {python3(),     "-m",     "tilesim.pypto",
-                                   a.kernel_file, "--json", a.json};
+  note_input_file(a.kernel_file);
+  check_outputs_not_inputs({{"--json", a.json}}, {a.kernel_file});
+  std::vector<std::string> args = {python3(),     "-m",          "tilesim.pypto",
+                                   a.kernel_file, "--result-fd", "3"};
   if (!a.kernel.empty()) args.insert(args.end(), {"--kernel", a.kernel});
   if (a.as_main) args.push_back("--main");
-  if (a.quiet) args.push_back("--quiet");
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env.emplace_back(*e);
-  if (const std::string p = python_path(); !p.empty()) env.push_back("PYTHONPATH=" + p);
-  std::vector<char*> argv, envp;
-  for (auto& s : args) argv.push_back(s.data());
-  for (auto& s : env) envp.push_back(s.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
   std::cout.flush();
-  pid_t pid = 0;
-  if (const int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()))
-    throw InternalError(
-        fmt::format("trace-pypto: cannot start {} ({}); set TILESIM_PYTHON3 to "
-                    "the python3 the tilesim module is installed for",
-                    argv[0], std::strerror(rc)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw InternalError("trace-pypto: waitpid failed");
-  if (!WIFEXITED(status)) throw InternalError(fmt::format("trace-pypto: {} was killed", argv[0]));
-  const int code = WEXITSTATUS(status);
-  if (code == 0 || code == 2) return code;  // the tracer's own verdict (its message printed)
-  // Python's own failure: the module missing (exit 1, "No module named"), or the kernel file
-  // raising; what python printed above says which.
-  std::cerr << fmt::format(
-      "tilesim: error: trace-pypto: {} -m tilesim.pypto exited {} (the kernel file raised, or "
-      "the tilesim Python module is not installed for this python3: see above)\n",
-      argv[0], code);
-  return 2;
+  const ChildOutcome o = run_child(args, child_environment(),
+                                   {a.timeout_s, a.max_memory_mib << 20, kMaxProgramBytes + 4096});
+  if (o.exec_errno)
+    throw Error(
+        fmt::format("trace-pypto: cannot start {} ({}); set TILESIM_PYTHON3 to the python3 "
+                    "the tilesim module is installed for",
+                    args[0], std::strerror(o.exec_errno)));
+  const bool started = o.result.rfind(kHeader, 0) == 0;
+  const std::string verdict = started ? o.result.substr(kHeader.size()) : "";
+  const bool clean = o.exited && o.exit_code == 0 && !o.timed_out && !o.result_too_large;
+  if (clean && verdict.rfind("error\n", 0) == 0) throw Error(verdict.substr(6));
+  const size_t summary_end = verdict.find('\n', 8);
+  if (!clean || verdict.rfind("program\n", 0) != 0 || summary_end == std::string::npos)
+    throw Error(how_it_ended(a, o, started));
+  write_output(a.json, verdict.substr(summary_end + 1), "the program");
+  if (!a.quiet && a.json != "-")
+    std::cout << fmt::format("  {}; the program is in {} (a run or sweep config's \"program\")\n",
+                             printable(verdict.substr(8, summary_end - 8)), printable(a.json));
+  return 0;
 }
 
 }  // namespace
@@ -111,6 +161,12 @@ CommandAction add_trace_pypto_command(CLI::App& app) {
   cmd->add_flag("--main", args->as_main,
                 "run the file as __main__ (when it calls its kernel only under `if __name__ == "
                 "\"__main__\":`)");
+  cmd->add_option("--timeout", args->timeout_s,
+                  "seconds the kernel file may run before its tracer is stopped (default 600)")
+      ->check(positive_finite(1e7));
+  cmd->add_option("--max-memory", args->max_memory_mib,
+                  "MiB of memory the tracer may take (default 8192)")
+      ->check(integer_in(64, int64_t{1} << 30));
   add_quiet_option(cmd, args->quiet);
   return [cmd, args]() { return *cmd ? trace_pypto(*args) : -1; };
 }

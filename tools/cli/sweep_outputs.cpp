@@ -1,5 +1,7 @@
 #include "tools/cli/sweep_outputs.hpp"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "tools/cli/options.hpp"
@@ -54,6 +56,17 @@ void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const
          {std::pair{a.csv, "CSV"}, {a.json, "JSON"}, {a.svg, "SVG"}, {a.svg_map, "SVG map"}})
       if (!path.empty() && path != "-") out << "  " << what << " written to " << path << "\n";
   }
+}
+
+int sweep_exit_code(const SweepResult& res, const std::string& origin) {
+  if (res.recommended) return 0;
+  std::string classes;
+  for (const auto& [kind, count] : res.rejected_by_class)
+    classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ", kind, count);
+  std::cerr << fmt::format(
+      "tilesim: {}: every candidate was refused ({} of them: {}); --csv lists each reason\n",
+      origin, res.candidates.size(), classes);
+  return 1;
 }
 
 }  // namespace tilesim

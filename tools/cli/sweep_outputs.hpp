@@ -28,5 +28,8 @@ void check_sweep_outputs_fit(const SweepOutputArgs& a, const std::vector<Candida
 // The table and the files; `note` (one line, e.g. the candidates per second) closes the text.
 void write_sweep_outputs(const SweepOutputArgs& a, const SweepConfig& cfg, const Hardware& hw,
                          const SweepResult& res, const std::string& note);
+// The exit code of a ranked sweep: 0 when a candidate is recommended, else 1, with one line on
+// stderr (quiet or not) naming `origin` and the refusals by class.
+int sweep_exit_code(const SweepResult& res, const std::string& origin);
 
 }  // namespace tilesim

@@ -5,13 +5,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "commit.hpp"  // generated: TILESIM_COMMIT
 #include "model/error.hpp"
 #include "model/nearest_name.hpp"
+#include "model/printable.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/formats/output_file.hpp"
 #include "tools/formats/version.hpp"
@@ -82,9 +85,70 @@ void refuse_empty_values(const CLI::App& app) {
   }
 }
 
+// What reaches the terminal: a stream's text with every control character but a line end, a tab
+// and a carriage return (the progress lines) escaped (model/printable.hpp), so that no name from an
+// input, wherever a report prints it, sends an escape sequence. (Reports escape the names they
+// print themselves; this is the floor under them.)
+class TerminalSafeBuf : public std::streambuf {
+ public:
+  explicit TerminalSafeBuf(std::streambuf* dest) : dest_(dest) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
+
+ protected:
+  int overflow(int c) override {
+    if (!drain()) return traits_type::eof();
+    if (c != traits_type::eof()) {
+      *pptr() = static_cast<char>(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() && dest_->pubsync() == 0 ? 0 : -1; }
+
+ private:
+  bool drain() {
+    bool ok = true;
+    const char* run = pbase();
+    for (const char* p = pbase(); p < pptr(); ++p) {
+      const auto c = static_cast<unsigned char>(*p);
+      if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t' || c == '\r') continue;
+      const std::string escaped = tilesim::printable(std::string_view(p, 1));
+      ok = ok && dest_->sputn(run, p - run) == p - run &&
+           dest_->sputn(escaped.data(), static_cast<std::streamsize>(escaped.size())) ==
+               static_cast<std::streamsize>(escaped.size());
+      run = p + 1;
+    }
+    ok = ok && dest_->sputn(run, pptr() - run) == pptr() - run;
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return ok;
+  }
+
+  std::streambuf* dest_;
+  std::array<char, 8192> buf_{};
+};
+
+// std::cout and std::cerr through a TerminalSafeBuf while main runs (put back, flushed, before
+// the streams' own end).
+struct TerminalSafeStreams {
+  TerminalSafeBuf out{std::cout.rdbuf()}, err{std::cerr.rdbuf()};
+  std::streambuf* const old_out = std::cout.rdbuf(&out);
+  std::streambuf* const old_err = std::cerr.rdbuf(&err);
+  TerminalSafeStreams() { std::cerr.setf(std::ios::unitbuf); }
+  ~TerminalSafeStreams() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+  }
+  TerminalSafeStreams(const TerminalSafeStreams&) = delete;
+  TerminalSafeStreams& operator=(const TerminalSafeStreams&) = delete;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  TerminalSafeStreams terminal;
   CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs",
                "tilesim"};
   const std::string version =
@@ -111,7 +175,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::string hint = did_you_mean(app, argc, argv);
-    std::cerr << "tilesim: error: " << (hint.empty() ? e.what() : hint) << "\n"
+    std::cerr << "tilesim: error: " << tilesim::printable(hint.empty() ? e.what() : hint) << "\n"
               << usage_line(app) << "\n";
     return 2;
   }
@@ -128,13 +192,17 @@ int main(int argc, char** argv) {
         return rc;
       }
   } catch (const tilesim::Error& e) {  // the user's input: exit 2
-    std::cerr << "tilesim: error: " << e.what() << "\n";
+    std::cerr << "tilesim: error: " << tilesim::printable(e.what()) << "\n";
     return 2;
   } catch (const tilesim::InternalError& e) {  // a broken invariant, a bug in tilesim: exit 3
-    std::cerr << "tilesim: internal error: " << e.what() << "\n";
+    std::cerr << "tilesim: internal error: " << tilesim::printable(e.what()) << "\n";
     return 3;
+  } catch (const std::bad_alloc&) {  // a valid input too large for this machine: exit 2
+    std::cerr << "tilesim: error: out of memory: the input needs more memory than this process "
+                 "may use (make it smaller, or lower --max-tasks where the command takes it)\n";
+    return 2;
   } catch (const std::exception& e) {
-    std::cerr << "tilesim: internal error: " << e.what() << "\n";
+    std::cerr << "tilesim: internal error: " << tilesim::printable(e.what()) << "\n";
     return 3;
   }
   return 0;

@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "model/input_files.hpp"
+#include "model/printable.hpp"
 
 namespace tilesim {
 
@@ -20,19 +21,7 @@ int CsvTable::column(std::string_view name) const {
 
 std::string printable_field(std::string_view text) {
   constexpr size_t kMax = 64;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kMax; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    const char* escape = c == '\n' ? "n" : c == '\r' ? "r" : c == '\t' ? "t" : nullptr;
-    if (escape)
-      fmt::format_to(std::back_inserter(out), "\\{}", escape);
-    else if (c < 0x20 || c == 0x7f)
-      fmt::format_to(std::back_inserter(out), "\\x{:02x}", c);
-    else
-      out.push_back(static_cast<char>(c));
-  }
-  if (text.size() > kMax) out.append("...");
-  return out;
+  return printable(text, kMax);
 }
 
 void CsvTable::fail(int64_t line, int column, const std::string& what) const {

@@ -60,6 +60,7 @@ void forget_temporaries() {
 enum State : int { kIdle, kCommitting, kStopping };
 std::atomic<int> g_state{kIdle};
 std::atomic<int> g_held_signal{0};
+std::atomic<int> g_child_group{0};  // killed by a stop signal before the command exits
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler uses it");
 
 [[noreturn]] void stop_by(int sig, bool written) {
@@ -77,6 +78,7 @@ extern "C" void remove_temporaries_and_stop(int sig) {
     if (expected == kCommitting) g_held_signal = sig;  // the commit ends the process when done
     return;                                            // or another thread is already stopping
   }
+  if (const int group = g_child_group.load(); group > 0) ::kill(-group, SIGKILL);
   for (auto& slot : g_slots)
     if (const char* name = slot.load()) ::unlink(name);
   stop_by(sig, g_committed.load());
@@ -240,6 +242,10 @@ void remove_temporaries_on_stop_signals() {
   sa.sa_handler = remove_temporaries_and_stop;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+void stop_child_with_the_command(int process_group) {
+  g_child_group = process_group;
 }
 
 void check_not_an_input(const std::filesystem::path& output, const std::string& option,

@@ -41,6 +41,10 @@ class OutputTransaction {
 // installs them at start (a sweep replaces them while it evaluates, to stop between candidates).
 void remove_temporaries_on_stop_signals();
 
+// A child process group (trace-pypto's tracer) that ends with the command: a stop signal kills it
+// (SIGKILL) before the command exits. 0: none.
+void stop_child_with_the_command(int process_group);
+
 // Refuses to write `output` (named by `option`) over `input`, one of the command's own inputs.
 void check_not_an_input(const std::filesystem::path& output, const std::string& option,
                         const std::filesystem::path& input);

@@ -3,15 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
+#include "model/printable.hpp"
 #include "sim/timeline_metrics.hpp"
 #include "tools/formats/json_stream.hpp"
 
@@ -90,6 +93,45 @@ enum class LaneClass { kCore, kAicpu, kFake };
 
 namespace od = simdjson::ondemand;
 
+// A decimal literal's significant digits (no leading or trailing zeros) and the place of its point
+// after the first of them: "1784177144515043.8" and "1.7841771445150438e+18" alike.
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+  int64_t point = 0;
+  bool ok = true;  // false: an exponent beyond 64 bits
+  bool operator==(const Decimal&) const = default;
+};
+
+Decimal decimal_of(std::string_view t) {
+  Decimal d;
+  size_t pos = 0;
+  d.negative = pos < t.size() && t[pos] == '-';
+  if (d.negative) ++pos;
+  int64_t point = -1;
+  for (; pos < t.size() && (std::isdigit(static_cast<unsigned char>(t[pos])) || t[pos] == '.');
+       ++pos) {
+    if (t[pos] == '.')
+      point = static_cast<int64_t>(d.digits.size());
+    else
+      d.digits += t[pos];
+  }
+  if (point < 0) point = static_cast<int64_t>(d.digits.size());
+  if (pos < t.size() && (t[pos] == 'e' || t[pos] == 'E')) {
+    int64_t exponent = 0;
+    const size_t from = pos + 1 + (pos + 1 < t.size() && t[pos + 1] == '+');
+    const auto [end, ec] = std::from_chars(t.data() + from, t.data() + t.size(), exponent);
+    d.ok = ec == std::errc() && end == t.data() + t.size() &&
+           !__builtin_add_overflow(point, exponent, &point);
+  }
+  const size_t lead = std::min(d.digits.find_first_not_of('0'), d.digits.size());
+  d.digits.erase(0, lead);
+  point -= static_cast<int64_t>(lead);
+  d.digits.erase(d.digits.find_last_not_of('0') + 1);
+  d.point = d.digits.empty() ? 0 : point;
+  return d;
+}
+
 // A timestamp as its literal states it: msprof's are epoch-sized (~1.8e15 us, ~1.8e18 ns), where
 // a double's step is 0.25 us or 256 ns, so the whole units stay an integer and only the fraction
 // is a double. Times are taken relative to the trace's first task before any arithmetic, so a
@@ -107,46 +149,46 @@ bool trace_time_of(const JsonScalar& v, TraceTime& out) {
     return true;
   }
   if (v.type != JsonScalar::Type::kDouble && v.type != JsonScalar::Type::kUint) return false;
-  // Digits, the decimal point's place in them and the sign, from "-12.5e3"-shaped text.
-  const std::string_view t = v.text;
-  size_t pos = 0;
-  const bool negative = pos < t.size() && t[pos] == '-';
-  if (negative) ++pos;
-  std::string digits;
-  int64_t point = -1;
-  for (; pos < t.size() && (std::isdigit(static_cast<unsigned char>(t[pos])) || t[pos] == '.');
-       ++pos) {
-    if (t[pos] == '.')
-      point = static_cast<int64_t>(digits.size());
-    else
-      digits += t[pos];
-  }
-  if (point < 0) point = static_cast<int64_t>(digits.size());
-  if (pos < t.size() && (t[pos] == 'e' || t[pos] == 'E')) {
-    int64_t exponent = 0;
-    const size_t from = pos + 1 + (pos + 1 < t.size() && t[pos + 1] == '+');
-    const auto [end, ec] = std::from_chars(t.data() + from, t.data() + t.size(), exponent);
-    if (ec != std::errc() || end != t.data() + t.size()) return false;
-    point += exponent;
-  } else if (pos != t.size() || digits.empty()) {
-    return false;
-  }
+  const Decimal d = decimal_of(v.text);
+  if (!d.ok) return false;
   const size_t cut =
-      static_cast<size_t>(std::clamp<int64_t>(point, 0, static_cast<int64_t>(digits.size())));
+      static_cast<size_t>(std::clamp<int64_t>(d.point, 0, static_cast<int64_t>(d.digits.size())));
   int64_t whole = 0;
-  for (int64_t i = 0; i < point; ++i) {
-    const int digit = i < static_cast<int64_t>(cut) ? digits[static_cast<size_t>(i)] - '0' : 0;
+  for (int64_t i = 0; i < d.point; ++i) {
+    const int digit = i < static_cast<int64_t>(cut) ? d.digits[static_cast<size_t>(i)] - '0' : 0;
     if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, digit, &whole))
       return false;  // beyond 64 bits
   }
-  // The fraction's digits, with the zeros a negative point puts before them.
-  std::string fraction = "0." +
-                         std::string(static_cast<size_t>(std::max<int64_t>(0, -point)), '0') +
-                         digits.substr(cut);
+  // The fraction's digits, with the zeros a negative point puts before them (past a double's
+  // least, the fraction is 0).
+  constexpr int64_t kMaxZeros = 400;
+  std::string fraction =
+      "0." + std::string(static_cast<size_t>(std::clamp<int64_t>(-d.point, 0, kMaxZeros)), '0') +
+      d.digits.substr(cut);
   double frac = 0;
   std::from_chars(fraction.data(), fraction.data() + fraction.size(), frac);
-  out = {negative ? -whole : whole, negative ? -frac : frac};
+  out = {d.negative ? -whole : whole, d.negative ? -frac : frac};
   return true;
+}
+
+// Whether the literal `text` of the double `d` is what a double's writer prints (its shortest
+// round-trip form) for a value the literal does not state exactly: the time went through a
+// 64-bit float, which at an epoch's magnitude loses the digits below its step.
+bool went_through_a_double(std::string_view text, double d) {
+  std::array<char, 64> shortest{};
+  // The shortest digits that read back as d (scientific: fixed form would print a large
+  // integer's every digit).
+  const auto s = std::to_chars(shortest.data(), shortest.data() + shortest.size(), d,
+                               std::chars_format::scientific);
+  if (s.ec != std::errc() ||
+      decimal_of(std::string_view(shortest.data(), s.ptr)) != decimal_of(text))
+    return false;
+  constexpr int kExactDigits = 64;  // past a coarse double's last fraction bit
+  std::array<char, 512> exact{};
+  const auto e = std::to_chars(exact.data(), exact.data() + exact.size(), d,
+                               std::chars_format::fixed, kExactDigits);
+  return e.ec == std::errc() &&
+         decimal_of(std::string_view(exact.data(), e.ptr)) != decimal_of(text);
 }
 
 // What the reader uses of one event, read with simdjson (the rest of the event is checked for
@@ -160,6 +202,8 @@ struct RawEvent {
   bool ts_ok = false, dur_ok = false;
   std::string ts_out_of_range;  // a numeric ts whose whole part is beyond 64 bits, as written
   TraceTime ts;
+  std::string ts_rounded;  // a ts literal a double's writer printed (went_through_a_double)
+  double ts_value = 0;
   double dur = 0;
   bool has_task_id = false;
   int64_t task_id = 0;
@@ -257,6 +301,10 @@ RawEvent read_event(const JsonStream& stream, size_t index, od::value v) {
     } else if (key == "ts") {
       e.ts_ok = trace_time_of(x, e.ts);
       if (!e.ts_ok && x.is_number()) e.ts_out_of_range = std::string(x.text);
+      if (e.ts_ok && x.type == JsonScalar::Type::kDouble && went_through_a_double(x.text, x.d)) {
+        e.ts_rounded = std::string(x.text);
+        e.ts_value = x.d;
+      }
     } else if (key == "dur") {
       e.dur_ok = time_of(x, e.dur);
     }
@@ -335,10 +383,41 @@ class TraceReader {
     read_names();
     add_named_core_lanes();
     for (size_t i = 0; i < events_.size(); ++i) read_event(i, events_[i]);
+    refuse_overlaps();
     return std::move(out_);
   }
 
  private:
+  // One thread of a trace draws one task at a time: two overlapping tasks on one tid would give
+  // a negative wait and a core busier than the span. Refused naming both. (PyPTO draws a core's
+  // overlapping tasks on tids of their own, which one lane merges.)
+  void refuse_overlaps() const {
+    std::vector<size_t> order(out_.tasks.size());
+    std::vector<std::string> thread(out_.tasks.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+      const RawEvent& e = events_[static_cast<size_t>(out_.tasks[i].event)];
+      thread[i] = e.pid + "/" + e.tid;
+    }
+    const auto& t = out_.tasks;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::tie(thread[a], t[a].start_us) < std::tie(thread[b], t[b].start_us);
+    });
+    for (size_t k = 1, last = order.empty() ? 0 : order[0]; k < order.size(); ++k) {
+      const SwimlaneTask &prev = t[last], &cur = t[order[k]];
+      const bool same = thread[last] == thread[order[k]];
+      if (same && cur.start_us < prev.end_us - kSwimlaneResolutionUs)
+        throw Error(fmt::format(
+            "{}: lane {}: event {} (task {}, {:g}-{:g} us) starts before event {} (task {}, "
+            "{:g}-{:g} us) ends on the same thread: a core runs one task at a time (fix the "
+            "trace)",
+            origin_, printable(out_.lanes[static_cast<size_t>(cur.lane)].name), cur.event,
+            cur.task_id, cur.start_us, cur.end_us, prev.event, prev.task_id, prev.start_us,
+            prev.end_us));
+      if (!same || cur.end_us > prev.end_us) last = order[k];
+    }
+  }
+
   // Pass 1: names of processes and threads.
   void read_names() {
     for (const auto& e : events_) {
@@ -414,6 +493,18 @@ class TraceReader {
                   : fmt::format("ts {} is out of range (its whole units fit 64 bits)",
                                 e.ts_out_of_range));
     if (!e.dur_ok) at.fail("complete event (ph X) needs a numeric 'dur'");
+    // A stamp printed from a double at an epoch's magnitude (~1.8e15 us) is off by up to half a
+    // step (0.125 us there): the figures would depend on where the clock started.
+    if (!e.ts_rounded.empty()) {
+      const double step_us =
+          (std::nextafter(std::abs(e.ts_value), INFINITY) - std::abs(e.ts_value)) / units_per_us_;
+      if (step_us > kSwimlaneResolutionUs)
+        at.fail(fmt::format(
+            "ts {} was printed from a 64-bit float whose step there is {:g} us: the stamp is off "
+            "by up to half of it, and every figure with it (write the timestamps relative to the "
+            "first task, or as exact decimals)",
+            e.ts_rounded, step_us));
+    }
     if (e.dur < 0) at.fail(fmt::format("complete event (ph X) has negative dur {}", e.dur));
     // Bounded before any arithmetic: no task, and no trace, lasts 10^12 us (11.6 days).
     const double max_units = kMaxSwimlaneSpanUs * units_per_us_;
@@ -440,6 +531,7 @@ class TraceReader {
     const double start = static_cast<double>(since) + e.ts.frac;
     task.start_us = start / units_per_us_;
     task.end_us = (start + e.dur) / units_per_us_;
+    task.event = static_cast<int64_t>(index);
     out_.tasks.push_back(std::move(task));
   }
 

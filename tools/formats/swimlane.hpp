@@ -38,6 +38,9 @@ namespace tilesim {
 // No task, and no trace of one run, lasts this long (10^12 us, 11.6 days): a longer dur or span
 // is a broken trace, refused before it reaches any sum.
 inline constexpr double kMaxSwimlaneSpanUs = 1e12;
+// The finest step a board stamps (1 ns): a ts printed from a double whose step is coarser (an
+// epoch-sized stamp, ~1.8e15 us) is refused, as the time it states is not the board's.
+inline constexpr double kSwimlaneResolutionUs = 1e-3;
 // A trace is read whole (lanes are named anywhere in it), ~600 B of memory per event: these bound
 // it to well under 1 GB, checked before it is read. A board run's swimlane is far smaller.
 inline constexpr uint64_t kMaxSwimlaneBytes = uint64_t{256} << 20;
@@ -56,6 +59,7 @@ struct SwimlaneTask {
   bool has_id = false;
   int64_t task_id = 0;
   std::string psg;
+  int64_t event = 0;  // its index in the trace's events
 };
 
 struct SwimlaneTrace {

@@ -22,16 +22,4 @@ std::string wrap(const std::string& text, size_t first_used, size_t indent, size
   return out + line;
 }
 
-std::string printable(const std::string& name) {
-  std::string out;
-  for (const char ch : name) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f)
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += ch;
-  }
-  return out;
-}
-
 }  // namespace tilesim

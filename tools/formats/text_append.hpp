@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "model/printable.hpp"  // the names from inputs that reports print
+
 namespace tilesim {
 
 template <typename... T>
@@ -17,10 +19,6 @@ void append(std::string& s, fmt::format_string<T...> f, T&&... args) {
 
 // The width reports wrap their long lines to.
 constexpr size_t kTerminalColumns = 120;
-
-// A name read from an input file, safe on a terminal: control characters (a NUL, a line break that
-// would forge a table row, ESC sequences) and DEL are written as \xNN.
-std::string printable(const std::string& name);
 
 // Words of `text` on lines of at most `width` columns; lines after the first start with `indent`.
 std::string wrap(const std::string& text, size_t first_used, size_t indent, size_t width);

@@ -22,11 +22,11 @@ std::string kernel_time_line(const Metrics& m) {
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
                           const Metrics& m) {
   std::string s;
-  append(s, "tilesim run: {} {} {} tile {}", spec.op, format_dims(spec.shape),
+  append(s, "tilesim run: {} {} {} tile {}", printable(spec.op), format_dims(spec.shape),
          dtype_name(spec.dtype), format_dims(spec.tile));
   if (!spec.program_tiles.empty()) append(s, " tiles {}", named_tiles_text(spec.program_tiles));
   append(s, " loop_count {} partition {} on {}\n", spec.loop_count, partition_name(spec.partition),
-         hw.name);
+         printable(hw.name));
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
   s += kernel_time_line(m);
   append(s, "  tasks {}  edges {}  root functions {}", m.tasks, m.edges, m.root_functions);
@@ -49,7 +49,8 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
     append(s, "  {:<6} {:>10.3f} {:>10.3f} {:>10.3f}\n", p.pipe, p.mean_us, p.max_us, p.total_us);
   append(s, "\n  {:<24} {:>8} {:>12} {:>12}\n", "psg", "count", "sum_dur_us", "avg_dur_us");
   for (const auto& p : m.psg)
-    append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", p.name, p.count, p.sum_dur_us, p.avg_dur_us);
+    append(s, "  {:<24} {:>8} {:>12.3f} {:>12.3f}\n", printable(p.name), p.count, p.sum_dur_us,
+           p.avg_dur_us);
   append(s, "\n  {:<7} {:>6} {:>12} {:>12} {:>12} {:>12}\n", "core", "tasks", "work_us", "wait_us",
          "wait_sched", "wait_pred");
   for (const auto& c : m.per_core)

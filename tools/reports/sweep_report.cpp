@@ -38,10 +38,11 @@ std::string tile_csv(const Dims& d) {
 
 std::string kernel_title(const SweepConfig& cfg, const Hardware& hw) {
   const auto& b = cfg.base;
-  std::string s = fmt::format("{} {} {}", b.op, format_dims(b.shape), dtype_name(b.dtype));
+  std::string s =
+      fmt::format("{} {} {}", printable(b.op), format_dims(b.shape), dtype_name(b.dtype));
   if (!b.dims.empty()) s += fmt::format(" dim {}", fmt::join(b.dims, ","));
   if (!b.params.empty()) s += " " + b.params.dump();
-  return s + " on " + hw.name;
+  return s + " on " + printable(hw.name);
 }
 
 std::vector<size_t> series_members(const SweepResult& res, int series) {
@@ -141,7 +142,8 @@ std::string us_cell(double v) {
 std::string table_heading(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   std::string s;
   append(s, "tilesim sweep: {}\n", kernel_title(cfg, hw));
-  if (!cfg.description.empty()) append(s, "  {}\n", wrap(cfg.description, 2, 2, kTerminalColumns));
+  if (!cfg.description.empty())
+    append(s, "  {}\n", wrap(printable(cfg.description), 2, 2, kTerminalColumns));
   append(s, "  {} candidates: {} evaluated, {} rejected by the pre-check; axis {}\n\n",
          res.candidates.size(), res.ranking.size(), res.candidates.size() - res.ranking.size(),
          res.axis_label);

@@ -81,7 +81,7 @@ void append_unscored(std::string& out, const ValidationSweep& sw,
     std::string which;
     for (const auto& l : labels) which += (which.empty() ? "" : ", ") + l;
     append(out, "  {} ({}): {} {}={}: {}\n", expressible ? "rejected" : "not expressible",
-           labels.size(), sw.name, sw.axis, which, reason);
+           labels.size(), printable(sw.name), printable(sw.axis), printable(which), reason);
   }
 }
 
@@ -190,11 +190,12 @@ std::string validate_table(const ValidationResult& res) {
       std::string worst = "-";
       if (ss.evaluated > 0) {
         const auto& p = sw.points[ss.worst];
-        worst = fmt::format("{}={} {:+.1f}% ({:.4g} vs {:.4g} measured)", sw.axis, p.label,
-                            ss.worst_norm_err_pct, sc.points[s][ss.worst].modeled, p.measured);
+        worst = fmt::format("{}={} {:+.1f}% ({:.4g} vs {:.4g} measured)", printable(sw.axis),
+                            printable(p.label), ss.worst_norm_err_pct,
+                            sc.points[s][ss.worst].modeled, p.measured);
       }
-      append(out, "  {:<24} {:<16} {:>4} {:>4} {:>4} {:>6} {:>7} {:>8} {:>6}  {}\n", sw.name,
-             sw.metric, ss.evaluated, ss.not_expressible, ss.rejected,
+      append(out, "  {:<24} {:<16} {:>4} {:>4} {:>4} {:>6} {:>7} {:>8} {:>6}  {}\n",
+             printable(sw.name), sw.metric, ss.evaluated, ss.not_expressible, ss.rejected,
              num_or_na(ss.rank_corr, "{:.2f}"), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
              num_or_na(ss.abs_mape_pct, "{:.1f}%"),
              ss.evaluated == 0 ? "n/a" : (ss.argmin_match ? "yes" : "NO"), worst);
@@ -205,8 +206,9 @@ std::string validate_table(const ValidationResult& res) {
     }
     for (size_t s = 0; s < ds.sweeps.size(); ++s)
       if (const auto& k = ds.sweeps[s].known_miss)
-        append(out, "  known miss: {} rank correlation {} (held to >= {}): {}\n", ds.sweeps[s].name,
-               num_or_na(sc.sweeps[s].rank_corr, "{:.2f}"), k->min_rank_corr, k->why);
+        append(out, "  known miss: {} rank correlation {} (held to >= {}): {}\n",
+               printable(ds.sweeps[s].name), num_or_na(sc.sweeps[s].rank_corr, "{:.2f}"),
+               k->min_rank_corr, k->why);
     append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances), sc.status());
     for (const auto& v : sc.violations) append(out, "    {}\n", v);
     if (!sc.within() && sc.known_outside) append(out, "    known: {}\n", ds.known_outside);

@@ -188,9 +188,11 @@ class TracedKernel:
         return json.dumps(self.program, indent=2) + "\n"
 
     def write(self, path):
-        """Writes the program file (what ``tilesim trace-pypto --json`` writes)."""
-        with open(path, "w") as f:
-            f.write(self.to_json())
+        """Writes the program file (what ``tilesim trace-pypto --json`` writes), as the CLI
+        writes it: atomically, never over the kernel file it was traced from (ConfigError)."""
+        from ..api import _write_text
+
+        _write_text(path, self.to_json(), "the program", [self.file])
 
     def _tile(self, tile):
         if tile is None:

@@ -182,7 +182,9 @@ def _slices(t, key, call):
 
 def _chunk_of(frame, d, size, offset, extent, call):
     """Checks that `offset` walks dim d of extent `extent` in loop `frame`'s chunks of `size`."""
-    for j in sorted({0, 1, frame.count // 2, frame.count - 1} & set(range(frame.count))):
+    # Four iterations, whatever the trip count (never a set of every index: 2^24 of them cost a
+    # GB).
+    for j in sorted({j for j in (0, 1, frame.count // 2, frame.count - 1) if 0 <= j < frame.count}):
         at = offset.eval({frame: frame.value(j)})
         if at != j * size:
             refuse(call, f"on dim {d}, iteration {j} of loop '{frame.name}' starts at {at}, not "
@@ -346,6 +348,10 @@ class _Loop:
                     "body": frame.body})
 
 
+# The most iterations a program loop takes (tools/formats/program_file.cpp: loop_count).
+MAX_LOOP_COUNT = 1 << 24
+
+
 def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False,
          parallel=False):
     call = "pypto.loop"
@@ -363,6 +369,9 @@ def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=F
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (list(args) + [1])[:3]
     if step < 1 or len(range(start, stop, step)) < 1:
         refuse(call, f"loop({start}, {stop}, {step}) runs no iteration")
+    if len(range(start, stop, step)) > MAX_LOOP_COUNT:
+        refuse(call, f"loop({start}, {stop}, {step}) runs {len(range(start, stop, step))} "
+               f"iterations", f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
     where = T.caller()
     frame = T.LoopFrame(name or f"loop_L{where[1]}", start, stop, step, where)
     if any(f.name == frame.name for f in trace.loops):
