@@ -78,16 +78,19 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
         const TaskRecord& r = run.r;
         const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
         const double dur = r.end - r.start;
-        wait += r.start - prev_end;
-        wait_sched += r.start - std::max(prev_end, r.pred_end);
-        busy += dur;
+        // A core's busy time is the union of its tasks' spans: a board trace may draw tasks of
+        // one core overlapping (PyPTO's swimlane, on tids of their own), which must not give a
+        // negative wait or more busy time than the span. Simulated tasks never overlap.
+        wait += std::max(0.0, r.start - prev_end);
+        wait_sched += std::max(0.0, r.start - std::max(prev_end, r.pred_end));
+        busy += std::max(0.0, r.end - std::max(r.start, prev_end));
         const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
         mte2 += dma.mte2;
         mte3 += dma.mte3;
         vec += cost.vec_busy;
         cube += cost.cube_busy;
         mte1 += cost.mte1_busy;
-        prev_end = r.end;
+        prev_end = std::max(prev_end, r.end);
       }
       cm.execute_task_num = static_cast<int64_t>(list.size());
       cm.core_total_work_time_us = us(prev_end - sim.first_start);

@@ -1062,9 +1062,23 @@ TEST(ProgramPartition, ProgramsSayWhatTheElementwiseFamilySays) {
     }
   }
   EXPECT_EQ(idle, 40);
-  // Refused: a block region of another rank than the stage's.
+  // Refused: a block region of another rank than the stage's; ascendc for a split reduction.
   spec.block = {8, 1024, 1};
   EXPECT_THROW(lower_program(parse(program("auto")), spec, hw), Error);
+  json split = program("auto");
+  split["inputs"].erase(1);
+  split["body"] = {tile({4, 256}), {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"out", "y"}}};
+  spec.partition = PartitionStyle::kAscendC;
+  spec.block.clear();
+  std::string refused;
+  try {
+    lower_program(parse(split), spec, hw);
+  } catch (const Error& e) {
+    refused = e.what();
+  }
+  EXPECT_NE(refused.find("stage 'stage0:sum' is a reduction that splits its rows"),
+            std::string::npos)
+      << refused;
 }
 
 // A load keeps its tiles on chip (copy_in's program): into L1 it runs on the cube cores, pinned

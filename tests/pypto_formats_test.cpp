@@ -770,6 +770,23 @@ TEST(Swimlane, OverlappingTasksOnOneLaneAreRefusedNamingBoth) {
             "us) ends on the same thread: a core runs one task at a time (fix the trace)");
 }
 
+// Tids of one core may overlap (PyPTO draws a core's overlapping tasks so): the core's busy time
+// is the union of its tasks' spans, its wait never negative. 0-10 and 5-15 us, then 20-25 us: 20
+// us busy in a 25 us span, 5 us of wait.
+TEST(Swimlane, OverlappingTidsOfOneCoreCountTheUnionOfTheirSpans) {
+  const std::string text = R"j([
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "AIV_0"}},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "AIV_0"}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"taskId": 1}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 2, "ts": 5, "dur": 10, "args": {"taskId": 2}},
+    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"taskId": 3}}])j";
+  const Metrics m = analyze_swimlane(swimlane_from_text(text, "s.json")).metrics;
+  ASSERT_EQ(m.per_core.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.gen_time_us, 25.0);
+  EXPECT_DOUBLE_EQ(m.per_core[0].busy_us, 20.0);
+  EXPECT_DOUBLE_EQ(m.per_core[0].total_wait_time_us, 5.0);
+}
+
 // ../shared/hostile-t3 swim_dur_1e308, swim_ts_dur_1e308, swim_dur_1e308_to_measurements: a
 // dur of 1e308 printed 310 digits or inf (ts + dur overflowed to an internal error). A dur, or a
 // ts after the first task, beyond 10^12 us is refused naming the event.

@@ -46,15 +46,18 @@ void check_alignment(const LoweringContext& cx, const ProgStage& s) {
 
 void check_stage(const LoweringContext& cx, const ProgStage& s) {
   const Program& p = cx.program();
-  if (cx.ascendc() && (s.split || s.online >= 0 || s.kind == OpKind::kMatmul))
-    throw Error(fmt::format("{}: the ascendc partition is modelled for fused vector stages (a "
-                            "task per core walking its run of tiles); stage '{}' is {} (use "
-                            "pypto, or spmd with a grid)",
-                            cx.where(cx.op(s.first)), s.psg,
-                            s.online >= 0               ? "a flash stage"
-                            : s.kind == OpKind::kMatmul ? "a matmul"
-                                                        : "a reduction that splits its rows"),
+  if (cx.ascendc() && (s.split || s.online >= 0 || s.kind == OpKind::kMatmul)) {
+    const char* what = s.online >= 0               ? "a flash stage"
+                       : s.kind == OpKind::kMatmul ? "a matmul"
+                       : cx.op(s.last).info->kind == OpKind::kScan
+                           ? "a cumsum over a split dim"
+                           : "a reduction that splits its rows";
+    throw Error(fmt::format("{}: the ascendc partition is modelled for stages of independent "
+                            "tiles (a task per core walking its run of tiles); stage '{}' is {} "
+                            "(use pypto, or spmd with a grid)",
+                            cx.where(cx.op(s.first)), s.psg, what),
                 ErrorKind::kLimits);
+  }
   if (s.kind == OpKind::kLoad && cx.op(s.first).dest == MemSpace::kL1 && !cx.spmd() &&
       !cx.ascendc())
     throw Error(fmt::format("{}: a load into L1 runs on the cube cores as an Ascend C kernel: use "
