@@ -1,4 +1,5 @@
-"""Configs as the C++ core takes them, for api.py and dask.py (which do not import each other)."""
+"""Arguments as the C++ core takes them (configs, paths, numbers) and outputs written as the CLI
+writes them, for api.py, dask.py, results.py and tilesim.pypto (which do not import each other)."""
 import json
 import os
 
@@ -40,6 +41,21 @@ def dims(name, values):
             _refuse(name, f"{v!r} is not an integer dim")
         out.append(v)
     return out
+
+
+def check_output(argument, target, inputs):
+    """Refuses, before any work, writing `target` over one of `inputs` (ConfigError naming
+    `argument`), as the CLI refuses an output over one of its inputs."""
+    if target is not None and target != "-":
+        _core.check_output(path(argument, target), argument, [os.fspath(i) for i in inputs])
+
+
+def write_text(target, text, what, inputs=(), argument="path"):
+    """Writes `text` to `target` as the CLI writes every output: a temporary renamed over the
+    target (a failure leaves the old file), through a link to its target, never over one of
+    `inputs` nor a file this process has read as an input (ConfigError)."""
+    _core.write_output(path(argument, target), text, what, argument,
+                       [os.fspath(i) for i in inputs])
 
 
 def source(config):

@@ -12,6 +12,8 @@ from ._jobs import what_ifs as _what_ifs
 from ._jobs import dims as _dims
 from ._jobs import hardware_name as _hardware
 from ._jobs import path as _path
+from ._jobs import check_output as _check_output
+from ._jobs import write_text as _write_text
 from .results import JsonResult, Result, SweepResult
 
 
@@ -21,21 +23,6 @@ def _paths(items):
     if isinstance(items, (str, os.PathLike)):
         items = [items]
     return [_path("path", p) for p in items]
-
-
-def _check_output(argument, path, inputs):
-    """Refuses, before any work, writing `path` over one of `inputs` (ConfigError naming
-    `argument`), as the CLI refuses an output over one of its inputs."""
-    if path is not None and path != "-":
-        _core.check_output(_path(argument, path), argument, [os.fspath(i) for i in inputs])
-
-
-def _write_text(path, text, what, inputs=(), argument="path"):
-    """Writes `text` to `path` as the CLI writes every output: a temporary renamed over the
-    target (a failure leaves the old file), through a link to its target, never over one of
-    `inputs` nor a file this process has read as an input (ConfigError)."""
-    _core.write_output(_path(argument, path), text, what, argument,
-                       [os.fspath(i) for i in inputs])
 
 
 def _warn(data):

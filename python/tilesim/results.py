@@ -3,6 +3,8 @@ import copy
 import io
 import json
 
+from ._jobs import write_text
+
 
 class JsonResult:
     """A command's result: ``to_dict()`` is the CLI's ``--json``; its keys are attributes."""
@@ -43,9 +45,7 @@ class Result(JsonResult):
         """Writes the Chrome trace (what ``--trace FILE`` writes; open it in Perfetto), as the
         CLI writes it: atomically, never over a file this process read as an input
         (ConfigError)."""
-        from .api import _write_text
-
-        _write_text(path, json.dumps(self.trace), "the trace", self._inputs)
+        write_text(path, json.dumps(self.trace), "the trace", self._inputs)
 
     def timeline(self, ax=None):
         """Per-core lanes of the run's tasks, like PyPTO's swimlane (a matplotlib Axes)."""

@@ -6,6 +6,7 @@ import os
 import re
 
 from .. import api
+from .._jobs import write_text
 from ..results import SweepResult
 from . import _trace as T
 from ._tensor import Dynamic, Tensor
@@ -190,9 +191,7 @@ class TracedKernel:
     def write(self, path):
         """Writes the program file (what ``tilesim trace-pypto --json`` writes), as the CLI
         writes it: atomically, never over the kernel file it was traced from (ConfigError)."""
-        from ..api import _write_text
-
-        _write_text(path, self.to_json(), "the program", [self.file])
+        write_text(path, self.to_json(), "the program", [self.file])
 
     def _tile(self, tile):
         if tile is None:
