@@ -90,7 +90,11 @@ def write_text(target, text, what, inputs=(), argument="path"):
 def source(config):
     """(text or path, is_file) of a config given as a dict or a file path."""
     if isinstance(config, dict):
-        return json.dumps(config, allow_nan=False), False
+        try:
+            return json.dumps(config, allow_nan=False), False
+        except (TypeError, ValueError, RecursionError) as e:
+            # nan / inf, a set, an object, a cycle: what no config file can hold.
+            refuse("config", f"the dict is not JSON: {e}")
     if isinstance(config, (str, os.PathLike)):
         return path("config", config), True
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")

@@ -412,6 +412,25 @@ def test_bools_are_not_dims_in_kernels(call):
                       "loop": "pypto.loop"}[call])
 
 
+@pytest.mark.parametrize("case", ["nan", "inf", "huge", "loop"])
+def test_scalars_and_trip_counts_a_program_cannot_hold_are_refused(case):
+    # The Hypothesis suite's finds: a nan / inf / 10**400 scalar traced into a program that no
+    # config could carry (json's ValueError, or OverflowError), and pypto.loop(2**70) raised
+    # OverflowError from len(range(...)).
+    @pypto.jit
+    def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
+        pypto.set_vec_tile_shapes(1, 256)
+        if case == "loop":
+            for _ in pypto.loop(2**70):  # at:trips
+                pass
+        y[:] = pypto.maximum(x, {"nan": float("nan"), "inf": -float("inf"),  # at:scalar
+                                 "huge": 10**400, "loop": 0.0}[case])
+
+    refused(k, "trips" if case == "loop" else "scalar",
+            *(["pypto.loop", "iterations"] if case == "loop" else
+              ["pypto.maximum", "finite numbers"]))
+
+
 def test_a_program_error_names_the_kernel_line():
     @pypto.jit
     def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):

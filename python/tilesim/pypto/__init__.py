@@ -182,7 +182,7 @@ def sub(input, other, *, alpha=1):
 
 
 def _pow(base, exponent):
-    if _ops._scalar(exponent) == 2.0:
+    if _ops._scalar(exponent, "pypto.pow") == 2.0:
         return _ops.binary("mul", base, base, "x ** 2")
     refuse("pypto.pow", f"exponent {exponent!r}", "x ** 2 is traced (as x * x); other powers "
            "are not in tilesim's op table")

@@ -382,11 +382,13 @@ def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=F
             refuse(call, f"bound {a!r} is not a static integer",
                    "tilesim traces static shapes: call the kernel with concrete tensors")
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (list(args) + [1])[:3]
-    if step < 1 or len(range(start, stop, step)) < 1:
+    # The trip count by arithmetic: len(range(...)) overflows past 2^63.
+    trips = max(0, -(-(stop - start) // step)) if step >= 1 else 0
+    if trips < 1:
         refuse(call, f"loop({start}, {stop}, {step}) runs no iteration")
-    if len(range(start, stop, step)) > MAX_LOOP_COUNT:
-        refuse(call, f"loop({start}, {stop}, {step}) runs {len(range(start, stop, step))} "
-               f"iterations", f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
+    if trips > MAX_LOOP_COUNT:
+        refuse(call, f"loop({start}, {stop}, {step}) runs {trips} iterations",
+               f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
     where = T.caller()
     frame = T.LoopFrame(name or f"loop_L{where[1]}", start, stop, step, where)
     if any(f.name == frame.name for f in trace.loops):
