@@ -18,6 +18,7 @@
 
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
+#include "model/printable.hpp"
 #include "sim/chrome_trace.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
@@ -325,13 +326,14 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
-      py::object err = py::handle(config_error.ptr())(e.what());
+      // The message the CLI prints: names from the input escaped (model/printable.hpp), one line.
+      py::object err = py::handle(config_error.ptr())(printable(e.what()));
       err.attr("key") = e.key().empty() ? py::object(py::none()) : py::object(py::str(e.key()));
       err.attr("kind") = std::string(error_kind_name(e.kind()));
       PyErr_SetObject(config_error.ptr(), err.ptr());
     } catch (const InternalError& e) {
       PyErr_SetString(PyExc_RuntimeError,
-                      (std::string("tilesim internal error: ") + e.what()).c_str());
+                      ("tilesim internal error: " + printable(e.what())).c_str());
     }
   });
 

@@ -14,9 +14,9 @@ def path(name, value):
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if "\x00" in text:
-        _refuse(name, f"{text!r}: a path with a NUL character (no file has one)")
+        refuse(name, f"{text!r}: a path with a NUL character (no file has one)")
     if not text:
-        _refuse(name, "an empty path (give a file)")
+        refuse(name, "an empty path (give a file)")
     return text
 
 
@@ -28,19 +28,48 @@ def hardware_name(value):
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"hardware: expected a file or a shipped name, got {type(value).__name__}")
     if not os.fspath(value):
-        _refuse("hardware", "an empty name (give a hardware file or a shipped name, or leave it "
-                            "out for the default)")
+        refuse("hardware", "an empty name (give a hardware file or a shipped name, or leave it "
+                           "out for the default)")
     return path("hardware", value)
 
 
-def dims(name, values):
-    """A tile as a list of ints: no bool (True is not a dim of 1), no float, no text."""
-    out = []
-    for v in values or []:
+def dim_error(values, minimum=None):
+    """Why `values` is not a tile or shape (a list or tuple of ints, each >= minimum when given),
+    else None: no bool (True is not a dim of 1), no float, no text, no lone number. The one check
+    of dims for the Python API and tilesim.pypto (which raise ConfigError / UnsupportedError)."""
+    if not isinstance(values, (list, tuple)):
+        return f"{values!r} is not a list of integer dims"
+    for v in values:
         if isinstance(v, bool) or not isinstance(v, int):
-            _refuse(name, f"{v!r} is not an integer dim")
-        out.append(v)
-    return out
+            return f"{v!r} is not an integer dim"
+        if minimum is not None and v < minimum:
+            return f"{v} is not a dim (dims are integers >= {minimum})"
+    return None
+
+
+def dims(name, values):
+    """A tile as a list of ints (None: none), else ConfigError naming the argument."""
+    if values is None:
+        return []
+    message = dim_error(values)
+    if message:
+        refuse(name, message)
+    return list(values)
+
+
+def dim_lists(name, values):
+    """A list of tiles (a sweep's tiles), each checked as dims: ConfigError naming name[i]."""
+    if not isinstance(values, (list, tuple)):
+        refuse(name, f"{values!r} is not a list of tiles")
+    return [dims(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+
+def selector(name, value):
+    """A tile or loop picked by its name (str) or its source line (int), or None: a bool is
+    not line 1."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+        refuse(name, f"{value!r} is not a name or a line number")
+    return value
 
 
 def check_output(argument, target, inputs):
@@ -61,7 +90,11 @@ def write_text(target, text, what, inputs=(), argument="path"):
 def source(config):
     """(text or path, is_file) of a config given as a dict or a file path."""
     if isinstance(config, dict):
-        return json.dumps(config, allow_nan=False), False
+        try:
+            return json.dumps(config, allow_nan=False), False
+        except (TypeError, ValueError, RecursionError) as e:
+            # nan / inf, a set, an object, a cycle: what no config file can hold.
+            refuse("config", f"the dict is not JSON: {e}")
     if isinstance(config, (str, os.PathLike)):
         return path("config", config), True
     raise TypeError(f"config: expected a dict or a file path, got {type(config).__name__}")
@@ -75,7 +108,8 @@ def _option_text(value):
     return repr(value)
 
 
-def _refuse(name, message):
+def refuse(name, message):
+    """Raises tilesim.ConfigError "name: message" naming the argument (.key = name)."""
     err = _core.ConfigError(f"{name}: {message}")
     err.key, err.kind = name, "input"
     raise err
@@ -92,7 +126,7 @@ def integer(name, value, minimum, none_ok=True, maximum=None):
     message = _core.integer_option_error(*((text, minimum) if maximum is None
                                            else (text, minimum, maximum)))
     if message:
-        _refuse(name, message)
+        refuse(name, message)
     return value
 
 
@@ -104,7 +138,7 @@ def number(name, value, above, at_most=None):
     message = _core.number_option_error(*((_option_text(value), above) if at_most is None
                                           else (_option_text(value), above, at_most)))
     if message:
-        _refuse(name, message)
+        refuse(name, message)
     return float(value)
 
 

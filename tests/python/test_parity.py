@@ -220,6 +220,15 @@ def test_paths_names_and_dims_are_checked_as_the_cli_checks_them(tmp_path):
     spec = {"op": "add", "shape": [64, 1024], "tile": [8, 1024]}
     with pytest.raises(tilesim.ConfigError, match="tile: True is not an integer dim"):
         tilesim.run(spec, tile=[True, 1024])
+    with pytest.raises(tilesim.ConfigError, match="tile: True is not a list of integer dims"):
+        tilesim.run(spec, tile=True)  # a lone value: not a TypeError from iterating it
+    # The Hypothesis suite's find: set="\n" raised a two-line ConfigError (the CLI escapes it).
+    with pytest.raises(tilesim.ConfigError) as e:
+        tilesim.run(spec, set="\n")
+    assert str(e.value).startswith("--set \\n: expected KEY=VALUE"), str(e.value)
+    # ... and a dict config holding nan raised json's ValueError, not a ConfigError.
+    with pytest.raises(tilesim.ConfigError, match="config: the dict is not JSON: Out of range"):
+        tilesim.run({"op": "add", "shape": [64, float("nan")]})
     with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):
         tilesim.run(spec, hardware="")
     with pytest.raises(tilesim.ConfigError, match="hardware: an empty name"):

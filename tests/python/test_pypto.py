@@ -351,6 +351,86 @@ def test_refuses_outside_a_kernel_and_dynamic_without_arguments():
         k.trace()
 
 
+def test_tile_shapes_and_loop_counts_are_checked_as_tilesim_run_checks_them():
+    # issue 50: TracedKernel.run(tile_shape=[True, ...]) and its sweep's tiles / loop counts are
+    # refused as tilesim.run refuses tile=[True, ...] (one checker, tilesim._jobs.dim_error).
+    @pypto.jit
+    def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
+        pypto.set_vec_tile_shapes(1, 256)
+        for i in pypto.loop(2):
+            pypto.assemble(pypto.exp(pypto.view(x, [2, 256], [i * 2, 0])), [i * 2, 0], y)
+
+    tk = k.trace()
+    for kwargs, text in [
+            ({"tile_shape": [True, 256]}, "tile_shape: True is not an integer dim"),
+            ({"tile_shape": (1, 256.0)}, "tile_shape: 256.0 is not an integer dim"),
+            ({"tile_shape": 256}, "tile_shape: 256 is not a list of integer dims"),
+            ({"loop_count": True}, "loop_count: "), ({"loop_count": 1.0}, "loop_count: "),
+            ({"tile": True}, "tile: True is not a name or a line number"),
+            ({"loop": 1.5}, "loop: 1.5 is not a name or a line number"),
+            ({"loop": "nope"}, "loop: no loop 'nope' in kernel k")]:
+        with pytest.raises(tilesim.ConfigError) as e:
+            tk.run(**kwargs)
+        assert str(e.value).startswith(text) and "\n" not in str(e.value), (kwargs, e.value)
+        assert e.value.key == text.split(":")[0]
+    for kwargs, text in [({"tiles": [[1, 256], [False, 256]]}, "tiles[1]: False is not an "),
+                         ({"tiles": "1, 256"}, "tiles: '1, 256' is not a list of tiles"),
+                         ({"tiles": [[1, "256"]]}, "tiles[0]: '256' is not an integer dim"),
+                         ({"loop_counts": [1, True]}, "loop_counts[1]: "),
+                         ({"loop_counts": 2}, "loop_counts: 2 is not a list of loop counts"),
+                         ({"loop_counts": "all"}, "loop_counts: 'all': give")]:
+        with pytest.raises(tilesim.ConfigError) as e:
+            tk.sweep(**kwargs)
+        assert str(e.value).startswith(text), (kwargs, e.value)
+    assert tk.run(tile_shape=(2, 256), loop_count=1).gen_time_us > 0
+
+
+@pytest.mark.parametrize("call", ["vec", "cube", "tensor", "view", "offsets", "loop"])
+def test_bools_are_not_dims_in_kernels(call):
+    # The same checker refuses a bool (or a float) as a dim, an offset or a loop bound inside a
+    # kernel: UnsupportedError naming the call and the kernel line, never a tile of 1.
+    @pypto.jit
+    def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
+        if call == "vec":
+            pypto.set_vec_tile_shapes(True, 256)  # at:vec
+        elif call == "cube":
+            pypto.set_cube_tile_shapes(True, 16, 16)  # at:cube
+        elif call == "tensor":
+            pypto.tensor([True, 256], FP32)  # at:tensor
+        pypto.set_vec_tile_shapes(1, 256)
+        for i in pypto.loop(True if call == "loop" else 2):  # at:loop
+            if call == "view":
+                xv = pypto.view(x, [2, 256.0], [i * 2, 0])  # at:view
+            elif call == "offsets":
+                xv = pypto.view(x, [2, 256], [i * 2, False])  # at:offsets
+            else:
+                xv = pypto.view(x, [2, 256], [i * 2, 0])
+            pypto.assemble(pypto.exp(xv), [i * 2, 0], y)
+
+    refused(k, call, {"vec": "set_vec_tile_shapes", "cube": "set_cube_tile_shapes",
+                      "tensor": "pypto.Tensor", "view": "pypto.view", "offsets": "pypto.view",
+                      "loop": "pypto.loop"}[call])
+
+
+@pytest.mark.parametrize("case", ["nan", "inf", "huge", "loop"])
+def test_scalars_and_trip_counts_a_program_cannot_hold_are_refused(case):
+    # The Hypothesis suite's finds: a nan / inf / 10**400 scalar traced into a program that no
+    # config could carry (json's ValueError, or OverflowError), and pypto.loop(2**70) raised
+    # OverflowError from len(range(...)).
+    @pypto.jit
+    def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
+        pypto.set_vec_tile_shapes(1, 256)
+        if case == "loop":
+            for _ in pypto.loop(2**70):  # at:trips
+                pass
+        y[:] = pypto.maximum(x, {"nan": float("nan"), "inf": -float("inf"),  # at:scalar
+                                 "huge": 10**400, "loop": 0.0}[case])
+
+    refused(k, "trips" if case == "loop" else "scalar",
+            *(["pypto.loop", "iterations"] if case == "loop" else
+              ["pypto.maximum", "finite numbers"]))
+
+
 def test_a_program_error_names_the_kernel_line():
     @pypto.jit
     def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):

@@ -17,6 +17,7 @@ and line, and what tilesim supports instead; nothing is approximated silently. `
 tilesim.pypto kernel.py --json program.json`` (``tilesim trace-pypto``) writes a kernel file's
 traced program.
 """
+from .._jobs import dim_error as _dim_error
 from . import _ops, _tensor
 from . import _trace as _T
 from ._kernel import JitKernel, PyptoSweep, TracedKernel, function, jit
@@ -75,8 +76,7 @@ def set_vec_tile_shapes(*shapes):
     """The vector tile in force for the ops that follow (up to 4 dims, as PyPTO)."""
     call = "pypto.set_vec_tile_shapes"
     trace = _T.active(call)
-    if not 1 <= len(shapes) <= 4 or any(
-            isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in shapes):
+    if not 1 <= len(shapes) <= 4 or _dim_error(shapes, 1):
         refuse(call, f"{list(shapes)}: 1 to 4 integers >= 1")
     trace.add_tile(shapes, False, _T.caller())
 
@@ -92,7 +92,7 @@ def set_cube_tile_shapes(m, k, n, enable_split_k=False):
     l0, l1 = [], []
     for axis, pair in zip("mkn", (m, k, n)):
         pair = list(pair) if isinstance(pair, (list, tuple)) else [pair]
-        if not 1 <= len(pair) <= 2 or any(not isinstance(v, int) or v < 1 for v in pair):
+        if not 1 <= len(pair) <= 2 or _dim_error(pair, 1):
             refuse(call, f"{axis} = {pair}: [L0, L1] integers >= 1")
         if pair[-1] % pair[0]:
             refuse(call, f"{axis} L1 {pair[-1]} is not a multiple of its L0 {pair[0]} (each L1 "
@@ -182,7 +182,7 @@ def sub(input, other, *, alpha=1):
 
 
 def _pow(base, exponent):
-    if _ops._scalar(exponent) == 2.0:
+    if _ops._scalar(exponent, "pypto.pow") == 2.0:
         return _ops.binary("mul", base, base, "x ** 2")
     refuse("pypto.pow", f"exponent {exponent!r}", "x ** 2 is traced (as x * x); other powers "
            "are not in tilesim's op table")

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from .. import api
+from .. import _jobs, api
 from .._jobs import write_text
 from ..results import SweepResult
 from . import _trace as T
@@ -194,6 +194,7 @@ class TracedKernel:
         write_text(path, self.to_json(), "the program", [self.file])
 
     def _tile(self, tile):
+        _jobs.selector("tile", tile)
         if tile is None:
             vec = [t for t in self.tiles if not t["cube"]]
             return (vec or self.tiles)[0] if self.tiles else None
@@ -201,16 +202,17 @@ class TracedKernel:
             if tile in (t["name"], t["line"]):
                 return t
         known = ", ".join(f"{t['name']} (line {t['line']})" for t in self.tiles)
-        raise ValueError(f"tile: no tile {tile!r} in kernel {self.name} (its tiles: {known})")
+        _jobs.refuse("tile", f"no tile {tile!r} in kernel {self.name} (its tiles: {known})")
 
     def _loop(self, loop):
+        _jobs.selector("loop", loop)
         if loop is None:
             return self.loops[0] if self.loops else None
         for lp in self.loops:
             if loop in (lp["name"], lp["line"]):
                 return lp
         known = ", ".join(f"{lp['name']} (line {lp['line']})" for lp in self.loops) or "none"
-        raise ValueError(f"loop: no loop {loop!r} in kernel {self.name} (its loops: {known})")
+        _jobs.refuse("loop", f"no loop {loop!r} in kernel {self.name} (its loops: {known})")
 
     def config(self, tile=None, loop=None, partition=None, hardware=None):
         """The run config of this kernel (a dict tilesim.run and the CLI take)."""
@@ -231,7 +233,10 @@ class TracedKernel:
     def run(self, tile=None, loop=None, partition=None, hardware=None, tile_shape=None,
             loop_count=None):
         """Simulates the kernel as traced (``tilesim run``): a tilesim Result. ``tile`` and
-        ``loop`` name which tile / loop ``tile_shape`` / ``loop_count`` set."""
+        ``loop`` name which tile / loop ``tile_shape`` / ``loop_count`` set: checked as
+        tilesim.run checks ``tile`` and ``loop`` (ConfigError naming the argument)."""
+        tile_shape = _jobs.dims("tile_shape", tile_shape) or None
+        loop_count = _jobs.integer("loop_count", loop_count, 1)
         cfg = self.config(tile, loop, partition)
         return self._located(lambda: api.run(cfg, tile=tile_shape, loop=loop_count,
                                               hardware=hardware))
@@ -244,16 +249,21 @@ class TracedKernel:
         its axis; a list; None: as traced). Without a loop, only tiles vary."""
         cfg = self.config(tile, loop, partition, hardware)
         cand = {}
-        if tiles == "auto":
+        if isinstance(tiles, str) and tiles == "auto":
             cand["generate_tiles"] = {"last_dim": "pow2"}
         elif tiles is not None:
-            cand["tiles"] = [list(t) for t in tiles]
+            cand["tiles"] = _jobs.dim_lists("tiles", tiles)
         lp = self._loop(loop)
         if lp is not None and loop_counts == "auto":
             extent = lp["count"] * lp["chunk"]
             cand["generate_loop_counts"] = {"from": 1, "to": extent}
+        elif loop_counts is not None and not isinstance(loop_counts, str):
+            if not isinstance(loop_counts, (list, tuple)):
+                _jobs.refuse("loop_counts", f"{loop_counts!r} is not a list of loop counts")
+            cand["loop_counts"] = [_jobs.integer(f"loop_counts[{i}]", n, 1, none_ok=False)
+                                   for i, n in enumerate(loop_counts)]
         elif loop_counts not in (None, "auto"):
-            cand["loop_counts"] = list(loop_counts)
+            _jobs.refuse("loop_counts", f"{loop_counts!r}: give \"auto\", a list or None")
         cand["constraints"] = dict(constraints or {"prune_over_limits": False})
         cfg["candidates"] = cand
         cfg["description"] = (f"{self.name} traced from {os.path.basename(self.file)}: "

@@ -1,5 +1,7 @@
 """PyPTO's ops under tracing: each call checks its operands at the kernel's line and records the
 op of the program's op table (kernels/ops/op_table.cpp) it is, or refuses."""
+import math
+
 from . import _trace as T
 from ._tensor import Tensor
 from ._trace import refuse
@@ -7,13 +9,21 @@ from ._trace import refuse
 _FP32 = T.DTYPES["DT_FP32"]
 
 
-def _scalar(x):
-    """A Python number or pypto.Element as a float, else None."""
+def _scalar(x, call="a scalar operand"):
+    """A Python number or pypto.Element as a float, else None. A scalar a program cannot hold
+    (nan, inf, an int beyond a double: JSON has no such number) is refused at the kernel line."""
     if isinstance(x, Element):
-        return float(x.value)
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return float(x)
-    return None
+        x = x.value
+    elif not isinstance(x, (int, float)) or isinstance(x, bool):
+        return None
+    try:
+        value = float(x)
+    except (OverflowError, TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        refuse(call, f"the scalar {x!r}: a program's scalars are finite numbers (JSON has no "
+               "nan or inf)", "a finite stand-in (the timing does not depend on the value)")
+    return value
 
 
 class Element:
@@ -70,7 +80,7 @@ def binary(name, a, b, call=None, swapped=False):
     s / a are composed from exact ops (neg, reciprocal)."""
     call = call or f"pypto.{name}"
     trace = T.active(call)
-    sa, sb = _scalar(a), _scalar(b)
+    sa, sb = _scalar(a, call), _scalar(b, call)
     if getattr(a, "_half", None) and sb is not None:
         return half_op(name, a, sb, call)
     if getattr(b, "_half", None) and sa is not None and name in ("add", "mul"):

@@ -1,5 +1,6 @@
 """pypto.Tensor under tracing: annotations and arguments (shape, dtype), traced values, views,
 assemble and loops."""
+from .._jobs import dim_error
 from . import _trace as T
 from ._trace import refuse
 
@@ -18,12 +19,11 @@ class Dynamic:
 def _dims(shape, call):
     if shape is None:
         return None
+    if not isinstance(shape, (list, tuple)):
+        refuse(call, f"shape {shape!r}: a list of dims (integers >= 1, or dynamic)")
     dims = list(shape)
-    for d in dims:
-        if d is Ellipsis or isinstance(d, Dynamic):
-            continue
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            refuse(call, f"shape {dims}: dims are integers >= 1 (or dynamic)")
+    if dim_error([d for d in dims if d is not Ellipsis and not isinstance(d, Dynamic)], 1):
+        refuse(call, f"shape {dims}: dims are integers >= 1 (or dynamic)")
     return dims
 
 
@@ -224,14 +224,29 @@ def _cuts(t, shape, offsets, call, extents):
     return cut, None
 
 
+def _view_shape(shape, call):
+    message = dim_error(shape, 1)
+    if message:
+        refuse(call, f"shape {shape!r}: {message}")
+    return shape
+
+
+def _offsets(offsets, call):
+    """Offsets are ints >= 0 or loop-index expressions (a bool is not offset 0 or 1)."""
+    if not isinstance(offsets, (list, tuple)) or any(
+            not isinstance(o, T.Sym) and dim_error([o], 0) for o in offsets):
+        refuse(call, f"offsets {offsets!r}: integers >= 0 or loop-index expressions")
+    return offsets
+
+
 def view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None):
     call = "pypto.view"
     T.active(call)
     if dtype is not None:
         refuse(call, "dtype= reinterprets bits; tilesim does not trace it", "use pypto.cast")
     value = input._traced(call)
-    shape = list(input.shape if shape is None else shape)
-    offsets = list([0] * len(shape) if offsets is None else offsets)
+    shape = list(input.shape if shape is None else _view_shape(shape, call))
+    offsets = list([0] * len(shape) if offsets is None else _offsets(offsets, call))
     local = input.shape
     if (len(shape) == len(local) and all(isinstance(o, int) for o in offsets)
             and shape[-1] * 2 == local[-1] and offsets[-1] in (0, shape[-1])
@@ -293,7 +308,7 @@ def assemble(src, offsets=None, dst=None, parallel=False):
         f, line = trace.written[out]
         refuse(call, f"'{out.name}' is already written at {f}:{line}",
                "tilesim programs write each tensor once (one assemble per output)")
-    offsets = list([0] * len(src.shape) if offsets is None else offsets)
+    offsets = list([0] * len(src.shape) if offsets is None else _offsets(offsets, call))
     cut, partial = _cuts(dst, src.shape, offsets, call, out.shape)
     if cut is None:
         refuse(call, f"writes part of dim {partial} of '{out.name}' (shape {src.shape} at "
@@ -363,15 +378,17 @@ def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=F
     if not 1 <= len(args) <= 3:
         refuse(call, f"{len(args)} positional arguments", "loop(stop) or loop(start, stop, step)")
     for a in args:
-        if isinstance(a, (T.Sym, Dynamic)) or not isinstance(a, int) or isinstance(a, bool):
+        if isinstance(a, (T.Sym, Dynamic)) or dim_error([a]):
             refuse(call, f"bound {a!r} is not a static integer",
                    "tilesim traces static shapes: call the kernel with concrete tensors")
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (list(args) + [1])[:3]
-    if step < 1 or len(range(start, stop, step)) < 1:
+    # The trip count by arithmetic: len(range(...)) overflows past 2^63.
+    trips = max(0, -(-(stop - start) // step)) if step >= 1 else 0
+    if trips < 1:
         refuse(call, f"loop({start}, {stop}, {step}) runs no iteration")
-    if len(range(start, stop, step)) > MAX_LOOP_COUNT:
-        refuse(call, f"loop({start}, {stop}, {step}) runs {len(range(start, stop, step))} "
-               f"iterations", f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
+    if trips > MAX_LOOP_COUNT:
+        refuse(call, f"loop({start}, {stop}, {step}) runs {trips} iterations",
+               f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
     where = T.caller()
     frame = T.LoopFrame(name or f"loop_L{where[1]}", start, stop, step, where)
     if any(f.name == frame.name for f in trace.loops):
