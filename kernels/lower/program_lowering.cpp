@@ -1,9 +1,10 @@
 // A tile program to a task graph. Each stage (kernels/program/program.hpp plan_stages) passes its
 // pre-check and is lowered by its kind's file in kernels/lower/program/: a fused vector stage, a
-// matmul stage, a copy, a split reduction with its merge, a split cumsum, a flash stage. Under pypto the
-// tiles of one loop chunk form a root function and a tile depends on the tasks that wrote the GM
-// blocks it reads; under spmd each stage is one launch whose tiles are shared in contiguous runs
-// over min(grid, tiles) blocks (kernels/tiling/block_regions.hpp's cut).
+// matmul stage, a copy, a split reduction with its merge, a split cumsum, a flash stage. Under
+// pypto the tiles of one loop chunk form a root function and a tile depends on the tasks that wrote
+// the GM blocks it reads; under spmd each stage is one launch whose tiles are shared in contiguous
+// runs over the grid's blocks (kernels/tiling/block_regions.hpp's cut), those past the work
+// idle; under ascendc a stage of independent tiles is a pinned task per core.
 #include "kernels/lower/program_lowering.hpp"
 
 #include "kernels/lower/diagnostics.hpp"

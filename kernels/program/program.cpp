@@ -85,6 +85,12 @@ int32_t StageGrid::root(int64_t index) const {
   return static_cast<int32_t>(root);
 }
 
+Block ProgStage::full_tile() const {
+  Block b{Dims(shape.size(), 0), tile};
+  for (size_t d = 0; d < b.extent.size(); ++d) b.extent[d] = std::min(b.extent[d], shape[d]);
+  return b;
+}
+
 StageGrid stage_grid(const ProgStage& s) {
   StageGrid g;
   g.chunk_axes = s.loop_axes;

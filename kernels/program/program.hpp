@@ -143,6 +143,9 @@ struct ProgStage {
   // block] (the first matmul's tm and tn); l0 the first matmul's L0 tile.
   int online = -1;
   std::string psg;  // "stage1:sub+exp+sum" (past 16 ops: the first 15, "...", the last)
+  // The tile at the origin clipped to the shape: what a tile's buffers are sized for (a ragged
+  // tail reuses them).
+  Block full_tile() const;
 };
 
 // Each axis of a stage's iteration space cut into pieces (tiles, inside loop chunks on the loop

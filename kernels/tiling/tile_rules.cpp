@@ -53,6 +53,10 @@ int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
   return product(tile) / tile.back() * (ceil_div(row, hw.ub.align_bytes) * hw.ub.align_bytes);
 }
 
+int64_t ub_copy_bytes(const DmaOp& copy, const Hardware& hw) {
+  return copy.bursts * (ceil_div(copy.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
+}
+
 DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
                const Dims& extent, const Hardware& hw) {
   const DmaOp op = block_dma(dir, shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);

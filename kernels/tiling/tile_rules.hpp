@@ -32,6 +32,9 @@ void check_partition_loop(const KernelSpec& spec);
 
 // UB bytes of one tile buffer: each row rounded up to ub.align_bytes.
 int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);
+// UB bytes a copy brings into its own buffer: each burst rounded up to ub.align_bytes (a
+// column's scalars, contiguous in GM, arrive packed).
+int64_t ub_copy_bytes(const DmaOp& copy, const Hardware& hw);
 // The DMA instruction moving the block `extent` at `origin` of tensor `shape` (block_dma); under
 // the spmd partition it is a DataCopyPad, whose unaligned rows pay their padding.
 DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,

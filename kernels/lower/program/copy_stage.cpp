@@ -2,8 +2,6 @@
 // DataCopy a matmul's operand load is (hicann/catlass include/catlass/gemm/tile/copy_gm_to_l1.hpp:
 // nValue = rows, dValue = the row's elements), and kept there: nothing computes on it or stores
 // it. The copy_in family (MTE2's calibration kernel) is one.
-#include <algorithm>
-
 #include "kernels/lower/program/lowering_context.hpp"
 
 namespace tilesim {
@@ -30,10 +28,7 @@ TaskKind copy_kind(const LoweringContext& cx, const ProgStage& s, const Block& b
     st.loads.push_back(cx.dma(DmaDir::kRead, t, b, acc));
   }
   k.steps.push_back(st);
-  Block full{Dims(s.shape.size(), 0), s.tile};
-  for (size_t d = 0; d < full.extent.size(); ++d)
-    full.extent[d] = std::min(full.extent[d], s.shape[d]);
-  k.buffers.push_back({src.name, cx.ub_bytes(t, full), BufferRole::kInput, x.dest});
+  k.buffers.push_back({src.name, cx.ub_bytes(t, s.full_tile()), BufferRole::kInput, x.dest});
   return k;
 }
 

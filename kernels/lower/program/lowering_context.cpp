@@ -64,9 +64,9 @@ DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access
 }
 
 int64_t LoweringContext::copy_bytes(int t, const Block& r) const {
-  const DmaOp d = block_dma(DmaDir::kRead, tensor(t).shape, r.origin, r.extent, tensor(t).dtype,
-                            hw_.dma.gm_granule_bytes);
-  return d.bursts * (ceil_div(d.burst_bytes, hw_.ub.align_bytes) * hw_.ub.align_bytes);
+  return ub_copy_bytes(block_dma(DmaDir::kRead, tensor(t).shape, r.origin, r.extent,
+                                 tensor(t).dtype, hw_.dma.gm_granule_bytes),
+                       hw_);
 }
 
 int64_t LoweringContext::ub_bytes(int t, const Block& r) const {

@@ -18,11 +18,7 @@ namespace {
 // padded copies, DataCopyPad, take any row).
 void check_alignment(const LoweringContext& cx, const ProgStage& s) {
   if (cx.spmd()) return;
-  const Block full{Dims(s.shape.size(), 0), [&] {
-                     Dims e = s.tile;
-                     for (size_t d = 0; d < e.size(); ++d) e[d] = std::min(e[d], s.shape[d]);
-                     return e;
-                   }()};
+  const Block full = s.full_tile();
   for (int o = s.first; o <= s.last; ++o) {
     const ProgOp& x = cx.op(o);
     if (x.info->kind == OpKind::kMatmul || x.info->kind == OpKind::kGather) continue;

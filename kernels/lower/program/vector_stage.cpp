@@ -145,10 +145,7 @@ class VectorTile {
       : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()) {
     k_.buffer_count = cx.spec().buffer_count;
     k_.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
-    // The tile's buffers are sized for the full tile (the ragged tail reuses them).
-    full_ = Block{Dims(s.shape.size(), 0), s.tile};
-    for (size_t d = 0; d < full_.extent.size(); ++d)
-      full_.extent[d] = std::min(full_.extent[d], s.shape[d]);
+    full_ = s.full_tile();
     // Vector ops run on the static tile where it exceeds the tensor (compute_extent), except
     // over a dim of size 1 (a kept reduced dim, a column of statistics), computed as 1.
     ce_ = compute_extent(s.shape, s.tile, b.extent);
