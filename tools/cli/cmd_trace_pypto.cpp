@@ -1,13 +1,16 @@
-// tilesim trace-pypto KERNEL.py --json FILE [--kernel NAME] [--main] [--timeout S] [--max-memory M]
-// Traces a PyPTO kernel file into a tile program: runs `python3 -m tilesim.pypto` (the Python
-// module's tracer, python/tilesim/pypto/) on it, with the file's `import pypto` served by
-// tilesim.pypto. The tracer is a child whose lifetime is the command's (child_process.hpp):
-// killed with it, bounded in time and memory; the kernel file's own stdout goes to stderr. It
-// hands its verdict back on a pipe, and the program is written here, through the writer every
-// output takes (atomic, never over the kernel file). The program written is what `run` and
-// `sweep` take ("program": FILE). Exit codes: 0 written; 2 bad input: the file, an unsupported
-// PyPTO call, the kernel file raising, exiting or dying, over its time or memory (one line naming
-// the kernel file), or no tilesim module for this python3; 3 a bug.
+// tilesim trace-pypto KERNEL.py|-m MODULE --json FILE [--call EXPR] [--kernel NAME] [--main]
+//                     [--timeout S] [--max-memory M]
+// Traces a PyPTO kernel file (or a module of a package on PYTHONPATH) into a tile program: runs
+// `python3 -m tilesim.pypto` (the Python module's tracer, python/tilesim/pypto/) on it, with its
+// `import pypto` served by tilesim.pypto and `import torch` / `torch_npu` by tilesim's torch
+// stand-in (python/tilesim/torch_standin/); --call's expression (the wrapper call whose tensors
+// fix the kernel's dynamic shapes) runs after the file. The tracer is a child whose lifetime is the
+// command's (child_process.hpp): killed with it, bounded in time and memory; the kernel file's own
+// stdout goes to stderr. It hands its verdict back on a pipe, and the program is written here,
+// through the writer every output takes (atomic, never over the kernel file). The program written
+// is what `run` and `sweep` take ("program": FILE). Exit codes: 0 written; 2 bad input: the file,
+// an unsupported PyPTO call, the kernel file raising, exiting or dying, over its time or memory
+// (one line naming the kernel file), or no tilesim module for this python3; 3 a bug.
 #include <signal.h>
 #include <string.h>
 
@@ -35,7 +38,7 @@ namespace tilesim {
 namespace {
 
 struct TraceArgs {
-  std::string kernel_file, json, kernel;
+  std::string kernel_file, module, json, kernel, call;
   bool as_main = false;
   bool quiet = false;
   double timeout_s = 600;
@@ -91,7 +94,7 @@ std::string signal_name(int sig) {
 
 // The tracer ended without its verdict: how, as one line naming the kernel file.
 std::string how_it_ended(const TraceArgs& a, const ChildOutcome& o, bool started) {
-  const std::string file = a.kernel_file;
+  const std::string file = a.kernel_file.empty() ? "module " + a.module : a.kernel_file;
   if (o.timed_out)
     return fmt::format(
         "{}: the kernel file ran longer than --timeout {} s; its tracer was "
@@ -116,12 +119,19 @@ std::string how_it_ended(const TraceArgs& a, const ChildOutcome& o, bool started
 }
 
 int trace_pypto(const TraceArgs& a) {
-  if (!std::filesystem::is_regular_file(a.kernel_file))
-    throw Error(a.kernel_file + ": no such file (a PyPTO kernel file, python)");
-  note_input_file(a.kernel_file);
-  check_outputs_not_inputs({{"--json", a.json}}, {a.kernel_file});
-  std::vector<std::string> args = {python3(),     "-m",          "tilesim.pypto",
-                                   a.kernel_file, "--result-fd", "3"};
+  if (a.kernel_file.empty() == a.module.empty())
+    throw Error("trace-pypto: give a kernel file or -m MODULE (one of them)");
+  std::vector<std::string> args = {python3(), "-m", "tilesim.pypto", "--result-fd", "3"};
+  if (!a.kernel_file.empty()) {
+    if (!std::filesystem::is_regular_file(a.kernel_file))
+      throw Error(a.kernel_file + ": no such file (a PyPTO kernel file, python)");
+    note_input_file(a.kernel_file);
+    check_outputs_not_inputs({{"--json", a.json}}, {a.kernel_file});
+    args.push_back(a.kernel_file);
+  } else {
+    args.insert(args.end(), {"-m", a.module});
+  }
+  if (!a.call.empty()) args.insert(args.end(), {"--call", a.call});
   if (!a.kernel.empty()) args.insert(args.end(), {"--kernel", a.kernel});
   if (a.as_main) args.push_back("--main");
   std::cout.flush();
@@ -154,7 +164,13 @@ CommandAction add_trace_pypto_command(CLI::App& app) {
       "trace-pypto",
       "trace a PyPTO kernel file into a tile program (python3 -m tilesim.pypto; `import pypto` "
       "in the file is served by tilesim.pypto)");
-  cmd->add_option("kernel_file", args->kernel_file, "the PyPTO kernel file (python)")->required();
+  cmd->add_option("kernel_file", args->kernel_file, "the PyPTO kernel file (python)");
+  cmd->add_option("-m,--module", args->module,
+                  "a module to trace instead of a file (a package's module on PYTHONPATH or "
+                  "below the current folder; its relative imports work)");
+  cmd->add_option("--call", args->call,
+                  "a Python expression run after the file, in its namespace: the wrapper call "
+                  "whose tensors fix the kernel's dynamic shapes (torch is tilesim's stand-in)");
   cmd->add_option("--json", args->json, "where the traced program goes ('-': standard output)")
       ->required();
   cmd->add_option("--kernel", args->kernel, "which @pypto.jit kernel, when the file has several");

@@ -18,18 +18,93 @@ tilesim.pypto kernel.py --json program.json`` (``tilesim trace-pypto``) writes a
 traced program.
 """
 from .._jobs import dim_error as _dim_error
-from . import _ops, _tensor
+from . import _ops, _options, _tensor
 from . import _trace as _T
 from ._kernel import JitKernel, PyptoSweep, TracedKernel, function, jit
-from ._ops import Element, cast, concat, cumsum, matmul, sigmoid, softmax, transpose, where
-from ._tensor import Dynamic, Tensor, assemble, loop, view
+from ._ops import (Element, cast, concat, cumsum, full, layer_norm, matmul, rms_norm, sigmoid,
+                   softmax, transpose, where)
+from ._tensor import (Dynamic, Tensor, assemble, expand_clone, loop, loop_unroll, reshape,
+                      squeeze, unsqueeze, view)
 from ._trace import UnsupportedError, refuse
 
 globals().update(_T.DTYPES)
 tensor = Tensor
 element = Element
+# Dims the argument fixes: DYNAMIC ones change from call to call on a board, STATIC ones are
+# compiled in; a trace takes both from the tensors the kernel (or its wrapper) is called with.
 DYNAMIC = DYN = Dynamic("DYNAMIC")
-STATIC = None
+STATIC = Dynamic("STATIC")
+gelu, silu, tanh = (_ops.activation(n) for n in ("gelu", "silu", "tanh"))
+
+
+def zeros(shape, dtype=None, **kwargs):
+    return full(shape, 0.0, dtype)
+
+
+def ones(shape, dtype=None, **kwargs):
+    return full(shape, 1.0, dtype)
+
+
+def from_torch(tensor, name="", *, dynamic_axis=None, **kwargs):
+    """pypto.from_torch: a kernel argument of the torch tensor's shape and dtype (tilesim's
+    torch stand-in, a real torch tensor or a numpy array); dynamic_axis is what a board
+    recompiles for, and the trace takes the shape as it is."""
+    if not hasattr(tensor, "shape") or not hasattr(tensor, "dtype"):
+        refuse("pypto.from_torch", f"{type(tensor).__name__} is not a tensor")
+    return Tensor(list(tensor.shape), tensor.dtype, name)
+
+
+def trace_file(path=None, kernel=None, *, call=None, main=False, module=None):
+    """The TracedKernel of a kernel file (or of module `module` on sys.path), run as
+    ``tilesim trace-pypto`` runs it: ``import pypto`` is tilesim.pypto, ``import torch`` the
+    torch stand-in, ``call`` an expression evaluated after the file (the wrapper call that
+    fixes dynamic shapes), ``main`` runs it as __main__. Raises TraceFailure (a ValueError)
+    with the one line the CLI prints."""
+    from .__main__ import trace_file as run
+    return run(path, kernel, main, call, module)[1]
+
+
+class _Runtime:
+    """pypto.runtime: device calls (synchronize, run once, fini) do nothing under tracing."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name.lstrip("_").startswith("device"):
+            return lambda *args, **kwargs: None
+        refuse(f"pypto.runtime.{name}", "not a device call tilesim.pypto knows",
+               "it accepts pypto.runtime._device_* calls (synchronize, run, fini) as no-ops")
+
+
+runtime = _Runtime()
+
+
+class _Platform:
+    """pypto.platform: the NPU the kernel runs on, answered from tilesim's hardware file."""
+
+    @property
+    def npuarch(self):
+        return _hardware_arch()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        refuse(f"pypto.platform.{name}", "not a platform query tilesim.pypto answers",
+               "it answers pypto.platform.npuarch (from the hardware file)")
+
+
+platform = _Platform()
+
+
+def _hardware_arch():
+    """The NPU of the default hardware file (tilesim --hardware's default): its name and the
+    description it gives ("ascend910b1: Atlas A2 910B1 (48 AIV + 24 AIC at 1.85 GHz)")."""
+    import json
+
+    from .. import _jobs
+    probe = {"op": "add", "shape": [1, 8], "dtype": "fp32", "candidates": {"tiles": [[1, 8]]}}
+    hw = json.loads(_jobs.sweep_job(probe).doc)["hardware"]
+    return f"{hw['name']}: {hw['description'].split('. ')[0]}"
 
 
 class _Enum:
@@ -123,19 +198,46 @@ def symbolic_scalar(v):
     return v
 
 
-def _no_options(name):
-    def refuse_options(*args, **kwargs):
-        refuse(f"pypto.{name}", "compiler and pass options are not modelled",
-               "tilesim's run config has buffer_count (double buffering) and runtime_options "
-               "stitch_function_max_num / launch_sched_aicpu_num")
-    refuse_options.__name__ = name
-    return refuse_options
+def set_pass_options(**options):
+    """Pass options from here on: inside a kernel, for the ops traced after (sg_set_scope) and
+    the kernel's run config; outside, the defaults of the kernels traced after."""
+    call = "pypto.set_pass_options"
+    trace = _T._current[-1] if _T._current else None
+    target = trace.options if trace is not None else _options.GLOBAL[0]
+    target.pass_options(options, call, _T.caller())
 
 
-set_pass_options = _no_options("set_pass_options")
-set_options = _no_options("set_options")
-set_codegen_options = _no_options("set_codegen_options")
-set_matrix_size = _no_options("set_matrix_size")
+def set_runtime_options(**options):
+    call = "pypto.set_runtime_options"
+    trace = _T._current[-1] if _T._current else None
+    target = trace.options if trace is not None else _options.GLOBAL[0]
+    target.runtime_options(options, call, _T.caller())
+
+
+def _option_group(name, group):
+    def set_group(*args, **options):
+        trace = _T._current[-1] if _T._current else None
+        target = trace.options if trace is not None else _options.GLOBAL[0]
+        target.group(group, options or {"(positional)": args})
+    set_group.__name__ = name
+    return set_group
+
+
+set_codegen_options = _option_group("set_codegen_options", "codegen_options")
+set_host_options = _option_group("set_host_options", "host_options")
+set_verify_options = _option_group("set_verify_options", "verify_options")
+set_debug_options = _option_group("set_debug_options", "debug_options")
+
+
+def set_options(*args, **kwargs):
+    refuse("pypto.set_options", "a generic option setter whose keys tilesim cannot sort",
+           "use set_pass_options / set_runtime_options (read as the model's run config) or "
+           "the codegen / host / verify / debug setters (notes)")
+
+
+def set_matrix_size(*args, **kwargs):
+    refuse("pypto.set_matrix_size", "the matmul's static size hint is not modelled",
+           "leave it out: the traced shapes give the sizes")
 
 
 def _reduction(name):
@@ -195,9 +297,12 @@ max = _max  # noqa: A001
 # What tilesim.pypto traces, for the refusal of any other name.
 SUPPORTED = sorted(
     ["jit", "frontend.jit", "frontend.function", "frontend.dynamic", "Tensor", "tensor",
-     "Element", "set_vec_tile_shapes", "set_cube_tile_shapes", "loop", "view", "assemble",
-     "cast", "matmul", "where", "transpose", "concat (rotate_half idiom)", "softmax", "sigmoid",
-     "cumsum", "add", "sub", "pow (** 2)", "min", "max", "ceildiv"]
+     "Element", "from_torch", "set_vec_tile_shapes", "set_cube_tile_shapes", "set_pass_options",
+     "set_runtime_options", "loop", "loop_unroll", "view", "assemble", "reshape", "unsqueeze",
+     "squeeze", "expand_clone", "full", "zeros", "ones", "cast", "matmul", "where", "transpose",
+     "concat", "softmax", "sigmoid", "rms_norm", "layer_norm", "gelu", "silu", "tanh", "cumsum",
+     "add", "sub", "pow (** 2)", "min", "max", "ceildiv", "runtime._device_*",
+     "platform.npuarch"]
     + _ops.UNARY + ["mul", "div", "maximum", "minimum"] + _ops.REDUCTIONS)
 
 
@@ -215,6 +320,12 @@ def _install_tensor_methods():
         setattr(Tensor, n, globals()[n])
     Tensor.cumsum = cumsum
     Tensor.matmul = matmul
+    Tensor.reshape = lambda self, *shape, **kw: reshape(
+        self, list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple))
+        else list(shape), **kw)
+    Tensor.unsqueeze = unsqueeze
+    Tensor.squeeze = squeeze
+    Tensor.expand_clone = expand_clone
     for op, name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div")):
         setattr(Tensor, f"__{op}__", lambda a, b, n=name: _ops.binary(n, a, b))
         setattr(Tensor, f"__r{op}__", lambda a, b, n=name: _ops.binary(n, b, a))

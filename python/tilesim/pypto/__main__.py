@@ -1,23 +1,29 @@
-"""python3 -m tilesim.pypto kernel.py --json program.json: runs a PyPTO kernel file with
-tilesim.pypto in place of pypto (its ``import pypto`` unchanged) and writes the program of the
-kernel it traces. ``tilesim trace-pypto`` calls this with ``--result-fd``: the verdict goes back
-on that descriptor and the command writes the program (tools/cli/cmd_trace_pypto.cpp).
+"""python3 -m tilesim.pypto kernel.py|-m MODULE --json program.json [--call EXPR]: runs a PyPTO
+kernel file (or a package's module) with tilesim.pypto in place of pypto and tilesim's torch
+stand-in in place of torch (its ``import pypto`` / ``import torch`` unchanged), evaluates
+``--call`` (the wrapper call fixing dynamic shapes) and writes the program of the kernel it
+traces. ``tilesim trace-pypto`` calls this with ``--result-fd``: the verdict goes back on that
+descriptor and the command writes the program (tools/cli/cmd_trace_pypto.cpp). A kernel whose
+call is refused keeps its refusal while the file runs on (another kernel of it still traces).
 
 However the kernel file fails (it raises, calls sys.exit, runs out of memory) the verdict is one
 line naming the kernel file, never a traceback."""
 import argparse
 import os
+import runpy
 import sys
 import traceback
 import types
 
-from . import JitKernel, UnsupportedError
+from .. import torch_standin
+from . import JitKernel, UnsupportedError, _kernel, _options
+from . import _trace as _T
 
 HEADER = b"tilesim.pypto 1\n"  # the result descriptor's first line (cmd_trace_pypto.cpp)
 MAX_MESSAGE = 400
 
 
-class TraceFailure(Exception):
+class TraceFailure(ValueError):
     """The kernel file cannot be traced: a one-line message naming it."""
 
 
@@ -38,94 +44,169 @@ def _where(path, error):
     return f"{path}:{line}" if line else path
 
 
-def _failure(path, error):
+def _failure(source, error):
     """The one line saying how running the kernel file (or tracing its kernels) failed."""
-    if isinstance(error, UnsupportedError):
+    path = str(source)
+    if isinstance(error, (UnsupportedError, torch_standin.StandInError)):
         return TraceFailure(one_line(error, 4000))
     if isinstance(error, SystemExit):
-        return TraceFailure(f"{_where(path, error)}: the kernel file called "
+        return TraceFailure(f"{source.where(error)}: the kernel file called "
                             f"sys.exit({one_line(repr(error.code), 80)}) before any kernel was "
                             "traced")
     if isinstance(error, SyntaxError):
         return TraceFailure(f"{path}:{error.lineno}: the kernel file is not valid Python: "
                             f"{one_line(error.msg)}")
     if isinstance(error, MemoryError):
-        return TraceFailure(f"{_where(path, error)}: the kernel file ran out of memory "
+        return TraceFailure(f"{source.where(error)}: the kernel file ran out of memory "
                             "(trace-pypto --max-memory bounds the tracer)")
     said = f": {one_line(error)}" if str(error) else ""
-    return TraceFailure(f"{_where(path, error)}: the kernel file raised "
+    return TraceFailure(f"{source.where(error)}: the kernel file raised "
                         f"{type(error).__name__}{said}")
 
 
-def _run_file(path, run_name):
-    """Runs the kernel file as module `run_name` (what runpy.run_path does) with pypto served by
-    tilesim.pypto: (its globals, where it called sys.exit(0) or None). A sys.exit(0) ends the
-    file as its end would."""
+class _Source:
+    """What the tracer runs: a kernel file (path) or a module on PYTHONPATH (-m NAME)."""
+
+    def __init__(self, path=None, module=None):
+        self.path, self.module = path, module
+
+    def __str__(self):
+        return self.path if self.module is None else f"module {self.module}"
+
+    def where(self, error):
+        """source:line of the innermost frame of this source in `error`'s traceback."""
+        if self.module is not None:
+            for frame in reversed(traceback.extract_tb(error.__traceback__)):
+                name = os.path.abspath(frame.filename)
+                if not name.startswith(_T._PACKAGE + os.sep) and os.path.isfile(name) and \
+                        "importlib" not in name and not name.endswith("runpy.py"):
+                    return f"{frame.filename}:{frame.lineno}"
+            return str(self)
+        return _where(self.path, error)
+
+
+def _run(source, as_main, call):
+    """Runs the kernel file or module with pypto served by tilesim.pypto and torch (torch_npu,
+    ...) by tilesim's stand-in, then evaluates `call` in its namespace: (its globals, where it
+    called sys.exit(0) or None, and a note when it stopped on a call needing tensor values once
+    its kernels were traced).
+    Modules it imported are dropped after, so a second trace imports them afresh."""
     import tilesim.pypto
 
-    module = types.ModuleType(run_name)
-    module.__file__ = path
+    run_name = "__main__" if as_main else "__tilesim_trace__"
+    before = set(sys.modules)
     saved = {k: sys.modules.get(k) for k in ("pypto", run_name)}
-    saved_argv = sys.argv
-    sys.modules["pypto"], sys.modules[run_name] = tilesim.pypto, module
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    ended = None
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.modules["pypto"] = tilesim.pypto
+    ended = stopped = None
+    namespace = {}
+    _kernel.CREATED.clear()
+    _options.GLOBAL[0] = _options.Options()
+    _kernel.KEEP_GOING[0] = True
     try:
-        with open(path, "rb") as f:
-            code = compile(f.read(), path, "exec")
-        exec(code, module.__dict__)
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            raise
-        ended = _where(path, e)
+        with torch_standin.installed():
+            try:
+                if source.module is None:
+                    sys.argv = [source.path]
+                    sys.path.insert(0, os.path.dirname(os.path.abspath(source.path)))
+                    module = types.ModuleType(run_name)
+                    module.__file__ = source.path
+                    sys.modules[run_name] = module
+                    namespace = module.__dict__
+                    with open(source.path, "rb") as f:
+                        code = compile(f.read(), source.path, "exec")
+                    exec(code, namespace)
+                else:
+                    sys.argv = [source.module]
+                    sys.path.insert(0, os.getcwd())
+                    namespace = runpy.run_module(source.module, run_name=run_name,
+                                                 alter_sys=as_main)
+                if call:
+                    eval(compile(call, "--call", "eval"), namespace)
+            except SystemExit as e:
+                if e.code not in (None, 0):
+                    raise
+                ended = source.where(e)
+            except torch_standin.NeedsValues as e:
+                if not any(k.traced is not None for k in _kernel.CREATED):
+                    raise
+                stopped = f"the kernel file stopped at {e.file}:{e.line} ({e.call} needs tensor " \
+                        "values, which the torch stand-in does not have): its kernels were " \
+                        "traced before"
     finally:
-        sys.path.pop(0)
+        _kernel.KEEP_GOING[0] = False
+        _options.GLOBAL[0] = _options.Options()
         sys.argv = saved_argv
+        sys.path[:] = saved_path
+        for k in set(sys.modules) - before:
+            if k not in ("pypto",):
+                sys.modules.pop(k, None)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
-    return module.__dict__, ended
+    return namespace, ended, stopped
 
 
-def traced_kernels(path, as_main):
-    """({name: TracedKernel} of the jit kernels a kernel file defines: the ones it called, and
-    the others traced from their annotations; where the file called sys.exit(0) or None)."""
-    names, ended = _run_file(path, "__main__" if as_main else "__tilesim_trace__")
+def traced_kernels(source, as_main=False, call=None):
+    """({name: TracedKernel or UnsupportedError} of the jit kernels the kernel file or module
+    defines: the ones it called (a refused call is kept as its error and the file runs on), and
+    the others traced from their annotations; where it called sys.exit(0), or None). A note
+    says where the file stopped on a call needing tensor values, after its kernels ran."""
+    if isinstance(source, (str, os.PathLike)):
+        source = _Source(os.fspath(source))
+    names, ended, stopped = _run(source, as_main, call)
+    found = list(_kernel.CREATED)
+    found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
     kernels = {}
-    for k in list(names.values()):
-        if isinstance(k, JitKernel):
-            kernels[k.__name__] = k.traced if k.traced is not None else k.trace()
+    for k in found:
+        if k.error is not None:
+            kernels[k.__name__] = k.error
+        elif k.traced is not None:
+            kernels[k.__name__] = k.traced
+        else:
+            try:
+                kernels[k.__name__] = k.trace()
+            except UnsupportedError as e:
+                kernels[k.__name__] = e
+    if stopped:
+        for t in kernels.values():
+            if not isinstance(t, Exception):
+                t.notes.append(stopped)
     return kernels, ended
 
 
-def trace_file(path, kernel=None, as_main=False):
-    """(name, TracedKernel) of the kernel file's kernel; raises TraceFailure."""
+def trace_file(path, kernel=None, as_main=False, call=None, module=None):
+    """(name, TracedKernel) of the kernel file's (or module's) kernel; raises TraceFailure."""
+    source = _Source(path, module)
     try:
-        kernels, ended = traced_kernels(path, as_main)
+        kernels, ended = traced_kernels(source, as_main, call)
     except BaseException as e:  # whatever the kernel file does, one line naming it
-        raise _failure(path, e) from None
+        raise _failure(source, e) from None
     if not kernels and ended:
         raise TraceFailure(f"{ended}: the kernel file called sys.exit(0) before any @pypto.jit "
                            "kernel was defined")
     if not kernels:
-        raise TraceFailure(f"{path}: no @pypto.jit kernel found")
+        raise TraceFailure(f"{source}: no @pypto.jit kernel found")
     if kernel is None and len(kernels) > 1:
-        raise TraceFailure(f"{path} has kernels {', '.join(sorted(kernels))}: pick one with "
-                           "--kernel")
+        listed = ", ".join(f"{n}{' (refused)' if isinstance(k, Exception) else ''}"
+                           for n, k in sorted(kernels.items()))
+        raise TraceFailure(f"{source} has kernels {listed}: pick one with --kernel")
     name = kernel or next(iter(kernels))
     if name not in kernels:
-        raise TraceFailure(f"--kernel {one_line(name)}: not in {path} (its kernels: "
+        raise TraceFailure(f"--kernel {one_line(name)}: not in {source} (its kernels: "
                            f"{', '.join(sorted(kernels))})")
+    if isinstance(kernels[name], Exception):
+        raise TraceFailure(one_line(kernels[name], 4000))
     return name, kernels[name]
 
 
 def summary(name, traced):
     tiles = ", ".join(t["name"] for t in traced.tiles) or "none"
     loops = ", ".join(f"{lp['name']} ({lp['count']})" for lp in traced.loops) or "none"
-    return one_line(f"{name}: tiles {tiles}; loops {loops}", 2000)
+    notes = "".join(f"; note: {n}" for n in traced.notes)
+    return one_line(f"{name}: tiles {tiles}; loops {loops}{notes}", 4000)
 
 
 def _to_command(fd, a):
@@ -135,7 +216,7 @@ def _to_command(fd, a):
     out.write(HEADER)
     out.flush()
     try:
-        name, traced = trace_file(a.kernel_file, a.kernel, a.main)
+        name, traced = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module)
         message = (b"program\n" + summary(name, traced).encode() + b"\n" +
                    traced.to_json().encode())
     except TraceFailure as e:
@@ -152,7 +233,14 @@ def _to_command(fd, a):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="tilesim trace-pypto", description=__doc__.split("\n\n")[0])
-    p.add_argument("kernel_file", help="a PyPTO kernel file (python)")
+    p.add_argument("kernel_file", nargs="?", help="a PyPTO kernel file (python)")
+    p.add_argument("-m", dest="module", metavar="MODULE",
+                   help="a module to import instead of a file (a package's module on "
+                        "PYTHONPATH or below the current folder; its relative imports work)")
+    p.add_argument("--call", metavar="EXPR",
+                   help="a Python expression evaluated in the file's namespace after it ran: "
+                        "the wrapper call whose tensors fix the kernel's dynamic shapes, e.g. "
+                        "\"rms_norm(torch.randn(7, 3072, dtype=torch.float16), 1e-6)\"")
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("--json", metavar="FILE",
                      help="where the traced tile program goes ('-': stdout)")
@@ -164,21 +252,24 @@ def main(argv=None):
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no summary line on stdout (errors still on stderr)")
     a = p.parse_args(argv)
+    if (a.kernel_file is None) == (a.module is None):
+        p.error("give a kernel file or -m MODULE (one of them)")
     if a.result_fd is not None:
         _to_command(a.result_fd, a)
-    if not os.path.isfile(a.kernel_file):
+    if a.module is None and not os.path.isfile(a.kernel_file):
         print(f"tilesim: error: {one_line(a.kernel_file)}: no such file", file=sys.stderr)
         return 2
     from .. import api
 
+    sources = [a.kernel_file] if a.kernel_file else []
     try:
-        api._check_output("json", a.json, [a.kernel_file])
-        name, traced = trace_file(a.kernel_file, a.kernel, a.main)
+        api._check_output("json", a.json, sources)
+        name, traced = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module)
         text = traced.to_json()
         if a.json == "-":
             sys.stdout.write(text)
             return 0
-        api._write_text(a.json, text, "the program", [a.kernel_file])
+        api._write_text(a.json, text, "the program", sources)
     except (TraceFailure, ValueError) as e:
         print(f"tilesim: error: {one_line(e, 4000)}", file=sys.stderr)
         return 2

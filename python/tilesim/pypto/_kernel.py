@@ -8,47 +8,42 @@ import re
 from .. import _jobs, api
 from .._jobs import write_text
 from ..results import SweepResult
+from . import _options
 from . import _trace as T
 from ._tensor import Dynamic, Tensor
-from ._trace import refuse
+from ._trace import UnsupportedError, refuse
 
-# PyPTO runtime_options tilesim models (run config "runtime"; tools/formats/run_config.cpp).
-_RUNTIME_MODELLED = ("stitch_function_max_num", "launch_sched_aicpu_num")
-# Options that pick where or how PyPTO compiles and checks, not what the NPU runs.
-_NOT_TIMING = {"run_mode": "where PyPTO runs (tilesim models the NPU)",
-               "host_options": "compile stages and monitoring",
-               "verify_options": "pass verification", "debug_options": "debug dumps"}
+# The jit kernels made while a kernel file runs under the tracer (__main__.py), in order.
+CREATED = []
+# True while the tracer runs a kernel file: a refused kernel call is kept on the kernel
+# (JitKernel.error) and the file runs on, so its other kernels are still traced.
+KEEP_GOING = [False]
 
 
 def jit(func=None, *, host_options=None, codegen_options=None, pass_options=None,
         runtime_options=None, verify_options=None, debug_options=None, new_ir=False,
-        create_new_logical_tensor=False):
-    """pypto.jit / pypto.frontend.jit: the kernel, traced when it is called."""
+        create_new_logical_tensor=False, **unknown):
+    """pypto.jit / pypto.frontend.jit: the kernel, traced when it is called. Its options are
+    read when it is traced (a refused option refuses that kernel, never the import)."""
     where = T.caller()
-    call = "pypto.jit"
-    if pass_options:
-        refuse(call, f"pass_options {sorted(pass_options)} are not modelled",
-               "tilesim's program run config has buffer_count (double buffering) instead",
-               where)
-    if codegen_options:
-        refuse(call, f"codegen_options {sorted(codegen_options)} are not modelled",
-               "leave them out", where)
-    notes, runtime = [], {}
-    for key, value in (runtime_options or {}).items():
-        if key in _RUNTIME_MODELLED:
-            runtime[key] = value
-        elif key in _NOT_TIMING:
-            notes.append(f"runtime_options {key}: not timing ({_NOT_TIMING[key]})")
-        else:
-            refuse(call, f"runtime_options key {key!r} is not modelled",
-                   f"tilesim models {', '.join(_RUNTIME_MODELLED)}", where)
-    for key, value in (("host_options", host_options), ("verify_options", verify_options),
-                       ("debug_options", debug_options)):
-        if value:
-            notes.append(f"{key}: not timing ({_NOT_TIMING[key]})")
+    groups = {"host_options": host_options, "codegen_options": codegen_options,
+              "verify_options": verify_options, "debug_options": debug_options}
+
+    def options():
+        call = "pypto.jit"
+        if unknown:
+            refuse(call, f"keyword {sorted(unknown)} is not a pypto.jit option",
+                   "it takes host_options, codegen_options, pass_options, runtime_options, "
+                   "verify_options, debug_options", where)
+        o = _options.GLOBAL[0].copy()
+        for name, value in groups.items():
+            o.group(name, value)
+        o.pass_options(pass_options or {}, call, where)
+        o.runtime_options(runtime_options or {}, call, where)
+        return o
 
     def wrap(f):
-        return JitKernel(f, runtime, notes, where)
+        return JitKernel(f, options, where)
 
     return wrap(func) if func is not None else wrap
 
@@ -73,7 +68,8 @@ def _arg_spec(param, arg, ann, call):
             if shape is None:
                 if any(not isinstance(d, int) for d in spec):
                     refuse(call, f"'{param}' has dynamic dims {spec} and no argument",
-                           "call the kernel with tensors of concrete shapes")
+                           "call the kernel (or its wrapper: trace-pypto --call) with tensors "
+                           "of concrete shapes")
                 shape = list(spec)
             elif Ellipsis not in spec and (len(spec) != len(shape) or any(
                     isinstance(s, int) and s != d for s, d in zip(spec, shape))):
@@ -92,14 +88,24 @@ class JitKernel:
     """A @pypto.jit kernel. Calling it traces it (as a PyPTO call compiles and runs it) and
     keeps the result in ``.traced``; ``trace(...)`` returns it."""
 
-    def __init__(self, func, runtime, notes, where):
-        self.func, self.runtime, self.notes, self.where = func, runtime, notes, where
+    def __init__(self, func, options, where):
+        self.func, self.options, self.where = func, options, where
         self.traced = None
+        self.error = None  # the refusal of its call, while the tracer runs a kernel file
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
+        CREATED.append(self)
 
     def __call__(self, *args, **kwargs):
-        self.traced = self.trace(*args, **kwargs)
+        if KEEP_GOING[0] and (self.traced is not None or self.error is not None):
+            return None  # a board runs the compiled kernel again; its trace is the first one
+        try:
+            self.traced = self.trace(*args, **kwargs)
+        except UnsupportedError as e:
+            if not KEEP_GOING[0]:
+                raise
+            self.error = e
+        return None
 
     def trace(self, *args, **kwargs):
         """The kernel as a tile program. Tensor arguments give shapes and dtypes (pypto.tensor,
@@ -113,6 +119,7 @@ class JitKernel:
         except TypeError as e:
             refuse(call, str(e))
         trace = T.Trace(self.func.__name__, self.where)
+        trace.options = self.options()
         params, values = [], {}
         for name, p in sig.parameters.items():
             arg = bound.arguments.get(name)
@@ -125,7 +132,8 @@ class JitKernel:
                 continue
             shape, dtype = _arg_spec(name, arg, ann if isinstance(ann, Tensor) else None, call)
             if any(isinstance(d, Dynamic) for d in shape):
-                refuse(call, f"'{name}' has dynamic dims", "call with concrete tensors")
+                refuse(call, f"'{name}' has dynamic dims {shape} and no argument fixes them",
+                       "call the kernel (or its wrapper: trace-pypto --call) with tensors")
             T.program_dtype(dtype, call)
             v = T.Value(shape, dtype, trace.claim(name, call), "param")
             params.append(v)
@@ -150,12 +158,23 @@ class TracedKernel:
     def __init__(self, kernel, trace, params, returned):
         self.name = trace.kernel_name
         self.file, self.line = kernel.where
-        self.runtime = dict(kernel.runtime)
-        self.notes = list(kernel.notes)
+        options = trace.options
+        options.judge_cube(any(e["op"] == "matmul" for e in T.walk_ops(trace.body)))
+        self.run_keys = options.run_config()
+        self.runtime = dict(options.runtime)
+        self.what_ifs = dict(options.what_ifs)
+        self.notes = list(options.notes) + list(trace.notes)
+        parted = {getattr(v, "part_of", None) for v in trace.extra_params}
+        params = [v for v in params if v not in parted or v in trace.written or
+                  getattr(v, "read", False)] + trace.extra_params
         outputs = [v for v in params if v in trace.written]
         inputs = [v for v in params if v not in trace.written and getattr(v, "read", False)]
         unused = [v.name for v in params if v not in trace.written and not getattr(v, "read",
                                                                                   False)]
+        if parted - {None}:
+            self.notes.append("parts of " + ", ".join(sorted(f"'{v.name}'" for v in parted if v))
+                              + " at static offsets are program tensors of their own (the "
+                              "same bytes, read or written once)")
         if unused:
             self.notes.append(f"unused tensor arguments: {', '.join(unused)}")
         for i, r in enumerate(returned if isinstance(returned, (list, tuple)) else
@@ -180,7 +199,8 @@ class TracedKernel:
                                     "dtype": v.dtype.program}
                                    for v, o in zip(out_values, outputs)]
         self.tiles = [dict(t) for t in trace.tiles]
-        self.loops = [{"name": f.name, "count": f.count, "axis": f.axis, "chunk": f.chunk,
+        self.loops = [{"name": f.name, "count": f.program_count, "axis": f.axis,
+                       "chunk": -(-f.extent // f.program_count), "extent": f.extent,
                        "file": f.where[0], "line": f.where[1]} for f in trace.loops]
         self._sites = trace.sites
 
@@ -224,10 +244,9 @@ class TracedKernel:
             cfg["program_tile"] = t["name"]
         if lp is not None:
             cfg["program_loop"] = lp["name"]
+        cfg.update(json.loads(json.dumps(self.run_keys)))
         if partition is not None:
             cfg["partition"] = partition
-        if self.runtime:
-            cfg["runtime"] = dict(self.runtime)
         return cfg
 
     def run(self, tile=None, loop=None, partition=None, hardware=None, tile_shape=None,
@@ -239,7 +258,7 @@ class TracedKernel:
         loop_count = _jobs.integer("loop_count", loop_count, 1)
         cfg = self.config(tile, loop, partition)
         return self._located(lambda: api.run(cfg, tile=tile_shape, loop=loop_count,
-                                              hardware=hardware))
+                                              hardware=hardware, set=self.what_ifs or None))
 
     def sweep_config(self, tile=None, loop=None, tiles="auto", loop_counts="auto",
                      partition=None, hardware=None, constraints=None):
@@ -255,8 +274,7 @@ class TracedKernel:
             cand["tiles"] = _jobs.dim_lists("tiles", tiles)
         lp = self._loop(loop)
         if lp is not None and loop_counts == "auto":
-            extent = lp["count"] * lp["chunk"]
-            cand["generate_loop_counts"] = {"from": 1, "to": extent}
+            cand["generate_loop_counts"] = {"from": 1, "to": lp["extent"]}
         elif loop_counts is not None and not isinstance(loop_counts, str):
             if not isinstance(loop_counts, (list, tuple)):
                 _jobs.refuse("loop_counts", f"{loop_counts!r} is not a list of loop counts")
@@ -276,6 +294,8 @@ class TracedKernel:
         """Sweeps the kernel's tile and loop count (``tilesim sweep``): a PyptoSweep, whose
         ``recommendation`` gives the PyPTO lines to paste."""
         cfg = self.sweep_config(tile, loop, tiles, loop_counts, partition, hardware, constraints)
+        if self.what_ifs:
+            kwargs.setdefault("set", self.what_ifs)
         res = self._located(lambda: api.sweep(cfg, jobs=jobs, **kwargs))
         return PyptoSweep(res, self, self._tile(tile), self._loop(loop))
 
@@ -323,7 +343,7 @@ class PyptoSweep(SweepResult):
         lp = self._loop_site
         if lp is not None and rec.get("loop_count") not in (None, lp["count"]):
             n = rec["loop_count"]
-            chunk = lp["count"] * lp["chunk"] // n
+            chunk = -(-lp["extent"] // n)
             lines.append((lp["file"], lp["line"],
                           f"pypto.loop({n}) with views of {chunk} along dim {lp['axis']} "
                           f"(offset = idx * {chunk})"))

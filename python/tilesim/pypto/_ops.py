@@ -14,6 +14,8 @@ def _scalar(x, call="a scalar operand"):
     (nan, inf, an int beyond a double: JSON has no such number) is refused at the kernel line."""
     if isinstance(x, Element):
         x = x.value
+    elif isinstance(x, Tensor) and x._const is not None:
+        x = x._const
     elif not isinstance(x, (int, float)) or isinstance(x, bool):
         return None
     try:
@@ -33,10 +35,10 @@ class Element:
         self.dtype, self.value = T.dtype_of(dtype, "pypto.Element"), value
 
 
-def _tensor(x, call, what="operand"):
+def _tensor(x, call, what="operand", shaped_ok=False):
     if not isinstance(x, Tensor):
         refuse(call, f"{what} {x!r} is not a tensor")
-    x._traced(call)
+    x._traced(call, shaped_ok)
     return x
 
 
@@ -81,6 +83,12 @@ def binary(name, a, b, call=None, swapped=False):
     call = call or f"pypto.{name}"
     trace = T.active(call)
     sa, sb = _scalar(a, call), _scalar(b, call)
+    for const, other in ((a, b), (b, a)):
+        if getattr(const, "_const", None) is not None and isinstance(other, Tensor) and \
+                _broadcast(const.shape, other.shape, call) != other.shape:
+            refuse(call, f"pypto.full of {const.shape} against a {other.shape} operand",
+                   "a full tensor is traced as a scalar operand: it must broadcast into the "
+                   "other operand's shape")
     if getattr(a, "_half", None) and sb is not None:
         return half_op(name, a, sb, call)
     if getattr(b, "_half", None) and sa is not None and name in ("add", "mul"):
@@ -97,11 +105,11 @@ def binary(name, a, b, call=None, swapped=False):
             r = unary("reciprocal", t, call)
             return r if sa == 1.0 else binary("mul", r, sa, call)
         refuse(call, f"a scalar first operand of {name}")
-    a = _tensor(a, call)
+    a = _tensor(a, call, shaped_ok=sb is None)
     if sb is not None:
         return _result(trace, name, [a], a.shape, a._value.shape, a.dtype, a._cut, call,
                        scalar=sb)
-    b = _tensor(b, call)
+    b = _tensor(b, call, shaped_ok=True)
     if a.dtype is not b.dtype:
         refuse(call, f"operands are {a.dtype!r} and {b.dtype!r}",
                "cast one first (pypto.cast): program ops take one dtype")
@@ -204,7 +212,7 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
 def where(condition, input, other):
     call = "pypto.where"
     trace = T.active(call)
-    ts = [_tensor(t, call) for t in (condition, input, other)]
+    ts = [_tensor(t, call, shaped_ok=True) for t in (condition, input, other)]
     if ts[1].dtype is not ts[2].dtype:
         refuse(call, f"input is {ts[1].dtype!r} and other {ts[2].dtype!r}", "cast one first")
     shape, full = ts[0].shape, ts[0]._value.shape
@@ -228,17 +236,33 @@ def transpose(input, dim0, dim1):
 
 
 def concat(tensors, dim=0):
-    """Only the rotate_half idiom: concat([-x[..., d/2:], x[..., :d/2]], -1)."""
+    """The rotate_half idiom, concat([-x[..., d/2:], x[..., :d/2]], -1), is the program's
+    rotate_half; any other concat (along any dim) is its pieces, which an assemble writes
+    each at its offset."""
     call = "pypto.concat"
     T.active(call)
+    tensors = list(tensors)
     halves = [getattr(t, "_half", None) for t in tensors]
     if (len(tensors) == 2 and all(halves) and halves[0][0] is halves[1][0]
             and dim % tensors[0].dim == tensors[0].dim - 1
             and (halves[0][1], halves[0][2], halves[1][1], halves[1][2]) == ("hi", -1, "lo", 1)):
         return unary("rotate_half", halves[0][0], call)
-    refuse(call, "tilesim programs have no concat",
-           "the rotate_half idiom concat([x2 * -1.0, x1], -1) of x's two halves is traced as "
-           "rotate_half")
+    if not tensors or any(not isinstance(t, Tensor) for t in tensors):
+        refuse(call, "concat takes a list of tensors")
+    rank = tensors[0].dim
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        refuse(call, f"dim {dim!r} for rank-{rank} tensors")
+    d = dim % rank
+    shape = list(tensors[0].shape)
+    for t in tensors[1:]:
+        if t.dim != rank or any(a != b for i, (a, b) in enumerate(zip(t.shape, shape)) if i != d):
+            refuse(call, f"shapes {[t.shape for t in tensors]} differ outside dim {d}")
+        if t.dtype is not tensors[0].dtype:
+            refuse(call, f"dtypes {tensors[0].dtype!r} and {t.dtype!r}", "cast one first")
+    shape[d] = sum(t.shape[d] for t in tensors)
+    out = Tensor._blank(shape, tensors[0].dtype)
+    out._pieces = (tensors, d)
+    return out
 
 
 def half_op(name, t, scalar, call):
@@ -248,9 +272,8 @@ def half_op(name, t, scalar, call):
         sign = -sign
     elif not ((name == "add" and scalar == 0.0) or (name == "mul" and scalar == 1.0)):
         t._traced(call)
-    h = Tensor.__new__(Tensor)
-    h._spec_shape, h._dtype, h._name = t._spec_shape, t._dtype, ""
-    h._value, h._shape, h._cut, h._half = None, t._shape, {}, (base, side, sign)
+    h = Tensor._blank(t._shape, t._dtype)
+    h._half = (base, side, sign)
     return h
 
 
@@ -280,7 +303,7 @@ def sigmoid(input):
 
 UNARY = ["exp", "log", "sqrt", "rsqrt", "reciprocal", "abs", "neg", "relu"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
-REDUCTIONS = ["sum", "amax", "amin", "prod", "argmax", "argmin"]
+REDUCTIONS = ["sum", "mean", "amax", "amin", "prod", "argmax", "argmin"]
 
 
 def cumsum(input, dim):
@@ -289,3 +312,82 @@ def cumsum(input, dim):
     trace = T.active(call)
     d = _dim(x, dim, call)
     return _result(trace, "cumsum", [x], x.shape, x._value.shape, x.dtype, x._cut, call, dim=d)
+
+
+def full(shape, fill_value, dtype=None, *, valid_shape=None):
+    """pypto.full: a tensor of one value. tilesim programs have no fill op: it is a scalar
+    operand of the elementwise ops it feeds (x * ones is x * 1.0)."""
+    call = "pypto.full"
+    T.active(call)
+    value = _scalar(fill_value, call)
+    if value is None:
+        refuse(call, f"fill value {fill_value!r}: a number")
+    dt = T.dtype_of(dtype, call) if dtype is not None else _FP32
+    t = Tensor._blank(list(shape), dt)
+    t._const = value
+    return t
+
+
+def _to_fp32(x, call):
+    return x if x.dtype is _FP32 else cast(x, _FP32)
+
+
+def _back(y, dtype):
+    return y if dtype is _FP32 else cast(y, dtype)
+
+
+def _gamma_row(gamma, rank, call):
+    """gamma of shape (C,) as a (1, ..., C) row in fp32, as PyPTO's composites reshape it."""
+    from ._tensor import reshape
+    g = _tensor(gamma, call, "gamma", shaped_ok=True)
+    if g.dim != rank:
+        g = reshape(g, [1] * (rank - 1) + [g.shape[-1]])
+    return _to_fp32(g, call)
+
+
+def rms_norm(input, gamma=None, epsilon=1e-6):
+    """PyPTO's composite (python/pypto/operator.py, rms_norm_fp32_cast): in fp32,
+    sqrt(sum(x * x * (1 / n), -1) + eps), x / that (its x * ones is x * 1.0 here), times gamma,
+    cast back."""
+    call = "pypto.rms_norm"
+    x = _tensor(input, call)
+    dtype, n = x.dtype, x.shape[-1]
+    x = _to_fp32(x, call)
+    sq = binary("mul", binary("mul", x, x, call), 1.0 / n, call)
+    y = unary("sqrt", binary("add", reduction("sum", sq, -1, True, call), float(epsilon), call),
+              call)
+    y = binary("div", binary("mul", x, 1.0, call), y, call)
+    if gamma is not None:
+        y = binary("mul", y, _gamma_row(gamma, x.dim, call), call)
+    return _back(y, dtype)
+
+
+def layer_norm(input, gamma=None, beta=None, epsilon=1e-5, dim=-1):
+    """LayerNorm along the last dim, built as PyPTO builds its norms (fp32, keepdim
+    reductions): mean = sum(x) / n, xc = x - mean, var = sum(xc * xc) / n,
+    xc / sqrt(var + eps), times gamma, plus beta, cast back."""
+    call = "pypto.layer_norm"
+    x = _tensor(input, call)
+    if dim not in (-1, x.dim - 1):
+        refuse(call, f"dim {dim}: tilesim builds layer_norm along the last dim")
+    dtype, n = x.dtype, x.shape[-1]
+    x = _to_fp32(x, call)
+    mean = binary("mul", reduction("sum", x, -1, True, call), 1.0 / n, call)
+    xc = binary("sub", x, mean, call)
+    var = binary("mul", reduction("sum", binary("mul", xc, xc, call), -1, True, call), 1.0 / n,
+                 call)
+    y = binary("div", xc, unary("sqrt", binary("add", var, float(epsilon), call), call), call)
+    if gamma is not None:
+        y = binary("mul", y, _gamma_row(gamma, x.dim, call), call)
+    if beta is not None:
+        y = binary("add", y, _gamma_row(beta, x.dim, call), call)
+    return _back(y, dtype)
+
+
+def activation(name):
+    """gelu / silu / tanh: the op table's records, whose instructions are their decompositions
+    (kernels/ops/op_table.cpp)."""
+    def op(input, *args, **kwargs):
+        return unary(name, input, f"pypto.{name}")
+    op.__name__ = name
+    return op

@@ -13,7 +13,7 @@ class Dynamic:
         self.name = name
 
     def __repr__(self):
-        return f"<dynamic dim {self.name}>"
+        return f"pypto.{self.name}" if self.name in ("DYNAMIC", "STATIC") else self.name
 
 
 def _dims(shape, call):
@@ -48,6 +48,9 @@ class Tensor:
         self._shape = None  # the shape the kernel sees (a loop chunk inside a loop)
         self._cut = {}  # dim -> the loop frame whose chunk this tensor is
         self._half = None  # (base Tensor, "lo" | "hi", sign): a half of the last dim
+        self._shaped = False  # a shape-only view (unsqueeze / expand_clone) of its value
+        self._const = None  # pypto.full's value: a scalar operand of the shape
+        self._pieces = None  # concat's (pieces, dim): only an assemble takes it
 
         if _active_trace() is not None and shape is not None:
             # pypto.tensor(...) inside a kernel: a GM buffer the kernel assembles into.
@@ -70,20 +73,52 @@ class Tensor:
         return self
 
     @classmethod
-    def _of(cls, value, shape=None, cut=None):
+    def _blank(cls, shape, dtype):
+        """A tensor of the kernel that is no program value (yet): a half, a constant, a
+        concat."""
         t = cls.__new__(cls)
-        t._spec_shape, t._dtype, t._name = None, value.dtype, value.name or ""
-        t._half = None
+        t._spec_shape, t._dtype, t._name = list(shape), dtype, ""
+        t._value, t._shape, t._cut = None, list(shape), {}
+        t._half = t._const = t._pieces = None
+        t._shaped = False
+        return t
+
+    @classmethod
+    def _of(cls, value, shape=None, cut=None):
+        t = cls._blank(value.shape, value.dtype)
+        t._name = value.name or ""
         return t._bind(value, shape, cut)
 
-    def _traced(self, call):
+    def _traced(self, call, shaped_ok=False):
+        if self._value is None and self._half is not None:
+            base, side, sign = self._half
+            if sign == 1 and base._value is not None and base._value.kind in ("param", "gm"):
+                # a half of a kernel tensor used as a tensor: a view at a static offset
+                offsets = [0] * (base.dim - 1) + [0 if side == "lo" else self.shape[-1]]
+                for d, f in base._cut.items():
+                    offsets[d] = (f.index() - f.start) // f.step * f.chunk
+                v = _view(base, self.shape, offsets, None, None, False)
+                self._half = None
+                self._bind(v._value, v._shape, v._cut)
         if self._value is None:
             if self._half is not None:
-                refuse(call, "a half of the last dim (a view of part of it) feeds only "
+                refuse(call, "a half of the last dim of a computed value feeds only "
                        "concat([-x2, x1], -1), the rotate_half idiom",
                        "tilesim programs have no slice op; rotate_half is their op for this")
+            if self._const is not None:
+                refuse(call, f"pypto.full(..., {self._const}) feeds elementwise ops as a "
+                       "scalar operand only", "tilesim programs have no fill op")
+            if self._pieces is not None:
+                refuse(call, "a concat feeds only an assemble into a kernel tensor",
+                       "tilesim programs have no concat op: assemble the concat, or compute "
+                       "on its pieces")
             refuse(call, "this tensor is not part of the traced kernel",
                    "pass it to the kernel as an argument or compute it inside")
+        if self._shaped and not shaped_ok:
+            refuse(call, f"a shape-only view ({self.shape} of '{self._value.name}' "
+                   f"{self._value.shape}: unsqueeze / expand_clone / reshape of a computed "
+                   "value) feeds elementwise ops, which broadcast it",
+                   "tilesim programs have no reshape or broadcast-copy op")
         return self._value
 
     @property
@@ -180,48 +215,62 @@ def _slices(t, key, call):
     return shape, offsets
 
 
-def _chunk_of(frame, d, size, offset, extent, call):
-    """Checks that `offset` walks dim d of extent `extent` in loop `frame`'s chunks of `size`."""
-    # Four iterations, whatever the trip count (never a set of every index: 2^24 of them cost a
-    # GB).
-    for j in sorted({j for j in (0, 1, frame.count // 2, frame.count - 1) if 0 <= j < frame.count}):
+def _samples(frame):
+    """Four iterations of `frame`, whatever its trip count (never a set of every index: 2^24 of
+    them cost a GB)."""
+    return sorted({j for j in (0, 1, frame.count // 2, frame.count - 1) if 0 <= j < frame.count})
+
+
+def _chunk_of(frame, d, size, offset, extent, call, tail=False):
+    """Checks that `offset` walks dim d of extent `extent` in loop `frame`'s chunks of `size`;
+    `tail`: the view's valid_shape makes the last chunk the rest of the dim."""
+    for j in _samples(frame):
         at = offset.eval({frame: frame.value(j)})
         if at != j * size:
-            refuse(call, f"on dim {d}, iteration {j} of loop '{frame.name}' starts at {at}, not "
-                   f"{j * size}", f"tilesim's loop cuts an axis into equal chunks: offset = "
-                   f"index * {size} (chunk i starts at i * {size})")
+            refuse(call, f"on dim {d}, iteration {j} of loop '{frame.name}' starts at {at} "
+                   f"(offset {offset}), not {j * size}", f"tilesim's loop cuts an axis into equal chunks: "
+                   f"offset = index * {size} (chunk i starts at i * {size})")
     if size * frame.count != extent:
-        refuse(call, f"loop '{frame.name}' runs {frame.count} chunks of {size} over dim {d} of "
-               f"extent {extent}", "the chunks must cover the dim exactly (a partial tail "
-               "chunk is not modelled): pick a loop count that divides it")
+        last = extent - (frame.count - 1) * size
+        tail = tail or getattr(frame, "body_unrolled", False)  # remainder paths run the rest
+        if not 0 < last < size or not (tail or frame.tail == (size, last)):
+            refuse(call, f"loop '{frame.name}' runs {frame.count} chunks of {size} over dim {d} "
+                   f"of extent {extent}", "the chunks must cover the dim: a loop count that "
+                   "divides it, or ceil(extent / chunk) chunks whose views give the last one "
+                   "its valid_shape (min(chunk, extent - offset))")
+        frame.tail = (size, last)
     if frame.axis is None:
-        frame.axis, frame.chunk = d, size
+        frame.axis, frame.chunk, frame.extent = d, size, extent
     elif frame.axis != d:
         refuse(call, f"loop '{frame.name}' already cuts dim {frame.axis}; this cuts dim {d}",
                "a loop cuts one axis (nest loops to cut several)")
 
 
-def _cuts(t, shape, offsets, call, extents):
-    """The loop frames the offsets of a view or assemble cut, by dim; whole dims otherwise."""
+def _cuts(shape, offsets, call, extents, tails=()):
+    """The loop frames the offsets of a view or assemble cut, by dim, and the dims a static
+    offset takes part of ({dim: (offset, size)}); whole dims otherwise."""
     if len(shape) != len(extents) or len(offsets) != len(extents):
         refuse(call, f"shape {list(shape)} and offsets {list(offsets)} for a rank-"
                f"{len(extents)} tensor")
     trace = T._current[-1]
-    cut = {}
+    cut, parts = {}, {}
     for d, (size, off, extent) in enumerate(zip(shape, offsets, extents)):
         if isinstance(off, T.Sym):
             if len(off.frames) != 1:
-                refuse(call, f"the offset on dim {d} mixes several loops' indices",
+                refuse(call, f"the offset on dim {d} ({off}) mixes several loops' indices",
                        "each dim follows one loop")
             frame = next(iter(off.frames))
             if frame not in trace.frames:
-                refuse(call, f"the offset on dim {d} uses the index of loop '{frame.name}', "
-                       "which has ended")
-            _chunk_of(frame, d, size, off, extent, call)
+                refuse(call, f"the offset on dim {d} ({off}) uses the index of loop "
+                       f"'{frame.name}', which has ended")
+            _chunk_of(frame, d, size, off, extent, call, d in tails)
             cut[d] = frame
         elif off != 0 or size != extent:
-            return None, d
-    return cut, None
+            if off + size > extent:
+                refuse(call, f"on dim {d}, offset {off} + size {size} passes the extent {extent}",
+                       "give the part past the end as valid_shape")
+            parts[d] = (off, size)
+    return cut, parts
 
 
 def _view_shape(shape, call):
@@ -239,7 +288,70 @@ def _offsets(offsets, call):
     return offsets
 
 
+def _part_name(value, parts, what):
+    spans = "_".join(f"d{d}_{o}_{o + n}" for d, (o, n) in sorted(parts.items()))
+    return f"{value.name}_{what}_{spans}"
+
+
+def _region(value, parts):
+    """The whole-tensor region of a part: its extent on every dim."""
+    return [parts.get(d, (0, n)) for d, n in enumerate(value.shape)]
+
+
+def _static_part(value, parts, call):
+    """The program input standing for a view of part of `value` at static offsets (a program
+    tensor of the part's shape: the same rows of the same bytes, read once)."""
+    trace = T._current[-1]
+    if value in trace.written or value.kind != "param":
+        refuse(call, f"a view of part of '{value.name}', which the kernel writes",
+               "views of parts are read from the kernel's input arguments")
+    key = (value, tuple(sorted(parts.items())))
+    if key not in trace.part_inputs:
+        shape = [n for _, n in _region(value, parts)]
+        part = T.Value(shape, value.dtype, trace.claim(_part_name(value, parts, "view"), call),
+                       "param")
+        part.read, part.part_of = True, value
+        trace.part_inputs[key] = part
+        trace.extra_params.append(part)
+    return trace.part_inputs[key]
+
+
+def _valid_tails(valid, shape, offsets, extents, call):
+    """The dims whose valid_shape is a loop tail (min(size, extent - offset)); shape with static
+    valid sizes applied (a view whose valid part is smaller is a view of that part)."""
+    trace = T._current[-1]
+    if len(valid) != len(shape):
+        refuse(call, f"valid_shape {list(valid)} for a rank-{len(shape)} view")
+    tails, shape = set(), list(shape)
+    for d, (v, s, off, extent) in enumerate(zip(valid, shape, offsets, extents)):
+        if isinstance(v, T.Sym):
+            if not isinstance(off, T.Sym) or v.frames != off.frames:
+                refuse(call, f"valid_shape on dim {d} ({v}) follows another loop than the offset "
+                       f"({off})", "a tail's valid size is min(chunk, extent - offset)")
+            frame = next(iter(v.frames))
+            if frame not in trace.frames:
+                refuse(call, f"valid_shape on dim {d} ({v}) uses an ended loop's index")
+            for j in _samples(frame):
+                env = {frame: frame.value(j)}
+                want = min(s, extent - off.eval(env))
+                if v.eval(env) != want:
+                    refuse(call, f"valid_shape on dim {d} ({v}) is {v.eval(env)} at iteration "
+                           f"{j}, not {want} (the rest of the dim)",
+                           "a valid_shape is the tail of a loop's chunks: min(chunk, extent - "
+                           "offset)")
+            tails.add(d)
+        elif isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= s:
+            refuse(call, f"valid_shape {list(valid)}: dim {d} is {v!r}, not 1..{s}")
+        elif v != s:
+            shape[d] = v
+    return tails, shape
+
+
 def view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None):
+    return _view(input, shape, offsets, valid_shape, dtype, True)
+
+
+def _view(input, shape, offsets, valid_shape, dtype, halves):
     call = "pypto.view"
     T.active(call)
     if dtype is not None:
@@ -248,46 +360,28 @@ def view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None):
     shape = list(input.shape if shape is None else _view_shape(shape, call))
     offsets = list([0] * len(shape) if offsets is None else _offsets(offsets, call))
     local = input.shape
-    if (len(shape) == len(local) and all(isinstance(o, int) for o in offsets)
+    if (halves and valid_shape is None and len(shape) == len(local)
+            and all(isinstance(o, int) for o in offsets)
             and shape[-1] * 2 == local[-1] and offsets[-1] in (0, shape[-1])
-            and shape[:-1] == local[:-1] and not any(offsets[:-1])):
-        # A half of the last dim: only concat([-x2, x1], -1), rotate_half, takes it.
-        half = Tensor.__new__(Tensor)
-        half._spec_shape, half._dtype, half._name = shape, value.dtype, ""
-        half._value, half._shape, half._cut = None, shape, {}
+            and shape[:-1] == local[:-1] and not any(offsets[:-1]) and input._half is None):
+        # A half of the last dim: concat([-x2, x1], -1) makes it rotate_half; used otherwise
+        # (a kernel tensor's half), it becomes a view at a static offset (Tensor._traced).
+        half = Tensor._blank(shape, value.dtype)
         half._half = (input, "lo" if offsets[-1] == 0 else "hi", 1)
         return half
     if value.kind not in ("param", "gm"):
         refuse(call, "views are taken of the kernel's tensors (arguments, pypto.tensor "
                "buffers); this one is computed inside the kernel",
                "tilesim's loops chunk GM tensors: view the argument instead")
-    cut, partial = _cuts(input, shape, offsets, call, value.shape)
-    if value not in T._current[-1].written:
-        value.read = True
-    if cut is None:
-        refuse(call, f"a view of part of dim {partial} (shape {shape}, offsets {offsets} of "
-               f"{value.shape}) outside a loop's chunk",
-               "tilesim programs have no slice op: a view takes a loop's chunk "
-               "(offset = index * chunk) and whole other dims")
+    tails = set()
     if valid_shape is not None:
-        _check_valid_shape(valid_shape, shape, call)
+        tails, shape = _valid_tails(valid_shape, shape, offsets, value.shape, call)
+    cut, parts = _cuts(shape, offsets, call, value.shape, tails)
+    if parts:
+        value = _static_part(value, parts, call)
+    elif value not in T._current[-1].written:
+        value.read = True
     return Tensor._of(value, shape, {**input._cut, **cut})
-
-
-def _check_valid_shape(valid, shape, call):
-    trace = T._current[-1]
-    for d, (v, s) in enumerate(zip(valid, shape)):
-        if isinstance(v, T.Sym):
-            for f in v.frames:
-                if f not in trace.frames:
-                    refuse(call, f"valid_shape on dim {d} uses an ended loop's index")
-                for j in range(f.count) if f.count <= 1 << 16 else ():
-                    if v.eval({f: f.value(j)}) != s:
-                        refuse(call, f"valid_shape on dim {d} is not {s} at iteration {j}",
-                               "a partial tail chunk is not modelled")
-        elif v != s:
-            refuse(call, f"valid_shape {list(valid)} differs from the view's shape {shape}",
-                   "a partial tile is not modelled")
 
 
 def assemble(src, offsets=None, dst=None, parallel=False):
@@ -300,20 +394,28 @@ def assemble(src, offsets=None, dst=None, parallel=False):
         refuse(call, "the destination is not one of the kernel's tensors")
     if parallel:
         refuse(call, "parallel=True is not modelled", "leave it out")
+    offsets = list([0] * len(src.shape) if offsets is None else _offsets(offsets, call))
+    if getattr(src, "_pieces", None) is not None:
+        pieces, d = src._pieces
+        at = offsets[d]
+        for piece in pieces:
+            assemble(piece, offsets[:d] + [at] + offsets[d + 1:], dst)
+            at = at + piece.shape[d]
+        return
     out, value = dst._value, src._traced(call)
+    if len(src.shape) != len(out.shape) or any(
+            a > b for d, (a, b) in enumerate(zip(src.shape, out.shape)) if d not in src._cut):
+        refuse(call, f"a {src.shape} value does not fit '{out.name}' {out.shape}")
     if out.kind not in ("param", "gm") or getattr(out, "read", False):
         refuse(call, f"'{out.name}' is an input the kernel reads",
                "assemble into an output argument (one the kernel only writes)")
+    cut, parts = _cuts(src.shape, offsets, call, out.shape, set(src._cut))
+    if parts:
+        out = _output_part(trace, out, parts, call)
     if out in trace.written:
         f, line = trace.written[out]
         refuse(call, f"'{out.name}' is already written at {f}:{line}",
                "tilesim programs write each tensor once (one assemble per output)")
-    offsets = list([0] * len(src.shape) if offsets is None else _offsets(offsets, call))
-    cut, partial = _cuts(dst, src.shape, offsets, call, out.shape)
-    if cut is None:
-        refuse(call, f"writes part of dim {partial} of '{out.name}' (shape {src.shape} at "
-               f"{offsets} of {out.shape}) outside a loop's chunk",
-               "assemble a loop's chunk (offset = index * chunk) or the whole tensor")
     if cut != src._cut:
         refuse(call, f"'{out.name}' is assembled at chunks {_show(cut)} but the value holds "
                f"chunks {_show(src._cut)}", "assemble at the offsets the value's views took")
@@ -334,21 +436,129 @@ def assemble(src, offsets=None, dst=None, parallel=False):
     out.alias = value
 
 
+def _output_part(trace, out, parts, call):
+    """The program output standing for the part of `out` at static offsets (its own tensor of
+    the part's shape)."""
+    region = _region(out, parts)
+    for other, where in trace.output_parts.get(out, []):
+        if all(a < c + m and c < a + n for (a, n), (c, m) in zip(region, other)):
+            refuse(call, f"writes {region} of '{out.name}', which overlaps the part {other} "
+                   f"written at {where[0]}:{where[1]}", "each part of an output is written once")
+    part = T.Value([n for _, n in region], out.dtype,
+                   trace.claim(_part_name(out, parts, "part"), call), "param")
+    part.part_of = out
+    trace.output_parts.setdefault(out, []).append((region, T.caller()))
+    trace.extra_params.append(part)
+    return part
+
+
+def _strip(shape):
+    shape = list(shape)
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    return shape
+
+
+def reshape(input, shape, *, valid_shape=None, inplace=False):
+    """pypto.reshape of a contiguous tensor: a kernel argument not yet used whole is declared in
+    the new shape (the same bytes); a computed value may only gain or lose leading 1s (a
+    shape-only view that elementwise ops broadcast)."""
+    call = "pypto.reshape"
+    trace = T.active(call)
+    if not isinstance(input, Tensor):
+        refuse(call, f"{input!r} is not a tensor")
+    value = input._traced(call, shaped_ok=True)
+    shape = [int(d) for d in _view_shape(list(shape), call)]
+    n = 1
+    for d in input.shape:
+        n *= d
+    if -1 in shape:
+        known = 1
+        for d in shape:
+            known *= d if d != -1 else 1
+        shape[shape.index(-1)] = n // known
+    total = 1
+    for d in shape:
+        total *= d
+    if total != n:
+        refuse(call, f"{input.shape} ({n} elements) into {shape} ({total})")
+    if shape == input.shape:
+        return input
+    whole = not input._cut and input.shape == value.shape and not input._shaped
+    if whole and value.kind in ("param", "gm"):
+        if getattr(value, "read", False) or value in trace.written or value.op is not None:
+            refuse(call, f"'{value.name}' is used as {value.shape} before this reshape",
+                   "reshape the argument before its first use (the program declares it once)")
+        trace.notes.append(f"'{value.name}' {value.shape} is read as {shape} (a reshape of a "
+                           "contiguous tensor: the same bytes)")
+        value.shape = list(shape)
+        return Tensor._of(value)
+    if input._cut and not whole:
+        refuse(call, f"a reshape of a loop chunk of '{value.name}'",
+               "reshape the whole argument before the loop views it")
+    if _strip(shape) != _strip(input.shape):
+        refuse(call, f"a computed value {input.shape} into {shape}: tilesim programs have no "
+               "reshape (copy) op", "reshape the kernel's argument instead, or only add or "
+               "drop leading 1s")
+    return _shaped_view(input, value, shape)
+
+
+def _shaped_view(input, value, shape):
+    t = Tensor._of(value, shape, {d + len(shape) - input.dim: f for d, f in input._cut.items()})
+    t._shaped = True
+    return t
+
+
+def unsqueeze(input, dim):
+    call = "pypto.unsqueeze"
+    T.active(call)
+    rank = input.dim + 1
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        refuse(call, f"dim {dim!r} for a rank-{rank} result")
+    d = dim % rank
+    return reshape(input, input.shape[:d] + [1] + input.shape[d:])
+
+
+def squeeze(input, dim=None):
+    shape = input.shape
+    dims = [d % input.dim for d in (dim if isinstance(dim, (list, tuple)) else [dim])] \
+        if dim is not None else [d for d, n in enumerate(shape) if n == 1]
+    return reshape(input, [n for d, n in enumerate(shape) if d not in dims or n != 1])
+
+
+def expand_clone(input, shape, *, valid_shape=None):
+    """pypto.expand_clone: the input broadcast to `shape`. As an operand of an elementwise op it
+    is that op's broadcast (the program's ops broadcast their operands); nothing else takes it."""
+    call = "pypto.expand_clone"
+    T.active(call)
+    value = input._traced(call, shaped_ok=True)
+    shape = list(_view_shape(list(shape), call))
+    src = [1] * (len(shape) - input.dim) + input.shape
+    if len(src) != len(shape) or any(a not in (1, b) for a, b in zip(src, shape)):
+        refuse(call, f"{input.shape} does not expand to {shape}")
+    if len(shape) - len(value.shape) < 0 or any(
+            a not in (1, b) for a, b in zip(value.shape[::-1], shape[::-1])):
+        refuse(call, f"'{value.name}' {value.shape} seen as {input.shape} does not broadcast to "
+               f"{shape} from the right", "unsqueeze the kernel's argument (a reshape) first")
+    return _shaped_view(input, value, shape)
+
+
 def _show(cut):
     return "{" + ", ".join(f"dim {d}: loop '{f.name}'" for d, f in sorted(cut.items())) + "}"
 
 
 class _Loop:
-    def __init__(self, frame):
-        self.frame = frame
+    def __init__(self, frame, pairs):
+        self.frame, self.pairs = frame, pairs
 
     def __iter__(self):
         trace = T.active("pypto.loop")
         frame = self.frame
+        frame.tile_at_start = trace.vec_tile
         trace.frames.append(frame)
         trace.loops.append(frame)
         try:
-            yield frame.index()
+            yield (frame.index(), frame.unroll) if self.pairs else frame.index()
         except GeneratorExit:
             trace.broken_loop = frame
             raise
@@ -359,7 +569,8 @@ class _Loop:
                    "tilesim's loop cuts one axis: view(x, [chunk, ...], [idx * chunk, ...])",
                    where=frame.where)
         trace.check_whole_reads(frame)
-        trace.emit({"loop": frame.name, "axis": frame.axis, "loop_count": frame.count,
+        frame.close(trace)
+        trace.emit({"loop": frame.name, "axis": frame.axis, "loop_count": frame.program_count,
                     "body": frame.body})
 
 
@@ -367,12 +578,19 @@ class _Loop:
 MAX_LOOP_COUNT = 1 << 24
 
 
-def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False,
-         parallel=False):
-    call = "pypto.loop"
+def _unroll(unroll_list, call):
+    """The largest unroll count of a loop's unroll_list (PyPTO runs the loop in steps of it and
+    the remainder in the smaller ones)."""
+    if unroll_list is None:
+        return 1, []
+    counts = list(unroll_list) if isinstance(unroll_list, (list, tuple, set)) else [unroll_list]
+    if not counts or dim_error(counts, 1):
+        refuse(call, f"unroll_list {unroll_list!r}: unroll counts, integers >= 1")
+    return max(counts), sorted(set(counts), reverse=True)
+
+
+def _loop(args, name, idx_name, unroll_list, submit_before_loop, parallel, call, pairs):
     trace = T.active(call)
-    if unroll_list is not None:
-        refuse(call, "unroll_list (loop_unroll) is not modelled", "leave it out")
     if submit_before_loop or parallel:
         refuse(call, "submit_before_loop / parallel are not modelled", "leave them out")
     if not 1 <= len(args) <= 3:
@@ -389,11 +607,36 @@ def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=F
     if trips > MAX_LOOP_COUNT:
         refuse(call, f"loop({start}, {stop}, {step}) runs {trips} iterations",
                f"a program's loop_count is 1..{MAX_LOOP_COUNT} (2^24)")
+    unroll, counts = _unroll(unroll_list, call)
     where = T.caller()
-    frame = T.LoopFrame(name or f"loop_L{where[1]}", start, stop, step, where)
+    name = name or f"loop_L{where[1]}"
+    if pairs:
+        # loop_unroll: each iteration is `unroll` iterations, its body written for them (views
+        # of unroll chunks): the loop steps by step * unroll.
+        frame = T.LoopFrame(name, start, stop, step * unroll, where, idx_name, unroll)
+        frame.body_unrolled = True
+    else:
+        frame = T.LoopFrame(name, start, stop, step, where, idx_name, unroll)
+    frame.counts = counts
     if any(f.name == frame.name for f in trace.loops):
         frame.name = trace.fresh(frame.name + "_")
-    return _Loop(frame)
+    return _Loop(frame, pairs)
+
+
+def loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False,
+         parallel=False):
+    """pypto.loop: the body traced once; unroll_list runs that many iterations' bodies in one
+    root function."""
+    return _loop(args, name, idx_name, unroll_list, submit_before_loop, parallel, "pypto.loop",
+                 False)
+
+
+def loop_unroll(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False,
+                parallel=False):
+    """pypto.loop_unroll: yields (index, unroll count); the body is traced once for the largest
+    count (PyPTO's remainder iterations take the smaller counts' paths)."""
+    return _loop(args, name, idx_name, unroll_list or [1], submit_before_loop, parallel,
+                 "pypto.loop_unroll", True)
 
 
 _TENSOR_METHODS = ["shape", "dtype", "dim", "view", "assemble", "move", "[...]", "exp", "log",

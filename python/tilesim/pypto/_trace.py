@@ -87,45 +87,70 @@ def program_dtype(dt, call):
 # ---- symbolic loop indices -----------------------------------------------------------------
 
 
+def _paired(text):
+    """Whether the first "(" of text closes at its last character."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 class Sym:
     """An integer expression of loop indices (a loop's index, idx * 64 + 8, pypto.min(...)).
     Evaluated at an assignment {loop frame: iteration value}."""
 
-    def __init__(self, fn, frames):
-        self._fn, self.frames = fn, frames
+    def __init__(self, fn, frames, text):
+        self._fn, self.frames, self.text = fn, frames, text
+
+    def __repr__(self):
+        t = self.text
+        if t.startswith("(") and t.endswith(")") and _paired(t):
+            return t[1:-1]
+        return t
+
+    __str__ = __repr__
 
     def eval(self, env):
         return self._fn(env)
 
-    def _op(self, other, f, name):
+    def _op(self, other, f, name, swapped=False):
+        a, b = (other, self) if swapped else (self, other)
+        text = f"{name}({a}, {b})" if name in ("min", "max") else f"({a} {name} {b})"
         if isinstance(other, Sym):
-            return Sym(lambda e: f(self.eval(e), other.eval(e)), self.frames | other.frames)
+            return Sym(lambda e: f(self.eval(e), other.eval(e)), self.frames | other.frames, text)
         if isinstance(other, int) and not isinstance(other, bool):
-            return Sym(lambda e: f(self.eval(e), other), self.frames)
+            return Sym(lambda e: f(self.eval(e), other), self.frames, text)
         refuse(f"loop index {name} {type(other).__name__}",
                "a loop index combines with integers and other loop indices only")
 
     def __add__(self, o):
         return self._op(o, lambda a, b: a + b, "+")
 
-    __radd__ = __add__
-
     def __sub__(self, o):
         return self._op(o, lambda a, b: a - b, "-")
 
     def __rsub__(self, o):
-        return self._op(o, lambda a, b: b - a, "-")
+        return self._op(o, lambda a, b: b - a, "-", swapped=True)
 
     def __mul__(self, o):
         return self._op(o, lambda a, b: a * b, "*")
 
-    __rmul__ = __mul__
+    def __rmul__(self, o):
+        return self._op(o, lambda a, b: a * b, "*", swapped=True)
+
+    def __radd__(self, o):
+        return self._op(o, lambda a, b: a + b, "+", swapped=True)
 
     def __floordiv__(self, o):
         return self._op(o, lambda a, b: a // b, "//")
 
+    def __mod__(self, o):
+        return self._op(o, lambda a, b: a % b, "%")
+
     def __neg__(self):
-        return Sym(lambda e: -self.eval(e), self.frames)
+        return Sym(lambda e: -self.eval(e), self.frames, f"-{self}")
 
     def min(self, o):
         return self._op(o, min, "min")
@@ -161,23 +186,73 @@ def _sym_pick(f, name):
 sym_min, sym_max = _sym_pick(min, "min"), _sym_pick(max, "max")
 
 
+def _counted(runs):
+    """{size: roots} of [(size, roots)] runs."""
+    counts = {}
+    for size, n in runs:
+        if n:
+            counts[size] = counts.get(size, 0) + n
+    return counts
+
+
 class LoopFrame:
     """One pypto.loop while its body is traced: its iterations, the axis its views cut, its
     body's program entries."""
 
-    def __init__(self, name, start, stop, step, where):
+    def __init__(self, name, start, stop, step, where, idx_name=None, unroll=1):
         self.name, self.start, self.step = name, start, step
+        self.idx_name = idx_name or f"{name}.idx"
         self.count = len(range(start, stop, step))
+        # loop_unroll / unroll_list: `unroll` iterations of the body run in one root function
+        self.unroll = unroll
+        self.tail = None  # (chunk, last chunk) when a valid_shape view ends in a partial chunk
+        self.counts = []  # unroll_list, largest first
+        self.tile_at_start = None  # the vector tile in force where the loop begins
+        self.chunk = self.extent = self.program_count = None
         self.where = where
         self.axis = None
-        self.chunk = None  # the view size along the axis
         self.body = []
 
     def value(self, j):
         return self.start + j * self.step
 
+    def close(self, trace):
+        """The program loop this loop is (program_count root functions over its axis), and a
+        note when PyPTO's chunks are not the program's even ones: unroll paths (unroll_list),
+        a valid_shape tail."""
+        k = self.unroll
+        per_iteration = self.chunk // k if getattr(self, "body_unrolled", False) else self.chunk
+        left, pos, runs = -(-self.extent // per_iteration), 0, []  # runs: [size, roots]
+        for n in self.counts or [1]:
+            if left >= n:
+                runs.append([n * per_iteration, left // n])
+                pos += (left // n) * n * per_iteration
+                left %= n
+        if left:
+            runs.append([left * per_iteration, 1])
+            pos += left * per_iteration
+        if pos > self.extent:  # the last root function takes the rest of the dim
+            runs[-1][1] -= 1
+            runs.append([runs[-1][0] - (pos - self.extent), 1])
+        runs = [(size, n) for size, n in runs if n]
+        self.program_count = sum(n for _, n in runs)
+        even = -(-self.extent // self.program_count)
+        last = self.extent - even * (self.program_count - 1)
+        balanced = [(even, self.program_count - 1), (last, 1)]
+        if _counted(runs) != _counted(balanced):
+            shown = ", ".join(f"{n} x {size}" for size, n in runs)
+            trace.notes.append(
+                f"loop '{self.name}' ({os.path.basename(self.where[0])}:{self.where[1]}): PyPTO's "
+                f"root functions take chunks of {shown} rows of dim {self.axis}; tilesim's "
+                f"loop cuts its {self.extent} into {self.program_count} even chunks of {even} "
+                "(the same root functions and work; the chunk sizes evened)")
+        elif k > 1:
+            trace.notes.append(
+                f"loop '{self.name}': unrolled by {k}, {self.program_count} root functions of "
+                f"{even} along dim {self.axis}")
+
     def index(self):
-        return Sym(lambda env: env.get(self, self.start), frozenset([self]))
+        return Sym(lambda env: env.get(self, self.start), frozenset([self]), self.idx_name)
 
 
 # ---- program values and the trace ----------------------------------------------------------
@@ -208,7 +283,13 @@ class Trace:
         self.counter = 0
         self.broken_loop = None
         self.written = {}  # GM value -> where it was assembled
+        self.extra_params = []  # program tensors for parts of arguments (static-offset views)
+        self.part_inputs = {}  # (argument value, its part) -> the program input for it
+        self.output_parts = {}  # output value -> [(region, where)] of the parts written
         self.sites = []  # (file, line) of each op, in program order
+        self.options = None  # the kernel's _options.Options (set_pass_options changes them)
+        self.notes = []  # what the answer should say about how the trace read the kernel
+        self.scope = None  # (sg_set_scope id, its psg name) of the last op
         self._reads = {}  # id(op entry) -> (entry, its inputs' cuts, the call, its site)
 
     def fresh(self, stem):
@@ -255,25 +336,59 @@ class Trace:
             refuse(call, "no vector tile shape is set before this op",
                    "call pypto.set_vec_tile_shapes(...) first, as PyPTO requires")
         entry = {"op": name, "inputs": list(inputs), "out": out, **keys}
+        scope = self.options.scope if self.options is not None else None
+        if scope is not None and scope >= 0:
+            if self.scope is None or self.scope[0] != scope:
+                self.scope = (scope, self.fresh(f"sg_scope{scope}_"))
+                entry["psg"] = self.scope[1]
+        else:
+            self.scope = None
         self.sites.append(caller())
         self._reads[id(entry)] = (entry, list(cuts), call, self.sites[-1])
         out.op = entry
-        out.frames = tuple(self.frames)
-        self.emit(entry)
+        level = self._level(inputs, cuts) if name != "matmul" else len(self.frames)
+        if any(f.axis is None or any(len(v.shape) == len(out.shape) and v.shape[f.axis] > 1
+                                     for v in inputs) for f in self.frames[level:]):
+            level = len(self.frames)  # stays in the loop (check_whole_reads judges it)
+        out.frames = tuple(self.frames[:level])
+        if level < len(self.frames):
+            self._hoist(entry, level)
+        else:
+            self.emit(entry)
         return out
+
+    def _level(self, inputs, cuts):
+        """How many of the enclosing loops the op depends on: the innermost one whose chunk an
+        input is, or which computed an input."""
+        level = 0
+        for v, cut in zip(inputs, cuts):
+            for f in list(cut.values()) + list(v.frames if v.kind == "temp" else ()):
+                if f in self.frames:
+                    level = max(level, self.frames.index(f) + 1)
+        return level
+
+    def _hoist(self, entry, level):
+        """An op on operands no loop from `level` in cuts (gamma's cast in a norm): the program
+        loop chunks every op of its body, so it runs once before that loop, where PyPTO repeats
+        it in each root function (a note says so)."""
+        frame = self.frames[level]
+        body = self.frames[level - 1].body if level else self.body
+        tile = frame.tile_at_start
+        if tile is None or tile["dims"] != self.vec_tile["dims"]:
+            name = self.fresh(self.vec_tile["name"] + "_before_")
+            body.append({"set_vec_tile_shapes": list(self.vec_tile["dims"]), "name": name})
+            frame.tile_at_start = dict(self.vec_tile, name=name)
+        body.append(entry)
+        note = (f"ops on operands loop '{frame.name}' does not cut run once before it (PyPTO "
+                "repeats them in each root function)")
+        if note not in self.notes:
+            self.notes.append(note)
 
     def check_whole_reads(self, frame):
         """Every GM tensor an op in `frame`'s body reads must be read in the frame's chunks
         along its axis: the program's loop chunks every tensor of its body, while a kernel that
         reads a whole tensor in each iteration does the loop's count times the work."""
-        def walk(entries):
-            for e in entries:
-                if "loop" in e:
-                    yield from walk(e["body"])
-                elif "op" in e:
-                    yield e
-
-        for e in walk(frame.body):
+        for e in walk_ops(frame.body):
             entry, cuts, call, site = self._reads[id(e)]
             for v, cut in zip(entry["inputs"], cuts):
                 rank = len(e["out"].shape)
@@ -301,6 +416,15 @@ class Trace:
                 "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype.program}
                            for v in inputs],
                 "outputs": [v.name for v in outputs], "body": named(self.body)}
+
+
+def walk_ops(entries):
+    """The op entries of a program body, loop bodies included, in program order."""
+    for e in entries:
+        if "loop" in e:
+            yield from walk_ops(e["body"])
+        elif "op" in e:
+            yield e
 
 
 _current = []  # the trace being recorded (a stack of one: traces do not nest)

@@ -1,0 +1,384 @@
+"""PyPTO kernels as model ports write them (tests/python/pypto_compat/: torch wrappers, dynamic
+shapes, pass options, valid_shape tails, unrolled loops), traced through their wrappers and run;
+the torch stand-in (tilesim.torch_standin); and one test per refusal class of issue 52."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+
+import pytest
+
+import tilesim.pypto as pypto
+from tilesim import torch_standin
+from tilesim.pypto.__main__ import TraceFailure, trace_file
+from tilesim.pypto._trace import walk_ops
+from conftest import source
+
+COMPAT = source("tests/python/pypto_compat")
+FP32, FP16 = pypto.DT_FP32, pypto.DT_FP16
+
+
+def compat(name):
+    return os.path.join(COMPAT, name)
+
+
+def ops(program):
+    return list(walk_ops(program["body"]))
+
+
+def loops(program):
+    return [e for e in program["body"] if "loop" in e]
+
+
+def ran(traced):
+    res = traced.run()
+    assert res.gen_time_us > 0
+    return res
+
+
+# ---- the compatibility suite: each kernel traced as written, then run ----------------------
+
+
+def test_qwen3_rms_norm_through_its_custom_op_with_a_tail():
+    name, k = trace_file(compat("qwen3_rms_norm.py"), as_main=True)
+    assert name == "rms_norm_kernel"
+    p = k.program
+    assert {t["name"]: t["shape"] for t in p["inputs"]} == {"x": [100, 2048],
+                                                           "gamma": [1, 2048]}
+    # 100 tokens in chunks of 32: four root functions, the last a tail of 4
+    assert [(lp["loop"], lp["loop_count"], lp["axis"]) for lp in loops(p)] == [("tokens", 4, 0)]
+    assert any("chunks of 3 x 32, 1 x 4" in n for n in k.notes), k.notes
+    # vec_nbuffer_setting {-1: 4}: buffer depth 4
+    assert k.config()["buffer_count"] == 4
+    assert any("stopped at" in n and "allclose" in n for n in k.notes)
+    # gamma's cast runs once, before the loop; the rest in each root function
+    assert [o["op"] for o in p["body"] if "op" in o] == ["cast"]
+    names = [o["op"] for o in ops(loops(p)[0])]
+    assert names == ["cast", "mul", "mul", "sum", "add", "sqrt", "mul", "div", "mul", "cast"]
+    assert any("run once before it" in n for n in k.notes)
+    ran(k)
+
+
+def test_qwen3_rms_norm_called_with_another_token_count():
+    call = ("rms_norm(torch.randn(7, HIDDEN, dtype=torch.bfloat16), "
+            "torch.ones(HIDDEN, dtype=torch.bfloat16))")
+    _, k = trace_file(compat("qwen3_rms_norm.py"), call=call)
+    assert k.program["inputs"][0]["shape"] == [7, 2048]
+    assert loops(k.program)[0]["loop_count"] == 1
+    ran(k)
+
+
+def test_rope_unsqueezed_cos_sin_rotate_half_and_unroll():
+    _, k = trace_file(compat("rope.py"), as_main=True)
+    p = k.program
+    shapes = {t["name"]: t["shape"] for t in p["inputs"]}
+    assert shapes["cos"] == [48, 1, 128] and shapes["sin"] == [48, 1, 128]
+    assert "rotate_half" in [o["op"] for o in ops(p)]
+    # 6 iterations unrolled by 2: three root functions of 16 tokens
+    assert loops(p)[0]["loop_count"] == 3 and k.loops[0]["chunk"] == 16
+    assert any("cube_l1_reuse_setting: the kernel has no matmul" in n for n in k.notes)
+    ran(k)
+
+
+def test_attention_softmax_through_a_library_impl_with_loop_unroll():
+    _, k = trace_file(compat("attention_softmax.py"), as_main=True)
+    assert loops(k.program)[0]["loop_count"] == 2
+    assert k.config()["runtime"] == {"stitch_function_max_num": 32}
+    assert any("device_sched_mode" in n for n in k.notes)
+    ran(k)
+
+
+def test_adamw_three_outputs_full_constants_and_a_tail():
+    _, k = trace_file(compat("adamw.py"), as_main=True)
+    p = k.program
+    assert sorted(o["name"] for o in p["outputs"]) == ["avg_out", "avg_sq_out", "param_out"]
+    assert loops(p)[0]["loop_count"] == 123  # ceil(1e6 / 8192)
+    assert any("max_workspace_kb" in n for n in k.notes)
+    adds = [o for o in ops(p) if o["op"] == "add" and o.get("scalar") == 1e-8]
+    assert adds, "pypto.full(..., EPS) is a scalar operand"
+    ran(k)
+
+
+def test_batchnorm_reshapes_its_argument():
+    _, k = trace_file(compat("batchnorm_reduce.py"),
+                      call="batch_norm_stats(torch.randn(N, C, H, W))")
+    assert k.program["inputs"][0]["shape"] == [8, 64, 784]
+    assert any("read as [8, 64, 784]" in n for n in k.notes)
+    ran(k)
+
+
+def test_a_refused_kernel_does_not_stop_the_clean_one():
+    path = compat("add_rms_norm.py")
+    with pytest.raises(TraceFailure, match="add_rms_norm_kernel, top_k_kernel \\(refused\\)"):
+        trace_file(path, as_main=True)
+    with pytest.raises(TraceFailure, match=r"add_rms_norm.py:\d+: pypto.topk"):
+        trace_file(path, "top_k_kernel", as_main=True)
+    _, k = trace_file(path, "add_rms_norm_kernel", as_main=True)
+    p = k.program
+    assert sorted(o["name"] for o in p["outputs"]) == ["residual_out", "y"]
+    # sg_set_scope 1 names the stage its first op opens
+    assert [o["psg"] for o in ops(p) if "psg" in o][0].startswith("sg_scope1_")
+    # 11 iterations unrolled by [4, 2, 1]: 4 + 4 + 2 + 1, four root functions
+    assert loops(p)[0]["loop_count"] == 4
+    assert any("pg_upper_bound" in n for n in k.notes)
+    assert k.config()["buffer_count"] == 2
+    ran(k)
+
+
+def test_trace_pypto_cli_file_call_and_module(tmp_path, cli):
+    out = tmp_path / "rope.json"
+    line = cli("trace-pypto", compat("rope.py"), "--main", "--json", out).stdout
+    assert "rope_kernel: tiles" in line and "note:" in line
+    assert json.loads(out.read_text())["program"] == "rope_kernel"
+    # -m: a module of a package (its relative import works), the wrapper called by --call
+    pkg = tmp_path / "ports"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "consts.py").write_text("HIDDEN = 1024\n")
+    (pkg / "norm.py").write_text(open(compat("qwen3_rms_norm.py")).read().replace(
+        "HIDDEN = 2048\n", "from .consts import HIDDEN\n"))
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    p = subprocess.run([os.environ["TILESIM_BINARY"], "trace-pypto", "-m", "ports.norm",
+                        "--call", "rms_norm(torch.empty(64, HIDDEN, dtype=torch.bfloat16), "
+                        "torch.empty(HIDDEN, dtype=torch.bfloat16))", "--json", "-"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["inputs"][0]["shape"] == [64, 1024]
+    p = subprocess.run([os.environ["TILESIM_BINARY"], "trace-pypto", "--json", "-"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "kernel file or -m MODULE" in p.stderr
+
+
+# ---- the torch stand-in --------------------------------------------------------------------
+
+
+def test_torch_standin_answers_what_wrappers_read():
+    with torch_standin.installed() as torch:
+        import torch.nn.functional as F
+        import torch_npu  # noqa: F401
+        x = torch.randn(4, 3072, dtype=torch.float16, device="npu:0")
+        assert x.shape == (4, 3072) and x.size(-1) == 3072 and x.stride() == (3072, 1)
+        assert x.numel() == 12288 and x.element_size() == 2 and str(x.device) == "npu:0"
+        assert x.view(-1, 1024).shape == (12, 1024) and x.is_contiguous()
+        assert x.unsqueeze(0).expand(2, 4, 3072).shape == (2, 4, 3072)
+        assert torch.cat([x, x], 1).shape == (4, 6144) and F.pad(x, (0, 64)).shape == (4, 3136)
+        assert (x @ x.T).shape == (4, 4) and x.sum(-1, keepdim=True).shape == (4, 1)
+        with pytest.raises(torch_standin.StandInError, match="non-contiguous"):
+            x.T.view(-1)
+        assert x.T.contiguous().view(-1).shape == (12288,)
+        with pytest.raises(torch_standin.NeedsValues, match="torch.allclose"):
+            torch.allclose(x, x)
+        with pytest.raises(torch_standin.StandInError, match="torch.fft"):
+            torch.fft  # noqa: B018
+
+
+def test_torch_standin_registrations_call_the_npu_implementation():
+    with torch_standin.installed() as torch:
+        calls = []
+
+        @torch.library.custom_op("t::f", mutates_args=())
+        def f(a: torch.Tensor) -> torch.Tensor:
+            calls.append("default")
+            return a
+
+        @f.register_kernel("npu")
+        def _(a):
+            calls.append("npu")
+            return a
+
+        lib = torch.library.Library("t", "DEF")
+        lib.define("g(Tensor a) -> Tensor")
+        lib.impl("g", lambda a: calls.append("g") or a, "PrivateUse1")
+        torch.ops.t.f(torch.empty(2))
+        torch.ops.t.g(torch.empty(2))
+        assert calls == ["npu", "g"]
+        assert torch._dynamo.allow_in_graph(len) is len
+        with pytest.raises(torch_standin.StandInError, match="no NPU implementation"):
+            torch.ops.t.missing(torch.empty(2))
+
+
+def test_torch_standin_shadows_a_real_torch_only_while_installed(monkeypatch):
+    real = types.ModuleType("torch")
+    monkeypatch.setitem(sys.modules, "torch", real)
+    with torch_standin.installed() as torch:
+        assert sys.modules["torch"] is torch is not real
+    assert sys.modules["torch"] is real and "torch_npu" not in sys.modules
+
+
+# ---- options -------------------------------------------------------------------------------
+
+
+def kernel(**jit):
+    @pypto.jit(**jit)
+    def k(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.exp(x)
+    return k
+
+
+def test_pass_options_set_what_the_model_runs():
+    k = kernel(pass_options={"vec_nbuffer_setting": {-1: 3}, "mg_copyin_upper_bound": 4096,
+                             "vec_nbuffer_mode": 0, "pg_lower_bound": 10}).trace()
+    cfg = k.config()
+    assert cfg["buffer_count"] == 3
+    assert cfg["partition"] == {"style": "pypto", "max_tasks_per_psg": 0}
+    assert k.what_ifs == {"control.cube_merge_copyin_bytes": 4096}
+    assert any("pg_lower_bound" in n and "not the NPU's work" in n for n in k.notes)
+    assert ran(k).tasks == 8
+
+
+def test_option_refusals_come_at_the_call_never_at_import():
+    k = kernel(pass_options={"no_such_pass": 1})  # defining it is fine
+    with pytest.raises(pypto.UnsupportedError, match="'no_such_pass' is not one PyPTO"):
+        k.trace()
+    k = kernel(runtime_options={"not_a_runtime_key": 1})
+    with pytest.raises(pypto.UnsupportedError, match="'not_a_runtime_key'"):
+        k.trace()
+    k = kernel(pass_options={"vec_nbuffer_setting": 4})
+    with pytest.raises(pypto.UnsupportedError, match="a dict"):
+        k.trace()
+
+
+# ---- constructs ----------------------------------------------------------------------------
+
+
+def test_static_offset_views_and_output_parts():
+    @pypto.jit
+    def k(x: pypto.Tensor((16, 512), FP32), y: pypto.Tensor((16, 512), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        left = pypto.view(x, [16, 256], [0, 0])
+        right = pypto.view(x, [16, 256], [0, 256])
+        pypto.assemble(pypto.concat([pypto.exp(left), pypto.exp(right)], 1), [0, 0], y)
+
+    t = k.trace()
+    assert sorted(i["name"] for i in t.program["inputs"]) == ["x_view_d1_0_256",
+                                                             "x_view_d1_256_512"]
+    assert sorted(o["name"] for o in t.program["outputs"]) == ["y_part_d1_0_256",
+                                                              "y_part_d1_256_512"]
+    ran(t)
+
+
+def test_valid_shape_tail_without_loop_count_dividing():
+    @pypto.jit
+    def k(x: pypto.Tensor((100, 256), FP32), y: pypto.Tensor((100, 256), FP32)):
+        pypto.set_vec_tile_shapes(16, 256)
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(x, [25, 256], [i * 25, 0])
+            pypto.assemble(pypto.exp(v), [i * 25, 0], y)
+
+    assert not k.trace().notes  # 4 x 25: no tail
+
+    @pypto.jit
+    def tail(x: pypto.Tensor((100, 256), FP32), y: pypto.Tensor((100, 256), FP32)):
+        pypto.set_vec_tile_shapes(16, 256)
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [34, 256], [i * 34, 0], valid_shape=[pypto.min(34, 100 - i * 34),
+                                                                   256])
+            pypto.assemble(pypto.exp(v), [i * 34, 0], y)
+
+    t = tail.trace()
+    assert loops(t.program)[0]["loop_count"] == 3 and not t.notes  # 34, 34, 32: even
+    ran(t)
+
+
+def test_composites_and_activations_as_ops():
+    @pypto.jit
+    def k(x: pypto.Tensor((8, 512), FP16), g: pypto.Tensor((512,), FP16),
+          b: pypto.Tensor((512,), FP16), y: pypto.Tensor((8, 512), FP16)):
+        pypto.set_vec_tile_shapes(8, 512)
+        y[:] = pypto.silu(pypto.gelu(pypto.layer_norm(x, g, b)))
+
+    names = [o["op"] for o in ops(k.trace().program)]
+    assert names[-2:] == ["gelu", "silu"] and names.count("sum") == 2
+    assert pypto.Tensor.reshape is not None and "npu" not in dir(pypto.platform)
+
+
+def test_platform_answers_from_the_hardware_file():
+    assert pypto.platform.npuarch.startswith("ascend910b1")
+    with pytest.raises(pypto.UnsupportedError, match="npuarch"):
+        pypto.platform.core_num  # noqa: B018
+
+
+# ---- refusals: one per class ---------------------------------------------------------------
+
+
+NO_ARGS = ()
+
+
+def refusal(body, *words, args=None):
+    src = textwrap.dedent("""\
+        import tilesim.pypto as pypto
+        FP32 = pypto.DT_FP32
+
+        @pypto.jit
+        def k(x: pypto.Tensor([pypto.DYNAMIC, 256], FP32), w: pypto.Tensor((256,), FP32),
+              y: pypto.Tensor([pypto.DYNAMIC, 256], FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+        """) + textwrap.indent(textwrap.dedent(body), "    ")
+    ns = {}
+    exec(compile(src, "refused.py", "exec"), ns)
+    with pytest.raises(pypto.UnsupportedError) as e:
+        ns["k"].trace(*(args if args is not None else [pypto.tensor([64, 256], FP32), pypto.tensor([256], FP32),
+                                 pypto.tensor([64, 256], FP32)]))
+    msg = str(e.value)
+    assert msg.startswith("refused.py:" if args is None else __file__), msg
+    for w in words:
+        assert w in msg, msg
+    return msg
+
+
+@pytest.mark.parametrize("case, body, words", [
+    ("dynamic", "y[:] = pypto.exp(x)", ["dynamic dims [pypto.DYNAMIC, 256]", "--call"]),
+    ("not_a_tail", """\
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[i * 0 + 30, 256])
+            pypto.assemble(pypto.exp(v), [i * 30, 0], y)""", ["valid_shape on dim 0 (i * 0 + 30)"]),
+    ("uneven", """\
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [30, 256], [i * 30, 0])
+            pypto.assemble(pypto.exp(v), [i * 30, 0], y)""", ["3 chunks of 30", "valid_shape"]),
+    ("sym_text", """\
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(x, [16, 256], [i * 8, 0])""", ["starts at 8 (offset i * 8), not 16"]),
+    ("reshape_computed", "y[:] = pypto.reshape(pypto.exp(x), [128, 128])",
+     ["pypto.reshape", "no reshape (copy) op"]),
+    ("reshape_after_use", "e = pypto.exp(x)\ny[:] = pypto.reshape(x, [128, 128])",
+     ["used as [64, 256] before this reshape"]),
+    ("expand_into_unary", "y[:] = pypto.exp(pypto.expand_clone(w, [64, 256]))",
+     ["shape-only view", "broadcast"]),
+    ("concat_into_op", "y[:] = pypto.exp(pypto.concat([x, x], 0))", ["a concat feeds only"]),
+    ("full_alone", "y[:] = pypto.exp(pypto.full([64, 256], 1.0))", ["pypto.full"]),
+    ("view_of_computed", """\
+        e = pypto.exp(x)
+        pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.view",
+                                                                        "computed inside"]),
+    ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
+    ("needs_shape_tail_loop", """\
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),
+                                                                   256])
+            pypto.assemble(pypto.reduce_max(v), [i * 30, 0], y)""", ["pypto.reduce_max"]),
+])
+def test_refusal_classes(case, body, words):
+    refusal(body, *words, args=NO_ARGS if case == "dynamic" else None)
+
+
+def test_refusal_of_output_parts_that_overlap():
+    @pypto.jit
+    def k(x: pypto.Tensor((8, 256), FP32), y: pypto.Tensor((8, 512), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        pypto.assemble(pypto.exp(x), [0, 0], y)
+        pypto.assemble(pypto.exp(x), [0, 128], y)
+
+    with pytest.raises(pypto.UnsupportedError, match="overlaps the part"):
+        k.trace()
+
+
+def test_needs_values_before_any_kernel_is_a_refusal(tmp_path):
+    f = tmp_path / "golden_first.py"
+    f.write_text("import torch\nx = torch.randn(4)\nprint(x.item())\n")
+    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: needs tensor "
+                                           "values"):
+        trace_file(str(f))
