@@ -382,3 +382,62 @@ def test_needs_values_before_any_kernel_is_a_refusal(tmp_path):
     with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: needs tensor "
                                            "values"):
         trace_file(str(f))
+
+
+def test_a_frontend_kernel_returns_its_outputs_to_the_wrapper(tmp_path):
+    f = tmp_path / "swiglu.py"
+    f.write_text(textwrap.dedent("""\
+        import torch
+        import pypto
+
+        N = pypto.frontend.dynamic("N")
+
+        @pypto.frontend.jit
+        def swiglu(gate: pypto.Tensor([N, 1024], pypto.DT_FP16),
+                   up: pypto.Tensor([N, 1024], pypto.DT_FP16)):
+            pypto.set_vec_tile_shapes(8, 1024)
+            return pypto.silu(gate) * up
+
+        def mlp(x):
+            g, u = x.chunk(2, dim=-1)
+            out = swiglu(g.contiguous(), u.contiguous())
+            return out.view(-1, 512, 2).shape
+
+        print(mlp(torch.randn(16, 2048, dtype=torch.float16)))
+        """))
+    _, k = trace_file(str(f))
+    assert [o["op"] for o in ops(k.program)] == ["silu", "mul"]
+    assert k.program["outputs"] == [{"name": "out0", "shape": [16, 1024], "dtype": "fp16"}]
+
+
+def test_nothing_is_refused_at_import(tmp_path):
+    f = tmp_path / "two.py"
+    f.write_text(textwrap.dedent("""\
+        import pypto
+
+        pypto.set_print_options(edgeitems=3)
+
+        @pypto.jit(pass_options={"no_such_pass": 1})
+        def bad_option(x: pypto.Tensor((8, 256), pypto.DT_FP32),
+                       y: pypto.Tensor((8, 256), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+            y[:] = pypto.exp(x)
+
+        @pypto.jit
+        def nz(x: pypto.Tensor((8, 256), pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+               y: pypto.Tensor((8, 256), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+            y[:] = pypto.exp(x)
+
+        @pypto.jit
+        def clean(x: pypto.Tensor((8, 256), pypto.DT_FP32),
+                  y: pypto.Tensor((8, 256), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+            y[:] = pypto.exp(x)
+        """))
+    _, k = trace_file(str(f), "clean")
+    assert any("pypto.set_print_options at two.py:3" in n for n in k.notes)
+    with pytest.raises(TraceFailure, match="two.py:5: pypto.jit: pass option 'no_such_pass'"):
+        trace_file(str(f), "bad_option")
+    with pytest.raises(TraceFailure, match="two.py:12: pypto.Tensor: format"):
+        trace_file(str(f), "nz")

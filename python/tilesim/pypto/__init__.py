@@ -17,6 +17,8 @@ and line, and what tilesim supports instead; nothing is approximated silently. `
 tilesim.pypto kernel.py --json program.json`` (``tilesim trace-pypto``) writes a kernel file's
 traced program.
 """
+import os as _os
+
 from .._jobs import dim_error as _dim_error
 from . import _ops, _options, _tensor
 from . import _trace as _T
@@ -309,8 +311,24 @@ SUPPORTED = sorted(
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name.startswith("set_") and not _T._current:
+        # a setting made outside any kernel (at import): noted for the kernels traced after,
+        # refused only where a kernel would need it
+        return _module_setting(name)
     refuse(f"pypto.{name}", "not in the PyPTO surface tilesim.pypto traces",
            f"it traces {', '.join(SUPPORTED)}")
+
+
+def _module_setting(name):
+    def setting(*args, **kwargs):
+        if _T._current:
+            refuse(f"pypto.{name}", "not in the PyPTO surface tilesim.pypto traces",
+                   f"it traces {', '.join(SUPPORTED)}")
+        f, line = _T.caller()
+        _options.GLOBAL[0].note(f"pypto.{name} at {_os.path.basename(f)}:{line}, outside any "
+                                "kernel: not a setting tilesim knows; ignored")
+    setting.__name__ = name
+    return setting
 
 
 def _install_tensor_methods():

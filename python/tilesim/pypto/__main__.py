@@ -135,7 +135,6 @@ def _run(source, as_main, call):
                         "traced before"
     finally:
         _kernel.KEEP_GOING[0] = False
-        _options.GLOBAL[0] = _options.Options()
         sys.argv = saved_argv
         sys.path[:] = saved_path
         for k in set(sys.modules) - before:
@@ -156,20 +155,23 @@ def traced_kernels(source, as_main=False, call=None):
     says where the file stopped on a call needing tensor values, after its kernels ran."""
     if isinstance(source, (str, os.PathLike)):
         source = _Source(os.fspath(source))
-    names, ended, stopped = _run(source, as_main, call)
-    found = list(_kernel.CREATED)
-    found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
-    kernels = {}
-    for k in found:
-        if k.error is not None:
-            kernels[k.__name__] = k.error
-        elif k.traced is not None:
-            kernels[k.__name__] = k.traced
-        else:
-            try:
-                kernels[k.__name__] = k.trace()
-            except UnsupportedError as e:
-                kernels[k.__name__] = e
+    try:
+        names, ended, stopped = _run(source, as_main, call)
+        found = list(_kernel.CREATED)
+        found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
+        kernels = {}
+        for k in found:
+            if k.error is not None:
+                kernels[k.__name__] = k.error
+            elif k.traced is not None:
+                kernels[k.__name__] = k.traced
+            else:  # with the file's module-level settings still in force
+                try:
+                    kernels[k.__name__] = k.trace()
+                except UnsupportedError as e:
+                    kernels[k.__name__] = e
+    finally:
+        _options.GLOBAL[0] = _options.Options()
     if stopped:
         for t in kernels.values():
             if not isinstance(t, Exception):

@@ -56,6 +56,9 @@ def function(func):
 def _arg_spec(param, arg, ann, call):
     """(shape, dtype) of a tensor parameter from its argument and its annotation."""
     shape = dtype = None
+    for t in (arg, ann):
+        if isinstance(t, Tensor) and t._refusal is not None:
+            refuse(*t._refusal)
     if arg is not None:
         if not hasattr(arg, "shape") or not hasattr(arg, "dtype"):
             refuse(call, f"argument '{param}' is a {type(arg).__name__}, not a tensor",
@@ -97,15 +100,15 @@ class JitKernel:
         CREATED.append(self)
 
     def __call__(self, *args, **kwargs):
-        if KEEP_GOING[0] and (self.traced is not None or self.error is not None):
-            return None  # a board runs the compiled kernel again; its trace is the first one
-        try:
-            self.traced = self.trace(*args, **kwargs)
-        except UnsupportedError as e:
-            if not KEEP_GOING[0]:
-                raise
-            self.error = e
-        return None
+        if not (KEEP_GOING[0] and (self.traced is not None or self.error is not None)):
+            # (a board runs the compiled kernel again: its trace is the first call's)
+            try:
+                self.traced = self.trace(*args, **kwargs)
+            except UnsupportedError as e:
+                if not KEEP_GOING[0]:
+                    raise
+                self.error = e
+        return _results(self.traced)
 
     def trace(self, *args, **kwargs):
         """The kernel as a tile program. Tensor arguments give shapes and dtypes (pypto.tensor,
@@ -151,6 +154,16 @@ class JitKernel:
         return TracedKernel(self, trace, params, returned)
 
 
+def _results(traced):
+    """What the call returns to its caller (pypto.frontend.jit kernels return their outputs):
+    torch stand-in tensors of the returned shapes and dtypes, or None."""
+    if traced is None or not traced.returned:
+        return None
+    from ..torch_standin import Tensor as TorchTensor, dtype_named
+    outs = [TorchTensor(shape, dtype_named(dt.program), "npu") for shape, dt in traced.returned]
+    return outs[0] if traced.returns_one else tuple(outs)
+
+
 class TracedKernel:
     """A traced PyPTO kernel: ``program`` (the tile program dict), ``tiles`` and ``loops`` (with
     the source lines that set them), ``run``, ``sweep``, ``write``."""
@@ -177,6 +190,8 @@ class TracedKernel:
                               "same bytes, read or written once)")
         if unused:
             self.notes.append(f"unused tensor arguments: {', '.join(unused)}")
+        self.returned = []  # (shape, dtype) of each tensor the kernel returns
+        self.returns_one = returned is not None and not isinstance(returned, (list, tuple))
         for i, r in enumerate(returned if isinstance(returned, (list, tuple)) else
                               [returned] if returned is not None else []):
             if not isinstance(r, Tensor):
@@ -189,6 +204,7 @@ class TracedKernel:
                 refuse(f"return of {self.name}", f"returns '{v.name}', which it does not write",
                        where=kernel.where)
             outputs.append(getattr(v, "alias", v))
+            self.returned.append((list(r.shape), v.dtype))
         if not outputs:
             refuse(self.name, "the kernel writes no output",
                    "assemble (or out[:] = ...) into an output argument", kernel.where)

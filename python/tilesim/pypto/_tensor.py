@@ -38,12 +38,16 @@ class Tensor:
         self._spec_shape = _dims(shape, call)
         self._dtype = T.dtype_of(dtype, call) if dtype is not None else None
         self._name = name or ""
+        # Refused when a kernel is traced with it (an annotation is made at import).
+        self._refusal = None
         if format is not None and getattr(format, "name", str(format)) != "TILEOP_ND":
-            refuse(call, f"format {format}: tilesim programs hold ND tensors",
-                   "leave the format out (ND)")
+            self._refusal = (call, f"format {format}: tilesim programs hold ND tensors",
+                             "leave the format out (ND)", T.caller())
         if data_ptr is not None or ori_shape is not None:
-            refuse(call, "data_ptr / ori_shape describe device memory, not traced here",
-                   "give shape and dtype")
+            self._refusal = (call, "data_ptr / ori_shape describe device memory, not traced "
+                             "here", "give shape and dtype", T.caller())
+        if self._refusal is not None and _active_trace() is not None:
+            refuse(*self._refusal)
         self._value = None  # the program tensor, once traced
         self._shape = None  # the shape the kernel sees (a loop chunk inside a loop)
         self._cut = {}  # dim -> the loop frame whose chunk this tensor is
@@ -79,7 +83,7 @@ class Tensor:
         t = cls.__new__(cls)
         t._spec_shape, t._dtype, t._name = list(shape), dtype, ""
         t._value, t._shape, t._cut = None, list(shape), {}
-        t._half = t._const = t._pieces = None
+        t._half = t._const = t._pieces = t._refusal = None
         t._shaped = False
         return t
 

@@ -29,7 +29,16 @@ from . import _tensor as _t
 from ._tensor import (NeedsValues, Size, StandInError, Tensor, broadcast_shapes, device,
                       dtype, elementwise)
 
-__all__ = ["NeedsValues", "StandInError", "Tensor", "installed", "modules"]
+__all__ = ["NeedsValues", "StandInError", "Tensor", "dtype_named", "installed", "modules"]
+
+# tilesim's program dtype names (model/dtype.cpp) as torch's
+_PROGRAM_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int8": "int8",
+                   "int32": "int32"}
+
+
+def dtype_named(name):
+    """The torch dtype of a tilesim program dtype ("fp16") or of a torch name ("float16")."""
+    return _t.DTYPES[_PROGRAM_DTYPES.get(name, name)]
 
 # The NPU implementations registered through torch.library: "ns::name" -> callable.
 _registry = {}
