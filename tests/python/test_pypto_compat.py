@@ -441,3 +441,18 @@ def test_nothing_is_refused_at_import(tmp_path):
         trace_file(str(f), "bad_option")
     with pytest.raises(TraceFailure, match="two.py:12: pypto.Tensor: format"):
         trace_file(str(f), "nz")
+
+
+def test_a_loop_walking_from_a_static_offset_reads_a_part():
+    @pypto.jit
+    def k(x: pypto.Tensor((72, 256), FP32), y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(x, [16, 256], [i * 16 + 8, 0])  # skips 8 header rows
+            pypto.assemble(pypto.exp(v), [i * 16, 0], y)
+
+    t = k.trace()
+    assert t.program["inputs"] == [{"name": "x_view_d0_8_72", "shape": [64, 256],
+                                    "dtype": "fp32"}]
+    assert loops(t.program)[0]["loop_count"] == 4
+    ran(t)

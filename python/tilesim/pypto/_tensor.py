@@ -267,6 +267,15 @@ def _cuts(shape, offsets, call, extents, tails=()):
             if frame not in trace.frames:
                 refuse(call, f"the offset on dim {d} ({off}) uses the index of loop "
                        f"'{frame.name}', which has ended")
+            shift = off.eval({frame: frame.value(0)})
+            if shift:
+                # chunks from a static offset on: the loop walks a part of the dim
+                if shift < 0 or shift >= extent:
+                    refuse(call, f"on dim {d}, the first chunk starts at {shift} ({off}), "
+                           f"outside the extent {extent}")
+                span = extent - shift if d in tails else min(extent - shift, frame.count * size)
+                parts[d] = (shift, span)
+                off, extent = off - shift, span
             _chunk_of(frame, d, size, off, extent, call, d in tails)
             cut[d] = frame
         elif off != 0 or size != extent:
