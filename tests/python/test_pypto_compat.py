@@ -2,6 +2,7 @@
 shapes, pass options, valid_shape tails, unrolled loops), traced through their wrappers and run;
 the torch stand-in (tilesim.torch_standin); and one test per refusal class of issue 52."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -456,3 +457,12 @@ def test_a_loop_walking_from_a_static_offset_reads_a_part():
                                     "dtype": "fp32"}]
     assert loops(t.program)[0]["loop_count"] == 4
     ran(t)
+
+
+@pytest.mark.parametrize("call, words", [
+    ("rms_norm(", "not a Python expression"),
+    ("no_such_wrapper(1)", "NameError: name 'no_such_wrapper' is not defined"),
+])
+def test_a_bad_call_is_one_line_naming_it(call, words):
+    with pytest.raises(TraceFailure, match=f"--call {re.escape(call)}: .*{re.escape(words)}"):
+        trace_file(compat("qwen3_rms_norm.py"), call=call)

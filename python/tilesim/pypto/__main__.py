@@ -47,6 +47,8 @@ def _where(path, error):
 def _failure(source, error):
     """The one line saying how running the kernel file (or tracing its kernels) failed."""
     path = str(source)
+    if isinstance(error, TraceFailure):
+        return error
     if isinstance(error, (UnsupportedError, torch_standin.StandInError)):
         return TraceFailure(one_line(error, 4000))
     if isinstance(error, SystemExit):
@@ -83,6 +85,23 @@ class _Source:
                     return f"{frame.filename}:{frame.lineno}"
             return str(self)
         return _where(self.path, error)
+
+
+def _evaluate(call, namespace):
+    """--call's expression in the file's namespace; its own mistakes (a syntax error, a name
+    the file does not define) are one line naming it."""
+    try:
+        code = compile(call, "--call", "eval")
+    except SyntaxError as e:
+        raise TraceFailure(f"--call {one_line(call, 200)}: not a Python expression "
+                           f"({one_line(e.msg)})") from None
+    try:
+        eval(code, namespace)
+    except (NameError, AttributeError, TypeError) as e:
+        if traceback.extract_tb(e.__traceback__)[-1].filename != "--call":
+            raise
+        raise TraceFailure(f"--call {one_line(call, 200)}: {type(e).__name__}: "
+                           f"{one_line(e)}") from None
 
 
 def _run(source, as_main, call):
@@ -122,7 +141,7 @@ def _run(source, as_main, call):
                     namespace = runpy.run_module(source.module, run_name=run_name,
                                                  alter_sys=as_main)
                 if call:
-                    eval(compile(call, "--call", "eval"), namespace)
+                    _evaluate(call, namespace)
             except SystemExit as e:
                 if e.code not in (None, 0):
                     raise
