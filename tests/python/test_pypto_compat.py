@@ -466,3 +466,17 @@ def test_a_loop_walking_from_a_static_offset_reads_a_part():
 def test_a_bad_call_is_one_line_naming_it(call, words):
     with pytest.raises(TraceFailure, match=f"--call {re.escape(call)}: .*{re.escape(words)}"):
         trace_file(compat("qwen3_rms_norm.py"), call=call)
+
+
+def test_torch_standin_autograd_function_distributed_and_new_tensors():
+    with torch_standin.installed() as torch:
+        import torch.distributed as dist
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.new_zeros(x.shape[0], 2, dtype=torch.float8_e4m3fn)
+
+        y = Scale.apply(torch.empty(3, 4))
+        assert y.shape == (3, 2) and y.dtype is torch.float8_e4m3fn and y.element_size() == 1
+        assert dist.get_world_size() == 1 and not dist.is_initialized()

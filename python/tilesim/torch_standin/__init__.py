@@ -396,12 +396,32 @@ def modules():
     testing.assert_close = testing.assert_allclose = (
         lambda *a, **k: _t._needs_values("torch.testing.assert_close"))
 
+    distributed = _module("torch.distributed", "One process: rank 0 of 1.")
+    distributed.is_available, distributed.is_initialized = (lambda: True), (lambda: False)
+    distributed.get_rank, distributed.get_world_size = (lambda *a, **k: 0), (lambda *a, **k: 1)
+    distributed.barrier = _no_op
+    distributed.__getattr__ = _refusing_getattr("torch.distributed", "collectives need values")
+    torch.distributed = distributed
+    autograd = _module("torch.autograd", "torch.autograd: Function runs its forward.")
+    autograd.Function = _AutogradFunction
+    torch.autograd = autograd
+    torch.Generator = lambda *a, **k: _Namespace("generator")
+
     torch_npu.npu = npu
     torch_npu.__version__ = torch.__version__
     torch_npu.__getattr__ = _refusing_getattr("torch_npu", "a torch_npu call")
     return {"torch": torch, "torch.npu": npu, "torch._dynamo": dynamo, "torch.library": library,
             "torch.nn": nn, "torch.nn.functional": functional, "torch.testing": testing,
-            "torch.cuda": npu, "torch_npu": torch_npu, "torch_npu.npu": npu}
+            "torch.cuda": npu, "torch_npu": torch_npu, "torch_npu.npu": npu,
+            "torch.distributed": distributed, "torch.autograd": autograd}
+
+
+class _AutogradFunction:
+    """torch.autograd.Function: ``F.apply(*args)`` runs ``F.forward(ctx, *args)``."""
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return cls.forward(_Namespace("ctx"), *args, **kwargs)
 
 
 class _ModuleBase:

@@ -64,7 +64,9 @@ def _dtype_named(name):
 for _name, _size, _float in (("float32", 4, True), ("float16", 2, True), ("bfloat16", 2, True),
                              ("float64", 8, True), ("int8", 1, False), ("uint8", 1, False),
                              ("int16", 2, False), ("int32", 4, False), ("int64", 8, False),
-                             ("bool", 1, False)):
+                             ("bool", 1, False), ("uint16", 2, False), ("uint32", 4, False),
+                             ("uint64", 8, False), ("float8_e4m3fn", 1, True),
+                             ("float8_e5m2", 1, True), ("complex64", 8, False)):
     _DTYPES[_name] = dtype(_name, _size, _float)
 # torch's other spellings of the same dtypes
 ALIASES = {"float": "float32", "half": "float16", "double": "float64", "short": "int16",
@@ -290,6 +292,17 @@ class Tensor:
 
     def type_as(self, other):
         return self._like(dtype=other.dtype)
+
+    # -- new tensors on the same device: x.new_empty(shape), ...
+    def new_empty(self, *size, dtype=None, device=None, **kwargs):  # noqa: A002
+        return Tensor(_dims(size, "Tensor.new_empty"),
+                      as_dtype(dtype, "Tensor.new_empty") if dtype is not None else self._dtype,
+                      device or self._device)
+
+    new_zeros = new_ones = new_empty
+
+    def new_full(self, size, fill_value=None, **kwargs):
+        return self.new_empty(size, **kwargs)
 
     # -- in-place fills: the data is not kept
     def _fill(self, *args, **kwargs):
