@@ -480,3 +480,35 @@ def test_torch_standin_autograd_function_distributed_and_new_tensors():
         y = Scale.apply(torch.empty(3, 4))
         assert y.shape == (3, 2) and y.dtype is torch.float8_e4m3fn and y.element_size() == 1
         assert dist.get_world_size() == 1 and not dist.is_initialized()
+
+
+def test_operation_options_are_notes_and_bias_epilogues_are_refused():
+    bias = True
+
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, ...], FP16), w: pypto.Tensor([], FP16),
+          b: pypto.Tensor([], FP32), y: pypto.Tensor([pypto.DYNAMIC, ...], FP32)):
+        pypto.experimental.set_operation_options(combine_axis=True)
+        m, n = x.shape[0], w.shape[1]
+        for idx in pypto.loop(pypto.ceildiv(m, 128), idx_name="idx"):
+            off = idx * 128
+            xt = pypto.view(x, [128, x.shape[1]], [off, 0], valid_shape=[(m - off).min(128),
+                                                                         x.shape[1]])
+            pypto.set_cube_tile_shapes([128, 128], [128, 128], [128, 128])
+            if bias:
+                mm = pypto.matmul(xt, w, FP32, extend_params={"bias_tensor": b})  # at:bias
+            else:
+                mm = pypto.matmul(xt, w, FP32)
+            y[off:, 0:] = mm
+
+    args = [pypto.tensor([300, 256], FP16), pypto.tensor([256, 512], FP16),
+            pypto.tensor([512], FP32), pypto.tensor([300, 512], FP32)]
+    with pytest.raises(pypto.UnsupportedError, match="extend_params") as e:
+        k.trace(*args)
+    assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
+                                if t.rstrip().endswith("# at:bias"))
+    bias = False
+    t = k.trace(*args)
+    assert any("set_operation_options ['combine_axis']" in n for n in t.notes)
+    assert loops(t.program)[0]["loop_count"] == 3
+    ran(t)

@@ -81,6 +81,27 @@ class _Runtime:
 runtime = _Runtime()
 
 
+class _Experimental:
+    """pypto.experimental: its operation options are notes; its ops are refused."""
+
+    @staticmethod
+    def set_operation_options(**options):
+        trace = _T._current[-1] if _T._current else None
+        target = trace.options if trace is not None else _options.GLOBAL[0]
+        target.note(f"pypto.experimental.set_operation_options {sorted(options)}: how PyPTO "
+                    "emits the ops' instructions; tilesim's op table prices them as its "
+                    "records say")
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        refuse(f"pypto.experimental.{name}", "not in the PyPTO surface tilesim.pypto traces",
+               "of pypto.experimental it takes set_operation_options (a note)")
+
+
+experimental = _Experimental()
+
+
 class _Platform:
     """pypto.platform: the NPU the kernel runs on, answered from tilesim's hardware file."""
 
@@ -304,7 +325,7 @@ SUPPORTED = sorted(
      "squeeze", "expand_clone", "full", "zeros", "ones", "cast", "matmul", "where", "transpose",
      "concat", "softmax", "sigmoid", "rms_norm", "layer_norm", "gelu", "silu", "tanh", "cumsum",
      "add", "sub", "pow (** 2)", "min", "max", "ceildiv", "runtime._device_*",
-     "platform.npuarch"]
+     "platform.npuarch", "experimental.set_operation_options"]
     + _ops.UNARY + ["mul", "div", "maximum", "minimum"] + _ops.REDUCTIONS)
 
 

@@ -193,9 +193,10 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
     if k_a != k_b:
         refuse(call, f"A {a.shape} and B {b.shape}{' (b_trans)' if b_trans else ''}: k is "
                f"{k_a} and {k_b}")
-    for t in (a, b):
-        if any(d >= t.dim - 2 for d in t._cut):
-            refuse(call, "a loop cuts one of the matrix dims", "loop over a batch dim")
+    for t, free in ((a, a.dim - 2), (b, None)):
+        if any(d >= t.dim - 2 and d != free for d in t._cut):
+            refuse(call, "a loop cuts k or n of a matrix", "loop over a batch dim or A's rows "
+                   "(m)")
     dt = T.dtype_of(out_dtype, call) if out_dtype is not None else b.dtype
     T.program_dtype(dt, call)
     batch = _broadcast(a.shape[:-2], b.shape[:-2], call)

@@ -390,7 +390,10 @@ class Trace:
         reads a whole tensor in each iteration does the loop's count times the work."""
         for e in walk_ops(frame.body):
             entry, cuts, call, site = self._reads[id(e)]
-            for v, cut in zip(entry["inputs"], cuts):
+            # a matmul's B holds k and n, which no loop cuts: each root function reads the
+            # panels of B its rows need (the lowering's matmul stage does)
+            inputs = entry["inputs"][:1] if e["op"] == "matmul" else entry["inputs"]
+            for v, cut in zip(inputs, cuts):
                 rank = len(e["out"].shape)
                 if (v.kind in ("param", "gm", "output") and len(v.shape) == rank
                         and v.shape[frame.axis] > 1 and cut.get(frame.axis) is not frame):
