@@ -489,7 +489,7 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
     def k(x: pypto.Tensor([pypto.DYNAMIC, ...], FP16), w: pypto.Tensor([], FP16),
           b: pypto.Tensor([], FP32), y: pypto.Tensor([pypto.DYNAMIC, ...], FP32)):
         pypto.experimental.set_operation_options(combine_axis=True)
-        m, n = x.shape[0], w.shape[1]
+        m = x.shape[0]
         for idx in pypto.loop(pypto.ceildiv(m, 128), idx_name="idx"):
             off = idx * 128
             xt = pypto.view(x, [128, x.shape[1]], [off, 0], valid_shape=[(m - off).min(128),

@@ -66,57 +66,54 @@ def trace_file(path=None, kernel=None, *, call=None, main=False, module=None):
     return run(path, kernel, main, call, module)[1]
 
 
-class _Runtime:
-    """pypto.runtime: device calls (synchronize, run once, fini) do nothing under tracing."""
+class _Namespace:
+    """A pypto sub-namespace (pypto.runtime, ...): names it does not define are refused."""
+
+    _name, _what, _instead = "", "", ""
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        refuse(f"pypto.{self._name}.{name}", self._what, self._instead)
+
+
+class _Runtime(_Namespace):
+    """pypto.runtime: device calls (synchronize, run once, fini) do nothing under tracing."""
+
+    _name, _what = "runtime", "not a device call tilesim.pypto knows"
+    _instead = "it accepts pypto.runtime._device_* calls (synchronize, run, fini) as no-ops"
+
+    def __getattr__(self, name):
         if name.lstrip("_").startswith("device"):
             return lambda *args, **kwargs: None
-        refuse(f"pypto.runtime.{name}", "not a device call tilesim.pypto knows",
-               "it accepts pypto.runtime._device_* calls (synchronize, run, fini) as no-ops")
+        return super().__getattr__(name)
 
 
-runtime = _Runtime()
-
-
-class _Experimental:
+class _Experimental(_Namespace):
     """pypto.experimental: its operation options are notes; its ops are refused."""
+
+    _name, _what = "experimental", "not in the PyPTO surface tilesim.pypto traces"
+    _instead = "of pypto.experimental it takes set_operation_options (a note)"
 
     @staticmethod
     def set_operation_options(**options):
-        trace = _T._current[-1] if _T._current else None
-        target = trace.options if trace is not None else _options.GLOBAL[0]
-        target.note(f"pypto.experimental.set_operation_options {sorted(options)}: how PyPTO "
-                    "emits the ops' instructions; tilesim's op table prices them as its "
-                    "records say")
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        refuse(f"pypto.experimental.{name}", "not in the PyPTO surface tilesim.pypto traces",
-               "of pypto.experimental it takes set_operation_options (a note)")
+        _options_in_force().note(
+            f"pypto.experimental.set_operation_options {sorted(options)}: how PyPTO emits the "
+            "ops' instructions; tilesim's op table prices them as its records say")
 
 
-experimental = _Experimental()
-
-
-class _Platform:
+class _Platform(_Namespace):
     """pypto.platform: the NPU the kernel runs on, answered from tilesim's hardware file."""
+
+    _name, _what = "platform", "not a platform query tilesim.pypto answers"
+    _instead = "it answers pypto.platform.npuarch (from the hardware file)"
 
     @property
     def npuarch(self):
         return _hardware_arch()
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        refuse(f"pypto.platform.{name}", "not a platform query tilesim.pypto answers",
-               "it answers pypto.platform.npuarch (from the hardware file)")
 
-
-platform = _Platform()
+runtime, experimental, platform = _Runtime(), _Experimental(), _Platform()
 
 
 def _hardware_arch():
@@ -221,27 +218,24 @@ def symbolic_scalar(v):
     return v
 
 
+def _options_in_force():
+    """The options a setter changes: the kernel's being traced, else the file's defaults."""
+    return _T._current[-1].options if _T._current else _options.GLOBAL[0]
+
+
 def set_pass_options(**options):
     """Pass options from here on: inside a kernel, for the ops traced after (sg_set_scope) and
     the kernel's run config; outside, the defaults of the kernels traced after."""
-    call = "pypto.set_pass_options"
-    trace = _T._current[-1] if _T._current else None
-    target = trace.options if trace is not None else _options.GLOBAL[0]
-    target.pass_options(options, call, _T.caller())
+    _options_in_force().pass_options(options, "pypto.set_pass_options", _T.caller())
 
 
 def set_runtime_options(**options):
-    call = "pypto.set_runtime_options"
-    trace = _T._current[-1] if _T._current else None
-    target = trace.options if trace is not None else _options.GLOBAL[0]
-    target.runtime_options(options, call, _T.caller())
+    _options_in_force().runtime_options(options, "pypto.set_runtime_options", _T.caller())
 
 
 def _option_group(name, group):
     def set_group(*args, **options):
-        trace = _T._current[-1] if _T._current else None
-        target = trace.options if trace is not None else _options.GLOBAL[0]
-        target.group(group, options or {"(positional)": args})
+        _options_in_force().group(group, options or {"(positional)": args})
     set_group.__name__ = name
     return set_group
 
