@@ -480,6 +480,11 @@ def test_torch_standin_autograd_function_distributed_and_new_tensors():
         y = Scale.apply(torch.empty(3, 4))
         assert y.shape == (3, 2) and y.dtype is torch.float8_e4m3fn and y.element_size() == 1
         assert dist.get_world_size() == 1 and not dist.is_initialized()
+        x = torch.randn(5, 6).requires_grad_(True)
+        assert torch.autograd.grad((x * x).sum(), [x])[0].shape == (5, 6)
+        with pytest.raises(torch_standin.NeedsValues, match="bool"):
+            if torch.any(x > 0):
+                pass
 
 
 def test_operation_options_are_notes_and_bias_epilogues_are_refused():

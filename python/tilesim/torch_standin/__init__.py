@@ -353,6 +353,8 @@ def modules():
                  "unsqueeze", "squeeze", "flatten", "reshape", "transpose", "permute", "chunk",
                  "split", "masked_fill"):
         setattr(torch, name, (lambda n: lambda x, *a, **k: getattr(x, n)(*a, **k))(name))
+    torch.any = torch.all = lambda x, dim=None, keepdim=False: _t.reduced(
+        x, dim, keepdim, _t.DTYPES["bool"], "torch.any")
     torch.allclose = torch.equal = lambda *a, **k: _t._needs_values("torch.allclose")
     torch.finfo = torch.iinfo = lambda d=None: _Namespace("finfo")
     torch.npu = npu
@@ -404,6 +406,8 @@ def modules():
     torch.distributed = distributed
     autograd = _module("torch.autograd", "torch.autograd: Function runs its forward.")
     autograd.Function = _AutogradFunction
+    autograd.grad = lambda outputs, inputs, *a, **k: tuple(
+        x._like() for x in (inputs if isinstance(inputs, (list, tuple)) else [inputs]))
     torch.autograd = autograd
     torch.Generator = lambda *a, **k: _Namespace("generator")
 
