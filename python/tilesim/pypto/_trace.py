@@ -236,16 +236,20 @@ class LoopFrame:
             runs.append([runs[-1][0] - (pos - self.extent), 1])
         runs = [(size, n) for size, n in runs if n]
         self.program_count = sum(n for _, n in runs)
+        # the program's loop: chunks of ceil(extent / loop_count), the last one shorter
+        # (kernels/tiling/tile_rules.hpp loop_chunks)
         even = -(-self.extent // self.program_count)
-        last = self.extent - even * (self.program_count - 1)
-        balanced = [(even, self.program_count - 1), (last, 1)]
+        roots = -(-self.extent // even)
+        balanced = [(even, roots - 1), (self.extent - even * (roots - 1), 1)]
         if _counted(runs) != _counted(balanced):
             shown = ", ".join(f"{n} x {size}" for size, n in runs)
+            same = ("the same root functions and work; the chunk sizes evened" if
+                    roots == self.program_count else f"{roots} root functions, not "
+                    f"{self.program_count}; the same work")
             trace.notes.append(
                 f"loop '{self.name}' ({os.path.basename(self.where[0])}:{self.where[1]}): PyPTO's "
                 f"root functions take chunks of {shown} rows of dim {self.axis}; tilesim's "
-                f"loop cuts its {self.extent} into {self.program_count} even chunks of {even} "
-                "(the same root functions and work; the chunk sizes evened)")
+                f"loop cuts its {self.extent} into chunks of {even} ({same})")
         elif k > 1:
             trace.notes.append(
                 f"loop '{self.name}': unrolled by {k}, {self.program_count} root functions of "
