@@ -356,6 +356,13 @@ def refusal(body, *words, args=None):
         pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.view",
                                                                         "computed inside"]),
     ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
+    ("bad_unroll", """\
+        for i in pypto.loop(4, unroll_list=[0, 1]):
+            pass""", ["unroll_list [0, 1]"]),
+    ("unsqueeze_computed_mid", "y[:] = pypto.unsqueeze(pypto.exp(x), 1)",
+     ["pypto.reshape", "[64, 1, 256]", "leading 1s"]),
+    ("view_past_extent", "y[:] = pypto.exp(pypto.view(x, [64, 128], [0, 200]))",
+     ["offset 200 + size 128 passes the extent 256", "valid_shape"]),
     ("needs_shape_tail_loop", """\
         for i in pypto.loop(3, idx_name="i"):
             v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),
