@@ -360,7 +360,7 @@ def refusal(body, *words, args=None):
         for i in pypto.loop(4, unroll_list=[0, 1]):
             pass""", ["unroll_list [0, 1]"]),
     ("unsqueeze_computed_mid", "y[:] = pypto.unsqueeze(pypto.exp(x), 1)",
-     ["pypto.reshape", "[64, 1, 256]", "leading 1s"]),
+     ["pypto.unsqueeze", "[64, 1, 256]", "leading 1s"]),
     ("view_past_extent", "y[:] = pypto.exp(pypto.view(x, [64, 128], [0, 200]))",
      ["offset 200 + size 128 passes the extent 256", "valid_shape"]),
     ("needs_shape_tail_loop", """\

@@ -472,11 +472,10 @@ def _strip(shape):
     return shape
 
 
-def reshape(input, shape, *, valid_shape=None, inplace=False):
+def reshape(input, shape, *, valid_shape=None, inplace=False, call="pypto.reshape"):
     """pypto.reshape of a contiguous tensor: a kernel argument not yet used whole is declared in
     the new shape (the same bytes); a computed value may only gain or lose leading 1s (a
     shape-only view that elementwise ops broadcast)."""
-    call = "pypto.reshape"
     trace = T.active(call)
     if not isinstance(input, Tensor):
         refuse(call, f"{input!r} is not a tensor")
@@ -529,14 +528,15 @@ def unsqueeze(input, dim):
     if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
         refuse(call, f"dim {dim!r} for a rank-{rank} result")
     d = dim % rank
-    return reshape(input, input.shape[:d] + [1] + input.shape[d:])
+    return reshape(input, input.shape[:d] + [1] + input.shape[d:], call=call)
 
 
 def squeeze(input, dim=None):
     shape = input.shape
     dims = [d % input.dim for d in (dim if isinstance(dim, (list, tuple)) else [dim])] \
         if dim is not None else [d for d, n in enumerate(shape) if n == 1]
-    return reshape(input, [n for d, n in enumerate(shape) if d not in dims or n != 1])
+    return reshape(input, [n for d, n in enumerate(shape) if d not in dims or n != 1],
+                   call="pypto.squeeze")
 
 
 def expand_clone(input, shape, *, valid_shape=None):
