@@ -524,3 +524,7 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
     assert any("set_operation_options ['combine_axis']" in n for n in t.notes)
     assert loops(t.program)[0]["loop_count"] == 3
     ran(t)
+
+
+def test_option_getters_hold_no_compiler_state():
+    assert pypto.get_codegen_options() == {} and pypto.get_pass_options() == {}

@@ -240,6 +240,17 @@ def _option_group(name, group):
     return set_group
 
 
+def _option_reader(name):
+    def get_options():
+        """PyPTO's getter: tilesim keeps no compiler state to read back, so no options are set
+        (a kernel asking for soc_version takes PyPTO's default path)."""
+        return {}
+    get_options.__name__ = name
+    return get_options
+
+
+get_codegen_options, get_host_options, get_pass_options, get_runtime_options = (
+    _option_reader(f"get_{g}_options") for g in ("codegen", "host", "pass", "runtime"))
 set_codegen_options = _option_group("set_codegen_options", "codegen_options")
 set_host_options = _option_group("set_host_options", "host_options")
 set_verify_options = _option_group("set_verify_options", "verify_options")
@@ -319,7 +330,7 @@ SUPPORTED = sorted(
      "squeeze", "expand_clone", "full", "zeros", "ones", "cast", "matmul", "where", "transpose",
      "concat", "softmax", "sigmoid", "rms_norm", "layer_norm", "gelu", "silu", "tanh", "cumsum",
      "add", "sub", "pow (** 2)", "min", "max", "ceildiv", "runtime._device_*",
-     "platform.npuarch", "experimental.set_operation_options"]
+     "platform.npuarch", "experimental.set_operation_options", "get_*_options"]
     + _ops.UNARY + ["mul", "div", "maximum", "minimum"] + _ops.REDUCTIONS)
 
 
