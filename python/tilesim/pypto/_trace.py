@@ -383,7 +383,8 @@ class Trace:
             body.append({"set_vec_tile_shapes": list(self.vec_tile["dims"]), "name": name})
             frame.tile_at_start = dict(self.vec_tile, name=name)
         body.append(entry)
-        note = (f"ops on operands loop '{frame.name}' does not cut run once before it (PyPTO "
+        note = (f"ops on operands loop '{frame.name}' does not cut run once before it, in a root "
+                f"function of their own under tile '{frame.tile_at_start['name']}' (PyPTO "
                 "repeats them in each root function)")
         if note not in self.notes:
             self.notes.append(note)
