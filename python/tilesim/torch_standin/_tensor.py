@@ -274,7 +274,7 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, (dtype_type, str)) and _is_dtype(a):
+            elif _is_dtype(a):
                 dtype = a
             else:
                 device = a
@@ -486,11 +486,10 @@ class Tensor:
         return repr(self)
 
 
-dtype_type = dtype
-
-
 def _is_dtype(value):
-    return isinstance(value, dtype) or str(value).removeprefix("torch.") in DTYPES
+    """A dtype or a dtype's name (Tensor.to("float16")), not a device."""
+    return isinstance(value, dtype) or (isinstance(value, str) and
+                                        value.removeprefix("torch.") in DTYPES)
 
 
 def _as_device(value):
