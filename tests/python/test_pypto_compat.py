@@ -46,18 +46,23 @@ def test_qwen3_rms_norm_through_its_custom_op_with_a_tail():
     name, k = trace_file(compat("qwen3_rms_norm.py"), as_main=True)
     assert name == "rms_norm_kernel"
     p = k.program
-    assert {t["name"]: t["shape"] for t in p["inputs"]} == {"x": [100, 2048],
-                                                           "gamma": [1, 2048]}
-    # 100 tokens in chunks of 32: four root functions, the last a tail of 4
-    assert [(lp["loop"], lp["loop_count"], lp["axis"]) for lp in loops(p)] == [("tokens", 4, 0)]
-    assert any("chunks of 3 x 32, 1 x 4" in n for n in k.notes), k.notes
+    assert {t["name"]: t["shape"] for t in p["inputs"]} == {
+        "x_view_d0_0_96": [96, 2048], "x_view_d0_96_100": [4, 2048], "gamma": [1, 2048]}
+    assert [o["name"] for o in p["outputs"]] == ["y_part_d0_0_96", "y_part_d0_96_100"]
+    # 100 tokens in chunks of 32, as PyPTO runs them: three root functions of 32, then the
+    # tail of 4 (its tiles partial: copies and vector work at 4 rows, UB at the full tile)
+    assert [(lp["loop"], lp["loop_count"], lp["axis"]) for lp in loops(p)] == [
+        ("tokens", 3, 0), ("tokens_tail", 1, 0)]
+    assert any("3 chunks of 32 then its valid_shape tail of 4" in n for n in k.notes), k.notes
     # vec_nbuffer_setting {-1: 4}: buffer depth 4
     assert k.config()["buffer_count"] == 4
     assert any("stopped at" in n and "allclose" in n for n in k.notes)
     # gamma's cast runs once, before the loop; the rest in each root function
     assert [o["op"] for o in p["body"] if "op" in o] == ["cast"]
-    names = [o["op"] for o in ops(loops(p)[0])]
-    assert names == ["cast", "mul", "mul", "sum", "add", "sqrt", "mul", "div", "mul", "cast"]
+    names = ["cast", "mul", "mul", "sum", "add", "sqrt", "mul", "div", "mul", "cast"]
+    assert [o["op"] for o in ops(loops(p)[0])] == [o["op"] for o in ops(loops(p)[1])] == names
+    res = ran(k)
+    assert res.root_functions == 5  # the hoisted cast's, three chunks, the tail
     assert any("run once before it" in n for n in k.notes)
     ran(k)
 
@@ -94,8 +99,11 @@ def test_attention_softmax_through_a_library_impl_with_loop_unroll():
 def test_adamw_three_outputs_full_constants_and_a_tail():
     _, k = trace_file(compat("adamw.py"), as_main=True)
     p = k.program
-    assert sorted(o["name"] for o in p["outputs"]) == ["avg_out", "avg_sq_out", "param_out"]
-    assert loops(p)[0]["loop_count"] == 123  # ceil(1e6 / 8192)
+    assert sorted(o["name"] for o in p["outputs"]) == [
+        f"{n}_part_d0_{a}_{b}" for n in ("avg_out", "avg_sq_out", "param_out")
+        for a, b in ((0, 999424), (999424, 1000000))]
+    # ceil(1e6 / 8192) = 123 chunks: 122 of 8192 and a tail of 576
+    assert [lp["loop_count"] for lp in loops(p)] == [122, 1]
     assert any("max_workspace_kb" in n for n in k.notes)
     adds = [o for o in ops(p) if o["op"] == "add" and o.get("scalar") == 1e-8]
     assert adds, "pypto.full(..., EPS) is a scalar operand"
@@ -522,7 +530,7 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
     bias = False
     t = k.trace(*args)
     assert any("set_operation_options ['combine_axis']" in n for n in t.notes)
-    assert loops(t.program)[0]["loop_count"] == 3
+    assert [lp["loop_count"] for lp in loops(t.program)] == [2, 1]  # 128, 128, then 44
     ran(t)
 
 

@@ -181,13 +181,16 @@ class TracedKernel:
         params = [v for v in params if v not in parted or v in trace.written or
                   getattr(v, "read", False)] + trace.extra_params
         outputs = [v for v in params if v in trace.written]
-        inputs = [v for v in params if v not in trace.written and getattr(v, "read", False)]
+        referenced = {id(v) for e in T.walk_ops(trace.body) for v in e["inputs"]}
+        inputs = [v for v in params if v not in trace.written and getattr(v, "read", False)
+                  and id(v) in referenced]
         unused = [v.name for v in params if v not in trace.written and not getattr(v, "read",
                                                                                   False)]
         if parted - {None}:
             self.notes.append("parts of " + ", ".join(sorted(f"'{v.name}'" for v in parted if v))
-                              + " at static offsets are program tensors of their own (the "
-                              "same bytes, read or written once)")
+                              + " (static-offset views and assembles, a loop's tail) are "
+                              "program tensors of their own (the same bytes, read or written "
+                              "once)")
         if unused:
             self.notes.append(f"unused tensor arguments: {', '.join(unused)}")
         self.returned = []  # (shape, dtype) of each tensor the kernel returns
@@ -218,7 +221,7 @@ class TracedKernel:
         self.loops = [{"name": f.name, "count": f.program_count, "axis": f.axis,
                        "chunk": -(-f.extent // f.program_count), "extent": f.extent,
                        "file": f.where[0], "line": f.where[1]} for f in trace.loops]
-        self._sites = trace.sites
+        self._sites = [trace.site_of(e) for e in T.walk_ops(trace.body)]  # program order
 
     # -- the program and its configs
     def to_json(self):

@@ -64,6 +64,7 @@ def _merge_cuts(tensors, rank):
 
 def _result(trace, name, inputs, shape, full, value_dtype, cut, call, **keys):
     out = T.Value(full, value_dtype, trace.fresh(name))
+    out.cut = dict(cut)  # the loops whose chunks its dims are (a tail split follows them)
     trace.op(name, [t._value for t in inputs], out, call, cuts=[t._cut for t in inputs], **keys)
     return Tensor._of(out, shape, cut)
 

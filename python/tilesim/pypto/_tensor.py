@@ -1,6 +1,7 @@
 """pypto.Tensor under tracing: annotations and arguments (shape, dtype), traced values, views,
 assemble and loops."""
 from .._jobs import dim_error
+from . import _tail
 from . import _trace as T
 from ._trace import refuse
 
@@ -582,6 +583,11 @@ class _Loop:
                    "tilesim's loop cuts one axis: view(x, [chunk, ...], [idx * chunk, ...])",
                    where=frame.where)
         trace.check_whole_reads(frame)
+        split = _tail.split(trace, frame) if frame.tail else None
+        if split:  # [] and None: one loop
+            for entry in split:
+                trace.emit(entry)
+            return
         frame.close(trace)
         trace.emit({"loop": frame.name, "axis": frame.axis, "loop_count": frame.program_count,
                     "body": frame.body})

@@ -290,7 +290,6 @@ class Trace:
         self.extra_params = []  # program tensors for parts of arguments (static-offset views)
         self.part_inputs = {}  # (argument value, its part) -> the program input for it
         self.output_parts = {}  # output value -> [(region, where)] of the parts written
-        self.sites = []  # (file, line) of each op, in program order
         self.options = None  # the kernel's _options.Options (set_pass_options changes them)
         self.notes = []  # what the answer should say about how the trace read the kernel
         self.scope = None  # (sg_set_scope id, its psg name) of the last op
@@ -347,8 +346,7 @@ class Trace:
                 entry["psg"] = self.scope[1]
         else:
             self.scope = None
-        self.sites.append(caller())
-        self._reads[id(entry)] = (entry, list(cuts), call, self.sites[-1])
+        self._reads[id(entry)] = (entry, list(cuts), call, caller())
         out.op = entry
         level = self._level(inputs, cuts) if name != "matmul" else len(self.frames)
         if any(f.axis is None or any(len(v.shape) == len(out.shape) and v.shape[f.axis] > 1
@@ -360,6 +358,10 @@ class Trace:
         else:
             self.emit(entry)
         return out
+
+    def site_of(self, entry):
+        """(file, line) of the kernel call that recorded an op entry."""
+        return self._reads[id(entry)][3]
 
     def _level(self, inputs, cuts):
         """How many of the enclosing loops the op depends on: the innermost one whose chunk an
