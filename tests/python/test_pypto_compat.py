@@ -536,3 +536,22 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
 
 def test_option_getters_hold_no_compiler_state():
     assert pypto.get_codegen_options() == {} and pypto.get_pass_options() == {}
+
+
+def test_a_tail_with_two_tiles_sets_them_again():
+    @pypto.jit
+    def k(x: pypto.Tensor((100, 512), FP32), y: pypto.Tensor((100, 1), FP32)):
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(x, [32, 512], [i * 32, 0], valid_shape=[pypto.min(32, 100 - i * 32),
+                                                                   512])
+            pypto.set_vec_tile_shapes(8, 512)
+            e = pypto.exp(v)
+            pypto.set_vec_tile_shapes(16, 512)
+            pypto.assemble(pypto.sum(e, -1, keepdim=True), [i * 32, 0], y)
+
+    t = k.trace()
+    head, tail = loops(t.program)
+    tiles = [e["name"] for e in tail["body"] if "set_vec_tile_shapes" in e]
+    assert len(tiles) == 2 and all("_tail_" in n for n in tiles)
+    assert [e.get("op") for e in head["body"]] == [e.get("op") for e in tail["body"]]
+    assert ran(t).root_functions == 4

@@ -11,15 +11,16 @@ from . import _trace as T
 def split(trace, frame):
     """The program entries [head loop, tail loop] of `frame`; [] when one loop of even chunks
     is already the kernel's; None when its body is outside what the split handles (nested
-    loops, several tiles, unrolling): the caller then writes one loop of even chunks and a
-    note."""
+    loops, unrolling, a matmul before the body's cube tile): the caller then writes one loop
+    of even chunks and a note."""
     chunk, last = frame.tail
     head_extent = (frame.count - 1) * chunk
-    tiles = [e for e in frame.body if "op" not in e]
     if -(-frame.extent // frame.count) == chunk:
         return []  # the program's even chunks are the kernel's: one loop is exact
+    first_cube = next((i for i, e in enumerate(frame.body) if "set_cube_tile_shapes" in e), None)
     if (frame.count < 2 or frame.unroll != 1 or any("loop" in e for e in frame.body)
-            or len(tiles) > 1 or (tiles and frame.body[0] is not tiles[0])):
+            or (first_cube is not None and any(e.get("op") == "matmul"
+                                               for e in frame.body[:first_cube]))):
         return None
     cut = _cut_values(trace, frame)
     written = {id(v): gm for gm in trace.written for v in [getattr(gm, "alias", None)]}
@@ -34,7 +35,12 @@ def split(trace, frame):
         if key in written:  # the output is written as its two parts
             del trace.written[written[key]]
     head_body = [_copy(trace, e, head, False) for e in frame.body]
-    tail_body = [_copy(trace, e, tail, True) for e in frame.body if "op" in e]
+    # the tail sets the tiles its ops run under again, under names of their own (a sweep of
+    # the kernel's tile varies the head's)
+    start = frame.tile_at_start
+    tail_body = [] if start is None or (frame.body and "op" not in frame.body[0]) else [
+        {"set_vec_tile_shapes": list(start["dims"]), "name": trace.fresh(start["name"] + "_")}]
+    tail_body += [_copy(trace, e, tail, True) for e in frame.body]
     frame.program_count, frame.extent = frame.count - 1, head_extent
     trace.notes.append(
         f"loop '{frame.name}': {frame.count - 1} chunks of {chunk} then its valid_shape tail of "
@@ -90,7 +96,7 @@ def _copy(trace, entry, mapping, tail):
     """A copy of a body entry with the head's or tail's values (a tile entry as it is); the
     tail's stage names are its own."""
     if "op" not in entry:
-        return entry
+        return dict(entry, name=trace.fresh(entry["name"] + "_tail_")) if tail else entry
     copy = dict(entry, inputs=[mapping.get(id(v), v) for v in entry["inputs"]],
                 out=mapping.get(id(entry["out"]), entry["out"]))
     if tail and "psg" in copy:
