@@ -27,7 +27,7 @@ from ._ops import (Element, cast, concat, cumsum, full, layer_norm, matmul, rms_
                    softmax, transpose, where)
 from ._tensor import (Dynamic, Tensor, assemble, expand_clone, loop, loop_unroll, reshape,
                       squeeze, unsqueeze, view)
-from ._trace import UnsupportedError, refuse
+from ._trace import TraceFailure, UnsupportedError, refuse
 
 globals().update(_T.DTYPES)
 tensor = Tensor

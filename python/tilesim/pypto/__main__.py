@@ -18,13 +18,12 @@ import types
 from .. import torch_standin
 from . import JitKernel, UnsupportedError, _kernel, _options
 from . import _trace as _T
+from ._trace import TraceFailure
 
 HEADER = b"tilesim.pypto 1\n"  # the result descriptor's first line (cmd_trace_pypto.cpp)
 MAX_MESSAGE = 400
 
 
-class TraceFailure(ValueError):
-    """The kernel file cannot be traced: a one-line message naming it."""
 
 
 def one_line(text, limit=MAX_MESSAGE):

@@ -34,6 +34,11 @@ class UnsupportedError(ValueError):
         super().__init__(msg)
 
 
+class TraceFailure(ValueError):
+    """A kernel file (or module) that cannot be traced: the one line ``tilesim trace-pypto``
+    prints, naming it."""
+
+
 def refuse(call, what, instead=None, where=None):
     raise UnsupportedError(call, what, instead, where)
 
