@@ -53,7 +53,8 @@ def test_qwen3_rms_norm_through_its_custom_op_with_a_tail():
     # tail of 4 (its tiles partial: copies and vector work at 4 rows, UB at the full tile)
     assert [(lp["loop"], lp["loop_count"], lp["axis"]) for lp in loops(p)] == [
         ("tokens", 3, 0), ("tokens_tail", 1, 0)]
-    assert any("3 chunks of 32 then its valid_shape tail of 4" in n for n in k.notes), k.notes
+    assert any("chunks of 3 x 32, 1 x 4 rows of dim 0, as PyPTO runs them: program loops "
+               "'tokens', 'tokens_tail'" in n for n in k.notes), k.notes
     # vec_nbuffer_setting {-1: 4}: buffer depth 4
     assert k.config()["buffer_count"] == 4
     assert any("stopped at" in n and "allclose" in n for n in k.notes)
@@ -126,11 +127,15 @@ def test_a_refused_kernel_does_not_stop_the_clean_one():
         trace_file(path, "top_k_kernel", as_main=True)
     _, k = trace_file(path, "add_rms_norm_kernel", as_main=True)
     p = k.program
-    assert sorted(o["name"] for o in p["outputs"]) == ["residual_out", "y"]
+    assert sorted(o["name"] for o in p["outputs"]) == [
+        f"{n}_part_d0_{a}_{b}" for n in ("residual_out", "y")
+        for a, b in ((0, 32), (32, 40), (40, 44))]
     # sg_set_scope 1 names the stage its first op opens
     assert [o["psg"] for o in ops(p) if "psg" in o][0].startswith("sg_scope1_")
-    # 11 iterations unrolled by [4, 2, 1]: 4 + 4 + 2 + 1, four root functions
-    assert loops(p)[0]["loop_count"] == 4
+    # 11 iterations of 4 rows unrolled by [4, 2, 1]: two root functions of 16 rows, one of 8,
+    # one of 4, each run a program loop of its own over its part of the tensors
+    assert [(lp["loop"], lp["loop_count"]) for lp in loops(p)] == [
+        ("rows", 2), ("rows_by8", 1), ("rows_by4", 1)]
     assert any("pg_upper_bound" in n for n in k.notes)
     assert k.config()["buffer_count"] == 2
     ran(k)
@@ -552,6 +557,6 @@ def test_a_tail_with_two_tiles_sets_them_again():
     t = k.trace()
     head, tail = loops(t.program)
     tiles = [e["name"] for e in tail["body"] if "set_vec_tile_shapes" in e]
-    assert len(tiles) == 2 and all("_tail_" in n for n in tiles)
+    assert len(tiles) == 2 and all("_again_" in n for n in tiles)
     assert [e.get("op") for e in head["body"]] == [e.get("op") for e in tail["body"]]
     assert ran(t).root_functions == 4

@@ -1,24 +1,23 @@
-"""A loop whose last chunk is a valid_shape tail, as PyPTO runs it: count - 1 chunks of the full
-size, then one of the rest. A program loop cuts its axis into even chunks, so the trace writes
-two program loops over the two parts of every tensor the loop cuts: the head (count - 1 chunks,
-exactly the kernel's) and the tail (one chunk of the rest). Within each chunk the lowering cuts
-the kernel's tiles, the last one partial: its copies and vector work at the valid size, its UB
-at the full tile.
+"""A loop whose root functions PyPTO runs over chunks of different sizes (a valid_shape tail:
+count - 1 chunks of the full size, then the rest; unroll_list: runs of each unroll count's
+chunks), as PyPTO runs it. A program loop cuts its axis into even chunks, so the trace writes
+one program loop per run of equal chunks, each over its part of every tensor the loop cuts.
+Within each chunk the lowering cuts the kernel's tiles, the last one partial: its copies and
+vector work at the valid size, its UB at the full tile.
 """
 from . import _trace as T
 
 
 def split(trace, frame):
-    """The program entries [head loop, tail loop] of `frame`; [] when one loop of even chunks
-    is already the kernel's; None when its body is outside what the split handles (nested
-    loops, unrolling, a matmul before the body's cube tile): the caller then writes one loop
-    of even chunks and a note."""
-    chunk, last = frame.tail
-    head_extent = (frame.count - 1) * chunk
-    if -(-frame.extent // frame.count) == chunk:
+    """The program loop entries of `frame`, one per run of equal chunks; [] when one loop of
+    even chunks already is the kernel's; None when its body is outside what the split takes
+    (nested loops, a matmul before the body's cube tile, a value the kernel returns): the
+    caller then writes one loop of even chunks and a note."""
+    runs = frame.runs()
+    if T.counted(runs) == T.counted(frame.even(sum(n for _, n in runs))):
         return []  # the program's even chunks are the kernel's: one loop is exact
     first_cube = next((i for i, e in enumerate(frame.body) if "set_cube_tile_shapes" in e), None)
-    if (frame.count < 2 or frame.unroll != 1 or any("loop" in e for e in frame.body)
+    if (any("loop" in e for e in frame.body)
             or (first_cube is not None and any(e.get("op") == "matmul"
                                                for e in frame.body[:first_cube]))):
         return None
@@ -26,30 +25,32 @@ def split(trace, frame):
     written = {id(v): gm for gm in trace.written for v in [getattr(gm, "alias", None)]}
     if any(v.kind not in ("temp", "param", "gm") and key not in written
            for key, (v, _) in cut.items()):
-        return None  # a value the kernel returns: it keeps one loop
-    head, tail = {}, {}
-    for key, (v, d) in cut.items():
-        head[key] = _part(trace, v, d, 0, head_extent, "head", written.get(key))
-        tail[key] = _part(trace, v, d, head_extent, last, "tail", written.get(key))
+        return None
+    loops, start = [], 0
+    for i, (size, n) in enumerate(runs):
+        parts = {key: _part(trace, v, d, start, size * n, f"run{i}", written.get(key))
+                 for key, (v, d) in cut.items()}
+        body = [_copy(trace, e, parts, i > 0) for e in frame.body]
+        if i > 0 and frame.tile_at_start is not None and frame.body and "op" in frame.body[0]:
+            # its first ops run under the tile in force where the loop began, set again
+            tile = frame.tile_at_start
+            body.insert(0, {"set_vec_tile_shapes": list(tile["dims"]),
+                            "name": trace.fresh(tile["name"] + "_")})
+        name = frame.name if i == 0 else trace.claim(
+            f"{frame.name}_tail" if i == len(runs) - 1 and frame.tail else
+            f"{frame.name}_by{size}", "pypto.loop")
+        loops.append({"loop": name, "axis": frame.axis, "loop_count": n, "body": body})
+        start += size * n
     for key in cut:
-        if key in written:  # the output is written as its two parts
+        if key in written:  # the output is written as its parts
             del trace.written[written[key]]
-    head_body = [_copy(trace, e, head, False) for e in frame.body]
-    # the tail sets the tiles its ops run under again, under names of their own (a sweep of
-    # the kernel's tile varies the head's)
-    start = frame.tile_at_start
-    tail_body = [] if start is None or (frame.body and "op" not in frame.body[0]) else [
-        {"set_vec_tile_shapes": list(start["dims"]), "name": trace.fresh(start["name"] + "_")}]
-    tail_body += [_copy(trace, e, tail, True) for e in frame.body]
-    frame.program_count, frame.extent = frame.count - 1, head_extent
+    frame.program_count, frame.extent = runs[0][1], runs[0][0] * runs[0][1]
+    shown = ", ".join(f"{n} x {size}" for size, n in runs)
     trace.notes.append(
-        f"loop '{frame.name}': {frame.count - 1} chunks of {chunk} then its valid_shape tail of "
-        f"{last}, as PyPTO runs it: the program loops over the head ({head_extent} rows of dim "
-        f"{frame.axis}) and, as '{frame.name}_tail', over the tail")
-    return [{"loop": frame.name, "axis": frame.axis, "loop_count": frame.count - 1,
-             "body": head_body},
-            {"loop": trace.claim(f"{frame.name}_tail", "pypto.loop"), "axis": frame.axis,
-             "loop_count": 1, "body": tail_body}]
+        f"loop '{frame.name}': its root functions take chunks of {shown} rows of dim "
+        f"{frame.axis}, as PyPTO runs them: program loops {', '.join(repr(lp['loop']) for lp in loops)}"
+        " over those parts")
+    return loops
 
 
 def _cut_values(trace, frame):
@@ -69,7 +70,7 @@ def _cut_values(trace, frame):
 
 
 def _part(trace, v, d, start, size, which, written):
-    """The value standing for rows [start, start + size) of dim d of `v` in the head or tail:
+    """The value standing for rows [start, start + size) of dim d of `v` in one run:
     a program tensor of that part for a kernel tensor (read, or `written`: the output an
     assemble wrote v into), a computed value of that size otherwise."""
     shape = list(v.shape)
@@ -92,14 +93,15 @@ def _part(trace, v, d, start, size, which, written):
     return value
 
 
-def _copy(trace, entry, mapping, tail):
-    """A copy of a body entry with the head's or tail's values (a tile entry as it is); the
-    tail's stage names are its own."""
+def _copy(trace, entry, mapping, again):
+    """A copy of a body entry with one run's values; in a run after the first (`again`) its
+    tiles and stage names are set again under names of their own (a sweep of the kernel's tile
+    varies the first run's)."""
     if "op" not in entry:
-        return dict(entry, name=trace.fresh(entry["name"] + "_tail_")) if tail else entry
+        return dict(entry, name=trace.fresh(entry["name"] + "_again_")) if again else entry
     copy = dict(entry, inputs=[mapping.get(id(v), v) for v in entry["inputs"]],
                 out=mapping.get(id(entry["out"]), entry["out"]))
-    if tail and "psg" in copy:
-        copy["psg"] = trace.fresh(copy["psg"] + "_tail_")
+    if again and "psg" in copy:
+        copy["psg"] = trace.fresh(copy["psg"] + "_again_")
     trace._reads[id(copy)] = trace._reads[id(entry)]
     return copy

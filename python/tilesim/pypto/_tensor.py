@@ -583,7 +583,7 @@ class _Loop:
                    "tilesim's loop cuts one axis: view(x, [chunk, ...], [idx * chunk, ...])",
                    where=frame.where)
         trace.check_whole_reads(frame)
-        split = _tail.split(trace, frame) if frame.tail else None
+        split = _tail.split(trace, frame)
         if split:  # [] and None: one loop
             for entry in split:
                 trace.emit(entry)

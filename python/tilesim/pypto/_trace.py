@@ -191,7 +191,7 @@ def _sym_pick(f, name):
 sym_min, sym_max = _sym_pick(min, "min"), _sym_pick(max, "max")
 
 
-def _counted(runs):
+def counted(runs):
     """{size: roots} of [(size, roots)] runs."""
     counts = {}
     for size, n in runs:
@@ -221,10 +221,10 @@ class LoopFrame:
     def value(self, j):
         return self.start + j * self.step
 
-    def close(self, trace):
-        """The program loop this loop is (program_count root functions over its axis), and a
-        note when PyPTO's chunks are not the program's even ones: unroll paths (unroll_list),
-        a valid_shape tail."""
+    def runs(self):
+        """[(chunk size, root functions)] of the loop as PyPTO runs it, in order along its axis:
+        unroll paths largest first (unroll_list), the last root function the rest of the dim
+        (a valid_shape tail)."""
         k = self.unroll
         per_iteration = self.chunk // k if getattr(self, "body_unrolled", False) else self.chunk
         left, pos, runs = -(-self.extent // per_iteration), 0, []  # runs: [size, roots]
@@ -239,14 +239,24 @@ class LoopFrame:
         if pos > self.extent:  # the last root function takes the rest of the dim
             runs[-1][1] -= 1
             runs.append([runs[-1][0] - (pos - self.extent), 1])
-        runs = [(size, n) for size, n in runs if n]
-        self.program_count = sum(n for _, n in runs)
-        # the program's loop: chunks of ceil(extent / loop_count), the last one shorter
-        # (kernels/tiling/tile_rules.hpp loop_chunks)
-        even = -(-self.extent // self.program_count)
+        return [(size, n) for size, n in runs if n]
+
+    def even(self, count):
+        """The program loop's chunks over the axis for `count`: ceil(extent / count), the last
+        one shorter (kernels/tiling/tile_rules.hpp loop_chunks), as [(size, roots)]."""
+        even = -(-self.extent // count)
         roots = -(-self.extent // even)
-        balanced = [(even, roots - 1), (self.extent - even * (roots - 1), 1)]
-        if _counted(runs) != _counted(balanced):
+        return [(even, roots - 1), (self.extent - even * (roots - 1), 1)]
+
+    def close(self, trace):
+        """The program loop this loop is when it is one (program_count root functions over its
+        axis), and a note when PyPTO's chunks are not the program's even ones."""
+        k = self.unroll
+        runs = self.runs()
+        self.program_count = sum(n for _, n in runs)
+        balanced = self.even(self.program_count)
+        even, roots = balanced[0][0], sum(n for _, n in balanced)
+        if counted(runs) != counted(balanced):
             shown = ", ".join(f"{n} x {size}" for size, n in runs)
             same = ("the same root functions and work; the chunk sizes evened" if
                     roots == self.program_count else f"{roots} root functions, not "
