@@ -38,8 +38,10 @@ PASS_KEYS = sorted(["vec_nbuffer_setting", "vec_nbuffer_mode", "mg_vec_parallel_
 RUNTIME_MODELLED = ("stitch_function_max_num", "launch_sched_aicpu_num")
 RUNTIME_NOTES = {
     "run_mode": "where PyPTO runs (tilesim models the NPU)",
-    "device_sched_mode": "the device scheduling policy: tilesim's AICPU schedulers follow "
-                         "PyPTO's default policy",
+    "device_sched_mode": "the device scheduling policy: tilesim's AICPU schedulers run mode "
+                         "0's shared first-in first-out ready queue (the run config's ready_order "
+                         "fifo); modes 1-3 (newest-ready first for L2 affinity, fairness across "
+                         "scheduler threads) are not modelled, so the answer is mode 0's",
     "max_workspace_kb": "the GM workspace size: tilesim does not bound GM",
     "stitch_function_inner_memory": "stitch workspace memory: tilesim does not bound it",
     "stitch_function_outcast_memory": "stitch workspace memory: tilesim does not bound it",
@@ -47,6 +49,9 @@ RUNTIME_NOTES = {
                                    "to stitch_function_max_num from the start",
     "stitch_function_num_step": "the stitch count's growth: tilesim stitches up to "
                                 "stitch_function_max_num from the start",
+    "stitch_function_size": "the most call ops a stitched device task holds (a capacity check)",
+    "stitch_cfgcache_size": "the control-flow cache size: tilesim's control AICPU builds every "
+                            "root function",
 }
 # jit's other option groups: compile stages, checks and dumps, none of them the NPU's work.
 GROUP_NOTES = {"host_options": "compile stages and monitoring",
