@@ -239,13 +239,13 @@ def test_pass_options_set_what_the_model_runs():
     assert cfg["buffer_count"] == 3
     assert cfg["partition"] == {"style": "pypto", "max_tasks_per_psg": 0}
     assert k.what_ifs == {"control.cube_merge_copyin_bytes": 4096}
-    assert any("pg_lower_bound" in n and "not the NPU's work" in n for n in k.notes)
+    assert any("pg_lower_bound: not modelled" in n for n in k.notes)
     assert ran(k).tasks == 8
 
 
 def test_option_refusals_come_at_the_call_never_at_import():
     k = kernel(pass_options={"no_such_pass": 1})  # defining it is fine
-    with pytest.raises(pypto.UnsupportedError, match="'no_such_pass' is not one PyPTO"):
+    with pytest.raises(pypto.UnsupportedError, match="'no_such_pass' is not one tilesim knows"):
         k.trace()
     k = kernel(runtime_options={"not_a_runtime_key": 1})
     with pytest.raises(pypto.UnsupportedError, match="'not_a_runtime_key'"):
@@ -458,7 +458,7 @@ def test_nothing_is_refused_at_import(tmp_path):
         """))
     _, k = trace_file(str(f), "clean")
     assert any("pypto.set_print_options at two.py:3" in n for n in k.notes)
-    with pytest.raises(TraceFailure, match="two.py:5: pypto.jit: pass option 'no_such_pass'"):
+    with pytest.raises(TraceFailure, match="two.py:5: pypto.jit: pass option 'no_such_pass' is not one tilesim knows"):
         trace_file(str(f), "bad_option")
     with pytest.raises(TraceFailure, match="two.py:12: pypto.Tensor: format"):
         trace_file(str(f), "nz")

@@ -28,6 +28,10 @@ _PARTITION_BOUNDS = ("graph partition bounds: tilesim cuts stages by its fusion 
 _NOTE_ONLY = {
     "pg_skip_partition": _PARTITION_BOUNDS, "pg_upper_bound": _PARTITION_BOUNDS,
     "pg_lower_bound": _PARTITION_BOUNDS, "pg_parallel_lower_bound": _PARTITION_BOUNDS,
+    "sg_cube_parallel_num": "the cube subgraphs' parallelism bound: tilesim packs cube tasks "
+                            "as its default packing does",
+    "copyout_resolve_coalescing": "how copy-outs are merged when dependencies resolve: tilesim "
+                                  "copies each tile out itself",
 }
 _CUBE_KEYS = ("cube_l1_reuse_setting", "cube_l1_reuse_mode", "cube_nbuffer_setting",
               "cube_nbuffer_mode")
@@ -86,7 +90,7 @@ class Options:
         """Applies pass option keys (pass_options= or set_pass_options(...))."""
         for key, value in options.items():
             if key not in PASS_KEYS:
-                refuse(call, f"pass option {key!r} is not one PyPTO documents",
+                refuse(call, f"pass option {key!r} is not one tilesim knows",
                        f"the pass options are {', '.join(PASS_KEYS)}", where)
             if value is None:
                 continue
@@ -118,7 +122,8 @@ class Options:
                     _int(value, key, call, where, 0, 1 << 31)
                 self.cube_keys[key] = value
             else:
-                self.note(f"pass_options {key}: not the NPU's work in tilesim ({_NOTE_ONLY[key]})")
+                self.note(f"pass_options {key}: not modelled, the answer is PyPTO's default "
+                          f"for it ({_NOTE_ONLY[key]})")
 
     def _nbuffer(self, value, call, where):
         setting = _setting(value, "vec_nbuffer_setting", call, where)
