@@ -149,8 +149,7 @@ class Options:
             if key in RUNTIME_MODELLED:
                 self.runtime[key] = value
             elif key in RUNTIME_NOTES:
-                self.note(f"runtime_options {key}: not the NPU's work in tilesim "
-                          f"({RUNTIME_NOTES[key]})")
+                self.note(f"runtime_options {key} {value!r}: {RUNTIME_NOTES[key]}")
             else:
                 refuse(call, f"runtime_options key {key!r} is not one tilesim knows",
                        f"it takes {', '.join(RUNTIME_MODELLED)} and notes "
