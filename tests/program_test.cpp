@@ -1213,10 +1213,38 @@ TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
     EXPECT_EQ(a.gen_time_us, b.gen_time_us) << merge;
     EXPECT_EQ(a.tasks, b.tasks) << merge;
   }
-  for (const Dims& shape : {Dims{1000, 8192}, Dims{16, 8192}}) {  // whole rows; rows split
+  // spmd: whole rows, rows split past the grid, each forced by spmd_rows, and block regions
+  // (2 x 3 regions of [8, 3000]: whole rows in ragged sub-tiles, rows split over regions).
+  for (const Dims& shape : {Dims{1000, 8192}, Dims{16, 8192}}) {
     const auto [a, b] = pair(shape, "", {{"style", "spmd"}, {"grid", 48}});
-    EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-3) << format_dims(shape);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << format_dims(shape);
+    EXPECT_EQ(a.tasks, b.tasks) << format_dims(shape);
   }
+  for (const std::string rows : {"whole", "split"}) {
+    json ref = {{"op", "sum"},
+                {"shape", {64, 8192}},
+                {"dtype", "fp32"},
+                {"dim", 1},
+                {"tile", {1, 512}},
+                {"params", {{"spmd_rows", rows}}},
+                {"partition", {{"style", "spmd"}, {"grid", 40}}}};
+    json o = op("sum", {"x"}, "s");
+    o["dim"] = 1;
+    o["keepdim"] = true;
+    o["spmd_rows"] = rows;
+    const json p = {{"program",
+                     {{"inputs", {{{"name", "x"}, {"shape", {64, 8192}}, {"dtype", "fp32"}}}},
+                      {"outputs", {"s"}},
+                      {"body", {tile({1, 512}), o}}}},
+                    {"partition", ref["partition"]}};
+    const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << rows;
+    EXPECT_EQ(a.tasks, b.tasks) << rows;
+  }
+  const json block = {{"style", "spmd"}, {"grid", 6}, {"block", {8, 3000}}};
+  const auto [a, b] = pair({16, 8192}, "", block);
+  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+  EXPECT_EQ(a.tasks, 6);
 }
 
 TEST(ProgramVsOps, NaryAddEqualsTheElementwiseFamilysOperands) {

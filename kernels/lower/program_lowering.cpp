@@ -26,8 +26,16 @@ StageLowering lowering_of(const LoweringContext& cx, const ProgStage& s) {
   return lower_vector_stage;
 }
 
-// The stage's tiles: a matmul stage's C tiles each take the whole K.
-StageGrid grid_of(const ProgStage& s) {
+// The stage's tiles: a matmul stage's C tiles each take the whole K; a split stage cut into spmd
+// block regions walks each region's sub-tiles (clipped at the region's edge).
+StageGrid grid_of(const LoweringContext& cx, const ProgStage& s) {
+  if (s.split && cx.spmd() && !cx.spec().block.empty() &&
+      cx.spec().block.size() == s.shape.size()) {
+    StageGrid g = stage_grid(s);
+    const BlockTiling cut(s.shape, cx.spec().block, s.tile);
+    for (size_t a = 0; a < s.shape.size(); ++a) g.pieces[a] = cut.pieces(a);
+    return g;
+  }
   if (s.online >= 0 || s.kind != OpKind::kMatmul) return stage_grid(s);
   ProgStage whole_k = s;
   whole_k.tile[s.tile.size() - 2] = s.shape[s.shape.size() - 2];
@@ -52,7 +60,7 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
       base = next_root;
       next_root += static_cast<int32_t>(s.roots());
     }
-    StageRun run{s, grid_of(s), -1, base, produced, {}};
+    StageRun run{s, grid_of(cx, s), -1, base, produced, {}};
     run.psg = g.add_psg(s.online >= 0 ? s.psg + ":qk" : s.psg);
     if (s.online >= 0)
       run.stores.resize(s.stores.size());

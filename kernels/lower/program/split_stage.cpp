@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/block_regions.hpp"
 #include "kernels/tiling/reduction_plan.hpp"
 #include "kernels/tiling/vector_work.hpp"
 
@@ -173,8 +174,11 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
     run.stores[i].tasks = s.stores[i] == rt ? by_chain : by_tile;
 }
 
-// spmd: whole rows per block while there are at least as many rows as blocks; past that the
-// blocks share (row, tile) units and a row split over blocks finishes in GM.
+// spmd: whole rows per block while there are at least as many rows as blocks (or always, with
+// spmd_rows "whole"); past that (or always, "split") the blocks share (row, tile) units, and a
+// row split over blocks finishes in GM. With partition.block each block region is a unit: the
+// grid's pieces are the regions' sub-tiles (grid_of), so a region's rows are whole or split as
+// the regions cut them.
 class SplitSpmd {
  public:
   SplitSpmd(LoweringContext& cx, StageRun& run)
@@ -186,40 +190,48 @@ class SplitSpmd {
         segs_(static_cast<int64_t>(chains_.front().size())),
         parts_of_(static_cast<size_t>(rows_), 0) {
     cx.note_segments(segs_);
-    if (cx.spec().grid <= rows_) {
-      for (int64_t c = 0; c < rows_; ++c) units_.push_back({c, 0, segs_});
-    } else {
+    const int64_t grid = cx.spec().grid;
+    if (!cx.spec().block.empty()) {
+      const BlockTiling cut(run.s.shape, cx.spec().block, run.s.tile);
+      units_ = region_chain_runs(cut, static_cast<size_t>(red_.dims.front()));
+      what_ = "block regions";
+    } else if (red_.spmd_rows == SpmdRows::kSplit ||
+               (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
       for (int64_t u = 0; u < rows_ * segs_; ++u)
-        units_.push_back({u / segs_, u % segs_, u % segs_ + 1});
+        units_.push_back({{u / segs_, u % segs_, u % segs_ + 1}});
+      what_ = "sub-tiles";
+    } else {
+      for (int64_t c = 0; c < rows_; ++c) units_.push_back({{c, 0, segs_}});
+      what_ = "output row tiles";
     }
   }
 
   void lower() {
     const int64_t used = std::min(cx_.spec().grid, static_cast<int64_t>(units_.size()));
     for (int64_t blk = 0; blk < used; ++blk) first_launch_block(blk, used);
-    cx_.end_launch(run_.s, run_.psg, used, "row parts", run_.s.psg);
+    cx_.end_launch(run_.s, run_.psg, used, what_, run_.s.psg);
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
     if (!red_.info->reduction->merges_atomically) second_launch();
   }
 
  private:
-  using Part = ReductionPlan::Part;
+  using Part = ChainRun;
   Block out_of(int64_t chain) const {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
   }
-  // The block's units, consecutive ones of one row joined.
+  // The block's units, consecutive parts of one row joined.
   std::vector<Part> parts_of_block(int64_t blk, int64_t used) const {
     const BlockRange range = block_range(static_cast<int64_t>(units_.size()), used, blk);
     std::vector<Part> parts;
-    for (int64_t u = range.begin; u < range.end; ++u) {
-      const Part& x = units_[static_cast<size_t>(u)];
-      if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
-        parts.back().s1 = x.s1;
-      else
-        parts.push_back(x);
-    }
+    for (int64_t u = range.begin; u < range.end; ++u)
+      for (const Part& x : units_[static_cast<size_t>(u)]) {
+        if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
+          parts.back().s1 = x.s1;
+        else
+          parts.push_back(x);
+      }
     return parts;
   }
   void first_launch_block(int64_t blk, int64_t used) {
@@ -302,8 +314,9 @@ class SplitSpmd {
   const ProgOp& red_;
   const std::vector<std::vector<int64_t>> chains_;
   const int64_t rows_, segs_;
-  std::vector<Part> units_;
-  std::vector<int64_t> parts_of_;  // per row: the parts written so far
+  std::vector<std::vector<Part>> units_;  // shared in contiguous runs over the blocks
+  std::string what_;                      // the units, for the grid check's message
+  std::vector<int64_t> parts_of_;         // per row: the parts written so far
   std::vector<Access> acc_;
 };
 
