@@ -79,6 +79,11 @@ struct ProgOp {
   // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
   MergeMode merge = MergeMode::kInTask;
   SpmdRows spmd_rows = SpmdRows::kAuto;
+  // A splitting reduction whose next stage (the vector ops on its tiles that use its result, a
+  // softmax's or a norm's second pass) runs in the task that finishes the row, where the result
+  // is whole in one task (merge in_task under pypto; an spmd block's whole rows): the reducing
+  // families' kernels, and Ascend C / Triton kernels that loop over a row twice.
+  bool apply_in_task = false;
   // A logsumexp with merge "online": its running max and sum are carried into the ops after it,
   // sub(x, lse) -> exp -> matmul(p, v), rescaling their accumulator as the max grows (flash
   // attention); plan_stages fuses the matmul before it through the matmul after it.
