@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Proves a change that should not move the model (issue 44) gives the same answers.
 
-    same_answers.py record --tilesim BIN --out DIR [--source ROOT] [-j N]
+    same_answers.py record --tilesim BIN --out DIR [--source ROOT] [-j N] [--only REGEX]
     same_answers.py compare BEFORE_DIR AFTER_DIR [--tol-pct 0.5] [--show N]
 
 record runs BIN from ROOT (default: this checkout; TILESIM_CONFIG_DIR=ROOT/configs) over every
@@ -97,6 +97,9 @@ def record(a):
         fail(f"{out} is not empty: record into a new folder")
     out.mkdir(parents=True, exist_ok=True)
     plan, skipped = plan_jobs(root, a.jobs)
+    if a.only:  # a subset while iterating; the full record is the proof
+        pattern = re.compile(a.only)
+        plan = [j for j in plan if pattern.search(j[0])]
     start, entries = time.monotonic(), {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         runs = {j[0]: pool.submit(run_job, tilesim, root, out, j) for j in plan if j[2]}
@@ -276,6 +279,8 @@ def main():
     r.add_argument("--source", default=str(Path(__file__).resolve().parent.parent),
                    help="the source tree whose configs run (default: this checkout)")
     r.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--only", help="record only the commands whose output name matches this "
+                   "regular expression (e.g. 'sum|amax|rule1'), to iterate on a subset")
     c = sub.add_parser("compare", help="compare two records; exit 1 on any difference")
     c.add_argument("before")
     c.add_argument("after")

@@ -9,6 +9,7 @@
 
 #include "kernels/functional/functional.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/program/program.hpp"
 #include "kernels/spec/registry.hpp"
 #include "model/error.hpp"
 #include "test_support.hpp"
@@ -76,9 +77,22 @@ KernelSpec spmd(KernelSpec s, int64_t grid) {
   return s;
 }
 
+// A family's kernel executed as its tiling says: a builder family's tile program stage by stage,
+// tile by tile (execute_program_tiled), or a reducing family's phases (execute_program).
 ProgramResult run(const KernelSpec& s, const std::vector<NdArray>& in) {
-  lower_kernel(s, test::default_hw());  // the graph must build for the same candidate
-  return execute_program(describe_reduction_program(s), in);
+  const Hardware& hw = test::default_hw();
+  lower_kernel(s, hw);  // the graph must build for the same candidate
+  const KernelFamily* family = find_family(s.op);
+  if (!family->program) return execute_program(describe_reduction_program(s), in);
+  const Program p = family->program(s, hw);
+  std::vector<NdArray> args;
+  for (const ProgTensor& t : p.tensors)
+    if (t.input) args.push_back(reshaped(in[args.size()], t.shape));
+  const ProgramTiledResult r = execute_program_tiled(p, args);
+  ProgramResult out;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (p.tensors[t].output) out.reduced = r.tensors[t];
+  return out;
 }
 
 struct Case {

@@ -699,6 +699,62 @@ TEST(ProgramFlash, EachBrokenConditionHasItsError) {
   EXPECT_NE(error(wide_rows).find("needs the vec tile [1..., rows, 16]"), std::string::npos);
 }
 
+// A split statistic with apply_in_task and the vector stage using it on the same tiles: where the
+// statistic is whole inside one task (in_task under pypto, an spmd block's whole rows), that task
+// walks the row's tiles again (the second pass), the statistic kept in UB and not stored; where
+// it is not (tree merges, rows split over blocks) the second pass is a stage of its own, as it is
+// without apply_in_task.
+TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
+  auto softmax = [](const std::string& merge) {
+    json lse = {{"op", "logsumexp"},    {"inputs", {"x"}}, {"dim", 1},
+                {"keepdim", true},      {"merge", merge},  {"out", "l"},
+                {"apply_in_task", true}};
+    return program_from_json(JsonReader(
+        json{{"program", "sm"},
+             {"inputs", {{{"name", "x"}, {"shape", {16, 16384}}, {"dtype", "fp32"}}}},
+             {"outputs", {"y"}},
+             {"body", {tile({1, 4096}), lse, op("sub", {"x", "l"}, "d"), op("exp", {"d"}, "y")}}},
+        "sm.json"));
+  };
+  auto gm = [](const LoweredKernel& k, bool write) {
+    double bytes = 0;
+    for (const auto& task : k.graph.tasks)
+      for (const auto& st : k.graph.kinds[static_cast<size_t>(task.kind)].steps)
+        for (const auto& d : write ? st.stores : st.loads)
+          bytes += static_cast<double>(st.repeat * d.bytes());
+    return bytes;
+  };
+  const double x = 16.0 * 16384 * 4;
+  KernelSpec spec;
+  spec.op = "program:sm";
+  // in_task: one task per row, x read twice, y written, the statistic never leaves UB.
+  const LoweredKernel in_task = lower_program(softmax("in_task"), spec, test::default_hw());
+  EXPECT_EQ(in_task.graph.tasks.size(), 16u);
+  EXPECT_EQ(in_task.graph.num_edges(), 0);
+  EXPECT_EQ(gm(in_task, false), 2 * x);
+  EXPECT_EQ(gm(in_task, true), x);
+  Program separate = softmax("in_task");
+  separate.ops[0].apply_in_task = false;
+  EXPECT_EQ(lower_program(separate, spec, test::default_hw()).graph.tasks.size(), 16u + 16u * 4);
+  // tree: 4 partial tasks per row merged by a tree (3 merges), the statistic stored, then 4
+  // second-pass tasks per row reading it.
+  const LoweredKernel tree = lower_program(softmax("tree"), spec, test::default_hw());
+  EXPECT_EQ(tree.graph.tasks.size(), 16u * (4 + 3 + 4));
+  EXPECT_GT(gm(tree, true), x);
+  // spmd, 16 blocks of whole rows: one launch, each block its row's two passes.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 16;
+  const LoweredKernel whole = lower_program(softmax("in_task"), spec, test::default_hw());
+  EXPECT_EQ(whole.graph.num_launches(), 1);
+  EXPECT_EQ(whole.graph.tasks.size(), 16u);
+  EXPECT_EQ(gm(whole, true), x);
+  // spmd, 32 blocks: rows split over blocks; their parts merge in a second launch and the
+  // second pass is a third.
+  spec.grid = 32;
+  const LoweredKernel split = lower_program(softmax("in_task"), spec, test::default_hw());
+  EXPECT_EQ(split.graph.num_launches(), 3);
+}
+
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {
   // exp over [6, 8, 64] in (1, 2, 64) tiles, a loop over axis 0 (count 3) holding one over axis 1
   // (count 2): 3 x 2 root functions, each of 2 rows x 2 tile rows = 4 tasks.
@@ -1213,10 +1269,38 @@ TEST(ProgramVsOps, SplitSumEqualsTheReduceFamily) {
     EXPECT_EQ(a.gen_time_us, b.gen_time_us) << merge;
     EXPECT_EQ(a.tasks, b.tasks) << merge;
   }
-  for (const Dims& shape : {Dims{1000, 8192}, Dims{16, 8192}}) {  // whole rows; rows split
+  // spmd: whole rows, rows split past the grid, each forced by spmd_rows, and block regions
+  // (2 x 3 regions of [8, 3000]: whole rows in ragged sub-tiles, rows split over regions).
+  for (const Dims& shape : {Dims{1000, 8192}, Dims{16, 8192}}) {
     const auto [a, b] = pair(shape, "", {{"style", "spmd"}, {"grid", 48}});
-    EXPECT_NEAR(b.gen_time_us / a.gen_time_us, 1.0, 1e-3) << format_dims(shape);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << format_dims(shape);
+    EXPECT_EQ(a.tasks, b.tasks) << format_dims(shape);
   }
+  for (const std::string rows : {"whole", "split"}) {
+    json ref = {{"op", "sum"},
+                {"shape", {64, 8192}},
+                {"dtype", "fp32"},
+                {"dim", 1},
+                {"tile", {1, 512}},
+                {"params", {{"spmd_rows", rows}}},
+                {"partition", {{"style", "spmd"}, {"grid", 40}}}};
+    json o = op("sum", {"x"}, "s");
+    o["dim"] = 1;
+    o["keepdim"] = true;
+    o["spmd_rows"] = rows;
+    const json p = {{"program",
+                     {{"inputs", {{{"name", "x"}, {"shape", {64, 8192}}, {"dtype", "fp32"}}}},
+                      {"outputs", {"s"}},
+                      {"body", {tile({1, 512}), o}}}},
+                    {"partition", ref["partition"]}};
+    const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
+    EXPECT_EQ(a.gen_time_us, b.gen_time_us) << rows;
+    EXPECT_EQ(a.tasks, b.tasks) << rows;
+  }
+  const json block = {{"style", "spmd"}, {"grid", 6}, {"block", {8, 3000}}};
+  const auto [a, b] = pair({16, 8192}, "", block);
+  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+  EXPECT_EQ(a.tasks, 6);
 }
 
 TEST(ProgramVsOps, NaryAddEqualsTheElementwiseFamilysOperands) {

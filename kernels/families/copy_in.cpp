@@ -5,7 +5,6 @@
 
 #include "kernels/families/families.hpp"
 #include "kernels/families/one_op_program.hpp"
-#include "kernels/lower/program_lowering.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -34,10 +33,6 @@ Program copy_in_program(const KernelSpec& spec, const Hardware& hw) {
   return b.finish();
 }
 
-LoweredKernel lower_copy_in(const KernelSpec& spec, const Hardware& hw) {
-  return lower_program(copy_in_program(spec, hw), spec, hw);
-}
-
 }  // namespace
 
 KernelFamily copy_in_kernels() {
@@ -56,7 +51,7 @@ KernelFamily copy_in_kernels() {
       "where the tiles land: \"ub\" (vector cores, DataCopy) or \"l1\" (cube cores, ND2NZ "
       "DataCopy into L1)";
   f.params = {dest};
-  f.lower = lower_copy_in;
+  f.program = copy_in_program;
   return f;
 }
 

@@ -5,7 +5,6 @@
 
 #include "kernels/families/families.hpp"
 #include "kernels/families/one_op_program.hpp"
-#include "kernels/lower/program_lowering.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -62,10 +61,6 @@ Program elementwise_program(const KernelSpec& spec, const Hardware& hw) {
   return b.finish();
 }
 
-LoweredKernel lower_elementwise(const KernelSpec& spec, const Hardware& hw) {
-  return lower_program(elementwise_program(spec, hw), spec, hw);
-}
-
 }  // namespace
 
 KernelFamily elementwise_kernels() {
@@ -106,7 +101,7 @@ KernelFamily elementwise_kernels() {
       "n loads, n - 1 vector ops); the second may broadcast, the others have the kernel's shape";
   f.params = {broadcast, bypass, banks, operands};
   f.check_params = check_broadcast;
-  f.lower = lower_elementwise;
+  f.program = elementwise_program;
   return f;
 }
 

@@ -106,16 +106,7 @@ void fold_into_blocks(Phase& batch, const ReductionPlan& rows) {
 
 LoweredKernel lower_reducing_kernel(const KernelSpec& spec, const Hardware& hw) {
   validate_tile(spec, hw);
-  if (spec.partition == PartitionStyle::kAscendC)
-    throw Error(spec.op +
-                    ": the ascendc partition is modelled for copy_in and elementwise ops; a "
-                    "reducing op takes pypto or spmd",
-                ErrorKind::kLimits);
-  if (spec.partition != PartitionStyle::kSpmd && has_param(spec, "spmd_rows"))
-    throw Error(fmt::format("{}: params.spmd_rows applies to the spmd partition (this run is {}); "
-                            "leave it out",
-                            spec.op, partition_name(spec.partition)),
-                ErrorKind::kParams);
+  if (spec.partition != PartitionStyle::kSpmd) check_reducing_partition(spec, 1, false, false);
   const ReductionProgram prog = describe_reduction_program(spec);
   validate_phase_tiles(prog, spec, hw);
   LoweredKernel out;
@@ -137,31 +128,10 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
                             spec.op, fmt::join(spmd, ", "), last, family ? family->name : "these"),
                 ErrorKind::kLimits);
   }
-  if (spec.loop_count != 1)
-    throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the spmd "
-                            "partition shares output rows over partition.grid blocks",
-                            spec.op, spec.loop_count),
-                ErrorKind::kLimits);
-  // A loss's batch mean (its second phase) is folded into the blocks of the first.
   const bool folds_rows = family->spmd_folds_second_phase;
-  if (prog.phases.size() != (folds_rows ? 2u : 1u))
-    throw Error(fmt::format("{}: a chained reduction runs {} phases, one launch each; an spmd "
-                            "launch runs one (use params.multi_dim = \"merged\" or the pypto "
-                            "partition)",
-                            spec.op, prog.phases.size()),
-                ErrorKind::kLimits);
-  const std::string merge = param_string(spec, "merge");
-  if (merge != "auto" && merge != "in_task")
-    throw Error(fmt::format("{}: params.merge: an spmd block accumulates its rows in UB "
-                            "(in_task); \"{}\" merges across tasks, which needs the pypto "
-                            "partition (allowed under spmd: auto, in_task)",
-                            spec.op, merge),
-                ErrorKind::kParams);
-  if (folds_rows && has_param(spec, "phase2_tile"))
-    throw Error(fmt::format("{}: params.phase2_tile tiles the pypto batch-mean phase; under spmd "
-                            "each block folds the rows it finishes (leave it out)",
-                            spec.op),
-                ErrorKind::kParams);
+  check_reducing_partition(
+      spec, prog.phases.size() - (folds_rows ? 1 : 0),
+      prog.phases[0].plan.shape != spec.shape || prog.phases[0].plan.dims.size() != 1, folds_rows);
   ReductionPlan& plan = prog.phases[0].plan;
   ReduceFamily& fam = prog.phases[0].fam;
   using Part = ReductionPlan::Part;
@@ -169,16 +139,6 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   std::vector<std::vector<Part>> units;
   const std::string rows_mode = param_string(spec, "spmd_rows");
   if (!spec.block.empty()) {
-    if (plan.shape != spec.shape || plan.dims.size() != 1)
-      throw Error(fmt::format("{}: partition.block cuts the shape {} as given; it needs a "
-                              "reduction over one dim (merged dims reshape the tensor)",
-                              spec.op, format_dims(spec.shape)),
-                  ErrorKind::kLimits);
-    if (rows_mode != "auto")
-      throw Error(fmt::format("{}: params.spmd_rows \"{}\": with partition.block the block "
-                              "regions decide which rows split (leave it out)",
-                              spec.op, rows_mode),
-                  ErrorKind::kParams);
     units = cut_block_regions(plan, spec.block);
     check_grid(spec, static_cast<int64_t>(units.size()), "block regions", "");
   } else {
@@ -223,6 +183,57 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
     fam.fuse_single = fam.second_pass;
   }
   if (folds_rows) fold_into_blocks(prog.phases[1], plan);
+}
+
+void check_reducing_partition(const KernelSpec& spec, size_t launches, bool reshaped,
+                              bool folds_rows) {
+  if (spec.partition == PartitionStyle::kAscendC)
+    throw Error(spec.op +
+                    ": the ascendc partition is modelled for copy_in and elementwise ops; a "
+                    "reducing op takes pypto or spmd",
+                ErrorKind::kLimits);
+  if (spec.partition != PartitionStyle::kSpmd) {
+    if (has_param(spec, "spmd_rows"))
+      throw Error(fmt::format("{}: params.spmd_rows applies to the spmd partition (this run is "
+                              "{}); leave it out",
+                              spec.op, partition_name(spec.partition)),
+                  ErrorKind::kParams);
+    return;
+  }
+  if (spec.loop_count != 1)
+    throw Error(fmt::format("{}: loop_count {} applies to the pypto partition; the spmd "
+                            "partition shares output rows over partition.grid blocks",
+                            spec.op, spec.loop_count),
+                ErrorKind::kLimits);
+  if (launches != 1)
+    throw Error(fmt::format("{}: a chained reduction runs {} phases, one launch each; an spmd "
+                            "launch runs one (use params.multi_dim = \"merged\" or the pypto "
+                            "partition)",
+                            spec.op, launches),
+                ErrorKind::kLimits);
+  const std::string merge = param_string(spec, "merge");
+  if (merge != "auto" && merge != "in_task")
+    throw Error(fmt::format("{}: params.merge: an spmd block accumulates its rows in UB "
+                            "(in_task); \"{}\" merges across tasks, which needs the pypto "
+                            "partition (allowed under spmd: auto, in_task)",
+                            spec.op, merge),
+                ErrorKind::kParams);
+  if (folds_rows && has_param(spec, "phase2_tile"))
+    throw Error(fmt::format("{}: params.phase2_tile tiles the pypto batch-mean phase; under spmd "
+                            "each block folds the rows it finishes (leave it out)",
+                            spec.op),
+                ErrorKind::kParams);
+  if (spec.block.empty()) return;
+  if (reshaped)
+    throw Error(fmt::format("{}: partition.block cuts the shape {} as given; it needs a "
+                            "reduction over one dim (merged dims reshape the tensor)",
+                            spec.op, format_dims(spec.shape)),
+                ErrorKind::kLimits);
+  if (param_string(spec, "spmd_rows") != "auto")
+    throw Error(fmt::format("{}: params.spmd_rows \"{}\": with partition.block the block "
+                            "regions decide which rows split (leave it out)",
+                            spec.op, param_string(spec, "spmd_rows")),
+                ErrorKind::kParams);
 }
 
 ParamDecl merge_param() {

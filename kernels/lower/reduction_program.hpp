@@ -46,6 +46,14 @@ ReductionProgram describe_reduction_program(const KernelSpec& spec);
 // a grid above the units).
 void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec);
 
+// What a reducing kernel's run config may ask of its partition: ascendc is refused; spmd_rows
+// needs spmd; under spmd one launch (`launches`: the phases that are not folded into the first),
+// no loop_count, merge auto or in_task, no phase2_tile where the blocks fold the batch mean
+// (`folds_rows`), and partition.block over one reduced dim of the shape as given (not
+// `reshaped`: merged dims, or several reduced). Throws naming the param and what is allowed.
+void check_reducing_partition(const KernelSpec& spec, size_t launches, bool reshaped,
+                              bool folds_rows);
+
 // Builds every phase's tasks; later phases get root functions after the earlier ones'.
 void build_program(const ReductionProgram& prog, const KernelSpec& spec, const Hardware& hw,
                    LoweredKernel& out);

@@ -58,6 +58,13 @@ struct ProgLoop {
 // How deep loops nest (PyPTO's nested pypto.loop; each innermost chunk is a root function).
 inline constexpr int kMaxLoopDepth = 3;
 
+// spmd: how a splitting reduction's output rows are shared over the blocks: whole rows per block
+// (each accumulates its rows in UB), or (row, sub-tile) units, a row split over blocks finished
+// in GM; auto: whole rows while there are at least as many rows as blocks.
+enum class SpmdRows { kAuto, kWhole, kSplit };
+inline constexpr std::array<EnumName<SpmdRows>, 3> kSpmdRowsNames = {
+    {{SpmdRows::kAuto, "auto"}, {SpmdRows::kWhole, "whole"}, {SpmdRows::kSplit, "split"}}};
+
 struct ProgOp {
   std::string name;  // table name
   const OpRecord* info = nullptr;
@@ -71,6 +78,12 @@ struct ProgOp {
   // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
   // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
   MergeMode merge = MergeMode::kInTask;
+  SpmdRows spmd_rows = SpmdRows::kAuto;
+  // A splitting reduction whose next stage (the vector ops on its tiles that use its result, a
+  // softmax's or a norm's second pass) runs in the task that finishes the row, where the result
+  // is whole in one task (merge in_task under pypto; an spmd block's whole rows): the reducing
+  // families' kernels, and Ascend C / Triton kernels that loop over a row twice.
+  bool apply_in_task = false;
   // A logsumexp with merge "online": its running max and sum are carried into the ops after it,
   // sub(x, lse) -> exp -> matmul(p, v), rescaling their accumulator as the max grows (flash
   // attention); plan_stages fuses the matmul before it through the matmul after it.

@@ -24,6 +24,7 @@
 namespace tilesim {
 
 struct ReductionProgram;
+struct Program;
 
 enum class ParamType { kInt, kBool, kString, kIntList };
 
@@ -72,6 +73,10 @@ struct KernelFamily {
   std::string name;
   std::vector<KernelOp> ops;
   std::vector<ParamDecl> params;
+  // The family's builder: its run config as a tile program (kernels/program/program.hpp), which
+  // the one program lowering turns into tasks and the functional executor runs with Eigen.
+  std::function<Program(const KernelSpec&, const Hardware&)> program;
+  // A family not yet built as a program: its own lowering.
   std::function<LoweredKernel(const KernelSpec&, const Hardware&)> lower;
   // Reducing families: the program that is both lowered and executed with Eigen.
   std::function<ReductionProgram(const KernelSpec&)> describe;

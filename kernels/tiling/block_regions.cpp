@@ -77,4 +77,31 @@ void BlockTiling::for_each_subtile(int64_t r,
   }
 }
 
+std::vector<std::vector<ChainRun>> region_chain_runs(const BlockTiling& cut, size_t rd) {
+  const size_t rank = cut.region_counts().size();
+  // A row's index: its kept pieces as a mixed-radix number.
+  Dims radix(rank, 1);
+  for (size_t a = rank; a-- > 0;)
+    if (a + 1 < rank)
+      radix[a] = radix[a + 1] * (a + 1 == rd ? 1 : static_cast<int64_t>(cut.pieces(a + 1).size()));
+  std::vector<std::vector<ChainRun>> regions;
+  for (int64_t r = 0; r < cut.regions(); ++r) {
+    const Dims rc = cut.region_coords(r);
+    std::vector<int64_t> ids = {0};
+    for (size_t a = 0; a < rank; ++a) {
+      if (a == rd) continue;
+      std::vector<int64_t> next;
+      for (int64_t id : ids)
+        for (int64_t i = cut.first_piece(a, rc[a]); i < cut.first_piece(a, rc[a] + 1); ++i)
+          next.push_back(id + i * radix[a]);
+      ids = std::move(next);
+    }
+    std::vector<ChainRun> runs;
+    for (int64_t id : ids)
+      runs.push_back({id, cut.first_piece(rd, rc[rd]), cut.first_piece(rd, rc[rd] + 1)});
+    regions.push_back(std::move(runs));
+  }
+  return regions;
+}
+
 }  // namespace tilesim

@@ -48,4 +48,14 @@ class BlockTiling {
   int64_t regions_ = 1;
 };
 
+// A run of a reduction's pieces [s0, s1) along its reduced dim for one output row, `chain` (the
+// row's index, row-major over the pieces of the kept dims).
+struct ChainRun {
+  int64_t chain = 0;
+  int64_t s0 = 0;
+  int64_t s1 = 0;
+};
+// A reduction over dim `rd` of a cut: per region, the runs of its rows (row-major).
+std::vector<std::vector<ChainRun>> region_chain_runs(const BlockTiling& cut, size_t rd);
+
 }  // namespace tilesim

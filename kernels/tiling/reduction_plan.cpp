@@ -76,11 +76,7 @@ std::vector<std::vector<ReductionPlan::Part>> cut_block_regions(ReductionPlan& p
   const BlockTiling cut(plan.shape, block, plan.tile);
   const size_t rank = plan.shape.size();
   const auto rd = static_cast<size_t>(plan.dims[0]);
-  // Chains: every tuple of non-reduced pieces, row-major; chain index by mixed radix.
-  Dims radix(rank, 1);
-  for (size_t a = rank; a-- > 0;)
-    if (a + 1 < rank)
-      radix[a] = radix[a + 1] * (a + 1 == rd ? 1 : static_cast<int64_t>(cut.pieces(a + 1).size()));
+  // Chains: every tuple of non-reduced pieces, row-major (region_chain_runs' numbering).
   const auto& red = cut.pieces(rd);
   int64_t chains = 1;
   for (size_t a = 0; a < rank; ++a)
@@ -89,10 +85,12 @@ std::vector<std::vector<ReductionPlan::Part>> cut_block_regions(ReductionPlan& p
   for (int64_t ci = 0; ci < chains; ++ci) {
     ReduceChain& ch = plan.chains[static_cast<size_t>(ci)];
     ch.out = Block{Dims(rank, 0), Dims(rank, 1)};
-    for (size_t a = 0; a < rank; ++a) {
+    int64_t rest = ci;
+    for (size_t a = rank; a-- > 0;) {
       if (a == rd) continue;
-      const Piece& p = cut.pieces(
-          a)[static_cast<size_t>(ci / radix[a] % static_cast<int64_t>(cut.pieces(a).size()))];
+      const auto n = static_cast<int64_t>(cut.pieces(a).size());
+      const Piece& p = cut.pieces(a)[static_cast<size_t>(rest % n)];
+      rest /= n;
       ch.out.origin[a] = p.offset;
       ch.out.extent[a] = p.size;
     }
@@ -103,25 +101,7 @@ std::vector<std::vector<ReductionPlan::Part>> cut_block_regions(ReductionPlan& p
       ch.segments.push_back(seg);
     }
   }
-  // A region holds, for each of its non-reduced piece tuples (row-major), its reduced pieces.
-  std::vector<std::vector<ReductionPlan::Part>> regions;
-  for (int64_t r = 0; r < cut.regions(); ++r) {
-    const Dims rc = cut.region_coords(r);
-    std::vector<int64_t> ids = {0};
-    for (size_t a = 0; a < rank; ++a) {
-      if (a == rd) continue;
-      std::vector<int64_t> next;
-      for (int64_t id : ids)
-        for (int64_t i = cut.first_piece(a, rc[a]); i < cut.first_piece(a, rc[a] + 1); ++i)
-          next.push_back(id + i * radix[a]);
-      ids = std::move(next);
-    }
-    std::vector<ReductionPlan::Part> parts;
-    for (int64_t id : ids)
-      parts.push_back({id, cut.first_piece(rd, rc[rd]), cut.first_piece(rd, rc[rd] + 1)});
-    regions.push_back(std::move(parts));
-  }
-  return regions;
+  return region_chain_runs(cut, rd);
 }
 
 bool splits_rows(const ReductionPlan& plan) {

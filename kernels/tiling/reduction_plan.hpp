@@ -54,11 +54,7 @@ struct ReductionPlan {
   // for a second launch (second_launch). `blocks` is the one record of which parts each block
   // holds; block_row_parts and splits_rows derive from it.
   int64_t grid = 0;
-  struct Part {
-    int64_t chain = 0;
-    int64_t s0 = 0;  // segments [s0, s1) of the chain
-    int64_t s1 = 0;
-  };
+  using Part = ChainRun;  // segments [s0, s1) of the chain
   std::vector<std::vector<Part>> blocks;
   // spmd, a row split across blocks (splits_rows) whose partials cannot finish in GM by atomic
   // accumulation (a second pass re-reads the input, the statistics do not add, or a loss folds

@@ -171,7 +171,8 @@ void Loader::read_body(const JsonReader& body, int loop) {
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
     e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype",
-                  "transpose_b", "bank_conflict_free", "psg", "dest"});
+                  "transpose_b", "bank_conflict_free", "psg", "dest", "spmd_rows",
+                  "apply_in_task"});
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
     r.out = e.at("out").string();
     raw_.push_back(r);
@@ -233,7 +234,7 @@ void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
 void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
   const JsonReader& e = at.e;
   const OpKind kind = op.info->kind;
-  for (const char* key : {"keepdim", "merge"})
+  for (const char* key : {"keepdim", "merge", "spmd_rows", "apply_in_task"})
     if (e.has(key) && kind != OpKind::kReduce)
       at.fail(std::string("\"") + key + "\" applies to reductions");
   if (e.has("dim") && kind != OpKind::kReduce && kind != OpKind::kScan)
@@ -371,6 +372,10 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   } else if (e.has("merge")) {
     op.merge = read_merge(at, red);
   }
+  if (e.has("apply_in_task")) op.apply_in_task = e.at("apply_in_task").boolean();
+  if (e.has("spmd_rows"))
+    op.spmd_rows =
+        *enum_named(kSpmdRowsNames, e.at("spmd_rows").one_of(enum_names(kSpmdRowsNames)));
   for (int64_t d = 0; d < rank; ++d) {
     const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
     if (!red)

@@ -21,6 +21,10 @@
 //       {"op": "sum", ..., "merge": "in_task"},   a split reduced dim: in_task chain tree atomic
 //                                                 or auto (the reduce families' pypto merge:
 //                                                 atomic where partials add, max or min; tree)
+//       {"op": "sum", ..., "spmd_rows": "split"},  spmd: whole rows per block, or (row, sub-tile)
+//                                                 units shared (auto: whole while rows >= grid)
+//       {"op": "logsumexp", ..., "apply_in_task": true},  the next stage (on its tiles, using
+//                                                 it) runs in the task that finishes the row
 //       {"op": "argmax", "inputs": ["x"], "dim": -1, "out": "i"},        int32, one dim
 //       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        a split dim carries
 //       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},

@@ -48,6 +48,25 @@ void append_kind(TaskKind& block, TaskKind&& part) {
   for (const TileStep& st : part.steps) append_step(block, st);
 }
 
+void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers) {
+  // The later work reuses the kind's buffers role by role, in order (its n-th input buffer is the
+  // kind's n-th), each grown to the larger size; what it needs beyond them is added.
+  std::vector<bool> taken(kind.buffers.size(), false);
+  for (const Buffer& b : buffers) {
+    size_t i = 0;
+    while (i < kind.buffers.size() &&
+           (taken[i] || kind.buffers[i].role != b.role || kind.buffers[i].space != b.space))
+      ++i;
+    if (i == kind.buffers.size()) {
+      kind.buffers.push_back(b);
+      taken.push_back(true);
+      continue;
+    }
+    taken[i] = true;
+    kind.buffers[i].bytes = std::max(kind.buffers[i].bytes, b.bytes);
+  }
+}
+
 DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
                               std::vector<Access>& acc) const {
   DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);

@@ -30,6 +30,9 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out);
 
 // Appends `part`'s steps to `block` (the first part gives the block its kind: buffers, core).
 void append_kind(TaskKind& block, TaskKind&& part);
+// Adds the buffers of more work run later in the same task: it reuses the kind's buffers of its
+// roles in order (each grown to the larger size), and the rest are added.
+void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers);
 
 // What one op of a fused stage adds to a tile's UB beside its output: scratch tiles the size of
 // the output, other scratch bytes, and each column operand Brcb spreads over UB blocks (tensor,
@@ -53,6 +56,13 @@ struct StageRun {
   int32_t base = 0;
   const Produced& produced;
   std::vector<Producer> stores;
+  // A split stage's second pass (second_pass_of, program_lowering.cpp): the vector stage after
+  // it, on the same tiles, using its statistic, which the task that finishes a row (in_task, or an
+  // spmd block holding whole rows) runs over the row's tiles once the statistic is whole, as the
+  // reducing families' chains and blocks do; null: none. keep_statistic: the statistic is also
+  // stored (an output, or read by a later stage).
+  StageRun* second = nullptr;
+  bool keep_statistic = true;
 };
 
 class LoweringContext {
@@ -101,8 +111,9 @@ class LoweringContext {
   // A fused vector stage's task kind on tile b: loads, every op's instructions, stores and the UB
   // its tensors take. skip_store: a tensor of s.stores whose store the caller places (a split
   // reduction's output).
+  // skip_load: a tensor already in UB (a split stage's statistic, for its second pass).
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
-                       int skip_store = -1) const;
+                       int skip_store = -1, int skip_load = -1) const;
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
   // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`.
   TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
@@ -169,7 +180,9 @@ void lower_copy_stage(LoweringContext& cx, StageRun& run);
 // A matmul stage (matmul_stage.cpp): a cube task per C tile walking k.
 void lower_matmul_stage(LoweringContext& cx, StageRun& run);
 // A stage ending in a reduction that splits a reduced dim (split_stage.cpp): its chains' tasks
-// and the merge the op names (pypto), or rows shared over blocks (spmd).
+// and the merge the op names (pypto), or rows shared over blocks (spmd); with run.second, the
+// second pass in the tasks that finish rows (or, where rows split over blocks, a launch of its
+// own).
 void lower_split_stage(LoweringContext& cx, StageRun& run);
 // A cumsum over a split dim (scan_stage.cpp): a task walks each row's tiles with the carry.
 void lower_scan_stage(LoweringContext& cx, StageRun& run);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "kernels/lower/program/lowering_context.hpp"
+#include "kernels/tiling/block_regions.hpp"
 #include "kernels/tiling/reduction_plan.hpp"
 #include "kernels/tiling/vector_work.hpp"
 
@@ -20,6 +21,27 @@ void LoweringContext::combine(const ProgOp& red, int64_t out_elems, std::vector<
 }
 
 namespace {
+
+// The second pass over tile b, appended to the task that holds the row's statistic in UB: its
+// loads (the statistic's skipped), ops and stores, its buffers beside the task's, and the tasks
+// its other loads wait for.
+void append_second_pass(LoweringContext& cx, const StageRun& run, const Block& b, TaskKind& k,
+                        std::vector<Access>& acc, std::vector<int32_t>& deps) {
+  const StageRun& pass = *run.second;
+  TaskKind t = cx.vector_kind(pass.s, b, acc, -1, cx.op(run.s.last).out);
+  for (const TileStep& st : t.steps) append_step(k, st);
+  merge_buffers(k, t.buffers);
+  const auto d = cx.load_deps(pass.s, b, run.produced);
+  deps.insert(deps.end(), d.begin(), d.end());
+}
+
+// The second pass's tiles `tiles` (grid indices) were written by `task`.
+void produced_by(StageRun& pass, const std::vector<int64_t>& tiles, int32_t task) {
+  for (Producer& pr : pass.stores) {
+    pr.tasks.resize(static_cast<size_t>(pass.grid.count()));
+    for (int64_t i : tiles) pr.tasks[static_cast<size_t>(i)] = {task};
+  }
+}
 
 // One chain (an output block's row of tiles) of a split stage under pypto.
 class ChainLowering {
@@ -51,10 +73,16 @@ class ChainLowering {
     if (n_ > 1)
       k.buffers.push_back(
           {"partial", cx_.ub_bytes(red_.out, out_), BufferRole::kTemp, MemSpace::kUb});
-    TileStep fin;
-    fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out_, acc_));
-    k.steps.push_back(fin);
-    return cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+    if (run_.keep_statistic) {
+      TileStep fin;
+      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out_, acc_));
+      k.steps.push_back(fin);
+    }
+    if (run_.second)
+      for (int64_t j = 0; j < n_; ++j) append_second_pass(cx_, run_, block(j), k, acc_, deps);
+    const int32_t task = cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+    if (run_.second) produced_by(*run_.second, chain_, task);
+    return task;
   }
 
   // A task per segment, merged as the op says; the tasks that complete the output block.
@@ -173,8 +201,11 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
     run.stores[i].tasks = s.stores[i] == rt ? by_chain : by_tile;
 }
 
-// spmd: whole rows per block while there are at least as many rows as blocks; past that the
-// blocks share (row, tile) units and a row split over blocks finishes in GM.
+// spmd: whole rows per block while there are at least as many rows as blocks (or always, with
+// spmd_rows "whole"); past that (or always, "split") the blocks share (row, tile) units, and a
+// row split over blocks finishes in GM. With partition.block each block region is a unit: the
+// grid's pieces are the regions' sub-tiles (grid_of), so a region's rows are whole or split as
+// the regions cut them.
 class SplitSpmd {
  public:
   SplitSpmd(LoweringContext& cx, StageRun& run)
@@ -186,40 +217,54 @@ class SplitSpmd {
         segs_(static_cast<int64_t>(chains_.front().size())),
         parts_of_(static_cast<size_t>(rows_), 0) {
     cx.note_segments(segs_);
-    if (cx.spec().grid <= rows_) {
-      for (int64_t c = 0; c < rows_; ++c) units_.push_back({c, 0, segs_});
-    } else {
+    const int64_t grid = cx.spec().grid;
+    if (!cx.spec().block.empty()) {
+      const BlockTiling cut(run.s.shape, cx.spec().block, run.s.tile);
+      units_ = region_chain_runs(cut, static_cast<size_t>(red_.dims.front()));
+      what_ = "block regions";
+    } else if (red_.spmd_rows == SpmdRows::kSplit ||
+               (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
       for (int64_t u = 0; u < rows_ * segs_; ++u)
-        units_.push_back({u / segs_, u % segs_, u % segs_ + 1});
+        units_.push_back({{u / segs_, u % segs_, u % segs_ + 1}});
+      what_ = "sub-tiles";
+    } else {
+      for (int64_t c = 0; c < rows_; ++c) units_.push_back({{c, 0, segs_}});
+      what_ = "output row tiles";
     }
+    // The second pass runs in the blocks when every row is whole in one block.
+    fuse_second_ = run.second != nullptr;
+    for (const auto& unit : units_)
+      for (const Part& p : unit) fuse_second_ = fuse_second_ && p.s0 == 0 && p.s1 == segs_;
   }
 
   void lower() {
     const int64_t used = std::min(cx_.spec().grid, static_cast<int64_t>(units_.size()));
     for (int64_t blk = 0; blk < used; ++blk) first_launch_block(blk, used);
-    cx_.end_launch(run_.s, run_.psg, used, "row parts", run_.s.psg);
+    cx_.end_launch(run_.s, run_.psg, used, what_, run_.s.psg);
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
     if (!red_.info->reduction->merges_atomically) second_launch();
+    // Rows split over blocks: the second pass is a launch of its own, once the rows are whole.
+    if (run_.second && !fuse_second_) lower_vector_stage(cx_, *run_.second);
   }
 
  private:
-  using Part = ReductionPlan::Part;
+  using Part = ChainRun;
   Block out_of(int64_t chain) const {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
   }
-  // The block's units, consecutive ones of one row joined.
+  // The block's units, consecutive parts of one row joined.
   std::vector<Part> parts_of_block(int64_t blk, int64_t used) const {
     const BlockRange range = block_range(static_cast<int64_t>(units_.size()), used, blk);
     std::vector<Part> parts;
-    for (int64_t u = range.begin; u < range.end; ++u) {
-      const Part& x = units_[static_cast<size_t>(u)];
-      if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
-        parts.back().s1 = x.s1;
-      else
-        parts.push_back(x);
-    }
+    for (int64_t u = range.begin; u < range.end; ++u)
+      for (const Part& x : units_[static_cast<size_t>(u)]) {
+        if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
+          parts.back().s1 = x.s1;
+        else
+          parts.push_back(x);
+      }
     return parts;
   }
   void first_launch_block(int64_t blk, int64_t used) {
@@ -249,7 +294,8 @@ class SplitSpmd {
     TileStep fin;
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (part.s0 == 0 && part.s1 == segs_) {
-      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+      if (!fuse_second_ || run_.keep_statistic)
+        fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
     } else if (red_.info->reduction->merges_atomically) {
       fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
       fin.accumulates = true;
@@ -258,7 +304,13 @@ class SplitSpmd {
       fin.stores.push_back(cx_.partial_dma(DmaDir::kWrite, red_, out, parts, acc_));
     }
     ++parts;
-    pk.steps.push_back(fin);
+    if (!fin.stores.empty()) pk.steps.push_back(fin);
+    if (fuse_second_) {
+      std::vector<int32_t> deps;  // spmd: launches run in order, blocks start at launch
+      for (int64_t j = part.s0; j < part.s1; ++j)
+        append_second_pass(cx_, run_, run_.grid.block(chain[static_cast<size_t>(j)]), pk, acc_,
+                           deps);
+    }
     return pk;
   }
   // The second launch: each split row's parts folded and written, rows shared over the blocks.
@@ -302,8 +354,10 @@ class SplitSpmd {
   const ProgOp& red_;
   const std::vector<std::vector<int64_t>> chains_;
   const int64_t rows_, segs_;
-  std::vector<Part> units_;
-  std::vector<int64_t> parts_of_;  // per row: the parts written so far
+  bool fuse_second_ = false;              // run_.second runs in the first launch's blocks
+  std::vector<std::vector<Part>> units_;  // shared in contiguous runs over the blocks
+  std::string what_;                      // the units, for the grid check's message
+  std::vector<int64_t> parts_of_;         // per row: the parts written so far
   std::vector<Access> acc_;
 };
 

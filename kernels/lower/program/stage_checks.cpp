@@ -38,6 +38,25 @@ void check_alignment(const LoweringContext& cx, const ProgStage& s) {
   }
 }
 
+// partition.block has the rank of the stage it cuts, and a split reduction cut into regions
+// reduces one dim (its regions' rows are runs along it).
+void check_block(const LoweringContext& cx, const ProgStage& s, const ProgOp& last) {
+  const Dims& block = cx.spec().block;
+  if (!cx.spmd() || block.empty() || s.online >= 0 || s.kind == OpKind::kMatmul) return;
+  if (block.size() != s.shape.size())
+    throw Error(fmt::format("{}: partition.block {} has rank {}, but stage '{}' iterates over {} "
+                            "(a block region has the rank of the stage it cuts)",
+                            cx.where(cx.op(s.first)), format_dims(block), block.size(), s.psg,
+                            format_dims(s.shape)),
+                ErrorKind::kInput);
+  if (s.split && last.info->kind == OpKind::kReduce && last.dims.size() != 1)
+    throw Error(fmt::format("{}: partition.block cuts stage '{}' into regions whose rows are runs "
+                            "along one reduced dim; {} reduces {} dims (reduce one, or leave "
+                            "partition.block out)",
+                            cx.where(last), s.psg, last.name, last.dims.size()),
+                ErrorKind::kLimits);
+}
+
 }  // namespace
 
 void check_stage(const LoweringContext& cx, const ProgStage& s) {
@@ -69,11 +88,12 @@ void check_stage(const LoweringContext& cx, const ProgStage& s) {
                     cx.spmd() ? "partition.grid blocks" : "partition.cores"),
         ErrorKind::kLimits);
   if (cx.spmd() && cx.spec().grid < 1)
-    throw Error(fmt::format("program: partition.grid {}: an spmd launch starts at least 1 block",
-                            cx.spec().grid),
+    throw Error(fmt::format("{}: partition.grid {}: an spmd launch starts at least 1 block",
+                            p.built_in ? cx.spec().op : "program", cx.spec().grid),
                 ErrorKind::kLimits);
   check_alignment(cx, s);
   const ProgOp& last = cx.op(s.last);
+  check_block(cx, s, last);
   if (cx.spmd() && s.online < 0 && s.split && last.info->kind != OpKind::kScan &&
       last.merge != MergeMode::kInTask)
     throw Error(fmt::format("{}: merge \"{}\": an spmd block accumulates its rows in UB "

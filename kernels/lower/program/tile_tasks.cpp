@@ -14,18 +14,10 @@ namespace tilesim {
 
 namespace {
 
-// The region an spmd block owns: partition.block when it has the stage's rank (a block walks it
-// in tile-sized sub-tiles); empty: a run of whole tiles.
-Dims block_of(const LoweringContext& cx, const ProgStage& s) {
-  const Dims& block = cx.spec().block;
-  if (!cx.spmd() || block.empty()) return {};
-  if (block.size() != s.shape.size())
-    throw Error(fmt::format("{}: partition.block {} has rank {}, but stage '{}' iterates over {} "
-                            "(a block region has the rank of the stage it cuts)",
-                            cx.where(cx.op(s.first)), format_dims(block), block.size(), s.psg,
-                            format_dims(s.shape)),
-                ErrorKind::kInput);
-  return block;
+// The region an spmd block owns: partition.block (its rank checked by check_stage; a block walks
+// it in tile-sized sub-tiles); empty: a run of whole tiles.
+Dims block_of(const LoweringContext& cx) {
+  return cx.spmd() ? cx.spec().block : Dims{};
 }
 
 // Ascend C: partition.cores (default every core of the stage's type), each a pinned task.
@@ -58,7 +50,7 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
   }
   // Runs of regions per block (spmd) or core (ascendc); without partition.block each region is
   // one tile, in the grid's row-major order.
-  const BlockTiling cut(s.shape, block_of(cx, s), s.tile);
+  const BlockTiling cut(s.shape, block_of(cx), s.tile);
   const int64_t used = std::min(cx.spmd() ? cx.spec().grid : cores_of(cx, core), cut.regions());
   for (int64_t blk = 0; blk < used; ++blk) {
     const BlockRange range = block_range(cut.regions(), used, blk);

@@ -156,8 +156,8 @@ class VectorTile {
       for (int t : cx.op(o).in) last_use_[t] = o;
   }
 
-  TaskKind build(int skip_store) {
-    load_inputs();
+  TaskKind build(int skip_store, int skip_load) {
+    load_inputs(skip_load);
     for (int o = s_.first; o <= s_.last; ++o) run_op(o);
     store_outputs(skip_store);
     // Pooled, the peak holds the iteration's own inputs and outputs too: what it needs beyond
@@ -203,8 +203,9 @@ class VectorTile {
     return -1;
   }
 
-  void load_inputs() {
+  void load_inputs(int skip_load) {
     for (int t : s_.loads) {
+      if (t == skip_load) continue;  // in UB already: no copy, its buffer is the caller's
       const ProgOp& r = cx_.reader(s_, t);
       const Block region = operand_region(cx_.program(), r, t, b_);
       const std::string& name = cx_.tensor(t).name;
@@ -326,8 +327,8 @@ class VectorTile {
 }  // namespace
 
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
-                                      int skip_store) const {
-  return VectorTile(*this, s, b, acc).build(skip_store);
+                                      int skip_store, int skip_load) const {
+  return VectorTile(*this, s, b, acc).build(skip_store, skip_load);
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
