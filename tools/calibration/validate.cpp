@@ -112,6 +112,7 @@ DatasetScore score_dataset(const ValidationDataset& ds,
   std::vector<double> norm, abs;
   d.min_rank_corr = kNaN;
   const ValidationTolerances& tol = ds.tolerances;
+  d.has_tolerances = tol.any();
   for (size_t s = 0; s < ds.sweeps.size(); ++s) {
     const ValidationSweep& sw = ds.sweeps[s];
     SweepScore sc = score_sweep(sw, d.points[s]);

@@ -32,6 +32,9 @@
 namespace tilesim {
 
 inline constexpr double kTiePct = 3.0;
+// A rank correlation over fewer points than this is marked: with 2 or 3 points rho takes only a
+// handful of values (3 points: -1, -0.5, 0.5, 1), so it says little about the order.
+inline constexpr size_t kMinRankPoints = 4;
 
 struct PointOutcome {
   double modeled = 0;  // NaN unless evaluated
@@ -52,6 +55,8 @@ struct SweepScore {
   double worst_norm_err_pct = 0;                   // signed: modeled above measured is positive
   // Per point, signed (modeled above measured is positive); NaN unless evaluated.
   std::vector<double> norm_err_pct, abs_err_pct;
+  // rank_corr is defined but rests on fewer than kMinRankPoints points.
+  bool few_rank_points() const { return rank_corr == rank_corr && evaluated < kMinRankPoints; }
 };
 
 struct DatasetScore {
@@ -64,10 +69,13 @@ struct DatasetScore {
   size_t argmin_matches = 0, argmin_sweeps = 0;  // sweeps with an evaluated point
   std::vector<std::string> violations;           // tolerances missed, one line each
   bool known_outside = false;                    // the dataset says why it misses
+  bool has_tolerances = false;                   // the dataset states some tolerance
   bool within() const { return violations.empty(); }
-  // "within", "OUTSIDE", or "OUTSIDE (known)" for a miss its dataset explains.
+  // "within", "OUTSIDE", or "OUTSIDE (known)" for a miss its dataset explains; "no tolerances"
+  // when the dataset states none and nothing else failed (a board-rejected point the model ran).
   const char* status() const {
-    return within() ? "within" : known_outside ? "OUTSIDE (known)" : "OUTSIDE";
+    if (!within()) return known_outside ? "OUTSIDE (known)" : "OUTSIDE";
+    return has_tolerances ? "within" : "no tolerances";
   }
 };
 

@@ -180,7 +180,10 @@ int main(int argc, char** argv) {
         // The report on standard output is output too: a full disk or a closed pipe is an error.
         std::cout.flush();
         if (!std::cout) throw tilesim::Error("standard output: cannot write the report");
-        if (rc == 0) outputs.commit();
+        // Exit 1 is a verdict (a dataset outside its tolerances, a refused fit, every candidate
+        // rejected): the outputs are that verdict, written as on success. Only an error or a
+        // stop leaves every old output as it was.
+        if (rc == 0 || rc == 1) outputs.commit();
         return rc;
       }
   } catch (const tilesim::Error& e) {  // the user's input: exit 2
