@@ -759,6 +759,10 @@ HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates) {
 }
 
 std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
+  return render_heat_map_svg(sweep_heat_map(cfg, hw, res));
+}
+
+HeatMap sweep_heat_map(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   std::vector<Candidate> cands;
   for (const auto& c : res.candidates)
     cands.push_back({c.tile, c.loop_count, c.grid, c.block, c.named_tiles, c.params});
@@ -831,7 +835,7 @@ std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const
     m.mark = std::pair{at(yl, yv(b)), at(xl, xv(b))};
     m.mark_label = "recommended, " + candidate_label(b);
   }
-  return render_heat_map_svg(m);
+  return m;
 }
 
 }  // namespace tilesim
