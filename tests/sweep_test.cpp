@@ -305,6 +305,28 @@ TEST(SweepPrecheck, RejectsWithReasonsAndCountsThemByClass) {
   EXPECT_EQ(*r.recommended, 0u);
 }
 
+// Candidates refused for the same reason word for word (a too-large tile at every loop count)
+// are one line with their count and the first few named, not a line each.
+TEST(SweepPrecheck, IdenticalRejectionsAreListedOnceWithTheirCount) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [64, 65536], "hardware": "ascend910b1",
+    "candidates": {"tiles": [[64, 65536], [32, 65536]], "loop_counts": [1, 2, 4, 8]}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  const std::string table = sweep_table(cfg, hw, r, 25, false);
+  EXPECT_NE(table.find("4 candidates (tile (64, 65536) loop 1, tile (64, 65536) loop 2, tile (64, "
+                       "65536) loop 4, ...): limits: prod(tile) ="),
+            std::string::npos)
+      << table;
+  // Each reason once: the (64, 65536) one, the (32, 65536) one.
+  size_t lines = 0;
+  for (size_t at = table.find("4 candidates ("); at != std::string::npos;
+       at = table.find("4 candidates (", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u) << table;
+  EXPECT_EQ(table.find("tile (64, 65536) loop 8"), std::string::npos) << table;
+  EXPECT_EQ(r.rejected_by_class.at("limits"), 8);
+}
+
 TEST(SweepPrecheck, UbOverflowComesFromTheModelsBudget) {
   const auto hw = test::default_hw();
   const auto cfg = parse(R"({"op": "add", "shape": [16, 65536],
