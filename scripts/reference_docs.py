@@ -7,6 +7,9 @@
    key in a small valid document of its kind, the matching tilesim command reads it, and the
    reader's "unknown key (allowed: ...)" list must equal the table's keys. Every object the table
    declares has a probe here, so a new object needs one.
+3. docs/reference/schemas/KIND.schema.json are what ``reference_doc schema:KIND`` prints (JSON
+   Schema from the same table), and every shipped config under configs/ validates against its
+   kind's schema (python3-jsonschema).
 
 Usage: reference_docs.py REFERENCE_DOC TILESIM [--write]; --write regenerates the pages instead
 of checking them (the key check still runs). Exit 1 with what differs.
@@ -125,6 +128,61 @@ def probe(tilesim, folder, kind, path):
     return {k.strip() for k in m.group(1).split(",")}, ""
 
 
+SCHEMAS = "docs/reference/schemas"
+
+
+def shipped_kind(rel):
+    """The schema kind of a shipped file under configs/ (None: not a config: graphs, traces)."""
+    folder, name = os.path.dirname(rel), os.path.basename(rel)
+    if not name.endswith(".json") or folder == "configs/pypto" or name.endswith("_swimlane.json"):
+        return None
+    if folder == "configs/measurements/board":
+        return "msprof-map" if name.endswith("_map.json") else "run"
+    return {"configs/examples": "run", "configs/experiments": "run", "configs/sweeps": "sweep",
+            "configs/programs": "program", "configs/validation": "validation",
+            "configs/measurements": "measurements", "configs/hardware": "hardware"}.get(folder)
+
+
+def check_schemas(reference_doc, write):
+    """Problems: stale schema files, shipped configs their schema refuses."""
+    import jsonschema
+
+    problems = 0
+    kinds = subprocess.run([reference_doc, "schema-kinds"], check=True, capture_output=True,
+                           text=True).stdout.split()
+    schemas = {}
+    os.makedirs(os.path.join(ROOT, SCHEMAS), exist_ok=True)
+    for kind in kinds:
+        text = subprocess.run([reference_doc, "schema:" + kind], check=True, capture_output=True,
+                              text=True).stdout
+        path = os.path.join(ROOT, SCHEMAS, kind + ".schema.json")
+        schemas[kind] = json.loads(text)
+        if write:
+            with open(path, "w") as f:
+                f.write(text)
+        elif not os.path.exists(path) or open(path).read() != text:
+            problems += 1
+            print(f"{SCHEMAS}/{kind}.schema.json is stale: regenerate with --write")
+    checked = 0
+    for folder, _, names in os.walk(os.path.join(ROOT, "configs")):
+        for name in sorted(names):
+            rel = os.path.relpath(os.path.join(folder, name), ROOT)
+            kind = shipped_kind(rel)
+            if kind is None:
+                continue
+            with open(os.path.join(ROOT, rel)) as f:
+                doc = json.load(f)
+            errors = list(jsonschema.Draft7Validator(schemas[kind]).iter_errors(doc))
+            checked += 1
+            if errors:
+                problems += 1
+                best = jsonschema.exceptions.best_match(errors)
+                print(f"{rel}: refused by {SCHEMAS}/{kind}.schema.json at "
+                      f"{'/'.join(str(p) for p in best.absolute_path)}: {best.message[:200]}")
+    print(f"{len(kinds)} schemas, {checked} shipped configs validated")
+    return problems
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -170,6 +228,7 @@ def main(argv):
                       f"{sorted(allowed)} (missing from the table: "
                       f"{sorted(allowed - set(o['keys']))}; not read: "
                       f"{sorted(set(o['keys']) - allowed)})")
+    failed += check_schemas(reference_doc, write)
     print(f"{len(PAGES)} pages, {len(objects)} config objects checked; {failed} problems")
     return 1 if failed else 0
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "kernels/spec/kernel_spec.hpp"
 #include "model/dtype.hpp"
 #include "tools/calibration/validation_dataset.hpp"
@@ -430,6 +432,121 @@ std::string config_reference_markdown() {
     for (const ConfigKey& k : o.keys)
       out += fmt::format("| `{}` | {} | {} | {} |\n", k.name, k.type, k.fallback, k.doc);
   }
+  return out;
+}
+
+namespace {
+
+// The JSON types a table type names: its alternatives' first words ("string or object",
+// "integer in [1, 8]", "array of tiles", "object: name -> shape"); a PyPTO-style "`[...]`" is an
+// array.
+nlohmann::json json_types(const std::string& type) {
+  static const std::vector<std::string> kTypes = {"string", "object",  "integer",
+                                                  "number", "boolean", "array"};
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= type.size()) {
+    const size_t next = type.find(" or ", at);
+    std::string word = type.substr(at, type.find_first_of(" :", at) - at);
+    if (word.rfind("`[", 0) == 0) word = "array";
+    if (std::find(kTypes.begin(), kTypes.end(), word) != kTypes.end() &&
+        std::find(out.begin(), out.end(), word) == out.end())
+      out.push_back(word);
+    if (next == std::string::npos) break;
+    at = next + 4;
+  }
+  if (out.size() == 1) return out.front();
+  return out;
+}
+
+nlohmann::json object_schema(const ConfigObject& o) {
+  nlohmann::json s = {{"type", "object"},
+                      {"description", o.what},
+                      {"properties", nlohmann::json::object()},
+                      {"additionalProperties", false}};
+  std::vector<std::string> required;
+  for (const ConfigKey& k : o.keys) {
+    s["properties"][k.name] = {{"type", json_types(k.type)}, {"description", k.doc}};
+    if (k.fallback == "required") required.push_back(k.name);
+  }
+  if (!required.empty()) s["required"] = required;
+  return s;
+}
+
+// Where the object at `path` goes under its kind's top-level schema: the schema it is attached to
+// (a property's, an array's items, an object's members).
+void attach(nlohmann::json& top, const std::string& path, nlohmann::json object) {
+  nlohmann::json* at = &top;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    const size_t dot = path.find('.', pos);
+    std::string seg = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    pos = dot == std::string::npos ? path.size() : dot + 1;
+    const bool last = pos >= path.size();
+    if (const size_t label = seg.find(" ("); label != std::string::npos) seg.resize(label);
+    if (seg == "*") {
+      nlohmann::json& members = (*at)["additionalProperties"];
+      if (last) members = std::move(object);
+      at = &members;
+      continue;
+    }
+    const bool items = seg.size() > 2 && seg.compare(seg.size() - 2, 2, "[]") == 0;
+    if (items) seg.resize(seg.size() - 2);
+    nlohmann::json& prop = (*at)["properties"][seg];
+    if (!items) {
+      if (last) {  // the object's keys on the property (which keeps its own types)
+        prop["properties"] = object["properties"];
+        prop["additionalProperties"] = false;
+        if (object.contains("required")) prop["required"] = object["required"];
+      }
+      at = &prop;
+      continue;
+    }
+    nlohmann::json& its = prop["items"];
+    if (last) {
+      // Elements given as a name or as an object (a program's outputs, a measurements file's
+      // free parameters): the object's keys apply to the objects.
+      if (seg == "outputs" || seg == "free") object["type"] = {"string", "object"};
+      if (its.is_null()) {
+        its = std::move(object);
+      } else {  // several kinds of element (a program's body): any one of them
+        if (!its.contains("anyOf")) its = {{"anyOf", nlohmann::json::array({its})}};
+        its["anyOf"].push_back(std::move(object));
+      }
+    }
+    at = its.contains("anyOf") ? &its["anyOf"][0] : &its;
+  }
+}
+
+// One kind's schema: its top level, and the nested objects of `nested` (a program run config
+// shares the op run config's partition and runtime; a program sweep the sweep's candidates).
+nlohmann::json kind_schema(const std::string& kind, const std::string& nested) {
+  nlohmann::json top;
+  for (const ConfigObject& o : config_objects())
+    if (o.kind == kind && o.path.empty()) top = object_schema(o);
+  for (const ConfigObject& o : config_objects())
+    if (o.kind == nested && !o.path.empty()) attach(top, o.path, object_schema(o));
+  return top;
+}
+
+}  // namespace
+
+std::vector<std::string> schema_kinds() {
+  return {"run", "sweep", "program", "validation", "measurements", "msprof-map", "hardware"};
+}
+
+nlohmann::json config_schema(const std::string& kind) {
+  nlohmann::json s;
+  if (kind == "run" || kind == "sweep")
+    s = {{"anyOf", {kind_schema(kind, kind), kind_schema(kind + "-program", kind)}}};
+  else
+    s = kind_schema(kind, kind);
+  nlohmann::json out = {{"$schema", "http://json-schema.org/draft-07/schema#"},
+                        {"$id", "tilesim/" + kind + ".schema.json"},
+                        {"title", kind == "run"     ? std::string("tilesim run config")
+                                  : kind == "sweep" ? std::string("tilesim sweep config")
+                                                    : std::string("tilesim ") + kind_title(kind)}};
+  out.update(s);
   return out;
 }
 

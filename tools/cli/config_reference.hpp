@@ -37,4 +37,11 @@ std::string config_reference_markdown();
 // The objects with their key names, for the reference_docs check.
 nlohmann::json config_objects_json();
 
+// The JSON Schema (draft 7) of a config file kind, from the same table: "run" (a built-in op's or
+// a tile program's run config), "sweep" (either's), "program", "validation", "measurements",
+// "msprof-map", "hardware". Keys outside the table are refused, as the readers refuse them;
+// values are checked for their JSON type (the readers check ranges and meaning).
+std::vector<std::string> schema_kinds();
+nlohmann::json config_schema(const std::string& kind);
+
 }  // namespace tilesim
