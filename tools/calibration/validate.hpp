@@ -22,7 +22,9 @@
 // Per dataset, the MAPEs pool every evaluated point of its sweeps. A point the board refused
 // (board_rejected) is never scored: the model rejecting it too is a match, running it a violation.
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -93,20 +95,28 @@ double rank_agreement(const std::vector<double>& measured, const std::vector<dou
 // Scores one sweep's outcomes.
 SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);
 
+// How far a validation is: the points to run (set before the first runs) and those done, for a
+// progress line (tilesim validate on a terminal); written from the workers.
+struct ValidateProgress {
+  std::atomic<int64_t> total{0}, done{0};
+};
+
 // Runs every expressible point (in parallel: threads 0 = every core) on the dataset's hardware,
 // or on `hardware_override` when not empty, with the what-ifs `settings` ("key=value", --set)
 // over either, and scores it.
 ValidationResult validate(std::vector<ValidationDataset> datasets,
                           const std::filesystem::path& hardware_override = {}, int threads = 0,
-                          const std::vector<std::string>& settings = {});
+                          const std::vector<std::string>& settings = {},
+                          ValidateProgress* progress = nullptr);
 
 // The same on hardware already loaded: hws[d] runs dataset d.
 ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
-                             int threads = 0);
+                             int threads = 0, ValidateProgress* progress = nullptr);
 
 // `tilesim validate FILES` (tilesim.validate()): the datasets of `files` (none: every file in the
 // shipped configs/validation/), on their own hardware or on `hardware` (a --hardware argument).
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
-                                int threads, const std::vector<std::string>& settings = {});
+                                int threads, const std::vector<std::string>& settings = {},
+                                ValidateProgress* progress = nullptr);
 
 }  // namespace tilesim
