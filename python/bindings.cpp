@@ -112,6 +112,12 @@ struct SweepOutcome {
   std::string csv() const { return sweep_csv(job.cfg, job.hw, result); }
   std::string svg() const { return sweep_svg(job.cfg, job.hw, result); }
   std::string svg_map() const { return sweep_heat_map_svg(job.cfg, job.hw, result); }
+  // What `--svg` ("curve") or `--svg-map` ("map") draws, as JSON: SweepResult.plot() draws the
+  // same data with matplotlib.
+  std::string plot_data(const std::string& kind) const {
+    if (kind == "map") return heat_map_json(sweep_heat_map(job.cfg, job.hw, result)).dump();
+    return plot_json(sweep_plot(job.cfg, job.hw, result)).dump();
+  }
   std::string table(size_t top, bool wide) const {
     return sweep_table(job.cfg, job.hw, result, top, wide);
   }
@@ -346,6 +352,8 @@ PYBIND11_MODULE(_core, m) {
       .def("csv", &SweepOutcome::csv, py::call_guard<py::gil_scoped_release>())
       .def("svg", &SweepOutcome::svg, py::call_guard<py::gil_scoped_release>())
       .def("svg_map", &SweepOutcome::svg_map, py::call_guard<py::gil_scoped_release>())
+      .def("plot_data", &SweepOutcome::plot_data, py::arg("kind"),
+           py::call_guard<py::gil_scoped_release>())
       .def("table", &SweepOutcome::table, py::arg("top"), py::arg("wide"),
            py::call_guard<py::gil_scoped_release>());
 

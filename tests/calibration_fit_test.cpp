@@ -180,6 +180,26 @@ void expect_schema_error(const std::string& text, const std::vector<std::string>
   }
 }
 
+// A fit that leaves a large error almost as it found it says so (27.80% -> 27.74% exited 0
+// without a word); a fit that helps, or one already close, does not.
+TEST(CalibrationFit, AFitThatBarelyHelpsIsSaid) {
+  CalibrationResult r;
+  r.free = {{"vector.issue_cycles", 0, 100}, {"dma.read.burst_cycles", 0, 64}};
+  r.mape_fitted_before = 27.80;
+  r.mape_fitted_after = 27.74;
+  const std::string w = fit_barely_helps(r);
+  EXPECT_NE(w.find("the fit barely helps: MAPE over the fitted rows 27.80% -> 27.74% (0.2% of it "
+                   "removed)"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("(vector.issue_cycles, dma.read.burst_cycles)"), std::string::npos) << w;
+  r.mape_fitted_after = 20.0;  // removes 28%
+  EXPECT_EQ(fit_barely_helps(r), "");
+  r.mape_fitted_before = 3.0;  // already close: nothing to help
+  r.mape_fitted_after = 2.99;
+  EXPECT_EQ(fit_barely_helps(r), "");
+}
+
 TEST(CalibrationSchema, ValidFileLoads) {
   TempDir dir;
   dir.write("cfg.json", kInlineConfig);

@@ -113,7 +113,7 @@ TEST(Cli, RulesJsonHasAVerdictAndNumbersPerClaim) {
 TEST(Cli, RulesCsvHasARowPerClaim) {
   const CmdResult r = run_cli("rules --only rule1.example --csv", false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out.rfind("hardware,id,verdict,claim,numbers\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("hardware,id,verdict,claim,numbers,margin_pct,tie\n", 0), 0u) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6) << r.out;
   EXPECT_NE(r.out.find("\nascend910b1,rule1.example_"), std::string::npos) << r.out;
 }

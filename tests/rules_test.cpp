@@ -3,7 +3,12 @@
 // change is understood and this table is updated with it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "model/error.hpp"
 #include "test_support.hpp"
@@ -81,6 +86,53 @@ TEST_F(RulesRegression, VerdictsMatchTheLockedTable) {
 
 // The thresholds themselves, within bands wide enough for calibration noise and narrow enough
 // that a broken mechanism shows.
+// Every verdict decided by timings carries its margin (the closest pair it rests on, in percent of
+// the faster) and is called a tie when that pair is within the model's resolution, in the text,
+// the JSON and the CSV; the knee is decided by thresholds and has none.
+TEST_F(RulesRegression, EveryVerdictCarriesItsMarginAndSaysTieWithinTheResolution) {
+  const std::string text = format_rules({*result_});
+  const nlohmann::json j = rules_json({*result_});
+  const std::string csv = rules_csv({*result_});
+  EXPECT_NE(csv.find(",margin_pct,tie\n"), std::string::npos) << csv.substr(0, 80);
+  int ties = 0;
+  for (size_t i = 0; i < result_->checks.size(); ++i) {
+    const RuleCheck& k = result_->checks[i];
+    const nlohmann::json& jk = j["results"][0]["checks"][i];
+    EXPECT_EQ(jk["tie"].get<bool>(), k.tie()) << k.id;
+    if (k.id == "rule1.knee") {
+      EXPECT_TRUE(std::isnan(k.margin_pct));
+      EXPECT_TRUE(jk["margin_pct"].is_null());
+      continue;
+    }
+    ASSERT_FALSE(std::isnan(k.margin_pct)) << k.id << ": decided by timings, so it has a margin";
+    EXPECT_GE(k.margin_pct, 0) << k.id;
+    EXPECT_NEAR(jk["margin_pct"].get<double>(), k.margin_pct, 1e-12) << k.id;
+    EXPECT_EQ(k.tie(), k.margin_pct < kRuleTiePct) << k.id;
+    const std::string line =
+        k.tie() ? fmt::format("margin: {:.1f}%, a tie", k.margin_pct)
+                : fmt::format("margin: {:.1f}% between the closest timings", k.margin_pct);
+    EXPECT_NE(text.find(line), std::string::npos) << k.id << ": " << line;
+    ties += k.tie();
+  }
+  if (ties > 0) {
+    EXPECT_NE(text.find(fmt::format("({} on a tie: timings within", ties)), std::string::npos)
+        << text;
+  }
+}
+
+// Rule 1.3 compares three timings: its margin is the pick's lead over the next fastest of them.
+TEST_F(RulesRegression, TheReductionAxisMarginIsThePicksLead) {
+  const RuleCheck& k = check("rule1.reduction_axis_u");
+  double margin = std::numeric_limits<double>::infinity();
+  for (const auto& c : k.data) {
+    std::vector<double> t = {c["t16_us"].get<double>(), c["t32_us"].get<double>(),
+                             c["t64_us"].get<double>()};
+    std::sort(t.begin(), t.end());
+    margin = std::min(margin, (t[1] - t[0]) / t[0] * 100);
+  }
+  EXPECT_NEAR(k.margin_pct, margin, 1e-9);
+}
+
 TEST_F(RulesRegression, ThresholdsLieWhereTheModelPutsThem) {
   ASSERT_EQ(result_->knees.size(), 6u);  // 3 dtypes x (idle core, all cores streaming)
   for (const auto& k : result_->knees) {

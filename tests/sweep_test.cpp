@@ -30,6 +30,7 @@
 #include "tools/analyses/zones.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/sweep_config.hpp"
+#include "tools/reports/report.hpp"
 #include "tools/reports/svg_plot.hpp"
 #include "tools/reports/sweep_report.hpp"
 
@@ -305,6 +306,28 @@ TEST(SweepPrecheck, RejectsWithReasonsAndCountsThemByClass) {
   EXPECT_EQ(*r.recommended, 0u);
 }
 
+// Candidates refused for the same reason word for word (a too-large tile at every loop count)
+// are one line with their count and the first few named, not a line each.
+TEST(SweepPrecheck, IdenticalRejectionsAreListedOnceWithTheirCount) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "add", "shape": [64, 65536], "hardware": "ascend910b1",
+    "candidates": {"tiles": [[64, 65536], [32, 65536]], "loop_counts": [1, 2, 4, 8]}})");
+  const SweepResult r = run_sweep(cfg, hw, {1, nullptr});
+  const std::string table = sweep_table(cfg, hw, r, 25, false);
+  EXPECT_NE(table.find("4 candidates (tile (64, 65536) loop 1, tile (64, 65536) loop 2, tile (64, "
+                       "65536) loop 4, ...): limits: prod(tile) ="),
+            std::string::npos)
+      << table;
+  // Each reason once: the (64, 65536) one, the (32, 65536) one.
+  size_t lines = 0;
+  for (size_t at = table.find("4 candidates ("); at != std::string::npos;
+       at = table.find("4 candidates (", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u) << table;
+  EXPECT_EQ(table.find("tile (64, 65536) loop 8"), std::string::npos) << table;
+  EXPECT_EQ(r.rejected_by_class.at("limits"), 8);
+}
+
 TEST(SweepPrecheck, UbOverflowComesFromTheModelsBudget) {
   const auto hw = test::default_hw();
   const auto cfg = parse(R"({"op": "add", "shape": [16, 65536],
@@ -481,6 +504,39 @@ TEST(Binding, SharesByHandAndTheLargestBinds) {
       EXPECT_DOUBLE_EQ(u.share, m.achieved_gm_gbps / hw.l2.bandwidth_gbps);
     }
   EXPECT_TRUE(l2);
+}
+
+// HBM and V both at 95% were "bound by HBM" (doubling HBM gained 2.7%): two resources over half
+// used and within 5 points of each other are co-bound, with what relieving either alone can gain
+// at most; the fixed costs (a share of kernel_time, not gen_time) pair with neither.
+TEST(Binding, TwoResourcesWithinFivePointsAreCoBound) {
+  Hardware hw = test::default_hw();
+  Metrics m;
+  m.gen_time_us = 100;
+  m.kernel_time_us = 102;
+  m.achieved_gm_gbps = hw.gm.hbm_bandwidth_gbps * 0.96;  // 96%
+  m.pipes = {{"MTE2", 60, 70, 0}, {"V", 90, 94, 0}};     // busiest cores: 70%, 94%
+  CoreMetrics c;
+  m.per_core = std::vector<CoreMetrics>(static_cast<size_t>(hw.cores.aiv), c);
+  const auto uses = resource_uses(m, hw);
+  ASSERT_TRUE(co_bound(uses));
+  const auto j = binding_json(uses);  // the JSON says it too, on both
+  EXPECT_TRUE(j[0]["co_bound"].get<bool>() && j[1]["co_bound"].get<bool>());
+  EXPECT_FALSE(j[2].contains("co_bound"));
+  EXPECT_EQ(binding_text(uses),
+            fmt::format("co-bound by GM traffic against HBM bandwidth: {:.1f} of {:.1f} GB/s "
+                        "(96%) and V of the busiest core: 94.0 of 100.0 us (94%): within 5 points "
+                        "of each other, relieving either alone gains at most 6% (the other's "
+                        "floor); then MTE2 of the busiest core: 70.0 of 100.0 us (70%)",
+                        hw.gm.hbm_bandwidth_gbps * 0.96, hw.gm.hbm_bandwidth_gbps));
+  m.pipes = {{"MTE2", 60, 70, 0}, {"V", 80, 85, 0}};  // 96% against 85%: HBM binds alone
+  EXPECT_FALSE(co_bound(resource_uses(m, hw)));
+  EXPECT_EQ(binding_text(resource_uses(m, hw)).rfind("bound by GM traffic", 0), 0u);
+  m.achieved_gm_gbps = hw.gm.hbm_bandwidth_gbps * 0.3;  // V 85% next to fixed costs 84%
+  m.kernel_time_us = 625, m.launch_us = 525;
+  const auto fixed = resource_uses(m, hw);
+  ASSERT_EQ(fixed[1].name, "fixed costs");
+  EXPECT_FALSE(co_bound(fixed));
 }
 
 TEST(Binding, TheSweepsRecommendationNamesWhatBoundsIt) {

@@ -286,6 +286,75 @@ TEST(Validate, ExitsOneOutsideItsOwnTolerancesAndZeroWithin) {
   EXPECT_EQ(test::run_cli("validate " + write_temp("worst.json", j)).code, 0);
 }
 
+// A dataset that states no tolerance is held to nothing: validate says "no tolerances", never
+// "within", and the summary counts it apart from the datasets held to theirs.
+TEST(Validate, ADatasetWithoutTolerancesSaysSoNotWithin) {
+  const ValidationResult v =
+      validate({load_validation_dataset(write_temp("free.json", small_dataset()))});
+  EXPECT_STREQ(v.scores[0].status(), "no tolerances");
+  EXPECT_TRUE(v.within());  // nothing failed: exit 0
+  const test::CmdResult r = test::run_cli("validate " + write_temp("free.json", small_dataset()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("tolerances: none stated: scored, held to nothing (no tolerances)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0/0 within, 1 with no tolerances"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" within\n"), std::string::npos) << r.out;
+  auto j = small_dataset();
+  j["tolerances"] = {{"max_abs_mape_pct", 1e6}};
+  EXPECT_STREQ(validate({load_validation_dataset(write_temp("held.json", j))}).scores[0].status(),
+               "within");
+}
+
+// Spearman's rho over 2 or 3 points takes a handful of values: such a rank is marked "*" with a
+// note, in the table, the summary, the JSON and the plot.
+TEST(Validate, RanksOverFewerThanFourPointsAreMarked) {
+  const std::string f = write_temp("few.json", small_dataset());  // 2 evaluated points
+  const test::CmdResult r = test::run_cli("validate " + f);
+  EXPECT_NE(r.out.find("1.00*"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("* rank correlation over fewer than 4 points"), std::string::npos) << r.out;
+  const test::CmdResult j = test::run_cli("validate " + f + " --json", false);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_TRUE(doc["datasets"][0]["sweeps"][0]["rank_few_points"].get<bool>());
+  auto four = small_dataset();
+  auto& points = four["sweeps"][0]["points"];
+  for (const int64_t rows : {2048, 8192})
+    points.push_back({{"x", rows},
+                      {"measured", 10.0 * static_cast<double>(rows) / 64},
+                      {"mapping", "same op"},
+                      {"config", relu_config(rows)}});
+  const ValidationResult v = validate({load_validation_dataset(write_temp("four.json", four))});
+  EXPECT_EQ(v.scores[0].sweeps[0].evaluated, 4u);
+  EXPECT_FALSE(v.scores[0].sweeps[0].few_rank_points());
+}
+
+// The worst point's figures are absolute times: the line gives the absolute error beside the
+// normalised one it is chosen by.
+TEST(Validate, TheWorstPointShowsBothErrors) {
+  const test::CmdResult r = test::run_cli("validate " + write_temp("worst2.json", small_dataset()));
+  EXPECT_NE(r.out.find("% normalised, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("% absolute ("), std::string::npos) << r.out;
+}
+
+// Exit 1 is a verdict: --json and --csv are written with it, as on success.
+TEST(Validate, WritesItsFilesWhateverTheVerdict) {
+  auto j = small_dataset();
+  j["tolerances"] = {{"max_abs_mape_pct", 0.001}};
+  const auto dir = std::filesystem::temp_directory_path() / "tilesim_validate_test";
+  const auto json = dir / "verdict.json", csv = dir / "verdict.csv";
+  std::filesystem::remove(json);
+  std::filesystem::remove(csv);
+  const test::CmdResult r = test::run_cli("validate " + write_temp("tight2.json", j) + " --json " +
+                                          json.string() + " --csv " + csv.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(json)) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(csv)) << r.out;
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_FALSE(doc["within"].get<bool>());
+  EXPECT_EQ(doc["datasets"][0]["status"], "OUTSIDE");
+}
+
 // A dataset that states why the model misses it is still scored against its tolerances and
 // reported outside them ("OUTSIDE (known)", the reason printed), but does not fail the run; an
 // empty reason is refused.

@@ -105,6 +105,8 @@ def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_
     res.calibrated_hardware = json.loads(hw) if hw else None
     if not hw:
         warnings.warn(f"{os.fspath(measurements)}: {res.refused}", stacklevel=2)
+    for warning in res.warnings:  # a fit that barely helps, as the CLI warns on stderr
+        warnings.warn(f"{os.fspath(measurements)}: {warning}", stacklevel=2)
     return res
 
 

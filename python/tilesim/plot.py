@@ -1,14 +1,7 @@
-"""matplotlib views of tilesim results: a sweep's U-curve with zones or its (tile dim, loop count)
-heat map, and a run's per-core timeline (PyPTO swimlane style)."""
+"""matplotlib views of tilesim results: a sweep's curve with zones or its (tile dim, loop count)
+heat map, drawn from the data the CLI's --svg and --svg-map draw, and a run's per-core timeline
+(PyPTO swimlane style)."""
 import math
-
-# One colour per zone (tools/analyses/zones.hpp names them).
-ZONE_COLORS = {
-    "too_fragmented": "tab:orange",
-    "sweet_spot": "tab:green",
-    "too_coarse": "tab:red",
-    "slower": "tab:gray",
-}
 
 
 def _kind(event):
@@ -37,72 +30,78 @@ def _varying_tile_dim(ok):
     return best
 
 
-def sweep_plot(data, ax=None):
+def sweep_plot_kind(data):
+    """"map" when a tile dim and the loop count (or grid) both vary, else "curve"."""
     ok = [c for c in data["candidates"] if c["status"] == "ok"]
-    ax = _axes(ax)
-    sweep = data["sweep"]
-    title = f"{sweep['op']} {sweep['shape']} {sweep['dtype']} on {sweep['hardware']}"
-    if not ok:
-        ax.set_title(title + ": no candidate passed the pre-check")
-        return ax
     second = "grid" if any("grid" in c for c in ok) else "loop_count"
-    dim = _varying_tile_dim(ok)
-    if dim is not None and len({c.get(second) for c in ok}) > 1:
-        return _heat_map(ok, dim, second, data, ax, title)
-    return _u_curve(ok, data, ax, title)
+    if _varying_tile_dim(ok) is not None and len({c.get(second) for c in ok}) > 1:
+        return "map"
+    return "curve"
 
 
-def _u_curve(ok, data, ax, title):
-    series = {}
-    for c in ok:
-        series.setdefault(c["series"], []).append(c)
-    for members in series.values():
-        members.sort(key=lambda c: c["axis_value"])
-        ax.plot([c["axis_value"] for c in members], [c["gen_time_us"] for c in members],
-                color="0.7", lw=1, zorder=1)
-    for zone in sorted({c["zone"] or "none" for c in ok}):
-        pts = [c for c in ok if (c["zone"] or "none") == zone]
-        ax.scatter([c["axis_value"] for c in pts], [c["gen_time_us"] for c in pts], s=18,
-                   color=ZONE_COLORS.get(zone, "tab:blue"), label=zone.replace("_", " "),
-                   zorder=2)
-    rec = data.get("recommended")
-    best = next((c for c in ok if rec and c["index"] == rec["index"]), None)
-    if best is not None:
-        ax.scatter([best["axis_value"]], [best["gen_time_us"]], marker="*", s=220,
-                   color="gold", edgecolor="black", zorder=3,
-                   label=f"best {best['gen_time_us']:.3f} us")
-    if max(c["axis_value"] for c in ok) > 8 * max(min(c["axis_value"] for c in ok), 1e-12):
+def sweep_plot(plot, kind, ax=None):
+    """Draws what ``tilesim sweep --svg`` (kind "curve") or ``--svg-map`` ("map") draws, from the
+    same plot data (the core's ``plot_data``): the sweep's objective, its zones and the
+    recommended candidate."""
+    ax = _axes(ax)
+    if kind == "map":
+        return _heat_map(plot, ax)
+    return _curve(plot, ax)
+
+
+def _curve(plot, ax):
+    title = plot["title"] + (f"\n{plot['subtitle']}" if plot["subtitle"] else "")
+    ax.set_title(title, fontsize="medium")
+    if not plot["series"]:
+        return ax
+    seen = set()
+    for band in plot["bands"]:
+        label = band["label"] if band["label"] not in seen else None
+        seen.add(band["label"])
+        ax.axvspan(band["x0"], band["x1"], color=band["color"], alpha=0.35, lw=0, label=label,
+                   zorder=0)
+    for series in plot["series"]:
+        pts = sorted(series["points"], key=lambda q: q["x"])
+        xs, ys = [q["x"] for q in pts], [q["y"] for q in pts]
+        if series["line"]:
+            ax.plot(xs, ys, color=series["color"], lw=1.2, alpha=series["opacity"], zorder=1)
+        if series["radius"] > 0:
+            ax.scatter(xs, ys, s=series["radius"] ** 2 * 3.0,
+                       c=[q["fill"] or series["color"] for q in pts], edgecolor=series["color"],
+                       alpha=series["opacity"], label=series["name"] or None, zorder=2)
+        for q in pts:
+            if q["label"]:
+                ax.annotate(q["label"], (q["x"], q["y"]), textcoords="offset points",
+                            xytext=(0, 6), ha="center", fontsize="x-small")
+    mark = plot["mark"]
+    if mark is not None:
+        ax.scatter([mark["x"]], [mark["y"]], marker="*", s=220, color="gold", edgecolor="black",
+                   zorder=3, label=mark["label"])
+    if plot["log_x"]:
         ax.set_xscale("log", base=2)
-    ax.set_xlabel(data["sweep"]["axis"])
-    ax.set_ylabel("gen_time_us")
-    ax.set_title(title)
+    ax.set_xlabel(plot["x_label"])
+    ax.set_ylabel(plot["y_label"])
     ax.legend(fontsize="small")
     return ax
 
 
-def _heat_map(ok, dim, second, data, ax, title):
+def _heat_map(plot, ax):
     import numpy as np
 
-    xs = sorted({c["tile"][dim] for c in ok})
-    ys = sorted({c[second] for c in ok})
-    grid = np.full((len(ys), len(xs)), math.nan)
-    for c in ok:  # the fastest over the other dims
-        i, j = ys.index(c[second]), xs.index(c["tile"][dim])
-        if math.isnan(grid[i, j]) or c["gen_time_us"] < grid[i, j]:
-            grid[i, j] = c["gen_time_us"]
+    grid = np.array([[math.nan if v is None else v for v in row] for row in plot["values"]],
+                    dtype=float)
     mesh = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis_r")
-    ax.figure.colorbar(mesh, ax=ax, label="gen_time_us (fastest over the other dims)")
-    ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=90, fontsize="small")
-    ax.set_yticks(range(len(ys)), [str(y) for y in ys], fontsize="small")
-    ax.set_xlabel(f"tile[{dim}]")
-    ax.set_ylabel(second)
-    rec = data.get("recommended")
-    best = next((c for c in ok if rec and c["index"] == rec["index"]), None)
-    if best is not None:
-        ax.scatter([xs.index(best["tile"][dim])], [ys.index(best[second])], marker="*", s=260,
-                   color="gold", edgecolor="black", label=f"best {best['gen_time_us']:.3f} us")
+    ax.figure.colorbar(mesh, ax=ax, label=f"{plot['value_label']} (the fastest candidate there)")
+    ax.set_xticks(range(len(plot["xs"])), plot["xs"], rotation=90, fontsize="small")
+    ax.set_yticks(range(len(plot["ys"])), plot["ys"], fontsize="small")
+    ax.set_xlabel(plot["x_label"])
+    ax.set_ylabel(plot["y_label"])
+    if plot["mark"] is not None:
+        row, col = plot["mark"]
+        ax.scatter([col], [row], marker="*", s=260, color="gold", edgecolor="black",
+                   label=plot["mark_label"])
         ax.legend(fontsize="small", loc="upper right")
-    ax.set_title(title)
+    ax.set_title(plot["title"], fontsize="medium")
     return ax
 
 

@@ -129,12 +129,13 @@ class SweepResult:
         return self._dict()["sweep"]
 
     def plot(self, ax=None):
-        """The sweep as matplotlib draws it: the U-curve along the swept axis with each point's
-        zone, or, when the loop count (or grid) and a tile dim both vary, a heat map of time over
-        (tile dim, loop count) with the best marked."""
-        from .plot import sweep_plot
+        """The sweep as matplotlib draws it, from the data ``to_svg()`` draws: the sweep's
+        objective along the swept axis with each point's zone and the recommendation starred, or,
+        when the loop count (or grid) and a tile dim both vary, ``to_svg_map()``'s heat map."""
+        from .plot import sweep_plot, sweep_plot_kind
 
-        return sweep_plot(self._dict(), ax=ax)
+        kind = sweep_plot_kind(self._dict())
+        return sweep_plot(json.loads(self._outcome.plot_data(kind)), kind, ax=ax)
 
     def __repr__(self):
         c = self.counts

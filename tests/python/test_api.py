@@ -60,9 +60,29 @@ def test_sweep_dataframe_has_a_row_per_candidate_and_a_column_per_tile_dim():
 def test_sweep_plot_u_curve_marks_the_best():
     ax = tilesim.sweep(LOOPS, jobs=2).plot()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any(lab.startswith("best ") for lab in labels)
+    assert any(lab.startswith("best: ") for lab in labels)
     assert "sweet spot" in labels
-    assert ax.get_xlabel() == "loop_count"
+    assert ax.get_xlabel().startswith("loop_count")
+
+
+def _star(ax):
+    """The (x, y) of the plot's star (the recommendation)."""
+    for c in ax.collections:
+        if c.get_label().startswith("best: "):
+            return tuple(c.get_offsets()[0])
+    raise AssertionError("no star")
+
+
+@pytest.mark.parametrize("objective", ["kernel_time_us", "gen_time_us"])
+def test_sweep_plot_draws_the_objective_with_the_star_on_the_recommendation(objective):
+    # The plot is the --svg's data: its y is the objective the sweep ranks by, so the star sits on
+    # the recommended candidate at its objective value (it drew gen_time_us whatever the ranking).
+    res = tilesim.sweep(LOOPS, jobs=2, objective=objective)
+    ax = res.plot()
+    x, y = _star(ax)
+    assert x == res.recommended["loop_count"]
+    assert y == pytest.approx(res.recommended["metrics"][objective], rel=1e-9)
+    assert objective in ax.get_ylabel()
 
 
 def test_sweep_plot_heat_map_for_a_tile_dim_and_the_loop_count():
@@ -76,7 +96,7 @@ def test_sweep_plot_heat_map_for_a_tile_dim_and_the_loop_count():
     ax = res.plot()
     assert len(ax.images) == 1
     assert ax.images[0].get_array().shape == (3, 3)  # loop counts x tile[2] values
-    assert ax.get_xlabel() == "tile[2]" and ax.get_ylabel() == "loop_count"
+    assert ax.get_xlabel() == "tile[2]" and ax.get_ylabel() == "loop count"
 
 
 def test_timeline_has_a_lane_per_core_that_ran_a_task():

@@ -276,3 +276,35 @@ def test_python_writers_keep_the_rules_every_cli_output_keeps(tmp_path):
         tilesim.run(str(cfg)).write_trace(tmp_path / "nodir" / "t.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "link.json", "map.json",
                                                           "p.csv", "real.json"]
+
+
+def _stderr_on_a_terminal(*args):
+    """What `tilesim ARGS` writes on its stderr when that is a terminal (a pty)."""
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([os.environ["TILESIM_BINARY"], *args], stdout=subprocess.DEVNULL,
+                         stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait()
+    os.close(master)
+    return out.decode(errors="replace")
+
+
+def test_validate_shows_its_progress_on_a_terminal_unless_quiet(cli):
+    # Every shipped dataset on one thread runs for more than the second the bar waits.
+    shown = _stderr_on_a_terminal("validate", "-j", "1")
+    assert re.search(r"\] (\d+)/\1 points", shown), shown[-300:]
+    assert "points" not in _stderr_on_a_terminal("validate", "-j", "1", "-q")
+    # Not a terminal: nothing (cli captures stderr through a pipe).
+    assert "points" not in cli("validate", "-j", "1").stderr

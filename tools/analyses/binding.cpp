@@ -62,12 +62,31 @@ std::vector<ResourceUse> resource_uses(const Metrics& m, const Hardware& hw) {
   return uses;
 }
 
+bool co_bound(const std::vector<ResourceUse>& uses) {
+  if (uses.size() < 2) return false;
+  const ResourceUse &a = uses[0], &b = uses[1];
+  for (const ResourceUse* u : {&a, &b})
+    if (u->name == "idle cores" || u->name == "fixed costs") return false;
+  return b.share > 0.5 && a.share - b.share <= kCoBoundShare;
+}
+
 std::string binding_text(const std::vector<ResourceUse>& uses) {
   if (uses.empty()) return "";
   std::string s = "bound by " + uses.front().text;
   size_t shown = 1;
-  for (size_t i = 1; i < uses.size() && shown < 3; ++i)
-    if (uses[i].name != "idle cores") s += (shown++ == 1 ? "; then " : ", ") + uses[i].text;
+  if (co_bound(uses)) {
+    // Relieving the first leaves the second's floor, and the other way round.
+    const double gain = 1 - std::min(uses[0].share, uses[1].share);
+    s = fmt::format(
+        "co-bound by {} and {}: within {:.0f} points of each other, relieving either alone gains "
+        "at most {:.0f}% (the other's floor)",
+        uses[0].text, uses[1].text, kCoBoundShare * 100, std::max(gain, 0.0) * 100);
+    shown = 2;
+  }
+  const size_t first_then = shown;
+  for (size_t i = shown; i < uses.size() && shown < 3; ++i)
+    if (uses[i].name != "idle cores")
+      s += (shown++ == first_then ? "; then " : ", ") + uses[i].text;
   if (uses.back().name == "idle cores" && uses.size() > 1) s += "; " + uses.back().text;
   return s;
 }

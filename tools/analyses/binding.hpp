@@ -31,7 +31,14 @@ struct ResourceUse {
 
 // Largest share first, idle cores last; empty for a run with no time.
 std::vector<ResourceUse> resource_uses(const Metrics& m, const Hardware& hw);
-// "bound by <first>; then <second>, <third>; <idle cores>".
+// Two resources over half used and within kCoBoundShare of each other bind together: relieving
+// either alone leaves the other's floor, so it gains at most the time the other leaves unused
+// (HBM and V both at 95%: at most 5%, where "bound by HBM" suggested more bandwidth). The fixed
+// costs are a share of kernel_time, the rest of gen_time: they pair with neither.
+inline constexpr double kCoBoundShare = 0.05;
+bool co_bound(const std::vector<ResourceUse>& uses);
+// "bound by <first>; then <second>, <third>; <idle cores>", or "co-bound by <first> and
+// <second>: relieving either alone gains at most N%; then <third>; <idle cores>".
 std::string binding_text(const std::vector<ResourceUse>& uses);
 
 }  // namespace tilesim

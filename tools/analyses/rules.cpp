@@ -99,6 +99,12 @@ RuleCheck new_check(std::string id, std::string claim,
   return RuleCheck{std::move(id), std::move(claim), Verdict::kFails, "", std::move(data), ""};
 }
 
+// The verdict compares timings a and b: the check's margin is its closest such pair.
+void compared(RuleCheck& k, double a, double b) {
+  const double gap = std::abs(a - b) / std::min(a, b) * 100;
+  if (!(k.margin_pct <= gap)) k.margin_pct = gap;
+}
+
 Verdict count_verdict(int held, int cases) {
   return held == cases ? Verdict::kHolds : held > 0 ? Verdict::kBends : Verdict::kFails;
 }
@@ -143,6 +149,7 @@ RuleCheck check_contiguous(Cases& cases) {
     if (!c.under || !c.compliant) continue;
     ++n;
     const bool ok = c.compliant->gen_time_us < c.under->gen_time_us;
+    compared(k, c.compliant->gen_time_us, c.under->gen_time_us);
     held += ok;
     parts.push_back(fmt::format("{}: best >= 1 KB {} vs best < 1 KB {} ({} B, {})", c.name,
                                 tile_time(*c.compliant), tile_time(*c.under),
@@ -242,6 +249,7 @@ RuleCheck check_tile_over_shape(Cases& cases) {
   std::vector<std::string> parts;
   for (const auto& x : xs) {
     held += x.flagged && x.slower;
+    compared(k, x.data["over_us"].get<double>(), x.data["in_shape_us"].get<double>());
     parts.push_back(x.text);
     k.data.push_back(x.data);
   }
@@ -307,6 +315,11 @@ RuleCheck check_reduction_u(Cases& cases, std::vector<ReductionSweetSpot>& spots
     for (int64_t v : {32, 64})
       if (t[v] < t[pick]) pick = v;
     const bool ok = pick != 64;  // bigger stopped paying before 64
+    // How decisive the pick is: against the next fastest of the three.
+    double runner_up = std::numeric_limits<double>::infinity();
+    for (int64_t v : {16, 32, 64})
+      if (v != pick) runner_up = std::min(runner_up, t[v]);
+    compared(k, t[pick], runner_up);
     held += ok;
     const char* where = pick == 32 ? "interior" : "edge";
     parts.push_back(
@@ -341,6 +354,8 @@ RuleCheck check_non_reduction_growth(Cases& cases) {
   const bool ok_a = a4.gen_time_us > a2.gen_time_us;
   const bool ok_b = bw.gen_time_us > bb.gen_time_us;
   k.verdict = count_verdict(ok_a + ok_b, 2);
+  compared(k, a4.gen_time_us, a2.gen_time_us);
+  compared(k, bw.gen_time_us, bb.gen_time_us);
   k.numbers = fmt::format("A: {} vs {} ({}); B: {} vs {} ({})", tile_time(a4), tile_time(a2),
                           gap_text(a4.gen_time_us, a2.gen_time_us), tile_time(bw), tile_time(bb),
                           gap_text(bw.gen_time_us, bb.gen_time_us));
@@ -363,16 +378,19 @@ RuleCheck fastest_of(const std::string& id, const std::string& claim, const Ran&
   RuleCheck k = new_check(id, claim, nlohmann::json::object());
   const auto& w = find(r, winner);
   const CandidateResult* fastest = &w;
+  double fastest_other = std::numeric_limits<double>::infinity();
   std::vector<std::string> parts;
   for (const auto& t : tiles) {
     const auto& c = find(r, t);
     if (c.gen_time_us < fastest->gen_time_us) fastest = &c;
+    if (&c != &w) fastest_other = std::min(fastest_other, c.gen_time_us);
     parts.push_back(tile_time(c) + (c.flags().empty() ? "" : " [" + join(c.flags(), ",") + "]"));
     k.data["times_us"][format_dims(t)] = c.gen_time_us;
   }
   k.verdict = fastest == &w                                          ? Verdict::kHolds
               : w.gen_time_us <= fastest->gen_time_us * (1 + kClose) ? Verdict::kBends
                                                                      : Verdict::kFails;
+  compared(k, w.gen_time_us, fastest_other);
   k.numbers = join(parts, ", ") + fmt::format("; fastest {}", format_dims(fastest->tile));
   k.data["fastest"] = fastest->tile;
   return k;
@@ -398,6 +416,7 @@ std::vector<RuleCheck> check_examples(Cases& cases) {
     for (int64_t v : {16, 32, 64}) {
       const auto& c = find(r, {1, v, 1, 256});
       slower += poor.gen_time_us > c.gen_time_us;
+      compared(k, poor.gen_time_us, c.gen_time_us);
       if (!sweet || c.gen_time_us < sweet->gen_time_us) sweet = &c;
       parts.push_back(tile_time(c));
       k.data["times_us"][format_dims(c.tile)] = c.gen_time_us;
@@ -416,6 +435,7 @@ std::vector<RuleCheck> check_examples(Cases& cases) {
                             nlohmann::json::object());
     const OverShape x = over_shape(cases.shipped_run(kFileC), {4, 4096}, {1, 16384});
     k.verdict = count_verdict(x.flagged + x.slower, 2);
+    compared(k, x.data["over_us"].get<double>(), x.data["in_shape_us"].get<double>());
     k.numbers = x.text;
     k.data = x.data;
     out.push_back(k);
@@ -430,6 +450,7 @@ std::vector<RuleCheck> check_examples(Cases& cases) {
     const auto& narrow = find(r, {1, 256, 64});
     if (!flagged(narrow, "under_1kb") || narrow.gen_time_us <= find(r, {1, 16, 256}).gen_time_us)
       k.verdict = Verdict::kFails;
+    compared(k, narrow.gen_time_us, find(r, {1, 16, 256}).gen_time_us);
     k.data["narrow_flagged"] = flagged(narrow, "under_1kb");
     out.push_back(k);
   }
@@ -440,6 +461,7 @@ std::vector<RuleCheck> check_examples(Cases& cases) {
                             nlohmann::json::object());
     const OverShape x = over_shape(cases.shipped_run(kFileE), {1, 32, 256}, {1, 32, 512});
     k.verdict = !x.flagged ? Verdict::kFails : x.slower ? Verdict::kHolds : Verdict::kBends;
+    compared(k, x.data["over_us"].get<double>(), x.data["in_shape_us"].get<double>());
     k.numbers = x.text;
     k.data = x.data;
     out.push_back(k);
@@ -488,6 +510,12 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
     k.verdict = interior && zones_seen == 2 ? Verdict::kHolds
                 : interior                  ? Verdict::kBends
                                             : Verdict::kFails;
+    // The U's depth: the best against each end of the curve.
+    double t_best = first.gen_time_us;
+    for (const auto& p : z.curve)
+      if (p.loop_count == z.best) t_best = p.gen_time_us;
+    compared(k, t_best, first.gen_time_us);
+    compared(k, t_best, last.gen_time_us);
     std::vector<std::string> pts;
     for (const auto& p : z.curve)
       pts.push_back(
@@ -522,6 +550,11 @@ std::vector<RuleCheck> check_loop_count(Cases& cases, std::vector<LoopCountZones
     const bool close32 = at(32).gen_time_us <= tb * (1 + kClose);
     const bool frag = at(64).zone == Zone::kTooFragmented && at(128).zone == Zone::kTooFragmented;
     const int held = (z.best == 16) + close8 + close32 + frag;
+    // How sure "best" is: against the next fastest loop count.
+    double runner_up = std::numeric_limits<double>::infinity();
+    for (const auto& p : z.curve)
+      if (p.loop_count != z.best) runner_up = std::min(runner_up, p.gen_time_us);
+    compared(k, tb, runner_up);
     k.verdict = held == 4 ? Verdict::kHolds : held >= 2 ? Verdict::kBends : Verdict::kFails;
     k.numbers =
         fmt::format("best {}; 8 {} and 32 {} of the best (close = within {:.0f}%); 64 {}, 128 {}",
@@ -575,6 +608,8 @@ RuleCheck check_matmul(Cases& cases) {
     const bool vs128 = mid_bb != 128, vs256 = mid_bb != 256;
     const bool ok = (!vs128 || mid < f128) && (!vs256 || mid < f256);
     const bool tie = !ok && mid <= std::min(vs128 ? f128 : mid, vs256 ? f256 : mid);
+    if (vs128) compared(k, mid, f128);
+    if (vs256) compared(k, mid, f256);
     ++n;
     held += ok;
     parts.push_back(
@@ -660,6 +695,7 @@ RuleCheck check_merge(Cases& cases) {
     }
     auto text = [&](int f) { return pick[f] ? tile_time(*pick[f]) : std::string("no valid tile"); };
     const bool ok = pick[0] && (!pick[1] || pick[0]->gen_time_us < pick[1]->gen_time_us);
+    if (pick[0] && pick[1]) compared(k, pick[0]->gen_time_us, pick[1]->gen_time_us);
     ++n;
     held += ok;
     parts.push_back(fmt::format(

@@ -11,6 +11,7 @@
 //   bends - it holds in some cases or only approximately (the numbers say where it does not);
 //   fails - the model contradicts it.
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ inline constexpr std::array<EnumName<Verdict>, 3> kVerdictNames = {
     {{Verdict::kHolds, "holds"}, {Verdict::kBends, "bends"}, {Verdict::kFails, "fails"}}};
 const char* verdict_name(Verdict v);  // "holds", "bends", "fails"
 
+// Two timings closer than this (in percent of the faster) are a tie: the zones' tolerance, the
+// closeness the model's sweeps already call a tie.
+inline constexpr double kRuleTiePct = 100 * ZoneOptions{}.tolerance;
+
 struct RuleCheck {
   std::string id;     // stable key, e.g. "rule1.contiguous"
   std::string claim;  // the rulebook's claim, one line
@@ -36,6 +41,12 @@ struct RuleCheck {
   std::string numbers;  // the figures that decide it, one line
   nlohmann::json data;  // the same figures, structured
   std::string why;      // a bend or a failure: the mechanism behind it and its source
+  // The closest pair of timings the verdict rests on: their gap in percent of the faster (NaN
+  // when no timing comparison decides it, as for the knee's thresholds).
+  double margin_pct = std::numeric_limits<double>::quiet_NaN();
+  // The verdict rests on timings within kRuleTiePct of each other: the model cannot tell them
+  // apart, so the verdict says as little.
+  bool tie() const { return margin_pct < kRuleTiePct; }
 };
 
 // Modeled time along the reduction-axis tile of one example, other tile dims fixed.

@@ -352,6 +352,20 @@ std::string degenerate_fit_refusal(const CalibrationResult& r) {
   return s;
 }
 
+std::string fit_barely_helps(const CalibrationResult& r) {
+  const double before = r.mape_fitted_before, after = r.mape_fitted_after;
+  if (!(after > kFitWorthPct) || !(before > 0) || before - after >= kFitBarelyHelps * before)
+    return "";
+  std::vector<std::string> keys;
+  for (const auto& f : r.free) keys.push_back(f.key);
+  return fmt::format(
+      "the fit barely helps: MAPE over the fitted rows {:.2f}% -> {:.2f}% ({:.1f}% of it "
+      "removed); what these measurements miss is not what the free parameters ({}) move: free "
+      "others (tilesim validate --sensitivity ranks what a dataset responds to) or look for a "
+      "mechanism the model lacks",
+      before, after, 100 * (before - after) / before, fmt::join(keys, ", "));
+}
+
 std::string calibration_csv(const CalibrationResult& r) {
   std::string s =
       "id,metric,source,weight,measured,before,after,error_before_pct,error_after_pct,"
@@ -425,6 +439,8 @@ nlohmann::json calibration_to_json(const CalibrationResult& r) {
               {"degenerate", r.fit.degenerate},   {"unidentifiable", r.fit.unidentifiable}};
   j["diagnostics"] = r.fit.diagnostics;
   j["notes"] = r.notes;
+  const std::string barely = fit_barely_helps(r);
+  j["warnings"] = barely.empty() ? nlohmann::json::array() : nlohmann::json::array({barely});
   return j;
 }
 

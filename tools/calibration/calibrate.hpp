@@ -82,6 +82,14 @@ std::string calibration_report(const CalibrationResult& r);
 // Why a degenerate fit is not taken, naming the parameters to fix (hold) or the measurements to
 // add; "" when the fit is not degenerate. calibrate refuses such a fit unless asked to keep it.
 std::string degenerate_fit_refusal(const CalibrationResult& r);
+
+// A fit that leaves the fitted rows' MAPE above kFitWorthPct and removes less than
+// kFitBarelyHelps of it: one line saying so ("" otherwise). The misses then lie in what the free
+// parameters do not move (validate --sensitivity ranks what a dataset responds to) or in a
+// mechanism the model lacks; a calibrated file moving little is no such case (its MAPE is low).
+inline constexpr double kFitWorthPct = 5.0;
+inline constexpr double kFitBarelyHelps = 0.05;
+std::string fit_barely_helps(const CalibrationResult& r);
 nlohmann::json calibration_to_json(const CalibrationResult& r);
 // One row per measurement: id, metric, source, weight, measured, before, after, errors.
 std::string calibration_csv(const CalibrationResult& r);

@@ -1,7 +1,7 @@
 #pragma once
 // A measurements file for `tilesim calibrate`: run configs paired with figures measured on
-// hardware, plus the hardware parameters that may move to fit them. Schema (docs in README.md,
-// "Fitting the model: tilesim calibrate"):
+// hardware, plus the hardware parameters that may move to fit them. Schema (docs in
+// docs/calibration.md; every key in docs/reference/configs.md):
 //
 //   {
 //     "description": "...",                       optional

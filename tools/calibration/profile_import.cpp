@@ -192,8 +192,8 @@ ProfileReader msprof_reader() {
           "measurements file (calibrate) or a validation dataset (validate)",
           {{ProfileOption::kFiles, "csv", "op_summary_*.csv files", true},
            {ProfileOption::kValue, "map",
-            "mapping file: which run config each kernel of the CSVs is (README, \"Board "
-            "profiles in\")",
+            "mapping file: which run config each kernel of the CSVs is "
+            "(docs/board-profiles.md)",
             true}},
           [](const ProfileInputs& in) { return import_msprof(in.files("csv"), in.value("map")); }};
 }

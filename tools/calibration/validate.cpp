@@ -112,6 +112,7 @@ DatasetScore score_dataset(const ValidationDataset& ds,
   std::vector<double> norm, abs;
   d.min_rank_corr = kNaN;
   const ValidationTolerances& tol = ds.tolerances;
+  d.has_tolerances = tol.any();
   for (size_t s = 0; s < ds.sweeps.size(); ++s) {
     const ValidationSweep& sw = ds.sweeps[s];
     SweepScore sc = score_sweep(sw, d.points[s]);
@@ -179,16 +180,16 @@ bool ValidationResult::within() const {
 
 ValidationResult validate(std::vector<ValidationDataset> datasets,
                           const std::filesystem::path& hardware_override, int threads,
-                          const std::vector<std::string>& settings) {
+                          const std::vector<std::string>& settings, ValidateProgress* progress) {
   std::vector<Hardware> hws;
   for (const auto& ds : datasets)
     hws.push_back(
         load_hardware(hardware_override.empty() ? ds.hardware : hardware_override, settings));
-  return validate_on(std::move(datasets), std::move(hws), threads);
+  return validate_on(std::move(datasets), std::move(hws), threads, progress);
 }
 
 ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
-                             int threads) {
+                             int threads, ValidateProgress* progress) {
   if (hws.size() != datasets.size()) throw InternalError("validate_on: one hardware per dataset");
   ValidationResult res;
   res.datasets = std::move(datasets);
@@ -207,6 +208,7 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
         if (sweeps[s].points[p].run) slots.push_back({d, s, p});
     }
   }
+  if (progress) progress->total.store(static_cast<int64_t>(slots.size()));
   parallel_indices(slots.size(), threads, [&](size_t k) {
     const Slot& sl = slots[k];
     const ValidationSweep& sw = res.datasets[sl.d].sweeps[sl.s];
@@ -214,6 +216,7 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
     PointOutcome& out = outcomes[sl.d][sl.s][sl.p];
     out.error = f.error;
     out.modeled = f.error.empty() ? metric_value(f, sw.metric) : kNaN;
+    if (progress) progress->done.fetch_add(1, std::memory_order_relaxed);
   });
   for (size_t d = 0; d < res.datasets.size(); ++d) {
     res.scores.push_back(score_dataset(res.datasets[d], std::move(outcomes[d])));
@@ -225,14 +228,15 @@ ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vecto
 }
 
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
-                                int threads, const std::vector<std::string>& settings) {
+                                int threads, const std::vector<std::string>& settings,
+                                ValidateProgress* progress) {
   std::vector<std::filesystem::path> paths(files.begin(), files.end());
   if (paths.empty()) paths = validation_files(default_config_dir() / "validation");
   std::vector<ValidationDataset> datasets;
   for (const auto& f : paths) datasets.push_back(load_validation_dataset(f));
   return validate(std::move(datasets),
                   hardware.empty() ? std::filesystem::path{} : resolve_hardware_arg(hardware),
-                  threads, settings);
+                  threads, settings, progress);
 }
 
 }  // namespace tilesim

@@ -22,7 +22,9 @@
 // Per dataset, the MAPEs pool every evaluated point of its sweeps. A point the board refused
 // (board_rejected) is never scored: the model rejecting it too is a match, running it a violation.
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,9 @@
 namespace tilesim {
 
 inline constexpr double kTiePct = 3.0;
+// A rank correlation over fewer points than this is marked: with 2 or 3 points rho takes only a
+// handful of values (3 points: -1, -0.5, 0.5, 1), so it says little about the order.
+inline constexpr size_t kMinRankPoints = 4;
 
 struct PointOutcome {
   double modeled = 0;  // NaN unless evaluated
@@ -52,6 +57,8 @@ struct SweepScore {
   double worst_norm_err_pct = 0;                   // signed: modeled above measured is positive
   // Per point, signed (modeled above measured is positive); NaN unless evaluated.
   std::vector<double> norm_err_pct, abs_err_pct;
+  // rank_corr is defined but rests on fewer than kMinRankPoints points.
+  bool few_rank_points() const { return rank_corr == rank_corr && evaluated < kMinRankPoints; }
 };
 
 struct DatasetScore {
@@ -64,10 +71,13 @@ struct DatasetScore {
   size_t argmin_matches = 0, argmin_sweeps = 0;  // sweeps with an evaluated point
   std::vector<std::string> violations;           // tolerances missed, one line each
   bool known_outside = false;                    // the dataset says why it misses
+  bool has_tolerances = false;                   // the dataset states some tolerance
   bool within() const { return violations.empty(); }
-  // "within", "OUTSIDE", or "OUTSIDE (known)" for a miss its dataset explains.
+  // "within", "OUTSIDE", or "OUTSIDE (known)" for a miss its dataset explains; "no tolerances"
+  // when the dataset states none and nothing else failed (a board-rejected point the model ran).
   const char* status() const {
-    return within() ? "within" : known_outside ? "OUTSIDE (known)" : "OUTSIDE";
+    if (!within()) return known_outside ? "OUTSIDE (known)" : "OUTSIDE";
+    return has_tolerances ? "within" : "no tolerances";
   }
 };
 
@@ -85,20 +95,28 @@ double rank_agreement(const std::vector<double>& measured, const std::vector<dou
 // Scores one sweep's outcomes.
 SweepScore score_sweep(const ValidationSweep& sweep, const std::vector<PointOutcome>& outcomes);
 
+// How far a validation is: the points to run (set before the first runs) and those done, for a
+// progress line (tilesim validate on a terminal); written from the workers.
+struct ValidateProgress {
+  std::atomic<int64_t> total{0}, done{0};
+};
+
 // Runs every expressible point (in parallel: threads 0 = every core) on the dataset's hardware,
 // or on `hardware_override` when not empty, with the what-ifs `settings` ("key=value", --set)
 // over either, and scores it.
 ValidationResult validate(std::vector<ValidationDataset> datasets,
                           const std::filesystem::path& hardware_override = {}, int threads = 0,
-                          const std::vector<std::string>& settings = {});
+                          const std::vector<std::string>& settings = {},
+                          ValidateProgress* progress = nullptr);
 
 // The same on hardware already loaded: hws[d] runs dataset d.
 ValidationResult validate_on(std::vector<ValidationDataset> datasets, std::vector<Hardware> hws,
-                             int threads = 0);
+                             int threads = 0, ValidateProgress* progress = nullptr);
 
 // `tilesim validate FILES` (tilesim.validate()): the datasets of `files` (none: every file in the
 // shipped configs/validation/), on their own hardware or on `hardware` (a --hardware argument).
 ValidationResult validate_files(const std::vector<std::string>& files, const std::string& hardware,
-                                int threads, const std::vector<std::string>& settings = {});
+                                int threads, const std::vector<std::string>& settings = {},
+                                ValidateProgress* progress = nullptr);
 
 }  // namespace tilesim

@@ -71,6 +71,11 @@ struct ValidationTolerances {
   std::optional<double> max_abs_err_pct;   // every point's absolute error
   std::optional<double> min_rank_corr;     // each sweep's rank correlation, where defined
   bool argmin = false;                     // each sweep's argmin must match
+  // Some tolerance is stated (else validate reports "no tolerances", holding the dataset to
+  // nothing).
+  bool any() const {
+    return max_mape_pct || max_abs_mape_pct || max_abs_err_pct || min_rank_corr || argmin;
+  }
 };
 
 struct ValidationDataset {

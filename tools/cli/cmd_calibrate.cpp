@@ -82,6 +82,8 @@ int calibrate_command(const CalibrateArgs& a) {
     for (const auto& [path, what] : {std::pair{a.json, "JSON"}, {a.csv, "CSV"}})
       if (!path.empty()) std::cout << "  " << what << " written to " << path << "\n";
   }
+  if (const std::string barely = fit_barely_helps(r); !barely.empty() && refusal.empty())
+    std::cerr << "tilesim calibrate: warning: " << a.measurements << ": " << barely << "\n";
   if (refusal.empty()) return 0;
   std::cerr << "tilesim calibrate: " << a.measurements << ": " << refusal
             << (a.output.empty() ? "" : "; " + a.output + " not written")

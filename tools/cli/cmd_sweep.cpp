@@ -24,6 +24,7 @@
 #include "tools/analyses/sweep_shard.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/cli/progress.hpp"
 #include "tools/cli/sweep_outputs.hpp"
 #include "tools/formats/output_file.hpp"
 #include "tools/formats/run_config.hpp"
@@ -88,56 +89,6 @@ struct SweepArgs {
   std::vector<std::string> set;  // hardware what-ifs
 };
 
-// Draws a progress bar on stderr when it is a terminal and the sweep has run for a second.
-class Progress {
- public:
-  explicit Progress(int64_t total) : total_(total) {
-    if (!isatty(STDERR_FILENO) || total <= 1) return;
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~Progress() { stop(); }
-  void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  std::atomic<int64_t> done{0};
-
- private:
-  void loop() {
-    const auto start = std::chrono::steady_clock::now();
-    bool drawn = false;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (s < 1.0) continue;
-      draw(s);
-      drawn = true;
-    }
-    if (drawn) {
-      draw(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      std::cerr << "\n";
-    }
-  }
-  void draw(double seconds) const {
-    const int64_t n = done.load(std::memory_order_relaxed);
-    const int width = 40;
-    const int filled = static_cast<int>(width * n / total_);
-    std::cerr << fmt::format("\r  [{}{}] {}/{} candidates  {:.1f} s", std::string(filled, '#'),
-                             std::string(width - filled, ' '), n, total_, seconds)
-              << std::flush;
-  }
-  int64_t total_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-};
-
 // Shard K/N: its candidates only, written as a shard file.
 int sweep_shard(const SweepArgs& a, const SweepJob& job) {
   const ShardSpec spec = parse_shard(a.shard, "--shard");
@@ -146,10 +97,12 @@ int sweep_shard(const SweepArgs& a, const SweepJob& job) {
   const auto start = std::chrono::steady_clock::now();
   SweepShard shard;
   {
-    Progress progress(static_cast<int64_t>(shard_indices(job.candidates.size(), spec).size()));
+    std::atomic<int64_t> done{0},
+        total{static_cast<int64_t>(shard_indices(job.candidates.size(), spec).size())};
+    const ProgressBar progress("candidates", done, total, a.out.quiet);
     SweepOptions opt;
     opt.threads = a.threads;
-    opt.progress = &progress.done;
+    opt.progress = &done;
     opt.cancel = &g_stop;
     try {
       shard = run_shard(job, spec, opt);
@@ -206,10 +159,11 @@ int sweep(const SweepArgs& a) {
   const StopOnSignals signals;
   const auto start = std::chrono::steady_clock::now();
   {
-    Progress progress(static_cast<int64_t>(job.candidates.size()));
+    std::atomic<int64_t> done{0}, total{static_cast<int64_t>(job.candidates.size())};
+    const ProgressBar progress("candidates", done, total, a.out.quiet);
     SweepOptions opt;
     opt.threads = a.threads;
-    opt.progress = &progress.done;
+    opt.progress = &done;
     opt.cancel = &g_stop;
     try {
       res = run_sweep(job.cfg, job.hw, opt, job.candidates);

@@ -13,6 +13,7 @@
 #include "tools/calibration/validate_sensitivity.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
+#include "tools/cli/progress.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/reports/validate_report.hpp"
 
@@ -44,7 +45,12 @@ int validate_command(const ValidateArgs& a) {
   const bool sensitivity = a.sensitivity || !a.sensitivity_keys.empty();
   const std::vector<std::string> keys =
       sensitivity ? sensitivity_keys(a.sensitivity_keys) : std::vector<std::string>{};
-  const ValidationResult res = validate_files(a.files, a.hardware, a.threads, a.set);
+  ValidateProgress counted;
+  ValidationResult res;
+  {
+    const ProgressBar progress("points", counted.done, counted.total, a.quiet);
+    res = validate_files(a.files, a.hardware, a.threads, a.set, &counted);
+  }
   const bool stdout_taken = a.csv == "-" || a.json == "-";
   std::ostream& text = stdout_taken ? std::cerr : std::cout;
   if (!a.quiet) text << validate_table(res);

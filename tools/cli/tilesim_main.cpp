@@ -149,19 +149,11 @@ struct TerminalSafeStreams {
 
 int main(int argc, char** argv) {
   TerminalSafeStreams terminal;
-  CLI::App app{"tilesim: tile-shape and loop-count performance model for Ascend-style NPUs",
-               "tilesim"};
+  CLI::App app{"", "tilesim"};
   const std::string version =
       fmt::format("tilesim {} (commit {})", tilesim::tilesim_version(), TILESIM_COMMIT);
   app.set_version_flag("--version", version);
-  app.require_subcommand(1);
-  const std::vector<tilesim::CommandAction> commands = {
-      tilesim::add_run_command(app),       tilesim::add_replay_command(app),
-      tilesim::add_analyze_command(app),   tilesim::add_sweep_command(app),
-      tilesim::add_calibrate_command(app), tilesim::add_rules_command(app),
-      tilesim::add_validate_command(app),  tilesim::add_measurements_command(app),
-      tilesim::add_merge_command(app),     tilesim::add_trace_pypto_command(app),
-  };
+  const std::vector<tilesim::CommandAction> commands = tilesim::register_commands(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->set_version_flag("--version", version);
   try {
@@ -188,7 +180,10 @@ int main(int argc, char** argv) {
         // The report on standard output is output too: a full disk or a closed pipe is an error.
         std::cout.flush();
         if (!std::cout) throw tilesim::Error("standard output: cannot write the report");
-        if (rc == 0) outputs.commit();
+        // Exit 1 is a verdict (a dataset outside its tolerances, a refused fit, every candidate
+        // rejected): the outputs are that verdict, written as on success. Only an error or a
+        // stop leaves every old output as it was.
+        if (rc == 0 || rc == 1) outputs.commit();
         return rc;
       }
   } catch (const tilesim::Error& e) {  // the user's input: exit 2

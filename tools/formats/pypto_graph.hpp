@@ -10,7 +10,7 @@
 // execTime; scheduling, dispatch, resolve and polling come from the hardware description) and
 // writes it to hand a simulated kernel to PyPTO's cost model.
 //
-// Reading (decisions, also in README "Using tilesim with PyPTO"):
+// Reading (decisions, also in docs/pypto-graphs.md):
 //  - Tasks keep the array's order: it is the order the control AICPU releases them in.
 //  - Tasks with equal (funcName, coreType, execTime) share one TaskKind; the PSG is funcName.
 //  - coreType AIV and AIC run on cores of that type. MIXAICORE runs on an AIC core (the cube core

@@ -69,6 +69,8 @@ nlohmann::json binding_json(const std::vector<ResourceUse>& uses) {
                  {"capacity", u.capacity},
                  {"unit", u.unit},
                  {"share", u.share}});
+  // The first two bind together (tools/analyses/binding.hpp co_bound): each says so.
+  if (co_bound(uses)) j[0]["co_bound"] = j[1]["co_bound"] = true;
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "tools/reports/rules_report.hpp"
 
+#include <cmath>
+
 #include "tools/formats/run_config.hpp"
 
 #include "tools/formats/csv_field.hpp"
@@ -85,6 +87,21 @@ void append_moves(std::string& s, const RulesResult& ref, const RulesResult& oth
 
 }  // namespace
 
+namespace {
+
+// The margin line: how far apart the closest timings behind the verdict are.
+std::string margin_text(const RuleCheck& k) {
+  if (std::isnan(k.margin_pct)) return "margin: - (decided by thresholds, not by timings)";
+  if (k.tie())
+    return fmt::format(
+        "margin: {:.1f}%, a tie: the timings it rests on are within the model's {:g}% "
+        "resolution, so the verdict could go either way",
+        k.margin_pct, kRuleTiePct);
+  return fmt::format("margin: {:.1f}% between the closest timings it rests on", k.margin_pct);
+}
+
+}  // namespace
+
 std::string format_rules(const std::vector<RulesResult>& results) {
   std::string s;
   if (results.empty()) return s;
@@ -93,33 +110,41 @@ std::string format_rules(const std::vector<RulesResult>& results) {
   for (const auto& r : results) names += (names.empty() ? "" : ", ") + r.hardware;
   append(s, "tilesim rules: the rulebook (shared/RULES.md) against the model on {}\n\n", names);
   std::map<std::string, int> count;
+  int ties = 0;
   for (size_t i = 0; i < ref.checks.size(); ++i) {
     const RuleCheck& k = ref.checks[i];
     ++count[verdict_name(k.verdict)];
+    ties += k.tie() ? 1 : 0;
     append(s, "  {:<6} {:<28} {}\n", verdict_name(k.verdict), k.id, k.claim);
     append(s, "         {}\n", k.numbers);
+    append(s, "         {}\n", margin_text(k));
     if (!k.why.empty()) append(s, "         why: {}\n", k.why);
     for (size_t h = 1; h < results.size(); ++h) {
       const auto& other = results[h].checks;
       if (i >= other.size() || other[i].id != k.id) continue;
       const bool moved = other[i].verdict != k.verdict;
-      append(s, "         on {}: {}{} - {}\n", results[h].hardware, verdict_name(other[i].verdict),
-             moved ? " (moved)" : "", other[i].numbers);
+      append(s, "         on {}: {}{}{} - {}\n", results[h].hardware,
+             verdict_name(other[i].verdict), moved ? " (moved)" : "",
+             other[i].tie() ? " on a tie" : "", other[i].numbers);
     }
   }
-  append(s, "\n  {} claims on {}: {} hold, {} bend, {} fail\n", ref.checks.size(), ref.hardware,
-         count["holds"], count["bends"], count["fails"]);
+  append(s, "\n  {} claims on {}: {} hold, {} bend, {} fail{}\n", ref.checks.size(), ref.hardware,
+         count["holds"], count["bends"], count["fails"],
+         ties == 0 ? std::string()
+                   : fmt::format(" ({} on a tie: timings within {:g}%)", ties, kRuleTiePct));
   for (const auto& r : results) append_thresholds(s, r);
   for (size_t h = 1; h < results.size(); ++h) append_moves(s, ref, results[h]);
   return s;
 }
 
 std::string rules_csv(const std::vector<RulesResult>& results) {
-  std::string s = "hardware,id,verdict,claim,numbers\n";
+  std::string s = "hardware,id,verdict,claim,numbers,margin_pct,tie\n";
   for (const auto& r : results)
     for (const auto& k : r.checks)
       s += csv_field(r.hardware) + "," + csv_field(k.id) + "," + verdict_name(k.verdict) + "," +
-           csv_field(k.claim) + "," + csv_field(k.numbers) + "\n";
+           csv_field(k.claim) + "," + csv_field(k.numbers) + "," +
+           (std::isnan(k.margin_pct) ? std::string() : fmt::format("{:.2f}", k.margin_pct)) + "," +
+           (k.tie() ? "true" : "false") + "\n";
   return s;
 }
 
@@ -129,12 +154,16 @@ nlohmann::json rules_json(const std::vector<RulesResult>& results) {
     nlohmann::json j;
     j["hardware"] = r.hardware;
     for (const auto& k : r.checks)
-      j["checks"].push_back({{"id", k.id},
-                             {"claim", k.claim},
-                             {"verdict", verdict_name(k.verdict)},
-                             {"numbers", k.numbers},
-                             {"why", k.why},
-                             {"data", k.data}});
+      j["checks"].push_back(
+          {{"id", k.id},
+           {"claim", k.claim},
+           {"verdict", verdict_name(k.verdict)},
+           {"margin_pct",
+            std::isnan(k.margin_pct) ? nlohmann::json(nullptr) : nlohmann::json(k.margin_pct)},
+           {"tie", k.tie()},
+           {"numbers", k.numbers},
+           {"why", k.why},
+           {"data", k.data}});
     for (const auto& k : r.knees) {
       nlohmann::json c = {
           {"dtype", std::string(dtype_name(k.dtype))},

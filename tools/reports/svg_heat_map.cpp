@@ -30,6 +30,28 @@ std::string cell_text(double v) {
 
 }  // namespace
 
+nlohmann::json heat_map_json(const HeatMap& m) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& row : m.values) {
+    nlohmann::json r = nlohmann::json::array();
+    for (const double v : row)
+      r.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+    values.push_back(r);
+  }
+  return {
+      {"title", m.title},
+      {"subtitle", m.subtitle},
+      {"x_label", m.x_label},
+      {"y_label", m.y_label},
+      {"value_label", m.value_label},
+      {"xs", m.xs},
+      {"ys", m.ys},
+      {"values", values},
+      {"notes", m.notes},
+      {"mark", m.mark ? nlohmann::json({m.mark->first, m.mark->second}) : nlohmann::json(nullptr)},
+      {"mark_label", m.mark_label}};
+}
+
 std::string render_heat_map_svg(const HeatMap& m) {
   const double left = 110, top = 70, right = 40, bottom = 90;
   const double cw = std::max(46.0, std::min(90.0, 900.0 / std::max<size_t>(1, m.xs.size())));

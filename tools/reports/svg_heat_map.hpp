@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tilesim {
 
 struct HeatMap {
@@ -23,5 +25,8 @@ struct HeatMap {
 };
 
 std::string render_heat_map_svg(const HeatMap& map);
+// The map's data (what render_heat_map_svg draws; an empty cell's value is null), for other
+// renderers (Python's matplotlib plot).
+nlohmann::json heat_map_json(const HeatMap& map);
 
 }  // namespace tilesim

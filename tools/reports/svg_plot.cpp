@@ -307,6 +307,34 @@ std::string legend_svg(const Plot& p, const PlotFrame& f) {
 
 }  // namespace
 
+nlohmann::json plot_json(const Plot& p) {
+  nlohmann::json j = {{"title", p.title},
+                      {"subtitle", p.subtitle},
+                      {"x_label", p.x_label},
+                      {"y_label", p.y_label},
+                      {"log_x", p.log_x},
+                      {"bands", nlohmann::json::array()},
+                      {"series", nlohmann::json::array()},
+                      {"mark", nullptr}};
+  for (const PlotBand& b : p.bands)
+    j["bands"].push_back({{"x0", b.x0}, {"x1", b.x1}, {"color", b.color}, {"label", b.label}});
+  for (const PlotSeries& s : p.series) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (const PlotPoint& q : s.points)
+      pts.push_back({{"x", q.x}, {"y", q.y}, {"fill", q.fill}, {"label", q.label}});
+    j["series"].push_back({{"name", s.name},
+                           {"color", s.color},
+                           {"line", s.line},
+                           {"radius", s.radius},
+                           {"opacity", s.opacity},
+                           {"points", pts}});
+  }
+  if (p.mark)
+    j["mark"] = {
+        {"x", p.mark->x}, {"y", p.mark->y}, {"label", p.mark->label}, {"legend", p.mark->legend}};
+  return j;
+}
+
 std::string render_svg(const Plot& p) {
   const PlotFrame f = plot_frame(p);
   std::string s = svg_open(p.width, p.height, f.left, p.title, p.subtitle);

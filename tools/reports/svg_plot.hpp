@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tilesim {
 
 struct PlotPoint {
@@ -49,6 +51,9 @@ struct Plot {
 };
 
 std::string render_svg(const Plot& plot);
+// The plot's data (what render_svg draws), for other renderers: Python's matplotlib plot draws
+// the same series, bands and mark as `--svg`.
+nlohmann::json plot_json(const Plot& plot);
 // Escapes &, <, >, " for SVG text and attributes.
 std::string svg_escape(const std::string& s);
 // The document's opening: the <svg> element, a white page, the title and subtitle at `left`.

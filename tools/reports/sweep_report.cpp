@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 
 namespace tilesim {
@@ -405,8 +406,9 @@ std::string recommendation_text(const SweepConfig& cfg, const Hardware& hw, cons
   return s;
 }
 
-// The rejected candidates: counts by class, then each one's reason (the first 10 unless `top`
-// is 0).
+// The rejected candidates: counts by class, then each reason once, with the candidates it
+// rejected (a count when several share it word for word), in candidate order; the first 10
+// reasons unless `top` is 0.
 std::string rejected_text(const SweepResult& res, size_t top) {
   std::string s;
   if (res.rejected_by_class.empty()) return s;
@@ -415,17 +417,35 @@ std::string rejected_text(const SweepResult& res, size_t top) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", cls, n);
   append(s, "\n  rejected by the pre-check: {} ({})\n", res.candidates.size() - res.ranking.size(),
          counts);
-  size_t listed = 0;
+  struct Group {
+    std::string reason;  // "class: reason"
+    std::vector<std::string> labels;
+  };
+  std::vector<Group> groups;
+  std::map<std::string, size_t> group_of;
   for (const auto& c : res.candidates) {
     if (c.ok) continue;
-    if (top > 0 && listed >= 10) {
-      append(s, "    ... (--top 0, --csv or --json for every reason)\n");
+    const std::string reason = c.reject_class + ": " + c.reason;
+    const auto [it, added] = group_of.try_emplace(reason, groups.size());
+    if (added) groups.push_back({reason, {}});
+    groups[it->second].labels.push_back(candidate_label(c));
+  }
+  constexpr size_t kNamed = 3;  // candidates named in a group's line
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (top > 0 && g >= 10) {
+      append(s, "    ... {} more reasons (--top 0, --csv or --json for every one)\n",
+             groups.size() - g);
       break;
     }
-    const std::string line =
-        fmt::format("{}: {}: {}", candidate_label(c), c.reject_class, c.reason);
-    append(s, "    {}\n", wrap(line, 4, 6, kTerminalColumns));
-    ++listed;
+    const auto& labels = groups[g].labels;
+    std::string who = labels.front();
+    if (labels.size() > 1) {
+      const size_t named = std::min(labels.size(), kNamed);
+      who = fmt::format("{} candidates ({}{})", labels.size(),
+                        fmt::join(labels.begin(), labels.begin() + static_cast<long>(named), ", "),
+                        labels.size() > named ? ", ..." : "");
+    }
+    append(s, "    {}\n", wrap(who + ": " + groups[g].reason, 4, 6, kTerminalColumns));
   }
   return s;
 }
@@ -759,6 +779,10 @@ HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates) {
 }
 
 std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
+  return render_heat_map_svg(sweep_heat_map(cfg, hw, res));
+}
+
+HeatMap sweep_heat_map(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res) {
   std::vector<Candidate> cands;
   for (const auto& c : res.candidates)
     cands.push_back({c.tile, c.loop_count, c.grid, c.block, c.named_tiles, c.params});
@@ -831,7 +855,7 @@ std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const
     m.mark = std::pair{at(yl, yv(b)), at(xl, xv(b))};
     m.mark_label = "recommended, " + candidate_label(b);
   }
-  return render_heat_map_svg(m);
+  return m;
 }
 
 }  // namespace tilesim

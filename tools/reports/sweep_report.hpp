@@ -11,6 +11,7 @@
 #include "model/hardware.hpp"
 #include "tools/analyses/sweep.hpp"
 #include "tools/formats/sweep_config.hpp"
+#include "tools/reports/svg_heat_map.hpp"
 #include "tools/reports/svg_plot.hpp"
 
 namespace tilesim {
@@ -40,6 +41,7 @@ struct HeatMapAxes {
 HeatMapAxes heat_map_axes(const std::vector<Candidate>& candidates);
 // `tilesim sweep --svg-map`: the objective over those axes, each cell the fastest of the
 // candidates there (its label in the cell's hover text), the recommendation outlined.
+HeatMap sweep_heat_map(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 std::string sweep_heat_map_svg(const SweepConfig& cfg, const Hardware& hw, const SweepResult& res);
 
 }  // namespace tilesim

@@ -38,6 +38,31 @@ std::string tolerance_text(const ValidationTolerances& t) {
   return s.empty() ? "none" : s;
 }
 
+// A sweep's rank correlation, marked "*" when it rests on fewer than kMinRankPoints points.
+std::string rank_text(const SweepScore& s) {
+  return num_or_na(s.rank_corr, "{:.2f}") + (s.few_rank_points() ? "*" : "");
+}
+
+// The dataset's lowest rank correlation, marked as the sweep it comes from is.
+std::string min_rank_text(const DatasetScore& d) {
+  for (const SweepScore& s : d.sweeps)
+    if (s.rank_corr == d.min_rank_corr) return rank_text(s);
+  return num_or_na(d.min_rank_corr, "{:.2f}");
+}
+
+bool any_few_rank_points(const DatasetScore& d) {
+  for (const SweepScore& s : d.sweeps)
+    if (s.few_rank_points()) return true;
+  return false;
+}
+
+std::string few_points_note() {
+  return fmt::format(
+      "* rank correlation over fewer than {} points: 2 or 3 points allow only a few values of "
+      "rho, so it says little about the order\n",
+      kMinRankPoints);
+}
+
 std::string point_status(const ValidationPoint& p, const PointOutcome& o) {
   if (!p.not_expressible.empty()) return "not_expressible";
   if (!p.board_rejected.empty()) return o.evaluated() ? "run_but_board_rejected" : "board_rejected";
@@ -94,8 +119,10 @@ std::string validate_summary(const ValidationResult& res) {
   append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n", "dataset",
          "hardware", "points", "eval", "n/e", "rej", "min rho", "nMAPE", "aMAPE", "argmin",
          "tolerances");
-  size_t points = 0, eval = 0, ne = 0, rej = 0, am = 0, as = 0, within = 0;
+  size_t points = 0, eval = 0, ne = 0, rej = 0, am = 0, as = 0, within = 0, held = 0;
   double min_rho = std::nan("");
+  std::string min_rho_text = "n/a";
+  bool few = false;
   for (size_t d = 0; d < res.datasets.size(); ++d) {
     const auto& ds = res.datasets[d];
     const auto& sc = res.scores[d];
@@ -103,7 +130,7 @@ std::string validate_summary(const ValidationResult& res) {
     for (const auto& sw : ds.sweeps) n += sw.points.size();
     append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n",
            file_name(ds), sc.hardware, n, sc.evaluated, sc.not_expressible, sc.rejected,
-           num_or_na(sc.min_rank_corr, "{:.2f}"), num_or_na(sc.norm_mape_pct, "{:.1f}%"),
+           min_rank_text(sc), num_or_na(sc.norm_mape_pct, "{:.1f}%"),
            num_or_na(sc.abs_mape_pct, "{:.1f}%"),
            fmt::format("{}/{}", sc.argmin_matches, sc.argmin_sweeps), sc.status());
     points += n;
@@ -112,15 +139,22 @@ std::string validate_summary(const ValidationResult& res) {
     rej += sc.rejected;
     am += sc.argmin_matches;
     as += sc.argmin_sweeps;
-    within += sc.within() ? 1 : 0;
-    if (!std::isnan(sc.min_rank_corr))
-      min_rho = std::isnan(min_rho) ? sc.min_rank_corr : std::min(min_rho, sc.min_rank_corr);
+    // A dataset without tolerances is held to nothing: it counts neither way.
+    held += sc.has_tolerances || !sc.within() ? 1 : 0;
+    within += sc.has_tolerances && sc.within() ? 1 : 0;
+    few = few || any_few_rank_points(sc);
+    if (!std::isnan(sc.min_rank_corr) && (std::isnan(min_rho) || sc.min_rank_corr < min_rho)) {
+      min_rho = sc.min_rank_corr;
+      min_rho_text = min_rank_text(sc);
+    }
   }
+  const size_t unheld = res.datasets.size() - held;
   append(out, "  {:<36} {:<12} {:>6} {:>5} {:>5} {:>4} {:>8} {:>7} {:>8} {:>7}  {}\n", "all", "",
-         points, eval, ne, rej, num_or_na(min_rho, "{:.2f}"),
-         num_or_na(pooled_mape(res, true), "{:.1f}%"),
+         points, eval, ne, rej, min_rho_text, num_or_na(pooled_mape(res, true), "{:.1f}%"),
          num_or_na(pooled_mape(res, false), "{:.1f}%"), fmt::format("{}/{}", am, as),
-         fmt::format("{}/{} within", within, res.datasets.size()));
+         fmt::format("{}/{} within{}", within, held,
+                     unheld == 0 ? std::string() : fmt::format(", {} with no tolerances", unheld)));
+  if (few) out += "  " + few_points_note();
   return out;
 }
 
@@ -189,17 +223,22 @@ std::string validate_table(const ValidationResult& res) {
       const auto& ss = sc.sweeps[s];
       std::string worst = "-";
       if (ss.evaluated > 0) {
+        // The worst point by normalised error, with both errors: the times beside it are
+        // absolute, so the absolute error is the one they show.
         const auto& p = sw.points[ss.worst];
-        worst = fmt::format("{}={} {:+.1f}% ({:.4g} vs {:.4g} measured)", printable(sw.axis),
-                            printable(p.label), ss.worst_norm_err_pct,
-                            sc.points[s][ss.worst].modeled, p.measured);
+        worst = fmt::format(
+            "{}={} {:+.1f}% normalised, {:+.1f}% absolute ({:.4g} vs {:.4g} "
+            "measured)",
+            printable(sw.axis), printable(p.label), ss.worst_norm_err_pct, ss.abs_err_pct[ss.worst],
+            sc.points[s][ss.worst].modeled, p.measured);
       }
       append(out, "  {:<24} {:<16} {:>4} {:>4} {:>4} {:>6} {:>7} {:>8} {:>6}  {}\n",
              printable(sw.name), sw.metric, ss.evaluated, ss.not_expressible, ss.rejected,
-             num_or_na(ss.rank_corr, "{:.2f}"), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
+             rank_text(ss), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
              num_or_na(ss.abs_mape_pct, "{:.1f}%"),
              ss.evaluated == 0 ? "n/a" : (ss.argmin_match ? "yes" : "NO"), worst);
     }
+    if (any_few_rank_points(sc)) out += "  " + few_points_note();
     for (size_t s = 0; s < ds.sweeps.size(); ++s) {
       append_unscored(out, ds.sweeps[s], sc.points[s], false);
       append_unscored(out, ds.sweeps[s], sc.points[s], true);
@@ -209,7 +248,10 @@ std::string validate_table(const ValidationResult& res) {
         append(out, "  known miss: {} rank correlation {} (held to >= {}): {}\n",
                printable(ds.sweeps[s].name), num_or_na(sc.sweeps[s].rank_corr, "{:.2f}"),
                k->min_rank_corr, k->why);
-    append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances), sc.status());
+    if (!sc.has_tolerances && sc.within())
+      out += "  tolerances: none stated: scored, held to nothing (no tolerances)\n";
+    else
+      append(out, "  tolerances: {}: {}\n", tolerance_text(ds.tolerances), sc.status());
     for (const auto& v : sc.violations) append(out, "    {}\n", v);
     if (!sc.within() && sc.known_outside) append(out, "    known: {}\n", ds.known_outside);
     out += "\n";
@@ -278,6 +320,7 @@ nlohmann::json validate_json(const ValidationResult& res) {
                            {"not_expressible", ss.not_expressible},
                            {"rejected", ss.rejected},
                            {"rank_corr", json_num(ss.rank_corr)},
+                           {"rank_few_points", ss.few_rank_points()},
                            {"norm_mape_pct", json_num(ss.norm_mape_pct)},
                            {"abs_mape_pct", json_num(ss.abs_mape_pct)},
                            {"points", points}};
@@ -288,7 +331,9 @@ nlohmann::json validate_json(const ValidationResult& res) {
         js["argmin_match"] = ss.argmin_match;
         js["measured_argmin"] = sw.points[ss.measured_argmin].label;
         js["modeled_argmin"] = sw.points[ss.modeled_argmin].label;
-        js["worst"] = {{"x", sw.points[ss.worst].label}, {"norm_err_pct", ss.worst_norm_err_pct}};
+        js["worst"] = {{"x", sw.points[ss.worst].label},
+                       {"norm_err_pct", ss.worst_norm_err_pct},
+                       {"abs_err_pct", ss.abs_err_pct[ss.worst]}};
       }
       sweeps.push_back(js);
     }
@@ -313,6 +358,7 @@ nlohmann::json validate_json(const ValidationResult& res) {
                             {"argmin_sweeps", sc.argmin_sweeps},
                             {"tolerances", tol},
                             {"within", sc.within()},
+                            {"status", sc.status()},
                             {"known_outside", ds.known_outside},
                             {"violations", sc.violations},
                             {"sweeps", sweeps}};
@@ -331,10 +377,12 @@ Plot validate_plot(const ValidationDataset& ds, const DatasetScore& score, size_
   Plot p;
   p.title = fmt::format("{}: {} (on {})", file_name(ds), sw.name, score.hardware);
   p.subtitle = fmt::format(
-      "rank corr {}, normalised MAPE {}, absolute MAPE {}; {} not expressible, "
+      "rank corr {}{}, normalised MAPE {}, absolute MAPE {}; {} not expressible, "
       "{} rejected",
-      num_or_na(ss.rank_corr, "{:.2f}"), num_or_na(ss.norm_mape_pct, "{:.1f}%"),
-      num_or_na(ss.abs_mape_pct, "{:.1f}%"), ss.not_expressible, ss.rejected);
+      num_or_na(ss.rank_corr, "{:.2f}"),
+      ss.few_rank_points() ? fmt::format(" (over {} points)", ss.evaluated) : "",
+      num_or_na(ss.norm_mape_pct, "{:.1f}%"), num_or_na(ss.abs_mape_pct, "{:.1f}%"),
+      ss.not_expressible, ss.rejected);
   p.x_label = sw.numeric_x ? sw.axis : sw.axis + " (point order)";
   p.y_label = sw.metric;
   double lo = 0, hi = 0;
