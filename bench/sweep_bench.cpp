@@ -2,7 +2,9 @@
 // two up to 16, tile[1] every multiple of 8 elements up to 1600), pre-check plus simulation, on
 // 1 and 2 threads; and the shipped matmul sweep (configs/sweeps/matmul_spmd_6144_tiles_grid.json:
 // 6144^3 fp16 catlass-style, L1 tile x L0 tile x swizzle x grid, 90 candidates of 1152 cube tasks
-// each). Counter candidates_per_s is wall-clock candidates per second.
+// each); and the shipped exhaustive softmax sweep (configs/sweeps/softmax_16x16384_exhaustive.json:
+// 10,240 candidates, 3,942 simulated). Counter candidates_per_s is wall-clock candidates per
+// second, s_per_candidate its inverse.
 #include <benchmark/benchmark.h>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,9 @@ void run_sweeps(benchmark::State& state, const SweepConfig& cfg, const Hardware&
   state.counters["candidates_per_s"] = benchmark::Counter(
       static_cast<double>(candidates.size()) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
+  state.counters["s_per_candidate"] = benchmark::Counter(
+      static_cast<double>(candidates.size()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["simulated"] = static_cast<double>(evaluated);
 }
 
@@ -49,7 +54,21 @@ void BM_MatmulShippedSweep(benchmark::State& state) {
   run_sweeps(state, cfg, hw, expand_candidates(cfg, hw));
 }
 
+void BM_SoftmaxExhaustiveSweep(benchmark::State& state) {
+  const Hardware hw = load_hardware(default_hardware_path());
+  const SweepConfig cfg =
+      load_sweep_config(default_config_dir() / "sweeps" / "softmax_16x16384_exhaustive.json");
+  run_sweeps(state, cfg, hw, expand_candidates(cfg, hw));
+}
+
 BENCHMARK(BM_MatmulShippedSweep)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgName("threads")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK(BM_SoftmaxExhaustiveSweep)
     ->Arg(1)
     ->Arg(2)
     ->ArgName("threads")

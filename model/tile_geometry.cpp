@@ -1,5 +1,6 @@
 #include "model/tile_geometry.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -9,10 +10,6 @@ namespace tilesim {
 
 int64_t product(const Dims& d) {
   return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<>());
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow
 }
 
 int64_t round_up(int64_t x, int64_t a) {
@@ -73,6 +70,35 @@ uint64_t block_key(uint32_t tensor, const Dims& origin) {
   return h;
 }
 
+namespace {
+
+// The granules that bursts starting at `start` + sum(idx[i] * step[i]) (mod granule), idx[i] in
+// [0, count[i]), touch beyond the fewest their length needs.
+struct BurstStarts {
+  const int64_t* step;
+  const int64_t* count;
+  size_t dims;
+  int64_t granule, burst_bytes, min_granules;
+
+  int64_t extra_from(size_t i, int64_t start) const {
+    if (i == dims) return ceil_div(start + burst_bytes, granule) - min_granules;
+    const int64_t s = step[i], n = count[i];
+    if (n <= 0) return 0;
+    const int64_t period = granule / std::gcd(s, granule);  // gcd(0, g) = g: period 1
+    const int64_t seen = std::min(n, period);
+    int64_t all = 0, head = 0;  // over one period, and over its first n % seen offsets
+    for (int64_t j = 0, at = start; j < seen; ++j) {
+      if (j == n % seen) head = all;
+      all += extra_from(i + 1, at);
+      at += s;
+      if (at >= granule) at -= granule;
+    }
+    return n / seen * all + head;
+  }
+};
+
+}  // namespace
+
 DmaOp row_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& extent, DType dtype,
               int64_t granule) {
   DmaOp op = block_dma(dir, shape, origin, extent, dtype, granule);
@@ -99,25 +125,20 @@ DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& e
   op.dir = dir;
   op.burst_bytes = run * bytes;
   op.bursts = product(extent) / run;
-  // Element strides of the tensor, to find each burst's GM start address.
-  Dims stride(r, 1);
-  for (size_t i = r - 1; i-- > 0;) stride[i] = stride[i + 1] * shape[i + 1];
-  int64_t base = 0;
-  for (size_t i = 0; i < r; ++i) base += origin[i] * stride[i];
-  // Bursts are indexed by the dims outside the run (0..d-1 plus the partial dim d itself when the
-  // run did not absorb it); walk them as a mixed-radix counter.
-  const int64_t min_granules = ceil_div(op.burst_bytes, granule);
-  std::vector<int64_t> idx(d, 0);
-  for (int64_t b = 0; b < op.bursts; ++b) {
-    int64_t addr = base;
-    for (size_t i = 0; i < d; ++i) addr += idx[i] * stride[i];
-    const int64_t start = (addr * bytes) % granule;
-    op.extra_granules += ceil_div(start + op.burst_bytes, granule) - min_granules;
-    for (size_t i = d; i-- > 0;) {
-      if (++idx[i] < extent[i]) break;
-      idx[i] = 0;
-    }
+  // Each burst's start within its GM granule (assuming a granule-aligned base) is the block's
+  // start plus idx[i] * step[i] over the dims outside the run, modulo the granule. Along one dim
+  // the offsets repeat with period granule / gcd(step, granule), so one period's count, scaled,
+  // gives the same figure as walking every burst (tests keep the row-by-row count to check it).
+  Dims step(d);
+  int64_t stride = 1, start = 0;  // elements
+  for (size_t i = r; i-- > 0;) {
+    start = (start + origin[i] * stride % granule * bytes) % granule;
+    if (i < d) step[i] = stride * bytes % granule;
+    if (i > 0) stride *= shape[i];
   }
+  const BurstStarts walk{step.data(), extent.data(),  d,
+                         granule,     op.burst_bytes, ceil_div(op.burst_bytes, granule)};
+  op.extra_granules = walk.extra_from(0, start);
   return op;
 }
 

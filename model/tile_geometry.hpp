@@ -13,7 +13,10 @@ namespace tilesim {
 using Dims = std::vector<int64_t>;
 
 int64_t product(const Dims& d);
-int64_t ceil_div(int64_t a, int64_t b);
+// Inline: the DMA and cost formulas call it per burst and per instruction.
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow
+}
 // x rounded up to a multiple of a.
 int64_t round_up(int64_t x, int64_t a);
 // prod(ceil(shape[i] / tile[i])): the number of tiles one op over `shape` expands into.

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "model/error.hpp"
 #include "model/stop.hpp"
 
 namespace tilesim {
@@ -13,38 +15,73 @@ const char* l2_start_name(L2Start s) {
   return enum_name(kL2StartNames, s);
 }
 
-L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start)
-    : graph_(graph), capacity_(capacity_bytes) {
-  if (start == L2Start::kDirty) dirty_left_ = capacity_bytes;
-  if (!graph.has_accesses()) return;
-  std::unordered_map<uint64_t, int64_t> footprint;
-  std::unordered_map<uint64_t, int32_t> reader;      // a block's first reading task
-  std::vector<std::pair<uint64_t, int64_t>> inputs;  // first touched by a read, in task order
-  size_t touches = 0;
-  for (int32_t t = 0; t < static_cast<int32_t>(graph.tasks.size()); ++t) {
+L2Blocks::L2Blocks(const TaskGraph& graph) {
+  if (!graph.has_accesses()) {
+    read_off_.assign(1, 0);
+    return;
+  }
+  const auto tasks = static_cast<int32_t>(graph.tasks.size());
+  const Access* first = graph.access_begin(0);
+  ids_.resize(static_cast<size_t>(graph.access_end(tasks - 1) - first));
+  std::unordered_map<uint64_t, int32_t> id_of;  // the one hash lookup per access
+  id_of.reserve(ids_.size());
+  struct Seen {
+    int64_t bytes = -1;   // largest allocating touch (-1: none yet)
+    int32_t reader = -1;  // first reading task
+    int32_t reads = 0;
+  };
+  std::vector<Seen> seen;
+  for (int32_t t = 0; t < tasks; ++t) {
     check_stop();
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      const auto [it, fresh] = id_of.try_emplace(a->block, static_cast<int32_t>(seen.size()));
+      if (fresh) seen.emplace_back();
+      const int32_t b = it->second;
+      ids_[static_cast<size_t>(a - first)] = b;
+      Seen& s = seen[static_cast<size_t>(b)];
       if (!a->write) {
-        const auto [r, first] = reader.emplace(a->block, t);
-        shared_blocks_ = shared_blocks_ || (!first && r->second != t);
+        ++s.reads;
+        if (s.reader < 0)
+          s.reader = t;
+        else
+          shared_ = shared_ || s.reader != t;
       }
       if (a->bypass_l2) continue;  // takes no room in L2
-      ++touches;
-      const auto [it, fresh] = footprint.emplace(a->block, a->bytes);
-      it->second = std::max(it->second, a->bytes);
-      if (fresh && !a->write) inputs.emplace_back(a->block, a->bytes);
+      ++touches_;
+      if (s.bytes < 0 && !a->write) inputs_.push_back({b, a->bytes});
+      s.bytes = std::max(s.bytes, a->bytes);
     }
   }
-  double total = 0;
-  for (const auto& [key, bytes] : footprint) total += static_cast<double>(bytes);
-  absorb_writes_ = total <= capacity_;
-  last_touch_.reserve(footprint.size());
+  read_off_.resize(seen.size() + 1);
+  read_off_[0] = 0;
+  for (size_t b = 0; b < seen.size(); ++b) {
+    if (seen[b].bytes > 0) footprint_ += static_cast<double>(seen[b].bytes);
+    read_off_[b + 1] = read_off_[b] + seen[b].reads;
+  }
+}
+
+L2Residency::L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start)
+    : L2Residency(graph, std::make_shared<const L2Blocks>(graph), capacity_bytes, start) {}
+
+L2Residency::L2Residency(const TaskGraph& graph, std::shared_ptr<const L2Blocks> blocks,
+                         double capacity_bytes, L2Start start)
+    : graph_(graph), blocks_(std::move(blocks)), capacity_(capacity_bytes) {
+  if (start == L2Start::kDirty) dirty_left_ = capacity_bytes;
+  if (!graph.has_accesses()) return;
+  const L2Blocks& b = *blocks_;
+  absorb_writes_ = b.footprint() <= capacity_;
+  const auto n = static_cast<size_t>(b.count());
+  last_touch_.assign(n, Last{});
+  fetched_.assign(n, Read{});
+  reads_.resize(static_cast<size_t>(b.read_offsets().back()));
+  head_.assign(b.read_offsets().begin(), b.read_offsets().end() - 1);
+  tail_ = head_;
   double input_bytes = 0;
-  for (const auto& [block, bytes] : inputs) input_bytes += static_cast<double>(bytes);
+  for (const auto& in : b.inputs()) input_bytes += static_cast<double>(in.bytes);
   const bool warm = start == L2Start::kWarm && input_bytes <= capacity_;
-  tree_.assign(touches + (warm ? inputs.size() : 0) + 1, 0.0);
+  tree_.assign(b.touches() + (warm ? b.inputs().size() : 0) + 1, 0.0);
   if (!warm) return;
-  for (const auto& [block, bytes] : inputs) touch(block, static_cast<double>(bytes));
+  for (const auto& in : b.inputs()) touch(in.block, static_cast<double>(in.bytes));
 }
 
 void L2Residency::add(int64_t pos, double bytes) {
@@ -59,35 +96,43 @@ double L2Residency::bytes_after(int64_t pos) const {
   return live_ - upto;
 }
 
-void L2Residency::touch(uint64_t block, double bytes) {
-  const auto [it, fresh] = last_touch_.try_emplace(block, Last{next_, bytes});
-  if (!fresh) {
-    add(it->second.pos, -it->second.bytes);
-    it->second = Last{next_, bytes};
-  }
+void L2Residency::touch(int32_t block, double bytes) {
+  Last& last = last_touch_[static_cast<size_t>(block)];
+  if (last.pos >= 0) add(last.pos, -last.bytes);
+  last = Last{next_, bytes};
   add(next_++, bytes);
 }
 
-void L2Residency::use_prior_starts(std::vector<double> starts) {
-  prior_ = std::move(starts);
-  prior_readers_.clear();
+void L2Residency::use_prior_starts(const std::vector<double>& starts) {
+  prior_ = starts;
+  // Each block's slice holds one entry per read access, then keeps one per task.
+  const std::vector<int32_t>& off = blocks_->read_offsets();
+  prior_readers_.resize(static_cast<size_t>(off.back()));
+  prior_end_.assign(off.begin(), off.end() - 1);
+  if (!graph_.has_accesses()) return;
   for (int32_t t = 0; t < static_cast<int32_t>(graph_.tasks.size()); ++t)
     for (const Access* a = graph_.access_begin(t); a != graph_.access_end(t); ++a)
-      if (!a->write) prior_readers_[a->block].emplace_back(prior_[static_cast<size_t>(t)], t);
-  for (auto& [block, v] : prior_readers_) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
+      if (!a->write) {
+        const auto b = static_cast<size_t>(blocks_->id(graph_, a));
+        prior_readers_[static_cast<size_t>(prior_end_[b]++)] = {prior_[static_cast<size_t>(t)], t};
+      }
+  for (size_t b = 0; b < prior_end_.size(); ++b) {
+    const auto lo = prior_readers_.begin() + off[b], hi = prior_readers_.begin() + prior_end_[b];
+    std::sort(lo, hi);
+    prior_end_[b] = static_cast<int32_t>(std::unique(lo, hi) - prior_readers_.begin());
   }
 }
 
-int64_t L2Residency::prior_co_readers(uint64_t block, int32_t task, double window) const {
-  const auto& v = prior_readers_.at(block);
+int64_t L2Residency::prior_co_readers(int32_t block, int32_t task, double window) const {
+  const auto b = static_cast<size_t>(block);
+  const auto first = prior_readers_.begin() + blocks_->read_offsets()[b];
+  const auto last = prior_readers_.begin() + prior_end_[b];
   const double at = prior_[static_cast<size_t>(task)];
   // Strictly inside (at - window, at + window), itself excluded.
-  const auto lo = std::upper_bound(v.begin(), v.end(),
-                                   std::pair{at - window, std::numeric_limits<int32_t>::max()});
-  const auto hi = std::lower_bound(v.begin(), v.end(),
-                                   std::pair{at + window, std::numeric_limits<int32_t>::min()});
+  const auto lo =
+      std::upper_bound(first, last, std::pair{at - window, std::numeric_limits<int32_t>::max()});
+  const auto hi =
+      std::lower_bound(first, last, std::pair{at + window, std::numeric_limits<int32_t>::min()});
   return std::max<int64_t>(0, hi - lo - 1);
 }
 
@@ -101,22 +146,27 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     if (!a->write) task_read += static_cast<double>(a->bytes);
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
     double window = 0;
-    const auto it = last_touch_.find(a->block);
-    const bool resident = it != last_touch_.end() && bytes_after(it->second.pos) < capacity_;
+    const int32_t block = blocks_->id(graph_, a);
+    const auto bi = static_cast<size_t>(block);
+    const Last& last = last_touch_[bi];
+    const bool resident = last.pos >= 0 && bytes_after(last.pos) < capacity_;
     if (!a->write && run > 0) {
-      auto& q = readers_[a->block];
+      int32_t& head = head_[bi];
+      int32_t& tail = tail_[bi];
       window = (resident ? hit_run : run) * static_cast<double>(a->bytes) / task_read;
-      while (!q.empty() && q.front().at <= now - window) q.pop_front();
+      while (head < tail && reads_[static_cast<size_t>(head)].at <= now - window) ++head;
       // Other tasks only: a task reading one block twice does not wait for itself.
-      const auto others =
-          prior_.empty()
-              ? std::count_if(q.begin(), q.end(), [&](const Read& r) { return r.task != task; })
-              : prior_co_readers(a->block, task, window);
+      const auto others = prior_.empty()
+                              ? std::count_if(reads_.begin() + head, reads_.begin() + tail,
+                                              [&](const Read& r) { return r.task != task; })
+                              : prior_co_readers(block, task, window);
       if (others > 0) {
         shared += static_cast<double>(a->bytes);
         queued += static_cast<double>(a->bytes) * static_cast<double>(others + 1);
       }
-      q.push_back({now, task});
+      if (tail == blocks_->read_offsets()[bi + 1])
+        throw InternalError("L2 residency: a task started twice");
+      reads_[static_cast<size_t>(tail++)] = {now, task};
     }
     const auto b = static_cast<double>(a->bytes);
     moved += b;
@@ -136,14 +186,13 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       read += b;
       if (!resident) {
         read_miss += b;
-        if (run > 0) fetched_[a->block] = {now, task};
+        if (run > 0) fetched_[bi] = {now, task};
       } else if (run > 0) {
-        const auto f = fetched_.find(a->block);
-        if (f != fetched_.end() && f->second.task != task && now - f->second.at < window)
-          in_flight += b;
+        const Read& f = fetched_[bi];
+        if (f.task >= 0 && f.task != task && now - f.at < window) in_flight += b;
       }
     }
-    touch(a->block, b);
+    touch(block, b);
   }
   if (moved <= 0) return Traffic{};
   return Traffic{read_miss / moved, write_hbm / moved,

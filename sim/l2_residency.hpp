@@ -21,9 +21,8 @@
 // resident: warm and cold agree.
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "model/enum_names.hpp"
@@ -58,16 +57,54 @@ inline constexpr std::array<EnumName<L2Start>, 3> kL2StartNames = {
     {{L2Start::kCold, "cold"}, {L2Start::kWarm, "warm"}, {L2Start::kDirty, "flushed"}}};
 const char* l2_start_name(L2Start s);
 
+// The graph's GM blocks as small integer ids (in order of first access), and what L2's model
+// needs to know of them before the first task: built once per graph and shared by every
+// simulation pass over it (and by the check whether a second pass is needed).
+class L2Blocks {
+ public:
+  explicit L2Blocks(const TaskGraph& graph);
+  // The block id of access `a` of the graph.
+  int32_t id(const TaskGraph& graph, const Access* a) const {
+    return ids_[static_cast<size_t>(a - graph.access_begin(0))];
+  }
+  int32_t count() const { return static_cast<int32_t>(read_off_.size()) - 1; }
+  // True when some block is read by two or more tasks (co-readers are possible).
+  bool shared() const { return shared_; }
+  // The largest bytes each allocating block is touched with, summed: the kernel's footprint.
+  double footprint() const { return footprint_; }
+  // Touches that allocate in L2 (accesses that do not bypass it).
+  size_t touches() const { return touches_; }
+  struct Input {
+    int32_t block;
+    int64_t bytes;
+  };
+  // Blocks first touched by a read (the graph's inputs), in task order, with that read's bytes.
+  const std::vector<Input>& inputs() const { return inputs_; }
+  // Offsets of each block's reads (reads_of(b) = read_off[b + 1] - read_off[b]).
+  const std::vector<int32_t>& read_offsets() const { return read_off_; }
+
+ private:
+  std::vector<int32_t> ids_;       // per access, in the graph's access order
+  std::vector<int32_t> read_off_;  // per block: prefix sums of its read accesses
+  std::vector<Input> inputs_;
+  double footprint_ = 0;
+  size_t touches_ = 0;
+  bool shared_ = false;
+};
+
 class L2Residency {
  public:
   L2Residency(const TaskGraph& graph, double capacity_bytes, L2Start start = L2Start::kCold);
+  // With the graph's blocks already known (`blocks` must be of `graph`).
+  L2Residency(const TaskGraph& graph, std::shared_ptr<const L2Blocks> blocks, double capacity_bytes,
+              L2Start start = L2Start::kCold);
   // Touches the task's accesses; a task without any returns nullopt (all its traffic to HBM).
   // `now` and `run` (the task's idle-machine run, cycles; `hit_run` when every read hits, < 0:
   // as run) find its co-readers: a block it reads is shared with each task that read it less
   // than (hit_run if L2 holds the block, else run) x (block bytes / the task's read bytes) ago,
   // the time the task spends on that block. A co-reader of a block whose HBM fetch began in
   // that window waits for the same fetch: its read is no hit (it streams at the miss rate), but
-  // the bytes come from HBM once.
+  // the bytes come from HBM once. Each task starts once.
   std::optional<Traffic> on_start(int32_t task, double now = 0, double run = 0,
                                   double hit_run = -1);
   bool absorbs_writes() const { return absorb_writes_; }
@@ -75,17 +112,18 @@ class L2Residency {
   // tasks that started within the window on either side, those that start later included (cores
   // reading one region in step share its service whoever came first). Without, only earlier
   // starters are known.
-  void use_prior_starts(std::vector<double> starts);
+  void use_prior_starts(const std::vector<double>& starts);
   // True when some block is read by two or more tasks (co-readers are possible).
-  bool has_shared_blocks() const { return shared_blocks_; }
+  bool has_shared_blocks() const { return blocks_->shared(); }
 
  private:
   const TaskGraph& graph_;
+  std::shared_ptr<const L2Blocks> blocks_;
   double capacity_;
   bool absorb_writes_ = false;
   // Touches in order: each block's bytes sit at its latest touch, so the sum over the touches
   // after a block's last one is its stack distance.
-  void touch(uint64_t block, double bytes);
+  void touch(int32_t block, double bytes);
   double bytes_after(int64_t pos) const;  // bytes at touches after `pos`
   void add(int64_t pos, double bytes);
   double dirty_left_ = 0;     // flushed: dirty bytes still to evict
@@ -93,21 +131,25 @@ class L2Residency {
   double live_ = 0;           // bytes at all touches
   std::vector<double> tree_;  // Fenwick tree of bytes by touch position
   struct Last {
-    int64_t pos;
-    double bytes;
+    int64_t pos = -1;  // -1: never touched
+    double bytes = 0;
   };
-  std::unordered_map<uint64_t, Last> last_touch_;
+  std::vector<Last> last_touch_;  // by block id
   struct Read {
     double at;
-    int32_t task;
+    int32_t task = -1;  // -1: none
   };
-  std::unordered_map<uint64_t, std::deque<Read>> readers_;  // recent reads of each block
-  std::unordered_map<uint64_t, Read> fetched_;  // each block's last miss (its HBM fetch)
-  bool shared_blocks_ = false;
+  // Recent reads of each block, a queue in its slice of reads_ (L2Blocks::read_offsets: a block
+  // is read at most once per reading access, so its slice holds them all): [head, tail).
+  std::vector<Read> reads_;
+  std::vector<int32_t> head_, tail_;
+  std::vector<Read> fetched_;  // each block's last miss (its HBM fetch)
   std::vector<double> prior_;  // each task's start in the earlier pass (empty: none)
-  // Each block's readers by their earlier-pass start (one entry per task), sorted.
-  std::unordered_map<uint64_t, std::vector<std::pair<double, int32_t>>> prior_readers_;
-  int64_t prior_co_readers(uint64_t block, int32_t task, double window) const;
+  // Each block's readers by their earlier-pass start (one entry per task), sorted, in its slice
+  // [prior_off_[b], prior_end_[b]) of prior_readers_.
+  std::vector<std::pair<double, int32_t>> prior_readers_;
+  std::vector<int32_t> prior_end_;
+  int64_t prior_co_readers(int32_t block, int32_t task, double window) const;
 };
 
 }  // namespace tilesim

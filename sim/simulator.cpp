@@ -113,14 +113,15 @@ SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_cos
   // Cores reading one block at once queue for its lines together, the first to start as much as
   // the last, but a pass knows only who started before. Where blocks are shared (and L2 queues),
   // a second pass counts each block's co-readers on both sides from the first pass's starts.
-  if (!options.prior_starts.empty() || hw.l2.same_line_request_ns <= 0 || !graph.has_accesses() ||
-      !L2Residency(graph, 0).has_shared_blocks())
-    return pass(options, std::move(kind_costs));
-  SimResult first = pass(options, kind_costs);
-  SimOptions second = options;
-  second.prior_starts.reserve(first.tasks.size());
-  for (const TaskRecord& r : first.tasks) second.prior_starts.push_back(r.start);
-  return pass(second, std::move(kind_costs));
+  if (!graph.has_accesses()) return pass(options, std::move(kind_costs));
+  SimOptions opt = options;
+  if (!opt.l2_blocks) opt.l2_blocks = std::make_shared<const L2Blocks>(graph);
+  if (!opt.prior_starts.empty() || hw.l2.same_line_request_ns <= 0 || !opt.l2_blocks->shared())
+    return pass(opt, std::move(kind_costs));
+  SimResult first = pass(opt, kind_costs);
+  opt.prior_starts.reserve(first.tasks.size());
+  for (const TaskRecord& r : first.tasks) opt.prior_starts.push_back(r.start);
+  return pass(opt, std::move(kind_costs));
 }
 
 SimResult simulate(const TaskGraph& graph, const Hardware& hw, const SimOptions& options) {

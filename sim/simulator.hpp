@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,9 @@ struct SimOptions {
   // Each task's start in an earlier pass of the same graph: co-readers of a block are then counted
   // on both sides (sim/l2_residency.hpp). simulate_costed sets it for its second pass.
   std::vector<double> prior_starts;
+  // The graph's L2 blocks, when the caller has them (simulate_costed builds them once for the
+  // check and both passes); null: each pass builds its own.
+  std::shared_ptr<const L2Blocks> l2_blocks;
 };
 
 struct TaskRecord {

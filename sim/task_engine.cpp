@@ -28,7 +28,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       cost.gm_read_requests});
   }
   if (g.has_accesses()) {
-    l2_.emplace(g, static_cast<double>(hw.l2.bytes), opt.l2_start);
+    l2_.emplace(g, opt.l2_blocks ? opt.l2_blocks : std::make_shared<const L2Blocks>(g),
+                static_cast<double>(hw.l2.bytes), opt.l2_start);
     if (!opt.prior_starts.empty()) l2_->use_prior_starts(opt.prior_starts);
   }
   count_[CoreType::kAiv] = hw.cores.aiv;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string_view>
 
@@ -71,6 +72,67 @@ TEST(TileGeometry, MisalignedRowsStraddleGranules) {
   const DmaOp aligned =
       block_dma(DmaDir::kRead, {12288, 12288}, {0, 0}, {64, 1024}, DType::kFp16, 512);
   EXPECT_EQ(aligned.extra_granules, 0);
+}
+
+// The straddled granules counted burst by burst, as block_dma once did: the reference its
+// one-period count must equal.
+int64_t extra_granules_row_by_row(const Dims& shape, const Dims& origin, const Dims& extent,
+                                  DType dtype, int64_t granule) {
+  const size_t r = shape.size();
+  const int64_t bytes = dtype_bytes(dtype);
+  size_t d = r - 1;
+  int64_t run = extent[d];
+  while (d > 0 && extent[d] == shape[d]) {
+    --d;
+    run *= extent[d];
+  }
+  const int64_t burst = run * bytes, bursts = product(extent) / run;
+  Dims stride(r, 1);
+  for (size_t i = r - 1; i-- > 0;) stride[i] = stride[i + 1] * shape[i + 1];
+  int64_t base = 0;
+  for (size_t i = 0; i < r; ++i) base += origin[i] * stride[i];
+  int64_t extra = 0;
+  Dims idx(d, 0);
+  for (int64_t b = 0; b < bursts; ++b) {
+    int64_t addr = base;
+    for (size_t i = 0; i < d; ++i) addr += idx[i] * stride[i];
+    const int64_t start = (addr * bytes) % granule;
+    extra += ceil_div(start + burst, granule) - ceil_div(burst, granule);
+    for (size_t i = d; i-- > 0;) {
+      if (++idx[i] < extent[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return extra;
+}
+
+TEST(TileGeometry, OnePeriodOfBurstStartsCountsWhatEveryBurstDoes) {
+  std::mt19937_64 rng(51);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const std::array<DType, 3> dtypes = {DType::kFp16, DType::kFp32, DType::kInt8};
+  const std::array<int64_t, 6> granules = {1, 32, 96, 128, 500, 512};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const auto rank = static_cast<size_t>(pick(1, 4));
+    Dims shape(rank), origin(rank), extent(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      shape[i] = pick(1, i + 1 == rank ? 3000 : 70);
+      extent[i] = pick(1, shape[i]);
+      if (pick(0, 3) == 0) extent[i] = shape[i];  // full dims merge into the run
+      origin[i] = pick(0, shape[i] - extent[i]);
+    }
+    const DType dt = dtypes[static_cast<size_t>(pick(0, 2))];
+    const int64_t granule = granules[static_cast<size_t>(pick(0, 5))];
+    const DmaOp op = block_dma(DmaDir::kRead, shape, origin, extent, dt, granule);
+    ASSERT_EQ(op.extra_granules, extra_granules_row_by_row(shape, origin, extent, dt, granule))
+        << "trial " << trial << " rank " << rank << " granule " << granule;
+  }
+  // Many rows: periods repeat whole and in part (12287 fp16 = 24574 B: period 256 at 512 B).
+  for (const int64_t rows : {1, 255, 256, 257, 1000, 4096})
+    EXPECT_EQ(block_dma(DmaDir::kRead, {12288, 12287}, {3, 5}, {rows, 1024}, DType::kFp16, 512)
+                  .extra_granules,
+              extra_granules_row_by_row({12288, 12287}, {3, 5}, {rows, 1024}, DType::kFp16, 512));
 }
 
 TEST(TileGeometry, RaggedTailsAreExact) {
