@@ -260,7 +260,13 @@ std::vector<ConfigObject> make_objects() {
         {"bank_conflict_free", "boolean", "`false`",
          "the binary op's sources sit in different UB bank groups"},
         {"psg", "string", "the stage's ops", "names the stage this op opens"},
-        {"dest", "string", "`ub`", "load: `ub`, or `l1` (the cube cores' L1)"}}},
+        {"dest", "string", "`ub`", "load: `ub`, or `l1` (the cube cores' L1)"},
+        {"spmd_rows", "string", "`auto`",
+         "reductions under spmd: `whole` rows per block, `split` (row, sub-tile) units, `auto`: "
+         "whole while rows >= grid"},
+        {"apply_in_task", "boolean", "`false`",
+         "reductions over a split dim: the next stage (on its tiles, using its result) runs in "
+         "the task that finishes the row (merge `in_task`, or an spmd block's whole rows)"}}},
       {"program",
        "body[] (loop)",
        "A loop of `body`: `pypto.loop` with view / assemble.",
