@@ -11,8 +11,11 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -133,24 +136,64 @@ SweepJob make_job(const std::string& source, bool is_file, const std::string& ha
   });
 }
 
+// Sweeps cancelled while a candidate was still unwinding (freeing a large task graph after it
+// stopped): Ctrl-C returns at once and they end in the background; the interpreter's exit waits for
+// them (join_cancelled_sweeps, registered with atexit). Never destroyed: it outlives the statics.
+struct CancelledSweeps {
+  std::mutex m;
+  std::vector<std::thread> threads;
+};
+CancelledSweeps& cancelled_sweeps() {
+  static auto* c = new CancelledSweeps;
+  return *c;
+}
+void join_cancelled_sweeps() {
+  std::vector<std::thread> threads;
+  {
+    const std::lock_guard<std::mutex> lock(cancelled_sweeps().m);
+    threads.swap(cancelled_sweeps().threads);
+  }
+  py::gil_scoped_release release;
+  for (std::thread& t : threads) t.join();
+}
+
 // The sweep runs on a thread of its own while this one, holding the GIL a moment every 20 ms,
 // takes Ctrl-C (KeyboardInterrupt), reports progress(done, total) every 100 ms, and takes an
 // exception from the callback as a cancel: the workers stop their running candidates
-// (model/stop.hpp) and start no other.
+// (model/stop.hpp) and start no other. The sweep's state is the thread's own (a copy of the
+// job), so a cancel need not wait for the stopped candidates to be freed.
 SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& progress) {
-  std::atomic<int64_t> done{0};
-  std::atomic<bool> cancel{false};
-  SweepOptions opt;
-  opt.threads = threads;
-  opt.progress = &done;
-  opt.cancel = &cancel;
+  struct State {
+    SweepJob job;
+    SweepOptions opt;
+    std::atomic<int64_t> done{0};
+    std::atomic<bool> cancel{false};
+    std::promise<SweepResult> result;
+  };
+  auto st = std::make_shared<State>();
+  st->job = job;
+  st->opt.threads = threads;
+  st->opt.progress = &st->done;
+  st->opt.cancel = &st->cancel;
   const auto total = static_cast<int64_t>(job.candidates.size());
-  std::future<SweepResult> result = std::async(
-      std::launch::async, [&] { return run_sweep(job.cfg, job.hw, opt, job.candidates); });
+  std::future<SweepResult> result = st->result.get_future();
+  std::thread worker([st] {
+    try {
+      st->result.set_value(run_sweep(st->job.cfg, st->job.hw, st->opt, st->job.candidates));
+    } catch (...) {
+      st->result.set_exception(std::current_exception());
+    }
+  });
   const auto stop = [&] {
-    cancel = true;
+    st->cancel = true;
     py::gil_scoped_release release;
-    result.wait();
+    // The running candidates throw at their next check; most end within this grace.
+    if (result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) {
+      worker.join();
+      return;
+    }
+    const std::lock_guard<std::mutex> lock(cancelled_sweeps().m);
+    cancelled_sweeps().threads.push_back(std::move(worker));
   };
   int64_t reported = -1;
   for (int tick = 0, ready = 0; !ready; ++tick) {
@@ -162,7 +205,7 @@ SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& pro
       stop();
       throw py::error_already_set();
     }
-    if (const int64_t d = done.load();
+    if (const int64_t d = st->done.load();
         !progress.is_none() && d != reported && (ready || tick % 5 == 0)) {
       reported = d;
       try {
@@ -173,6 +216,7 @@ SweepOutcome sweep_local(const SweepJob& job, int threads, const py::object& pro
       }
     }
   }
+  worker.join();
   return SweepOutcome{job, result.get()};
 }
 
@@ -326,6 +370,7 @@ PYBIND11_MODULE(_core, m) {
   using namespace tilesim;
   m.doc() = "tilesim's C++ core (use the tilesim package, not this module)";
   m.attr("__version__") = tilesim_version();
+  py::module_::import("atexit").attr("register")(py::cpp_function(&join_cancelled_sweeps));
 
   static py::exception<Error> config_error(m, "ConfigError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {

@@ -187,8 +187,8 @@ def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():
 def test_ctrl_c_stops_the_running_candidates_not_after_them():
     # Issue 50: Ctrl-C took 7.7-11.8 s on a sweep whose candidates take seconds (the workers
     # stopped only between candidates). The running candidate's lowering and simulation stop
-    # too (model/stop.hpp). A candidate here takes about 3.5 s; the sweep ends well before the
-    # candidate would have (what is left is mostly freeing the candidate's simulation state).
+    # too (model/stop.hpp). A candidate here takes about 3.5 s; KeyboardInterrupt comes within
+    # 0.5 s (a stopped candidate still freeing its state ends in the background).
     import signal
     import threading
     import time
@@ -206,7 +206,7 @@ def test_ctrl_c_stops_the_running_candidates_not_after_them():
     with pytest.raises(KeyboardInterrupt):
         tilesim.sweep(cfg, jobs=1)
     timer.join()
-    assert time.monotonic() - sent[0] < 1.5
+    assert time.monotonic() - sent[0] < 0.5
 
 
 def test_paths_names_and_dims_are_checked_as_the_cli_checks_them(tmp_path):
