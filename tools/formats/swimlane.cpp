@@ -382,42 +382,14 @@ class TraceReader {
       if (e.ph == "X" && e.ts_ok) first_ts_ = std::min(first_ts_, e.ts.whole);
     read_names();
     add_named_core_lanes();
+    // Overlapping tasks of one lane (on one tid or on several) are kept as drawn: a core's busy
+    // time is the union of its tasks' spans (sim/metrics.cpp), so no wait is negative and no core
+    // is busier than the span.
     for (size_t i = 0; i < events_.size(); ++i) read_event(i, events_[i]);
-    refuse_overlaps();
     return std::move(out_);
   }
 
  private:
-  // One thread of a trace draws one task at a time: two overlapping tasks on one tid would give
-  // a negative wait and a core busier than the span. Refused naming both. (PyPTO draws a core's
-  // overlapping tasks on tids of their own, which one lane merges.)
-  void refuse_overlaps() const {
-    std::vector<size_t> order(out_.tasks.size());
-    std::vector<std::string> thread(out_.tasks.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      order[i] = i;
-      const RawEvent& e = events_[static_cast<size_t>(out_.tasks[i].event)];
-      thread[i] = e.pid + "/" + e.tid;
-    }
-    const auto& t = out_.tasks;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::tie(thread[a], t[a].start_us) < std::tie(thread[b], t[b].start_us);
-    });
-    for (size_t k = 1, last = order.empty() ? 0 : order[0]; k < order.size(); ++k) {
-      const SwimlaneTask &prev = t[last], &cur = t[order[k]];
-      const bool same = thread[last] == thread[order[k]];
-      if (same && cur.start_us < prev.end_us - kSwimlaneResolutionUs)
-        throw Error(fmt::format(
-            "{}: lane {}: event {} (task {}, {:g}-{:g} us) starts before event {} (task {}, "
-            "{:g}-{:g} us) ends on the same thread: a core runs one task at a time (fix the "
-            "trace)",
-            origin_, printable(out_.lanes[static_cast<size_t>(cur.lane)].name), cur.event,
-            cur.task_id, cur.start_us, cur.end_us, prev.event, prev.task_id, prev.start_us,
-            prev.end_us));
-      if (!same || cur.end_us > prev.end_us) last = order[k];
-    }
-  }
-
   // Pass 1: names of processes and threads.
   void read_names() {
     for (const auto& e : events_) {
