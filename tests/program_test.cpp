@@ -210,6 +210,18 @@ TEST(ProgramLoader, TileOverUbAndMisalignedTileNameTheOpAndTensor) {
   EXPECT_EQ(lower_error(big),
             "p.json: op 0 (exp): stage 'stage0:exp' tile (16, 65536): UB overflow in task "
             "'stage0:exp(16, 65536)': needs 4194304 B, has 196608 B (buffers: x+y 4194304 B)");
+  // A loop chunk cuts the (8, 4096) tile to 4 rows; its buffers still hold the full tile, and the
+  // task's name says so (issue 48: the message named only the 4-row task).
+  json cut = prog({tile({8, 4096}),
+                   {{"loop", "l"},
+                    {"axis", 0},
+                    {"loop_count", 4},
+                    {"body", {op("exp", {"x"}, "t"), op("add", {"t", "x"}, "y")}}}});
+  cut["inputs"][0]["shape"] = {16, 4096};
+  EXPECT_EQ(lower_error(cut),
+            "p.json: op 0 (exp): stage 'stage0:exp+add' tile (8, 4096): UB overflow in task "
+            "'stage0:exp+add(4, 4096) of tile (8, 4096)': needs 262144 B, has 196608 B (buffers: "
+            "x 131072 B, y 131072 B)");
   EXPECT_EQ(lower_error(prog({tile({1, 12}), op("exp", {"x"}, "y")})),
             "p.json: op 0 (exp): tile (1, 12) of 'x' is misaligned: last dim 12 x 4 B = 48 B is "
             "not a multiple of 32 B (use a multiple of 8 elements)");

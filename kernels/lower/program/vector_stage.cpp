@@ -144,8 +144,13 @@ class VectorTile {
              std::vector<Access>& acc)
       : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()) {
     k_.buffer_count = cx.spec().buffer_count;
-    k_.label = fmt::format("{}{}", s.psg, format_dims(b.extent));
     full_ = s.full_tile();
+    // A tile cut short (a loop chunk's or the tensor's edge) keeps the full tile's buffers: its
+    // label names both, so a UB message names the tile whose bytes it reports.
+    k_.label = b.extent == full_.extent
+                   ? fmt::format("{}{}", s.psg, format_dims(b.extent))
+                   : fmt::format("{}{} of tile {}", s.psg, format_dims(b.extent),
+                                 format_dims(full_.extent));
     // Vector ops run on the static tile where it exceeds the tensor (compute_extent), except
     // over a dim of size 1 (a kept reduced dim, a column of statistics), computed as 1.
     ce_ = compute_extent(s.shape, s.tile, b.extent);
