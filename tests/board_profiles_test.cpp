@@ -19,6 +19,7 @@
 #include "tools/formats/csv_reader.hpp"
 #include "tools/formats/msprof_op_summary.hpp"
 #include "tools/formats/run_config.hpp"
+#include "tools/reports/board_compare_report.hpp"
 
 #include "test_support.hpp"
 
@@ -270,6 +271,19 @@ TEST(MsprofMeasurements, MediansPerKernelAndUnmappedRowsListed) {
   EXPECT_EQ(m.unmapped[0].task_type, "AI_CPU");
   EXPECT_EQ(m.unmapped[0].first_line, 9);
   EXPECT_EQ(m.unmapped[0].rows, 1);
+}
+
+// Issue 50: a kernel id from the mapping file (and a file name) reached the terminal raw: a
+// newline in an id forged a line of the summary.
+TEST(MsprofMeasurements, TheSummaryEscapesNamesFromItsInputs) {
+  BoardMeasurements m = sample_measurements();
+  m.kernels[0].id = "relu\nFORGED\x1b[2J";
+  m.unmapped[0].file = "a\rb.csv";
+  const std::string s = board_measurements_summary(m);
+  EXPECT_NE(s.find("relu\\nFORGED\\x1b[2J: msprof"), std::string::npos) << s;
+  EXPECT_NE(s.find("a\\rb.csv: 1 row"), std::string::npos) << s;
+  EXPECT_EQ(s.find('\x1b'), std::string::npos);
+  EXPECT_EQ(s.find('\r'), std::string::npos);
 }
 
 TEST(MsprofMeasurements, MappingMistakesAreErrorsNeverGuesses) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/printable.hpp"
 #include "tools/formats/text_append.hpp"
 
 namespace tilesim {
@@ -55,7 +56,7 @@ nlohmann::json board_comparison_to_json(const BoardComparison& c) {
 std::string board_measurements_summary(const BoardMeasurements& m) {
   std::string s;
   for (const auto& k : m.kernels) {
-    append(s, "\n  {}: {}\n", k.id, k.source);
+    append(s, "\n  {}: {}\n", printable(k.id), printable(k.source));
     for (const auto& f : k.figures)
       append(s, "    {:<22} {:>12.3f}   (n={}, {:.3f} .. {:.3f})\n", f.metric, f.value, f.samples,
              f.min, f.max);
@@ -67,8 +68,8 @@ std::string board_measurements_summary(const BoardMeasurements& m) {
     append(s, "\n  {} of {} rows match no kernel of the mapping (not measurements):\n", rows,
            m.rows);
     for (const auto& u : m.unmapped)
-      append(s, "    {}: {} row{} from line {}: Op Name '{}', Task Type '{}'\n", u.file, u.rows,
-             u.rows == 1 ? "" : "s", u.first_line, printable_field(u.op_name),
+      append(s, "    {}: {} row{} from line {}: Op Name '{}', Task Type '{}'\n", printable(u.file),
+             u.rows, u.rows == 1 ? "" : "s", u.first_line, printable_field(u.op_name),
              printable_field(u.task_type));
   }
   return s;
