@@ -1,6 +1,7 @@
 """The tilesim commands as functions: each calls the C++ path its CLI command calls."""
 import json
 import os
+import sys
 import warnings
 
 from . import _core
@@ -40,8 +41,35 @@ def run(config, tile=None, loop=None, hardware=None, set=None):
     return Result(json.loads(data), json.loads(trace), [text] if is_file else [])
 
 
+def _progress_bar(progress, what):
+    """``progress`` as sweep takes it: a callable, None or False (none), or "auto": a tqdm bar on
+    stderr when it is a terminal (as the CLI's bar), else nothing."""
+    if isinstance(progress, str):
+        if progress != "auto":
+            raise ValueError(f'progress: expected a callable, None or "auto" (got {progress!r})')
+        if not sys.stderr.isatty():
+            return None
+        from tqdm import tqdm
+
+        bar = None
+
+        def update(done, total):
+            nonlocal bar
+            if bar is None:
+                bar = tqdm(total=total, desc=what, unit="candidate", leave=False, file=sys.stderr)
+            bar.update(done - bar.n)
+            if done >= total:
+                bar.close()
+        return update
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise ValueError(f'progress: expected a callable, None or "auto" (got {progress!r})')
+    return progress
+
+
 def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=None, retries=2,
-          objective=None, timeout=60, set=None, progress=None):
+          objective=None, timeout=60, set=None, progress="auto"):
     """Evaluates, ranks and zones a candidate space (``tilesim sweep``): a :class:`SweepResult`.
 
     jobs: C++ threads (0: every core; per chunk with a client, where 0 means 1). With a
@@ -54,11 +82,13 @@ def sweep(config, jobs=0, client=None, hardware=None, chunks=None, results_dir=N
     tilesim.dask.NoWorkersError instead of waiting silently. ``set``: hardware what-ifs
     (``--set``). ``progress(done, total)``: called as candidates finish (locally about every
     0.1 s, with a client as chunks finish); an exception it raises, or Ctrl-C, stops the sweep.
+    The default, "auto", draws a tqdm bar on stderr when it is a terminal; None: no progress.
     """
     jobs = _integer("jobs", jobs, 0, none_ok=False)
     chunks = _integer("chunks", chunks, 1)
     retries = _integer("retries", retries, 0, none_ok=False)
     job = sweep_job(config, hardware, objective, settings=set)
+    progress = _progress_bar(progress, "tilesim sweep")
     if client is None and chunks is None and results_dir is None:
         return SweepResult(_core.sweep(job, jobs, progress))
     from . import dask as _dask

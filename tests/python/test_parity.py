@@ -36,6 +36,31 @@ def test_set_is_the_clis_what_if(cli):
         tilesim.rules(only=["rule1.example_a"], set={"gm.hbm_bandwith_gbps": 1})
 
 
+def test_a_sweep_draws_a_bar_on_a_terminal_and_nothing_elsewhere(monkeypatch, capsys):
+    # Issue 48: long sweeps show progress on a terminal (tqdm), silent when not a terminal.
+    import io
+    import sys as _sys
+
+    tilesim.sweep(SPMD, jobs=1)  # stderr captured: not a terminal
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(_sys, "stderr", term)
+    res = tilesim.sweep(SPMD, jobs=1)
+    total = len(res.candidates)
+    assert "tilesim sweep" in term.getvalue() and f"/{total} " in term.getvalue()
+    term2 = Terminal()
+    monkeypatch.setattr(_sys, "stderr", term2)
+    tilesim.sweep(SPMD, jobs=1, progress=None)
+    assert term2.getvalue() == ""
+    with pytest.raises(ValueError, match="progress: expected a callable"):
+        tilesim.sweep(SPMD, jobs=1, progress="bar")
+
+
 def test_progress_reports_every_candidate_and_can_stop_the_sweep():
     seen = []
     res = tilesim.sweep(SPMD, jobs=1, progress=lambda done, total: seen.append((done, total)))
