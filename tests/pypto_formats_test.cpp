@@ -756,38 +756,26 @@ TEST(Swimlane, StampsPrintedFromCoarseDoublesAreRefused) {
     EXPECT_EQ(error_of([&] { swimlane_from_text(one(exact), "t"); }), "(no error)") << exact;
 }
 
-// ../shared/hostile-t4 swim_overlap_negative_wait: two tasks overlapping on one thread gave a wait
-// of -5 us and 20 us of busy time in a 15 us span, which calibrate then fitted. Kept as drawn, they
-// count the union of their spans, as overlapping tids of one core do (below): 0-10, 5-15 and
-// 20-25 us on one thread: 20 us busy in a 25 us span, 5 us of wait.
-TEST(Swimlane, OverlappingTasksOnOneThreadCountTheUnionOfTheirSpans) {
-  const std::string text = R"j([{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
-      "args": {"name": "AIV_0"}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"taskId": 1}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"taskId": 3}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "args": {"taskId": 2}}])j";
-  const Metrics m = analyze_swimlane(swimlane_from_text(text, "s.json")).metrics;
-  ASSERT_EQ(m.per_core.size(), 1u);
-  EXPECT_DOUBLE_EQ(m.gen_time_us, 25.0);
-  EXPECT_DOUBLE_EQ(m.per_core[0].busy_us, 20.0);
-  EXPECT_DOUBLE_EQ(m.per_core[0].total_wait_time_us, 5.0);
-}
-
-// Tids of one core may overlap (PyPTO draws a core's overlapping tasks so): the core's busy time
-// is the union of its tasks' spans, its wait never negative. 0-10 and 5-15 us, then 20-25 us: 20
-// us busy in a 25 us span, 5 us of wait.
-TEST(Swimlane, OverlappingTidsOfOneCoreCountTheUnionOfTheirSpans) {
-  const std::string text = R"j([
-    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "AIV_0"}},
-    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "AIV_0"}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"taskId": 1}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 2, "ts": 5, "dur": 10, "args": {"taskId": 2}},
-    {"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"taskId": 3}}])j";
-  const Metrics m = analyze_swimlane(swimlane_from_text(text, "s.json")).metrics;
-  ASSERT_EQ(m.per_core.size(), 1u);
-  EXPECT_DOUBLE_EQ(m.gen_time_us, 25.0);
-  EXPECT_DOUBLE_EQ(m.per_core[0].busy_us, 20.0);
-  EXPECT_DOUBLE_EQ(m.per_core[0].total_wait_time_us, 5.0);
+// Overlapping tasks of one core, on one thread (../shared/hostile-t4 swim_overlap_negative_wait:
+// a wait of -5 us and 20 us of busy time in a 15 us span, which calibrate then fitted) or on tids
+// of one name (PyPTO draws a core's overlapping tasks so): the core's busy time is the union of
+// its tasks' spans, its wait never negative. 0-10 and 5-15 us, then 20-25 us: 20 us busy in a
+// 25 us span, 5 us of wait.
+TEST(Swimlane, OverlappingTasksOfOneCoreCountTheUnionOfTheirSpans) {
+  for (const int tid : {1, 2}) {  // the second task on the first task's thread, or another
+    const std::string text = fmt::format(R"j([
+      {{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {{"name": "AIV_0"}}}},
+      {{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {{"name": "AIV_0"}}}},
+      {{"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {{"taskId": 1}}}},
+      {{"ph": "X", "name": "0-add", "pid": 1, "tid": {}, "ts": 5, "dur": 10, "args": {{"taskId": 2}}}},
+      {{"ph": "X", "name": "0-add", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {{"taskId": 3}}}}])j",
+                                         tid);
+    const Metrics m = analyze_swimlane(swimlane_from_text(text, "s.json")).metrics;
+    ASSERT_EQ(m.per_core.size(), 1u) << tid;
+    EXPECT_DOUBLE_EQ(m.gen_time_us, 25.0) << tid;
+    EXPECT_DOUBLE_EQ(m.per_core[0].busy_us, 20.0) << tid;
+    EXPECT_DOUBLE_EQ(m.per_core[0].total_wait_time_us, 5.0) << tid;
+  }
 }
 
 // ../shared/hostile-t3 swim_dur_1e308, swim_ts_dur_1e308, swim_dur_1e308_to_measurements: a

@@ -159,18 +159,8 @@ void share_over_blocks(ReductionProgram& prog, const KernelSpec& spec) {
   plan.merge = MergeMode::kInTask;
   plan.grid = spec.grid;
   plan.blocks.assign(static_cast<size_t>(spec.grid), {});
-  for (int64_t b = 0; b < spec.grid; ++b) {
-    const BlockRange r = block_range(static_cast<int64_t>(units.size()), spec.grid, b);
-    auto& parts = plan.blocks[static_cast<size_t>(b)];
-    for (int64_t u = r.begin; u < r.end; ++u)
-      for (const Part& p : units[static_cast<size_t>(u)]) {
-        // Neighbouring segments of one row in one block accumulate in UB together.
-        if (!parts.empty() && parts.back().chain == p.chain && parts.back().s1 == p.s0)
-          parts.back().s1 = p.s1;
-        else
-          parts.push_back(p);
-      }
-  }
+  for (int64_t b = 0; b < spec.grid; ++b)
+    plan.blocks[static_cast<size_t>(b)] = block_chain_runs(units, spec.grid, b);
   if (splits_rows(plan)) {
     // Atomic sums, maxima and minima finish a split row in GM, and a loss whose per-row value is
     // a scaled sum (mse) folds its parts directly; a second pass over the input, statistics

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/spec/kernel_spec.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -102,6 +103,20 @@ std::vector<std::vector<ChainRun>> region_chain_runs(const BlockTiling& cut, siz
     regions.push_back(std::move(runs));
   }
   return regions;
+}
+
+std::vector<ChainRun> block_chain_runs(const std::vector<std::vector<ChainRun>>& units,
+                                       int64_t blocks, int64_t blk) {
+  const BlockRange range = block_range(static_cast<int64_t>(units.size()), blocks, blk);
+  std::vector<ChainRun> runs;
+  for (int64_t u = range.begin; u < range.end; ++u)
+    for (const ChainRun& x : units[static_cast<size_t>(u)]) {
+      if (!runs.empty() && runs.back().chain == x.chain && runs.back().s1 == x.s0)
+        runs.back().s1 = x.s1;
+      else
+        runs.push_back(x);
+    }
+  return runs;
 }
 
 }  // namespace tilesim

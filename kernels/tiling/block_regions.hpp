@@ -57,5 +57,10 @@ struct ChainRun {
 };
 // A reduction over dim `rd` of a cut: per region, the runs of its rows (row-major).
 std::vector<std::vector<ChainRun>> region_chain_runs(const BlockTiling& cut, size_t rd);
+// Block `blk` of `blocks` sharing `units` (each a list of runs) in contiguous ranges
+// (block_range): its runs in order, neighbouring runs of one row joined (they accumulate in UB
+// together).
+std::vector<ChainRun> block_chain_runs(const std::vector<std::vector<ChainRun>>& units,
+                                       int64_t blocks, int64_t blk);
 
 }  // namespace tilesim

@@ -254,23 +254,10 @@ class SplitSpmd {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
   }
-  // The block's units, consecutive parts of one row joined.
-  std::vector<Part> parts_of_block(int64_t blk, int64_t used) const {
-    const BlockRange range = block_range(static_cast<int64_t>(units_.size()), used, blk);
-    std::vector<Part> parts;
-    for (int64_t u = range.begin; u < range.end; ++u)
-      for (const Part& x : units_[static_cast<size_t>(u)]) {
-        if (!parts.empty() && parts.back().chain == x.chain && parts.back().s1 == x.s0)
-          parts.back().s1 = x.s1;
-        else
-          parts.push_back(x);
-      }
-    return parts;
-  }
   void first_launch_block(int64_t blk, int64_t used) {
     acc_.clear();
     TaskKind k;
-    for (const Part& part : parts_of_block(blk, used)) append_kind(k, part_kind(part));
+    for (const Part& part : block_chain_runs(units_, used, blk)) append_kind(k, part_kind(part));
     cx_.add_block(run_.s, std::move(k), run_.psg, blk, acc_);
   }
   // A part of a row: its tiles folded in UB, then the whole row written, or the part added
