@@ -767,6 +767,69 @@ TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
   EXPECT_EQ(split.graph.num_launches(), 3);
 }
 
+// Split reductions over the same dims written one after another, none reading another's result
+// (a norm's sum and sum of squares), are one pass: one split stage whose partials travel as one
+// record. A reduction that reads an earlier one's result is a pass of its own.
+TEST(ProgramPlan, ConsecutiveSplitStatisticsShareOnePass) {
+  auto moments = [](const std::string& merge, bool centred) {
+    auto sum = [&](const std::string& in, const std::string& out) {
+      return json{{"op", "sum"},     {"inputs", {in}}, {"dim", 1},
+                  {"keepdim", true}, {"merge", merge}, {"out", out}};
+    };
+    json body = {tile({1, 1024}), op("mul", {"x", "x"}, "sq"), sum("x", "s1")};
+    if (centred) body.push_back(op("sub", {"sq", "s1"}, "sq2"));
+    body.push_back(sum(centred ? "sq2" : "sq", "s2"));
+    return parse(json{{"program", "m"},
+                      {"inputs", {{{"name", "x"}, {"shape", {8, 4096}}, {"dtype", "fp32"}}}},
+                      {"outputs", {"s1", "s2"}},
+                      {"body", body}});
+  };
+  const Program p = moments("tree", false);
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_TRUE(stages[0].split);
+  EXPECT_EQ(stages[0].reduce_first, 1);
+  EXPECT_EQ(stages[0].last, 2);
+  EXPECT_EQ(plan_stages(moments("tree", true)).size(), 2u);  // s2 reads s1: a second pass
+  KernelSpec spec;
+  spec.op = "program:m";
+  const double x = 8.0 * 4096 * 4;
+  // tree: per row 4 partial tasks, 3 merges; each partial writes one record of both statistics
+  // (8 B per row), each merge reads two records.
+  const LoweredKernel tree = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(tree.graph.tasks.size(), 8u * (4 + 3));
+  double read = 0, written = 0;
+  int64_t copies = 0;
+  for (const auto& task : tree.graph.tasks)
+    for (const auto& st : tree.graph.kinds[static_cast<size_t>(task.kind)].steps) {
+      for (const auto& d : st.loads) read += static_cast<double>(st.repeat * d.bytes());
+      for (const auto& d : st.stores) written += static_cast<double>(st.repeat * d.bytes());
+      copies += static_cast<int64_t>(st.loads.size() + st.stores.size());
+    }
+  // Reads: x once, each merge two 8 B records. Writes: every partial's record (4 per row), the
+  // first level's merged records (2 per row), the root merge's two outputs (4 B each).
+  EXPECT_EQ(read, x + 8 * 3 * 2 * 8);
+  EXPECT_EQ(written, 8 * 4 * 8 + 8 * 2 * 8 + 8 * 2 * 4);
+  // Copies: 32 tile loads, 48 records into merges; 32 + 16 records out, 16 outputs.
+  EXPECT_EQ(copies, 32 + 48 + 32 + 16 + 16);
+  // in_task: one task per row, x read once.
+  const LoweredKernel walk = lower_program(moments("in_task", false), spec, test::default_hw());
+  EXPECT_EQ(walk.graph.tasks.size(), 8u);
+  // atomic: each partial adds into both outputs.
+  EXPECT_EQ(lower_program(moments("atomic", false), spec, test::default_hw()).graph.tasks.size(),
+            32u);
+  for (const char* merge : {"tree", "chain", "atomic", "in_task"}) {
+    EXPECT_TRUE(proves(moments(merge, false), 3)) << merge;
+    EXPECT_TRUE(proves(moments(merge, true), 3)) << merge;
+  }
+  spec.partition = PartitionStyle::kSpmd;
+  for (const int64_t grid : {4, 8, 32}) {
+    spec.grid = grid;
+    EXPECT_GT(lower_program(moments("in_task", false), spec, test::default_hw()).graph.tasks.size(),
+              0u);
+  }
+}
+
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {
   // exp over [6, 8, 64] in (1, 2, 64) tiles, a loop over axis 0 (count 3) holding one over axis 1
   // (count 2): 3 x 2 root functions, each of 2 rows x 2 tile rows = 4 tasks.

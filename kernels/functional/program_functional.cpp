@@ -427,7 +427,11 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     // order (walked, chained and atomic: one after another; tree: pairwise by level).
     const ProgOp& last = p.ops[static_cast<size_t>(s.last)];
     const bool scan = s.split && last.info->kind == OpKind::kScan;
-    const int reduced = s.split && !scan ? last.out : -1;
+    // The stage's statistics (a split stage's reductions, ops [reduce_first, last]), by tensor.
+    std::map<int, const ProgOp*> reduced;
+    if (s.split && !scan)
+      for (int o = s.reduce_first; o <= s.last; ++o)
+        reduced.emplace(p.ops[static_cast<size_t>(o)].out, &p.ops[static_cast<size_t>(o)]);
     // A cumsum over a split dim: each row's running carry (the previous tile's last line), added
     // to the tile's own cumsum; tiles come in row-major order, so a row's in order.
     std::vector<int64_t> chain_of;
@@ -438,7 +442,8 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
       for (size_t c = 0; c < chains.size(); ++c)
         for (int64_t i : chains[c]) chain_of[static_cast<size_t>(i)] = static_cast<int64_t>(c);
     }
-    std::vector<Local> partials(static_cast<size_t>(grid.count()));
+    std::map<int, std::vector<Local>> partials;
+    for (const auto& r : reduced) partials[r.first].resize(static_cast<size_t>(grid.count()));
     for (int64_t i = 0; i < grid.count(); ++i) {
       const Block b = grid.block(i);
       std::map<int, Local> locals;
@@ -479,10 +484,11 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
         carry.insert_or_assign(c, std::move(next));
       }
       for (int t : s.stores)
-        if (t != reduced) store(t, locals.at(t));
-      if (reduced >= 0) partials[static_cast<size_t>(i)] = locals.at(reduced);
+        if (!reduced.count(t)) store(t, locals.at(t));
+      for (auto& [t, parts] : partials) parts[static_cast<size_t>(i)] = locals.at(t);
     }
-    if (reduced >= 0) merge_partials(last, split_chains(p, s, grid), partials, store);
+    for (const auto& [t, red] : reduced)
+      merge_partials(*red, split_chains(p, s, grid), partials.at(t), store);
   }
   return res;
 }

@@ -60,20 +60,26 @@ int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stag
   if (red.info->kind != OpKind::kReduce || !red.apply_in_task ||
       (!cx.spmd() && red.merge != MergeMode::kInTask))
     return -1;
-  if (b.shape != a.shape || b.tile != a.tile || b.loop != a.loop || !b.reader_op.count(red.out))
-    return -1;
-  return static_cast<int>(si + 1);
+  if (b.shape != a.shape || b.tile != a.tile || b.loop != a.loop) return -1;
+  for (int o = a.reduce_first; o <= a.last; ++o)
+    if (b.reader_op.count(cx.op(o).out)) return static_cast<int>(si + 1);
+  return -1;
 }
 
-// The statistic of split stage `si` is stored when it is an output or a stage after its second
-// pass reads it.
-bool statistic_kept(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si) {
-  const int t = cx.op(stages[si].last).out;
-  if (cx.tensor(t).output) return true;
-  for (size_t k = si + 2; k < stages.size(); ++k)
-    if (std::find(stages[k].loads.begin(), stages[k].loads.end(), t) != stages[k].loads.end())
-      return true;
-  return false;
+// The statistics of split stage `si` that are not stored: neither an output nor read by a stage
+// after its second pass.
+std::vector<int> statistics_dropped(const LoweringContext& cx, const std::vector<ProgStage>& stages,
+                                    size_t si) {
+  std::vector<int> dropped;
+  for (int o = stages[si].reduce_first; o <= stages[si].last; ++o) {
+    const int t = cx.op(o).out;
+    bool kept = cx.tensor(t).output;
+    for (size_t k = si + 2; k < stages.size(); ++k)
+      kept = kept ||
+             std::find(stages[k].loads.begin(), stages[k].loads.end(), t) != stages[k].loads.end();
+    if (!kept) dropped.push_back(t);
+  }
+  return dropped;
 }
 
 }  // namespace
@@ -108,7 +114,7 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
       pass.emplace(StageRun{b, run.grid, g.add_psg(b.psg), base, produced, {}});
       for (int t : b.stores) pass->stores.push_back(cx.producer_of(b, pass->grid, t));
       run.second = &*pass;
-      run.keep_statistic = statistic_kept(cx, stages, si);
+      run.dropped = statistics_dropped(cx, stages, si);
     }
     lowering_of(cx, s)(cx, run);
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);

@@ -433,6 +433,27 @@ void loop_nest(const Program& p, const ProgOp& op, const Dims& shape, std::vecto
   }
 }
 
+// A split reduction joins the split stage before it (its statistics, ProgStage::reduce_first)
+// when it reduces the same dims of the same iteration space the same way and reads none of the
+// statistics before it, which are not whole until the stage's partials merge.
+bool joins_statistics(const Program& p, const ProgStage& cur, const ProgOp& op, const Dims& shape,
+                      bool splits) {
+  const ProgOp& last = p.ops[static_cast<size_t>(cur.last)];
+  if (op.info->kind != OpKind::kReduce || !splits || last.info->kind != OpKind::kReduce ||
+      shape != cur.shape)
+    return false;
+  if (op.dims != last.dims || op.keepdim != last.keepdim || op.merge != last.merge ||
+      op.spmd_rows != last.spmd_rows || op.apply_in_task != last.apply_in_task || op.online ||
+      last.online ||
+      p.tensors[static_cast<size_t>(op.out)].dtype !=
+          p.tensors[static_cast<size_t>(last.out)].dtype)
+    return false;
+  for (int o = cur.reduce_first; o <= cur.last; ++o)
+    for (int t : op.in)
+      if (p.ops[static_cast<size_t>(o)].out == t) return false;
+  return true;
+}
+
 // A vector op joins the stage before it under the same tile and loop when its iteration space is
 // the stage's, or a column of it (1 where the tile covers the stage's dim): a reduction whose tile
 // covers its reduced dims and the ops that use its result stay in one task per tile, as PyPTO's
@@ -444,7 +465,10 @@ void loop_nest(const Program& p, const ProgOp& op, const Dims& shape, std::vecto
 bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const Dims& shape,
                  bool splits) {
   const OpKind kind = op.info->kind;
-  if (!cur || cur->kind != OpKind::kUnary || !fusable(kind) || cur->split) return false;
+  if (!cur || cur->kind != OpKind::kUnary || !fusable(kind)) return false;
+  if (cur->split)
+    return p.ops[static_cast<size_t>(cur->last)].tile == op.tile && cur->loop == op.loop &&
+           joins_statistics(p, *cur, op, shape, splits);
   const ProgOp& prev = p.ops[static_cast<size_t>(cur->last)];
   if ((prev.info->kind == OpKind::kReduce && prev.online) || prev.tile != op.tile ||
       cur->loop != op.loop)
@@ -464,7 +488,7 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
 ProgStage new_stage(const Program& p, const ProgOp& op, const Dims& shape) {
   const ProgTile& tile = p.tiles[static_cast<size_t>(op.tile)];
   ProgStage s;
-  s.first = s.last = op.index;
+  s.first = s.last = s.reduce_first = op.index;
   s.kind = fusable(op.info->kind) ? OpKind::kUnary : op.info->kind;
   s.shape = shape;
   s.tile = tile.dims;
@@ -535,6 +559,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     loop_nest(p, op, shape, loop_axes, loop_counts);
     ProgStage* cur = stages.empty() ? nullptr : &stages.back();
     if (joins_stage(p, cur, op, shape, splits)) {
+      if (!cur->split) cur->reduce_first = op.index;
       cur->last = op.index;
     } else {
       ProgStage s = new_stage(p, op, shape);

@@ -150,6 +150,11 @@ struct ProgStage {
   // (one per output block) whose partials merge by the op's merge mode; or in a cumsum over a
   // split dim, whose chains carry each tile's last line into the next.
   bool split = false;
+  // A split stage's statistics: ops [reduce_first, last], split reductions over the same dims and
+  // tile written one after another, none reading another's result (a norm's sum and sum of
+  // squares): one pass over the tiles computes them all and their partials travel as one record.
+  // Other stages: last.
+  int reduce_first = 0;
   // A flash stage (fuse_online): ops [first, last] run S = matmul, the vector ops on S, the
   // online logsumexp (op `online`), sub, exp and O = matmul(P, V), one chain of tasks per query
   // block walking its key blocks. shape is S [batch..., q, k]; tile [1..., query block, key

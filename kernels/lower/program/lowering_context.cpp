@@ -106,14 +106,23 @@ const ProgOp& LoweringContext::writer(const ProgStage& s, int t) const {
   return op(it->second);
 }
 
-DmaOp LoweringContext::partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+DmaOp LoweringContext::partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
                                    std::vector<Access>& acc) const {
-  const ProgTensor& t = tensor(red.out);
+  // The statistics' partials of one output block side by side: the last dim holds each
+  // statistic's values in turn (one statistic: the output's own layout).
+  const int red = op(s.last).out;
+  const ProgTensor& t = tensor(red);
+  const int64_t k = s.last - s.reduce_first + 1;
+  Dims shape = t.shape;
+  Block r = out;
+  shape.back() *= k;
+  r.origin.back() *= k;
+  r.extent.back() *= k;
   Dims key = out.origin;
   key.push_back(slot);  // a workspace block per slot, apart from the output's own blocks
-  return gm_dma(
-      dir, t.shape, out, t.dtype,
-      block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red.out)), key), acc);
+  return gm_dma(dir, shape, r, t.dtype,
+                block_key(static_cast<uint32_t>(p_.tensors.size() + static_cast<size_t>(red)), key),
+                acc);
 }
 
 uint64_t LoweringContext::ring_key(uint32_t t, const Block& q, int64_t slot) const {

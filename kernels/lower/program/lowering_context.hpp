@@ -59,10 +59,10 @@ struct StageRun {
   // A split stage's second pass (second_pass_of, program_lowering.cpp): the vector stage after
   // it, on the same tiles, using its statistic, which the task that finishes a row (in_task, or an
   // spmd block holding whole rows) runs over the row's tiles once the statistic is whole, as the
-  // reducing families' chains and blocks do; null: none. keep_statistic: the statistic is also
-  // stored (an output, or read by a later stage).
+  // reducing families' chains and blocks do; null: none. a statistic is also
+  // stored (an output, or read by a later stage); `dropped`: the statistics that are not.
   StageRun* second = nullptr;
-  bool keep_statistic = true;
+  std::vector<int> dropped = {};
 };
 
 class LoweringContext {
@@ -109,20 +109,22 @@ class LoweringContext {
   OpVectorWork op_vector_work(const ProgOp& x, const Dims& ce, int64_t n, const Block& full,
                               std::vector<VecOp>& vec) const;
   // A fused vector stage's task kind on tile b: loads, every op's instructions, stores and the UB
-  // its tensors take. skip_store: a tensor of s.stores whose store the caller places (a split
-  // reduction's output).
-  // skip_load: a tensor already in UB (a split stage's statistic, for its second pass).
+  // its tensors take. skip_stores: tensors of s.stores whose stores the caller places (a split
+  // stage's statistics); skip_loads: tensors already in UB (a split stage's statistics, for its
+  // second pass).
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
-                       int skip_store = -1, int skip_load = -1) const;
+                       const std::vector<int>& skip_stores = {},
+                       const std::vector<int>& skip_loads = {}) const;
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
   // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`.
   TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
                      std::string label, std::vector<Access>& acc) const;
-  // Folding one partial of `out_elems` into another: the reduction's merge instructions.
-  void combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const;
-  // A split reduction's partial of output block `out` in a GM workspace (tree merges and second
-  // launches): slot `slot` of the block.
-  DmaOp partial_dma(DmaDir dir, const ProgOp& red, const Block& out, int64_t slot,
+  // Folding one partial of `out_elems` into another: each statistic's merge instructions (split
+  // stage s's reductions, ops [s.reduce_first, s.last]).
+  void combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const;
+  // Split stage s's partials of output block `out`, one record of its statistics, in a GM
+  // workspace (tree merges and second launches): slot `slot` of the block.
+  DmaOp partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
                     std::vector<Access>& acc) const;
   // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
   // for the same slot, so a ring of slots stays in L2.

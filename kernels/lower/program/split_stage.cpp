@@ -14,13 +14,40 @@
 
 namespace tilesim {
 
-void LoweringContext::combine(const ProgOp& red, int64_t out_elems, std::vector<VecOp>& v) const {
-  // The statistic's merge of two partials (its record in the op table cites the instructions).
-  reduce_merge_work(*red.info->reduction, out_elems, tensor(red.in[0]).dtype, tensor(red.out).dtype,
-                    v);
+void LoweringContext::combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const {
+  // Each statistic's merge of two partials (its record in the op table cites the instructions).
+  for (int o = s.reduce_first; o <= s.last; ++o) {
+    const ProgOp& red = op(o);
+    reduce_merge_work(*red.info->reduction, out_elems, tensor(red.in[0]).dtype,
+                      tensor(red.out).dtype, v);
+  }
 }
 
 namespace {
+
+// The output tensors of split stage s's statistics, in program order.
+std::vector<int> statistics(const LoweringContext& cx, const ProgStage& s) {
+  std::vector<int> out;
+  for (int o = s.reduce_first; o <= s.last; ++o) out.push_back(cx.op(o).out);
+  return out;
+}
+
+// The UB of one partial of output block `out`: every statistic's block.
+int64_t statistics_bytes(const LoweringContext& cx, const std::vector<int>& stats,
+                         const Block& out) {
+  int64_t bytes = 0;
+  for (int t : stats) bytes += cx.ub_bytes(t, out);
+  return bytes;
+}
+
+// Stores each statistic's output block `out` (added atomically where the step accumulates) but
+// those `dropped` (read only by a second pass in the same task).
+void store_statistics(LoweringContext& cx, const std::vector<int>& stats, const Block& out,
+                      const std::vector<int>& dropped, TileStep& st, std::vector<Access>& acc) {
+  for (int t : stats)
+    if (std::find(dropped.begin(), dropped.end(), t) == dropped.end())
+      st.stores.push_back(cx.dma(DmaDir::kWrite, t, out, acc));
+}
 
 // The second pass over tile b, appended to the task that holds the row's statistic in UB: its
 // loads (the statistic's skipped), ops and stores, its buffers beside the task's, and the tasks
@@ -28,7 +55,7 @@ namespace {
 void append_second_pass(LoweringContext& cx, const StageRun& run, const Block& b, TaskKind& k,
                         std::vector<Access>& acc, std::vector<int32_t>& deps) {
   const StageRun& pass = *run.second;
-  TaskKind t = cx.vector_kind(pass.s, b, acc, -1, cx.op(run.s.last).out);
+  TaskKind t = cx.vector_kind(pass.s, b, acc, {}, statistics(cx, run.s));
   for (const TileStep& st : t.steps) append_step(k, st);
   merge_buffers(k, t.buffers);
   const auto d = cx.load_deps(pass.s, b, run.produced);
@@ -50,6 +77,7 @@ class ChainLowering {
       : cx_(cx),
         run_(run),
         red_(cx.op(run.s.last)),
+        stats_(statistics(cx, run.s)),
         chain_(chain),
         root_(run.base + run.grid.root(chain.front())),
         out_(output_region(cx.program(), red_, run.grid.block(chain.front()))),
@@ -65,19 +93,15 @@ class ChainLowering {
       TaskKind seg;
       TileStep st = segment(j, seg);
       if (j == 0) k = std::move(seg);
-      if (j > 0) cx_.combine(red_, out_elems_, st.vec);
+      if (j > 0) cx_.combine(run_.s, out_elems_, st.vec);
       append_step(k, st);
       const auto d = cx_.load_deps(run_.s, block(j), run_.produced);
       deps.insert(deps.end(), d.begin(), d.end());
     }
-    if (n_ > 1)
-      k.buffers.push_back(
-          {"partial", cx_.ub_bytes(red_.out, out_), BufferRole::kTemp, MemSpace::kUb});
-    if (run_.keep_statistic) {
-      TileStep fin;
-      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out_, acc_));
-      k.steps.push_back(fin);
-    }
+    if (n_ > 1) k.buffers.push_back({"partial", partial_bytes(), BufferRole::kTemp, MemSpace::kUb});
+    TileStep fin;
+    store_statistics(cx_, stats_, out_, run_.dropped, fin, acc_);
+    if (!fin.stores.empty()) k.steps.push_back(fin);
     if (run_.second)
       for (int64_t j = 0; j < n_; ++j) append_second_pass(cx_, run_, block(j), k, acc_, deps);
     const int32_t task = cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
@@ -109,9 +133,10 @@ class ChainLowering {
 
  private:
   Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
+  int64_t partial_bytes() const { return statistics_bytes(cx_, stats_, out_); }
   // A segment's own step: its loads, the fused ops and its partial, without the output store.
   TileStep segment(int64_t j, TaskKind& k) {
-    TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, red_.out);
+    TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, stats_);
     TileStep st = t.steps.front();
     t.steps.clear();
     k = std::move(t);
@@ -119,24 +144,25 @@ class ChainLowering {
   }
   void add_merge(int64_t j, TileStep& st, std::vector<int32_t>& deps,
                  const std::vector<int32_t>& holder) {
-    const int rt = red_.out;
     switch (red_.merge) {
-      case MergeMode::kAtomic:  // add (max, min) the partial into the output in GM
-        st.stores.push_back(cx_.dma(DmaDir::kWrite, rt, out_, acc_));
+      case MergeMode::kAtomic:  // add (max, min) the partials into the outputs in GM
+        store_statistics(cx_, stats_, out_, {}, st, acc_);
         st.accumulates = true;
-        cx_.combine(red_, out_elems_, st.fold);
+        cx_.combine(run_.s, out_elems_, st.fold);
         break;
-      case MergeMode::kChain:  // fold into the running result the previous segment wrote
+      case MergeMode::kChain:  // fold into the running results the previous segment wrote
         if (j > 0) {
-          st.loads.push_back(cx_.dma(DmaDir::kRead, rt, out_, acc_));
-          cx_.combine(red_, out_elems_, st.vec);
+          for (int t : stats_) st.loads.push_back(cx_.dma(DmaDir::kRead, t, out_, acc_));
+          cx_.combine(run_.s, out_elems_, st.vec);
           deps.push_back(holder[static_cast<size_t>(j - 1)]);
         }
-        st.stores.push_back(cx_.dma(DmaDir::kWrite, rt, out_, acc_));
+        store_statistics(cx_, stats_, out_, {}, st, acc_);
         break;
-      default:  // kTree: the partial to the workspace (a lone segment is the result)
-        st.stores.push_back(n_ == 1 ? cx_.dma(DmaDir::kWrite, rt, out_, acc_)
-                                    : cx_.partial_dma(DmaDir::kWrite, red_, out_, j, acc_));
+      default:  // kTree: the partials to the workspace (a lone segment is the result)
+        if (n_ == 1)
+          store_statistics(cx_, stats_, out_, {}, st, acc_);
+        else
+          st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, j, acc_));
         break;
     }
   }
@@ -150,15 +176,15 @@ class ChainLowering {
         k.buffer_count = cx_.spec().buffer_count;
         k.label = fmt::format("{}:merge{}", run_.s.psg, format_dims(out_.extent));
         TileStep st;
-        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out_, m.a, acc_));
-        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out_, m.b, acc_));
-        cx_.combine(red_, out_elems_, st.vec);
-        st.stores.push_back(l + 1 == levels.size()
-                                ? cx_.dma(DmaDir::kWrite, red_.out, out_, acc_)
-                                : cx_.partial_dma(DmaDir::kWrite, red_, out_, m.a, acc_));
+        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
+        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
+        cx_.combine(run_.s, out_elems_, st.vec);
+        if (l + 1 == levels.size())
+          store_statistics(cx_, stats_, out_, {}, st, acc_);
+        else
+          st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, m.a, acc_));
         k.steps.push_back(st);
-        k.buffers = {
-            {"partials", 2 * cx_.ub_bytes(red_.out, out_), BufferRole::kInput, MemSpace::kUb}};
+        k.buffers = {{"partials", 2 * partial_bytes(), BufferRole::kInput, MemSpace::kUb}};
         holder[static_cast<size_t>(m.a)] =
             cx_.add_task(run_.s, std::move(k), merge_psg, root_, acc_,
                          {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
@@ -168,6 +194,7 @@ class ChainLowering {
   LoweringContext& cx_;
   StageRun& run_;
   const ProgOp& red_;
+  const std::vector<int> stats_;
   const std::vector<int64_t>& chain_;
   const int32_t root_;
   const Block out_;
@@ -179,7 +206,7 @@ class ChainLowering {
 
 void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   const ProgStage& s = run.s;
-  const int rt = cx.op(s.last).out;
+  const std::vector<int> stats = statistics(cx, s);
   const auto chains = split_chains(cx.program(), s, run.grid);
   cx.note_segments(static_cast<int64_t>(chains.front().size()));
   std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(run.grid.count()));
@@ -198,7 +225,8 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
       by_tile[static_cast<size_t>(chains[c][j])] = {chain.segment_tasks()[j]};
   }
   for (size_t i = 0; i < s.stores.size(); ++i)
-    run.stores[i].tasks = s.stores[i] == rt ? by_chain : by_tile;
+    run.stores[i].tasks =
+        std::find(stats.begin(), stats.end(), s.stores[i]) != stats.end() ? by_chain : by_tile;
 }
 
 // spmd: whole rows per block while there are at least as many rows as blocks (or always, with
@@ -212,6 +240,7 @@ class SplitSpmd {
       : cx_(cx),
         run_(run),
         red_(cx.op(run.s.last)),
+        stats_(statistics(cx, run.s)),
         chains_(split_chains(cx.program(), run.s, run.grid)),
         rows_(static_cast<int64_t>(chains_.size())),
         segs_(static_cast<int64_t>(chains_.front().size())),
@@ -243,13 +272,18 @@ class SplitSpmd {
     cx_.end_launch(run_.s, run_.psg, used, what_, run_.s.psg);
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
-    if (!red_.info->reduction->merges_atomically) second_launch();
+    if (!merges_atomically()) second_launch();
     // Rows split over blocks: the second pass is a launch of its own, once the rows are whole.
     if (run_.second && !fuse_second_) lower_vector_stage(cx_, *run_.second);
   }
 
  private:
   using Part = ChainRun;
+  bool merges_atomically() const {
+    for (int o = run_.s.reduce_first; o <= run_.s.last; ++o)
+      if (!cx_.op(o).info->reduction->merges_atomically) return false;
+    return true;
+  }
   Block out_of(int64_t chain) const {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
@@ -269,9 +303,9 @@ class SplitSpmd {
     TaskKind pk;
     for (int64_t j = part.s0; j < part.s1; ++j) {
       TaskKind t =
-          cx_.vector_kind(run_.s, run_.grid.block(chain[static_cast<size_t>(j)]), acc_, red_.out);
+          cx_.vector_kind(run_.s, run_.grid.block(chain[static_cast<size_t>(j)]), acc_, stats_);
       TileStep st = t.steps.front();
-      if (j > part.s0) cx_.combine(red_, out_elems, st.vec);
+      if (j > part.s0) cx_.combine(run_.s, out_elems, st.vec);
       if (j == part.s0) {
         pk = std::move(t);
         pk.steps.clear();
@@ -281,14 +315,14 @@ class SplitSpmd {
     TileStep fin;
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (part.s0 == 0 && part.s1 == segs_) {
-      if (!fuse_second_ || run_.keep_statistic)
-        fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
-    } else if (red_.info->reduction->merges_atomically) {
-      fin.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+      store_statistics(cx_, stats_, out, fuse_second_ ? run_.dropped : std::vector<int>{}, fin,
+                       acc_);
+    } else if (merges_atomically()) {
+      store_statistics(cx_, stats_, out, {}, fin, acc_);
       fin.accumulates = true;
-      cx_.combine(red_, out_elems, fin.fold);
+      cx_.combine(run_.s, out_elems, fin.fold);
     } else {
-      fin.stores.push_back(cx_.partial_dma(DmaDir::kWrite, red_, out, parts, acc_));
+      fin.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out, parts, acc_));
     }
     ++parts;
     if (!fin.stores.empty()) pk.steps.push_back(fin);
@@ -323,11 +357,11 @@ class SplitSpmd {
         TileStep st;
         const int64_t parts = parts_of_[static_cast<size_t>(c)];
         for (int64_t q = 0; q < parts; ++q)
-          st.loads.push_back(cx_.partial_dma(DmaDir::kRead, red_, out, q, acc_));
-        for (int64_t q = 1; q < parts; ++q) cx_.combine(red_, product(out.extent), st.vec);
-        st.stores.push_back(cx_.dma(DmaDir::kWrite, red_.out, out, acc_));
+          st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, q, acc_));
+        for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), st.vec);
+        store_statistics(cx_, stats_, out, {}, st, acc_);
         append_step(k, st);
-        most = std::max(most, parts * cx_.ub_bytes(red_.out, out));
+        most = std::max(most, parts * statistics_bytes(cx_, stats_, out));
       }
       k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};
       const int32_t task = g.add_task(cx_.kind_id(run_.s, k), 0, -1, cx_.launch());
@@ -339,6 +373,7 @@ class SplitSpmd {
   LoweringContext& cx_;
   StageRun& run_;
   const ProgOp& red_;
+  const std::vector<int> stats_;
   const std::vector<std::vector<int64_t>> chains_;
   const int64_t rows_, segs_;
   bool fuse_second_ = false;              // run_.second runs in the first launch's blocks

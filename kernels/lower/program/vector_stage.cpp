@@ -161,10 +161,10 @@ class VectorTile {
       for (int t : cx.op(o).in) last_use_[t] = o;
   }
 
-  TaskKind build(int skip_store, int skip_load) {
-    load_inputs(skip_load);
+  TaskKind build(const std::vector<int>& skip_stores, const std::vector<int>& skip_loads) {
+    load_inputs(skip_loads);
     for (int o = s_.first; o <= s_.last; ++o) run_op(o);
-    store_outputs(skip_store);
+    store_outputs(skip_stores);
     // Pooled, the peak holds the iteration's own inputs and outputs too: what it needs beyond
     // their buffers (which multi-buffering copies for the iterations in flight) is temporary.
     if (pooled_) {
@@ -208,9 +208,10 @@ class VectorTile {
     return -1;
   }
 
-  void load_inputs(int skip_load) {
+  void load_inputs(const std::vector<int>& skip_loads) {
     for (int t : s_.loads) {
-      if (t == skip_load) continue;  // in UB already: no copy, its buffer is the caller's
+      if (std::find(skip_loads.begin(), skip_loads.end(), t) != skip_loads.end())
+        continue;  // in UB already: no copy, its buffer is the caller's
       const ProgOp& r = cx_.reader(s_, t);
       const Block region = operand_region(cx_.program(), r, t, b_);
       const std::string& name = cx_.tensor(t).name;
@@ -297,10 +298,10 @@ class VectorTile {
     }
   }
 
-  void store_outputs(int skip_store) {
+  void store_outputs(const std::vector<int>& skip_stores) {
     for (int t : s_.stores) {
       const ProgOp& w = cx_.writer(s_, t);
-      if (t != skip_store)
+      if (std::find(skip_stores.begin(), skip_stores.end(), t) == skip_stores.end())
         st_.stores.push_back(cx_.dma(DmaDir::kWrite, t, output_region(cx_.program(), w, b_), acc_));
       if (w.info->kind != OpKind::kGather && !stored_in_place_.count(t))
         k_.buffers.push_back({cx_.tensor(t).name,
@@ -332,8 +333,9 @@ class VectorTile {
 }  // namespace
 
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
-                                      int skip_store, int skip_load) const {
-  return VectorTile(*this, s, b, acc).build(skip_store, skip_load);
+                                      const std::vector<int>& skip_stores,
+                                      const std::vector<int>& skip_loads) const {
+  return VectorTile(*this, s, b, acc).build(skip_stores, skip_loads);
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
