@@ -711,6 +711,16 @@ TEST(ProgramFlash, EachBrokenConditionHasItsError) {
   EXPECT_NE(error(wide_rows).find("needs the vec tile [1..., rows, 16]"), std::string::npos);
 }
 
+// The GM bytes a lowered kernel's tasks read (or write).
+double gm_bytes(const LoweredKernel& k, bool write) {
+  double bytes = 0;
+  for (const auto& task : k.graph.tasks)
+    for (const auto& st : k.graph.kinds[static_cast<size_t>(task.kind)].steps)
+      for (const auto& d : write ? st.stores : st.loads)
+        bytes += static_cast<double>(st.repeat * d.bytes());
+  return bytes;
+}
+
 // A split statistic with apply_in_task and the vector stage using it on the same tiles: where the
 // statistic is whole inside one task (in_task under pypto, an spmd block's whole rows), that task
 // walks the row's tiles again (the second pass), the statistic kept in UB and not stored; where
@@ -728,14 +738,6 @@ TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
              {"body", {tile({1, 4096}), lse, op("sub", {"x", "l"}, "d"), op("exp", {"d"}, "y")}}},
         "sm.json"));
   };
-  auto gm = [](const LoweredKernel& k, bool write) {
-    double bytes = 0;
-    for (const auto& task : k.graph.tasks)
-      for (const auto& st : k.graph.kinds[static_cast<size_t>(task.kind)].steps)
-        for (const auto& d : write ? st.stores : st.loads)
-          bytes += static_cast<double>(st.repeat * d.bytes());
-    return bytes;
-  };
   const double x = 16.0 * 16384 * 4;
   KernelSpec spec;
   spec.op = "program:sm";
@@ -743,8 +745,8 @@ TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
   const LoweredKernel in_task = lower_program(softmax("in_task"), spec, test::default_hw());
   EXPECT_EQ(in_task.graph.tasks.size(), 16u);
   EXPECT_EQ(in_task.graph.num_edges(), 0);
-  EXPECT_EQ(gm(in_task, false), 2 * x);
-  EXPECT_EQ(gm(in_task, true), x);
+  EXPECT_EQ(gm_bytes(in_task, false), 2 * x);
+  EXPECT_EQ(gm_bytes(in_task, true), x);
   Program separate = softmax("in_task");
   separate.ops[0].apply_in_task = false;
   EXPECT_EQ(lower_program(separate, spec, test::default_hw()).graph.tasks.size(), 16u + 16u * 4);
@@ -752,14 +754,14 @@ TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
   // second-pass tasks per row reading it.
   const LoweredKernel tree = lower_program(softmax("tree"), spec, test::default_hw());
   EXPECT_EQ(tree.graph.tasks.size(), 16u * (4 + 3 + 4));
-  EXPECT_GT(gm(tree, true), x);
+  EXPECT_GT(gm_bytes(tree, true), x);
   // spmd, 16 blocks of whole rows: one launch, each block its row's two passes.
   spec.partition = PartitionStyle::kSpmd;
   spec.grid = 16;
   const LoweredKernel whole = lower_program(softmax("in_task"), spec, test::default_hw());
   EXPECT_EQ(whole.graph.num_launches(), 1);
   EXPECT_EQ(whole.graph.tasks.size(), 16u);
-  EXPECT_EQ(gm(whole, true), x);
+  EXPECT_EQ(gm_bytes(whole, true), x);
   // spmd, 32 blocks: rows split over blocks; their parts merge in a second launch and the
   // second pass is a third.
   spec.grid = 32;
@@ -828,6 +830,57 @@ TEST(ProgramPlan, ConsecutiveSplitStatisticsShareOnePass) {
     EXPECT_GT(lower_program(moments("in_task", false), spec, test::default_hw()).graph.tasks.size(),
               0u);
   }
+}
+
+// RMSNorm over a split row with apply_in_task: the column ops on the statistic (+ eps, rsqrt) are
+// its epilogue, run once per row by the task that completes the row (the in_task chain, the root
+// merge, a task after the atomic partials, an spmd block of whole rows), their result kept in UB
+// for the second pass where that pass runs in the same task, else stored for it.
+TEST(ProgramPlan, AStatisticsEpilogueRunsOncePerRowWhereTheRowCompletes) {
+  auto rmsnorm = [](const std::string& merge) {
+    json ms = {{"op", "mean"},         {"inputs", {"sq"}}, {"dim", 1},
+               {"keepdim", true},      {"merge", merge},   {"out", "ms"},
+               {"apply_in_task", true}};
+    json eps = op("add", {"ms"}, "mse");
+    eps["scalar"] = 1e-6;
+    return parse(json{{"program", "rms"},
+                      {"inputs", {{{"name", "x"}, {"shape", {8, 4096}}, {"dtype", "fp32"}}}},
+                      {"outputs", {"y"}},
+                      {"body",
+                       {tile({1, 1024}), op("mul", {"x", "x"}, "sq"), ms, eps,
+                        op("rsqrt", {"mse"}, "r"), op("mul", {"x", "r"}, "y")}}});
+  };
+  const double x = 8.0 * 4096 * 4;
+  KernelSpec spec;
+  spec.op = "program:rms";
+  // in_task: a task per row reads x twice and writes y; ms and r never leave UB.
+  const LoweredKernel in_task = lower_program(rmsnorm("in_task"), spec, test::default_hw());
+  EXPECT_EQ(in_task.graph.tasks.size(), 8u);
+  EXPECT_EQ(gm_bytes(in_task, false), 2 * x);
+  EXPECT_EQ(gm_bytes(in_task, true), x);
+  // tree: per row 4 partials and 3 merges, the root merge finishing r (stored, 4 B), then the
+  // second pass's 4 tasks reading it; no task of its own for the epilogue.
+  const LoweredKernel tree = lower_program(rmsnorm("tree"), spec, test::default_hw());
+  EXPECT_EQ(tree.graph.tasks.size(), 8u * (4 + 3 + 4));
+  // atomic: per row 4 partials adding into ms, one task reading ms and writing r, 4 apply tasks.
+  const LoweredKernel atomic = lower_program(rmsnorm("atomic"), spec, test::default_hw());
+  EXPECT_EQ(atomic.graph.tasks.size(), 8u * (4 + 1 + 4));
+  // Without apply_in_task the epilogue is a stage of its own: a task per row more.
+  Program apart = rmsnorm("tree");
+  apart.ops[1].apply_in_task = false;
+  EXPECT_EQ(lower_program(apart, spec, test::default_hw()).graph.tasks.size(),
+            8u * (4 + 3 + 1 + 4));
+  for (const char* merge : {"tree", "chain", "atomic", "in_task"})
+    EXPECT_TRUE(proves(rmsnorm(merge), 3)) << merge;
+  // spmd, 8 blocks of whole rows: one launch; 16 blocks split rows: the parts add atomically,
+  // then the epilogue and the second pass are launches of their own.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 8;
+  const LoweredKernel whole = lower_program(rmsnorm("in_task"), spec, test::default_hw());
+  EXPECT_EQ(whole.graph.num_launches(), 1);
+  EXPECT_EQ(gm_bytes(whole, true), x);
+  spec.grid = 16;
+  EXPECT_EQ(lower_program(rmsnorm("in_task"), spec, test::default_hw()).graph.num_launches(), 3);
 }
 
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {

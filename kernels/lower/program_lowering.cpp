@@ -45,41 +45,80 @@ StageGrid grid_of(const LoweringContext& cx, const ProgStage& s) {
   return stage_grid(whole_k);
 }
 
-// The vector stage after split stage `si` that is its second pass, when the reduction asks for
-// it (apply_in_task): on the same tiles and loops, reading the statistic, where the statistic is
-// whole inside one task (in_task under pypto; an spmd block's whole rows): the task that
-// finishes a row then walks the row's tiles again, the statistic still in UB (the reducing
-// families' in-task and in-block apply; Ascend C's and Triton's two loops over a row in one
-// kernel). -1: none.
-int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si) {
+// The column stage right after split stage `si` that is its epilogue, when the reduction asks
+// for its row to be finished in the task that finishes it (apply_in_task): vector ops over the
+// statistics' shape in the same loop, reading nothing from GM but the statistics (a norm's mean,
+// variance and 1 / sqrt, a softmax's 1 / sum). The task (or spmd block) that completes a row runs
+// them once on the row's statistics, as the reducing families finalize a row; -1: none.
+int epilogue_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si) {
   if (si + 1 >= stages.size() || cx.ascendc()) return -1;
   const ProgStage& a = stages[si];
   const ProgStage& b = stages[si + 1];
+  if (!a.split || a.online >= 0 || b.split || b.online >= 0 || b.kind != OpKind::kUnary ||
+      b.loop != a.loop)
+    return -1;
+  const ProgOp& red = cx.op(a.last);
+  if (red.info->kind != OpKind::kReduce || !red.apply_in_task || !red.keepdim ||
+      b.shape != cx.tensor(red.out).shape)
+    return -1;
+  for (int t : b.loads) {
+    bool statistic = false;
+    for (int o = a.reduce_first; o <= a.last; ++o) statistic = statistic || cx.op(o).out == t;
+    if (!statistic) return -1;
+  }
+  return static_cast<int>(si + 1);
+}
+
+// The vector stage `next` after split stage `si` (and its epilogue) that is its second pass, when
+// the reduction asks for it (apply_in_task): on the same tiles and loops, reading a statistic (or
+// the epilogue's results), where the statistics are whole inside one task (in_task under pypto;
+// an spmd block's whole rows): the task that finishes a row then walks the row's tiles again,
+// the statistics still in UB (the reducing families' in-task and in-block apply; Ascend C's and
+// Triton's two loops over a row in one kernel). -1: none.
+int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
+                   size_t next) {
+  if (next >= stages.size() || cx.ascendc()) return -1;
+  const ProgStage& a = stages[si];
+  const ProgStage& b = stages[next];
   if (!a.split || a.online >= 0 || b.split || b.online >= 0 || b.kind != OpKind::kUnary) return -1;
   const ProgOp& red = cx.op(a.last);
   if (red.info->kind != OpKind::kReduce || !red.apply_in_task ||
       (!cx.spmd() && red.merge != MergeMode::kInTask))
     return -1;
   if (b.shape != a.shape || b.tile != a.tile || b.loop != a.loop) return -1;
-  for (int o = a.reduce_first; o <= a.last; ++o)
-    if (b.reader_op.count(cx.op(o).out)) return static_cast<int>(si + 1);
+  for (size_t k = si; k < next; ++k)
+    for (int o = stages[k].reduce_first; o <= stages[k].last; ++o)
+      if (b.reader_op.count(cx.op(o).out)) return static_cast<int>(next);
   return -1;
 }
 
-// The statistics of split stage `si` that are not stored: neither an output nor read by a stage
-// after its second pass.
+// What the split stage `si` and its fused stages (up to `unfused`, the first stage that is not)
+// make that is not stored: the statistics and epilogue results that are neither an output nor
+// read by a later stage.
 std::vector<int> statistics_dropped(const LoweringContext& cx, const std::vector<ProgStage>& stages,
-                                    size_t si) {
+                                    size_t si, size_t unfused) {
   std::vector<int> dropped;
-  for (int o = stages[si].reduce_first; o <= stages[si].last; ++o) {
-    const int t = cx.op(o).out;
-    bool kept = cx.tensor(t).output;
-    for (size_t k = si + 2; k < stages.size(); ++k)
-      kept = kept ||
-             std::find(stages[k].loads.begin(), stages[k].loads.end(), t) != stages[k].loads.end();
-    if (!kept) dropped.push_back(t);
-  }
+  for (size_t f = si; f < unfused; ++f)
+    for (int o = f == si ? stages[si].reduce_first : stages[f].first; o <= stages[f].last; ++o) {
+      const int t = cx.op(o).out;
+      bool kept = cx.tensor(t).output;
+      for (size_t k = unfused; k < stages.size(); ++k)
+        kept = kept || std::find(stages[k].loads.begin(), stages[k].loads.end(), t) !=
+                           stages[k].loads.end();
+      if (!kept) dropped.push_back(t);
+    }
   return dropped;
+}
+
+// Adds the run of stage `index` fused into a split stage's tasks (its epilogue or second pass).
+StageRun& fused_run(LoweringContext& cx, const std::vector<ProgStage>& stages, int index,
+                    const StageGrid& grid, int32_t base, const Produced& produced,
+                    std::optional<StageRun>& slot) {
+  const ProgStage& b = stages[static_cast<size_t>(index)];
+  check_stage(cx, b);
+  slot.emplace(StageRun{b, grid, cx.graph().add_psg(b.psg), base, produced, {}});
+  for (int t : b.stores) slot->stores.push_back(cx.producer_of(b, slot->grid, t));
+  return *slot;
 }
 
 }  // namespace
@@ -106,23 +145,25 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
       run.stores.resize(s.stores.size());
     else
       for (int t : s.stores) run.stores.push_back(cx.producer_of(s, run.grid, t));
-    const int second = second_pass_of(cx, stages, si);
-    std::optional<StageRun> pass;
-    if (second >= 0) {
-      const ProgStage& b = stages[static_cast<size_t>(second)];
-      check_stage(cx, b);
-      pass.emplace(StageRun{b, run.grid, g.add_psg(b.psg), base, produced, {}});
-      for (int t : b.stores) pass->stores.push_back(cx.producer_of(b, pass->grid, t));
-      run.second = &*pass;
-      run.dropped = statistics_dropped(cx, stages, si);
-    }
+    const int epilogue = epilogue_of(cx, stages, si);
+    const int second =
+        second_pass_of(cx, stages, si, epilogue >= 0 ? static_cast<size_t>(epilogue) + 1 : si + 1);
+    std::optional<StageRun> epi, pass;
+    if (epilogue >= 0)
+      run.epilogue =
+          &fused_run(cx, stages, epilogue, stage_grid(stages[static_cast<size_t>(epilogue)]), base,
+                     produced, epi);
+    if (second >= 0) run.second = &fused_run(cx, stages, second, run.grid, base, produced, pass);
+    const size_t fused = si + (epilogue >= 0 ? 1 : 0) + (second >= 0 ? 1 : 0);
+    if (fused > si) run.dropped = statistics_dropped(cx, stages, si, fused + 1);
     lowering_of(cx, s)(cx, run);
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);
-    if (pass) {
-      for (size_t i = 0; i < pass->s.stores.size(); ++i)
-        produced[pass->s.stores[i]] = std::move(pass->stores[i]);
-      ++si;
-    }
+    for (std::optional<StageRun>* f : {&epi, &pass})
+      if (*f) {
+        for (size_t i = 0; i < (*f)->s.stores.size(); ++i)
+          produced[(*f)->s.stores[i]] = std::move((*f)->stores[i]);
+      }
+    si = fused;
   }
   g.finalize();
   LoweredKernel& out = cx.out();

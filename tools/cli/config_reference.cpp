@@ -266,7 +266,8 @@ std::vector<ConfigObject> make_objects() {
          "whole while rows >= grid"},
         {"apply_in_task", "boolean", "`false`",
          "reductions over a split dim: the next stage (on its tiles, using its result) runs in "
-         "the task that finishes the row (merge `in_task`, or an spmd block's whole rows)"}}},
+         "the task that finishes the row (merge `in_task`, or an spmd block's whole rows); "
+         "column ops between them on the statistic run once per row where the row completes"}}},
       {"program",
        "body[] (loop)",
        "A loop of `body`: `pypto.loop` with view / assemble.",

@@ -24,7 +24,8 @@
 //       {"op": "sum", ..., "spmd_rows": "split"},  spmd: whole rows per block, or (row, sub-tile)
 //                                                 units shared (auto: whole while rows >= grid)
 //       {"op": "logsumexp", ..., "apply_in_task": true},  the next stage (on its tiles, using
-//                                                 it) runs in the task that finishes the row
+//                                                 it) runs in the task that finishes the row;
+//                                                 column ops on it between: once per row there
 //       {"op": "argmax", "inputs": ["x"], "dim": -1, "out": "i"},        int32, one dim
 //       {"op": "cumsum", "inputs": ["x"], "dim": -1, "out": "c"},        a split dim carries
 //       {"op": "cast", "inputs": ["x"], "dtype": "fp32", "out": "xf"},

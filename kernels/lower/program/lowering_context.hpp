@@ -62,6 +62,11 @@ struct StageRun {
   // reducing families' chains and blocks do; null: none. a statistic is also
   // stored (an output, or read by a later stage); `dropped`: the statistics that are not.
   StageRun* second = nullptr;
+  // A split stage's epilogue (epilogue_of, program_lowering.cpp): the column ops after it on its
+  // statistics, run once per output block by the task that completes the block (the in_task
+  // chain, the last chain segment, the root merge, a finishing task after atomic partials, an
+  // spmd block holding whole rows; where rows split over blocks, a launch of its own).
+  StageRun* epilogue = nullptr;
   std::vector<int> dropped = {};
 };
 

@@ -11,6 +11,7 @@
 #include "kernels/tiling/block_regions.hpp"
 #include "kernels/tiling/reduction_plan.hpp"
 #include "kernels/tiling/vector_work.hpp"
+#include "model/error.hpp"
 
 namespace tilesim {
 
@@ -49,15 +50,42 @@ void store_statistics(LoweringContext& cx, const std::vector<int>& stats, const 
       st.stores.push_back(cx.dma(DmaDir::kWrite, t, out, acc));
 }
 
-// The second pass over tile b, appended to the task that holds the row's statistic in UB: its
-// loads (the statistic's skipped), ops and stores, its buffers beside the task's, and the tasks
-// its other loads wait for.
+// What a task that finishes a row holds in UB: the statistics and its epilogue's results.
+std::vector<int> row_results(const LoweringContext& cx, const StageRun& run) {
+  std::vector<int> held = statistics(cx, run.s);
+  if (run.epilogue)
+    for (int o = run.epilogue->s.first; o <= run.epilogue->s.last; ++o)
+      held.push_back(cx.op(o).out);
+  return held;
+}
+
+// Appends kind t's steps and buffers to k, work run later in the same task (an empty k takes t).
+void append_work(TaskKind& k, TaskKind&& t) {
+  if (k.steps.empty() && k.buffers.empty()) {
+    k = std::move(t);
+    return;
+  }
+  for (const TileStep& st : t.steps) append_step(k, st);
+  merge_buffers(k, t.buffers);
+}
+
+// The epilogue on output block c (its grid index), in the task that completes the block: its ops
+// on the statistics (in UB, or loaded from GM where `in_ub` is false: after atomic partials), its
+// results stored but those dropped.
+void append_epilogue(LoweringContext& cx, const StageRun& run, int64_t c, bool in_ub, TaskKind& k,
+                     std::vector<Access>& acc) {
+  const StageRun& epi = *run.epilogue;
+  append_work(k, cx.vector_kind(epi.s, epi.grid.block(c), acc, run.dropped,
+                                in_ub ? statistics(cx, run.s) : std::vector<int>{}));
+}
+
+// The second pass over tile b, appended to the task that holds the row's statistics in UB: its
+// loads (the statistics' and the epilogue's skipped), ops and stores, its buffers beside the
+// task's, and the tasks its other loads wait for.
 void append_second_pass(LoweringContext& cx, const StageRun& run, const Block& b, TaskKind& k,
                         std::vector<Access>& acc, std::vector<int32_t>& deps) {
   const StageRun& pass = *run.second;
-  TaskKind t = cx.vector_kind(pass.s, b, acc, {}, statistics(cx, run.s));
-  for (const TileStep& st : t.steps) append_step(k, st);
-  merge_buffers(k, t.buffers);
+  append_work(k, cx.vector_kind(pass.s, b, acc, {}, row_results(cx, run)));
   const auto d = cx.load_deps(pass.s, b, run.produced);
   deps.insert(deps.end(), d.begin(), d.end());
 }
@@ -73,16 +101,21 @@ void produced_by(StageRun& pass, const std::vector<int64_t>& tiles, int32_t task
 // One chain (an output block's row of tiles) of a split stage under pypto.
 class ChainLowering {
  public:
-  ChainLowering(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& chain)
+  ChainLowering(LoweringContext& cx, StageRun& run, const std::vector<std::vector<int64_t>>& chains,
+                size_t c)
       : cx_(cx),
         run_(run),
         red_(cx.op(run.s.last)),
         stats_(statistics(cx, run.s)),
-        chain_(chain),
-        root_(run.base + run.grid.root(chain.front())),
-        out_(output_region(cx.program(), red_, run.grid.block(chain.front()))),
+        chain_(chains[c]),
+        c_(static_cast<int64_t>(c)),
+        root_(run.base + run.grid.root(chain_.front())),
+        out_(output_region(cx.program(), red_, run.grid.block(chain_.front()))),
         out_elems_(product(out_.extent)),
-        n_(static_cast<int64_t>(chain.size())) {}
+        n_(static_cast<int64_t>(chain_.size())) {
+    if (run.epilogue && run.epilogue->grid.count() != static_cast<int64_t>(chains.size()))
+      throw InternalError("program: a split stage's epilogue has a block per output block");
+  }
 
   // in_task: one task walks the row's tiles, folding each partial into the accumulator in UB.
   int32_t in_task() {
@@ -102,9 +135,11 @@ class ChainLowering {
     TileStep fin;
     store_statistics(cx_, stats_, out_, run_.dropped, fin, acc_);
     if (!fin.stores.empty()) k.steps.push_back(fin);
+    if (run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
     if (run_.second)
       for (int64_t j = 0; j < n_; ++j) append_second_pass(cx_, run_, block(j), k, acc_, deps);
     const int32_t task = cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+    finished_by(task);
     if (run_.second) produced_by(*run_.second, chain_, task);
     return task;
   }
@@ -119,11 +154,24 @@ class ChainLowering {
       std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
       add_merge(j, st, deps, holder);
       k.steps.push_back(st);
+      // The last segment of a chain, or a lone one, completes the block.
+      const bool completes = j == n_ - 1 && (red_.merge == MergeMode::kChain ||
+                                             (red_.merge == MergeMode::kTree && n_ == 1));
+      if (completes && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
       holder[static_cast<size_t>(j)] =
           cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+      if (completes) finished_by(holder[static_cast<size_t>(j)]);
       segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
     }
     if (red_.merge == MergeMode::kTree && n_ > 1) merge_tree(holder, merge_psg);
+    if (red_.merge == MergeMode::kAtomic && run_.epilogue) {
+      // The partials land in GM atomically: a task after them all finishes the block.
+      acc_.clear();
+      TaskKind k;
+      append_epilogue(cx_, run_, c_, false, k, acc_);
+      finished_by(
+          cx_.add_task(run_.epilogue->s, std::move(k), run_.epilogue->psg, root_, acc_, holder));
+    }
     return red_.merge == MergeMode::kAtomic  ? holder
            : red_.merge == MergeMode::kChain ? std::vector<int32_t>{holder.back()}
                                              : std::vector<int32_t>{holder.front()};
@@ -133,6 +181,10 @@ class ChainLowering {
 
  private:
   Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
+  // The epilogue's block of this chain was written by `task`.
+  void finished_by(int32_t task) {
+    if (run_.epilogue) produced_by(*run_.epilogue, {c_}, task);
+  }
   int64_t partial_bytes() const { return statistics_bytes(cx_, stats_, out_); }
   // A segment's own step: its loads, the fused ops and its partial, without the output store.
   TileStep segment(int64_t j, TaskKind& k) {
@@ -179,15 +231,18 @@ class ChainLowering {
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
         cx_.combine(run_.s, out_elems_, st.vec);
-        if (l + 1 == levels.size())
-          store_statistics(cx_, stats_, out_, {}, st, acc_);
+        const bool root = l + 1 == levels.size();
+        if (root)
+          store_statistics(cx_, stats_, out_, run_.dropped, st, acc_);
         else
           st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, m.a, acc_));
         k.steps.push_back(st);
         k.buffers = {{"partials", 2 * partial_bytes(), BufferRole::kInput, MemSpace::kUb}};
+        if (root && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
         holder[static_cast<size_t>(m.a)] =
             cx_.add_task(run_.s, std::move(k), merge_psg, root_, acc_,
                          {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
+        if (root) finished_by(holder[static_cast<size_t>(m.a)]);
       }
   }
 
@@ -196,6 +251,7 @@ class ChainLowering {
   const ProgOp& red_;
   const std::vector<int> stats_;
   const std::vector<int64_t>& chain_;
+  const int64_t c_;  // the chain's index: its output block's
   const int32_t root_;
   const Block out_;
   const int64_t out_elems_;
@@ -213,7 +269,7 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   std::vector<std::vector<int32_t>> by_chain(chains.size());
   int merge_psg = -1;
   for (size_t c = 0; c < chains.size(); ++c) {
-    ChainLowering chain(cx, run, chains[c]);
+    ChainLowering chain(cx, run, chains, c);
     if (cx.op(s.last).merge == MergeMode::kInTask) {
       const int32_t task = chain.in_task();
       by_chain[c] = {task};
@@ -260,10 +316,10 @@ class SplitSpmd {
       for (int64_t c = 0; c < rows_; ++c) units_.push_back({{c, 0, segs_}});
       what_ = "output row tiles";
     }
-    // The second pass runs in the blocks when every row is whole in one block.
-    fuse_second_ = run.second != nullptr;
+    // The epilogue and the second pass run in the blocks when every row is whole in one block.
     for (const auto& unit : units_)
-      for (const Part& p : unit) fuse_second_ = fuse_second_ && p.s0 == 0 && p.s1 == segs_;
+      for (const Part& p : unit) whole_rows_ = whole_rows_ && p.s0 == 0 && p.s1 == segs_;
+    fuse_second_ = run.second != nullptr && whole_rows_;
   }
 
   void lower() {
@@ -273,7 +329,9 @@ class SplitSpmd {
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
     if (!merges_atomically()) second_launch();
-    // Rows split over blocks: the second pass is a launch of its own, once the rows are whole.
+    // Rows split over blocks: the epilogue and the second pass are launches of their own, once
+    // the rows are whole.
+    if (run_.epilogue && !whole_rows_) lower_vector_stage(cx_, *run_.epilogue);
     if (run_.second && !fuse_second_) lower_vector_stage(cx_, *run_.second);
   }
 
@@ -315,7 +373,7 @@ class SplitSpmd {
     TileStep fin;
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (part.s0 == 0 && part.s1 == segs_) {
-      store_statistics(cx_, stats_, out, fuse_second_ ? run_.dropped : std::vector<int>{}, fin,
+      store_statistics(cx_, stats_, out, whole_rows_ ? run_.dropped : std::vector<int>{}, fin,
                        acc_);
     } else if (merges_atomically()) {
       store_statistics(cx_, stats_, out, {}, fin, acc_);
@@ -326,6 +384,7 @@ class SplitSpmd {
     }
     ++parts;
     if (!fin.stores.empty()) pk.steps.push_back(fin);
+    if (run_.epilogue && whole_rows_) append_epilogue(cx_, run_, part.chain, true, pk, acc_);
     if (fuse_second_) {
       std::vector<int32_t> deps;  // spmd: launches run in order, blocks start at launch
       for (int64_t j = part.s0; j < part.s1; ++j)
@@ -376,6 +435,7 @@ class SplitSpmd {
   const std::vector<int> stats_;
   const std::vector<std::vector<int64_t>> chains_;
   const int64_t rows_, segs_;
+  bool whole_rows_ = true;                // every row whole in one block
   bool fuse_second_ = false;              // run_.second runs in the first launch's blocks
   std::vector<std::vector<Part>> units_;  // shared in contiguous runs over the blocks
   std::string what_;                      // the units, for the grid check's message
