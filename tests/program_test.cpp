@@ -1381,6 +1381,57 @@ TEST(ProgramLoader, MatmulOptionsAndTwoLevelCubeTiles) {
             "[kL0, kL1], [nL0, nL1]], got [[128,128],[64,256]]");
 }
 
+// PyPTO's cube lowering builds each root function's C tiles n outer, m inner: a loop over m's
+// chunks, or L2 views of l2_block tiles (a root function each), come first. Under spmd a program's
+// C tiles go row-major in contiguous runs unless it gives a swizzle and an assignment.
+TEST(ProgramLowering, MatmulTilesRootFirstThenNOuterMInner) {
+  json mm = op("matmul", {"a", "b"}, "c");
+  const json body = {{{"set_cube_tile_shapes", {64, 64, 128}}}, mm};  // 4 x 2 C tiles
+  json p = {{"inputs",
+             {{{"name", "a"}, {"shape", {256, 64}}, {"dtype", "fp16"}},
+              {{"name", "b"}, {"shape", {64, 256}}, {"dtype", "fp16"}}}},
+            {"outputs", {"c"}},
+            {"body", {{{"loop", "m"}, {"axis", 0}, {"loop_count", 2}, {"body", body}}}}};
+  // (root, m tile, n tile) of each task, from its C block's key.
+  auto order = [](const json& prog, const KernelSpec& spec) {
+    const LoweredKernel k = lower_program(parse(prog), spec, test::default_hw());
+    std::vector<std::tuple<int32_t, int64_t, int64_t>> got;
+    for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+      for (int64_t mi = 0; mi < 4; ++mi)
+        for (int64_t ni = 0; ni < 2; ++ni)
+          if ((k.graph.access_end(t) - 1)->block == block_key(2, {mi * 64, ni * 128}))
+            got.emplace_back(k.graph.tasks[static_cast<size_t>(t)].root, mi, ni);
+    return got;
+  };
+  using O = std::vector<std::tuple<int32_t, int64_t, int64_t>>;
+  KernelSpec spec;
+  EXPECT_EQ(
+      order(p, spec),
+      (O{{0, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 1, 1}, {1, 2, 0}, {1, 3, 0}, {1, 2, 1}, {1, 3, 1}}));
+  // L2 views of 2 x 1 tiles, m views outer: four root functions.
+  json views = p;
+  views["body"] = body;
+  views["body"][1]["l2_block"] = {2, 1};
+  EXPECT_EQ(
+      order(views, spec),
+      (O{{0, 0, 0}, {0, 1, 0}, {1, 0, 1}, {1, 1, 1}, {2, 2, 0}, {2, 3, 0}, {3, 2, 1}, {3, 3, 1}}));
+  // spmd, 3 blocks: row-major contiguous runs; catlass's swizzle [2, 0] handed out strided.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 3;
+  json spmd = p;
+  spmd["body"] = body;
+  EXPECT_EQ(
+      order(spmd, spec),
+      (O{{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {0, 2, 0}, {0, 2, 1}, {0, 3, 0}, {0, 3, 1}}));
+  spmd["body"][1]["swizzle"] = {2, 0};
+  spmd["body"][1]["assignment"] = "strided";
+  // Swizzle order (0,0) (1,0) (0,1) (1,1) | (2,1) (3,1) (2,0) (3,0) (the second band of two tile
+  // rows walks back); block b takes indices b, b + 3, b + 6.
+  EXPECT_EQ(
+      order(spmd, spec),
+      (O{{0, 0, 0}, {0, 1, 1}, {0, 2, 0}, {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {0, 0, 1}, {0, 3, 1}}));
+}
+
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
   for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
     if (f.path().filename().string().find("8x32x2048") != std::string::npos ||
