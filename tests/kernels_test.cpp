@@ -840,7 +840,7 @@ TEST(Kernels, LimitsAreReportedNotEnforced) {
 }
 
 // The prod(tile) <= 16384 limit counts a cube tile's operand tiles A[tm, tk] and B[tk, tn], not
-// m * k * n (kernels/families/matmul.cpp says why): the rule-2 matmul sweep's (128, 64, 256) is
+// m * k * n (kernels/cube/cube_task.hpp says why): the rule-2 matmul sweep's (128, 64, 256) is
 // within it (B = 64 * 256 = 16384), while an operand over 16384 elements is still flagged.
 TEST(Kernels, MatmulLimitCountsTheOperandTiles) {
   const auto hw = default_hw();
