@@ -90,8 +90,8 @@ struct MatmulOptions {
   // The PSG of the AIV tasks after the cube (split-K merge or cast); empty: the stage's PSG with
   // ":split_k_merge" or ":epilogue".
   std::string aiv_psg;
-  // The catlass checks: every cube extent a multiple of the fractal, the L1 and L0 buffers fit at
-  // the spec's buffer_count (where a program's cube task may run at a lower depth).
+  // catlass's compile-time check: the L1 and L0 buffers fit at the spec's buffer_count (its
+  // STAGES), where a program's cube task may run at a lower depth.
   bool fixed_depth = false;
 };
 

@@ -16,28 +16,23 @@ namespace {
 
 SpmdMatmulPlan spmd_plan(const MatmulStage& m) {
   const Dims& shape = m.run.s.shape;
-  SpmdMatmulPlan p;
-  p.m = shape[m.r - 3];
-  p.k = m.k;
-  p.n = shape[m.r - 1];
-  p.m1 = m.t.m1;
-  p.n1 = m.t.n1;
-  p.k1 = m.t.k1;
-  if (!m.o.swizzle.empty()) {
-    p.swizzle_offset = m.o.swizzle[0];
-    p.swizzle_direction = m.o.swizzle[1];
-  }
-  p.tiles_m = m.tiles_m;
-  p.tiles_n = m.tiles_n;
-  p.batches = m.run.grid.count() / (m.tiles_m * m.tiles_n);
-  p.grid = m.cx.spec().grid;
-  if (!m.o.l2_block.empty()) {
-    p.l2_block_m = m.o.l2_block[0];
-    p.l2_block_n = m.o.l2_block[1];
-  }
-  p.split_k = m.o.split_k;
-  p.contiguous = !m.o.strided;
-  return p;
+  const MatmulOptions& o = m.o;
+  return {.m = shape[m.r - 3],
+          .k = m.k,
+          .n = shape[m.r - 1],
+          .m1 = m.t.m1,
+          .n1 = m.t.n1,
+          .k1 = m.t.k1,
+          .swizzle_offset = o.swizzle.empty() ? 0 : o.swizzle[0],
+          .swizzle_direction = o.swizzle.empty() ? 0 : o.swizzle[1],
+          .tiles_m = m.tiles_m,
+          .tiles_n = m.tiles_n,
+          .grid = m.cx.spec().grid,
+          .l2_block_m = o.l2_block.empty() ? 0 : o.l2_block[0],
+          .l2_block_n = o.l2_block.empty() ? 0 : o.l2_block[1],
+          .split_k = o.split_k,
+          .batches = m.run.grid.count() / (m.tiles_m * m.tiles_n),
+          .contiguous = !o.strided};
 }
 
 // The grid index of the C tile a piece of work computes.
