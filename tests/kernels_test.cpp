@@ -649,8 +649,8 @@ TEST(Kernels, SpmdMatmulHandCount) {
         5);
     const Access& c = *(k.graph.access_end(static_cast<int32_t>(i)) - 1);
     EXPECT_TRUE(c.write);
-    EXPECT_EQ(c.block, block_key(kOutputTensor, {tiles[i].first * 128, tiles[i].second * 128}))
-        << i;
+    // C is the program's tensor 2 (A 0, B 1).
+    EXPECT_EQ(c.block, block_key(2, {tiles[i].first * 128, tiles[i].second * 128})) << i;
     for (const auto& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps)
       mmads += st.repeat * static_cast<int64_t>(st.cube.size());
   }
@@ -840,7 +840,7 @@ TEST(Kernels, LimitsAreReportedNotEnforced) {
 }
 
 // The prod(tile) <= 16384 limit counts a cube tile's operand tiles A[tm, tk] and B[tk, tn], not
-// m * k * n (kernels/families/matmul.cpp says why): the rule-2 matmul sweep's (128, 64, 256) is
+// m * k * n (kernels/cube/cube_task.hpp says why): the rule-2 matmul sweep's (128, 64, 256) is
 // within it (B = 64 * 256 = 16384), while an operand over 16384 elements is still flagged.
 TEST(Kernels, MatmulLimitCountsTheOperandTiles) {
   const auto hw = default_hw();

@@ -1445,56 +1445,107 @@ TEST(ProgramVsOps, NaryAddEqualsTheElementwiseFamilysOperands) {
   EXPECT_EQ(a.gm_read_bytes, b.gm_read_bytes);
 }
 
-TEST(ProgramVsOps, MatmulStageIsTheMatmulFamilysCubeTask) {
-  // The same cube task (kernels/cube/cube_task.hpp) over the same C tiles in PyPTO's order (n
-  // outer, m inner): the pypto times agree exactly once C is written in the operands' dtype.
-  const json ref = {
-      {"op", "matmul"}, {"shape", {2048, 2048, 2048}}, {"dtype", "fp16"}, {"tile", {128, 64, 256}}};
+// A matmul op says what the matmul family's params say (MatmulOptions): split K and its merge, L1
+// residency, the nz layout, the spmd order, L2 blocks. PyPTO's two-level cube tile holds whole L0
+// tiles in each L1 extent.
+TEST(ProgramLoader, MatmulOptionsAndTwoLevelCubeTiles) {
   json mm = op("matmul", {"a", "b"}, "c");
-  mm["out_dtype"] = "fp16";
-  const json p = {{"program",
-                   {{"inputs",
-                     {{{"name", "a"}, {"shape", {2048, 2048}}, {"dtype", "fp16"}},
-                      {{"name", "b"}, {"shape", {2048, 2048}}, {"dtype", "fp16"}}}},
-                    {"outputs", {"c"}},
-                    {"body", {{{"set_cube_tile_shapes", {128, 64, 256}}}, mm}}}}};
-  const Metrics a = run_config_text("mm_op.json", ref), b = run_config_text("mm_prog.json", p);
-  EXPECT_EQ(a.gen_time_us, b.gen_time_us);
-  EXPECT_EQ(a.tasks, b.tasks);
-  // spmd (catlass's basic matmul, 24 blocks): the same cube tasks, a block a run of C-tile tasks
-  // in PyPTO's order, which is the family's contiguous assignment with swizzle [1, 0].
-  json sref = ref, sp = p;
-  sref["partition"] = sp["partition"] = {{"style", "spmd"}, {"grid", 24}};
-  sref["params"] = {{"l1_tile", {128, 256, 64}},
-                    {"l0_tile", {128, 256, 64}},
-                    {"assignment", "contiguous"},
-                    {"swizzle", {1, 0}}};
-  const Metrics c = run_config_text("mm_op_spmd.json", sref),
-                d = run_config_text("mm_prog_spmd.json", sp);
-  // Same tasks and bytes; the times agree to 0.002% (132.027 vs 132.029 us), a residue I have
-  // not traced to its source.
-  EXPECT_NEAR(d.gen_time_us / c.gen_time_us, 1.0, 1e-4);
-  EXPECT_EQ(c.gm_read_bytes, d.gm_read_bytes);
-  EXPECT_EQ(c.tasks, d.tasks);
-  // PyPTO's two-level cube tile, [[mL0, mL1], [kL0, kL1], [nL0, nL1]]: L1 k steps of 256 over L0
-  // tiles of k 64, the family's tile [128, 64, 256] with params.k_l1 256, exactly.
-  json ref2 = ref, p2 = p;
-  ref2["params"] = {{"k_l1", 256}};
-  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {64, 256}, {256, 256}};
-  const Metrics e = run_config_text("mm_op_kl1.json", ref2),
-                f = run_config_text("mm_prog_kl1.json", p2);
-  EXPECT_EQ(e.gen_time_us, f.gen_time_us);
-  EXPECT_EQ(e.tasks, f.tasks);
-  EXPECT_NE(e.gen_time_us, a.gen_time_us);  // the L1 k step is the tile's k no more
+  mm["split_k"] = 2;
+  mm["split_k_merge"] = "vector";
+  mm["l1_resident"] = "a";
+  mm["l1_reuse"] = 2;
+  mm["b_layout"] = "nz";
+  mm["swizzle"] = {3, 1};
+  mm["assignment"] = "strided";
+  mm["l2_block"] = {2, 4};
+  json p = {{"inputs",
+             {{{"name", "a"}, {"shape", {256, 512}}, {"dtype", "fp16"}},
+              {{"name", "b"}, {"shape", {512, 256}}, {"dtype", "fp16"}}}},
+            {"outputs", {"c"}},
+            {"body", {{{"set_cube_tile_shapes", {128, 128, 128}}}, mm}}};
+  const MatmulOptions o = parse(p).ops[0].mm;
+  EXPECT_EQ(o.split_k, 2);
+  EXPECT_FALSE(o.split_k_atomic);
+  EXPECT_EQ(o.l1_resident, L1Resident::kA);
+  EXPECT_EQ(o.l1_reuse, 2);
+  EXPECT_TRUE(o.b_nz);
+  EXPECT_EQ(o.swizzle, (Dims{3, 1}));
+  EXPECT_TRUE(o.strided);
+  EXPECT_EQ(o.l2_block, (Dims{2, 4}));
+  // pypto: 2 x 2 C tiles, each 2 K slices and an AIV merge; the L2 views [2, 4] tiles are one.
+  KernelSpec spec;
+  const LoweredKernel k = lower_program(parse(p), spec, test::default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), 2u * 2 * 2 + 2 * 2);
+  EXPECT_EQ(k.graph.psg_names.back(), "stage0:matmul:split_k_merge");
+  json bad = p;
+  bad["body"][1]["transpose_b"] = true;
+  bad["inputs"][1]["shape"] = {256, 512};
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): \"b_layout\": \"nz\" is B [..., k, n] in the cube's "
+            "fractal layout; leave \"transpose_b\" out");
+  bad = prog({tile({4, 64}), op("exp", {"x"}, "y")});
+  bad["body"][1]["split_k"] = 2;
+  EXPECT_EQ(load_error(bad), "p.json: body[1]: op 0 (exp): \"split_k\" applies to matmul");
   // Each L1 extent holds whole L0 tiles; the form is [tm, tk, tn] or three [L0, L1] pairs.
-  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {96, 256}, {256, 256}};
-  EXPECT_EQ(load_error(p2["program"]),
+  p["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {96, 256}, {256, 256}};
+  EXPECT_EQ(load_error(p),
             "p.json: body[0].set_cube_tile_shapes[1]: k L1 256 is not a multiple of its L0 96 "
             "(each L1 extent holds whole L0 tiles)");
-  p2["program"]["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {64, 256}};
-  EXPECT_EQ(load_error(p2["program"]),
+  p["body"][0]["set_cube_tile_shapes"] = {{128, 128}, {64, 256}};
+  EXPECT_EQ(load_error(p),
             "p.json: body[0].set_cube_tile_shapes: expected [tm, tk, tn] or PyPTO's [[mL0, mL1], "
             "[kL0, kL1], [nL0, nL1]], got [[128,128],[64,256]]");
+}
+
+// PyPTO's cube lowering builds each root function's C tiles n outer, m inner: a loop over m's
+// chunks, or L2 views of l2_block tiles (a root function each), come first. Under spmd a program's
+// C tiles go row-major in contiguous runs unless it gives a swizzle and an assignment.
+TEST(ProgramLowering, MatmulTilesRootFirstThenNOuterMInner) {
+  json mm = op("matmul", {"a", "b"}, "c");
+  const json body = {{{"set_cube_tile_shapes", {64, 64, 128}}}, mm};  // 4 x 2 C tiles
+  json p = {{"inputs",
+             {{{"name", "a"}, {"shape", {256, 64}}, {"dtype", "fp16"}},
+              {{"name", "b"}, {"shape", {64, 256}}, {"dtype", "fp16"}}}},
+            {"outputs", {"c"}},
+            {"body", {{{"loop", "m"}, {"axis", 0}, {"loop_count", 2}, {"body", body}}}}};
+  // (root, m tile, n tile) of each task, from its C block's key.
+  auto order = [](const json& prog, const KernelSpec& spec) {
+    const LoweredKernel k = lower_program(parse(prog), spec, test::default_hw());
+    std::vector<std::tuple<int32_t, int64_t, int64_t>> got;
+    for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+      for (int64_t mi = 0; mi < 4; ++mi)
+        for (int64_t ni = 0; ni < 2; ++ni)
+          if ((k.graph.access_end(t) - 1)->block == block_key(2, {mi * 64, ni * 128}))
+            got.emplace_back(k.graph.tasks[static_cast<size_t>(t)].root, mi, ni);
+    return got;
+  };
+  using O = std::vector<std::tuple<int32_t, int64_t, int64_t>>;
+  KernelSpec spec;
+  EXPECT_EQ(
+      order(p, spec),
+      (O{{0, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 1, 1}, {1, 2, 0}, {1, 3, 0}, {1, 2, 1}, {1, 3, 1}}));
+  // L2 views of 2 x 1 tiles, m views outer: four root functions.
+  json views = p;
+  views["body"] = body;
+  views["body"][1]["l2_block"] = {2, 1};
+  EXPECT_EQ(
+      order(views, spec),
+      (O{{0, 0, 0}, {0, 1, 0}, {1, 0, 1}, {1, 1, 1}, {2, 2, 0}, {2, 3, 0}, {3, 2, 1}, {3, 3, 1}}));
+  // spmd, 3 blocks: row-major contiguous runs; catlass's swizzle [2, 0] handed out strided.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 3;
+  json spmd = p;
+  spmd["body"] = body;
+  EXPECT_EQ(
+      order(spmd, spec),
+      (O{{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {0, 2, 0}, {0, 2, 1}, {0, 3, 0}, {0, 3, 1}}));
+  spmd["body"][1]["swizzle"] = {2, 0};
+  spmd["body"][1]["assignment"] = "strided";
+  // Swizzle order (0,0) (1,0) (0,1) (1,1) | (2,1) (3,1) (2,0) (3,0) (the second band of two tile
+  // rows walks back); block b takes indices b, b + 3, b + 6.
+  EXPECT_EQ(
+      order(spmd, spec),
+      (O{{0, 0, 0}, {0, 1, 1}, {0, 2, 0}, {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {0, 0, 1}, {0, 3, 1}}));
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {

@@ -61,7 +61,7 @@ void b_loads(const MatmulTensors& x, int64_t k0, int64_t kext, int64_t n0, int64
 }  // namespace
 
 void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,
-                   bool load_a, bool load_b, bool atomic, uint32_t c_tensor, const Hardware& hw,
+                   bool load_a, bool load_b, const CubeStore& cs, const Hardware& hw,
                    std::vector<Access>& acc) {
   for (int64_t k0 = w.k0; k0 < w.k0 + w.kext; k0 += t.k1) {
     const int64_t kext = std::min(t.k1, w.k0 + w.kext - k0);
@@ -93,11 +93,11 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
                     hw.dma.gm_granule_bytes);
   c.path = DmaPath::kFixpipe;
   c.src_bytes = w.mext * w.next * 4;
-  c.atomic = atomic;
+  c.atomic = cs.atomic;
   last.stores.push_back(c);
-  acc.push_back({c_tensor == kWorkspaceTensor ? block_key(c_tensor, {w.m0, w.n0, w.slice})
-                                              : block_key(c_tensor, x.key({w.m0, w.n0})),
-                 c.bytes(), true});
+  acc.push_back(
+      {block_key(cs.id, cs.workspace ? x.key({w.m0, w.n0, w.slice}) : x.key({w.m0, w.n0})),
+       c.bytes(), true});
   kind.steps.push_back(last);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// One C tile's cube task, as the matmul family and a tile program's matmul stage both build it:
+// One C tile's cube task, as a tile program's matmul stage builds it:
 // each L1 k step copies A [m1, k1] and B [k1, n1] GM -> L1 (MTE2, ND2NZ), then for each L0 tile
 // loads L0A / L0B (MTE1) and runs the mmad into L0C; the last step sends C out through the
 // fixpipe. The sources are cited at each function (catlass block mmad, copy_gm_to_l1).
@@ -25,7 +25,7 @@ struct MatmulTensors {
   BLayout layout;
   Dims a_shape, b_shape, c_shape;
   // What the L2 model keys their GM blocks by: tensor ids and the batch origin a program's
-  // batched matmul prepends (the matmul family: 0, 1 and no batch).
+  // batched matmul prepends.
   uint32_t a_id = 0, b_id = 1;
   Dims batch;
   Dims key(Dims origin) const {
@@ -43,11 +43,18 @@ struct CubeTiling {
   int depth = 2;
 };
 
-// One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C (added
-// atomically when `atomic`). With `load_a` / `load_b` false the operand is resident in L1 from an
-// earlier tile. The GM blocks touched go to `acc`, C's under `c_tensor`.
+// Where a cube task's fixpipe writes C: its id for the L2 model, atomically (a split K's partials
+// added in C), and whether it is a workspace of fp32 partials (a block per K slice).
+struct CubeStore {
+  uint32_t id;
+  bool atomic = false;
+  bool workspace = false;
+};
+// One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C. With
+// `load_a` / `load_b` false the operand is resident in L1 from an earlier tile. The GM blocks
+// touched go to `acc`.
 void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,
-                   bool load_a, bool load_b, bool atomic, uint32_t c_tensor, const Hardware& hw,
+                   bool load_a, bool load_b, const CubeStore& c, const Hardware& hw,
                    std::vector<Access>& acc);
 
 // A cube task's kind: A and B staged in L1 (rotating with the depth; a resident operand's whole

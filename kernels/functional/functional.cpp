@@ -132,50 +132,6 @@ ProgramResult execute_program(const ReductionProgram& prog, const std::vector<Nd
   return res;
 }
 
-NdArray execute_matmul(const MatmulPlan& p, const NdArray& a, const NdArray& b) {
-  NdArray c{{p.m, p.n}, Eigen::ArrayXd::Zero(p.m * p.n)};
-  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const Mat> A(a.data.data(), p.m, p.k), B(b.data.data(), p.k, p.n);
-  Eigen::Map<Mat> C(c.data.data(), p.m, p.n);
-  for (const auto& blk : p.blocks) {
-    Mat acc = Mat::Zero(blk.mext, blk.next);  // L0C accumulates over the block's k tiles
-    for (int64_t k0 = blk.k0; k0 < blk.k0 + blk.kext; k0 += p.tk) {
-      const int64_t kext = std::min(p.tk, blk.k0 + blk.kext - k0);
-      acc += A.block(blk.m0, k0, blk.mext, kext) * B.block(k0, blk.n0, kext, blk.next);
-    }
-    C.block(blk.m0, blk.n0, blk.mext, blk.next) += acc;  // split-K slices add up
-  }
-  return c;
-}
-
-TilesResult execute_spmd_matmul(const SpmdMatmulPlan& p, const NdArray& a, const NdArray& b) {
-  TilesResult r{NdArray{{p.m, p.n}, Eigen::ArrayXd::Zero(p.m * p.n)},
-                NdArray{{p.m, p.n}, Eigen::ArrayXd::Zero(p.m * p.n)}};
-  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const Mat> A(a.data.data(), p.m, p.k), B(b.data.data(), p.k, p.n);
-  Eigen::Map<Mat> C(r.out.data.data(), p.m, p.n), covered(r.covered.data.data(), p.m, p.n);
-  for (const auto& list : spmd_matmul_work(p))
-    for (const MatmulWork& t : list) {
-      Mat acc = Mat::Zero(t.mext, t.next);  // L0C
-      for (int64_t k1 = t.k0; k1 < t.k0 + t.kext; k1 += p.k1) {
-        const int64_t kext = std::min(p.k1, t.k0 + t.kext - k1);
-        for (int64_t mi = 0; mi < t.mext; mi += p.m0)
-          for (int64_t ki = 0; ki < kext; ki += p.k0)
-            for (int64_t ni = 0; ni < t.next; ni += p.n0) {
-              const int64_t me = std::min(p.m0, t.mext - mi), ke = std::min(p.k0, kext - ki),
-                            ne = std::min(p.n0, t.next - ni);
-              acc.block(mi, ni, me, ne) +=
-                  A.block(t.m0 + mi, k1 + ki, me, ke) * B.block(k1 + ki, t.n0 + ni, ke, ne);
-            }
-      }
-      C.block(t.m0, t.n0, t.mext, t.next) += acc;  // split-K partials add (atomically or merged)
-      // Coverage in units of K: the slices of a C element sum to one.
-      covered.block(t.m0, t.n0, t.mext, t.next).array() +=
-          static_cast<double>(t.kext) / static_cast<double>(p.k);
-    }
-  return r;
-}
-
 TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs) {
   const KernelOp* op = find_op(spec.op);
   if (!op || !op->value) throw InternalError(spec.op + " has no elementwise value");

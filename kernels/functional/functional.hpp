@@ -45,7 +45,6 @@ struct ProgramResult {
 
 // `inputs`: phase 0's inputs followed by its side inputs, in the kernel's shape.
 ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs);
-NdArray execute_matmul(const MatmulPlan& plan, const NdArray& a, const NdArray& b);
 
 // Kernels of independent tiles (copy_in, elementwise) over the partition's own tiles (pypto's
 // loop chunks, or the spmd blocks' runs of tiles):
@@ -56,10 +55,6 @@ struct TilesResult {
   NdArray covered;
 };
 TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<NdArray>& inputs);
-
-// The spmd matmul block by block, each walking its C tiles in swizzle order, k1 steps and L0
-// tiles as the lowering does: C, and how many tiles wrote each element of C.
-TilesResult execute_spmd_matmul(const SpmdMatmulPlan& plan, const NdArray& a, const NdArray& b);
 
 // A tile program (kernels/program/program.hpp), inputs in the order of its input tensors: random
 // values, a gather's index as rows of its table, a where's condition as 0 or 1.

@@ -157,16 +157,27 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       });
       break;
     case OpKind::kMatmul: {
+      // The block's k range, cut into the op's split-K slices of whole L1 k steps when it is the
+      // whole K: each slice's partial C, added (atomically or by the AIV merge).
       const size_t rk = b.origin.size();
-      const int64_t k0 = b.origin[rk - 2], k1 = k0 + b.extent[rk - 2];
+      const int64_t k0 = b.origin[rk - 2], kext = b.extent[rk - 2];
+      const int64_t whole_k = p.tensors[static_cast<size_t>(op.in[0])].shape.back();
+      const int64_t slices = kext == whole_k ? op.mm.split_k : 1;
+      const int64_t step = p.tiles[static_cast<size_t>(op.tile)].dims[1];
       for_each_position(r, [&](const Dims& q) {
         Dims a = q, bb = q;  // q: [batch..., m, n]
         double sum = 0;
-        for (int64_t k = k0; k < k1; ++k) {
-          a.back() = k;
-          bb[bb.size() - 2] = op.transpose_b ? q.back() : k;
-          bb.back() = op.transpose_b ? k : q.back();
-          sum += at(in(0), a) * at(in(1), bb);
+        for (int64_t s = 0; s < slices; ++s) {
+          const auto [s0, sext] =
+              slices == 1 ? std::pair{k0, kext} : split_k_range(whole_k, step, slices, s);
+          double partial = 0;
+          for (int64_t k = s0; k < s0 + sext; ++k) {
+            a.back() = k;
+            bb[bb.size() - 2] = op.transpose_b ? q.back() : k;
+            bb.back() = op.transpose_b ? k : q.back();
+            partial += at(in(0), a) * at(in(1), bb);
+          }
+          sum += partial;
         }
         set(q, sum);
       });

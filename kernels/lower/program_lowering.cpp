@@ -137,7 +137,7 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
     // stages outside any loop form one root function between them.
     if (si == 0 || s.loop != stages[si - 1].loop) {
       base = next_root;
-      next_root += static_cast<int32_t>(s.roots());
+      next_root += static_cast<int32_t>(s.roots() * (cx.spmd() ? 1 : s.views));
     }
     StageRun run{s, grid_of(cx, s), -1, base, produced, {}};
     run.psg = g.add_psg(s.online >= 0 ? s.psg + ":qk" : s.psg);

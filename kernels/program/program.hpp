@@ -65,6 +65,36 @@ enum class SpmdRows { kAuto, kWhole, kSplit };
 inline constexpr std::array<EnumName<SpmdRows>, 3> kSpmdRowsNames = {
     {{SpmdRows::kAuto, "auto"}, {SpmdRows::kWhole, "whole"}, {SpmdRows::kSplit, "split"}}};
 
+// How B is stored in GM: catlass's RowMajor ([k, n] ND), ColumnMajor ([n, k] ND, "B
+// transposed") or zN (pre-formatted in the cube's fractal layout).
+enum class BLayout { kRowMajor, kColumnMajor, kNz };
+// Which operand a kernel keeps in L1 across the C tiles that share it (its whole K panel).
+enum class L1Resident { kNone, kA, kB };
+inline constexpr std::array<EnumName<L1Resident>, 3> kL1ResidentNames = {
+    {{L1Resident::kNone, "none"}, {L1Resident::kA, "a"}, {L1Resident::kB, "b"}}};
+
+// A matmul's cube options (the matmul family's params; a program's matmul op fields, docs/
+// programs.md): what stays in L1, the split K and its merge, the AIV cast epilogue, the order
+// the C tiles run in (pypto: L2 views, a root function each; spmd: catlass's swizzle and block
+// assignment, inside L2 blocks).
+struct MatmulOptions {
+  bool b_nz = false;  // B stored in the cube's zN fractal layout (column-major: transpose_b)
+  L1Resident l1_resident = L1Resident::kNone;
+  int64_t l1_reuse = 1;          // pypto: C tiles sharing the resident operand merged into one task
+  int64_t split_k = 1;           // K cut into this many slices, each its own cube task
+  bool split_k_atomic = true;    // partials added atomically in C; else AIV tasks sum a workspace
+  bool vector_epilogue = false;  // pypto: C written fp32 to a workspace an AIV task casts
+  Dims swizzle;  // spmd: [offset, direction] (catlass GemmIdentityBlockSwizzle); empty: row-major
+  bool strided = false;  // spmd: block b takes the work at b, b + grid, ... (else a contiguous run)
+  Dims l2_block;         // [tiles_m, tiles_n]: C tiles walked L2 block by L2 block; empty: none
+  // The PSG of the AIV tasks after the cube (split-K merge or cast); empty: the stage's PSG with
+  // ":split_k_merge" or ":epilogue".
+  std::string aiv_psg;
+  // catlass's compile-time check: the L1 and L0 buffers fit at the spec's buffer_count (its
+  // STAGES), where a program's cube task may run at a lower depth.
+  bool fixed_depth = false;
+};
+
 struct ProgOp {
   std::string name;  // table name
   const OpRecord* info = nullptr;
@@ -74,6 +104,7 @@ struct ProgOp {
   std::vector<int> dims;         // reduce: normalised, ascending
   bool keepdim = true;
   bool transpose_b = false;  // matmul: B is stored [..., n, k] (A @ B^T, attention's Q K^T)
+  MatmulOptions mm;          // matmul: the cube options
   // A reduction whose tile splits a reduced dim: how the partials of one output block merge
   // (kInTask: the task walks its row's tiles accumulating in UB, as Triton and Ascend C loops
   // do; kChain / kTree / kAtomic across tasks, as the reduce family's merge).
@@ -138,6 +169,9 @@ struct ProgStage {
   Dims tile;
   Dims l0;        // a matmul stage's L0 tile [m0, k0, n0] (empty: its tile's last three)
   int loop = -1;  // the innermost loop (-1: none)
+  // A matmul's L2 views (MatmulOptions::l2_block) under pypto: a root function per view and loop
+  // chunk.
+  int64_t views = 1;
   // The loop nest, outermost first: the axis each loop cuts and its loop_count.
   std::vector<int> loop_axes;
   std::vector<int64_t> loop_counts;

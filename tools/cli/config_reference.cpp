@@ -257,6 +257,26 @@ std::vector<ConfigObject> make_objects() {
         {"dtype", "string", "-", "cast: the dtype cast to"},
         {"out_dtype", "string", "`same`", "matmul: C's dtype in GM"},
         {"transpose_b", "boolean", "`false`", "matmul: B stored `[..., n, k]`"},
+        {"b_layout", "string", "`nd`", "matmul: `nd`, or `nz` (B in the cube's zN fractal layout)"},
+        {"l1_resident", "string", "`none`",
+         "matmul: `a` (`b`) keeps A's rows (B's columns) over their K in L1 across the C tiles "
+         "sharing them"},
+        {"l1_reuse", "integer in [1, 2^20]", "`1`",
+         "matmul, pypto: C tiles sharing the resident operand merged into one task"},
+        {"split_k", "integer in [1, 2^16]", "`1`", "matmul: K cut into this many slices"},
+        {"split_k_merge", "string", "`atomic`",
+         "matmul: split-K partials added atomically in C, or `vector`: summed by AIV tasks"},
+        {"vector_epilogue", "boolean", "`false`",
+         "matmul, pypto: C written fp32 to a workspace an AIV task casts"},
+        {"swizzle", "array of 2 integers", "row-major",
+         "matmul, spmd: catlass's block swizzle `[offset, direction]` (bands of offset tile rows "
+         "(0) or columns (1))"},
+        {"assignment", "string", "`contiguous`",
+         "matmul, spmd: block b takes a contiguous run of the C tiles, or `strided` b, b + grid, "
+         "..."},
+        {"l2_block", "array of 2 integers >= 1", "-",
+         "matmul: `[tiles_m, tiles_n]`, C tiles walked L2 block by L2 block (pypto: a root "
+         "function per view)"},
         {"bank_conflict_free", "boolean", "`false`",
          "the binary op's sources sit in different UB bank groups"},
         {"psg", "string", "the stage's ops", "names the stage this op opens"},

@@ -85,6 +85,7 @@ class Loader {
   void read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const;
   static MergeMode read_merge(const OpSite& at, const ReduceRecord& reduce);
   void matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
+  static void read_matmul_options(const JsonReader& e, MatmulOptions& o);
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
     return fmt::format("'{}' {} {}", tensor(t).name, format_dims(tensor(t).shape),
@@ -110,6 +111,11 @@ class Loader {
   std::vector<RawOp> raw_;
   int vec_tile_ = -1, cube_tile_ = -1;
 };
+
+// A matmul op's cube options (MatmulOptions).
+constexpr const char* kMatmulKeys[] = {"b_layout", "l1_resident",   "l1_reuse",
+                                       "split_k",  "split_k_merge", "vector_epilogue",
+                                       "swizzle",  "assignment",    "l2_block"};
 
 void Loader::read_body(const JsonReader& body, int loop) {
   if (!body.json().is_array() || body.json().empty())
@@ -170,9 +176,12 @@ void Loader::read_body(const JsonReader& body, int loop) {
     if (!find_op_record(name))
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
-    e.check_keys({"op", "inputs", "out", "scalar", "dim", "keepdim", "merge", "dtype", "out_dtype",
-                  "transpose_b", "bank_conflict_free", "psg", "dest", "spmd_rows",
-                  "apply_in_task"});
+    std::vector<std::string> keys = {
+        "op",      "inputs", "out",       "scalar",        "dim",
+        "keepdim", "merge",  "dtype",     "out_dtype",     "transpose_b",
+        "psg",     "dest",   "spmd_rows", "apply_in_task", "bank_conflict_free"};
+    keys.insert(keys.end(), std::begin(kMatmulKeys), std::end(kMatmulKeys));
+    e.check_keys(keys);
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
     r.out = e.at("out").string();
     raw_.push_back(r);
@@ -242,6 +251,9 @@ void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
   if (e.has("dtype") && kind != OpKind::kCast) at.fail("\"dtype\" applies to cast");
   if (e.has("out_dtype") && kind != OpKind::kMatmul) at.fail("\"out_dtype\" applies to matmul");
   if (e.has("transpose_b") && kind != OpKind::kMatmul) at.fail("\"transpose_b\" applies to matmul");
+  for (const char* key : kMatmulKeys)
+    if (e.has(key) && kind != OpKind::kMatmul)
+      at.fail(std::string("\"") + key + "\" applies to matmul");
   if (e.has("dest") && kind != OpKind::kLoad) at.fail("\"dest\" applies to load");
   if (e.has("bank_conflict_free") && (kind != OpKind::kBinary || op.in.size() != 2))
     at.fail("\"bank_conflict_free\" applies to binary ops of two tensors (add, sub, mul, ...)");
@@ -439,6 +451,33 @@ void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   out.shape = x.shape;
   out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
   out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
+  read_matmul_options(e, op.mm);
+  if (op.mm.b_nz && op.transpose_b)
+    at.fail(
+        "\"b_layout\": \"nz\" is B [..., k, n] in the cube's fractal layout; leave "
+        "\"transpose_b\" out");
+}
+
+// The matmul's cube options (the matmul family's params of the same names).
+void Loader::read_matmul_options(const JsonReader& e, MatmulOptions& o) {
+  if (e.has("b_layout")) o.b_nz = e.at("b_layout").one_of({"nd", "nz"}) == "nz";
+  if (e.has("l1_resident"))
+    o.l1_resident =
+        *enum_named(kL1ResidentNames, e.at("l1_resident").one_of(enum_names(kL1ResidentNames)));
+  o.l1_reuse = e.integer_or("l1_reuse", 1, 1, 1 << 20);
+  o.split_k = e.integer_or("split_k", 1, 1, 1 << 16);
+  if (e.has("split_k_merge"))
+    o.split_k_atomic = e.at("split_k_merge").one_of({"atomic", "vector"}) == "atomic";
+  o.vector_epilogue = e.boolean_or("vector_epilogue", false);
+  if (e.has("swizzle")) {
+    const JsonReader sw = e.at("swizzle");
+    if (!sw.json().is_array() || sw.json().size() != 2)
+      sw.fail("expected [offset, direction] (offset >= 1, direction 0 or 1)");
+    o.swizzle = {sw.items()[0].integer(1, 1 << 20), sw.items()[1].integer(0, 1)};
+  }
+  if (e.has("assignment"))
+    o.strided = e.at("assignment").one_of({"contiguous", "strided"}) == "strided";
+  if (e.has("l2_block")) o.l2_block = e.at("l2_block").positive_ints(2);
 }
 
 // Tarjan's strongly connected components of the graph `succ` (vertex -> its successors),

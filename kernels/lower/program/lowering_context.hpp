@@ -151,8 +151,8 @@ class LoweringContext {
   // and return (block_range), labelled `<name>_block<i>`; then the launch ends.
   void end_launch(const ProgStage& s, int psg, int64_t used, const std::string& units,
                   const std::string& name, CoreType core = CoreType::kAiv);
-  // A launch of mixed blocks (an AIC and its AIVs) ends: its blocks past the work are not
-  // modelled (each would be a mixed block of its own).
+  // A launch whose blocks past the work are not modelled ends: a launch of mixed blocks (an AIC
+  // and its AIVs; each would be a mixed block of its own), a split-K merge (a block per C tile).
   void end_mixed_launch() { ++launch_; }
   int32_t launch() const { return launch_; }
   // The most tiles of a split reduction's row (diagnostics).
@@ -184,7 +184,8 @@ void check_stage(const LoweringContext& cx, const ProgStage& s);
 void lower_vector_stage(LoweringContext& cx, StageRun& run);
 // A copy stage (copy_stage.cpp): op "load", each tile read into UB or L1 and kept there.
 void lower_copy_stage(LoweringContext& cx, StageRun& run);
-// A matmul stage (matmul_stage.cpp): a cube task per C tile walking k.
+// A matmul stage (matmul_stage.cpp, matmul_pypto.cpp, matmul_spmd.cpp): a cube task per C tile
+// (or K slice of it) walking k, the split-K merge or cast epilogue on the AIV.
 void lower_matmul_stage(LoweringContext& cx, StageRun& run);
 // A stage ending in a reduction that splits a reduced dim (split_stage.cpp): its chains' tasks
 // and the merge the op names (pypto), or rows shared over blocks (spmd); with run.second, the
