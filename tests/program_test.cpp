@@ -872,15 +872,31 @@ TEST(ProgramPlan, AStatisticsEpilogueRunsOncePerRowWhereTheRowCompletes) {
             8u * (4 + 3 + 1 + 4));
   for (const char* merge : {"tree", "chain", "atomic", "in_task"})
     EXPECT_TRUE(proves(rmsnorm(merge), 3)) << merge;
+  // tree: each row's second-pass tasks follow the row's own tasks (the families' apply tasks),
+  // before the next row's partials: row 0's 4 partials and 3 merges are tasks 0-6, its second
+  // pass 7-10.
+  const auto& kinds = tree.graph.kinds;
+  auto psg_of = [&](size_t t) {
+    return tree.graph
+        .psg_names[static_cast<size_t>(kinds[static_cast<size_t>(tree.graph.tasks[t].kind)].psg)];
+  };
+  EXPECT_EQ(psg_of(7), psg_of(10));
+  EXPECT_NE(psg_of(7), psg_of(0));
+  EXPECT_EQ(psg_of(11), psg_of(0));
   // spmd, 8 blocks of whole rows: one launch; 16 blocks split rows: the parts add atomically,
-  // then the epilogue and the second pass are launches of their own.
+  // then one launch in which each block finishes its parts' rows (the epilogue, from ms in GM)
+  // and walks its own parts again: x read twice, y written once.
   spec.partition = PartitionStyle::kSpmd;
   spec.grid = 8;
   const LoweredKernel whole = lower_program(rmsnorm("in_task"), spec, test::default_hw());
   EXPECT_EQ(whole.graph.num_launches(), 1);
   EXPECT_EQ(gm_bytes(whole, true), x);
   spec.grid = 16;
-  EXPECT_EQ(lower_program(rmsnorm("in_task"), spec, test::default_hw()).graph.num_launches(), 3);
+  const LoweredKernel split = lower_program(rmsnorm("in_task"), spec, test::default_hw());
+  EXPECT_EQ(split.graph.num_launches(), 2);
+  EXPECT_EQ(split.graph.tasks.size(), 32u);
+  // Reads: x twice, each block's row statistic once (4 B, ms) in the second launch.
+  EXPECT_EQ(gm_bytes(split, false), 2 * x + 16 * 4);
 }
 
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {

@@ -71,10 +71,11 @@ int epilogue_of(const LoweringContext& cx, const std::vector<ProgStage>& stages,
 
 // The vector stage `next` after split stage `si` (and its epilogue) that is its second pass, when
 // the reduction asks for it (apply_in_task): on the same tiles and loops, reading a statistic (or
-// the epilogue's results), where the statistics are whole inside one task (in_task under pypto;
-// an spmd block's whole rows): the task that finishes a row then walks the row's tiles again,
-// the statistics still in UB (the reducing families' in-task and in-block apply; Ascend C's and
-// Triton's two loops over a row in one kernel). -1: none.
+// the epilogue's results). Where the statistics are whole inside one task (in_task under pypto;
+// an spmd block's whole rows) the task that finishes a row then walks the row's tiles again, the
+// statistics still in UB (Ascend C's and Triton's two loops over a row in one kernel); under
+// pypto's other merges each row's tiles are tasks right after the row completes (the reducing
+// families' in-task, per-segment and in-block apply). -1: none.
 int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
                    size_t next) {
   if (next >= stages.size() || cx.ascendc()) return -1;
@@ -82,9 +83,7 @@ int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stag
   const ProgStage& b = stages[next];
   if (!a.split || a.online >= 0 || b.split || b.online >= 0 || b.kind != OpKind::kUnary) return -1;
   const ProgOp& red = cx.op(a.last);
-  if (red.info->kind != OpKind::kReduce || !red.apply_in_task ||
-      (!cx.spmd() && red.merge != MergeMode::kInTask))
-    return -1;
+  if (red.info->kind != OpKind::kReduce || !red.apply_in_task) return -1;
   if (b.shape != a.shape || b.tile != a.tile || b.loop != a.loop) return -1;
   for (size_t k = si; k < next; ++k)
     for (int o = stages[k].reduce_first; o <= stages[k].last; ++o)

@@ -178,12 +178,16 @@ class ChainLowering {
   }
   // The task of each segment (segments()), in chain order.
   const std::vector<int32_t>& segment_tasks() const { return segment_tasks_; }
+  // The task that ran the epilogue (-1: none).
+  int32_t finisher() const { return finisher_; }
 
  private:
   Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
   // The epilogue's block of this chain was written by `task`.
   void finished_by(int32_t task) {
-    if (run_.epilogue) produced_by(*run_.epilogue, {c_}, task);
+    if (!run_.epilogue) return;
+    produced_by(*run_.epilogue, {c_}, task);
+    finisher_ = task;
   }
   int64_t partial_bytes() const { return statistics_bytes(cx_, stats_, out_); }
   // A segment's own step: its loads, the fused ops and its partial, without the output store.
@@ -258,7 +262,27 @@ class ChainLowering {
   const int64_t n_;
   std::vector<Access> acc_;
   std::vector<int32_t> segment_tasks_;
+  int32_t finisher_ = -1;
 };
+
+// The second pass over one chain's tiles, a task per tile right after the chain's tasks (the
+// reducing families' apply tasks), each waiting for the tasks that completed the row (`done`)
+// and for those that wrote what else it loads.
+void add_second_pass_tasks(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& tiles,
+                           const std::vector<int32_t>& done) {
+  StageRun& pass = *run.second;
+  std::vector<Access> acc;
+  for (int64_t i : tiles) {
+    acc.clear();
+    const Block b = pass.grid.block(i);
+    TaskKind k = cx.vector_kind(pass.s, b, acc);
+    std::vector<int32_t> deps = cx.load_deps(pass.s, b, run.produced);
+    deps.insert(deps.end(), done.begin(), done.end());
+    produced_by(
+        pass, {i},
+        cx.add_task(pass.s, std::move(k), pass.psg, pass.base + pass.grid.root(i), acc, deps));
+  }
+}
 
 void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   const ProgStage& s = run.s;
@@ -279,6 +303,12 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
     by_chain[c] = chain.segments(merge_psg);
     for (size_t j = 0; j < chains[c].size(); ++j)
       by_tile[static_cast<size_t>(chains[c][j])] = {chain.segment_tasks()[j]};
+    if (run.second) {
+      // The epilogue's task follows every task of the row: it alone is waited for.
+      add_second_pass_tasks(
+          cx, run, chains[c],
+          chain.finisher() >= 0 ? std::vector<int32_t>{chain.finisher()} : by_chain[c]);
+    }
   }
   for (size_t i = 0; i < s.stores.size(); ++i)
     run.stores[i].tasks =
@@ -329,10 +359,17 @@ class SplitSpmd {
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
     if (!merges_atomically()) second_launch();
-    // Rows split over blocks: the epilogue and the second pass are launches of their own, once
-    // the rows are whole.
-    if (run_.epilogue && !whole_rows_) lower_vector_stage(cx_, *run_.epilogue);
-    if (run_.second && !fuse_second_) lower_vector_stage(cx_, *run_.second);
+    // Rows split over blocks: once the rows are whole, a launch in which each block finishes
+    // the rows of its own parts (the epilogue, from the statistics in GM) and walks those parts
+    // again (the second pass), as the first launch shared them; without a second pass the
+    // epilogue is a launch of its own.
+    if (whole_rows_) return;
+    if (run_.second) {
+      for (int64_t blk = 0; blk < used; ++blk) second_pass_block(blk, used);
+      cx_.end_launch(run_.second->s, run_.second->psg, used, what_, run_.second->s.psg);
+    } else if (run_.epilogue) {
+      lower_vector_stage(cx_, *run_.epilogue);
+    }
   }
 
  private:
@@ -351,6 +388,23 @@ class SplitSpmd {
     TaskKind k;
     for (const Part& part : block_chain_runs(units_, used, blk)) append_kind(k, part_kind(part));
     cx_.add_block(run_.s, std::move(k), run_.psg, blk, acc_);
+  }
+  void second_pass_block(int64_t blk, int64_t used) {
+    acc_.clear();
+    TaskKind k;
+    for (const Part& part : block_chain_runs(units_, used, blk)) {
+      if (run_.epilogue) append_epilogue(cx_, run_, part.chain, false, k, acc_);
+      const auto& chain = chains_[static_cast<size_t>(part.chain)];
+      std::vector<int32_t> deps;  // spmd: launches run in order
+      for (int64_t j = part.s0; j < part.s1; ++j) {
+        const Block b = run_.grid.block(chain[static_cast<size_t>(j)]);
+        if (run_.epilogue)
+          append_second_pass(cx_, run_, b, k, acc_, deps);
+        else
+          append_work(k, cx_.vector_kind(run_.second->s, b, acc_));
+      }
+    }
+    cx_.add_block(run_.second->s, std::move(k), run_.second->psg, blk, acc_);
   }
   // A part of a row: its tiles folded in UB, then the whole row written, or the part added
   // atomically, or written to its workspace slot.
