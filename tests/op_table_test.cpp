@@ -37,6 +37,12 @@ std::vector<VecOp> hand_tile(ReduceKind k, const TileReduceGeometry& g, DType in
     add_reduce_ops(g, in_dt, vec);
     vec.push_back(VecOp{C, dt, 1, 1, g.out_elems});
     vec.push_back(VecOp{S, dt, 1, 1, g.out_elems});
+  } else if (k == ReduceKind::kSumExp) {
+    // The softmax family's partial (kernels/families/softmax.cpp add_max_sum_partial).
+    add_reduce_ops(g, in_dt, vec);
+    vec.push_back(VecOp{S, in_dt, 1, 1, n});
+    vec.push_back(VecOp{C, in_dt, 1, 1, n});
+    add_reduce_ops(g, in_dt, vec);
   } else if (k == ReduceKind::kArgMax || k == ReduceKind::kArgMin) {
     add_reduce_ops(g, in_dt, vec);
     vec.push_back(VecOp{S, in_dt, 1, 1, n});
@@ -54,6 +60,8 @@ std::vector<VecOp> hand_merge(ReduceKind k, int64_t out_elems, DType in_dt, DTyp
   std::vector<VecOp> v;
   if (k == ReduceKind::kLogSumExp) {
     for (const VecClass c : {S, S, S, C, C, S, C, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
+  } else if (k == ReduceKind::kSumExp) {  // the softmax family's add_max_sum_combine
+    for (const VecClass c : {S, S, S, C, C, S, S, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
   } else if (k != ReduceKind::kArgMax && k != ReduceKind::kArgMin) {
     v.push_back(VecOp{S, dt, 1, 1, out_elems});
   } else {
@@ -78,7 +86,7 @@ std::vector<const OpRecord*> reductions() {
 }
 
 TEST(OpTable, EveryReductionIsARecordWithItsCostAndValue) {
-  EXPECT_EQ(reductions().size(), 10U);
+  EXPECT_EQ(reductions().size(), 11U);
   for (const OpRecord* r : reductions()) {
     ASSERT_TRUE(r->reduction) << r->name;
     EXPECT_FALSE(r->reduction->tile_passes.empty()) << r->name;
@@ -148,8 +156,11 @@ TEST(OpTable, ReductionValuesFoldMergeAndFinalize) {
   const auto value = [](const char* name) -> const ReduceValue& {
     return find_op_record(name)->reduction->value;
   };
-  double sum = 0, prod = 1, lse = 0;
+  double sum = 0, prod = 1, lse = 0, sum_exp = 0;
   for (double e : x) sum += e, prod *= e, lse += std::exp(e);
+  // sumexp: the sum of exp(x - max) relative to the row's own max (softmax's denominator).
+  const double top = *std::max_element(x.begin(), x.end());
+  for (double e : x) sum_exp += std::exp(e - top);
   const auto max_at = std::max_element(x.begin(), x.end()) - x.begin();
   const auto min_at = std::min_element(x.begin(), x.end()) - x.begin();
   const std::map<std::string, double> want = {{"sum", sum},
@@ -160,6 +171,7 @@ TEST(OpTable, ReductionValuesFoldMergeAndFinalize) {
                                               {"any", 1},
                                               {"all", 0},
                                               {"logsumexp", std::log(lse)},
+                                              {"sumexp", sum_exp},
                                               {"argmax", static_cast<double>(max_at)},
                                               {"argmin", static_cast<double>(min_at)}};
   for (const auto& [name, w] : want) {
@@ -177,6 +189,10 @@ TEST(OpTable, ReductionValuesFoldMergeAndFinalize) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   x[30] = nan;
   EXPECT_TRUE(std::isnan(fold_all(value("amax"), x, 0, x.size()).stat));
+  EXPECT_TRUE(std::isnan(
+      value("sumexp")
+          .merge(fold_all(value("sumexp"), x, 0, 31), fold_all(value("sumexp"), x, 31, x.size()))
+          .stat));
   EXPECT_TRUE(std::isnan(
       value("amin")
           .merge(fold_all(value("amin"), x, 0, 31), fold_all(value("amin"), x, 31, x.size()))

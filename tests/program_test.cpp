@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernels/families/families.hpp"
 #include "kernels/functional/functional.hpp"
 #include "kernels/lower/program_lowering.hpp"
 #include "kernels/program/program.hpp"
@@ -109,7 +110,8 @@ std::vector<Bad> bad_programs() {
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
-       "sum, amax, amin, mean, prod, any, all, logsumexp, argmax, argmin, cumsum, rotate_half, "
+       "sum, amax, amin, mean, prod, any, all, logsumexp, sumexp, argmax, argmin, cumsum, "
+       "rotate_half, "
        "transpose, gather, load, matmul)"},
       {"split product merged atomically",
        prog({tile({1, 32}),
@@ -899,6 +901,115 @@ TEST(ProgramPlan, AStatisticsEpilogueRunsOncePerRowWhereTheRowCompletes) {
   EXPECT_EQ(gm_bytes(split, false), 2 * x + 16 * 4);
 }
 
+// X10: the softmax family's (max, sum of exp) statistic as m = amax(x) and s = sumexp(x) over a
+// split row, one pass whose partials merge as one record: the sumexp takes the amax as its running
+// max, so a tile costs the family's ReduceMax, Sub, Exp, ReduceSum and a merge its 6 simple and 2
+// complex instructions (kernels/families/softmax.cpp add_max_sum_partial / add_max_sum_combine).
+// Later ops read both m and s: 1 / s once per row, then exp(x - m) * (1 / s).
+Program online_softmax(const std::string& merge, int64_t tile_cols, bool with_amax = true) {
+  auto red = [&](const std::string& name, const std::string& out) {
+    return json{{"op", name},           {"inputs", {"x"}}, {"dim", 1},
+                {"keepdim", true},      {"merge", merge},  {"out", out},
+                {"apply_in_task", true}};
+  };
+  json body = {tile({1, tile_cols})};
+  if (with_amax) body.push_back(red("amax", "m"));
+  body.push_back(red("sumexp", "s"));
+  body.push_back(op("reciprocal", {"s"}, "r"));
+  body.push_back(op("sub", {"x", with_amax ? "m" : "x"}, "d"));
+  body.push_back(op("exp", {"d"}, "e"));
+  body.push_back(op("mul", {"e", "r"}, "y"));
+  return parse(json{{"program", "osm"},
+                    {"inputs", {{{"name", "x"}, {"shape", {8, 4096}}, {"dtype", "fp32"}}}},
+                    {"outputs", {"y"}},
+                    {"body", body}});
+}
+
+TEST(ProgramPlan, AmaxAndSumexpAreTheFamilysMaxAndSumOfExpInOnePass) {
+  const Program p = online_softmax("in_task", 1024);
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 3u);  // statistics; 1 / s; the second pass
+  EXPECT_TRUE(stages[0].split);
+  EXPECT_EQ(stages[0].reduce_first, 0);
+  EXPECT_EQ(stages[0].last, 1);
+  EXPECT_EQ(reused_max(p, stages[0], p.ops[1]), 0);
+  EXPECT_EQ(reused_max(p, stages[0], p.ops[0]), -1);  // an amax has no running max to reuse
+  // in_task: a task per row; its first steps are the row's four tiles (the last three one step
+  // repeated), each the family's partial and (past the first) its combine, in the family's order.
+  KernelSpec spec;
+  spec.op = "program:osm";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  ASSERT_EQ(k.graph.tasks.size(), 8u);
+  const TaskKind& kind = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)];
+  const auto same_ops = [](const std::vector<VecOp>& a, const std::vector<VecOp>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].cls != b[i].cls || a[i].dtype != b[i].dtype || a[i].batch != b[i].batch ||
+          a[i].rows != b[i].rows || a[i].cols != b[i].cols)
+        return false;
+    return true;
+  };
+  ASSERT_GE(kind.steps.size(), 2u);
+  EXPECT_EQ(kind.steps[1].repeat, 3);
+  for (size_t j = 0; j < 2; ++j) {
+    std::vector<VecOp> family;
+    add_max_sum_partial(reduce_geometry({1, 1024}, {1}), DType::kFp32, family);
+    if (j > 0) add_max_sum_combine(1, family);
+    EXPECT_TRUE(same_ops(kind.steps[j].vec, family)) << "tile " << j;
+  }
+  // By hand: ReduceMax (1 in-row reduce), Sub, Exp, ReduceSum; the merge Max, Sub, Sub, Exp,
+  // Exp, Mul, Mul, Add over the row's one output.
+  EXPECT_EQ(kind.steps[1].vec.size(), 4u + 8u);
+  // tree: the merges fold both statistics in one record (8 B per row): 4 partials, 3 merges.
+  const LoweredKernel tree = lower_program(online_softmax("tree", 1024), spec, test::default_hw());
+  EXPECT_EQ(tree.graph.tasks.size(), 8u * (4 + 3 + 4));
+  // A sumexp with no amax beside it runs its own max: one more reduce per tile, one more Max per
+  // merge.
+  const Program alone = online_softmax("in_task", 1024, false);
+  const LoweredKernel a = lower_program(alone, spec, test::default_hw());
+  const TaskKind& ak = a.graph.kinds[static_cast<size_t>(a.graph.tasks[0].kind)];
+  EXPECT_EQ(ak.steps[1].vec.size(), 4u + 8u);  // its max in place of the amax's
+  // A tile covering the row: m and s fused with the rest in one task per row; the sumexp's max
+  // is the amax's there too.
+  const Program covering = online_softmax("in_task", 4096);
+  const auto cs = plan_stages(covering);
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(reused_max(covering, cs[0], covering.ops[1]), 0);
+  // The functional proof: tiled equals untiled under every merge, and y is softmax(x).
+  for (const char* merge : {"tree", "chain", "in_task"}) {
+    EXPECT_TRUE(proves(online_softmax(merge, 1024), 5)) << merge;
+    EXPECT_TRUE(proves(online_softmax(merge, 1024, false), 5)) << merge;
+  }
+  EXPECT_TRUE(proves(covering, 5));
+  const auto in = program_inputs(p, 7);
+  const auto got = execute_program_tiled(p, in);
+  const int y = p.tensor_id("y");
+  for (int64_t r = 0; r < 8; ++r) {
+    double m = -1e300, sum = 0;
+    for (int64_t c = 0; c < 4096; ++c) m = std::max(m, in[0][{r, c}]);
+    for (int64_t c = 0; c < 4096; ++c) sum += std::exp(in[0][{r, c}] - m);
+    for (int64_t c = 0; c < 4096; c += 511) {
+      const double want = std::exp(in[0][{r, c}] - m) / sum;
+      const double have = got.tensors[static_cast<size_t>(y)][{r, c}];
+      EXPECT_NEAR(have, want, 1e-12);
+    }
+  }
+  // spmd: whole rows in one launch; split rows merge their (max, sum) records in a second.
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 8;
+  EXPECT_EQ(lower_program(p, spec, test::default_hw()).graph.num_launches(), 1);
+  spec.grid = 32;
+  EXPECT_GE(lower_program(p, spec, test::default_hw()).graph.num_launches(), 2);
+  // A sumexp does not merge atomically.
+  EXPECT_NE(load_error(prog({tile({1, 32}), json{{"op", "sumexp"},
+                                                 {"inputs", {"x"}},
+                                                 {"dim", 1},
+                                                 {"keepdim", true},
+                                                 {"merge", "atomic"},
+                                                 {"out", "y"}}})),
+            "");
+}
+
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {
   // exp over [6, 8, 64] in (1, 2, 64) tiles, a loop over axis 0 (count 3) holding one over axis 1
   // (count 2): 3 x 2 root functions, each of 2 rows x 2 tile rows = 4 tasks.
@@ -964,8 +1075,8 @@ json random_program(std::mt19937& rng) {
   const std::vector<std::string> unary = {"exp", "log",  "sqrt", "rsqrt",   "reciprocal", "abs",
                                           "neg", "relu", "tanh", "sigmoid", "silu",       "gelu"};
   const std::vector<std::string> binary = {"add", "sub", "mul", "div", "maximum", "minimum"};
-  const std::vector<std::string> reduce = {"sum", "amax", "amin",   "mean",   "prod",
-                                           "any", "all",  "argmax", "argmin", "logsumexp"};
+  const std::vector<std::string> reduce = {"sum", "amax",   "amin",   "mean",      "prod",  "any",
+                                           "all", "argmax", "argmin", "logsumexp", "sumexp"};
   const int ops = 2 + static_cast<int>(pick(5));
   for (int i = 0; i < ops; ++i) {
     const std::string out = fmt::format("t{}", i);
@@ -1003,14 +1114,14 @@ json random_program(std::mt19937& rng) {
       if (!last && split)
         t["set_vec_tile_shapes"][0] = 1 + pick(std::max<int64_t>(1, shape[0] - 1));
       body.push_back(t);
-      const std::string r = reduce[static_cast<size_t>(pick(10))];
+      const std::string r = reduce[static_cast<size_t>(pick(static_cast<int64_t>(reduce.size())))];
       const bool index = r == "argmax" || r == "argmin";
       json o = op(r, {a}, out);
       o["dim"] = last ? -1 : 0;
       o["keepdim"] = true;
       if (split) {
         const std::vector<std::string> merges = {"in_task", "chain", "tree", "atomic"};
-        const bool atomic = r != "prod" && r != "logsumexp" && !index;
+        const bool atomic = r != "prod" && r != "logsumexp" && r != "sumexp" && !index;
         o["merge"] = merges[static_cast<size_t>(pick(atomic ? 4 : 3))];
       }
       body.push_back(o);
@@ -1143,7 +1254,7 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
   EXPECT_GT(two_level, 15);      // ... with an L1 tile over smaller L0 tiles
   // Every construct is drawn: the new reductions, cumsum and n-ary ops (suffix /n).
   for (const char* name :
-       {"any", "all", "argmax", "argmin", "logsumexp", "cumsum", "add/n", "mul/n"})
+       {"any", "all", "argmax", "argmin", "logsumexp", "sumexp", "cumsum", "add/n", "mul/n"})
     EXPECT_GE(ops_seen[name], 10) << name;  // 189 with this seed
   EXPECT_GT(spmd_tasks, 0);
   EXPECT_GT(stages, 1500);  // the programs do cut into stages

@@ -145,6 +145,15 @@ std::string op_table_markdown() {
           "\n`{}` also takes `merge: online`: its running max and sum carried into the ops after "
           "it, rescaling their accumulator as the max grows (flash attention).\n",
           r.name);
+  for (const OpRecord& r : op_records())
+    if (r.reduction && r.reduction->running_max)
+      md += fmt::format(
+          "\n`{}`'s first pass per tile and per merge is its running max: after an `amax` of the "
+          "same input over the same dims in the same pass (a split row's statistics, or ops on a "
+          "tile covering the row), the amax's output is that max and neither pass runs again, so "
+          "`m = amax(x)` then `s = {}(x)` cost the softmax family's (max, sum of exp) once and "
+          "later ops read both.\n",
+          r.name, r.name);
   return md;
 }
 

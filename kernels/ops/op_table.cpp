@@ -204,6 +204,42 @@ ReduceRecord log_sum_exp() {
       .value = number(-kInf, log_add_exp)};
 }
 
+// sum(exp(x - max(x))), the softmax family's (max, sum of exp) statistic (X10): a running max m
+// and the sum of exp(x - m) rescaled to it as m grows (online softmax). A tile: its max
+// (ReduceMax), x - max (Sub), Exp, the sum (ReduceSum), exp(x - m) a temporary the size of the
+// input tile. Two partials: the new max (Max), two differences (Sub, Sub), the two rescale factors
+// (Exp, Exp), two products and a sum (Mul, Mul, Add): the family's 6 simple and 2 complex. The max
+// is the first pass of each (running_max): an amax of the same input over the same dims in the
+// same pass is that max, and the sumexp reuses it (m = amax(x); s = sumexp(x) costs the family's
+// partial and merge once, and later ops read both m and s).
+double sum_exp_merge_scale(double s, double m, double to) {
+  return s == 0.0 ? 0.0 : s * std::exp(m - to);
+}
+ReduceValue sum_exp_value() {
+  ReduceValue v;
+  v.identity = {0, -kInf};  // stat: the sum of exp(x - extreme); extreme: the running max
+  v.element = [](double x, int64_t) { return ReduceAcc{std::isnan(x) ? x : 1.0, x}; };
+  v.merge = [](const ReduceAcc& a, const ReduceAcc& b) {
+    const double m = max_nan(a.extreme, b.extreme);
+    if (std::isnan(m)) return ReduceAcc{m, m};
+    return ReduceAcc{
+        sum_exp_merge_scale(a.stat, a.extreme, m) + sum_exp_merge_scale(b.stat, b.extreme, m), m};
+  };
+  v.finalize = [](double stat, double) { return stat; };
+  return v;
+}
+ReduceRecord sum_exp() {
+  return {.tile_passes = {reduce_pass("ReduceMax"), tile_pass(S, "Sub (x - max)"),
+                          tile_pass(C, "Exp"), reduce_pass("ReduceSum")},
+          .merge_passes = {out_pass(S, "Max"), out_pass(S, "Sub"), out_pass(S, "Sub"),
+                           out_pass(C, "Exp"), out_pass(C, "Exp"), out_pass(S, "Mul"),
+                           out_pass(S, "Mul"), out_pass(S, "Add")},
+          .input_scratch = 1,
+          .running_max = true,
+          .partial = "max and sum of exp",
+          .value = sum_exp_value()};
+}
+
 // argmax / argmin: ReduceMax / ReduceMin with calIndex, the value reduction plus one pass that
 // keeps each repeat's index beside its value (ORDER_VALUE_INDEX), so twice the output. Two
 // partials, (value, index) pairs: Compare, then Select of the values and of the indices, in the
@@ -246,6 +282,9 @@ std::vector<OpRecord> reduction_records() {
                 truth_reduce(false), DTypeSet::all()),
       reduction("logsumexp", "log(sum(exp(x))) over dim(s), online softmax's statistic",
                 ReduceKind::kLogSumExp, log_sum_exp()),
+      reduction("sumexp",
+                "sum(exp(x - max)) over dim(s), the max the row's own (softmax's denominator)",
+                ReduceKind::kSumExp, sum_exp()),
       reduction("argmax", "int32 index of the first maximum along one dim", ReduceKind::kArgMax,
                 index_reduce(true)),
       reduction("argmin", "int32 index of the first minimum along one dim", ReduceKind::kArgMin,

@@ -39,8 +39,22 @@ enum class OpKind {
 // the record's `reduction`, which every user reads). any / all reduce the truth of each element (x
 // != 0) to 1 or 0; argmax / argmin give the int32 index of the first extreme along the reduced dim;
 // logsumexp is log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled
-// to it), so partials of a split row merge by log(exp(a) + exp(b)).
-enum class ReduceKind { kSum, kMax, kMin, kMean, kProd, kAny, kAll, kArgMax, kArgMin, kLogSumExp };
+// to it), so partials of a split row merge by log(exp(a) + exp(b)); sumexp is sum(exp(x - max x)),
+// the softmax family's (max, sum of exp) pair kept the same way, its max shared with an amax of
+// the same input in the same pass.
+enum class ReduceKind {
+  kSum,
+  kMax,
+  kMin,
+  kMean,
+  kProd,
+  kAny,
+  kAll,
+  kArgMax,
+  kArgMin,
+  kLogSumExp,
+  kSumExp
+};
 
 // A set of dtypes (a bit per DType).
 class DTypeSet {

@@ -64,7 +64,12 @@ struct ReduceRecord {
   bool gives_index = false;  // the output is the int32 index of an extreme along one dim
   bool online = false;       // online softmax's statistic (a running max and sum), which merge
                              // "online" carries into the ops after it
-  std::string partial{};     // what a partial holds: "sum", "product", "index", ...
+  // The first tile pass (ReduceMax) and the first merge pass (Max) are the statistic's running max:
+  // where an amax of the same input over the same dims runs earlier in the same pass (a split
+  // stage's statistics, or a tile covering the row), that amax's output is the max, and these two
+  // passes are not run again (program.hpp reused_max).
+  bool running_max = false;
+  std::string partial{};  // what a partial holds: "sum", "product", "index", ...
   ReduceValue value{};
 };
 

@@ -664,6 +664,17 @@ Block output_region(const Program& p, const ProgOp& op, const Block& b) {
   return c;
 }
 
+int reused_max(const Program& p, const ProgStage& s, const ProgOp& op) {
+  if (op.info->kind != OpKind::kReduce || !op.info->reduction->running_max) return -1;
+  for (int o = s.first; o < op.index; ++o) {
+    const ProgOp& a = p.ops[static_cast<size_t>(o)];
+    if (a.info->kind == OpKind::kReduce && a.info->reduce == ReduceKind::kMax && a.in == op.in &&
+        a.dims == op.dims && a.keepdim == op.keepdim)
+      return o;
+  }
+  return -1;
+}
+
 Program program_of(const KernelSpec& spec) {
   if (!spec.program) throw InternalError("program_of: the spec holds no program");
   Program p = *spec.program;

@@ -235,6 +235,12 @@ Block output_region(const Program& p, const ProgOp& op, const Block& b);
 // rsqrt of the mean, fused because the tile covers the row) b collapsed to 0..1 there.
 Block op_block(const Program& p, const ProgOp& op, const Block& b);
 
+// The amax whose output is the running max of reduction `op` in stage `s` (X10): op's record has
+// a running max (sumexp) and an amax of the same input over the same dims (and keepdim) runs
+// earlier in the stage (a split stage's statistics, or ops fused on a tile covering the row), so
+// op reuses it rather than running the max's passes again. -1: none.
+int reused_max(const Program& p, const ProgStage& s, const ProgOp& op);
+
 // The program a spec runs: its tile named spec.program_tile set to spec.tile and its loop named
 // spec.program_loop to spec.loop_count (how run --tile/--loop and a sweep's candidates reach it).
 Program program_of(const KernelSpec& spec);

@@ -76,8 +76,8 @@ void add_out_passes(const std::vector<VecPass>& passes, int64_t out_elems, DType
 }  // namespace
 
 void reduce_tile_work(const ReduceRecord& r, const TileReduceGeometry& g, DType in, DType out,
-                      std::vector<VecOp>& ops) {
-  for (const VecPass& p : r.tile_passes) add_pass(p, g, in, out, ops);
+                      std::vector<VecOp>& ops, size_t from) {
+  for (size_t i = from; i < r.tile_passes.size(); ++i) add_pass(r.tile_passes[i], g, in, out, ops);
 }
 
 void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
@@ -86,8 +86,9 @@ void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DT
 }
 
 void reduce_merge_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
-                       std::vector<VecOp>& ops) {
-  add_out_passes(r.merge_passes, out_elems, in, out, ops);
+                       std::vector<VecOp>& ops, size_t from) {
+  add_out_passes({r.merge_passes.begin() + static_cast<std::ptrdiff_t>(from), r.merge_passes.end()},
+                 out_elems, in, out, ops);
 }
 
 void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops) {

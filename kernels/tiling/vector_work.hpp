@@ -36,12 +36,13 @@ void add_reduce_ops(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& o
 // its partial, those finalizing a partial of `out_elems` (a mean's scale) and those merging two
 // partials of `out_elems` into one. `in` / `out`: the dtypes of the passes in the input's and in
 // the output's dtype (a family keeping fp32 statistics passes fp32 as `out`).
+// `from`: the first pass run (1: a running max reused from an amax, ReduceRecord::running_max).
 void reduce_tile_work(const ReduceRecord& r, const TileReduceGeometry& g, DType in, DType out,
-                      std::vector<VecOp>& ops);
+                      std::vector<VecOp>& ops, size_t from = 0);
 void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
                           std::vector<VecOp>& ops);
 void reduce_merge_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
-                       std::vector<VecOp>& ops);
+                       std::vector<VecOp>& ops, size_t from = 0);
 void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops);
 
 }  // namespace tilesim

@@ -111,8 +111,9 @@ class LoweringContext {
 
   // The vector instructions op `x` issues on a tile computing `ce` (n elements; `full` the whole
   // tile, both in the op's own iteration space), and the UB it needs beside its output.
+  // `stage`: the stage it runs in (a sumexp reuses an amax's max there, program.hpp reused_max).
   OpVectorWork op_vector_work(const ProgOp& x, const Dims& ce, int64_t n, const Block& full,
-                              std::vector<VecOp>& vec) const;
+                              std::vector<VecOp>& vec, const ProgStage* stage = nullptr) const;
   // A fused vector stage's task kind on tile b: loads, every op's instructions, stores and the UB
   // its tensors take. skip_stores: tensors of s.stores whose stores the caller places (a split
   // stage's statistics); skip_loads: tensors already in UB (a split stage's statistics, for its

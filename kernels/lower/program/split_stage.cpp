@@ -19,8 +19,9 @@ void LoweringContext::combine(const ProgStage& s, int64_t out_elems, std::vector
   // Each statistic's merge of two partials (its record in the op table cites the instructions).
   for (int o = s.reduce_first; o <= s.last; ++o) {
     const ProgOp& red = op(o);
+    // A sumexp reusing the group's amax as its running max (X10) rescales to the amax's merge.
     reduce_merge_work(*red.info->reduction, out_elems, tensor(red.in[0]).dtype,
-                      tensor(red.out).dtype, v);
+                      tensor(red.out).dtype, v, reused_max(program(), s, red) >= 0 ? 1 : 0);
   }
 }
 

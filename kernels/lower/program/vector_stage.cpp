@@ -81,13 +81,15 @@ void scan_work(DType dt, const ProgOp& x, const Dims& ce, int64_t n, std::vector
 
 // A reduction of the tile along its reduced dims: its statistic's passes (the op table's record,
 // kernels/ops/op_table.cpp, cites each instruction), then its finalize (a mean's scale).
+// A sumexp whose running max an earlier amax of the stage computed starts past the max (X10).
 void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
-                 std::vector<VecOp>& vec, OpVectorWork& w) {
+                 std::vector<VecOp>& vec, OpVectorWork& w, const ProgStage* stage) {
   const ReduceRecord& rec = *x.info->reduction;
   const DType dt = cx.tensor(x.out).dtype;
   const DType in_dt = cx.tensor(x.in[0]).dtype;
   const TileReduceGeometry g = reduce_geometry(ce, x.dims);
-  reduce_tile_work(rec, g, in_dt, dt, vec);
+  reduce_tile_work(rec, g, in_dt, dt, vec,
+                   stage && reused_max(cx.program(), *stage, x) >= 0 ? 1 : 0);
   reduce_finalize_work(rec, g.out_elems, in_dt, dt, vec);
   if (rec.input_scratch > 0)  // online softmax's exp(x - m), the size of the input tile
     w.scratch_bytes +=
@@ -97,7 +99,8 @@ void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
 }  // namespace
 
 OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, int64_t n,
-                                             const Block& full, std::vector<VecOp>& vec) const {
+                                             const Block& full, std::vector<VecOp>& vec,
+                                             const ProgStage* stage) const {
   const DType dt = tensor(x.out).dtype;
   const DType in_dt = tensor(x.in[0]).dtype;
   OpVectorWork w;
@@ -118,7 +121,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       scan_work(dt, x, ce, n, vec, w);
       break;
     case OpKind::kReduce:
-      reduce_work(*this, x, ce, full, vec, w);
+      reduce_work(*this, x, ce, full, vec, w, stage);
       break;
     case OpKind::kRotateHalf:
     case OpKind::kTranspose:                                 // Ascend C Transpose
@@ -274,7 +277,7 @@ class VectorTile {
     Dims oce = ce_;
     for (size_t d = 0; d < oce.size() && d < ofull.extent.size(); ++d)
       if (ofull.extent[d] == 1) oce[d] = 1;
-    const OpVectorWork w = cx_.op_vector_work(x, oce, product(oce), ofull, st_.vec);
+    const OpVectorWork w = cx_.op_vector_work(x, oce, product(oce), ofull, st_.vec, &s_);
     for (const auto& [t, bytes] : w.columns) {
       hold(-1 - t, bytes);
       schedule_death(-1 - t, o);
