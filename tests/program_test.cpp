@@ -290,6 +290,13 @@ TEST(ProgramPlan, UbIsSharedByLifetimeAndResultsGoInPlace) {
   for (const TaskKind& kind : k.graph.kinds)
     for (const Buffer& b : kind.buffers) in_place = in_place || b.name == "x+y";
   EXPECT_TRUE(in_place);
+  // Own buffers (an Ascend C kernel's queues): x's buffer takes s, then e (a vector instruction
+  // writes over its source, dst == src); y has its own; m and z are temporaries: the second
+  // pass of a norm in the buffers the family gave it: x + y and the temporaries' peak, 512 B
+  // (it needed another 64 KiB for s and e apart from x).
+  chain["ub_plan"] = "buffers";
+  const LoweredKernel own = lower_program(parse(chain), spec, test::default_hw());
+  EXPECT_EQ(own.diag.ub_bytes, 65536 + 65536 + 512);
   const auto run =
       test::run_cli("run " + test::source_path("configs/programs/rmsnorm_rope_1x11x16x128.json") +
                         " --tile 1,11,16,128 --json",
@@ -388,7 +395,23 @@ TEST(ProgramPlan, ElementwiseChainsFuseAndOnlyASplitReductionEndsAStage) {
   for (const VecOp& v : k.graph.kinds[0].steps[0].vec)
     if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex)
       elems.push_back(v.batch * v.rows * v.cols);
-  EXPECT_EQ(elems, (std::vector<int64_t>{64, 64, 1, 1, 8, 64}));  // exp, mul, +1, 1/x, Brcb, mul
+  // exp, mul, +1, 1/x, then the apply: the tile's one row has one r, a vector-scalar Muls (no
+  // Brcb of the column).
+  EXPECT_EQ(elems, (std::vector<int64_t>{64, 64, 1, 1, 64}));
+  // Two rows per tile: r holds a value per row, spread by Brcb over one UB block each (2 x 8
+  // fp32) before the mul.
+  json two = prog({tile({2, 64}),
+                   op("exp", {"x"}, "a"),
+                   op("mul", {"a", "x"}, "b"),
+                   {{"op", "sum"}, {"inputs", {"b"}}, {"dim", -1}, {"keepdim", true}, {"out", "s"}},
+                   op("reciprocal", {"s"}, "r"),
+                   op("mul", {"b", "r"}, "y")});
+  const LoweredKernel k2 = lower_program(parse(two), spec, test::default_hw());
+  elems.clear();
+  for (const VecOp& v : k2.graph.kinds[0].steps[0].vec)
+    if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex)
+      elems.push_back(v.batch * v.rows * v.cols);
+  EXPECT_EQ(elems, (std::vector<int64_t>{128, 128, 2, 16, 128}));  // ..., 1/x, Brcb, mul
   // A 32-wide tile splits the row: the sum ends stage 0 (b and s cross GM), the column ops are
   // a stage of their own ([4, 1]: the tile does not cover the row, so the apply cannot take them
   // in) and r crosses GM to the apply.

@@ -23,13 +23,18 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   // Against the op's own iteration space (a column op's is the stage's column).
   const Dims is = iteration_shape(cx.program(), x);
   bool broadcast = false;
-  for (int t : x.in) broadcast = broadcast || cx.tensor(t).shape != is;
   for (int t : x.in) {
-    // A column operand: Brcb spreads each row's scalar over one UB block, as the elementwise
-    // family does.
+    // One value per tile (a one-row tile's statistic) is a vector-scalar instruction's operand
+    // (Ascend C Adds / Muls with a scalar read from UB): no Brcb, no per-row split.
+    const int64_t values = product(operand_region(cx.program(), x, t, full).extent);
+    broadcast = broadcast || (cx.tensor(t).shape != is && values > 1);
+  }
+  for (int t : x.in) {
+    // A column operand of several rows: Brcb spreads each row's scalar over one UB block, as the
+    // elementwise family does.
     const Dims& sh = cx.tensor(t).shape;
-    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1) {
-      const int64_t scalars = product(operand_region(cx.program(), x, t, full).extent);
+    const int64_t scalars = product(operand_region(cx.program(), x, t, full).extent);
+    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1 && scalars > 1) {
       const int64_t align = cx.hw().ub.align_bytes;
       vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, scalars * align / dtype_bytes(dt)});
       w.columns.emplace_back(t, scalars * align);
@@ -204,8 +209,12 @@ class VectorTile {
   // it with the same size; -1 if none.
   int in_place_donor(const ProgOp& x, int o, int64_t bytes) {
     for (int t : x.in) {
+      if (last_use_[t] != o || is_stored(t)) continue;
       const auto held = live_.find(t);
-      if (last_use_[t] == o && !is_stored(t) && held != live_.end() && held->second == bytes)
+      if (held != live_.end() && held->second == bytes) return t;
+      // Own buffers: a loaded input's buffer of the same size.
+      const auto input = holds_input_.find(t);
+      if (!pooled_ && input != holds_input_.end() && k_.buffers[input->second].bytes == bytes)
         return t;
     }
     return -1;
@@ -253,13 +262,15 @@ class VectorTile {
 
   // PyPTO's compiler writes an op's result over a source that dies at it when the sizes agree
   // (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h, in-place reuse); a
-  // loaded input's buffer passes to the result.
-  void reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
+  // loaded input's buffer passes to the result. With own buffers a temporary does the same (Ascend
+  // C's vector instructions take dst == src; the Triton-Ascend compiler's PlanMemory writes
+  // results in place): returns whether the result took a source's place.
+  bool reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
     const int donor = in_place_donor(x, o, out_bytes);
-    if (donor < 0) return;
+    if (donor < 0) return false;
     drop(donor);
     const auto held = holds_input_.find(donor);
-    if (held == holds_input_.end()) return;
+    if (held == holds_input_.end()) return true;
     const size_t buffer = held->second;
     holds_input_.erase(held);
     holds_input_[x.out] = buffer;
@@ -268,6 +279,7 @@ class VectorTile {
       stored_in_place_.insert(x.out);
       k_.buffers[buffer].name += "+" + cx_.tensor(x.out).name;
     }
+    return true;
   }
 
   void run_op(int o) {
@@ -289,7 +301,11 @@ class VectorTile {
       if (!gather) reuse_in_place(x, o, out_bytes, stored);
       if (!gather) hold(x.out, out_bytes);
     } else if (!stored && !gather) {
-      hold(x.out, out_bytes);
+      // A temporary: in a dying loaded input's buffer, or in a dying temporary's place.
+      const int donor = in_place_donor(x, o, out_bytes);
+      const bool into_input = donor >= 0 && holds_input_.count(donor) > 0;
+      if (into_input) reuse_in_place(x, o, out_bytes, false);
+      if (!into_input) hold(x.out, out_bytes);
     }
     // The result outlives the op that makes it: it dies at its last use, or one op later.
     if (live_.count(x.out)) schedule_death(x.out, o + 1);
