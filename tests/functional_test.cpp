@@ -90,8 +90,9 @@ ProgramResult run(const KernelSpec& s, const std::vector<NdArray>& in) {
     if (t.input) args.push_back(reshaped(in[args.size()], t.shape));
   const ProgramTiledResult r = execute_program_tiled(p, args);
   ProgramResult out;
+  // The output: reduced, or of the input's shape (a norm's, a softmax's).
   for (size_t t = 0; t < p.tensors.size(); ++t)
-    if (p.tensors[t].output) out.reduced = r.tensors[t];
+    if (p.tensors[t].output) out.reduced = out.applied = r.tensors[t];
   return out;
 }
 

@@ -887,6 +887,9 @@ TEST(ProgramPlan, AStatisticsEpilogueRunsOncePerRowWhereTheRowCompletes) {
   // second pass's 4 tasks reading it; no task of its own for the epilogue.
   const LoweredKernel tree = lower_program(rmsnorm("tree"), spec, test::default_hw());
   EXPECT_EQ(tree.graph.tasks.size(), 8u * (4 + 3 + 4));
+  // Writes per row: 4 partials and 2 merged partials of ms (4 B each), r (4 B; ms itself only
+  // feeds the epilogue, so it stays in UB), and y.
+  EXPECT_EQ(gm_bytes(tree, true), x + 8 * (4 * 4 + 2 * 4 + 4));
   // atomic: per row 4 partials adding into ms, one task reading ms and writing r, 4 apply tasks.
   const LoweredKernel atomic = lower_program(rmsnorm("atomic"), spec, test::default_hw());
   EXPECT_EQ(atomic.graph.tasks.size(), 8u * (4 + 1 + 4));

@@ -1,17 +1,22 @@
 // Normalisations: layernorm and rmsnorm over chosen dims (the last by default, or a middle C
 // axis), groupnorm (statistics per sample and group of channels) and batchnorm (statistics per
-// channel over N, H, W). Two passes: statistics, then a pass that re-reads the input; one when a
-// tile covers the row.
-// Under spmd (kernels/lower/reduction_program.cpp share_over_blocks) a block holds whole rows
-// (groups, channels) and normalises a row that fits one sub-tile in the same pass, or the blocks
-// share the rows' sub-tiles: sums and sums of squares add atomically in launch 0, launch 1
-// normalises.
+// channel over N, H, W), built as tile programs (norm_program): statistics in one pass, then a
+// pass that re-reads the input; one when a tile covers the row. Under spmd a block holds whole
+// rows (groups, channels), or the blocks share the rows' sub-tiles: sums and sums of squares add
+// atomically in launch 0 and launch 1 finishes each block's rows and normalises its parts
+// (kernels/lower/program/split_stage.cpp).
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "kernels/families/families.hpp"
+#include "kernels/families/one_op_program.hpp"
 #include "kernels/lower/reduction_program.hpp"
+#include "kernels/ops/op_table.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -25,70 +30,18 @@ namespace {
 
 constexpr double kEps = 1e-5;
 
-// rms: statistics (sum of squares); otherwise (sum, sum of squares).
-ReduceFamily norm_family(const std::string& psg, bool rms) {
-  ReduceFamily f;
-  f.psg = psg;
-  f.stats = rms ? 1 : 2;
-  f.atomic_merge = true;  // sums of x and x^2
-  f.second_pass = true;
-  // A row (group, channel) that one tile covers is normalised in the task that reads it: PyPTO's
-  // partitioner keeps the statistics and the apply in one subgraph then (hicann/pypto
-  // docs/tutorials/debug/performance.md, RMSNorm with the tile covering the last dim: no GM
-  // transfer between them), as softmax's row does.
-  f.fuse_single = true;
-  f.partial_work = [rms](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);  // x * x
-    add_reduce_ops(g, dt, ops);                               // sum of squares
-    if (!rms) add_reduce_ops(g, dt, ops);                     // sum
-  };
-  f.combine_work = [rms](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, rms ? 1 : 2, ops);
-  };
-  f.finalize_work = [rms](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, rms ? 2 : 4, ops);  // mean, var, + eps
-    add_elementwise(VecClass::kComplex, DType::kFp32, n, 1, ops);           // 1 / sqrt
-  };
-  f.second_work = [rms](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, dt, g.elems, rms ? 1 : 2, ops);  // (x - mean) * rstd
-  };
-  f.partial = [rms](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    if (rms) return {v[0].square().sum()};
-    return {v[0].sum(), v[0].square().sum()};
-  };
-  f.combine = [rms](const Stats& a, const Stats& b) -> Stats {
-    if (rms) return {a[0] + b[0]};
-    return {a[0] + b[0], a[1] + b[1]};
-  };
-  f.finalize = [rms](const Stats& s, double n) -> Stats {
-    if (rms) return {1.0 / std::sqrt(s[0] / n + kEps)};
-    const double mean = s[0] / n;
-    return {mean, 1.0 / std::sqrt(s[1] / n - mean * mean + kEps)};
-  };
-  f.second = [rms](const std::vector<double>& x, const Stats& fin) {
-    return rms ? x[0] * fin[0] : (x[0] - fin[0]) * fin[1];
-  };
-  return f;
-}
+// The statistics' view of the tensor: the shape as given over the given (or last) dims; groupnorm's
+// (N * G, C / G, ...) over all but the first; batchnorm's N and spatial dims. The tile follows.
+struct NormView {
+  Dims shape, tile;
+  std::vector<int> dims;
+};
 
-Phase norm_phase(const KernelSpec& spec, const Dims& shape, const Dims& tile,
-                 const std::vector<int>& dims, const std::string& psg, bool rms) {
-  KernelSpec view = spec;
-  view.shape = shape;
-  return make_phase(plan_reduction(shape, tile, dims, default_loop_axis(view, dims),
-                                   spec.loop_count, merge_mode_of(spec), spec.op),
-                    norm_family(psg, rms), Phase::Link::kNone);
-}
-
-ReductionProgram describe_norm(const KernelSpec& spec) {
-  ReductionProgram prog;
+NormView norm_view(const KernelSpec& spec) {
   const auto rank = static_cast<int>(spec.shape.size());
   const NormForm form = form_of<NormForm>(spec.op);
   if (form == NormForm::kLayer || form == NormForm::kRms) {
-    std::vector<int> dims = spec.dims.empty() ? std::vector<int>{rank - 1} : spec.dims;
-    prog.phases.push_back(
-        norm_phase(spec, spec.shape, spec.tile, dims, spec.op, form == NormForm::kRms));
-    return prog;
+    return {spec.shape, spec.tile, spec.dims.empty() ? std::vector<int>{rank - 1} : spec.dims};
   }
   if (rank < 3)
     throw Error(fmt::format("{}: shape {} must be (N, C, ...) with at least 3 dims", spec.op,
@@ -98,8 +51,7 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
     for (int d = 2; d < rank; ++d) dims.push_back(d);
     if (!spec.dims.empty() && spec.dims != dims)
       throw Error(spec.op + ": dim: batchnorm reduces N and the spatial dims; leave dim out");
-    prog.phases.push_back(norm_phase(spec, spec.shape, spec.tile, dims, spec.op, false));
-    return prog;
+    return {spec.shape, spec.tile, dims};
   }
   // groupnorm: view (N, C, rest...) as (N * G, C / G, rest...) and reduce all but the first.
   const int64_t groups = param_int(spec, "groups");
@@ -134,8 +86,84 @@ ReductionProgram describe_norm(const KernelSpec& spec) {
   }
   std::vector<int> dims;
   for (int d = 1; d < rank; ++d) dims.push_back(d);
-  prog.phases.push_back(norm_phase(spec, shape, tile, dims, spec.op, false));
-  return prog;
+  return {shape, tile, dims};
+}
+
+// The kernel as a tile program over the family's view (norm_view): sq = x * x, then the statistics
+// (sum of squares; with the mean, sum of x first) in one pass, the epilogue on them (mean,
+// variance, + eps, 1 / sqrt) once per row where the row completes, and the second pass (x - mean) *
+// rstd in the task that finishes the row where it holds it (apply_in_task). Merge "auto": atomic
+// under pypto (sums add), in_task under spmd.
+Program norm_program(const KernelSpec& spec, const Hardware& hw) {
+  validate_tile(spec, hw);
+  const NormView v = norm_view(spec);
+  const bool rms = form_of<NormForm>(spec.op) == NormForm::kRms;
+  check_reducing_partition(spec, 1, v.shape != spec.shape || v.dims.size() != 1, false);
+  KernelSpec view = spec;
+  view.shape = v.shape;
+  view.tile = v.tile;
+  view.dims = v.dims;
+  if (view.loop_axis < 0) view.loop_axis = default_loop_axis(view, v.dims);
+  OneOpProgram b = one_op_program(view, hw, find_op_record("sum"));
+  Program& p = b.program;
+  MergeMode merge = merge_mode_of(spec);
+  if (merge == MergeMode::kAuto)
+    merge = spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask : MergeMode::kAtomic;
+  Dims stat = v.shape;
+  double count = 1;
+  for (int d : v.dims) {
+    count *= static_cast<double>(stat[static_cast<size_t>(d)]);
+    stat[static_cast<size_t>(d)] = 1;
+  }
+  auto tensor = [&](const std::string& name, const Dims& shape, bool input, bool output) {
+    p.tensors.push_back({name, shape, spec.dtype, input, output});
+    return static_cast<int>(p.tensors.size()) - 1;
+  };
+  // The stages' names: the statistics pass, its epilogue (the row's finalize) and the second pass.
+  std::string psg = spec.op;
+  auto add = [&](const char* name, std::vector<int> in, int out, std::optional<double> scalar) {
+    ProgOp op = b.op;
+    op.name = name;
+    op.info = find_op_record(name);
+    op.in = std::move(in);
+    op.out = out;
+    op.scalar = scalar;
+    op.psg = std::exchange(psg, "");
+    op.index = static_cast<int>(p.ops.size());
+    if (op.info->kind == OpKind::kReduce) {
+      op.dims = v.dims;
+      op.merge = merge;
+      op.apply_in_task = true;
+      if (spec.partition == PartitionStyle::kSpmd)
+        op.spmd_rows = *enum_named(kSpmdRowsNames, param_string(spec, "spmd_rows"));
+    }
+    p.ops.push_back(op);
+    return out;
+  };
+  const int x = tensor("x", v.shape, true, false);
+  const int sq = add("mul", {x, x}, tensor("sq", v.shape, false, false), {});
+  const int s1 = rms ? -1 : add("sum", {x}, tensor("sum", stat, false, false), {});
+  const int s2 = add("sum", {sq}, tensor("sum_sq", stat, false, false), {});
+  const int y = tensor("y", v.shape, false, true);
+  psg = spec.op + ":finalize";
+  if (rms) {
+    const int ms = add("mul", {s2}, tensor("mean_sq", stat, false, false), 1.0 / count);
+    const int eps = add("add", {ms}, tensor("mean_sq_eps", stat, false, false), kEps);
+    const int r = add("rsqrt", {eps}, tensor("rstd", stat, false, false), {});
+    psg = spec.op + ":apply";
+    add("mul", {x, r}, y, {});
+    return std::move(p);
+  }
+  const int mean = add("mul", {s1}, tensor("mean", stat, false, false), 1.0 / count);
+  const int e2 = add("mul", {s2}, tensor("mean_sq", stat, false, false), 1.0 / count);
+  const int m2 = add("mul", {mean, mean}, tensor("mean2", stat, false, false), {});
+  const int var = add("sub", {e2, m2}, tensor("var", stat, false, false), {});
+  const int eps = add("add", {var}, tensor("var_eps", stat, false, false), kEps);
+  const int r = add("rsqrt", {eps}, tensor("rstd", stat, false, false), {});
+  psg = spec.op + ":apply";
+  const int xc = add("sub", {x, mean}, tensor("centred", v.shape, false, false), {});
+  add("mul", {xc, r}, y, {});
+  return std::move(p);
 }
 
 }  // namespace
@@ -158,8 +186,7 @@ KernelFamily norm_kernels() {
   groups.ops = {"groupnorm"};
   groups.doc = "channel groups, an integer >= 1 dividing C";
   f.params = {merge_param(), groups, spmd_rows_param()};
-  f.lower = lower_reducing_kernel;
-  f.describe = describe_norm;
+  f.program = norm_program;
   return f;
 }
 

@@ -154,7 +154,10 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
                      produced, epi);
     if (second >= 0) run.second = &fused_run(cx, stages, second, run.grid, base, produced, pass);
     const size_t fused = si + (epilogue >= 0 ? 1 : 0) + (second >= 0 ? 1 : 0);
-    if (fused > si) run.dropped = statistics_dropped(cx, stages, si, fused + 1);
+    // What the split stage's tasks hold in UB for the work after them: under pypto's tree,
+    // chain and atomic merges the second pass is tasks of its own, which read from GM.
+    const bool apart = second >= 0 && !cx.spmd() && cx.op(s.last).merge != MergeMode::kInTask;
+    if (fused > si) run.dropped = statistics_dropped(cx, stages, si, apart ? fused : fused + 1);
     lowering_of(cx, s)(cx, run);
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);
     for (std::optional<StageRun>* f : {&epi, &pass})

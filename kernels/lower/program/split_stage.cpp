@@ -347,9 +347,12 @@ class SplitSpmd {
       for (int64_t c = 0; c < rows_; ++c) units_.push_back({{c, 0, segs_}});
       what_ = "output row tiles";
     }
-    // The epilogue and the second pass run in the blocks when every row is whole in one block.
-    for (const auto& unit : units_)
-      for (const Part& p : unit) whole_rows_ = whole_rows_ && p.s0 == 0 && p.s1 == segs_;
+    // The epilogue and the second pass run in the blocks when every row is whole in one block
+    // (read from the blocks' runs, neighbouring parts of a row joined, not from the units).
+    const int64_t used = std::min(grid, static_cast<int64_t>(units_.size()));
+    for (int64_t blk = 0; blk < used; ++blk)
+      for (const Part& p : block_chain_runs(units_, used, blk))
+        whole_rows_ = whole_rows_ && p.s0 == 0 && p.s1 == segs_;
     fuse_second_ = run.second != nullptr && whole_rows_;
   }
 
