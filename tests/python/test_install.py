@@ -38,6 +38,10 @@ def test_cmake_install_into_a_prefix(tmp_path):
                        env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(site[0])
+    # python3 -m tilesim (the wheel's console script) runs the prefix's command
+    p = subprocess.run([sys.executable, "-m", "tilesim", "--version"], cwd=work,
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and p.stdout.startswith("tilesim "), p.stderr
     # ../shared/hostile-t4 install_trace_pypto_from_prefix: the installed trace-pypto looked for
     # the module only in a build tree ("No module named 'tilesim'"). It finds its prefix's.
     (work / "k.py").write_text("import pypto\n\n@pypto.jit\ndef k(x: pypto.Tensor((16, 1024), "
