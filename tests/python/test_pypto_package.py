@@ -128,6 +128,12 @@ def test_the_wheel_installs_the_tilesim_command_in_a_venv(tmp_path, wheel):
 
     p = run("--version")
     assert p.returncode == 0 and p.stdout.startswith("tilesim "), p.stdout + p.stderr
+    # the package's configs name their JSON Schemas, installed beside them
+    sweep = glob.glob(str(venv / "lib/python3*/site-packages/tilesim/configs/sweeps/"
+                          "rule1_a_softmax_16x16384.json"))
+    assert len(sweep) == 1, sweep
+    schema = json.loads(open(sweep[0]).read())["$schema"]
+    assert os.path.isfile(os.path.join(os.path.dirname(sweep[0]), schema)), schema
     shutil.copy(source("configs/sweeps/rule1_a_softmax_16x16384.json"), work / "sweep.json")
     p = run("sweep", "sweep.json", "--hardware", "ascend910b4")
     assert p.returncode == 0 and "ascend910b4" in p.stdout, p.stderr
