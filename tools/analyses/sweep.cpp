@@ -252,8 +252,7 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     c.axis_value = static_cast<double>(
         loop_axis ? c.loop_count
                   : (grid_axis ? c.grid : c.tile[static_cast<size_t>(res.axis.dim)]));
-    auto [it, added] =
-        ids.emplace(key_of(c, !follows), static_cast<int>(series.size()));
+    auto [it, added] = ids.emplace(key_of(c, !follows), static_cast<int>(series.size()));
     if (added) series.emplace_back();
     c.series = it->second;
     series[static_cast<size_t>(it->second)].push_back(c.index);
@@ -266,8 +265,8 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
       for (size_t i : members) {
         const auto& c = res.candidates[i];
         const int64_t flag = cfg.constraints.flag_contiguous_bytes;
-        pts.push_back({c.axis_value, objective_of(cfg, c), c.spmd, c.spmd.burst_bytes < flag,
-                       flag, per_core_figures(c)});
+        pts.push_back({c.axis_value, objective_of(cfg, c), c.spmd, c.spmd.burst_bytes < flag, flag,
+                       per_core_figures(c)});
       }
       const auto verdicts = classify_spmd_zones(pts, dir, cfg.zones);
       for (size_t j = 0; j < members.size(); ++j) {

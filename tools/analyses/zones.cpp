@@ -155,10 +155,10 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
     const double slower = gap_pct(p.gen_time_us, best.gen_time_us);
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     if (finer) {
-      v.evidence = fmt::format(
-          "{} than the best ({:g} vs {:g}), {:+.1f}% time; ",
-          dir == Granularity::kFinerWithLargerX ? "more loops" : "smaller tiles", p.x, best.x,
-          slower);
+      v.evidence =
+          fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; ",
+                      dir == Granularity::kFinerWithLargerX ? "more loops" : "smaller tiles", p.x,
+                      best.x, slower);
       const bool fragmented = runtime_overhead(p, best, opt, v.evidence);
       v.zone = fragmented ? Zone::kTooFragmented : Zone::kSlower;
       if (!fragmented) v.evidence += grew_most(p.per_core, best.per_core, opt);
@@ -181,10 +181,10 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
           heavier ? "rose" : "did not rise");
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
-    v.evidence = fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; {}{}",
-                             dir == Granularity::kFinerWithLargerX ? "fewer loops" : "larger tiles",
-                             p.x, best.x, slower, what,
-                             heavier ? "" : grew_most(p.per_core, best.per_core, opt));
+    v.evidence =
+        fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; {}{}",
+                    dir == Granularity::kFinerWithLargerX ? "fewer loops" : "larger tiles", p.x,
+                    best.x, slower, what, heavier ? "" : grew_most(p.per_core, best.per_core, opt));
   }
   return out;
 }
