@@ -187,7 +187,8 @@ void JsonReader::expect_object() const {
 void JsonReader::check_keys(const std::vector<std::string>& allowed) const {
   expect_object();
   for (auto it = value_->begin(); it != value_->end(); ++it)
-    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end() &&
+        !(path_.empty() && it.key() == "$schema"))
       JsonReader(it.value(), origin_, child_path(it.key()), kind_)
           .fail(fmt::format("unknown key (allowed: {})", fmt::join(allowed, ", ")));
 }

@@ -46,7 +46,8 @@ class JsonReader {
   // Fails naming the member `key` of this object, present or not ("missing: ...").
   [[noreturn]] void fail_at(const std::string& key, const std::string& what) const;
 
-  // Objects: members, rejecting keys outside `allowed` (listed in the message).
+  // Objects: members, rejecting keys outside `allowed` (listed in the message). A document's top
+  // level may also carry "$schema" (its JSON Schema, for editors), which readers ignore.
   void expect_object() const;
   void check_keys(const std::vector<std::string>& allowed) const;
   bool has(const std::string& key) const;

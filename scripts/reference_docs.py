@@ -9,7 +9,9 @@
    declares has a probe here, so a new object needs one.
 3. docs/reference/schemas/KIND.schema.json are what ``reference_doc schema:KIND`` prints (JSON
    Schema from the same table), and every shipped config under configs/ validates against its
-   kind's schema (python3-jsonschema).
+   kind's schema (python3-jsonschema) and names it: its "$schema" is the relative path from the
+   file to that schema (installs keep configs/ and docs/reference/schemas/ side by side).
+4. Every kind's reader accepts a top-level "$schema" (a document of each kind with one runs).
 
 Usage: reference_docs.py REFERENCE_DOC TILESIM [--write]; --write regenerates the pages instead
 of checking them (the key check still runs). Exit 1 with what differs.
@@ -107,21 +109,26 @@ PROBES = {
 }
 
 
-def probe(tilesim, folder, kind, path):
-    """The keys the reader of (kind, path) allows, or the output when it names none."""
+def run_probe(tilesim, folder, kind, path, key):
+    """Runs the command of (kind, path) on its document with `key` added where the probe goes."""
     doc, where, command = PROBES[(kind, path)]
     doc = copy.deepcopy(doc)
     target = doc
     for step in where:
         target = target[step]
-    target[PROBE_KEY] = 0
+    target[key] = "probe.schema.json" if key == "$schema" else 0
     files = {"FILE": os.path.join(folder, "probe.json"), "RUN": os.path.join(folder, "run.json")}
     with open(files["FILE"], "w") as f:
         json.dump(doc, f)
     with open(files["RUN"], "w") as f:
         json.dump(RUN, f)
     args = [tilesim] + [files.get(a, a) for a in command]
-    p = subprocess.run(args, cwd=folder, capture_output=True, text=True)
+    return subprocess.run(args, cwd=folder, capture_output=True, text=True)
+
+
+def probe(tilesim, folder, kind, path):
+    """The keys the reader of (kind, path) allows, or the output when it names none."""
+    p = run_probe(tilesim, folder, kind, path, PROBE_KEY)
     m = ALLOWED.search(p.stdout + p.stderr)
     if not m:
         return None, (p.stdout + p.stderr).strip()
@@ -174,6 +181,11 @@ def check_schemas(reference_doc, write):
                 doc = json.load(f)
             errors = list(jsonschema.Draft7Validator(schemas[kind]).iter_errors(doc))
             checked += 1
+            want = os.path.relpath(os.path.join(ROOT, SCHEMAS, kind + ".schema.json"), folder)
+            if doc.get("$schema") != want:
+                problems += 1
+                print(f'{rel}: "$schema" is {doc.get("$schema")!r}, not {want!r} (its kind\'s '
+                      "schema, relative to the file)")
             if errors:
                 problems += 1
                 best = jsonschema.exceptions.best_match(errors)
@@ -228,6 +240,13 @@ def main(argv):
                       f"{sorted(allowed)} (missing from the table: "
                       f"{sorted(allowed - set(o['keys']))}; not read: "
                       f"{sorted(set(o['keys']) - allowed)})")
+        # A top level's "$schema" is the one key no table lists: every reader takes it.
+        for kind, path in sorted(k for k in PROBES if k[1] == ""):
+            p = run_probe(tilesim, folder, kind, path, "$schema")
+            if "$schema" in p.stdout + p.stderr:
+                failed += 1
+                print(f'{kind}: a top-level "$schema" is refused (exit {p.returncode}): '
+                      f"{(p.stdout + p.stderr).strip()[:300]}")
     failed += check_schemas(reference_doc, write)
     print(f"{len(PAGES)} pages, {len(objects)} config objects checked; {failed} problems")
     return 1 if failed else 0

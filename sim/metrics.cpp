@@ -26,6 +26,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.head_us = us(sim.first_start);
   m.completion_us = us(sim.tail);
   m.end_us = kernel_end_us(graph, hw);
+  m.aicpu_build_us = us(sim.build_end);
+  m.aicpu_schedule_us = us(sim.scheduler_work) / std::max(1, sim.scheduler_threads);
   m.kernel_time_us = m.launch_us + m.handshake_us + us(sim.last_end) + m.completion_us + m.end_us;
 
   const size_t ncores = sim.core_types.size();

@@ -58,6 +58,10 @@ struct Metrics {
   double dispatch_us = 0;    // the first task's dispatch (PyPTO) or block start (SPMD)
   double completion_us = 0;  // PyPTO: the last task's end to its core's release by the runtime
   double end_us = 0;         // the runtime seeing the last end to the kernel's end
+  // PyPTO, from kernel start: the control AICPU building every device task (root_build_us is the
+  // first's), and each scheduler thread's completions, resolves and dispatches (mean over threads).
+  double aicpu_build_us = 0;
+  double aicpu_schedule_us = 0;
   int64_t tasks = 0;
   int64_t edges = 0;
   int64_t root_functions = 0;

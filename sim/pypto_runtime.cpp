@@ -71,6 +71,10 @@ ByCoreType<size_t> PyptoMachine::count_conditions() {
     const CoreType type = core_type_of_task(static_cast<int32_t>(i));
     remaining_[i] = static_cast<uint32_t>(preds + 1) | (static_cast<uint32_t>(type) << kTypeShift);
     if (preds == 0) ++at_release[type];
+    // Each task: one dispatch and one completion; its predecessors resolve its edges, the last
+    // of them cheaper.
+    res_.scheduler_work +=
+        dispatch_ + completion_ + (preds > 0 ? (preds - 1) * resolve_ + resolve_last_ : 0.0);
     ++root_tasks_off_[static_cast<size_t>(t.root) + 1];
     roots_in_order = roots_in_order && (i == 0 || g_.tasks[i - 1].root <= t.root);
   }
@@ -111,6 +115,7 @@ void PyptoMachine::build_device_tasks() {
     push(kControlLane, t, kBuilt, device_task);
   }
   device_built_.assign(device_first_root_.size(), false);
+  res_.build_end = t;
 }
 
 double PyptoMachine::release_tail(const SimResult& r) const {

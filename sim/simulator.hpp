@@ -103,6 +103,11 @@ struct SimResult {
   double first_start = 0;
   double last_end = 0;  // cycles from kernel start, builds included
   double tail = 0;      // cycles from last_end to the runtime releasing the last core (PyPTO)
+  // PyPTO: the control AICPU's builds of every device task (they run back to back from the
+  // kernel's start), and the scheduler threads' completions, resolves and dispatches, in cycles
+  // summed over the threads (polling apart): what the zones name when waits grow.
+  double build_end = 0;
+  double scheduler_work = 0;
 };
 
 // Every ready-queue policy, built-in or registered: the run config's names and the dispatch of

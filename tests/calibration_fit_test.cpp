@@ -474,8 +474,9 @@ TEST(CalibrationFit, RecoversKnownHardwareParametersFromGeneratedMeasurements) {
   EXPECT_EQ(r.after.kernel.vector_launch_us, start.kernel.vector_launch_us);
 }
 
-TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
-  // Vector-only measurements: an fp32 elementwise add on 48 cores; the cube never runs.
+// Vector-only measurements: an fp32 elementwise add on 48 cores (the cube never runs), made on
+// hardware whose vector.issue_cycles is 14.
+MeasurementSet vector_add_measurements() {
   MeasurementSet set;
   set.path = "generated_add.json";
   for (int cols : {256, 1024})
@@ -489,6 +490,11 @@ TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
   Hardware truth = test::default_hw();
   truth.vector.issue_cycles = 14;
   generate(set, truth, 0.0);
+  return set;
+}
+
+TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
+  const MeasurementSet set = vector_add_measurements();
   const std::vector<FreeParam> free = {{"vector.issue_cycles", 0, 100},
                                        {"cube.fp32_cycles_per_fractal", 0.01, 1e4}};
   const CalibrationResult r = calibrate(set, test::default_hw(), free);
@@ -524,6 +530,47 @@ TEST(CalibrationFit, ParameterNoMeasurementTouchesIsReportedUnidentifiable) {
             0u);
   EXPECT_EQ(out["parameters"]["cube.fp32_cycles_per_fractal"],
             original["parameters"]["cube.fp32_cycles_per_fractal"]);
+}
+
+// ../shared issue 48 "how sure": a refused fit names the parameters to free (it said only "free
+// parameters these measurements respond to"). Vector-only measurements made with another
+// vector.issue_cycles, the cube's cost free: nothing moves, and freeing the issue cost would
+// remove the whole misfit.
+TEST(CalibrationFit, ARefusedFitNamesTheParametersToFree) {
+  const MeasurementSet set = vector_add_measurements();
+  const CalibrationResult r =
+      calibrate(set, test::default_hw(), {{"cube.fp32_cycles_per_fractal", 0.01, 1e4}});
+  ASSERT_TRUE(r.fit.degenerate);
+  ASSERT_FALSE(r.to_free.empty());
+  EXPECT_LE(r.to_free.size(), kFreeSuggestions);
+  auto issue = std::find_if(r.to_free.begin(), r.to_free.end(),
+                            [](const auto& f) { return f.first == "vector.issue_cycles"; });
+  ASSERT_NE(issue, r.to_free.end()) << degenerate_fit_refusal(r);
+  EXPECT_GT(issue->second, 0.9);
+  for (size_t i = 1; i < r.to_free.size(); ++i)
+    EXPECT_GE(r.to_free[i - 1].second, r.to_free[i].second);
+  const std::string refusal = degenerate_fit_refusal(r);
+  EXPECT_NE(refusal.find("no free parameter moves any measurement; cube.fp32_cycles_per_fractal "
+                         "move no measurement (hold them); free instead, each alone removing a "
+                         "share of the misfit: "),
+            std::string::npos)
+      << refusal;
+  EXPECT_NE(refusal.find("vector.issue_cycles ("), std::string::npos) << refusal;
+  EXPECT_EQ(calibration_to_json(r)["to_free"].size(), r.to_free.size());
+}
+
+// A fit that barely helps names them too.
+TEST(CalibrationFit, AFitThatBarelyHelpsNamesTheParametersToFree) {
+  CalibrationResult r;
+  r.free = {{"vector.issue_cycles", 0, 100}};
+  r.mape_fitted_before = 27.80;
+  r.mape_fitted_after = 27.74;
+  r.to_free = {{"dma.read.burst_cycles", 0.62}, {"gm.hbm_bandwidth_gbps", 0.2}};
+  EXPECT_NE(fit_barely_helps(r).find("move: free instead, each alone removing a share of the "
+                                     "misfit: dma.read.burst_cycles (62%), gm.hbm_bandwidth_gbps "
+                                     "(20%), or look for a mechanism the model lacks"),
+            std::string::npos)
+      << fit_barely_helps(r);
 }
 
 TEST(CalibrationFit, ReusedLoweringMatchesFreshRunsOnEveryExample) {

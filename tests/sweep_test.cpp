@@ -433,6 +433,38 @@ TEST(Sweep, RankingIsFastestFirstAndTheRecommendationIsTheFastest) {
   }
 }
 
+// The shipped loop sweeps name what grows: the GroupNorm program's loop 16 (ranked by
+// kernel_time_us) loses to root builds before the first task and to scheduler threads whose
+// work fills the span, not to "Wait Schedule" alone; the matmul's loop 128 to its copies.
+TEST(Sweep, ZoneEvidenceNamesTheMechanismThatGrowsAlongShippedLoopSweeps) {
+  auto candidate = [](const SweepResult& r, int64_t loop) {
+    for (const auto& c : r.candidates)
+      if (c.loop_count == loop) return c;
+    ADD_FAILURE() << "no loop " << loop;
+    return CandidateResult{};
+  };
+  SweepConfig cfg = load_sweep_config(
+      test::source_path("configs/sweeps/program_groupnorm_128x524288_loops.json"));
+  SweepResult r = run_sweep(cfg, load_hardware(cfg.hardware));
+  CandidateResult c = candidate(r, 16);
+  EXPECT_EQ(c.zone, Zone::kTooFragmented);
+  EXPECT_NE(c.zone_evidence.find("root builds before the first task 72.200 us vs 41.160 (+31.040)"),
+            std::string::npos)
+      << c.zone_evidence;
+  EXPECT_NE(c.zone_evidence.find("each scheduler thread's completions, resolves and dispatches "
+                                 "take 88% of the span"),
+            std::string::npos)
+      << c.zone_evidence;
+  EXPECT_NE(c.zone_evidence.find("roots 16 vs 8"), std::string::npos) << c.zone_evidence;
+  cfg = load_sweep_config(test::source_path("configs/sweeps/rule2_matmul_16384_loops.json"));
+  r = run_sweep(cfg, load_hardware(cfg.hardware));
+  c = candidate(r, 128);
+  EXPECT_EQ(c.zone, Zone::kSlower);
+  EXPECT_NE(c.zone_evidence.find("MTE2 busy/core (copies in) grew most: 242.534 us vs 226.814"),
+            std::string::npos)
+      << c.zone_evidence;
+}
+
 TEST(Sweep, TheObjectiveRanksZonesAndExplains) {
   // The GroupNorm loop sweep: by gen_time loop 16 and 8 are 2.2% apart; kernel_time_us adds the
   // launch and the root builds, which grow with the loop count, so it ranks loop 8 first.
@@ -912,7 +944,13 @@ TEST(SweepReport, TiesAreCalledTies) {
 // ---- zones on synthetic inputs ----
 
 ZonePoint point(double x, double t, double wait, double tasks, double avg, double sum) {
-  return {x, t, wait, tasks, {{"body", 1, sum, avg}}};
+  ZonePoint p;
+  p.x = x;
+  p.gen_time_us = t;
+  p.wait_schedule_us = wait;
+  p.tasks_per_core = tasks;
+  p.psg = {{"body", 1, sum, avg}};
+  return p;
 }
 
 TEST(Zones, UCurveAlongLoopCount) {
@@ -995,12 +1033,60 @@ TEST(Zones, ToleranceDefinesTheSweetSpot) {
 
 TEST(Zones, DominantPsgIsComparedByName) {
   // The coarse point's dominant PSG is 'merge'; compared with 'merge' at the best, not 'body'.
-  std::vector<ZonePoint> pts = {{1, 200, 1, 1, {{"body", 1, 50, 50}, {"merge", 1, 150, 150}}},
-                                {2, 100, 1, 2, {{"body", 2, 90, 45}, {"merge", 2, 20, 10}}}};
+  std::vector<ZonePoint> pts = {point(1, 200, 1, 1, 0, 0), point(2, 100, 1, 2, 0, 0)};
+  pts[0].psg = {{"body", 1, 50, 50}, {"merge", 1, 150, 150}};
+  pts[1].psg = {{"body", 2, 90, 45}, {"merge", 2, 20, 10}};
   const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
   EXPECT_EQ(v[0].zone, Zone::kTooCoarse);
   EXPECT_NE(v[0].evidence.find("'merge' avg_dur 150.000 us vs 10.000"), std::string::npos)
       << v[0].evidence;
+}
+
+// ../shared issue 48 "why along every axis": the evidence names the mechanism that grew.
+TEST(Zones, FinerPointsNameTheRuntimeMechanismThatGrew) {
+  // Loop 1 is best. Loop 2 lost 30 us, all root builds before the first task (the objective
+  // counts them), waits flat; loop 4 lost 60 us to waits while each scheduler thread's work fills
+  // 95% of the span; loop 8 to waits while the control AICPU builds later device tasks.
+  std::vector<ZonePoint> pts = {point(1, 100, 2, 10, 10, 100), point(2, 130, 2, 10, 10, 100),
+                                point(4, 160, 50, 20, 5, 100), point(8, 160, 50, 40, 2, 100)};
+  for (auto& p : pts) p.span_us = p.gen_time_us, p.roots = static_cast<int64_t>(p.x);
+  pts[0].head_build_us = 5;
+  pts[1].head_build_us = 35;
+  pts[2].head_build_us = pts[3].head_build_us = 5;
+  pts[2].schedule_us = 152;
+  pts[3].later_build_us = 120;
+  pts[3].schedule_us = 40;
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[1].zone, Zone::kTooFragmented);
+  EXPECT_NE(v[1].evidence.find("root builds before the first task 35.000 us vs 5.000 (+30.000)"),
+            std::string::npos)
+      << v[1].evidence;
+  EXPECT_NE(v[1].evidence.find("wait_schedule/core 2.000 us vs 2.000 at best (did not rise)"),
+            std::string::npos)
+      << v[1].evidence;
+  EXPECT_NE(v[1].evidence.find("roots 2 vs 1"), std::string::npos) << v[1].evidence;
+  EXPECT_EQ(v[2].zone, Zone::kTooFragmented);
+  EXPECT_EQ(v[2].evidence.find("root builds"), std::string::npos) << v[2].evidence;
+  EXPECT_NE(v[2].evidence.find("(jumped): each scheduler thread's completions, resolves and "
+                               "dispatches take 95% of the span"),
+            std::string::npos)
+      << v[2].evidence;
+  EXPECT_EQ(v[3].zone, Zone::kTooFragmented);
+  EXPECT_NE(v[3].evidence.find("the control AICPU builds later device tasks for 75% of the span"),
+            std::string::npos)
+      << v[3].evidence;
+}
+
+TEST(Zones, ASlowerPointNamesTheFigureThatGrewMost) {
+  std::vector<ZonePoint> pts = {point(1, 100, 2, 10, 10, 100), point(2, 110, 2, 10, 10, 100)};
+  pts[0].per_core = {{"MTE2 busy/core (copies in)", 80}, {"V busy/core (vector work)", 20}};
+  pts[1].per_core = {{"MTE2 busy/core (copies in)", 89}, {"V busy/core (vector work)", 21}};
+  const auto v = classify_zones(pts, Granularity::kFinerWithLargerX);
+  EXPECT_EQ(v[1].zone, Zone::kSlower);
+  EXPECT_NE(v[1].evidence.find("; MTE2 busy/core (copies in) grew most: 89.000 us vs 80.000 at "
+                               "best (+9.000)"),
+            std::string::npos)
+      << v[1].evidence;
 }
 
 TEST(Zones, OnePointHasNoZoneAndDuplicatesAreRejected) {
@@ -1410,6 +1496,31 @@ TEST(SpmdZones, TinyCopiesAndBlockStartsAreTooFragmented) {
       << v[1].evidence;
   EXPECT_EQ(v[2].zone, Zone::kSweetSpot);
   EXPECT_EQ(v[3].zone, Zone::kSweetSpot);
+}
+
+// A Triton block sweep (grid = cdiv(shape, BLOCK)): the grid and the block move together, one
+// series; every candidate is zoned (each was its own series, zoned "-").
+TEST(SpmdSweep, ABlockSweepWhoseGridFollowsTheBlockIsOneSeries) {
+  const auto hw = test::default_hw();
+  const auto cfg = parse(R"({"op": "amin", "shape": [4194304], "dtype": "fp32", "dim": 0,
+    "tile": [16384], "partition": {"style": "spmd"}, "candidates": {"blocks": [[16384], [32768],
+    [65536], [131072], [262144], [524288], [1048576], [4194304]]}})");
+  const SweepResult res = run_sweep(cfg, hw, {1});
+  EXPECT_TRUE(res.block_follows_grid);
+  std::set<int> series;
+  for (const auto& c : res.candidates) {
+    ASSERT_TRUE(c.ok) << c.reason;
+    EXPECT_NE(c.zone, Zone::kNone) << "grid " << c.grid;
+    EXPECT_FALSE(c.zone_evidence.empty());
+    series.insert(c.series);
+  }
+  EXPECT_EQ(series.size(), 1u);
+  const std::string table = sweep_table(cfg, hw, res, 0);
+  EXPECT_NE(table.find("zones along grid (sub-tile (16384), block cdiv(shape, grid))"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("grid 1 block (4194304)"), std::string::npos) << table;
+  EXPECT_NE(table.find("too few blocks for the cores"), std::string::npos) << table;
 }
 
 TEST(SpmdSweep, ReportsShowTheGridNextToTheSubTile) {

@@ -2,6 +2,7 @@
 // not-expressible points counted and never run, and the exit code when a dataset misses its own
 // tolerances.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -102,8 +103,14 @@ TEST(Validate, ArgminMatchesWithinTheTieAndRejectedPointsAreCounted) {
   EXPECT_EQ(s.evaluated, 2u);
 }
 
+// One folder per process: ctest runs the cases (and other builds theirs) at once.
+std::filesystem::path temp_dir() {
+  return std::filesystem::temp_directory_path() /
+         ("tilesim_validate_test_" + std::to_string(::getpid()));
+}
+
 std::string write_temp(const std::string& name, const nlohmann::json& j) {
-  const auto dir = std::filesystem::temp_directory_path() / "tilesim_validate_test";
+  const auto dir = temp_dir();
   std::filesystem::create_directories(dir);
   const auto path = dir / name;
   std::ofstream(path) << j.dump(1);
@@ -340,7 +347,7 @@ TEST(Validate, TheWorstPointShowsBothErrors) {
 TEST(Validate, WritesItsFilesWhateverTheVerdict) {
   auto j = small_dataset();
   j["tolerances"] = {{"max_abs_mape_pct", 0.001}};
-  const auto dir = std::filesystem::temp_directory_path() / "tilesim_validate_test";
+  const auto dir = temp_dir();
   const auto json = dir / "verdict.json", csv = dir / "verdict.csv";
   std::filesystem::remove(json);
   std::filesystem::remove(csv);

@@ -333,3 +333,15 @@ def test_validate_shows_its_progress_on_a_terminal_unless_quiet(cli):
     assert "points" not in _stderr_on_a_terminal("validate", "-j", "1", "-q")
     # Not a terminal: nothing (cli captures stderr through a pipe).
     assert "points" not in cli("validate", "-j", "1").stderr
+
+
+def test_calibrate_shows_its_iterations_on_a_terminal_unless_quiet(tmp_path):
+    # ../shared issue 48: -q silenced the report but not the fit's progress line.
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps({
+        "hardware": "ascend910b1", "free": [{"key": "vector.issue_cycles"}],
+        "measurements": [{"id": "a", "metric": "vec_time_us", "measured": 20.0, "config": {
+            "op": "add", "shape": [384, 2048], "tile": [8, 256], "buffer_count": 2,
+            "partition": {"style": "ascendc", "cores": 48}}}]}))
+    assert "calibrate: iteration" in _stderr_on_a_terminal("calibrate", str(m), "-j", "1")
+    assert "iteration" not in _stderr_on_a_terminal("calibrate", str(m), "-j", "1", "-q")

@@ -560,3 +560,35 @@ def test_a_tail_with_two_tiles_sets_them_again():
     assert len(tiles) == 2 and all("_again_" in n for n in tiles)
     assert [e.get("op") for e in head["body"]] == [e.get("op") for e in tail["body"]]
     assert ran(t).root_functions == 4
+
+
+# ../shared issue 48: a 1-D weight cast inside the row loop was refused with advice that changed
+# the kernel ("view its chunk by idx x 16": each chunk of rows would read another part of the
+# weight). It traces as the [1, N] form does: the cast runs once before the loop, the weight read
+# as [1, N] (the same data), and both forms give the same run.
+WEIGHT_IN_LOOP = textwrap.dedent("""\
+    import pypto
+
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 1024), pypto.DT_FP32), w: pypto.Tensor(WSHAPE, pypto.DT_FP16),
+          y: pypto.Tensor((64, 1024), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 1024)
+        for idx in pypto.loop(0, 4, 1, name="rows"):
+            xs = pypto.view(x, [16, 1024], [idx * 16, 0])
+            wf = pypto.cast(w, pypto.DT_FP32)
+            pypto.assemble(xs * wf, [idx * 16, 0], y)
+    """)
+
+
+def test_a_1d_weight_cast_inside_the_row_loop_traces_as_its_broadcast_shape(tmp_path):
+    traced = {}
+    for shape in ("(1024,)", "(1, 1024)"):
+        path = tmp_path / f"k{len(traced)}.py"
+        path.write_text(WEIGHT_IN_LOOP.replace("WSHAPE", shape))
+        _, traced[shape] = trace_file(str(path))
+    one_d, two_d = traced["(1024,)"], traced["(1, 1024)"]
+    assert {t["name"]: t["shape"] for t in one_d.program["inputs"]}["w"] == [1, 1024]
+    assert one_d.program["body"] == two_d.program["body"]
+    assert [o["op"] for o in one_d.program["body"] if "op" in o] == ["cast"]
+    assert any("'w' [1024] is read as [1, 1024]" in n for n in one_d.notes), one_d.notes
+    assert ran(one_d).gen_time_us == ran(two_d).gen_time_us

@@ -3,6 +3,7 @@ that imports pypto unchanged, and the module from an installed package (pip inst
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -68,20 +69,28 @@ def test_trace_pypto_refuses_with_the_kernel_line(tmp_path, cli):
     assert "none.py: no such file" in p.stderr
 
 
-def test_installed_package_imports_tilesim_pypto(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel `pip wheel .` builds (through meson-python, pyproject.toml), reusing the CMake
+    build tree."""
     build = os.environ.get("TILESIM_BUILD_DIR")
     if not build:
         pytest.skip("TILESIM_BUILD_DIR is not set (ctest sets it)")
-    wheels = tmp_path / "wheels"
-    # pip builds through meson-python (pyproject.toml), reusing the CMake build tree.
+    wheels = tmp_path_factory.mktemp("wheels")
     p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
                         "--no-index", "-w", str(wheels), source("."),
                         f"--config-settings=setup-args=-Dcmake_build_dir={build}"],
                        capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
+    found = glob.glob(str(wheels / "*.whl"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_installed_package_imports_tilesim_pypto(tmp_path, wheel):
     site = tmp_path / "site"
     p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
-                        "--target", str(site), *glob.glob(str(wheels / "*.whl"))],
+                        "--target", str(site), wheel],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     kernel = tmp_path / "scale.py"
@@ -96,6 +105,49 @@ def test_installed_package_imports_tilesim_pypto(tmp_path):
                        cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "tilesim recommends for scale" in p.stdout
+
+
+def test_the_wheel_installs_the_tilesim_command_in_a_venv(tmp_path, wheel):
+    """The README's offline install: a venv over Debian's packages (--system-site-packages), pip
+    installing the wheel; its `tilesim` command runs from anywhere with the package's configs and
+    traces a kernel file with the venv's python3."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
+    p = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-deps",
+                        "--no-index", wheel], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "TILESIM_CONFIG_DIR", "TILESIM_PYTHON3")}
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def run(*args):
+        return subprocess.run([str(venv / "bin/tilesim"), *map(str, args)], cwd=work,
+                              capture_output=True, text=True, env=env)
+
+    p = run("--version")
+    assert p.returncode == 0 and p.stdout.startswith("tilesim "), p.stdout + p.stderr
+    # the package's configs name their JSON Schemas, installed beside them
+    sweep = glob.glob(str(venv / "lib/python3*/site-packages/tilesim/configs/sweeps/"
+                          "rule1_a_softmax_16x16384.json"))
+    assert len(sweep) == 1, sweep
+    schema = json.loads(open(sweep[0]).read())["$schema"]
+    assert os.path.isfile(os.path.join(os.path.dirname(sweep[0]), schema)), schema
+    shutil.copy(source("configs/sweeps/rule1_a_softmax_16x16384.json"), work / "sweep.json")
+    p = run("sweep", "sweep.json", "--hardware", "ascend910b4")
+    assert p.returncode == 0 and "ascend910b4" in p.stdout, p.stderr
+    (work / "scale.py").write_text(KERNEL)
+    p = run("trace-pypto", "scale.py", "--json", "scale.json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads((work / "scale.json").read_text())["program"] == "scale"
+
+
+def test_python_m_tilesim_runs_the_command_built_beside_the_module():
+    # PYTHONPATH=build/python (as ctest runs it): build/tools/tilesim
+    p = subprocess.run([sys.executable, "-m", "tilesim", "--version"], capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and p.stdout.startswith("tilesim "), p.stdout + p.stderr
 
 
 # ---- ../shared/hostile-t4 (issue 50): trace-pypto keeps the contract every command keeps ----

@@ -33,7 +33,7 @@ namespace {
 constexpr double kMaxRunUs = 1e12;  // no model run lasts 11 days (a swimlane's bound too)
 
 // A candidate's times, by their names in a shard's metrics.
-std::array<std::pair<const char*, double>, 9> times_of(const CandidateResult& c) {
+std::array<std::pair<const char*, double>, 11> times_of(const CandidateResult& c) {
   return {{{"gen_time_us", c.gen_time_us},
            {"kernel_time_us", c.kernel_time_us},
            {"launch_us", c.launch_us},
@@ -42,7 +42,9 @@ std::array<std::pair<const char*, double>, 9> times_of(const CandidateResult& c)
            {"root_build_us", c.root_build_us},
            {"dispatch_us", c.dispatch_us},
            {"completion_us", c.completion_us},
-           {"end_us", c.end_us}}};
+           {"end_us", c.end_us},
+           {"aicpu_build_us", c.aicpu_build_us},
+           {"aicpu_schedule_us", c.aicpu_schedule_us}}};
 }
 
 bool equal_sum(double total, double sum) {
@@ -177,6 +179,8 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
     m.at("dispatch_us").get_to(c.dispatch_us);
     m.at("completion_us").get_to(c.completion_us);
     m.at("end_us").get_to(c.end_us);
+    if (m.contains("aicpu_build_us")) m.at("aicpu_build_us").get_to(c.aicpu_build_us);  // older
+    if (m.contains("aicpu_schedule_us")) m.at("aicpu_schedule_us").get_to(c.aicpu_schedule_us);
     m.at("tasks").get_to(c.tasks);
     m.at("edges").get_to(c.edges);
     m.at("root_functions").get_to(c.root_functions);

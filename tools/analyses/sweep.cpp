@@ -196,6 +196,16 @@ SweepAxis resolve_axis(const SweepConfig& cfg, const std::vector<Candidate>& can
 
 namespace {
 
+// The per-core figures a slower point's zone evidence picks from, named by their mechanism.
+std::vector<std::pair<std::string, double>> per_core_figures(const CandidateResult& c) {
+  return {{"MTE2 busy/core (copies in)", pipe_mean_us(c, "MTE2")},
+          {"V busy/core (vector work)", pipe_mean_us(c, "V")},
+          {"CUBE busy/core (cube work)", pipe_mean_us(c, "CUBE")},
+          {"MTE1 busy/core (L1 to L0 loads)", pipe_mean_us(c, "MTE1")},
+          {"MTE3 busy/core (copies out)", pipe_mean_us(c, "MTE3")},
+          {"wait_predecessor/core", mean_per_core(c, &CoreMetrics::wait_predecessor_time_us)}};
+}
+
 void assign_zones(const SweepConfig& cfg, SweepResult& res) {
   const bool loop_axis = res.axis.kind == SweepAxis::Kind::kLoopCount;
   const bool grid_axis = res.axis.kind == SweepAxis::Kind::kGrid;
@@ -213,22 +223,36 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
   // A series: candidates equal in everything but the swept axis (zeroed in the key).
   // loop count, grid, block, tile, the program's other named tiles, the params
   using Key = std::tuple<int64_t, int64_t, Dims, Dims, NamedTiles, nlohmann::json>;
+  // A grid derived from the block (a Triton block sweep: grid = cdiv(shape, block), and the
+  // block is the tile when no tile is given) moves with it: the grid axis zeroes both, unless
+  // two blocks of one series give the same grid (then each block is its own series, as when
+  // the grid is swept for each block).
+  auto key_of = [&](const CandidateResult& c, bool with_block) {
+    Key key{c.loop_count, c.grid, c.block, c.tile, c.named_tiles, c.params};
+    if (loop_axis) {
+      std::get<0>(key) = 0;
+    } else if (grid_axis) {
+      std::get<1>(key) = 0;
+      if (!with_block) std::get<2>(key).clear();
+      if (!with_block && cfg.tile_from_block) std::get<3>(key).clear();
+    } else {
+      std::get<3>(key)[static_cast<size_t>(res.axis.dim)] = 0;
+    }
+    return key;
+  };
+  std::map<Key, std::set<int64_t>> grids_without_block;
+  bool& follows = res.block_follows_grid;
+  follows = grid_axis && cfg.grid_from_block;
+  for (const auto& c : res.candidates)
+    if (c.ok && follows) follows = grids_without_block[key_of(c, false)].insert(c.grid).second;
   std::map<Key, int> ids;
   std::vector<std::vector<size_t>> series;
   for (auto& c : res.candidates) {
     if (!c.ok) continue;
-    Key key{c.loop_count, c.grid, c.block, c.tile, c.named_tiles, c.params};
-    if (loop_axis) {
-      std::get<0>(key) = 0;
-      c.axis_value = static_cast<double>(c.loop_count);
-    } else if (grid_axis) {
-      std::get<1>(key) = 0;
-      c.axis_value = static_cast<double>(c.grid);
-    } else {
-      std::get<3>(key)[static_cast<size_t>(res.axis.dim)] = 0;
-      c.axis_value = static_cast<double>(c.tile[static_cast<size_t>(res.axis.dim)]);
-    }
-    auto [it, added] = ids.emplace(key, static_cast<int>(series.size()));
+    c.axis_value = static_cast<double>(
+        loop_axis ? c.loop_count
+                  : (grid_axis ? c.grid : c.tile[static_cast<size_t>(res.axis.dim)]));
+    auto [it, added] = ids.emplace(key_of(c, !follows), static_cast<int>(series.size()));
     if (added) series.emplace_back();
     c.series = it->second;
     series[static_cast<size_t>(it->second)].push_back(c.index);
@@ -241,8 +265,8 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
       for (size_t i : members) {
         const auto& c = res.candidates[i];
         const int64_t flag = cfg.constraints.flag_contiguous_bytes;
-        pts.push_back(
-            {c.axis_value, objective_of(cfg, c), c.spmd, c.spmd.burst_bytes < flag, flag});
+        pts.push_back({c.axis_value, objective_of(cfg, c), c.spmd, c.spmd.burst_bytes < flag, flag,
+                       per_core_figures(c)});
       }
       const auto verdicts = classify_spmd_zones(pts, dir, cfg.zones);
       for (size_t j = 0; j < members.size(); ++j) {
@@ -255,9 +279,13 @@ void assign_zones(const SweepConfig& cfg, SweepResult& res) {
     std::vector<ZonePoint> pts;
     for (size_t i : members) {
       const auto& c = res.candidates[i];
+      // kernel_time_us counts the root builds before the first task; gen_time_us does not.
+      const bool head = cfg.objective == Objective::kKernelTime;
       pts.push_back({c.axis_value, objective_of(cfg, c),
                      mean_per_core(c, &CoreMetrics::wait_schedule_time_us), mean_tasks_per_core(c),
-                     c.psg});
+                     c.psg, head ? c.root_build_us : 0.0,
+                     std::max(0.0, c.aicpu_build_us - c.root_build_us), c.aicpu_schedule_us,
+                     c.gen_time_us, c.root_functions, per_core_figures(c)});
     }
     const auto verdicts = classify_zones(pts, dir, cfg.zones);
     for (size_t j = 0; j < members.size(); ++j) {

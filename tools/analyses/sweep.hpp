@@ -71,6 +71,9 @@ struct SweepResult {
   SweepAxis axis;  // resolved (never kAuto)
   std::string axis_label;
   bool axis_finer_with_larger = true;
+  // The grid axis of a block sweep whose grid follows the block (cdiv(shape, block)): a series
+  // holds one point per block, the block moving with the grid.
+  bool block_follows_grid = false;
 };
 
 struct SweepOptions {

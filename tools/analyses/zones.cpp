@@ -1,6 +1,7 @@
 #include "tools/analyses/zones.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -70,6 +71,71 @@ bool best_and_sweet_spot(const std::vector<Point>& points, const ZoneOptions& op
   return true;
 }
 
+using PerCore = std::vector<std::pair<std::string, double>>;
+
+// Step 5: "; <figure> grew most: X us vs Y at best (+Z)" for the per-core figure of `p` that
+// rose most above `best`'s (by more than min_abs_rise_us: the point is already slower than the
+// tolerance, so any clear rise is a lead), or "".
+std::string grew_most(const PerCore& p, const PerCore& best, const ZoneOptions& opt) {
+  const std::pair<std::string, double>* top = nullptr;
+  double top_rise = 0;
+  for (const auto& f : p)
+    for (const auto& g : best)
+      if (f.first == g.first && f.second - g.second > std::max(opt.min_abs_rise_us, top_rise)) {
+        top = &f;
+        top_rise = f.second - g.second;
+      }
+  if (!top) return "";
+  return fmt::format("; {} grew most: {:.3f} us vs {:.3f} at best (+{:.3f})", top->first,
+                     top->second, top->second - top_rise, top_rise);
+}
+
+// Step 3: appends to `out` what grew between `best` and the finer point `p` and returns whether
+// the runtime's overhead explains the time lost.
+bool runtime_overhead(const ZonePoint& p, const ZonePoint& best, const ZoneOptions& opt,
+                      std::string& out) {
+  auto rises = [&](double v, double ref) {
+    return v > ref * (1.0 + opt.evidence_rise) && v - ref > opt.min_abs_rise_us;
+  };
+  const double lost = p.gen_time_us - best.gen_time_us;
+  const double wait_rise = p.wait_schedule_us - best.wait_schedule_us;
+  const double build_rise = p.head_build_us - best.head_build_us;
+  const bool waits = rises(p.wait_schedule_us, best.wait_schedule_us);
+  const bool builds = rises(p.head_build_us, best.head_build_us);
+  const double explained = (waits ? wait_rise : 0.0) + (builds ? build_rise : 0.0);
+  const bool enough = (waits || builds) && explained >= opt.min_wait_share * lost;
+  std::vector<std::string> grew;
+  if (builds)
+    grew.push_back(fmt::format("root builds before the first task {:.3f} us vs {:.3f} (+{:.3f})",
+                               p.head_build_us, best.head_build_us, build_rise));
+  // The waits' cause: the AICPU that fills the larger share of the span.
+  auto share = [](double us, double span) { return span > 0 ? us / span : 0.0; };
+  const double sched = share(p.schedule_us, p.span_us);
+  const double later = share(p.later_build_us, p.span_us);
+  std::string cause;
+  if (sched > 0 && sched >= later)
+    cause = fmt::format(
+        ": each scheduler thread's completions, resolves and dispatches take {:.0f}% of the span "
+        "({:.3f} of {:.3f} us; {:.0f}% at best)",
+        sched * 100.0, p.schedule_us, p.span_us, share(best.schedule_us, best.span_us) * 100.0);
+  else if (later > 0)
+    cause = fmt::format(
+        ": the control AICPU builds later device tasks for {:.0f}% of the span ({:.3f} of {:.3f} "
+        "us; {:.0f}% at best)",
+        later * 100.0, p.later_build_us, p.span_us,
+        share(best.later_build_us, best.span_us) * 100.0);
+  grew.push_back(fmt::format(
+      "wait_schedule/core {:.3f} us vs {:.3f} at best ({}){}", p.wait_schedule_us,
+      best.wait_schedule_us,
+      waits ? (enough ? "jumped" : "rose, too little to explain the loss") : "did not rise",
+      waits ? cause : ""));
+  out += fmt::format("{}; {:.0f}% of the {:.3f} us lost; tasks/core {:.1f} vs {:.1f}",
+                     fmt::join(grew, "; "), lost > 0 ? 100.0 * explained / lost : 0.0, lost,
+                     p.tasks_per_core, best.tasks_per_core);
+  if (p.roots > 0) out += fmt::format(", roots {} vs {}", p.roots, best.roots);
+  return enough;
+}
+
 }  // namespace
 
 std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Granularity dir,
@@ -89,18 +155,13 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
     const double slower = gap_pct(p.gen_time_us, best.gen_time_us);
     const bool finer = dir == Granularity::kFinerWithLargerX ? p.x > best.x : p.x < best.x;
     if (finer) {
-      const double lost = p.gen_time_us - best.gen_time_us;
-      const double rise = p.wait_schedule_us - best.wait_schedule_us;
-      const bool rose = rises(p.wait_schedule_us, best.wait_schedule_us);
-      const bool waits = rose && rise >= opt.min_wait_share * lost;
-      v.zone = waits ? Zone::kTooFragmented : Zone::kSlower;
-      v.evidence = fmt::format(
-          "{} than the best ({:g} vs {:g}), {:+.1f}% time; wait_schedule/core {:.3f} us vs {:.3f} "
-          "at best ({}, {:.0f}% of the {:.3f} us lost); tasks/core {:.1f} vs {:.1f}",
-          dir == Granularity::kFinerWithLargerX ? "more loops" : "smaller tiles", p.x, best.x,
-          slower, p.wait_schedule_us, best.wait_schedule_us,
-          waits ? "jumped" : (rose ? "rose, too little to explain the loss" : "did not rise"),
-          lost > 0 ? 100.0 * rise / lost : 0.0, lost, p.tasks_per_core, best.tasks_per_core);
+      v.evidence =
+          fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; ",
+                      dir == Granularity::kFinerWithLargerX ? "more loops" : "smaller tiles", p.x,
+                      best.x, slower);
+      const bool fragmented = runtime_overhead(p, best, opt, v.evidence);
+      v.zone = fragmented ? Zone::kTooFragmented : Zone::kSlower;
+      if (!fragmented) v.evidence += grew_most(p.per_core, best.per_core, opt);
       continue;
     }
     const PsgMetrics* dom = dominant_psg(p.psg);
@@ -120,9 +181,10 @@ std::vector<ZoneVerdict> classify_zones(const std::vector<ZonePoint>& points, Gr
           heavier ? "rose" : "did not rise");
     }
     v.zone = heavier ? Zone::kTooCoarse : Zone::kSlower;
-    v.evidence = fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; {}",
-                             dir == Granularity::kFinerWithLargerX ? "fewer loops" : "larger tiles",
-                             p.x, best.x, slower, what);
+    v.evidence =
+        fmt::format("{} than the best ({:g} vs {:g}), {:+.1f}% time; {}{}",
+                    dir == Granularity::kFinerWithLargerX ? "fewer loops" : "larger tiles", p.x,
+                    best.x, slower, what, heavier ? "" : grew_most(p.per_core, best.per_core, opt));
   }
   return out;
 }
@@ -209,12 +271,18 @@ std::vector<ZoneVerdict> classify_spmd_zones(const std::vector<SpmdZonePoint>& p
           f.subtiles_min, f.subtiles_max, bf.subtiles_min, bf.subtiles_max);
       continue;
     }
+    // Neither idle cores, a small tail wave, per-block overhead nor tiny copies: the waves'
+    // arithmetic says whether more waves or longer blocks cost the time.
     v.zone = Zone::kSlower;
     v.evidence = fmt::format(
-        "{}; no SPMD evidence: {} wave{}, tail {:.0f}%, utilisation {:.0f}% vs {:.0f}%, block "
-        "starts {:.1f}% of core time, bursts {} B",
-        head, f.waves, f.waves == 1 ? "" : "s", f.tail_occupancy * 100.0, f.utilisation * 100.0,
-        bf.utilisation * 100.0, f.block_overhead_share * 100.0, f.burst_bytes);
+        "{}; {} wave{} (tail {:.0f}%) x {:.3f} us busy per block = {:.3f} us vs {} x {:.3f} = "
+        "{:.3f} at best; {}-{} sub-tiles/block vs {}-{}, utilisation {:.0f}% vs {:.0f}%, block "
+        "starts {:.1f}% of core time, bursts {} B{}",
+        head, f.waves, f.waves == 1 ? "" : "s", f.tail_occupancy * 100.0, f.block_busy_us,
+        static_cast<double>(f.waves) * f.block_busy_us, bf.waves, bf.block_busy_us,
+        static_cast<double>(bf.waves) * bf.block_busy_us, f.subtiles_min, f.subtiles_max,
+        bf.subtiles_min, bf.subtiles_max, f.utilisation * 100.0, bf.utilisation * 100.0,
+        f.block_overhead_share * 100.0, f.burst_bytes, grew_most(p.per_core, best.per_core, opt));
   }
   return out;
 }

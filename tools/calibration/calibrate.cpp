@@ -139,6 +139,61 @@ class Evaluator {
   size_t runs_ = 0;
 };
 
+// The real-valued parameters other than `free` that could take up the misfit left at `at` (whose
+// fitted rows' residuals are `r0`): each moved alone by kFreeProbeStep (down at its upper bound),
+// the share of |r0|^2 the best move along its residual direction removes, (g.r0)^2 / (|g|^2
+// |r0|^2), g the residuals' change per unit of log(value).
+std::vector<std::pair<std::string, double>> parameters_to_free(const MeasurementSet& set,
+                                                               const Hardware& at,
+                                                               const std::vector<FreeParam>& free,
+                                                               const Eigen::VectorXd& r0,
+                                                               const CalibrationOptions& opt) {
+  std::vector<const HardwareParam*> params;
+  for (const HardwareParam& p : hardware_params())
+    if (!p.is_integer() && get_param(at, p) > 0 &&
+        std::none_of(free.begin(), free.end(), [&](const FreeParam& f) { return f.key == p.key; }))
+      params.push_back(&p);
+  const double cost = r0.squaredNorm();
+  if (params.empty() || !(cost > 0) || !r0.allFinite()) return {};
+  Evaluator ev(set, at, params, opt.threads, opt.reuse_lowering);
+  Eigen::VectorXd base(static_cast<Eigen::Index>(params.size()));
+  for (size_t j = 0; j < params.size(); ++j)
+    base[static_cast<Eigen::Index>(j)] = get_param(at, *params[j]);
+  std::vector<Eigen::VectorXd> pts;
+  for (size_t j = 0; j < params.size(); ++j) {
+    const double v = base[static_cast<Eigen::Index>(j)];
+    pts.push_back(base);
+    pts.back()[static_cast<Eigen::Index>(j)] = v * (1 + kFreeProbeStep) <= params[j]->max
+                                                   ? v * (1 + kFreeProbeStep)
+                                                   : v * (1 - kFreeProbeStep);
+  }
+  const auto figs = ev.figures(pts);
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t j = 0; j < params.size(); ++j) {
+    const auto jj = static_cast<Eigen::Index>(j);
+    const double moved = pts[j][jj];
+    if (moved < params[j]->min) continue;
+    const Eigen::VectorXd g = (ev.residuals(figs[j]) - r0) / std::log(moved / base[jj]);
+    const double gg = g.squaredNorm();
+    if (!g.allFinite() || !(gg > 0)) continue;
+    const double share = g.dot(r0) * g.dot(r0) / (gg * cost);
+    if (share >= kFreeMinShare) out.emplace_back(params[j]->key, share);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.size() > kFreeSuggestions) out.resize(kFreeSuggestions);
+  return out;
+}
+
+// "free instead, each alone removing a share of the misfit: A (40%), B (12%)"
+std::string to_free_text(const CalibrationResult& r) {
+  std::vector<std::string> parts;
+  for (const auto& [key, share] : r.to_free)
+    parts.push_back(fmt::format("{} ({:.0f}%)", key, 100 * share));
+  return fmt::format("free instead, each alone removing a share of the misfit: {}",
+                     fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 std::vector<double> model_measurements(const MeasurementSet& set, const Hardware& hw, int threads) {
@@ -270,6 +325,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const Hardware& hw,
   res.worst_before = worst_row(res.rows, false);
   res.worst_after = worst_row(res.rows, true);
   res.model_runs = ev.runs();
+  if (res.fit.degenerate || !fit_barely_helps(res).empty())
+    res.to_free = parameters_to_free(set, res.after, free, res.fit.residuals, opt);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
@@ -341,7 +398,7 @@ std::string degenerate_fit_refusal(const CalibrationResult& r) {
       fmt::format("degenerate fit (condition number {} > {}): ", fmt_g(r.fit.condition_number),
                   fmt_g(r.fit.condition_limit));
   if (traded.empty())
-    s += "no free parameter moves any measurement: free parameters these measurements respond to";
+    s += "no free parameter moves any measurement";
   else
     s += fmt::format(
         "the measurements cannot separate {}; hold some of them (a --free list without them, or "
@@ -349,6 +406,9 @@ std::string degenerate_fit_refusal(const CalibrationResult& r) {
         fmt::join(traded, ", "));
   if (!r.fit.unidentifiable.empty())
     s += fmt::format("; {} move no measurement (hold them)", fmt::join(r.fit.unidentifiable, ", "));
+  s += r.to_free.empty() ? "; free parameters these measurements respond to (no other "
+                           "real-valued parameter alone moves their misfit)"
+                         : "; " + to_free_text(r);
   return s;
 }
 
@@ -360,10 +420,12 @@ std::string fit_barely_helps(const CalibrationResult& r) {
   for (const auto& f : r.free) keys.push_back(f.key);
   return fmt::format(
       "the fit barely helps: MAPE over the fitted rows {:.2f}% -> {:.2f}% ({:.1f}% of it "
-      "removed); what these measurements miss is not what the free parameters ({}) move: free "
-      "others (tilesim validate --sensitivity ranks what a dataset responds to) or look for a "
-      "mechanism the model lacks",
-      before, after, 100 * (before - after) / before, fmt::join(keys, ", "));
+      "removed); what these measurements miss is not what the free parameters ({}) move: {}, or "
+      "look for a mechanism the model lacks",
+      before, after, 100 * (before - after) / before, fmt::join(keys, ", "),
+      r.to_free.empty()
+          ? "free others (tilesim validate --sensitivity ranks what a dataset responds to)"
+          : to_free_text(r));
 }
 
 std::string calibration_csv(const CalibrationResult& r) {
@@ -441,6 +503,9 @@ nlohmann::json calibration_to_json(const CalibrationResult& r) {
   j["notes"] = r.notes;
   const std::string barely = fit_barely_helps(r);
   j["warnings"] = barely.empty() ? nlohmann::json::array() : nlohmann::json::array({barely});
+  j["to_free"] = nlohmann::json::array();
+  for (const auto& [key, share] : r.to_free)
+    j["to_free"].push_back({{"key", key}, {"misfit_share", share}});
   return j;
 }
 

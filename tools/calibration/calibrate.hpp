@@ -10,6 +10,7 @@
 // deterministic, so the fit does not depend on the thread count.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,7 +67,12 @@ struct CalibrationResult {
   double spearman_before = 0, spearman_after = 0;
   size_t worst_before = 0, worst_after = 0;  // row index of the largest |error|
   std::vector<std::string> notes;            // clamped starting values, rounding
-  size_t model_runs = 0;                     // kernel runs simulated (cache hits excluded)
+  // When the fit is degenerate or barely helps: the parameters to free instead, each with the
+  // share of the misfit (the fitted rows' squared log residuals) that moving it alone could
+  // remove, from a step of kFreeProbeStep at the fitted point; largest first, at most
+  // kFreeSuggestions, none under kFreeMinShare.
+  std::vector<std::pair<std::string, double>> to_free;
+  size_t model_runs = 0;  // kernel runs simulated (cache hits excluded)
   double seconds = 0;
 };
 
@@ -90,6 +96,9 @@ std::string degenerate_fit_refusal(const CalibrationResult& r);
 inline constexpr double kFitWorthPct = 5.0;
 inline constexpr double kFitBarelyHelps = 0.05;
 std::string fit_barely_helps(const CalibrationResult& r);
+inline constexpr double kFreeProbeStep = 0.1;
+inline constexpr size_t kFreeSuggestions = 3;
+inline constexpr double kFreeMinShare = 0.01;
 nlohmann::json calibration_to_json(const CalibrationResult& r);
 // One row per measurement: id, metric, source, weight, measured, before, after, errors.
 std::string calibration_csv(const CalibrationResult& r);

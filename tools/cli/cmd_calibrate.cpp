@@ -57,7 +57,7 @@ int calibrate_command(const CalibrateArgs& a) {
   opt.reuse_lowering = !a.fresh_lowering;
   opt.fit.max_iterations = a.max_iter;
   opt.fit.fd_step = a.fd_step;
-  if (isatty(STDERR_FILENO))
+  if (!a.quiet && isatty(STDERR_FILENO))  // the fit's progress: on a terminal, unless -q
     opt.fit.on_iteration = [](int it, double cost) {
       std::cerr << fmt::format("\r  calibrate: iteration {}, cost {:.6g}   ", it, cost)
                 << std::flush;

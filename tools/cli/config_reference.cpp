@@ -445,7 +445,11 @@ std::string config_reference_markdown() {
       "-->\n\n"
       "Every key of every JSON file tilesim reads. An unknown key is an error naming the file, the "
       "key path and the keys allowed there. Paths: `a.b` is the member `b` of `a`, `a[]` an "
-      "element of the array `a`, `a.*` any member of the object `a`.\n";
+      "element of the array `a`, `a.*` any member of the object `a`.\n\n"
+      "Every file may also carry, at its top level, `\"$schema\"`: the path or URL of its JSON "
+      "Schema (`schemas/KIND.schema.json` here, generated from these tables; the shipped configs "
+      "name theirs by a relative path), which editors follow for completion and checking and "
+      "tilesim ignores.\n";
   std::string kind;
   for (const ConfigObject& o : config_objects()) {
     if (o.kind != kind) {
@@ -553,6 +557,9 @@ nlohmann::json kind_schema(const std::string& kind, const std::string& nested) {
     if (o.kind == kind && o.path.empty()) top = object_schema(o);
   for (const ConfigObject& o : config_objects())
     if (o.kind == nested && !o.path.empty()) attach(top, o.path, object_schema(o));
+  top["properties"]["$schema"] = {
+      {"type", "string"},
+      {"description", "this file's JSON Schema (editors follow it; tilesim ignores it)"}};
   return top;
 }
 

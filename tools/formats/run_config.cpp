@@ -74,9 +74,13 @@ RunConfig load_run_config(const std::filesystem::path& file) {
 }
 
 RunConfig run_config_from_json(const nlohmann::json& config, const std::filesystem::path& file) {
-  // A tile program runs as itself: {"program": <the program>}.
+  // A tile program runs as itself: {"program": <the program>} (its "$schema" stays on top).
   const bool program = config.is_object() && config.contains("body") && config.contains("inputs");
-  const nlohmann::json json = program ? nlohmann::json{{"program", config}} : config;
+  nlohmann::json json = program ? nlohmann::json{{"program", config}} : config;
+  if (program && config.contains("$schema")) {
+    json["$schema"] = config["$schema"];
+    json["program"].erase("$schema");
+  }
   const JsonReader doc(json, file.string());
   RunConfig rc;
   rc.path = file;

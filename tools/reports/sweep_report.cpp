@@ -57,7 +57,9 @@ std::vector<size_t> series_members(const SweepResult& res, int series) {
 }
 
 std::string axis_value_text(const SweepResult& res, const CandidateResult& c) {
-  if (res.axis.kind == SweepAxis::Kind::kGrid) return fmt::format("grid {}", c.grid);
+  if (res.axis.kind == SweepAxis::Kind::kGrid)
+    return res.block_follows_grid ? fmt::format("grid {} block {}", c.grid, tile_text(c.block))
+                                  : fmt::format("grid {}", c.grid);
   return res.axis.kind == SweepAxis::Kind::kLoopCount
              ? fmt::format("loop {}", c.loop_count)
              : fmt::format("{}[{}] = {}", c.grid > 0 ? "sub-tile" : "tile", res.axis.dim,
@@ -77,7 +79,10 @@ std::string series_fixed_text(const SweepResult& res, const CandidateResult& b) 
       res.axis.kind == SweepAxis::Kind::kGrid
           ? fmt::format("sub-tile {}", tile_text(b.tile))
           : fmt::format("grid {} sub-tile {}", b.grid, swept_tile_text(b.tile, res.axis.dim));
-  if (!b.block.empty()) s += " block " + tile_text(b.block);
+  if (res.block_follows_grid)
+    s += ", block cdiv(shape, grid)";
+  else if (!b.block.empty())
+    s += " block " + tile_text(b.block);
   return s + named;
 }
 

@@ -226,9 +226,10 @@ def _samples(frame):
     return sorted({j for j in (0, 1, frame.count // 2, frame.count - 1) if 0 <= j < frame.count})
 
 
-def _chunk_of(frame, d, size, offset, extent, call, tail=False):
-    """Checks that `offset` walks dim d of extent `extent` in loop `frame`'s chunks of `size`;
-    `tail`: the view's valid_shape makes the last chunk the rest of the dim."""
+def _chunk_of(frame, d, size, offset, extent, call, tail=False, rank=None):
+    """Checks that `offset` walks dim d of extent `extent` (of a rank-`rank` tensor) in loop
+    `frame`'s chunks of `size`; `tail`: the view's valid_shape makes the last chunk the rest of
+    the dim."""
     for j in _samples(frame):
         at = offset.eval({frame: frame.value(j)})
         if at != j * size:
@@ -245,7 +246,7 @@ def _chunk_of(frame, d, size, offset, extent, call, tail=False):
                    "its valid_shape (min(chunk, extent - offset))")
         frame.tail = (size, last)
     if frame.axis is None:
-        frame.axis, frame.chunk, frame.extent = d, size, extent
+        frame.axis, frame.chunk, frame.extent, frame.rank = d, size, extent, rank
     elif frame.axis != d:
         refuse(call, f"loop '{frame.name}' already cuts dim {frame.axis}; this cuts dim {d}",
                "a loop cuts one axis (nest loops to cut several)")
@@ -277,7 +278,7 @@ def _cuts(shape, offsets, call, extents, tails=()):
                 span = extent - shift if d in tails else min(extent - shift, frame.count * size)
                 parts[d] = (shift, span)
                 off, extent = off - shift, span
-            _chunk_of(frame, d, size, off, extent, call, d in tails)
+            _chunk_of(frame, d, size, off, extent, call, d in tails, len(extents))
             cut[d] = frame
         elif off != 0 or size != extent:
             if off + size > extent:

@@ -216,7 +216,14 @@ class LoopFrame:
         self.chunk = self.extent = self.program_count = None
         self.where = where
         self.axis = None
+        self.rank = None  # the rank of the tensors whose dim `axis` the loop cuts
         self.body = []
+
+    def spans(self, v):
+        """Whether Value `v` lies along the loop's axis (longer than 1 there), its dims aligned
+        from the right with the cut tensors' (a 1-D weight of a row loop's rows does not)."""
+        d = self.axis - ((self.rank or len(v.shape)) - len(v.shape))
+        return 0 <= d < len(v.shape) and v.shape[d] > 1
 
     def value(self, j):
         return self.start + j * self.step
@@ -364,11 +371,11 @@ class Trace:
         self._reads[id(entry)] = (entry, list(cuts), call, caller())
         out.op = entry
         level = self._level(inputs, cuts) if name != "matmul" else len(self.frames)
-        if any(f.axis is None or any(len(v.shape) == len(out.shape) and v.shape[f.axis] > 1
-                                     for v in inputs) for f in self.frames[level:]):
+        if any(f.axis is None or any(f.spans(v) for v in inputs) for f in self.frames[level:]):
             level = len(self.frames)  # stays in the loop (check_whole_reads judges it)
         out.frames = tuple(self.frames[:level])
         if level < len(self.frames):
+            self._broadcast_rank(inputs, out)
             self._hoist(entry, level)
         else:
             self.emit(entry)
@@ -387,6 +394,23 @@ class Trace:
                 if f in self.frames:
                     level = max(level, self.frames.index(f) + 1)
         return level
+
+    def _broadcast_rank(self, inputs, out):
+        """A hoisted op of lower rank than the vector tile (a 1-D weight's cast before a row
+        loop) runs as its broadcast shape, leading dims of 1: the same data, the tile's rank (a
+        vec tile gives one extent per dim of the op's output)."""
+        rank = len(self.vec_tile["dims"])
+        if len(out.shape) >= rank:
+            return
+        for v in [*inputs, out]:
+            if len(v.shape) < rank and (v is out or v.kind == "param"):
+                shown = list(v.shape)
+                v.shape = [1] * (rank - len(v.shape)) + v.shape
+                if v.kind == "param":
+                    note = (f"'{v.name}' {shown} is read as {v.shape}, the rank of the vector "
+                            "tile its op runs under before the loop (the same data, broadcast)")
+                    if note not in self.notes:
+                        self.notes.append(note)
 
     def _hoist(self, entry, level):
         """An op on operands no loop from `level` in cuts (gamma's cast in a norm): the program
@@ -416,9 +440,8 @@ class Trace:
             # panels of B its rows need (the lowering's matmul stage does)
             inputs = entry["inputs"][:1] if e["op"] == "matmul" else entry["inputs"]
             for v, cut in zip(inputs, cuts):
-                rank = len(e["out"].shape)
-                if (v.kind in ("param", "gm", "output") and len(v.shape) == rank
-                        and v.shape[frame.axis] > 1 and cut.get(frame.axis) is not frame):
+                if (v.kind in ("param", "gm", "output") and frame.spans(v)
+                        and frame not in cut.values()):
                     refuse(call, f"reads the whole of '{v.name}' inside loop '{frame.name}', "
                            f"which cuts dim {frame.axis}",
                            f"view its chunk: pypto.view({v.name}, [...], [idx * "
