@@ -149,7 +149,8 @@ struct TaskKind {
   int buffer_count = 2;  // requested multi-buffering depth; the model uses less if UB is short
   // How the kernel's source allocates UB. false (Ascend C as written): inputs and outputs rotate
   // through buffer_count copies, temporaries once, and a depth that does not fit falls back.
-  // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer and
+  // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer (a
+  // result written over a loaded input dying at it shares it: the lowering's in-place reuse) and
   // multibuffer (on by default) doubles each one, temporaries too; a plan that does not fit is a
   // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302). Only
   // a body inside a loop is multi-buffered (Ascend/AscendNPU-IR HIVM MarkMultiBuffer marks a
