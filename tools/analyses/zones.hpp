@@ -75,8 +75,8 @@ const char* zone_label(Zone z);  // "too fragmented", "sweet spot", "too coarse"
 double gap_pct(double v, double ref);
 
 struct ZonePoint {
-  double x = 0;  // swept axis value
-  double gen_time_us = 0;  // the sweep's objective (gen_time_us unless it ranks by another)
+  double x = 0;                 // swept axis value
+  double gen_time_us = 0;       // the sweep's objective (gen_time_us unless it ranks by another)
   double wait_schedule_us = 0;  // average Wait Schedule Time per core
   double tasks_per_core = 0;    // average executed tasks per core
   std::vector<PsgMetrics> psg;
