@@ -104,66 +104,40 @@ Program norm_program(const KernelSpec& spec, const Hardware& hw) {
   view.tile = v.tile;
   view.dims = v.dims;
   if (view.loop_axis < 0) view.loop_axis = default_loop_axis(view, v.dims);
-  OneOpProgram b = one_op_program(view, hw, find_op_record("sum"));
-  Program& p = b.program;
   MergeMode merge = merge_mode_of(spec);
   if (merge == MergeMode::kAuto)
     merge = spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask : MergeMode::kAtomic;
+  ReducingProgram b = reducing_program(spec, view, hw, merge);
   Dims stat = v.shape;
   double count = 1;
   for (int d : v.dims) {
     count *= static_cast<double>(stat[static_cast<size_t>(d)]);
     stat[static_cast<size_t>(d)] = 1;
   }
-  auto tensor = [&](const std::string& name, const Dims& shape, bool input, bool output) {
-    p.tensors.push_back({name, shape, spec.dtype, input, output});
-    return static_cast<int>(p.tensors.size()) - 1;
-  };
-  // The stages' names: the statistics pass, its epilogue (the row's finalize) and the second pass.
-  std::string psg = spec.op;
-  auto add = [&](const char* name, std::vector<int> in, int out, std::optional<double> scalar) {
-    ProgOp op = b.op;
-    op.name = name;
-    op.info = find_op_record(name);
-    op.in = std::move(in);
-    op.out = out;
-    op.scalar = scalar;
-    op.psg = std::exchange(psg, "");
-    op.index = static_cast<int>(p.ops.size());
-    if (op.info->kind == OpKind::kReduce) {
-      op.dims = v.dims;
-      op.merge = merge;
-      op.apply_in_task = true;
-      if (spec.partition == PartitionStyle::kSpmd)
-        op.spmd_rows = *enum_named(kSpmdRowsNames, param_string(spec, "spmd_rows"));
-    }
-    p.ops.push_back(op);
-    return out;
-  };
-  const int x = tensor("x", v.shape, true, false);
-  const int sq = add("mul", {x, x}, tensor("sq", v.shape, false, false), {});
-  const int s1 = rms ? -1 : add("sum", {x}, tensor("sum", stat, false, false), {});
-  const int s2 = add("sum", {sq}, tensor("sum_sq", stat, false, false), {});
-  const int y = tensor("y", v.shape, false, true);
-  psg = spec.op + ":finalize";
+  const int x = b.tensor("x", v.shape, true);
+  const int sq = b.add("mul", {x, x}, b.tensor("sq", v.shape));
+  const int s1 = rms ? -1 : b.add("sum", {x}, b.tensor("sum", stat));
+  const int s2 = b.add("sum", {sq}, b.tensor("sum_sq", stat));
+  const int y = b.tensor("y", v.shape, false, true);
+  b.psg = spec.op + ":finalize";
   if (rms) {
-    const int ms = add("mul", {s2}, tensor("mean_sq", stat, false, false), 1.0 / count);
-    const int eps = add("add", {ms}, tensor("mean_sq_eps", stat, false, false), kEps);
-    const int r = add("rsqrt", {eps}, tensor("rstd", stat, false, false), {});
-    psg = spec.op + ":apply";
-    add("mul", {x, r}, y, {});
-    return std::move(p);
+    const int ms = b.add("mul", {s2}, b.tensor("mean_sq", stat), 1.0 / count);
+    const int eps = b.add("add", {ms}, b.tensor("mean_sq_eps", stat), kEps);
+    const int r = b.add("rsqrt", {eps}, b.tensor("rstd", stat));
+    b.psg = spec.op + ":apply";
+    b.add("mul", {x, r}, y);
+    return std::move(b.program());
   }
-  const int mean = add("mul", {s1}, tensor("mean", stat, false, false), 1.0 / count);
-  const int e2 = add("mul", {s2}, tensor("mean_sq", stat, false, false), 1.0 / count);
-  const int m2 = add("mul", {mean, mean}, tensor("mean2", stat, false, false), {});
-  const int var = add("sub", {e2, m2}, tensor("var", stat, false, false), {});
-  const int eps = add("add", {var}, tensor("var_eps", stat, false, false), kEps);
-  const int r = add("rsqrt", {eps}, tensor("rstd", stat, false, false), {});
-  psg = spec.op + ":apply";
-  const int xc = add("sub", {x, mean}, tensor("centred", v.shape, false, false), {});
-  add("mul", {xc, r}, y, {});
-  return std::move(p);
+  const int mean = b.add("mul", {s1}, b.tensor("mean", stat), 1.0 / count);
+  const int e2 = b.add("mul", {s2}, b.tensor("mean_sq", stat), 1.0 / count);
+  const int m2 = b.add("mul", {mean, mean}, b.tensor("mean2", stat));
+  const int var = b.add("sub", {e2, m2}, b.tensor("var", stat));
+  const int eps = b.add("add", {var}, b.tensor("var_eps", stat), kEps);
+  const int r = b.add("rsqrt", {eps}, b.tensor("rstd", stat));
+  b.psg = spec.op + ":apply";
+  const int xc = b.add("sub", {x, mean}, b.tensor("centred", v.shape));
+  b.add("mul", {xc, r}, y);
+  return std::move(b.program());
 }
 
 }  // namespace

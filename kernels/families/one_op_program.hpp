@@ -5,6 +5,10 @@
 // kernel's queues do (a buffer per input and output). The builder adds the tensors and wires the
 // op to them.
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "kernels/program/program.hpp"
 #include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
@@ -18,5 +22,27 @@ struct OneOpProgram {
   Program finish();
 };
 OneOpProgram one_op_program(const KernelSpec& spec, const Hardware& hw, const OpRecord* record);
+
+// A reducing family's builder (softmax, the norms, the losses): the ops appended in order on the
+// one tile program, each reduction over `dims` with the family's merge and its second pass in the
+// task that finishes the row (apply_in_task); `psg` names the stage the next op opens (the
+// statistics pass, "<op>:finalize", "<op>:apply").
+struct ReducingProgram {
+  OneOpProgram base;
+  const KernelSpec* spec = nullptr;
+  std::vector<int> dims;
+  MergeMode merge = MergeMode::kInTask;
+  std::string psg;
+  // A new tensor of the spec's dtype; its id.
+  int tensor(const std::string& name, const Dims& shape, bool input = false, bool output = false,
+             std::optional<DType> dtype = {});
+  // Op `name` (an op-table record) from `in` to `out`; `out`.
+  int add(const char* name, std::vector<int> in, int out, std::optional<double> scalar = {});
+  Program& program() { return base.program; }
+};
+// `view` is the spec as the family sees it (its shape, tile and reduced dims); `spec` the run
+// config, whose params (spmd_rows) the reductions read.
+ReducingProgram reducing_program(const KernelSpec& spec, const KernelSpec& view, const Hardware& hw,
+                                 MergeMode merge);
 
 }  // namespace tilesim

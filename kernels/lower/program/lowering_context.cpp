@@ -107,12 +107,12 @@ const ProgOp& LoweringContext::writer(const ProgStage& s, int t) const {
 }
 
 DmaOp LoweringContext::partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
-                                   std::vector<Access>& acc) const {
+                                   std::vector<Access>& acc, int64_t slots) const {
   // The statistics' partials of one output block side by side: the last dim holds each
-  // statistic's values in turn (one statistic: the output's own layout).
+  // statistic's values in turn (one statistic: the output's own layout), then the next slot's.
   const int red = op(s.last).out;
   const ProgTensor& t = tensor(red);
-  const int64_t k = s.last - s.reduce_first + 1;
+  const int64_t k = (s.last - s.reduce_first + 1) * slots;
   Dims shape = t.shape;
   Block r = out;
   shape.back() *= k;

@@ -129,9 +129,10 @@ class LoweringContext {
   // stage s's reductions, ops [s.reduce_first, s.last]).
   void combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const;
   // Split stage s's partials of output block `out`, one record of its statistics, in a GM
-  // workspace (tree merges and second launches): slot `slot` of the block.
+  // workspace (tree merges and second launches): slot `slot` of the block, or `slots` slots from
+  // it in one copy (a row's parts' slots lie side by side).
   DmaOp partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
-                    std::vector<Access>& acc) const;
+                    std::vector<Access>& acc, int64_t slots = 1) const;
   // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
   // for the same slot, so a ring of slots stays in L2.
   uint64_t ring_key(uint32_t t, const Block& q, int64_t slot) const;

@@ -362,11 +362,13 @@ class SplitSpmd {
     cx_.end_launch(run_.s, run_.psg, used, what_, run_.s.psg);
     // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
     // a workspace and a second launch folds them.
-    if (!merges_atomically()) second_launch();
+    // With a second pass to follow, that launch is the second pass's: each block folds its own
+    // parts' rows from their slots there (as the softmax family's second launch does).
+    if (!merges_atomically() && !folds_in_second_pass()) second_launch();
     // Rows split over blocks: once the rows are whole, a launch in which each block finishes
-    // the rows of its own parts (the epilogue, from the statistics in GM) and walks those parts
-    // again (the second pass), as the first launch shared them; without a second pass the
-    // epilogue is a launch of its own.
+    // the rows of its own parts (the epilogue, from the statistics in GM or folded from the
+    // row's slots) and walks those parts again (the second pass), as the first launch shared
+    // them; without a second pass the epilogue is a launch of its own.
     if (whole_rows_) return;
     if (run_.second) {
       for (int64_t blk = 0; blk < used; ++blk) second_pass_block(blk, used);
@@ -396,8 +398,9 @@ class SplitSpmd {
   void second_pass_block(int64_t blk, int64_t used) {
     acc_.clear();
     TaskKind k;
+    int64_t most = 0;
     for (const Part& part : block_chain_runs(units_, used, blk)) {
-      if (run_.epilogue) append_epilogue(cx_, run_, part.chain, false, k, acc_);
+      if (run_.epilogue) epilogue_of_part(part.chain, k, most);
       const auto& chain = chains_[static_cast<size_t>(part.chain)];
       std::vector<int32_t> deps;  // spmd: launches run in order
       for (int64_t j = part.s0; j < part.s1; ++j) {
@@ -408,7 +411,33 @@ class SplitSpmd {
           append_work(k, cx_.vector_kind(run_.second->s, b, acc_));
       }
     }
+    if (most > 0) merge_buffers(k, {{"partials", most, BufferRole::kInput, MemSpace::kUb}});
     cx_.add_block(run_.second->s, std::move(k), run_.second->psg, blk, acc_);
+  }
+  // Split rows whose parts go to workspace slots fold them in the second pass's launch.
+  bool folds_in_second_pass() const { return run_.second && run_.epilogue && !whole_rows_; }
+  // The epilogue of row c in the second pass's block: on the statistics read from GM, or, for a
+  // row whose parts went to workspace slots (statistics that do not add atomically), on the
+  // slots loaded and folded in UB first.
+  void epilogue_of_part(int64_t c, TaskKind& k, int64_t& most) {
+    const int64_t parts = parts_of_[static_cast<size_t>(c)];
+    if (merges_atomically() || parts < 2) {
+      append_epilogue(cx_, run_, c, false, k, acc_);
+      return;
+    }
+    const Block out = out_of(c);
+    TileStep fold;  // the row's slots are side by side: one copy
+    fold.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, 0, acc_, parts));
+    for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), fold.vec);
+    const StageRun& epi = *run_.epilogue;
+    TaskKind e = cx_.vector_kind(epi.s, epi.grid.block(c), acc_, run_.dropped, stats_);
+    // The fold and the finalize are one step: the finalize's instructions follow the fold's.
+    if (e.steps.empty()) e.steps.emplace_back();
+    TileStep& first = e.steps.front();
+    first.loads.insert(first.loads.begin(), fold.loads.begin(), fold.loads.end());
+    first.vec.insert(first.vec.begin(), fold.vec.begin(), fold.vec.end());
+    append_work(k, std::move(e));
+    most = std::max(most, parts * statistics_bytes(cx_, stats_, out));
   }
   // A part of a row: its tiles folded in UB, then the whole row written, or the part added
   // atomically, or written to its workspace slot.
