@@ -43,6 +43,9 @@ std::vector<VecOp> hand_tile(ReduceKind k, const TileReduceGeometry& g, DType in
     vec.push_back(VecOp{S, in_dt, 1, 1, n});
     vec.push_back(VecOp{C, in_dt, 1, 1, n});
     add_reduce_ops(g, in_dt, vec);
+  } else if (k == ReduceKind::kPick) {
+    // The loss family's target logit: one simple instruction over the rows (its output).
+    vec.push_back(VecOp{S, dt, 1, 1, g.out_elems});
   } else if (k == ReduceKind::kArgMax || k == ReduceKind::kArgMin) {
     add_reduce_ops(g, in_dt, vec);
     vec.push_back(VecOp{S, in_dt, 1, 1, n});
@@ -86,7 +89,7 @@ std::vector<const OpRecord*> reductions() {
 }
 
 TEST(OpTable, EveryReductionIsARecordWithItsCostAndValue) {
-  EXPECT_EQ(reductions().size(), 11U);
+  EXPECT_EQ(reductions().size(), 12U);
   for (const OpRecord* r : reductions()) {
     ASSERT_TRUE(r->reduction) << r->name;
     EXPECT_FALSE(r->reduction->tile_passes.empty()) << r->name;

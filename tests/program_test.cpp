@@ -110,7 +110,7 @@ std::vector<Bad> bad_programs() {
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
        "neg, relu, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, cast, "
-       "sum, amax, amin, mean, prod, any, all, logsumexp, sumexp, argmax, argmin, cumsum, "
+       "sum, amax, amin, mean, prod, any, all, logsumexp, sumexp, pick, argmax, argmin, cumsum, "
        "rotate_half, "
        "transpose, gather, load, matmul)"},
       {"split product merged atomically",
@@ -1034,6 +1034,123 @@ TEST(ProgramPlan, AmaxAndSumexpAreTheFamilysMaxAndSumOfExpInOnePass) {
                                                  {"merge", "atomic"},
                                                  {"out", "y"}}})),
             "");
+}
+
+// A loss as a program: cross entropy's per-sample logsumexp(x) - x[target] (amax, sumexp and
+// pick in one pass, X10 and X14), then the batch mean over the per-sample values.
+Program cross_entropy_program(int64_t rows, int64_t cols, int64_t tile_cols, int64_t t2) {
+  const auto red = [](const std::string& name, json in, const std::string& out, int dim) {
+    return json{{"op", name}, {"inputs", in}, {"dim", dim}, {"keepdim", true}, {"out", out}};
+  };
+  return parse(json{
+      {"program", "ce"},
+      {"inputs",
+       {{{"name", "x"}, {"shape", {rows, cols}}, {"dtype", "fp32"}},
+        {{"name", "t"}, {"shape", {rows, 1}}, {"dtype", "int32"}}}},
+      {"outputs", {"loss"}},
+      {"body",
+       {tile({8, tile_cols}), red("amax", {"x"}, "m", 1), red("sumexp", {"x"}, "s", 1),
+        red("pick", {"x", "t"}, "xt", 1), op("log", {"s"}, "ls"), op("add", {"m", "ls"}, "lse"),
+        op("sub", {"lse", "xt"}, "r"), tile({t2, 1}), red("mean", {"r"}, "loss", 0)}}});
+}
+
+TEST(ProgramPlan, PickKeepsEachRowsElementAtItsIndexOneInstructionPerRow) {
+  // The functional proof, covering and split rows: tiled equals untiled, and the loss is the
+  // batch mean of logsumexp(x) - x[t].
+  for (int64_t tc : {64, 16}) {
+    const Program p = cross_entropy_program(32, 64, tc, 16);
+    EXPECT_TRUE(proves(p, 3)) << tc;
+    const auto in = program_inputs(p, 3);
+    const auto got = execute_program_tiled(p, in);
+    double want = 0;
+    for (int64_t r = 0; r < 32; ++r) {
+      double m = -1e300, sum = 0;
+      for (int64_t c = 0; c < 64; ++c) m = std::max(m, in[0][{r, c}]);
+      for (int64_t c = 0; c < 64; ++c) sum += std::exp(in[0][{r, c}] - m);
+      const auto target = static_cast<int64_t>(in[1][{r, 0}]);
+      ASSERT_GE(target, 0);
+      ASSERT_LT(target, 64);
+      want += m + std::log(sum) - in[0][{r, target}];
+    }
+    const NdArray& loss = got.tensors[static_cast<size_t>(p.tensor_id("loss"))];
+    EXPECT_NEAR((loss[{0, 0}]), want / 32, 1e-12);
+  }
+  // By hand: a covering (8, 64) tile's pick is one simple instruction over its 8 rows, after
+  // the amax (one in-row reduce) and the sumexp past the max (Sub, Exp, ReduceSum); the finalize
+  // Ln, Add, Sub over the 8 rows; the index loads as an int32 column (8 x 4 B).
+  KernelSpec spec;
+  spec.op = "program:ce";
+  const Program p = cross_entropy_program(32, 64, 64, 32);
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  const TaskKind& kind = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)];
+  ASSERT_EQ(kind.steps.size(), 1u);
+  const auto& vec = kind.steps[0].vec;
+  ASSERT_EQ(vec.size(), 1u + 3u + 1u + 3u);
+  EXPECT_EQ(vec[4].cls, VecClass::kSimple);  // the pick
+  EXPECT_EQ(vec[4].batch * vec[4].rows * vec[4].cols, 8);
+  ASSERT_EQ(kind.steps[0].loads.size(), 2u);
+  EXPECT_EQ(kind.steps[0].loads[1].bytes(), 8 * 4);
+  // Split rows: a pick's partials add (the index lies in one tile, the others hold 0), merged
+  // atomically: one more Add per merge.
+  EXPECT_TRUE(find_op_record("pick")->reduction->merges_atomically);
+  // The index must be int32, one position per row.
+  json bad = prog(
+      {tile({4, 64}),
+       json{{"op", "pick"}, {"inputs", {"x", "z"}}, {"dim", 1}, {"keepdim", true}, {"out", "y"}}});
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (pick): the index 'z' (4, 32) fp32 must be int32 of shape "
+            "(4, 1) (one position along dim 1 per row of 'x' (4, 64) fp32)");
+}
+
+TEST(ProgramPlan, AColumnReducesAsAVectorOfItsValues) {
+  // [t, 1] reduced along dim 0: its t values lie side by side in UB, one in-row reduce (as a
+  // [1, t] row), not t - 1 Adds of one element.
+  const TileReduceGeometry g = reduce_geometry({1024, 1}, {0});
+  EXPECT_TRUE(g.last_reduced);
+  EXPECT_EQ(g.inner, 1024);
+  std::vector<VecOp> ops;
+  add_reduce_ops(g, DType::kFp32, ops);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].cls, VecClass::kReduceLast);
+  EXPECT_EQ(ops[0].cols, 1024);
+  // A dim after the reduced one with extent > 1 keeps the across-rows form.
+  const TileReduceGeometry rows = reduce_geometry({1024, 8}, {0});
+  EXPECT_FALSE(rows.last_reduced);
+  EXPECT_EQ(rows.cols, 8);
+}
+
+TEST(ProgramPlan, SpmdBlocksFoldTheirRowsIntoAFullReductionAfterThem) {
+  // X13: the batch mean after the per-sample statistics runs in the statistics' spmd blocks:
+  // one launch; each block reduces its rows' values (one in-row reduce of as many values as it
+  // has rows), scales them (the mean's Muls) and adds one value atomically; the per-sample
+  // values are never stored.
+  const Program p = cross_entropy_program(64, 64, 64, 64);
+  KernelSpec spec;
+  spec.op = "program:ce";
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 4;
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(k.graph.num_launches(), 1);
+  ASSERT_EQ(k.graph.tasks.size(), 4u);
+  const TaskKind& kind = k.graph.kinds[static_cast<size_t>(k.graph.tasks[0].kind)];
+  const TileStep& fold = kind.steps.back();
+  ASSERT_EQ(fold.vec.size(), 2u);
+  EXPECT_EQ(fold.vec[0].cls, VecClass::kReduceLast);
+  EXPECT_EQ(fold.vec[0].cols, 16);  // 64 rows over 4 blocks
+  EXPECT_EQ(fold.vec[1].cls, VecClass::kSimple);
+  EXPECT_TRUE(fold.accumulates);
+  ASSERT_EQ(fold.stores.size(), 1u);
+  EXPECT_EQ(fold.stores[0].bytes(), 4);
+  int64_t stored = 0;
+  for (const TileStep& st : kind.steps)
+    for (const DmaOp& d : st.stores) stored += d.bytes();
+  EXPECT_EQ(stored, 4);  // only the block's share of the loss
+  // Rows split over blocks with a statistic that is not linear (cross entropy's max): the rows
+  // finish in a later launch, and the mean is a launch of its own after them.
+  spec.grid = 16;
+  const Program split = cross_entropy_program(8, 64, 16, 8);
+  EXPECT_GE(lower_program(split, spec, test::default_hw()).graph.num_launches(), 2);
+  EXPECT_TRUE(proves(split, 4));
 }
 
 TEST(ProgramPlan, NestedLoopsMakeARootPerChunkPair) {

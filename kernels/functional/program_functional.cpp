@@ -50,8 +50,10 @@ double cast_value(double x, DType to) {
 
 // Reduction `op` over the iteration block `b`, its operand `x`, into `out` (its output region):
 // the record's value, each element folded into its output's partial from the identity (at its
-// index along the reduced dim), then finalized; `values` keeps an argmax's extreme.
-void eval_reduce(const Program& p, const ProgOp& op, const Block& b, const Local& x, Local& out) {
+// index along the reduced dim), then finalized; `values` keeps an argmax's extreme. A picking
+// reduction sees only the element at its row's index (`index`, its second operand).
+void eval_reduce(const Program& p, const ProgOp& op, const Block& b, const Local& x,
+                 const Local* index, Local& out) {
   const ReduceValue& v = op.info->reduction->value;
   const Dims& s = p.tensors[static_cast<size_t>(op.in[0])].shape;
   double count = 1;
@@ -67,7 +69,14 @@ void eval_reduce(const Program& p, const ProgOp& op, const Block& b, const Local
       o.push_back(red ? 0 : q[d] - ob.origin[d]);
     }
     ReduceAcc& a = acc[static_cast<size_t>(out.data.offset(o))];
-    a = v.fold(a, at(x, q), q[static_cast<size_t>(op.dims[0])]);
+    const int64_t along = q[static_cast<size_t>(op.dims[0])];
+    double e = at(x, q);
+    if (index)
+      e = along == static_cast<int64_t>(at(
+                       *index, broadcast_coords(p.tensors[static_cast<size_t>(op.in[1])].shape, q)))
+              ? e
+              : 0.0;
+    a = v.fold(a, e, along);
   });
   out.values = Eigen::ArrayXd::Zero(out.data.data.size());
   for (size_t i = 0; i < acc.size(); ++i) {
@@ -130,7 +139,7 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       break;
     }
     case OpKind::kReduce:
-      eval_reduce(p, op, b, in(0), out);
+      eval_reduce(p, op, b, in(0), op.in.size() > 1 ? &in(1) : nullptr, out);
       break;
     case OpKind::kRotateHalf: {
       const int64_t half = shape(op.in[0]).back() / 2;
@@ -381,12 +390,16 @@ std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
     const ProgTensor& x = p.tensors[t];
     if (!x.input) continue;
     NdArray a = random_array(x.shape, static_cast<unsigned>(rng()));
-    // A gather's index holds rows of its table, a where's condition 0 or 1, int8 small integers.
+    // A gather's index holds rows of its table, a pick's positions along its reduced dim, a
+    // where's condition 0 or 1, int8 small integers.
     int64_t rows = 0;
     bool cond = false;
     for (const ProgOp& op : p.ops) {
       if (op.info->kind == OpKind::kGather && op.in[1] == static_cast<int>(t))
         rows = p.tensors[static_cast<size_t>(op.in[0])].shape[0];
+      if (op.info->kind == OpKind::kReduce && op.info->reduction->picks &&
+          op.in[1] == static_cast<int>(t))
+        rows = p.tensors[static_cast<size_t>(op.in[0])].shape[static_cast<size_t>(op.dims[0])];
       if (op.info->kind == OpKind::kWhere && op.in[0] == static_cast<int>(t)) cond = true;
     }
     for (Eigen::Index i = 0; i < a.data.size(); ++i) {

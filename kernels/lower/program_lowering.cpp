@@ -61,6 +61,8 @@ int epilogue_of(const LoweringContext& cx, const std::vector<ProgStage>& stages,
   if (red.info->kind != OpKind::kReduce || !red.apply_in_task || !red.keepdim ||
       b.shape != cx.tensor(red.out).shape)
     return -1;
+  for (int o = b.first; o <= b.last; ++o)  // a reduction of the statistics is no finalize
+    if (cx.op(o).info->kind == OpKind::kReduce) return -1;
   for (int t : b.loads) {
     bool statistic = false;
     for (int o = a.reduce_first; o <= a.last; ++o) statistic = statistic || cx.op(o).out == t;
@@ -89,6 +91,30 @@ int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stag
     for (int o = stages[k].reduce_first; o <= stages[k].last; ++o)
       if (b.reader_op.count(cx.op(o).out)) return static_cast<int>(next);
   return -1;
+}
+
+// spmd (X13): the stage `next` after stage `si` (and what is fused into it) that reduces every dim
+// of a per-row result of theirs (a loss's batch mean) by a statistic that merges by an atomic add
+// with a linear finalize (sum, mean), read by nothing after it: the stage's blocks fold their
+// values into its output (fold_stage.cpp) rather than a launch of its own; -1: none.
+int fold_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
+            size_t next) {
+  if (!cx.spmd() || next >= stages.size() || !cx.spec().block.empty()) return -1;
+  const ProgStage& f = stages[next];
+  const ProgOp& red = cx.op(f.first);
+  if (f.first != f.last || f.online >= 0 || red.info->kind != OpKind::kReduce ||
+      !red.info->reduction->merges_atomically || red.info->reduction->gives_index ||
+      red.info->reduction->picks || f.loop != stages[si].loop)
+    return -1;
+  // Every dim reduced but those of extent 1: one value out.
+  if (product(cx.tensor(red.out).shape) != 1 || cx.tensor(red.in[0]).output) return -1;
+  bool made = false;
+  for (size_t k = si; k < next; ++k)
+    for (int o = stages[k].first; o <= stages[k].last; ++o)
+      made = made || cx.op(o).out == red.in[0];
+  for (size_t k = next + 1; k < stages.size(); ++k)
+    if (stages[k].reader_op.count(red.in[0])) return -1;
+  return made ? static_cast<int>(next) : -1;
 }
 
 // What the split stage `si` and its fused stages (up to `unfused`, the first stage that is not)
@@ -154,18 +180,24 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
                      produced, epi);
     if (second >= 0) run.second = &fused_run(cx, stages, second, run.grid, base, produced, pass);
     const size_t fused = si + (epilogue >= 0 ? 1 : 0) + (second >= 0 ? 1 : 0);
+    std::optional<StageRun> folded;
+    const int fold = s.kind == OpKind::kMatmul ? -1 : fold_of(cx, stages, si, fused + 1);
+    if (fold >= 0)
+      run.fold = &fused_run(cx, stages, fold, stage_grid(stages[static_cast<size_t>(fold)]), base,
+                            produced, folded);
     // What the split stage's tasks hold in UB for the work after them: under pypto's tree,
     // chain and atomic merges the second pass is tasks of its own, which read from GM.
     const bool apart = second >= 0 && !cx.spmd() && cx.op(s.last).merge != MergeMode::kInTask;
     if (fused > si) run.dropped = statistics_dropped(cx, stages, si, apart ? fused : fused + 1);
+    if (fold >= 0) run.dropped.push_back(cx.op(stages[static_cast<size_t>(fold)].first).in[0]);
     lowering_of(cx, s)(cx, run);
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);
-    for (std::optional<StageRun>* f : {&epi, &pass})
+    for (std::optional<StageRun>* f : {&epi, &pass, &folded})
       if (*f) {
         for (size_t i = 0; i < (*f)->s.stores.size(); ++i)
           produced[(*f)->s.stores[i]] = std::move((*f)->stores[i]);
       }
-    si = fused;
+    si = fold >= 0 ? static_cast<size_t>(fold) : fused;
   }
   g.finalize();
   LoweredKernel& out = cx.out();

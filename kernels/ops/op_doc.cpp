@@ -68,7 +68,7 @@ std::string temporaries_text(const OpRecord& r) {
 }
 
 std::string inputs_text(const OpRecord& r) {
-  const int n = op_inputs(r.kind);
+  const int n = op_inputs(r);
   if (r.n_ary) return fmt::format("{} or more (folded left to right)", n);
   return r.kind == OpKind::kBinary ? "2 (or 1 and a scalar)" : std::to_string(n);
 }

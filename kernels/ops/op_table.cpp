@@ -255,6 +255,19 @@ ReduceRecord index_reduce(bool max) {
           .value = index_value(max)};
 }
 
+// pick: each row's element at its int32 index, one simple instruction per row on the row values
+// (the scalar read of x[row, index] into the row's slot, as the loss family priced its target
+// logit); a split row's partials add (the index lies in one of them, the others hold 0), so they
+// merge atomically.
+ReduceRecord pick() {
+  return {.tile_passes = {out_pass(S, "x[row, index] per row")},
+          .merge_passes = {out_pass(S, "Add")},
+          .merges_atomically = true,
+          .picks = true,
+          .partial = "picked value (0 outside its tile)",
+          .value = number(0, std::plus<>())};
+}
+
 // The reductions. sum, amax, amin and mean merge by an atomic DMA add, max or min; a mean
 // scales each partial by 1 / count (Muls over the outputs), so its partials add.
 std::vector<OpRecord> reduction_records() {
@@ -285,6 +298,8 @@ std::vector<OpRecord> reduction_records() {
       reduction("sumexp",
                 "sum(exp(x - max)) over dim(s), the max the row's own (softmax's denominator)",
                 ReduceKind::kSumExp, sum_exp()),
+      reduction("pick", "x at an int32 index per row along one dim (cross entropy's target logit)",
+                ReduceKind::kPick, pick()),
       reduction("argmax", "int32 index of the first maximum along one dim", ReduceKind::kArgMax,
                 index_reduce(true)),
       reduction("argmin", "int32 index of the first minimum along one dim", ReduceKind::kArgMin,
@@ -380,6 +395,10 @@ const char* op_kind_name(OpKind k) {
       return "load";
   }
   return "?";
+}
+
+int op_inputs(const OpRecord& r) {
+  return r.reduction && r.reduction->picks ? 2 : op_inputs(r.kind);
 }
 
 int op_inputs(OpKind k) {

@@ -41,7 +41,8 @@ enum class OpKind {
 // logsumexp is log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled
 // to it), so partials of a split row merge by log(exp(a) + exp(b)); sumexp is sum(exp(x - max x)),
 // the softmax family's (max, sum of exp) pair kept the same way, its max shared with an amax of
-// the same input in the same pass.
+// the same input in the same pass; pick keeps each row's element at an int32 index (cross
+// entropy's target logit).
 enum class ReduceKind {
   kSum,
   kMax,
@@ -53,7 +54,8 @@ enum class ReduceKind {
   kArgMax,
   kArgMin,
   kLogSumExp,
-  kSumExp
+  kSumExp,
+  kPick
 };
 
 // A set of dtypes (a bit per DType).
@@ -109,6 +111,8 @@ const char* op_kind_name(OpKind k);
 // The inputs an op of the kind takes (where: cond, x, y; gather: table, index; matmul: a, b); an
 // n-ary binary op takes this many or more.
 int op_inputs(OpKind k);
+// The inputs op `r` takes (a picking reduction's index besides its operand).
+int op_inputs(const OpRecord& r);
 
 // numpy broadcasting, the one rule for every op with several elementwise operands (a built-in
 // binary op's params.broadcast and a program's binary, n-ary and where ops alike): shapes

@@ -69,6 +69,9 @@ struct ReduceRecord {
   // stage's statistics, or a tile covering the row), that amax's output is the max, and these two
   // passes are not run again (program.hpp reused_max).
   bool running_max = false;
+  // A second operand, an int32 index per output element along the (one) reduced dim, picks the
+  // one element the statistic keeps (a gather of one value per row; partials of a split row add).
+  bool picks = false;
   std::string partial{};  // what a partial holds: "sum", "product", "index", ...
   ReduceValue value{};
 };

@@ -17,15 +17,13 @@ void add_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast, cons
 TileReduceGeometry reduce_geometry(const Dims& extent, const std::vector<int>& dims) {
   TileReduceGeometry g;
   g.elems = product(extent);
-  const size_t last = extent.size() - 1;
-  g.last_reduced = is_reduced(dims, last);
   for (int d : dims) g.rows *= extent[static_cast<size_t>(d)];
-  if (g.last_reduced) {
-    g.inner = extent[last];
-  } else {
-    const int last_red = dims.empty() ? -1 : dims.back();
-    for (size_t d = static_cast<size_t>(last_red + 1); d < extent.size(); ++d) g.cols *= extent[d];
-  }
+  const int last_red = dims.empty() ? -1 : dims.back();
+  for (size_t d = static_cast<size_t>(last_red + 1); d < extent.size(); ++d) g.cols *= extent[d];
+  // Dims of extent 1 after the last reduced dim leave its elements side by side in UB: it is
+  // reduced as a last dim (a [t, 1] column is a vector of t).
+  g.last_reduced = last_red >= 0 && g.cols == 1;
+  if (g.last_reduced) g.inner = extent[static_cast<size_t>(last_red)];
   g.out_elems = g.elems / g.rows;
   return g;
 }

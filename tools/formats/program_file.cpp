@@ -229,7 +229,7 @@ void Loader::resolve(const RawOp& raw, size_t index) {
 void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
   const OpKind kind = op.info->kind;
   const bool scalar = at.e.has("scalar");
-  const size_t want = kind == OpKind::kBinary && scalar ? 1 : static_cast<size_t>(op_inputs(kind));
+  const size_t want = kind == OpKind::kBinary && scalar ? 1 : static_cast<size_t>(op_inputs(*op.info));
   if (kind == OpKind::kBinary && op.info->n_ary && !scalar) {
     if (op.in.size() < 2)
       at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
@@ -283,7 +283,9 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   out.dtype = op.info->out == OutDType::kInt32 ? DType::kInt32 : x.dtype;
   // Every value operand (where's condition and gather's index have their own rules).
   const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
-  const size_t last = op.info->kind == OpKind::kGather ? 1 : op.in.size();
+  const bool index_last =
+      op.info->kind == OpKind::kGather || (op.info->reduction && op.info->reduction->picks);
+  const size_t last = index_last ? 1 : op.in.size();
   for (size_t i = first; i < last; ++i) require_operand_dtype(at, op, op.in[i]);
   switch (op.info->kind) {
     case OpKind::kUnary:
@@ -368,8 +370,17 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   read_reduce_dims(at, op, rank);
   op.keepdim = e.boolean_or("keepdim", false);
   const ReduceRecord& red = *op.info->reduction;
-  if (red.gives_index && op.dims.size() != 1)
+  if ((red.gives_index || red.picks) && op.dims.size() != 1)
     e.at("dim").fail(at.where + ": " + op.name + " takes one dim (the index is along it)");
+  if (red.picks) {
+    Dims rows = x.shape;
+    rows[static_cast<size_t>(op.dims[0])] = 1;
+    const ProgTensor& idx = tensor(op.in[1]);
+    if (idx.dtype != DType::kInt32 || idx.shape != rows)
+      at.fail(fmt::format("the index {} must be int32 of shape {} (one position along dim {} per "
+                          "row of {})",
+                          text(op.in[1]), format_dims(rows), op.dims[0], text(op.in[0])));
+  }
   if (e.has("merge") && e.at("merge").string() == "online") {
     // Online softmax carried into its consumers (flash attention): the statistic is kept per
     // query row as a running max and sum while the row's key tiles stream by

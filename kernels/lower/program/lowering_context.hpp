@@ -67,6 +67,11 @@ struct StageRun {
   // chain, the last chain segment, the root merge, a finishing task after atomic partials, an
   // spmd block holding whole rows; where rows split over blocks, a launch of its own).
   StageRun* epilogue = nullptr;
+  // spmd (X13): the reduction of every dim of this stage's per-row result after it (fold_of,
+  // program_lowering.cpp), folded into the stage's blocks: each reduces the values it produced
+  // and adds its share to the output atomically (fold_stage.cpp), as the loss family's blocks
+  // add their samples' share of the batch mean; null: none.
+  StageRun* fold = nullptr;
   std::vector<int> dropped = {};
 };
 
@@ -194,6 +199,13 @@ void lower_matmul_stage(LoweringContext& cx, StageRun& run);
 // second pass in the tasks that finish rows (or, where rows split over blocks, a launch of its
 // own).
 void lower_split_stage(LoweringContext& cx, StageRun& run);
+// The fold of run.fold into a block that produced `values` of its input (fold_stage.cpp): the
+// values reduced as one column, the reduction's finalize (a mean's scale: the fold is linear, so
+// each block scales its share) and one atomic add into the output; empty when values is 0.
+TaskKind fold_kind(LoweringContext& cx, const StageRun& run, int64_t values,
+                   std::vector<Access>& acc);
+// The values of the fold's input that tile (or output block) b of the stage holds.
+int64_t fold_values(const LoweringContext& cx, const StageRun& run, const Block& b);
 // A cumsum over a split dim (scan_stage.cpp): a task walks each row's tiles with the carry.
 void lower_scan_stage(LoweringContext& cx, StageRun& run);
 // A flash stage (flash_stage.cpp): per query block, per key block, S on the AIC, the online

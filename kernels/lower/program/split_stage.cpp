@@ -354,6 +354,14 @@ class SplitSpmd {
       for (const Part& p : block_chain_runs(units_, used, blk))
         whole_rows_ = whole_rows_ && p.s0 == 0 && p.s1 == segs_;
     fuse_second_ = run.second != nullptr && whole_rows_;
+    // X13: the fold goes into the blocks that finish rows, or that add a linear statistic's parts
+    // (each part's scaled share is its share of the fold); otherwise the per-row result is stored
+    // and the fold's reduction runs as a launch of its own.
+    folds_ = run.fold && (whole_rows_ || (merges_atomically() && !run.epilogue));
+    if (run.fold && !folds_) {
+      const int t = cx.op(run.fold->s.first).in[0];
+      std::erase(run.dropped, t);
+    }
   }
 
   void lower() {
@@ -369,6 +377,8 @@ class SplitSpmd {
     // the rows of its own parts (the epilogue, from the statistics in GM or folded from the
     // row's slots) and walks those parts again (the second pass), as the first launch shared
     // them; without a second pass the epilogue is a launch of its own.
+    if (run_.fold && !folds_)
+      run_.fold->s.split ? lower_split_stage(cx_, *run_.fold) : lower_vector_stage(cx_, *run_.fold);
     if (whole_rows_) return;
     if (run_.second) {
       for (int64_t blk = 0; blk < used; ++blk) second_pass_block(blk, used);
@@ -380,6 +390,7 @@ class SplitSpmd {
 
  private:
   using Part = ChainRun;
+  int fold_input() const { return run_.fold ? cx_.op(run_.fold->s.first).in[0] : -1; }
   bool merges_atomically() const {
     for (int o = run_.s.reduce_first; o <= run_.s.last; ++o)
       if (!cx_.op(o).info->reduction->merges_atomically) return false;
@@ -392,7 +403,12 @@ class SplitSpmd {
   void first_launch_block(int64_t blk, int64_t used) {
     acc_.clear();
     TaskKind k;
-    for (const Part& part : block_chain_runs(units_, used, blk)) append_kind(k, part_kind(part));
+    int64_t values = 0;  // of the fold's input (X13)
+    for (const Part& part : block_chain_runs(units_, used, blk)) {
+      append_kind(k, part_kind(part));
+      values += product(out_of(part.chain).extent);
+    }
+    if (folds_) append_kind(k, fold_kind(cx_, run_, values, acc_));
     cx_.add_block(run_.s, std::move(k), run_.psg, blk, acc_);
   }
   void second_pass_block(int64_t blk, int64_t used) {
@@ -460,8 +476,14 @@ class SplitSpmd {
     TileStep fin;
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (part.s0 == 0 && part.s1 == segs_) {
-      store_statistics(cx_, stats_, out, whole_rows_ ? run_.dropped : std::vector<int>{}, fin,
-                       acc_);
+      // Rows split over blocks keep their statistics in GM for the launches after (but the
+      // fold's input, which the block folds).
+      std::vector<int> unstored = run_.dropped;
+      if (!whole_rows_)
+        std::erase_if(unstored, [&](int t) { return !folds_ || t != fold_input(); });
+      store_statistics(cx_, stats_, out, unstored, fin, acc_);
+    } else if (folds_) {
+      // A linear statistic's part: its scaled share stays in UB for the block's fold.
     } else if (merges_atomically()) {
       store_statistics(cx_, stats_, out, {}, fin, acc_);
       fin.accumulates = true;
@@ -524,6 +546,7 @@ class SplitSpmd {
   const int64_t rows_, segs_;
   bool whole_rows_ = true;                // every row whole in one block
   bool fuse_second_ = false;              // run_.second runs in the first launch's blocks
+  bool folds_ = false;                    // run_.fold runs in the first launch's blocks
   std::vector<std::vector<Part>> units_;  // shared in contiguous runs over the blocks
   std::string what_;                      // the units, for the grid check's message
   std::vector<int64_t> parts_of_;         // per row: the parts written so far

@@ -56,8 +56,13 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
     const BlockRange range = block_range(cut.regions(), used, blk);
     acc.clear();
     TaskKind k;
+    int64_t values = 0;  // of the fold's input (X13)
     for (int64_t i = range.begin; i < range.end; ++i)
-      cut.for_each_subtile(i, [&](const Block& b) { append_kind(k, make(b, acc)); });
+      cut.for_each_subtile(i, [&](const Block& b) {
+        append_kind(k, make(b, acc));
+        if (run.fold) values += fold_values(cx, run, b);
+      });
+    if (run.fold) append_kind(k, fold_kind(cx, run, values, acc));
     cx.add_block(s, std::move(k), run.psg, blk, acc);
   }
   cx.end_launch(s, run.psg, used, cx.spec().block.empty() ? "tiles" : "block regions", s.psg, core);

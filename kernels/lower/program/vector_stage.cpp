@@ -359,7 +359,7 @@ TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::v
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
   lower_tiles(cx, run, CoreType::kAiv, [&](const Block& b, std::vector<Access>& acc) {
-    return cx.vector_kind(run.s, b, acc);
+    return cx.vector_kind(run.s, b, acc, run.dropped);
   });
 }
 
