@@ -31,14 +31,14 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.kernel_time_us = m.launch_us + m.handshake_us + us(sim.last_end) + m.completion_us + m.end_us;
 
   const size_t ncores = sim.core_types.size();
-  // Each core's tasks in start order (ties by index), each with what the sums need, gathered
-  // in task order: the sums then read memory in order, not a record per core switch. Gathered in
-  // task order, a stable sort by start breaks ties by index without holding it (32 B a task).
+  // Each core's tasks in start order (ties by index): their start, index and kind (16 B a task,
+  // the peak of a big replay's memory is here), the rest read from the record.
   struct Run {
-    double start, end, pred_end;
-    float write_share;
-    int32_t kind;
-    bool operator<(const Run& o) const { return start < o.start; }
+    double start;
+    int32_t task, kind;
+    bool operator<(const Run& o) const {
+      return start != o.start ? start < o.start : task < o.task;
+    }
   };
   std::vector<std::vector<Run>> by_core(ncores);
   std::vector<size_t> on_core(ncores, 0);
@@ -46,8 +46,7 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   for (size_t c = 0; c < ncores; ++c) by_core[c].reserve(on_core[c]);
   for (size_t i = 0; i < sim.tasks.size(); ++i)
     by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(
-        Run{sim.tasks[i].start, sim.tasks[i].end, sim.tasks[i].pred_end, sim.tasks[i].write_share,
-            graph.tasks[i].kind});
+        Run{sim.tasks[i].start, static_cast<int32_t>(i), graph.tasks[i].kind});
 
   // Per PSG and in total, in task order.
   std::vector<PsgMetrics> psg(graph.psg_names.size());
@@ -71,14 +70,15 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
     for (size_t c = cores.begin(); c != cores.end(); ++c) {
       auto& list = by_core[c];
       if (list.empty()) continue;
-      if (!std::is_sorted(list.begin(), list.end())) std::stable_sort(list.begin(), list.end());
+      if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
       CoreMetrics& cm = per_core[c];
       cm.core = static_cast<int32_t>(c);
       cm.type = sim.core_types[c];
       double prev_end = sim.first_start;
       double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0, mte1 = 0;
-      for (const Run& r : list) {
-        const auto& cost = sim.kind_costs[static_cast<size_t>(r.kind)];
+      for (const Run& run : list) {
+        const TaskRecord& r = sim.tasks[static_cast<size_t>(run.task)];
+        const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
         const double dur = r.end - r.start;
         // A core's busy time is the union of its tasks' spans: a board trace may draw tasks of
         // one core overlapping (PyPTO's swimlane, on tids of their own), which must not give a

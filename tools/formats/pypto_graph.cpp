@@ -223,9 +223,22 @@ class TaskReader : public JsonBatchReader {
     raw_.kind.push_back(kind_of({intern(func), core, cycles}));
   }
 
-  // The batch's kind of a key; tasks of one kind usually come together, so the last is cached.
+  // The batch's kind of a key: a batch holds a few kinds, found by a scan faster than a hash
+  // (the map serves batches of many).
   int32_t kind_of(const KindKey& key) {
     if (last_kind_ >= 0 && raw_.kinds[static_cast<size_t>(last_kind_)] == key) return last_kind_;
+    if (raw_.kinds.size() <= kScannedKinds) {
+      const auto it = std::find(raw_.kinds.begin(), raw_.kinds.end(), key);
+      if (it != raw_.kinds.end()) return last_kind_ = static_cast<int32_t>(it - raw_.kinds.begin());
+      if (raw_.kinds.size() < kScannedKinds) {
+        raw_.kinds.push_back(key);
+        return last_kind_ = static_cast<int32_t>(raw_.kinds.size() - 1);
+      }
+      for (size_t k = 0; k < raw_.kinds.size(); ++k)
+        kind_index_.emplace(raw_.kinds[k], static_cast<int32_t>(k));
+    }
+    if (const auto it = kind_index_.find(key); it != kind_index_.end())
+      return last_kind_ = it->second;
     const auto [it, fresh] = kind_index_.emplace(key, static_cast<int32_t>(raw_.kinds.size()));
     if (fresh) raw_.kinds.push_back(key);
     return last_kind_ = it->second;
@@ -353,7 +366,8 @@ class TaskReader : public JsonBatchReader {
   std::vector<int64_t> succ_ids_;
   std::vector<std::string> other_keys_;
   std::unordered_map<std::string, int32_t> func_index_;
-  std::unordered_map<KindKey, int32_t, KindHash> kind_index_;
+  static constexpr size_t kScannedKinds = 16;
+  std::unordered_map<KindKey, int32_t, KindHash> kind_index_;  // beyond kScannedKinds kinds
   std::unordered_map<int64_t, int32_t> root_index_;
   int32_t last_ = -1, last_kind_ = -1;
 };
@@ -423,7 +437,7 @@ class GraphBuilder {
     ids_.reserve(n);
     remaining_.reserve(n);
     succ_off_.reserve(n + 1);
-    succ_ids_.reserve(static_cast<size_t>(static_cast<double>(n) * edges_per_task));
+    succ_rel_.reserve(static_cast<size_t>(static_cast<double>(n) * edges_per_task));
   }
 
   void append(const BatchTasks& b) {
@@ -448,9 +462,13 @@ class GraphBuilder {
       if (r >= kBigRemaining) big_remaining_.emplace_back(ids_.size() + i, r);
       remaining_.push_back(static_cast<int32_t>(std::min(r, kBigRemaining)));
     }
+    if (ids_.empty()) base_id_ = b.id[0];
+    for (size_t i = 0; i < n; ++i)
+      consecutive_ = consecutive_ && static_cast<__int128>(b.id[i]) - base_id_ ==
+                                         static_cast<__int128>(ids_.size() + i);
     ids_.insert(ids_.end(), b.id.begin(), b.id.end());
-    const auto base = static_cast<int64_t>(succ_ids_.size());
-    succ_ids_.insert(succ_ids_.end(), b.succ.begin(), b.succ.end());
+    const auto base = static_cast<int64_t>(edges());
+    add_successors(b.succ);
     for (size_t i = 1; i < b.succ_off.size(); ++i)
       succ_off_.push_back(base + static_cast<int64_t>(b.succ_off[i]));
     out_.hub_tasks += b.hub_tasks;
@@ -518,41 +536,70 @@ class GraphBuilder {
     return index;
   }
 
-  // Successor ids to task indices, each list sorted, repeats dropped (the offsets compacted in
-  // place); the ids' column is freed.
+  size_t edges() const { return wide_ ? succ_ids_.size() : succ_rel_.size(); }
+
+  // Successor taskIds, kept as 4-byte offsets from the first task's id while they fit (a
+  // successor is a later task: tilesim's and PyPTO's ids count up), else as they are.
+  void add_successors(const std::vector<int64_t>& ids) {
+    size_t e = 0;
+    if (!wide_) {
+      for (; e < ids.size(); ++e) {
+        const __int128 rel = static_cast<__int128>(ids[e]) - base_id_;
+        if (rel < 0 || rel >= std::numeric_limits<int32_t>::max()) break;
+        succ_rel_.push_back(static_cast<int32_t>(rel));
+      }
+      if (e == ids.size()) return;
+      wide_ = true;
+      succ_ids_.reserve(succ_rel_.capacity());
+      for (const int32_t r : succ_rel_) succ_ids_.push_back(base_id_ + r);
+      succ_rel_ = {};
+    }
+    succ_ids_.insert(succ_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(e), ids.end());
+  }
+
+  // Successor ids to task indices, each list sorted, repeats dropped, in place (the offsets and
+  // the indices compacted as they are read); the ids' column is freed. Ids i == first + i
+  // need no lookup: the offset is the index.
   Successors successor_indices() {
     const size_t n = size();
-    const IndexOf index_of(ids_, origin_);
+    std::optional<IndexOf> index_of;
+    if (wide_ || !consecutive_) index_of.emplace(ids_, origin_);  // refuses a repeated taskId
     Successors out;
-    out.to.reserve(succ_ids_.size());
+    out.to = wide_ ? std::vector<int32_t>(succ_ids_.size()) : std::move(succ_rel_);
+    const auto id_of = [&](size_t e) { return wide_ ? succ_ids_[e] : base_id_ + out.to[e]; };
     int64_t duplicate_edges = 0;
     std::string first_duplicate;
+    size_t w = 0;  // entries kept so far; never past the entry being read
     for (size_t i = 0; i < n; ++i) {
-      const size_t begin = out.to.size();
+      const size_t begin = w;
       for (auto e = static_cast<size_t>(succ_off_[i]); e < static_cast<size_t>(succ_off_[i + 1]);
            ++e) {
-        const int32_t s = index_of.find(succ_ids_[e]);
+        const int32_t s = index_of                             ? index_of->find(id_of(e))
+                          : static_cast<size_t>(out.to[e]) < n ? out.to[e]
+                                                               : -1;
         if (s < 0)
           JsonPlace(origin_, element_path(i, ids_[i]))
-              .fail(fmt::format("successor {} is not a taskId of this graph", succ_ids_[e]));
+              .fail(fmt::format("successor {} is not a taskId of this graph", id_of(e)));
         if (s == static_cast<int32_t>(i))
           JsonPlace(origin_, element_path(i, ids_[i])).fail("lists itself as successor");
-        out.to.push_back(s);
+        out.to[w++] = s;
       }
       const auto first = out.to.begin() + static_cast<std::ptrdiff_t>(begin);
-      if (!std::is_sorted(first, out.to.end())) std::sort(first, out.to.end());
-      const auto dup = std::unique(first, out.to.end());
-      if (dup != out.to.end()) {
+      const auto last = out.to.begin() + static_cast<std::ptrdiff_t>(w);
+      if (!std::is_sorted(first, last)) std::sort(first, last);
+      const auto dup = std::unique(first, last);
+      if (dup != last) {
         if (duplicate_edges == 0)
           first_duplicate = fmt::format("taskId {} lists successor {} twice", ids_[i],
                                         ids_[static_cast<size_t>(*dup)]);
-        duplicate_edges += out.to.end() - dup;
-        out.to.erase(dup, out.to.end());
+        duplicate_edges += last - dup;
+        w = static_cast<size_t>(dup - out.to.begin());
       }
       // Offset i + 1 is read above before it is written here: the compaction never overtakes.
       succ_off_[i] = static_cast<int64_t>(begin);
     }
-    succ_off_[n] = static_cast<int64_t>(out.to.size());
+    succ_off_[n] = static_cast<int64_t>(w);
+    out.to.resize(w);
     if (duplicate_edges > 0)
       out_.warnings.push_back(
           fmt::format("{}: {} repeated successor entries counted once (first: {})", origin_,
@@ -643,6 +690,10 @@ class GraphBuilder {
   std::vector<int64_t> ids_;
   std::vector<int32_t> remaining_;                         // clamped to kBigRemaining
   std::vector<std::pair<size_t, int64_t>> big_remaining_;  // (task, count) of those clamped
+  int64_t base_id_ = 0;                                    // the first task's taskId
+  bool consecutive_ = true;        // every taskId so far is base_id_ + its index
+  bool wide_ = false;              // a successor did not fit succ_rel_: succ_ids_ holds them all
+  std::vector<int32_t> succ_rel_;  // successor taskId - base_id_
   std::vector<int64_t> succ_ids_;
   std::vector<int64_t> succ_off_{0};
   double total_ = 0;
