@@ -1,9 +1,9 @@
 """Sweeps on a Dask cluster: the candidates of each sweep are split into chunks, the shards of
 ``tilesim sweep --shard K/N``; each chunk is evaluated on a worker through the same C++ path
-(tilesim._core.shard) and the chunks are merged as ``tilesim merge`` merges shard files, so the
-result equals a local sweep's. A chunk travels as a binary shard (the same records as the shard
-file's JSON, a tenth of its size and no JSON to build or parse: that cost the client more than the
-workers' own evaluation), or as shard-file text where a results_dir keeps it. A chunk whose task fails is retried (Dask ``retries``); with
+(tilesim._core.shard_bytes) and the chunks are merged as ``tilesim merge`` merges shard files, so
+the result equals a local sweep's. A chunk travels as a binary shard (the same records as the
+shard file's JSON, about half its size and no JSON to build or parse: that cost the client more
+than the workers' own evaluation). A chunk whose task fails is retried (Dask ``retries``); with
 ``results_dir`` every finished chunk is kept there as a shard file (``<hash>-K-of-N.json``, the
 CLI's format) and a rerun evaluates only the chunks not there yet.
 
@@ -12,6 +12,7 @@ CLI's format) and a rerun evaluates only the chunks not there yet.
     res = tilesim.sweep("cfg.json", client=client, results_dir="chunks/")
     results = tilesim.dask.sweep_many(["a.json", "b.json"], client)
 """
+import json
 import os
 import tempfile
 import uuid
@@ -21,11 +22,29 @@ from ._jobs import sweep_job
 from .results import SweepResult
 
 
+_worker_job = None  # (doc text, SweepJob): the last sweep a worker rebuilt, replaced whole
+
+
+def _job_of(doc):
+    """The SweepJob of `doc`, rebuilt once per sweep on a worker, not once per chunk (expanding a
+    large space costs a chunk's worth of time). The pair is read once, so a worker thread on
+    another sweep's chunk cannot hand this one its job."""
+    global _worker_job
+    from tilesim import _core as core
+
+    key = json.dumps(doc, sort_keys=True)
+    cached = _worker_job
+    if cached is None or cached[0] != key:
+        cached = (key, core.job_from_doc(doc))
+        _worker_job = cached
+    return cached[1]
+
+
 def evaluate_chunk(doc, k, n, jobs):
     """Shard k of n of the sweep `doc` (a SweepJob's doc), as shard-file text. Runs on a worker."""
     from tilesim import _core as core
 
-    return core.shard(core.job_from_doc(doc), k, n, jobs)
+    return core.shard(_job_of(doc), k, n, jobs)
 
 
 def evaluate_chunk_bytes(doc, k, n, jobs):
@@ -33,7 +52,7 @@ def evaluate_chunk_bytes(doc, k, n, jobs):
     shard-file text). Runs on a worker."""
     from tilesim import _core as core
 
-    return core.shard_bytes(core.job_from_doc(doc), k, n, jobs)
+    return core.shard_bytes(_job_of(doc), k, n, jobs)
 
 
 def default_chunks(candidates, client):
