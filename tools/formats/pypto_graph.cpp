@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -166,15 +167,20 @@ class TaskReader : public JsonBatchReader {
     unsigned seen = 0;
     succ_ids_.clear();
     other_keys_.clear();
+    int next = kTaskId;  // the key expected next: writers keep one order
     for (auto member : task) {
       od::field field;
       if (std::move(member).get(field) != simdjson::SUCCESS) return false;
-      const std::string_view key = JsonStream::key(field);
-      const Key k = key_of(key);
+      Key k = next < kKeys && is_raw_key(field, kNames[next]) ? static_cast<Key>(next) : kKeys;
       if (k == kKeys) {
-        skip_other(key, field);
-        continue;
+        const std::string_view key = JsonStream::key(field);
+        k = key_of(key);
+        if (k == kKeys) {
+          skip_other(key, field);
+          continue;
+        }
       }
+      next = k + 1;
       if (seen & (1u << k)) return false;
       seen |= 1u << k;
       od::value fv = field.value();
@@ -202,6 +208,13 @@ class TaskReader : public JsonBatchReader {
     if (index == first_index_) raw_.with_root = has_root;
     push(ints[kTaskId], strings[kFuncName], *core, exec, ints[kRemaining], succ_ids_, ints[kRoot]);
     return true;
+  }
+
+  // Whether a key is `name` as written, without an escape: its text then its closing quote (the
+  // batch text is padded, so reading one byte past a shorter key stays inside it).
+  static bool is_raw_key(od::field& field, std::string_view name) {
+    const char* raw = field.key().raw();
+    return std::memcmp(raw, name.data(), name.size()) == 0 && raw[name.size()] == '"';
   }
 
   // One task, checked, into the columns.
