@@ -69,6 +69,8 @@ def main():
                   "identical to local")
     # Time grows with the chunk count by the per-chunk overhead: a least-squares slope.
     xs, ys = [p[0] for p in points], [p[1] for p in points]
+    if len(set(xs)) < 2:
+        return  # one chunk count: no slope
     mx, my = statistics.mean(xs), statistics.mean(ys)
     slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
     print(f"  per-chunk overhead (slope of time over chunks): {slope * 1e3:.1f} ms")
