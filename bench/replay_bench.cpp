@@ -1,9 +1,11 @@
 // Replay throughput: PyPTO fixed-latency task graphs parsed and simulated, in tasks per second.
 // Graphs are layered: layers of 1000 tasks, every task after the first layer depends on 3 tasks
-// of the previous layer (fan-in 3); every fourth layer runs on AIC cores.
+// of the previous layer (fan-in 3); every fourth layer runs on AIC cores. Task i's taskId is i, or
+// PyPTO's (device task << 32 | index in it) with device tasks of kDeviceTask tasks (the reader's
+// general path: ids with gaps, looked up in a table, several root functions).
 //
 //   replay_bench                              the benchmarks (BM_ReplayFile: 10^6 tasks end to end)
-//   replay_bench --write-graph FILE N         writes the N-task graph, for `tilesim replay FILE`
+//   replay_bench --write-graph FILE N [pypto] writes the N-task graph, for `tilesim replay FILE`
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -25,15 +27,19 @@ namespace tilesim {
 namespace {
 
 constexpr int64_t kWidth = 1000;
+constexpr int64_t kDeviceTask = 100'000;
 
 // The fixed-latency JSON text of a layered graph of `n` tasks, one task per line.
-std::string layered_graph_json(int64_t n) {
+std::string layered_graph_json(int64_t n, bool pypto_ids = false) {
+  const auto id = [&](int64_t i) {
+    return pypto_ids ? (i / kDeviceTask) << 32 | i % kDeviceTask : i;
+  };
   std::vector<std::vector<int64_t>> succ(static_cast<size_t>(n));
   std::vector<int64_t> preds(static_cast<size_t>(n), 0);
   for (int64_t i = kWidth; i < n; ++i) {
     const int64_t prev_layer = (i / kWidth - 1) * kWidth;
     for (int64_t j = 0; j < 3; ++j) {
-      succ[static_cast<size_t>(prev_layer + (i * 7 + j * 13) % kWidth)].push_back(i);
+      succ[static_cast<size_t>(prev_layer + (i * 7 + j * 13) % kWidth)].push_back(id(i));
       ++preds[static_cast<size_t>(i)];
     }
   }
@@ -41,21 +47,21 @@ std::string layered_graph_json(int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t layer = i / kWidth;
     const bool cube = layer % 4 == 3;
-    text +=
-        fmt::format(R"({{"taskId":{},"funcName":"{}","coreType":"{}","execTime":{},)"
-                    R"("remainingPredecessors":{},"successors":[{}]}})",
-                    i, cube ? "matmul" : "vec" + std::to_string(layer % 4), cube ? "AIC" : "AIV",
-                    2000 + 500 * (i % 3),  // three durations per function
-                    preds[static_cast<size_t>(i)], fmt::join(succ[static_cast<size_t>(i)], ","));
+    text += fmt::format(
+        R"({{"taskId":{},"funcName":"{}","coreType":"{}","execTime":{},)"
+        R"("remainingPredecessors":{},"successors":[{}]}})",
+        id(i), cube ? "matmul" : "vec" + std::to_string(layer % 4), cube ? "AIC" : "AIV",
+        2000 + 500 * (i % 3),  // three durations per function
+        preds[static_cast<size_t>(i)], fmt::join(succ[static_cast<size_t>(i)], ","));
     text += i + 1 < n ? ",\n" : "\n";
   }
   return text + "]\n";
 }
 
-std::filesystem::path graph_file(int64_t n) {
-  const auto file =
-      std::filesystem::temp_directory_path() / fmt::format("tilesim_replay_bench_{}.json", n);
-  if (!std::filesystem::exists(file)) std::ofstream(file) << layered_graph_json(n);
+std::filesystem::path graph_file(int64_t n, bool pypto_ids = false) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    fmt::format("tilesim_replay_bench_{}{}.json", n, pypto_ids ? "_pypto" : "");
+  if (!std::filesystem::exists(file)) std::ofstream(file) << layered_graph_json(n, pypto_ids);
   return file;
 }
 
@@ -66,8 +72,9 @@ void count(benchmark::State& state, int64_t tasks) {
 }
 
 // End to end, as `tilesim replay` does it: read the file, build the graph, simulate, metrics.
+// range(1): PyPTO's taskIds (1) or the task indices (0).
 void BM_ReplayFile(benchmark::State& state) {
-  const auto file = graph_file(state.range(0));
+  const auto file = graph_file(state.range(0), state.range(1) != 0);
   const Hardware hw = load_hardware(default_hardware_path());
   for (auto _ : state) {
     const PyptoGraph pg = load_pypto_graph(file);
@@ -107,8 +114,9 @@ void BM_ReplayMetrics(benchmark::State& state) {
 
 // Parsing runs on several threads: rates are per second of wall time.
 BENCHMARK(BM_ReplayFile)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
+    ->Args({100'000, 0})
+    ->Args({1'000'000, 0})
+    ->Args({1'000'000, 1})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReplayParse)
@@ -125,8 +133,9 @@ BENCHMARK(BM_ReplayMetrics)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 }  // namespace tilesim
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--write-graph") == 0) {
-    std::ofstream(argv[2]) << tilesim::layered_graph_json(std::stoll(argv[3]));
+  if ((argc == 4 || (argc == 5 && std::strcmp(argv[4], "pypto") == 0)) &&
+      std::strcmp(argv[1], "--write-graph") == 0) {
+    std::ofstream(argv[2]) << tilesim::layered_graph_json(std::stoll(argv[3]), argc == 5);
     return 0;
   }
   benchmark::Initialize(&argc, argv);

@@ -104,6 +104,12 @@ void TaskGraph::finish() {
   const auto n = static_cast<int32_t>(tasks.size());
   indeg_.assign(n, 0);
   for (const int32_t b : succ_) ++indeg_[b];
+  access_off_.clear();
+  access_.clear();
+  if (pending_access_.empty()) {
+    finalized_ = true;
+    return;
+  }
   access_off_.assign(n + 1, 0);
   for (const auto& [t, a] : pending_access_) {
     if (t < 0 || t >= n)

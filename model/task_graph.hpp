@@ -227,8 +227,13 @@ class TaskGraph {
   const int32_t* succ_end(int32_t t) const { return succ_.data() + succ_off_[t + 1]; }
   int32_t indegree(int32_t t) const { return indeg_[t]; }
   bool has_accesses() const { return !access_.empty(); }
-  const Access* access_begin(int32_t t) const { return access_.data() + access_off_[t]; }
-  const Access* access_end(int32_t t) const { return access_.data() + access_off_[t + 1]; }
+  // A graph without accesses keeps no offsets (8 B a task a replayed graph does not need).
+  const Access* access_begin(int32_t t) const {
+    return access_off_.empty() ? access_.data() : access_.data() + access_off_[t];
+  }
+  const Access* access_end(int32_t t) const {
+    return access_off_.empty() ? access_.data() : access_.data() + access_off_[t + 1];
+  }
   bool finalized() const { return finalized_; }
 
  private:

@@ -230,7 +230,19 @@ std::string shard_text(const SweepJob& job, int64_t k, int64_t n, int threads) {
   });
 }
 
-// `tilesim merge`: shard-file texts named by `origins` (their files, for errors).
+// The same shard as bytes (sweep_shard.hpp shard_to_bytes): what a Dask chunk hands back.
+py::bytes shard_bytes(const SweepJob& job, int64_t k, int64_t n, int threads) {
+  std::string bytes = nogil([&] {
+    SweepOptions opt;
+    opt.threads = threads;
+    const ShardSpec spec = parse_shard(std::to_string(k) + "/" + std::to_string(n), "shard");
+    return shard_to_bytes(run_shard(job, spec, opt));
+  });
+  return py::bytes(bytes);
+}
+
+// `tilesim merge`: shard-file texts named by `origins` (their files, for errors), or binary shards
+// (shard_bytes) in their place.
 SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std::string>& origins) {
   return nogil([&] {
     if (texts.size() != origins.size())
@@ -239,7 +251,9 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
     std::vector<SweepShard> shards;
     for (size_t i = 0; i < texts.size(); ++i)
       shards.push_back(
-          shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]));
+          is_shard_bytes(texts[i])
+              ? shard_from_bytes(texts[i], origins[i])
+              : shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]));
     MergedSweep m = merge_shards(std::move(shards));
     return SweepOutcome{std::move(m.job), std::move(m.result)};
   });
@@ -420,6 +434,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("sweep", &sweep_local, py::arg("job"), py::arg("threads"),
         py::arg("progress") = py::none());
   m.def("shard", &shard_text, py::arg("job"), py::arg("k"), py::arg("n"), py::arg("threads"));
+  m.def("shard_bytes", &shard_bytes, py::arg("job"), py::arg("k"), py::arg("n"),
+        py::arg("threads"));
   m.def("merge", &merge, py::arg("texts"), py::arg("origins"));
   // The CLI's option checks (tools/formats/option_values.hpp): "" or what is wrong with `text`.
   m.def("integer_option_error", &integer_option_error, py::arg("text"), py::arg("min"),

@@ -536,6 +536,47 @@ TEST(Replay, BatchesOnAnyThreadCountGiveOneGraphAndOneFirstError) {
               std::string::npos);
 }
 
+// The reader keeps successors as offsets from the first taskId, with no lookup when every taskId
+// is the first plus its index, through a lookup when ids have gaps, and as full ids once one does
+// not fit in 31 bits (here from a later batch on): the same graph each way, and root functions
+// numbered by increasing tilesimRoot however they come.
+TEST(Replay, EveryTaskIdLayoutGivesOneGraph) {
+  const int n = 40000;
+  const auto graph_with_ids = [&](const std::function<int64_t(int64_t)>& id) {
+    return batch_graph(n, [&](int i, nlohmann::json& t) {
+      t["taskId"] = id(i);
+      for (auto& s : t["successors"]) s = id(s.get<int64_t>());
+      t["tilesimRoot"] = (n - i) / 3000;  // decreasing: ranked, not first-seen
+    });
+  };
+  const PyptoGraph plain = pypto_graph_from_text(graph_with_ids([](int64_t i) { return i; }), "a");
+  const std::vector<std::function<int64_t(int64_t)>> layouts = {
+      [](int64_t i) { return i + (int64_t{1} << 40); },                  // consecutive from a base
+      [](int64_t i) { return 3 * i - 5; },                               // gaps: a hash lookup
+      [](int64_t i) { return i + i / 1000; },                            // small gaps: a table
+      [&](int64_t i) { return i < n / 2 ? i : i + (int64_t{1} << 33); }  // wide from mid-file
+  };
+  const Hardware hw = ideal_runtime_hw();
+  const double end = simulate_costed(plain.graph, plain.kind_costs, hw).last_end;
+  for (size_t l = 0; l < layouts.size(); ++l) {
+    SCOPED_TRACE(l);
+    const PyptoGraph g = pypto_graph_from_text(graph_with_ids(layouts[l]), "b", 2);
+    ASSERT_EQ(g.graph.tasks.size(), plain.graph.tasks.size());
+    EXPECT_EQ(g.task_ids[7], layouts[l](7));
+    EXPECT_EQ(g.graph.num_roots(), plain.graph.num_roots());
+    for (size_t i = 0; i < plain.graph.tasks.size(); ++i) {
+      const auto t = static_cast<int32_t>(i);
+      ASSERT_EQ(g.graph.tasks[i].kind, plain.graph.tasks[i].kind);
+      ASSERT_EQ(g.graph.tasks[i].root, plain.graph.tasks[i].root);
+      ASSERT_TRUE(std::equal(g.graph.succ_begin(t), g.graph.succ_end(t), plain.graph.succ_begin(t),
+                             plain.graph.succ_end(t)));
+    }
+    EXPECT_EQ(simulate_costed(g.graph, g.kind_costs, hw).last_end, end);
+  }
+  EXPECT_EQ(plain.graph.tasks.front().root, plain.graph.num_roots() - 1);
+  EXPECT_EQ(plain.graph.tasks.back().root, 0);
+}
+
 // ---------------------------------------------------------------- export and round trip
 
 TEST(Export, RoundTripKeepsGenTime) {

@@ -91,6 +91,77 @@ TEST(Shard, FilesRoundTripEveryFigure) {
   }
 }
 
+// The binary form (Dask chunks) holds what the shard file holds: read back, every candidate's JSON
+// record is the original's, for a pypto, a program and an spmd sweep (refused candidates, named
+// tiles and params among them).
+TEST(Shard, BytesRoundTripEveryFigure) {
+  for (const char* config : {"configs/sweeps/spmd_add_grid_910b4.json",
+                             "configs/sweeps/softmax_16x16384_exhaustive.json",
+                             "configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"}) {
+    SCOPED_TRACE(config);
+    const SweepJob job = sweep_job_from_file(test::source_path(config));
+    const auto n = std::min<int64_t>(97, static_cast<int64_t>(job.candidates.size()));
+    const SweepShard s = run_shard(job, {1, n}, {});
+    ASSERT_FALSE(s.results.empty());
+    const std::string bytes = shard_to_bytes(s);
+    EXPECT_TRUE(is_shard_bytes(bytes));
+    EXPECT_FALSE(is_shard_bytes(shard_to_json(s).dump()));
+    const SweepShard back = shard_from_bytes(bytes, "<chunk>");
+    EXPECT_EQ(shard_to_json(back), shard_to_json(s));
+    EXPECT_EQ(back.hash, s.hash);
+    EXPECT_EQ(back.origin, "<chunk>");
+    EXPECT_EQ(shard_to_bytes(back), bytes);
+  }
+}
+
+// Binary shards, JSON shards or a mix merge into the unsharded sweep's result.
+TEST(Shard, BytesMergeAsShardFilesDo) {
+  const SweepJob job = sweep_job_from_file(
+      test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));
+  const SweepResult whole = run_sweep(job.cfg, job.hw, {}, job.candidates);
+  std::vector<SweepShard> shards;
+  for (int64_t k : {2, 3, 1}) {
+    const SweepShard s = run_shard(job, {k, 3}, {});
+    shards.push_back(k == 2 ? shard_from_json(shard_to_json(s), "s.json")
+                            : shard_from_bytes(shard_to_bytes(s), "<chunk>"));
+  }
+  const MergedSweep m = merge_shards(std::move(shards));
+  EXPECT_EQ(m.result.ranking, whole.ranking);
+  EXPECT_EQ(m.result.why, whole.why);
+  ASSERT_EQ(m.result.candidates.size(), whole.candidates.size());
+  for (size_t i = 0; i < whole.candidates.size(); ++i)
+    EXPECT_EQ(candidate_to_json(m.result.candidates[i]), candidate_to_json(whole.candidates[i]));
+}
+
+// Cut short, extended, or edited: refused in one line naming the origin, never read past its end.
+TEST(Shard, MalformedBytesAreRefused) {
+  const SweepJob job =
+      sweep_job_from_file(test::source_path("configs/sweeps/spmd_add_grid_910b4.json"));
+  const std::string good = shard_to_bytes(run_shard(job, {1, 3}, {}));
+  auto error_of = [](const std::string& bytes) {
+    try {
+      shard_from_bytes(bytes, "<chunk 1/3>");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const size_t cut : {size_t{0}, size_t{5}, size_t{40}, good.size() / 2, good.size() - 1})
+    EXPECT_TRUE(error_of(good.substr(0, cut)).starts_with("<chunk 1/3>: ")) << cut;
+  EXPECT_NE(error_of(good.substr(0, good.size() - 1)).find("bytes short"), std::string::npos);
+  EXPECT_NE(error_of(good + "x").find("bytes after the last candidate"), std::string::npos);
+  EXPECT_EQ(error_of("{}"), "<chunk 1/3>: not a tilesim binary shard");
+  // A version that is not this one (the version string follows the magic and byte-order mark).
+  std::string other = good;
+  const size_t version_at = 21 + sizeof(uint32_t) + sizeof(uint64_t);
+  other[version_at] = other[version_at] == '9' ? '8' : '9';
+  EXPECT_NE(error_of(other).find("another machine's byte order or version"), std::string::npos);
+  // A figure edited into a time no run has is refused as in a shard file.
+  SweepShard edited = run_shard(job, {1, 3}, {});
+  edited.results.front().gen_time_us = -1;
+  EXPECT_NE(error_of(shard_to_bytes(edited)).find("metrics.gen_time_us is -1"), std::string::npos);
+}
+
 // ../shared/hostile-t3 merge_negative_time: a shard's times are finite and >= 0 (a negative one
 // ranked first and was recommended).
 TEST(Shard, ATimeThatNoRunCanHaveIsRefused) {

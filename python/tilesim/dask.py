@@ -1,7 +1,9 @@
 """Sweeps on a Dask cluster: the candidates of each sweep are split into chunks, the shards of
 ``tilesim sweep --shard K/N``; each chunk is evaluated on a worker through the same C++ path
-(tilesim._core.shard) and the chunks are merged as ``tilesim merge`` merges shard files, so the
-result equals a local sweep's. A chunk whose task fails is retried (Dask ``retries``); with
+(tilesim._core.shard_bytes) and the chunks are merged as ``tilesim merge`` merges shard files, so
+the result equals a local sweep's. A chunk travels as a binary shard (the same records as the
+shard file's JSON, about half its size and no JSON to build or parse: that cost the client more
+than the workers' own evaluation). A chunk whose task fails is retried (Dask ``retries``); with
 ``results_dir`` every finished chunk is kept there as a shard file (``<hash>-K-of-N.json``, the
 CLI's format) and a rerun evaluates only the chunks not there yet.
 
@@ -10,6 +12,7 @@ CLI's format) and a rerun evaluates only the chunks not there yet.
     res = tilesim.sweep("cfg.json", client=client, results_dir="chunks/")
     results = tilesim.dask.sweep_many(["a.json", "b.json"], client)
 """
+import json
 import os
 import tempfile
 import uuid
@@ -19,11 +22,37 @@ from ._jobs import sweep_job
 from .results import SweepResult
 
 
+_worker_job = None  # (doc text, SweepJob): the last sweep a worker rebuilt, replaced whole
+
+
+def _job_of(doc):
+    """The SweepJob of `doc`, rebuilt once per sweep on a worker, not once per chunk (expanding a
+    large space costs a chunk's worth of time). The pair is read once, so a worker thread on
+    another sweep's chunk cannot hand this one its job."""
+    global _worker_job
+    from tilesim import _core as core
+
+    key = json.dumps(doc, sort_keys=True)
+    cached = _worker_job
+    if cached is None or cached[0] != key:
+        cached = (key, core.job_from_doc(doc))
+        _worker_job = cached
+    return cached[1]
+
+
 def evaluate_chunk(doc, k, n, jobs):
     """Shard k of n of the sweep `doc` (a SweepJob's doc), as shard-file text. Runs on a worker."""
     from tilesim import _core as core
 
-    return core.shard(core.job_from_doc(doc), k, n, jobs)
+    return core.shard(_job_of(doc), k, n, jobs)
+
+
+def evaluate_chunk_bytes(doc, k, n, jobs):
+    """The same shard in the binary form one tilesim build hands to itself (bytes, merged like
+    shard-file text). Runs on a worker."""
+    from tilesim import _core as core
+
+    return core.shard_bytes(_job_of(doc), k, n, jobs)
 
 
 def default_chunks(candidates, client):
@@ -39,7 +68,7 @@ def _chunk_path(results_dir, job, k, n):
 
 def _write_atomically(path, text):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".part")
-    with os.fdopen(fd, "w") as f:
+    with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
         f.write(text)
     os.replace(tmp, path)
 
@@ -67,16 +96,19 @@ def _chunk_size(total, k, n):
 
 
 def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1,
-               evaluate=evaluate_chunk, timeout=60, progress=None):
+               evaluate=None, timeout=60, progress=None):
     """Evaluates every SweepJob of `jobs` in chunks (on `client`'s workers, or here when client
     is None) and returns one SweepResult per job, in order. `threads`: C++ threads per chunk.
-    `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, or a wrapper of it).
+    `evaluate(doc, k, n, threads)` evaluates one chunk (evaluate_chunk, evaluate_chunk_bytes, or a
+    wrapper of either; None: the bytes, or the text where results_dir keeps the chunks).
     `timeout` (seconds, None: wait forever) bounds the wait for a first worker to join the
     client's cluster: none in time is a NoWorkersError, not a silent hang. `progress(done,
     total)` is called as chunks finish (and once for those a results_dir already holds), with
     candidates of every job counted."""
     total = sum(job.candidates for job in jobs)
     finished = [0]
+    if evaluate is None:
+        evaluate = evaluate_chunk if results_dir is not None else evaluate_chunk_bytes
 
     def advance(count):
         finished[0] += count
@@ -102,7 +134,7 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
         for k in range(1, n + 1):
             path = _chunk_path(results_dir, job, k, n) if results_dir is not None else None
             if path is not None and os.path.exists(path):
-                with open(path) as f:
+                with open(path, "rb") as f:  # shard-file text, or the bytes an evaluate gave
                     done[k] = (f.read(), path)
                 advance(_chunk_size(job.candidates, k, n))
                 continue

@@ -97,3 +97,21 @@ def test_no_worker_is_an_error_not_a_hang():
     finally:
         c.close()
         cluster.close()
+
+
+def test_binary_chunks_merge_as_shard_files_do():
+    """Chunks travel as binary shards unless a results_dir keeps them as shard files: both, and
+    a mix of both, merge into the local sweep's result."""
+    job = tilesim.api.sweep_job(LOOPS)
+    chunk = tilesim.dask.evaluate_chunk_bytes(job.doc, 1, 3, 1)
+    assert isinstance(chunk, bytes)
+    [binary] = tilesim.dask.sweep_jobs([job], None, chunks=3)
+    [text] = tilesim.dask.sweep_jobs([job], None, chunks=3,
+                                     evaluate=tilesim.dask.evaluate_chunk)
+    mixed = tilesim.results.SweepResult(tilesim._core.merge(
+        [chunk, tilesim.dask.evaluate_chunk(job.doc, 2, 3, 1),
+         tilesim.dask.evaluate_chunk_bytes(job.doc, 3, 3, 1)], ["a", "b", "c"]))
+    local = tilesim.sweep(LOOPS, jobs=2)
+    for res in (binary, text, mixed):
+        assert res.to_json() == local.to_json()
+        assert res.to_csv() == local.to_csv()

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "model/error.hpp"
@@ -112,6 +113,66 @@ CoreMetrics core_from_json(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+// A record's fields for the byte form (tools/formats/byte_record.hpp), one list for writing
+// (const) and reading. Static: found by argument-dependent lookup, seen by no other file.
+template <class C, class R>
+concept RecordOf = std::is_same_v<std::remove_const_t<C>, R>;
+
+template <class IO, RecordOf<CoreMetrics> C>
+static void fields(IO& io, C& c) {
+  std::apply([&](auto... f) { (io(c.*f), ...); }, kCoreFields);
+}
+
+template <class IO, RecordOf<PsgMetrics> C>
+static void fields(IO& io, C& c) {
+  io(c.name), io(c.count), io(c.sum_dur_us), io(c.avg_dur_us);
+}
+
+template <class IO, RecordOf<PipeMetrics> C>
+static void fields(IO& io, C& c) {
+  io(c.pipe), io(c.mean_us), io(c.max_us), io(c.total_us);
+}
+
+template <class IO, RecordOf<Diagnostics> C>
+static void fields(IO& io, C& c) {
+  io(c.contiguous_bytes), io(c.prod_tile), io(c.auto_tiles), io(c.reduction_segments);
+  io(c.tile_exceeds_shape), io(c.ub_bytes), io(c.buffer_depth), io(c.limit_violations);
+  io(c.tasks), io(c.launches);
+}
+
+template <class IO, RecordOf<SpmdFigures> C>
+static void fields(IO& io, C& c) {
+  io(c.valid), io(c.grid), io(c.cores), io(c.cores_used), io(c.waves), io(c.tail_blocks);
+  io(c.tail_occupancy), io(c.blocks_per_core), io(c.utilisation), io(c.core_time_us);
+  io(c.block_busy_us), io(c.tail_exposed_us), io(c.block_overhead_share), io(c.subtiles_min);
+  io(c.subtiles_max), io(c.copy_bytes), io(c.burst_bytes), io(c.block_gm_bytes);
+}
+
+// What candidate_to_json holds, in its order (zones, series and the axis value are derived).
+template <class IO, RecordOf<CandidateResult> C>
+static void fields(IO& io, C& c) {
+  io(c.index), io(c.tile), io(c.loop_count), io(c.grid), io(c.block), io(c.named_tiles);
+  io(c.params), io(c.ok), io(c.reject_class), io(c.reason), io(c.contiguous_bytes);
+  io(c.prod_tile), io(c.auto_tiles), io(c.tile_over_shape_dims), io(c.limit_violations);
+  io(c.under_contiguous), io(c.diag), io(c.spmd), io(c.tasks), io(c.edges), io(c.root_functions);
+  io(c.gm_read_bytes), io(c.gm_write_bytes), io(c.achieved_gm_gbps), io(c.per_core), io(c.psg);
+  io(c.pipes), io(c.gen_time_us), io(c.kernel_time_us), io(c.launch_us), io(c.handshake_us);
+  io(c.head_us), io(c.root_build_us), io(c.dispatch_us), io(c.completion_us), io(c.end_us);
+  io(c.aicpu_build_us), io(c.aicpu_schedule_us);
+}
+
+void append_candidate_bytes(std::string& out, const CandidateResult& c) {
+  ByteWriter w(out);
+  w(c);
+}
+
+CandidateResult candidate_from_bytes(ByteReader& in, const std::string& origin) {
+  CandidateResult c;
+  in(c);
+  check_candidate_figures(c, origin);
+  return c;
+}
 
 nlohmann::json candidate_to_json(const CandidateResult& c) {
   nlohmann::json per_core = nlohmann::json::array();

@@ -9,11 +9,18 @@
 #include <string>
 
 #include "tools/analyses/sweep.hpp"
+#include "tools/formats/byte_record.hpp"
 
 namespace tilesim {
 
 nlohmann::json candidate_to_json(const CandidateResult& c);
 // `origin` names the file in the one-line error a malformed record gives.
 CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& origin);
+
+// The same record as bytes (tools/formats/byte_record.hpp: for one tilesim build only), every
+// figure bit for bit, without building a JSON tree: how Dask chunks travel. The figures read back
+// are checked as candidate_from_json checks them.
+void append_candidate_bytes(std::string& out, const CandidateResult& c);
+CandidateResult candidate_from_bytes(ByteReader& in, const std::string& origin);
 
 }  // namespace tilesim

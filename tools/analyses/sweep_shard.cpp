@@ -209,6 +209,82 @@ SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin)
   return s;
 }
 
+namespace {
+// Starts with a byte no JSON text starts with.
+constexpr std::string_view kShardBytesMagic{"\x01tilesim-shard-bytes\n", 21};
+constexpr uint32_t kByteOrderMark = 0x01020304;
+}  // namespace
+
+bool is_shard_bytes(std::string_view text) {
+  return text.starts_with(kShardBytesMagic);
+}
+
+std::string shard_to_bytes(const SweepShard& s) {
+  std::string out(kShardBytesMagic);
+  ByteWriter w(out);
+  w(kByteOrderMark);
+  w(std::string(tilesim_version()));
+  w(s.hash);
+  w(s.shard.k), w(s.shard.n);
+  w(static_cast<uint64_t>(s.total));
+  w(s.job.dump());
+  w(static_cast<uint64_t>(s.results.size()));
+  for (const auto& c : s.results) append_candidate_bytes(out, c);
+  return out;
+}
+
+SweepShard shard_from_bytes(std::string_view bytes, const std::string& origin) {
+  if (!is_shard_bytes(bytes)) throw Error(origin + ": not a tilesim binary shard");
+  ByteReader in(bytes.substr(kShardBytesMagic.size()), origin, "the binary shard");
+  uint32_t order = 0;
+  in(order);
+  std::string version;
+  in(version);
+  if (order != kByteOrderMark || version != tilesim_version())
+    throw Error(
+        fmt::format("{}: a binary shard of tilesim {} on another machine's byte order "
+                    "or version (this is {}): binary shards pass between processes of "
+                    "one tilesim; write shard files (JSON) to keep them",
+                    origin, version, tilesim_version()));
+  SweepShard s;
+  s.origin = origin;
+  in(s.hash);
+  in(s.shard.k), in(s.shard.n);
+  uint64_t total = 0;
+  in(total);
+  std::string job;
+  in(job);
+  try {
+    s.job = nlohmann::json::parse(job);
+  } catch (const nlohmann::json::exception& e) {
+    in.fail(e.what());
+  }
+  const std::string job_hash = fingerprint(s.job.dump() + "\n" + tilesim_version());
+  if (job_hash != s.hash)
+    throw Error(fmt::format("{}: config hash {} does not match the job the shard carries ({})",
+                            origin, s.hash, job_hash));
+  s.total = static_cast<size_t>(total);
+  if (s.shard.k < 1 || s.shard.k > s.shard.n || s.total < 1 ||
+      static_cast<int64_t>(s.total) > max_candidates_of(s.job) ||
+      static_cast<uint64_t>(s.shard.n) > s.total)
+    in.fail(fmt::format("shard {} of a {}-candidate sweep", shard_name(s.shard), s.total));
+  uint64_t count = 0;
+  in(count);
+  const auto expected = shard_indices(s.total, s.shard);
+  if (count != expected.size())
+    in.fail(fmt::format("{} candidates, shard {} of a {}-candidate sweep has {}", count,
+                        shard_name(s.shard), s.total, expected.size()));
+  s.results.reserve(expected.size());
+  for (const size_t index : expected) {
+    s.results.push_back(candidate_from_bytes(in, origin));
+    if (s.results.back().index != index)
+      in.fail(fmt::format("candidate {} where shard {} holds candidate {}", s.results.back().index,
+                          shard_name(s.shard), index));
+  }
+  if (!in.at_end()) in.fail("bytes after the last candidate");
+  return s;
+}
+
 SweepShard load_shard(const std::string& file) {
   // A shard of a large sweep holds every candidate's per-core figures (~5 KB each).
   constexpr uint64_t kMaxShardBytes = uint64_t{1} << 30;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,16 @@ nlohmann::json shard_to_json(const SweepShard& s);
 // A shard file's content; one-line errors name `origin` and the key.
 SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin);
 SweepShard load_shard(const std::string& file);
+
+// The same shard as bytes, for one tilesim build to hand to itself (Dask chunks): the records in
+// the machine's layout (tools/formats/byte_record.hpp) instead of JSON text and trees: about half
+// the size, and no tree to build or parse. The header names the tilesim version and byte order, and
+// a reader of another refuses it; the job is checked against its hash and the candidates against
+// the shard as shard_from_json checks them. is_shard_bytes tells the two forms apart by their first
+// bytes.
+std::string shard_to_bytes(const SweepShard& s);
+SweepShard shard_from_bytes(std::string_view bytes, const std::string& origin);
+bool is_shard_bytes(std::string_view text);
 
 struct MergedSweep {
   SweepJob job;

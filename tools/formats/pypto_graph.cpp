@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -25,64 +26,56 @@ namespace od = simdjson::ondemand;
 
 enum class PyptoCore : uint8_t { kAiv, kAic, kMix, kHub };
 
-// The tasks as read, column by column: a million tasks take ~40 MB and no allocation per task.
-struct RawTasks {
+// A task kind's key: (funcName, coreType, execTime), HUB tasks at zero cycles.
+struct KindKey {
+  int32_t func;  // index into the funcs of whoever holds the key
+  PyptoCore core;
+  double cycles;
+  bool operator==(const KindKey&) const = default;
+};
+// Hashed: a std::map took a third of the graph's build.
+struct KindHash {
+  size_t operator()(const KindKey& k) const {
+    // +0.0 folds -0.0 into 0.0, which compare equal.
+    const auto bits = std::bit_cast<uint64_t>(k.cycles + 0.0);
+    return std::hash<uint64_t>()(
+        bits * 0x9E3779B97F4A7C15ULL ^
+        (static_cast<uint64_t>(k.func) << 8 | static_cast<uint8_t>(k.core)));
+  }
+};
+
+// One batch's tasks as read, column by column, with what can be settled inside the batch
+// (its kinds and root functions, numbered in first-seen order) settled by the thread that parsed
+// it: the in-order join then only renumbers them into the graph's columns.
+struct BatchTasks {
   std::vector<int64_t> id;
-  std::vector<int32_t> func;  // index into funcs
-  std::vector<PyptoCore> core;
-  std::vector<double> exec;
+  std::vector<int32_t> kind;  // index into kinds
+  std::vector<double> exec;   // as read: the graph's total sums them in file order
   std::vector<int64_t> remaining;
-  std::vector<int64_t> root;        // tilesimRoot, when with_root
+  std::vector<int32_t> root;        // index into roots
   std::vector<int64_t> succ;        // successor taskIds; task i's at [succ_off[i], succ_off[i+1])
   std::vector<size_t> succ_off{0};  // one more than tasks
   std::vector<std::string> funcs;
+  std::vector<KindKey> kinds;  // first-seen order; func indexes funcs
+  std::vector<int64_t> roots;  // root keys (tilesimRoot, or taskId >> 32), first-seen order
+  int64_t hub_tasks = 0, hub_nonzero = 0, mix_tasks = 0;
   bool with_root = false;
   size_t size() const { return id.size(); }
 
   // Empty, keeping the room (a reader's columns serve batch after batch).
   void clear() {
     id.clear();
-    func.clear();
-    core.clear();
+    kind.clear();
     exec.clear();
     remaining.clear();
     root.clear();
     succ.clear();
     succ_off.assign(1, 0);
     funcs.clear();
+    kinds.clear();
+    roots.clear();
+    hub_tasks = hub_nonzero = mix_tasks = 0;
     with_root = false;
-  }
-
-  // Room for n tasks of `edges_per_task` successors each.
-  void reserve(size_t n, double edges_per_task) {
-    id.reserve(n);
-    func.reserve(n);
-    core.reserve(n);
-    exec.reserve(n);
-    remaining.reserve(n);
-    if (with_root) root.reserve(n);
-    succ.reserve(static_cast<size_t>(static_cast<double>(n) * edges_per_task));
-    succ_off.reserve(n + 1);
-  }
-
-  // Appends the next batch's tasks; `func_index` maps this object's funcs to their index.
-  void append(const RawTasks& b, std::unordered_map<std::string, int32_t>& func_index) {
-    std::vector<int32_t> remap(b.funcs.size());
-    for (size_t f = 0; f < b.funcs.size(); ++f) {
-      const auto [it, fresh] = func_index.emplace(b.funcs[f], static_cast<int32_t>(funcs.size()));
-      if (fresh) funcs.push_back(b.funcs[f]);
-      remap[f] = it->second;
-    }
-    auto extend = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
-    extend(id, b.id);
-    for (const int32_t f : b.func) func.push_back(remap[static_cast<size_t>(f)]);
-    extend(core, b.core);
-    extend(exec, b.exec);
-    extend(remaining, b.remaining);
-    extend(root, b.root);
-    const size_t base = succ.size();
-    extend(succ, b.succ);
-    for (size_t i = 1; i < b.succ_off.size(); ++i) succ_off.push_back(base + b.succ_off[i]);
   }
 };
 
@@ -119,7 +112,7 @@ int64_t int64_at_least(const JsonScalar& v, int64_t min, const Place& at) {
                                 "task or none)");
 }
 
-// Reads one batch of task elements into its own RawTasks. An element's keys come in any order:
+// Reads one batch of task elements into its own BatchTasks. An element's keys come in any order:
 // their values are taken first, then checked in the format's order, so every message after
 // taskId names the task.
 class TaskReader : public JsonBatchReader {
@@ -131,10 +124,12 @@ class TaskReader : public JsonBatchReader {
     first_index_ = first_index;
     raw_.clear();
     func_index_.clear();
-    last_ = -1;
+    kind_index_.clear();
+    root_index_.clear();
+    last_ = last_kind_ = -1;
   }
 
-  RawTasks raw_;
+  BatchTasks raw_;
   size_t first_index() const { return first_index_; }
 
   void element(size_t index, od::value v) override {
@@ -172,15 +167,20 @@ class TaskReader : public JsonBatchReader {
     unsigned seen = 0;
     succ_ids_.clear();
     other_keys_.clear();
+    int next = kTaskId;  // the key expected next: writers keep one order
     for (auto member : task) {
       od::field field;
       if (std::move(member).get(field) != simdjson::SUCCESS) return false;
-      const std::string_view key = JsonStream::key(field);
-      const Key k = key_of(key);
+      Key k = next < kKeys && is_raw_key(field, kNames[next]) ? static_cast<Key>(next) : kKeys;
       if (k == kKeys) {
-        skip_other(key, field);
-        continue;
+        const std::string_view key = JsonStream::key(field);
+        k = key_of(key);
+        if (k == kKeys) {
+          skip_other(key, field);
+          continue;
+        }
       }
+      next = k + 1;
       if (seen & (1u << k)) return false;
       seen |= 1u << k;
       od::value fv = field.value();
@@ -210,17 +210,60 @@ class TaskReader : public JsonBatchReader {
     return true;
   }
 
+  // Whether a key is `name` as written, without an escape: its text then its closing quote (the
+  // batch text is padded, so reading one byte past a shorter key stays inside it).
+  static bool is_raw_key(od::field& field, std::string_view name) {
+    const char* raw = field.key().raw();
+    return std::memcmp(raw, name.data(), name.size()) == 0 && raw[name.size()] == '"';
+  }
+
   // One task, checked, into the columns.
   void push(int64_t id, std::string_view func, PyptoCore core, double exec, int64_t remaining,
             const std::vector<int64_t>& succ, int64_t root) {
     raw_.succ.insert(raw_.succ.end(), succ.begin(), succ.end());
     raw_.succ_off.push_back(raw_.succ.size());
-    if (raw_.with_root) raw_.root.push_back(root);
+    raw_.root.push_back(root_of(raw_.with_root ? root : id >> 32));
     raw_.id.push_back(id);
-    raw_.func.push_back(intern(func));
-    raw_.core.push_back(core);
     raw_.exec.push_back(exec);
     raw_.remaining.push_back(remaining);
+    double cycles = exec;
+    if (core == PyptoCore::kHub) {
+      ++raw_.hub_tasks;
+      if (cycles != 0) ++raw_.hub_nonzero;
+      cycles = 0;
+    }
+    if (core == PyptoCore::kMix) ++raw_.mix_tasks;
+    raw_.kind.push_back(kind_of({intern(func), core, cycles}));
+  }
+
+  // The batch's kind of a key: a batch holds a few kinds, found by a scan faster than a hash
+  // (the map serves batches of many).
+  int32_t kind_of(const KindKey& key) {
+    if (last_kind_ >= 0 && raw_.kinds[static_cast<size_t>(last_kind_)] == key) return last_kind_;
+    if (raw_.kinds.size() <= kScannedKinds) {
+      const auto it = std::find(raw_.kinds.begin(), raw_.kinds.end(), key);
+      if (it != raw_.kinds.end()) return last_kind_ = static_cast<int32_t>(it - raw_.kinds.begin());
+      if (raw_.kinds.size() < kScannedKinds) {
+        raw_.kinds.push_back(key);
+        return last_kind_ = static_cast<int32_t>(raw_.kinds.size() - 1);
+      }
+      for (size_t k = 0; k < raw_.kinds.size(); ++k)
+        kind_index_.emplace(raw_.kinds[k], static_cast<int32_t>(k));
+    }
+    if (const auto it = kind_index_.find(key); it != kind_index_.end())
+      return last_kind_ = it->second;
+    const auto [it, fresh] = kind_index_.emplace(key, static_cast<int32_t>(raw_.kinds.size()));
+    if (fresh) raw_.kinds.push_back(key);
+    return last_kind_ = it->second;
+  }
+
+  // The batch's root function of a key; a root's tasks come together, so the last is cached.
+  int32_t root_of(int64_t key) {
+    if (!raw_.roots.empty() && raw_.roots.back() == key)
+      return static_cast<int32_t>(raw_.roots.size() - 1);
+    const auto [it, fresh] = root_index_.emplace(key, static_cast<int32_t>(raw_.roots.size()));
+    if (fresh) raw_.roots.push_back(key);
+    return it->second;
   }
 
   // An informative key (predecessors, semanticLabel, ...): checked, ignored.
@@ -336,34 +379,19 @@ class TaskReader : public JsonBatchReader {
   std::vector<int64_t> succ_ids_;
   std::vector<std::string> other_keys_;
   std::unordered_map<std::string, int32_t> func_index_;
-  int32_t last_ = -1;
+  static constexpr size_t kScannedKinds = 16;
+  std::unordered_map<KindKey, int32_t, KindHash> kind_index_;  // beyond kScannedKinds kinds
+  std::unordered_map<int64_t, int32_t> root_index_;
+  int32_t last_ = -1, last_kind_ = -1;
 };
-
-// Dense rank of each value among the distinct values, in increasing order (no sort when the
-// values already increase, as root functions do).
-std::vector<int32_t> dense_rank(const std::vector<int64_t>& keys) {
-  std::vector<int32_t> rank(keys.size());
-  if (std::is_sorted(keys.begin(), keys.end())) {
-    int32_t r = 0;
-    for (size_t i = 0; i < keys.size(); ++i) rank[i] = r += (i > 0 && keys[i] != keys[i - 1]);
-    return rank;
-  }
-  std::vector<int64_t> sorted = keys;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (size_t i = 0; i < keys.size(); ++i)
-    rank[i] = static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), keys[i]) -
-                                   sorted.begin());
-  return rank;
-}
 
 // taskId -> task index: a table when the ids are dense (tilesim's own and most PyPTO graphs),
 // else a hash map.
 class IndexOf {
  public:
-  IndexOf(const RawTasks& raw, const std::string& origin) {
-    const size_t n = raw.size();
-    const auto [lo, hi] = std::minmax_element(raw.id.begin(), raw.id.end());
+  IndexOf(const std::vector<int64_t>& ids, const std::string& origin) {
+    const size_t n = ids.size();
+    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
     dense_ = static_cast<__int128>(*hi) - *lo < static_cast<__int128>(2 * n);
     min_ = *lo;
     if (dense_)
@@ -371,10 +399,10 @@ class IndexOf {
     else
       map_.reserve(n * 2);
     for (size_t i = 0; i < n; ++i) {
-      int32_t& slot = dense_ ? table_[static_cast<size_t>(raw.id[i] - min_)]
-                             : map_.emplace(raw.id[i], -1).first->second;
+      int32_t& slot = dense_ ? table_[static_cast<size_t>(ids[i] - min_)]
+                             : map_.emplace(ids[i], -1).first->second;
       if (slot >= 0)
-        JsonPlace(origin, element_path(i, raw.id[i]))
+        JsonPlace(origin, element_path(i, ids[i]))
             .fail(fmt::format("duplicate taskId (also element {})", slot));
       slot = static_cast<int32_t>(i);
     }
@@ -405,174 +433,297 @@ struct Successors {
   size_t end(size_t i) const { return static_cast<size_t>(off[i + 1]); }
 };
 
-Successors successor_indices(const RawTasks& raw, const std::string& origin,
-                             std::vector<std::string>& warnings) {
-  const size_t n = raw.size();
-  const IndexOf index_of(raw, origin);
-  Successors out;
-  out.off.reserve(n + 1);
-  out.off.push_back(0);
-  out.to.reserve(raw.succ.size());
-  int64_t duplicate_edges = 0;
-  std::string first_duplicate;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t begin = out.to.size();
-    for (size_t e = raw.succ_off[i]; e < raw.succ_off[i + 1]; ++e) {
-      const int32_t s = index_of.find(raw.succ[e]);
-      if (s < 0)
-        JsonPlace(origin, element_path(i, raw.id[i]))
-            .fail(fmt::format("successor {} is not a taskId of this graph", raw.succ[e]));
-      if (s == static_cast<int32_t>(i))
-        JsonPlace(origin, element_path(i, raw.id[i])).fail("lists itself as successor");
-      out.to.push_back(s);
-    }
-    const auto first = out.to.begin() + static_cast<std::ptrdiff_t>(begin);
-    std::sort(first, out.to.end());
-    const auto dup = std::unique(first, out.to.end());
-    if (dup != out.to.end()) {
-      if (duplicate_edges == 0)
-        first_duplicate = fmt::format("taskId {} lists successor {} twice", raw.id[i],
-                                      raw.id[static_cast<size_t>(*dup)]);
-      duplicate_edges += out.to.end() - dup;
-      out.to.erase(dup, out.to.end());
-    }
-    out.off.push_back(static_cast<int64_t>(out.to.size()));
+// The graph, built batch by batch as the batches are joined (in file order): each batch's tasks go
+// straight into the graph's columns, its kinds and root functions renumbered into the graph's.
+// What needs every task (successor ids to indices, the checks) follows the last batch.
+class GraphBuilder {
+ public:
+  GraphBuilder(const std::string& origin, PyptoGraph& out) : origin_(origin), out_(out) {
+    out_.graph.runtime = RuntimeStyle::kMpmd;
   }
-  if (duplicate_edges > 0)
-    warnings.push_back(fmt::format("{}: {} repeated successor entries counted once (first: {})",
-                                   origin, duplicate_edges, first_duplicate));
-  return out;
-}
 
-// remainingPredecessors against the in-degrees the successor lists give (a warning: the lists
-// are what the scheduler resolves).
-void check_remaining(const RawTasks& raw, const std::vector<int32_t>& indeg,
-                     const std::string& origin, std::vector<std::string>& warnings) {
-  int64_t mismatched = 0;
-  std::string first_mismatch;
-  for (size_t i = 0; i < raw.size(); ++i)
-    if (raw.remaining[i] != indeg[i] && mismatched++ == 0)
-      first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", raw.id[i],
-                                   raw.remaining[i], indeg[i]);
-  if (mismatched > 0)
-    warnings.push_back(
-        fmt::format("{}: remainingPredecessors differs from the successor lists for {} task(s) "
-                    "(first: {}); the successor lists are used",
-                    origin, mismatched, first_mismatch));
-}
+  size_t size() const { return ids_.size(); }
 
-// Kahn's algorithm; on a cycle, walks predecessors from a stuck task onto the cycle and names it.
-void check_acyclic(const Successors& succ, const std::vector<int32_t>& indeg, const RawTasks& raw,
-                   const std::string& origin) {
-  const size_t n = indeg.size();
-  // Every edge forward in the file (as PyPTO writes them): the file's order is a topological one.
-  bool forward = true;
-  for (size_t i = 0; i < n && forward; ++i)
-    for (size_t e = succ.begin(i); e < succ.end(i); ++e)
-      forward = forward && static_cast<size_t>(succ.to[e]) > i;
-  if (forward) return;
-  std::vector<int32_t> left = indeg;
-  std::vector<int32_t> queue;
-  queue.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
-  for (size_t q = 0; q < queue.size(); ++q) {
-    const auto t = static_cast<size_t>(queue[q]);
-    for (size_t e = succ.begin(t); e < succ.end(t); ++e)
-      if (--left[static_cast<size_t>(succ.to[e])] == 0) queue.push_back(succ.to[e]);
+  // Room for n tasks of `edges_per_task` successors each (untouched room costs no memory).
+  void reserve(size_t n, double edges_per_task) {
+    out_.graph.reserve(n, 0);
+    ids_.reserve(n);
+    remaining_.reserve(n);
+    succ_off_.reserve(n + 1);
+    succ_rel_.reserve(static_cast<size_t>(static_cast<double>(n) * edges_per_task));
   }
-  if (queue.size() == n) return;
-  std::vector<int32_t> stuck_pred(n, -1);
-  for (size_t i = 0; i < n; ++i)
-    if (left[i] > 0)
-      for (size_t e = succ.begin(i); e < succ.end(i); ++e)
-        if (left[static_cast<size_t>(succ.to[e])] > 0)
-          stuck_pred[static_cast<size_t>(succ.to[e])] = static_cast<int32_t>(i);
-  int32_t t = 0;
-  while (left[static_cast<size_t>(t)] == 0) ++t;
-  for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
-  throw Error(
-      fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
-                  "become ready)",
-                  origin, raw.id[static_cast<size_t>(t)], n - queue.size(), n));
-}
 
-// Root function of each task: tilesimRoot, or without it the PyPTO device task (taskId >> 32).
-std::vector<int32_t> root_functions(const RawTasks& raw) {
-  if (raw.with_root) return dense_rank(raw.root);
-  std::vector<int64_t> key(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) key[i] = raw.id[i] >> 32;
-  return dense_rank(key);
-}
+  void append(const BatchTasks& b) {
+    TaskGraph& g = out_.graph;
+    kind_map_.clear();
+    for (const KindKey& k : b.kinds) kind_map_.push_back(graph_kind(b, k));
+    root_map_.clear();
+    for (const int64_t key : b.roots) {
+      const auto [it, fresh] = root_index_.emplace(key, static_cast<int32_t>(root_keys_.size()));
+      if (fresh) root_keys_.push_back(key);
+      root_map_.push_back(it->second);
+    }
+    const size_t n = b.size();
+    for (size_t i = 0; i < n; ++i) {
+      total_ += b.exec[i];  // in file order, as one sum
+      g.add_task(kind_map_[static_cast<size_t>(b.kind[i])],
+                 root_map_[static_cast<size_t>(b.root[i])]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      // A count beyond int32 never equals an in-degree: it is kept aside, for the message.
+      const int64_t r = b.remaining[i];
+      if (r >= kBigRemaining) big_remaining_.emplace_back(ids_.size() + i, r);
+      remaining_.push_back(static_cast<int32_t>(std::min(r, kBigRemaining)));
+    }
+    if (ids_.empty()) base_id_ = b.id[0];
+    for (size_t i = 0; i < n; ++i)
+      consecutive_ = consecutive_ && static_cast<__int128>(b.id[i]) - base_id_ ==
+                                         static_cast<__int128>(ids_.size() + i);
+    ids_.insert(ids_.end(), b.id.begin(), b.id.end());
+    const auto base = static_cast<int64_t>(edges());
+    add_successors(b.succ);
+    for (size_t i = 1; i < b.succ_off.size(); ++i)
+      succ_off_.push_back(base + static_cast<int64_t>(b.succ_off[i]));
+    out_.hub_tasks += b.hub_tasks;
+    out_.mixaicore_tasks += b.mix_tasks;
+    hub_nonzero_ += b.hub_nonzero;
+  }
 
-// The graph: one kind per (funcName, coreType, execTime), one PSG per funcName.
-void build_graph(RawTasks& raw, const std::vector<int32_t>& root, Successors succ,
-                 const std::string& origin, PyptoGraph& out) {
-  TaskGraph& g = out.graph;
-  g.runtime = RuntimeStyle::kMpmd;
-  std::vector<int> psg_of(raw.funcs.size(), -1);
-  // (funcName, core, cycles) -> kind, hashed (a std::map took a third of the graph's build).
-  struct KindKey {
-    int32_t func;
-    PyptoCore core;
-    double cycles;
-    bool operator==(const KindKey&) const = default;
-  };
-  struct KindHash {
-    size_t operator()(const KindKey& k) const {
-      // +0.0 folds -0.0 into 0.0, which compare equal.
-      const auto bits = std::bit_cast<uint64_t>(k.cycles + 0.0);
-      return std::hash<uint64_t>()(
-          bits * 0x9E3779B97F4A7C15ULL ^
-          (static_cast<uint64_t>(k.func) << 8 | static_cast<uint8_t>(k.core)));
+  // After the last batch: the checks that need every task, then the graph finalized.
+  void finish() {
+    const JsonPlace top(origin_, "");
+    if (size() == 0) top.fail("the task graph has no tasks");
+    if (size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
+      top.fail(fmt::format("{} tasks (allowed: up to {})", size(),
+                           std::numeric_limits<int32_t>::max() - 1),
+               ErrorKind::kLimits);
+    if (total_ > kMaxGraphCycles)
+      top.fail(fmt::format("the tasks' execTime sum to {:.4g} cycles (allowed: at most {:.4g}, "
+                           "where every cycle of the timeline is exact in double precision)",
+                           total_, kMaxGraphCycles),
+               ErrorKind::kLimits);
+    Successors succ = successor_indices();
+    std::vector<int32_t> indeg(size(), 0);
+    for (const int32_t t : succ.to) ++indeg[static_cast<size_t>(t)];
+    check_remaining(indeg);
+    check_acyclic(succ, indeg);
+    indeg = {};
+    if (hub_nonzero_ > 0)
+      out_.warnings.push_back(fmt::format(
+          "{}: {} HUB task(s) have a non-zero execTime; HUB tasks are modeled as zero-cycle "
+          "bookkeeping tasks",
+          origin_, hub_nonzero_));
+    rank_roots();
+    out_.graph.finalize(std::move(succ.off), std::move(succ.to));
+    out_.task_ids = std::move(ids_);
+  }
+
+ private:
+  static constexpr int64_t kBigRemaining = std::numeric_limits<int32_t>::max();
+
+  // The graph's kind of a batch's kind (one kind per (funcName, coreType, execTime), one PSG per
+  // funcName), made at its first task.
+  int32_t graph_kind(const BatchTasks& b, const KindKey& k) {
+    const std::string& func = b.funcs[static_cast<size_t>(k.func)];
+    const auto [f, fresh_func] = func_index_.emplace(func, static_cast<int32_t>(psg_of_.size()));
+    if (fresh_func) psg_of_.push_back(-1);
+    const KindKey key{f->second, k.core, k.cycles};
+    const auto it = kind_of_.find(key);
+    if (it != kind_of_.end()) return it->second;
+    TaskGraph& g = out_.graph;
+    int& psg = psg_of_[static_cast<size_t>(f->second)];
+    if (psg < 0) {
+      psg = static_cast<int>(g.psg_names.size());
+      g.psg_names.push_back(func);
     }
-  };
-  std::unordered_map<KindKey, int32_t, KindHash> kind_of;
-  int64_t hub_nonzero = 0;
-  const size_t n = raw.size();
-  g.reserve(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    double cycles = raw.exec[i];
-    const PyptoCore core = raw.core[i];
-    if (core == PyptoCore::kHub) {
-      ++out.hub_tasks;
-      if (cycles != 0) ++hub_nonzero;
-      cycles = 0;
-    }
-    if (core == PyptoCore::kMix) ++out.mixaicore_tasks;
-    const KindKey key{raw.func[i], core, cycles};
-    auto it = kind_of.find(key);
-    if (it == kind_of.end()) {
-      const std::string& func = raw.funcs[static_cast<size_t>(raw.func[i])];
-      int& psg = psg_of[static_cast<size_t>(raw.func[i])];
-      if (psg < 0) {
-        psg = static_cast<int>(g.psg_names.size());
-        g.psg_names.push_back(func);
+    TaskKind kind;
+    kind.label = func;
+    kind.core =
+        k.core == PyptoCore::kAic || k.core == PyptoCore::kMix ? CoreType::kAic : CoreType::kAiv;
+    kind.psg = psg;
+    const int32_t index = g.add_kind(std::move(kind));
+    kind_of_.emplace(key, index);
+    TaskCost c;
+    c.cycles = k.cycles;
+    out_.kind_costs.push_back(c);
+    return index;
+  }
+
+  size_t edges() const { return wide_ ? succ_ids_.size() : succ_rel_.size(); }
+
+  // Successor taskIds, kept as 4-byte offsets from the first task's id while they fit (a
+  // successor is a later task: tilesim's and PyPTO's ids count up), else as they are.
+  void add_successors(const std::vector<int64_t>& ids) {
+    size_t e = 0;
+    if (!wide_) {
+      for (; e < ids.size(); ++e) {
+        const __int128 rel = static_cast<__int128>(ids[e]) - base_id_;
+        if (rel < 0 || rel >= std::numeric_limits<int32_t>::max()) break;
+        succ_rel_.push_back(static_cast<int32_t>(rel));
       }
-      TaskKind k;
-      k.label = func;
-      k.core = core == PyptoCore::kAic || core == PyptoCore::kMix ? CoreType::kAic : CoreType::kAiv;
-      k.psg = psg;
-      it = kind_of.emplace(key, g.add_kind(std::move(k))).first;
-      TaskCost c;
-      c.cycles = cycles;
-      out.kind_costs.push_back(c);
+      if (e == ids.size()) return;
+      wide_ = true;
+      succ_ids_.reserve(succ_rel_.capacity());
+      for (const int32_t r : succ_rel_) succ_ids_.push_back(base_id_ + r);
+      succ_rel_ = {};
     }
-    g.add_task(it->second, root[i]);
+    succ_ids_.insert(succ_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(e), ids.end());
   }
-  if (hub_nonzero > 0)
-    out.warnings.push_back(fmt::format(
-        "{}: {} HUB task(s) have a non-zero execTime; HUB tasks are modeled as zero-cycle "
-        "bookkeeping tasks",
-        origin, hub_nonzero));
-  g.finalize(std::move(succ.off), std::move(succ.to));
-  out.task_ids = std::move(raw.id);
-}
+
+  // Successor ids to task indices, each list sorted, repeats dropped, in place (the offsets and
+  // the indices compacted as they are read); the ids' column is freed. Ids i == first + i
+  // need no lookup: the offset is the index.
+  Successors successor_indices() {
+    const size_t n = size();
+    std::optional<IndexOf> index_of;
+    if (wide_ || !consecutive_) index_of.emplace(ids_, origin_);  // refuses a repeated taskId
+    Successors out;
+    out.to = wide_ ? std::vector<int32_t>(succ_ids_.size()) : std::move(succ_rel_);
+    const auto id_of = [&](size_t e) { return wide_ ? succ_ids_[e] : base_id_ + out.to[e]; };
+    int64_t duplicate_edges = 0;
+    std::string first_duplicate;
+    size_t w = 0;  // entries kept so far; never past the entry being read
+    for (size_t i = 0; i < n; ++i) {
+      const size_t begin = w;
+      for (auto e = static_cast<size_t>(succ_off_[i]); e < static_cast<size_t>(succ_off_[i + 1]);
+           ++e) {
+        const int32_t s = index_of                             ? index_of->find(id_of(e))
+                          : static_cast<size_t>(out.to[e]) < n ? out.to[e]
+                                                               : -1;
+        if (s < 0)
+          JsonPlace(origin_, element_path(i, ids_[i]))
+              .fail(fmt::format("successor {} is not a taskId of this graph", id_of(e)));
+        if (s == static_cast<int32_t>(i))
+          JsonPlace(origin_, element_path(i, ids_[i])).fail("lists itself as successor");
+        out.to[w++] = s;
+      }
+      const auto first = out.to.begin() + static_cast<std::ptrdiff_t>(begin);
+      const auto last = out.to.begin() + static_cast<std::ptrdiff_t>(w);
+      if (!std::is_sorted(first, last)) std::sort(first, last);
+      const auto dup = std::unique(first, last);
+      if (dup != last) {
+        if (duplicate_edges == 0)
+          first_duplicate = fmt::format("taskId {} lists successor {} twice", ids_[i],
+                                        ids_[static_cast<size_t>(*dup)]);
+        duplicate_edges += last - dup;
+        w = static_cast<size_t>(dup - out.to.begin());
+      }
+      // Offset i + 1 is read above before it is written here: the compaction never overtakes.
+      succ_off_[i] = static_cast<int64_t>(begin);
+    }
+    succ_off_[n] = static_cast<int64_t>(w);
+    out.to.resize(w);
+    if (duplicate_edges > 0)
+      out_.warnings.push_back(
+          fmt::format("{}: {} repeated successor entries counted once (first: {})", origin_,
+                      duplicate_edges, first_duplicate));
+    succ_ids_ = {};
+    out.off = std::move(succ_off_);
+    return out;
+  }
+
+  // remainingPredecessors against the in-degrees the successor lists give (a warning: the lists
+  // are what the scheduler resolves).
+  void check_remaining(const std::vector<int32_t>& indeg) {
+    int64_t mismatched = 0;
+    std::string first_mismatch;
+    for (size_t i = 0; i < size(); ++i)
+      if (remaining_[i] != indeg[i] && mismatched++ == 0)
+        first_mismatch = fmt::format("taskId {} says {}, successor lists give {}", ids_[i],
+                                     remaining_of(i), indeg[i]);
+    if (mismatched > 0)
+      out_.warnings.push_back(
+          fmt::format("{}: remainingPredecessors differs from the successor lists for {} task(s) "
+                      "(first: {}); the successor lists are used",
+                      origin_, mismatched, first_mismatch));
+    remaining_ = {};
+  }
+
+  int64_t remaining_of(size_t i) const {
+    if (remaining_[i] < kBigRemaining) return remaining_[i];
+    return std::lower_bound(big_remaining_.begin(), big_remaining_.end(),
+                            std::pair<size_t, int64_t>(i, 0))
+        ->second;
+  }
+
+  // Kahn's algorithm; on a cycle, walks predecessors from a stuck task onto the cycle and names
+  // it.
+  void check_acyclic(const Successors& succ, const std::vector<int32_t>& indeg) const {
+    const size_t n = indeg.size();
+    // Every edge forward in the file (as PyPTO writes them): the file's order is a topological
+    // one.
+    bool forward = true;
+    for (size_t i = 0; i < n && forward; ++i)
+      for (size_t e = succ.begin(i); e < succ.end(i); ++e)
+        forward = forward && static_cast<size_t>(succ.to[e]) > i;
+    if (forward) return;
+    std::vector<int32_t> left = indeg;
+    std::vector<int32_t> queue;
+    queue.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (left[i] == 0) queue.push_back(static_cast<int32_t>(i));
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const auto t = static_cast<size_t>(queue[q]);
+      for (size_t e = succ.begin(t); e < succ.end(t); ++e)
+        if (--left[static_cast<size_t>(succ.to[e])] == 0) queue.push_back(succ.to[e]);
+    }
+    if (queue.size() == n) return;
+    std::vector<int32_t> stuck_pred(n, -1);
+    for (size_t i = 0; i < n; ++i)
+      if (left[i] > 0)
+        for (size_t e = succ.begin(i); e < succ.end(i); ++e)
+          if (left[static_cast<size_t>(succ.to[e])] > 0)
+            stuck_pred[static_cast<size_t>(succ.to[e])] = static_cast<int32_t>(i);
+    int32_t t = 0;
+    while (left[static_cast<size_t>(t)] == 0) ++t;
+    for (size_t step = 0; step < n; ++step) t = stuck_pred[static_cast<size_t>(t)];
+    throw Error(
+        fmt::format("{}: dependency cycle through taskId {} ({} of {} tasks can never "
+                    "become ready)",
+                    origin_, ids_[static_cast<size_t>(t)], n - queue.size(), n));
+  }
+
+  // Root functions were numbered in first-seen order; they are numbered by increasing key
+  // (tilesimRoot, or the PyPTO device task taskId >> 32): the same when the keys come in order.
+  void rank_roots() {
+    if (std::is_sorted(root_keys_.begin(), root_keys_.end())) return;
+    std::vector<int32_t> order(root_keys_.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = static_cast<int32_t>(r);
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return root_keys_[static_cast<size_t>(a)] < root_keys_[static_cast<size_t>(b)];
+    });
+    std::vector<int32_t> rank(order.size());
+    for (size_t r = 0; r < order.size(); ++r)
+      rank[static_cast<size_t>(order[r])] = static_cast<int32_t>(r);
+    for (Task& t : out_.graph.tasks) t.root = rank[static_cast<size_t>(t.root)];
+  }
+
+  const std::string& origin_;
+  PyptoGraph& out_;
+  std::vector<int64_t> ids_;
+  std::vector<int32_t> remaining_;                         // clamped to kBigRemaining
+  std::vector<std::pair<size_t, int64_t>> big_remaining_;  // (task, count) of those clamped
+  int64_t base_id_ = 0;                                    // the first task's taskId
+  bool consecutive_ = true;        // every taskId so far is base_id_ + its index
+  bool wide_ = false;              // a successor did not fit succ_rel_: succ_ids_ holds them all
+  std::vector<int32_t> succ_rel_;  // successor taskId - base_id_
+  std::vector<int64_t> succ_ids_;
+  std::vector<int64_t> succ_off_{0};
+  double total_ = 0;
+  int64_t hub_nonzero_ = 0;
+  std::unordered_map<std::string, int32_t> func_index_;  // funcName -> index into psg_of_
+  std::vector<int> psg_of_;
+  std::unordered_map<KindKey, int32_t, KindHash> kind_of_;
+  std::unordered_map<int64_t, int32_t> root_index_;  // root key -> first-seen number
+  std::vector<int64_t> root_keys_;
+  std::vector<int32_t> kind_map_, root_map_;  // the batch being joined: its numbers -> graph's
+};
 
 PyptoGraph read_graph(JsonStream& stream, int threads) {
   const std::string& origin = stream.origin();
-  RawTasks raw;
-  std::unordered_map<std::string, int32_t> func_index;
+  PyptoGraph out;
+  GraphBuilder graph(origin, out);
+  bool with_root = false;
   bool joined_any = false;
   // Readers, reused batch after batch (their columns keep their room).
   std::mutex spare_mutex;
@@ -599,25 +750,24 @@ PyptoGraph read_graph(JsonStream& stream, int threads) {
           spare.push_back(std::move(reader));
         };
         const auto& batch = static_cast<const TaskReader&>(*reader);
-        const RawTasks& b = batch.raw_;
+        const BatchTasks& b = batch.raw_;
         if (b.size() == 0) return keep();
         // Element 0 says whether every task has a tilesimRoot; the batch's first element may
         // be the first to differ (the batch checked the rest against it).
         if (!joined_any) {
-          // Room for the whole file's tasks, if they are like the first batch's (untouched
-          // room costs no memory).
-          raw.with_root = b.with_root;
+          // Room for the whole file's tasks, if they are like the first batch's.
+          with_root = b.with_root;
           const double per_task =
               static_cast<double>(reader->bytes) / static_cast<double>(b.size());
-          raw.reserve(static_cast<size_t>(
-                          std::min(static_cast<double>(stream.size_bytes()) / per_task * 1.05,
-                                   static_cast<double>(max_tasks()))),
-                      static_cast<double>(b.succ.size()) / static_cast<double>(b.size()));
+          graph.reserve(static_cast<size_t>(
+                            std::min(static_cast<double>(stream.size_bytes()) / per_task * 1.05,
+                                     static_cast<double>(max_tasks()))),
+                        static_cast<double>(b.succ.size()) / static_cast<double>(b.size()));
         }
-        if (b.with_root != raw.with_root)
-          root_mismatch(origin, batch.first_index(), b.id[0], raw.with_root);
+        if (b.with_root != with_root)
+          root_mismatch(origin, batch.first_index(), b.id[0], with_root);
         joined_any = true;
-        if (!failed) raw.append(b, func_index);
+        if (!failed) graph.append(b);
         keep();
       },
       [&](JsonScalar::Type type) {
@@ -626,30 +776,9 @@ PyptoGraph read_graph(JsonStream& stream, int threads) {
                               "of task objects), got ") +
                   JsonScalar::type_name(type));
       });
-  const JsonPlace top(origin, "");
-  if (raw.size() == 0) top.fail("the task graph has no tasks");
-  if (raw.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() - 1))
-    top.fail(fmt::format("{} tasks (allowed: up to {})", raw.size(),
-                         std::numeric_limits<int32_t>::max() - 1),
-             ErrorKind::kLimits);
-  double total = 0;
-  for (const double e : raw.exec) total += e;
-  if (total > kMaxGraphCycles)
-    top.fail(fmt::format("the tasks' execTime sum to {:.4g} cycles (allowed: at most {:.4g}, "
-                         "where every cycle of the timeline is exact in double precision)",
-                         total, kMaxGraphCycles),
-             ErrorKind::kLimits);
-
-  PyptoGraph out;
-  Successors succ = successor_indices(raw, origin, out.warnings);
-  std::vector<int32_t> indeg(raw.size(), 0);
-  for (const int32_t t : succ.to) ++indeg[static_cast<size_t>(t)];
-  check_remaining(raw, indeg, origin, out.warnings);
-  check_acyclic(succ, indeg, raw, origin);
-  build_graph(raw, root_functions(raw), std::move(succ), origin, out);
+  graph.finish();
   return out;
 }
-
 }  // namespace
 
 PyptoGraph pypto_graph_from_text(std::string text, const std::string& origin, int threads) {
