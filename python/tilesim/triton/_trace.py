@@ -1,0 +1,705 @@
+"""The recorder behind tilesim.triton: one launch of a @triton.jit kernel, run once in Python
+with every program id and loop index symbolic, is a graph of loads, ops, reductions and stores;
+written out (``Trace.launch``) it is an SPMD launch (``"source": "triton"``) of a tile program.
+
+How the kernel's blocks become the program's tiles: every tensor argument is a program tensor
+of its own shape (or, for a kernel that walks a contiguous tensor as a flat array, of its
+element count); a load's block is a tile of it, each block axis the tensor dim whose stride the
+axis's arange steps by. Evaluating the offsets for every program and every loop iteration gives
+the tiles each program touches: they must cover the tensor once per pass (a kernel reading its
+input three times reads it in three passes), each program must own as many rows (or tiles) as
+the spmd partition gives a block, and a mask must cut a tile only at the tensor's edge (a
+partial tile). Loops disappear into the tiles: a loop walking a row in column blocks is a tile
+narrower than the row, and an accumulator (tl.zeros, then acc += ..., or acc += tl.sum(...))
+summed over the loop is a reduction over the dims the loop walks.
+"""
+import itertools
+import math
+import os
+
+from .._refusal import caller
+from ._values import Data, Expr, Index, Mask, Pointer, TensorArg, Var, refuse
+
+# Triton dtypes as tilesim program dtypes (model/dtype.cpp); the others are refused.
+PROGRAM_DTYPES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "int8": "int8",
+                  "int32": "int32"}
+_TORCH_TO_PROGRAM = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8",
+                     "int32": "int32"}
+_WIDTH = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "int32": 4}
+MAX_POINTS = 4_000_000  # (program, iteration) points evaluated per access
+
+
+def program_dtype(torch_dtype, call, where=None):
+    name = getattr(torch_dtype, "name", str(torch_dtype)).removeprefix("torch.")
+    if name in _TORCH_TO_PROGRAM:
+        return _TORCH_TO_PROGRAM[name]
+    refuse(call, f"a tensor of {name}", "tilesim programs model fp32, fp16, bf16, int8 and "
+           "int32 tensors", where)
+
+
+class Frame:
+    """One traced for loop: range(start, stop, step) of Exprs, its index a Var."""
+
+    def __init__(self, start, stop, step, where, number):
+        self.start, self.stop, self.step, self.where = start, stop, step, where
+        self.var = Var("loop", f"i{number}", self)
+
+    def values(self, env):
+        return range(self.start(env), self.stop(env), self.step(env))
+
+
+class Access:
+    """A tl.load or tl.store: the pointer block, its mask, the loop frames around it."""
+
+    def __init__(self, kind, ptr, mask, shape, frames, where):
+        self.kind, self.ptr, self.mask, self.shape = kind, ptr, mask, tuple(shape)
+        self.frames, self.where = tuple(frames), where
+        self.axes = None  # per block axis, the program dim
+        self.tiles = None  # [(pid, start per dim, end per dim)]
+        self.data = None
+
+
+_current = []
+
+
+def active(call):
+    if not _current:
+        refuse(call, "called outside a @triton.jit kernel being launched",
+               "call it inside a kernel, and launch the kernel as kernel[grid](...)")
+    return _current[-1]
+
+
+class Trace:
+    """One launch being traced."""
+
+    def __init__(self, name, where, grid, hardware):
+        self.name, self.where, self.grid, self.hardware = name, where, tuple(grid), hardware
+        self.pids = [Var("pid", f"pid{a}", a) for a in range(3)]
+        self.frames = []
+        self.all_frames = []
+        self.nodes = []
+        self.accesses = []
+        self.args = {}  # name -> TensorArg
+        self.notes = []
+
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    # -- recording
+    def data(self, shape, dtype, kind, args, uses=()):
+        where = caller()
+        for u in uses:
+            if isinstance(u, Data):
+                u.uses.append((tuple(self.frames), where))
+        d = Data(shape, dtype, kind, args, self.frames, where)
+        self.nodes.append(d)
+        return d
+
+    def access(self, kind, ptr, mask, shape):
+        a = Access(kind, ptr, mask, shape, self.frames, caller())
+        self.accesses.append(a)
+        return a
+
+    def push(self, start, stop, step):
+        f = Frame(start, stop, step, caller(), len(self.all_frames))
+        self.frames.append(f)
+        self.all_frames.append(f)
+        return f
+
+    def pop(self, frame):
+        if not self.frames or self.frames[-1] is not frame:
+            refuse("a loop", "ended out of order (a break, a return or an exception inside it)",
+                   "loops of a traced kernel run to their end")
+        self.frames.pop()
+
+    # -- the environments: every program, every iteration of the frames enclosing an access
+    def envs(self, frames, call, where):
+        g0, g1, g2 = (list(self.grid) + [1, 1])[:3]
+        count = 0
+        for pid in range(g0 * g1 * g2):
+            env = {self.pids[0]: pid % g0, self.pids[1]: (pid // g0) % g1,
+                   self.pids[2]: pid // (g0 * g1)}
+            for e in _nest(frames, 0, env):
+                count += 1
+                if count > MAX_POINTS:
+                    refuse(call, f"more than {MAX_POINTS} (program, iteration) points to "
+                           "evaluate", "trace a smaller shape with the same blocks", where)
+                yield pid, e
+
+
+def _nest(frames, i, env):
+    if i == len(frames):
+        yield env
+        return
+    f = frames[i]
+    for v in f.values(env):
+        e = dict(env)
+        e[f.var] = v
+        yield from _nest(frames, i + 1, e)
+
+
+# ---- views: the program shape of each tensor argument ------------------------------------
+
+
+def _axes_of(access):
+    """[(block axis, stride)] of the axes of an access that walk memory."""
+    off = access.ptr.offset
+    n = len(access.shape)
+    k = n - len(off.shape)
+    strides = (0,) * k + off.strides
+    shape = (1,) * k + off.shape
+    return [(a, strides[a]) for a in range(n) if shape[a] > 1 and strides[a]]
+
+
+def _natural(arg, accesses):
+    """The tensor's own dims, when every walking axis steps by one of its dim strides."""
+    dims, strides = list(arg.shape), list(arg.strides)
+    for acc in accesses:
+        for _, s in _axes_of(acc):
+            if not any(st == s and n > 1 for st, n in zip(strides, dims)):
+                return None
+    return dims, strides
+
+
+def view_of(arg, accesses):
+    nat = _natural(arg, accesses)
+    if nat is not None:
+        return nat
+    t = arg.tensor
+    if t.is_contiguous() and all(len(_axes_of(a)) <= 1 and
+                                 all(s == 1 for _, s in _axes_of(a)) for a in accesses):
+        return [t.numel()], [1]
+    a = accesses[0]
+    refuse("tl.load / tl.store", f"the offsets into '{arg.name}' ({list(arg.shape)}, strides "
+           f"{list(arg.strides)}) step by {[s for _, s in _axes_of(a)]}, which are not its dims' "
+           "strides", "walk each dim with an arange times that dim's stride (x.stride(d)); "
+           "transposed or gathered access is not modelled", a.where)
+
+
+def _unravel(flat, dims, strides):
+    idx = [0] * len(dims)
+    order = sorted(range(len(dims)), key=lambda d: -strides[d])
+    rem = flat
+    for d in order:
+        if dims[d] > 1 or strides[d] > 1:
+            idx[d], rem = divmod(rem, strides[d]) if strides[d] else (0, rem)
+    return idx, rem
+
+
+# ---- writing the launch as a program -----------------------------------------------------
+
+
+class PVal:
+    """A tensor of the program: a name (renamed to an output's when stored), shape, dtype."""
+
+    def __init__(self, name, shape, dtype, kind="temp"):
+        self.name, self.shape, self.dtype, self.kind = name, list(shape), dtype, kind
+
+
+class Pending:
+    """A reduction not yet written: kind (sum, amax, amin), its source PVal, the dims it
+    reduces, and the loops it is still a partial of (which must accumulate it)."""
+
+    def __init__(self, kind, src, dims, partial_of, dtype):
+        self.kind, self.src, self.dims, self.partial_of = kind, src, set(dims), set(partial_of)
+        self.dtype = dtype
+
+
+class Scalar:
+    def __init__(self, value):
+        self.value = value
+
+
+_COMBINE = {"add": "sum", "maximum": "amax", "minimum": "amin"}
+_IDENTITY = {"sum": 0.0, "amax": -math.inf, "amin": math.inf}
+
+
+class Writer:
+    """Turns a finished Trace into the program and its launch."""
+
+    def __init__(self, trace):
+        self.t = trace
+        self.body = []
+        self.tile = None
+        self.memo = {}
+        self.counter = 0
+        self.views = {}
+        self.rank = 1
+        self.inputs = {}
+        self.outputs = []
+        self.stored = {}
+        self.reduced_dims = set()
+
+    def fresh(self, stem="t"):
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    # -- views and tiles
+    def map_accesses(self):
+        t = self.t
+        by_arg = {}
+        for a in t.accesses:
+            by_arg.setdefault(a.ptr.arg.name, []).append(a)
+        for name, accs in by_arg.items():
+            self.views[name] = view_of(t.args[name], accs)
+        self.rank = max(len(v[0]) for v in self.views.values())
+        for name, accs in by_arg.items():
+            dims, strides = self.views[name]
+            k = self.rank - len(dims)
+            used = [0] * len(dims)
+            for a in accs:
+                a.axes = [None] * len(a.shape)
+                for ax, s in _axes_of(a):
+                    d = max(i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1)
+                    a.axes[ax] = d + k
+                self._enumerate(a, dims, strides, k, used)
+            self.views[name] = (used, strides)
+            for a in accs:
+                self._check_clip(a, [1] * k + used)
+
+    def _enumerate(self, a, dims, strides, k, used):
+        t = self.t
+        call = f"tl.{a.kind}"
+        ext = [1] * self.rank
+        for ax, d in enumerate(a.axes):
+            if d is not None:
+                ext[d] = a.shape[ax]
+        a.extent = ext
+        a.tiles = []
+        for pid, env in t.envs(a.frames, call, a.where):
+            box = a.mask.valid(env, a.shape) if a.mask is not None else [[0, n] for n in a.shape]
+            if box is False:
+                continue
+            idx, rem = _unravel(a.ptr.offset.base(env), dims, strides)
+            if rem:
+                refuse(call, f"an offset into '{a.ptr.arg.name}' that is not on its dims' "
+                       "strides", None, a.where)
+            start = [0] * k + idx
+            lo, hi = list(start), [s + 1 for s in start]
+            for ax, d in enumerate(a.axes):
+                if d is not None:
+                    lo[d], hi[d] = start[d] + box[ax][0], start[d] + box[ax][1]
+                elif box[ax][1] - box[ax][0] != a.shape[ax] and a.shape[ax] > 1:
+                    refuse(call, "a mask cutting a broadcast axis", None, a.where)
+            for d in range(len(dims)):
+                if hi[d + k] > dims[d]:
+                    refuse(call, f"reads or writes past the end of '{a.ptr.arg.name}' "
+                           f"({list(a.ptr.arg.shape)}): dim {d} reaches {hi[d + k]} (a block "
+                           "at the edge needs a mask)", "mask the offsets past the tensor "
+                           "(mask=offs < n)", a.where)
+                used[d] = max(used[d], hi[d + k])
+            a.tiles.append((pid, env, start, lo, hi))
+
+    def _check_clip(self, a, view):
+        """A mask may cut a tile only where the tensor ends (a partial tile)."""
+        for pid, env, start, lo, hi in a.tiles:
+            for d in range(self.rank):
+                if lo[d] != start[d] or hi[d] != min(start[d] + a.extent[d], view[d]):
+                    refuse(f"tl.{a.kind}", f"the mask keeps [{lo[d]}, {hi[d]}) of dim {d} of "
+                           f"'{a.ptr.arg.name}' in a tile starting at {start[d]} of "
+                           f"{a.extent[d]}: it cuts inside the tensor, not at its end "
+                           f"({view[d]})", "mask only what lies past the tensor's end "
+                           "(offs < n)", a.where)
+                if start[d] % a.extent[d]:
+                    refuse(f"tl.{a.kind}", f"a block of '{a.ptr.arg.name}' starts at {start[d]} "
+                           f"on dim {d}, not a multiple of its {a.extent[d]}: blocks must tile "
+                           "the tensor", "start blocks at multiples of the BLOCK size", a.where)
+
+    def loop_dims(self, data, frame):
+        """The program dims along which `frame`'s iterations move the loads `data` reads."""
+        dims = set()
+        for a in self._loads_of(data):
+            if frame not in a.frames:
+                continue
+            env0 = None
+            for pid, env in self.t.envs(a.frames, "a loop", a.where):
+                vals = frame.values(env)
+                if len(vals) >= 2 and env[frame.var] == vals[0]:
+                    env0 = env
+                    break
+            if env0 is None:
+                continue
+            env1 = dict(env0)
+            env1[frame.var] = env0[frame.var] + frame.step(env0)
+            base = self.views[a.ptr.arg.name]
+            d0, _ = _unravel(a.ptr.offset.base(env0), *base)
+            d1, _ = _unravel(a.ptr.offset.base(env1), *base)
+            dims |= {i + self.rank - len(base[0]) for i, (x, y) in enumerate(zip(d0, d1))
+                     if x != y}
+        return dims
+
+    def _loads_of(self, data, seen=None):
+        seen = seen if seen is not None else set()
+        if id(data) in seen or not isinstance(data, Data):
+            return []
+        seen.add(id(data))
+        if data.kind == "load":
+            return [data.args[0]]
+        out = []
+        for x in _operands(data):
+            out += self._loads_of(x, seen)
+        return out
+
+    # -- program body
+    def set_tile(self, data):
+        tile = list(self.tile) if self.tile else [1] * self.rank
+        ext = getattr(data, "extent", None)
+        if ext is None:
+            return
+        for d, n in enumerate(ext):
+            if n is not None:
+                tile[d] = n
+        if tile != self.tile:
+            self.tile = tile
+            self.body.append({"set_vec_tile_shapes": list(tile), "name": f"block{len(self.body)}"})
+
+    def emit(self, op, inputs, shape, dtype, data=None, **keys):
+        if data is not None:
+            self.set_tile(data)
+        out = PVal(self.fresh(), shape, dtype)
+        self.body.append({"op": op, "inputs": list(inputs), "out": out, **keys})
+        return out
+
+    def materialize(self, r, data, use_where=None):
+        if isinstance(r, Pending):
+            if r.partial_of:
+                f = next(iter(r.partial_of))
+                refuse("a reduction of a block inside the loop that walks its axis",
+                       f"it is used inside the loop at {_at(f.where)} before the loop has "
+                       "seen the whole axis", "accumulate it (acc += tl.sum(x, axis)) and "
+                       "use the accumulator after the loop", use_where or data.where)
+            key = ("pending", id(r))
+            if key not in self.memo:
+                self.set_tile(r.tile_data)
+                shape = [1 if d in r.dims else n for d, n in enumerate(r.src.shape)]
+                dims = sorted(r.dims)
+                self.memo[key] = self.emit(r.kind, [r.src], shape, r.dtype,
+                                           dim=dims[0] if len(dims) == 1 else dims,
+                                           keepdim=True)
+                self.reduced_dims |= r.dims
+            return self.memo[key]
+        return r
+
+    def resolve(self, d):
+        if not isinstance(d, Data):
+            return Scalar(d)
+        if id(d) in self.memo:
+            return self.memo[id(d)]
+        r = self._resolve(d)
+        self.memo[id(d)] = r
+        return r
+
+    def _resolve(self, d):
+        kind = d.kind
+        if kind == "load":
+            a = d.args[0]
+            d.axes, d.extent = a.axes, a.extent
+            name = a.ptr.arg.name
+            if name not in self.inputs:
+                view = self.views[name][0]
+                self.inputs[name] = PVal(name, [1] * (self.rank - len(view)) + list(view),
+                                         d.dtype, "input")
+            return self.inputs[name]
+        if kind == "const":
+            d.axes, d.extent = [None] * len(d.shape), None
+            return Scalar(d.args[0])
+        if kind == "view":
+            x, key = d.args
+            r = self.resolve(x)
+            axes, _ = _reindex(x.axes, key)
+            d.axes, d.extent = axes, getattr(x, "extent", None)
+            return r
+        if kind == "reduce":
+            return self._reduce(d)
+        if kind == "op":
+            return self._op(d)
+        raise AssertionError(kind)
+
+    def _reduce(self, d):
+        rkind, x, axis = d.args
+        r = self.resolve(x)
+        dim = x.axes[axis] if x.axes else None
+        d.axes = [a for i, a in enumerate(x.axes) if i != axis]
+        d.extent = getattr(x, "extent", None)
+        if dim is None:
+            if x.shape[axis] == 1:
+                return r
+            refuse(f"tl.{rkind}", "a reduction over an axis that is not a tensor dim", None,
+                   d.where)
+        if rkind in ("argmax", "argmin"):
+            r = self.materialize(r, x, d.where)
+            self.set_tile(x)
+            shape = [1 if i == dim else n for i, n in enumerate(r.shape)]
+            out = self.emit(rkind, [r], shape, "int32", x, dim=dim, keepdim=True)
+            return out
+        partial = {f for f in d.frames if dim in self.loop_dims(x, f)}
+        if isinstance(r, Pending):
+            if r.kind != rkind:
+                r = self.materialize(r, x, d.where)
+            else:
+                p = Pending(rkind, r.src, r.dims | {dim}, r.partial_of | partial, r.dtype)
+                p.tile_data = r.tile_data
+                return p
+        if isinstance(r, Scalar):
+            refuse(f"tl.{rkind}", "a reduction of a constant block", None, d.where)
+        p = Pending(rkind, r, {dim}, partial, r.dtype)
+        p.tile_data = x
+        return p
+
+    def _accumulator(self, d, name, ops):
+        """acc = acc + x (or maximum / minimum) with acc made before the innermost loop and
+        used after it: x summed (maxed, minned) over the loop."""
+        if name not in _COMBINE or not d.frames:
+            return None
+        loop = d.frames[-1]
+        consts = [x for x in ops if not isinstance(x, Data) or x.kind == "const"]
+        others = [x for x in ops if isinstance(x, Data) and x.kind != "const"]
+        if len(consts) != 1 or len(others) != 1:
+            return None
+        c = consts[0]
+        if isinstance(c, Data) and loop in c.frames:
+            return None
+        if not d.uses or any(loop in frames for frames, _ in d.uses):
+            return None
+        kind = _COMBINE[name]
+        value = c.args[0] if isinstance(c, Data) else c
+        if value != _IDENTITY[kind]:
+            refuse(f"an accumulator over the loop at {_at(loop.where)}",
+                   f"it starts at {value}, not {_IDENTITY[kind]} (the {kind}'s identity)",
+                   "start it at the identity and combine the initial value after the loop",
+                   d.where)
+        x = others[0]
+        r = self.resolve(x)
+        dims = self.loop_dims(x, loop)
+        if not dims and not isinstance(r, Pending):
+            refuse(f"an accumulator over the loop at {_at(loop.where)}",
+                   "its loop does not move the blocks it accumulates", None, d.where)
+        d.axes, d.extent = x.axes, getattr(x, "extent", None)
+        if isinstance(r, Pending):
+            if r.kind != kind:
+                refuse(f"an accumulator over the loop at {_at(loop.where)}",
+                       f"a {kind} of {r.kind} partials", None, d.where)
+            p = Pending(kind, r.src, r.dims | dims, r.partial_of - {loop}, r.dtype)
+            p.tile_data = r.tile_data
+            return p
+        p = Pending(kind, r, dims, set(), r.dtype)
+        p.tile_data = x
+        return p
+
+    def _op(self, d):
+        name, ops, extra = d.args
+        acc = self._accumulator(d, name, ops)
+        if acc is not None:
+            return acc
+        rs = [self.materialize(self.resolve(x), d) if isinstance(x, Data) else Scalar(x)
+              for x in ops]
+        axes = None
+        for x in ops:
+            if isinstance(x, Data):
+                axes = _merge_axes(axes, x.axes, len(d.shape), d.where)
+        d.axes = axes or [None] * len(d.shape)
+        ext = [None] * self.rank
+        for x in ops:
+            for i, n in enumerate(getattr(x, "extent", None) or []):
+                if n is not None and (ext[i] is None or n > ext[i]):
+                    ext[i] = n
+        d.extent = ext if any(n is not None for n in ext) else None
+        vals = [r for r in rs if isinstance(r, PVal)]
+        scalars = [r.value for r in rs if isinstance(r, Scalar)]
+        if not vals:
+            refuse(f"tl {name}", "an operation on constants only", None, d.where)
+        shape = _bshape([v.shape for v in vals])
+        if name == "where":
+            if len(vals) != 3:
+                refuse("tl.where", "a condition or branch that is a constant",
+                       "tilesim programs select between two tensors by a tensor condition",
+                       d.where)
+            return self.emit("where", vals, shape, vals[1].dtype, d)
+        if name == "cast":
+            return self.emit("cast", vals, shape, extra["dtype"], d, dtype=extra["dtype"])
+        if scalars:
+            s = scalars[0]
+            if rs[0].__class__ is Scalar and name in ("sub", "div"):
+                v = vals[0]
+                if name == "sub":  # s - x
+                    n = self.emit("neg", [v], v.shape, v.dtype, d)
+                    return self.emit("add", [n], v.shape, v.dtype, d, scalar=s) if s else n
+                r = self.emit("reciprocal", [v], v.shape, v.dtype, d)  # s / x
+                return r if s == 1 else self.emit("mul", [r], v.shape, v.dtype, d, scalar=s)
+            return self.emit(name, vals, shape, vals[0].dtype, d, scalar=s)
+        return self.emit(name, vals, shape, vals[0].dtype, d)
+
+    # -- the launch
+    def write(self):
+        t = self.t
+        if not any(a.kind == "store" for a in t.accesses):
+            refuse("a kernel", "it stores nothing", "a traced kernel writes its results with "
+                   "tl.store", t.where)
+        self.map_accesses()
+        needed, todo = set(), [a.data for a in t.accesses if a.kind == "store"]
+        while todo:
+            d = todo.pop()
+            if isinstance(d, Data) and id(d) not in needed:
+                needed.add(id(d))
+                todo += _operands(d)
+        for d in t.nodes:  # the program's ops in the kernel's order
+            if id(d) in needed and d.kind == "op":
+                self.resolve(d)
+        for a in t.accesses:
+            if a.kind != "store":
+                continue
+            name = a.ptr.arg.name
+            if name in self.stored:
+                refuse("tl.store", f"a second store to '{name}' (the first at "
+                       f"{_at(self.stored[name])})", "store each output once per block",
+                       a.where)
+            if name in self.inputs or any(b.kind == "load" and b.ptr.arg.name == name
+                                          for b in t.accesses):
+                refuse("tl.store", f"'{name}' is read and written (in place)",
+                       "write the result to a tensor of its own", a.where)
+            self.stored[name] = a.where
+            data = a.data
+            r = self.materialize(self.resolve(data), data, a.where) if isinstance(data, Data) \
+                else None
+            if not isinstance(r, PVal) or r.kind == "input":
+                refuse("tl.store", "a store of a loaded block or a constant as it is (a copy)",
+                       "tilesim programs store what an op computed", a.where)
+            want = program_dtype(a.ptr.arg.dtype, "tl.store", a.where)
+            if r.dtype != want:
+                r = self.emit("cast", [r], r.shape, want, data, dtype=want)
+            if r.kind == "output":
+                r = self.emit("mul", [r], r.shape, r.dtype, data, scalar=1.0)
+            view = self.views[name][0]
+            if math.prod(view) != math.prod(r.shape):
+                refuse("tl.store", f"stores {math.prod(view)} elements of '{name}' where the "
+                       f"program computes {math.prod(r.shape)} ({r.shape})", None, a.where)
+            r.name, r.kind = name, "output"
+            self.outputs.append(r)
+        return self.ownership()
+
+    def ownership(self):
+        """Each program must own what an spmd block of the partition owns: the same number of
+        rows (or tiles), the extra ones on as many programs."""
+        t = self.t
+        store = next(a for a in t.accesses if a.kind == "store")
+        grid = math.prod(t.grid)
+        units = {}
+        for pid, env, start, lo, hi in store.tiles:
+            key = tuple(0 if d in self.reduced_dims else s for d, s in enumerate(start))
+            units.setdefault(pid, set()).add(key)
+        allunits = set().union(*units.values()) if units else set()
+        n = len(allunits)
+        seen = sum(len(u) for u in units.values())
+        if seen != n:
+            refuse("a kernel's programs", f"{seen - n} of the {n} blocks of '{store.ptr.arg.name}'"
+                   " are written by more than one program", "give each block one owner",
+                   store.where)
+        have = sorted((len(units.get(p, ())) for p in range(grid)), reverse=True)
+        if grid >= n:
+            want = [1] * n + [0] * (grid - n)
+        else:
+            want = sorted((n * (b + 1) // grid - n * b // grid for b in range(grid)),
+                          reverse=True)
+        if have != want:
+            refuse("the launch", f"its {grid} programs own {_counts(have)} blocks of "
+                   f"'{store.ptr.arg.name}' where an spmd launch of {grid} blocks gives "
+                   f"{_counts(want)}", "tilesim's spmd partition gives each block an even "
+                   "share (docs/spmd.md)", store.where)
+        order = {key: i for i, key in enumerate(sorted(allunits))}
+        strided = any(max(order[k] for k in u) - min(order[k] for k in u) + 1 != len(u)
+                      for u in units.values() if u)
+        if strided:
+            self.t.note("the programs walk their blocks strided (range(pid, n, num_programs));"
+                        " the program's spmd blocks own contiguous runs of the same length")
+        return n
+
+    def program(self):
+        def named(e):
+            if "op" not in e:
+                return e
+            return dict(e, inputs=[v.name for v in e["inputs"]], out=e["out"].name)
+
+        used = []
+        for e in self.body:
+            for v in e.get("inputs", []):
+                if v.kind == "input" and v not in used:
+                    used.append(v)
+        return {"program": self.t.name,
+                "description": f"traced by tilesim.triton from {_at(self.t.where)}",
+                "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype} for v in used],
+                "outputs": [v.name for v in self.outputs],
+                "body": [named(e) for e in self.body]}
+
+
+def _counts(values):
+    shown = {}
+    for v in values:
+        shown[v] = shown.get(v, 0) + 1
+    return ", ".join(f"{v} ({k} programs)" for v, k in sorted(shown.items(), reverse=True))
+
+
+def _at(where):
+    return f"{os.path.basename(where[0])}:{where[1]}"
+
+
+def _operands(d):
+    if d.kind == "op":
+        return [x for x in d.args[1] if isinstance(x, Data)]
+    if d.kind in ("reduce", "view"):
+        return [d.args[1] if d.kind == "reduce" else d.args[0]]
+    return []
+
+
+def _merge_axes(a, b, n, where):
+    b = [None] * (n - len(b)) + list(b) if b is not None else [None] * n
+    if a is None:
+        return b
+    out = []
+    for x, y in zip(a, b):
+        if x is not None and y is not None and x != y:
+            refuse("an operation on two blocks", f"their axes are different tensor dims ({x} "
+                   f"and {y})", "combine blocks whose axes walk the same dims", where)
+        out.append(x if x is not None else y)
+    return out
+
+
+def _reindex(axes, key):
+    key = key if isinstance(key, tuple) else (key,)
+    out, d = [], 0
+    for k in key:
+        if k is None:
+            out.append(None)
+        else:
+            out.append(axes[d])
+            d += 1
+    return out + list(axes[d:]), None
+
+
+def _bshape(shapes):
+    n = max(len(s) for s in shapes)
+    out = []
+    for i in range(n):
+        dims = {s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0} - {1}
+        out.append(dims.pop() if dims else 1)
+    return out
+
+
+def pointer_of(value, call):
+    if isinstance(value, Pointer):
+        return value
+    refuse(call, f"a {type(value).__name__} where a pointer is expected",
+           "pass a tensor argument plus offsets (x_ptr + offs)")
+
+
+def mask_of(value, shape, call):
+    if value is None or value is True:
+        return None
+    if isinstance(value, Mask):
+        return value
+    refuse(call, f"mask={type(value).__name__}", "a mask is a comparison of offsets "
+           "(offs < n), or several joined with &")
+
+
+__all__ = ["Trace", "Writer", "Expr", "Index", "Var", "TensorArg", "active", "_current",
+           "itertools"]

@@ -1,0 +1,581 @@
+"""triton.language under tilesim: ``import triton.language as tl`` in a kernel file traced by
+tilesim.triton gets this module. Each call records what the kernel does (_trace.py); a call
+outside what is traced raises tilesim's refusal (file:line, the call, what is supported)."""
+import builtins as _builtins
+import math as _math
+import sys as _sys
+import types as _types
+
+from . import _trace as _T
+from ._values import Data, Index, Mask, Pointer, refuse
+
+
+class constexpr:  # noqa: N801 - Triton's name
+    """tl.constexpr: as an annotation it marks a meta-parameter; as a call it is the value."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def __class_getitem__(cls, item):
+        return cls
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+
+class dtype:  # noqa: N801
+    """A Triton dtype: tl.float32 ..., its program dtype (None where programs have none)."""
+
+    def __init__(self, name, program):
+        self.name, self.program = name, program
+
+    def __repr__(self):
+        return f"triton.language.{self.name}"
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8",
+           "int32": "int32", "int1": None, "int16": None, "int64": None, "uint8": None,
+           "uint32": None, "float64": None, "float8e4nv": None, "float8e5": None}
+for _n, _p in _DTYPES.items():
+    globals()[_n] = dtype(_n, _p)
+fp32, fp16, bf16 = float32, float16, bfloat16  # noqa: F821 - set just above
+
+
+def _program_dtype(d, call):
+    if isinstance(d, dtype):
+        if d.program is None:
+            refuse(call, f"dtype {d.name}", "tilesim programs model float32, float16, "
+                   "bfloat16, int8 and int32")
+        return d.program
+    return _T.program_dtype(d, call)
+
+
+# ---- program ids and aranges --------------------------------------------------------------
+
+
+def program_id(axis=0):
+    t = _T.active("tl.program_id")
+    if axis not in (0, 1, 2):
+        refuse("tl.program_id", f"axis {axis!r}", "axes are 0, 1 and 2")
+    if t.grid[axis] == 1:
+        return Index((), 0)
+    return Index((), _T.Expr.var(t.pids[axis]))
+
+
+def num_programs(axis=0):
+    t = _T.active("tl.num_programs")
+    if axis not in (0, 1, 2):
+        refuse("tl.num_programs", f"axis {axis!r}", "axes are 0, 1 and 2")
+    return t.grid[axis]
+
+
+def arange(start, end):
+    _T.active("tl.arange")
+    start, end = _int(start, "tl.arange"), _int(end, "tl.arange")
+    if end <= start:
+        refuse("tl.arange", f"({start}, {end}) is empty")
+    return Index((end - start,), start, (1,))
+
+
+def _int(v, call):
+    v = getattr(v, "value", v) if isinstance(v, constexpr) else v
+    try:
+        return int(v.__index__())
+    except Exception:  # noqa: BLE001 - a refusal names what came instead
+        refuse(call, f"{v!r} is not an integer known when the kernel is traced",
+               "give constexprs or integer arguments")
+
+
+def cdiv(a, b):
+    if isinstance(a, Index) or isinstance(b, Index):
+        return (a + b - 1) // b
+    return -(-a // b)
+
+
+# ---- loops ------------------------------------------------------------------------------
+
+
+class _Loop:
+    """for i in range(...): the body runs once, with i the loop's symbolic index."""
+
+    def __init__(self, call, args):
+        if not 1 <= len(args) <= 3:
+            refuse(call, f"{len(args)} arguments", "range(stop), range(start, stop[, step])")
+        if len(args) == 1:
+            args = (0, args[0], 1)
+        elif len(args) == 2:
+            args = (args[0], args[1], 1)
+        self.bounds = []
+        for a in args:
+            a = a.value if isinstance(a, constexpr) else a
+            i = Index.of(a, call)
+            if i is None or i.shape:
+                refuse(call, f"bound {a!r}", "loop bounds are integers, program ids, loop "
+                       "indices and constexprs")
+            self.bounds.append(i.base)
+        self.call, self.frame, self.done = call, None, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        t = _T.active(self.call)
+        if self.frame is None:
+            step = self.bounds[2]
+            if step.concrete and step.value() <= 0:
+                refuse(self.call, f"step {step.value()}", "loops step forward (step > 0)")
+            self.frame = t.push(*self.bounds)
+            return Index((), _T.Expr.var(self.frame.var))
+        if not self.done:
+            self.done = True
+            t.pop(self.frame)
+        raise StopIteration
+
+
+def range(*args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,  # noqa: A001
+          flatten=False, warp_specialize=False, **kw):
+    return _Loop("tl.range", args)
+
+
+def static_range(*args, **kw):
+    return _Loop("tl.static_range", args)
+
+
+def builtin_range(*args):
+    """Python's range inside a traced kernel: a traced loop."""
+    return _Loop("range", args)
+
+
+# ---- memory -------------------------------------------------------------------------------
+
+
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
+         cache_modifier="", eviction_policy="", volatile=False, care_padding=True):
+    call = "tl.load"
+    t = _T.active(call)
+    p = _T.pointer_of(pointer, call)
+    if boundary_check or padding_option:
+        refuse(call, "block pointers (boundary_check / padding_option)",
+               "load through a pointer block (base + offsets) with a mask")
+    m = _T.mask_of(mask, p.shape, call)
+    shape = p.shape if m is None else _bc(p.shape, m.shape, call)
+    a = t.access("load", p, m, shape)
+    t.args.setdefault(p.arg.name, p.arg)
+    d = t.data(shape, _T.program_dtype(p.arg.dtype, call), "load", (a,))
+    a.data = d
+    return d
+
+
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
+          eviction_policy=""):
+    call = "tl.store"
+    t = _T.active(call)
+    p = _T.pointer_of(pointer, call)
+    if boundary_check:
+        refuse(call, "block pointers (boundary_check)",
+               "store through a pointer block (base + offsets) with a mask")
+    m = _T.mask_of(mask, p.shape, call)
+    shape = p.shape if m is None else _bc(p.shape, m.shape, call)
+    if isinstance(value, Data):
+        shape = _bc(shape, value.shape, call)
+        value.uses.append((tuple(t.frames), _T.caller()))
+    a = t.access("store", p, m, shape)
+    t.args.setdefault(p.arg.name, p.arg)
+    a.data = value
+    return None
+
+
+def _bc(a, b, call):
+    from ._values import broadcast
+    return broadcast(a, b, call)
+
+
+# ---- data ---------------------------------------------------------------------------------
+
+
+def full(shape, value, dtype):  # noqa: A002
+    call = "tl.full"
+    t = _T.active(call)
+    shape = [_int(s, call) for s in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    return t.data(shape, _program_dtype(dtype, call), "const", (float(value),))
+
+
+def zeros(shape, dtype):  # noqa: A002
+    return full(shape, 0.0, dtype)
+
+
+def zeros_like(x):
+    return full(x.shape, 0.0, _by_program(x.dtype))
+
+
+def full_like(x, value):
+    return full(x.shape, value, _by_program(x.dtype))
+
+
+def _by_program(p):
+    return next(d for d in globals().values() if isinstance(d, dtype) and d.program == p)
+
+
+_FLOATS = ("fp32", "fp16", "bf16")
+
+
+def _promote(a, b, call):
+    """Triton's promotion of two data blocks: the narrower float is cast to the wider."""
+    if a.dtype == b.dtype:
+        return a, b
+    if a.dtype in _FLOATS and b.dtype in _FLOATS:
+        if a.dtype == "fp32":
+            return a, _cast(b, "fp32")
+        if b.dtype == "fp32":
+            return _cast(a, "fp32"), b
+    refuse(call, f"operands of {a.dtype} and {b.dtype}", "cast one with .to(...) first")
+
+
+def _cast(x, to):
+    if x.dtype == to:
+        return x
+    t = _T.active("Tensor.to")
+    return t.data(x.shape, to, "op", ("cast", [x], {"dtype": to}), uses=[x])
+
+
+def _value(v, call):
+    if isinstance(v, Data):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, constexpr):
+            return _value(v.value, call)
+        if isinstance(v, (Index, Mask, Pointer)):
+            refuse(call, f"an operation between data and {type(v).__name__.lower()} blocks",
+                   "data combines with data and with numbers")
+        refuse(call, f"an operand {v!r}", "data combines with data and with numbers")
+    return float(v)
+
+
+def _binary(name, a, b, call=None):
+    call = call or f"tl {name}"
+    t = _T.active(call)
+    a, b = _value(a, call), _value(b, call)
+    if isinstance(a, Data) and isinstance(b, Data):
+        a, b = _promote(a, b, call)
+        shape = _bc(a.shape, b.shape, call)
+        dt = a.dtype
+    else:
+        x = a if isinstance(a, Data) else b
+        shape, dt = x.shape, x.dtype
+    if dt not in _FLOATS:
+        refuse(call, f"arithmetic on {dt} data", "tilesim programs compute in float dtypes")
+    return t.data(shape, dt, "op", (name, [a, b], {}), uses=[a, b])
+
+
+def _unary(name, x, call=None):
+    call = call or f"tl.{name}"
+    t = _T.active(call)
+    x = _value(x, call)
+    if not isinstance(x, Data):
+        return getattr(_math, {"rsqrt": "sqrt"}.get(name, name))(x) if name != "rsqrt" \
+            else 1 / _math.sqrt(x)
+    return t.data(x.shape, x.dtype, "op", (name, [x], {}), uses=[x])
+
+
+def exp(x):
+    return _unary("exp", x)
+
+
+def log(x):
+    return _unary("log", x)
+
+
+def sqrt(x):
+    return _unary("sqrt", x)
+
+
+def rsqrt(x):
+    return _unary("rsqrt", x)
+
+
+def abs(x):  # noqa: A001
+    return _unary("abs", x)
+
+
+def sigmoid(x):
+    return _unary("sigmoid", x)
+
+
+def exp2(x):
+    """2^x: exp(x * ln 2), as the compiler lowers it (a Muls and an Exp)."""
+    t = _T.active("tl.exp2")
+    t.note("tl.exp2(x) is exp(x * ln 2): a scalar multiply and an Exp")
+    return _unary("exp", _binary("mul", x, _math.log(2.0), "tl.exp2"), "tl.exp2")
+
+
+def maximum(a, b, propagate_nan=None):
+    return _binary("maximum", a, b, "tl.maximum")
+
+
+def minimum(a, b, propagate_nan=None):
+    return _binary("minimum", a, b, "tl.minimum")
+
+
+def fma(a, b, c):
+    return _binary("add", _binary("mul", a, b, "tl.fma"), c, "tl.fma")
+
+
+def div_rn(a, b):
+    return _binary("div", a, b, "tl.div_rn")
+
+
+fdiv = div_rn
+
+
+def where(condition, x, y):
+    call = "tl.where"
+    t = _T.active(call)
+    if isinstance(condition, Mask):
+        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
+               "itself: the program computes the tensor's elements only")
+        v = x if isinstance(x, Data) else y
+        if not isinstance(v, Data):
+            refuse(call, "a where between two constants")
+        return v
+    if isinstance(condition, bool):
+        return x if condition else y
+    refuse(call, f"a condition that is {type(condition).__name__}",
+           "tl.where takes an offsets mask (cols < n), the padding of a partial block")
+
+
+def erf(x):
+    refuse("tl.erf", "erf is not in tilesim's op table (kernels/ops/op_table.cpp)",
+           "the traced ops are exp, exp2, log, sqrt, rsqrt, abs, sigmoid, maximum, minimum, "
+           "fma, where and + - * /")
+
+
+# ---- reductions ---------------------------------------------------------------------------
+
+
+def _reduce(kind, x, axis, keep_dims, call):
+    t = _T.active(call)
+    if not isinstance(x, Data):
+        refuse(call, f"a reduction of {type(x).__name__}", "reduce loaded data")
+    if axis is None:
+        if len(x.shape) != 1:
+            refuse(call, "axis=None over a block of more than one axis",
+                   "reduce one axis at a time (axis=0 / axis=1)")
+        axis = 0
+    axis = _int(axis, call)
+    if not -len(x.shape) <= axis < len(x.shape):
+        refuse(call, f"axis {axis} of a {len(x.shape)}-axis block")
+    axis %= len(x.shape)
+    shape = [n for i, n in enumerate(x.shape) if i != axis]
+    dt = "int32" if kind in ("argmax", "argmin") else x.dtype
+    d = t.data(shape, dt, "reduce", (kind, x, axis), uses=[x])
+    if keep_dims:
+        return d[tuple(None if i == axis else slice(None) for i in _builtins.range(len(x.shape)))]
+    return d
+
+
+def sum(input, axis=None, keep_dims=False, dtype=None):  # noqa: A001 A002
+    return _reduce("sum", input, axis, keep_dims, "tl.sum")
+
+
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001 A002
+        keep_dims=False):
+    if return_indices:
+        refuse("tl.max", "return_indices=True", "call tl.argmax for the index")
+    return _reduce("amax", input, axis, keep_dims, "tl.max")
+
+
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001 A002
+        keep_dims=False):
+    if return_indices:
+        refuse("tl.min", "return_indices=True", "call tl.argmin for the index")
+    return _reduce("amin", input, axis, keep_dims, "tl.min")
+
+
+def argmax(input, axis, tie_break_left=True, keep_dims=False):  # noqa: A002
+    return _reduce("argmax", input, axis, keep_dims, "tl.argmax")
+
+
+def argmin(input, axis, tie_break_left=True, keep_dims=False):  # noqa: A002
+    return _reduce("argmin", input, axis, keep_dims, "tl.argmin")
+
+
+def reduce(input, axis, combine_fn, keep_dims=False):  # noqa: A002
+    """tl.reduce with a combine function tilesim recognises (a + b, maximum, minimum)."""
+    call = "tl.reduce"
+    fn = getattr(combine_fn, "fn", combine_fn)
+    kinds = {"add": "sum", "maximum": "amax", "minimum": "amin"}
+    probe = _Probe()
+    try:
+        r = fn(probe, _Probe())
+    except Exception:  # noqa: BLE001 - what the combine does is all we ask of it
+        r = None
+    if not isinstance(r, _Probe) or r.op not in kinds:
+        refuse(call, f"combine_fn {getattr(fn, '__name__', fn)!r}",
+               "tl.reduce is traced with a combine of a + b, tl.maximum(a, b) or "
+               "tl.minimum(a, b)")
+    return _reduce(kinds[r.op], input, axis, keep_dims, call)
+
+
+class _Probe:
+    def __init__(self, op=None):
+        self.op = op
+
+    def __add__(self, o):
+        return _Probe("add")
+
+    __radd__ = __add__
+
+
+def _probe_binary(name, orig):
+    def f(a, b, *args, **kw):
+        if isinstance(a, _Probe) and isinstance(b, _Probe):
+            return _Probe(name)
+        return orig(a, b, *args, **kw)
+    return f
+
+
+maximum = _probe_binary("maximum", maximum)
+minimum = _probe_binary("minimum", minimum)
+
+
+# ---- shape helpers ------------------------------------------------------------------------
+
+
+def broadcast_to(x, shape):
+    refuse("tl.broadcast_to", "an explicit broadcast", "let the operation broadcast "
+           "([:, None] / [None, :])")
+
+
+def reshape(x, shape, can_reorder=False):
+    refuse("tl.reshape", "a reshape of a block", "index with [:, None] / [None, :]")
+
+
+view = reshape
+
+
+def static_assert(cond, msg=""):
+    return None
+
+
+def static_print(*args, **kw):
+    return None
+
+
+def device_print(*args, **kw):
+    return None
+
+
+def multiple_of(x, values):
+    return x
+
+
+def max_contiguous(x, values):
+    return x
+
+
+def debug_barrier():
+    return None
+
+
+def dot(a, b, acc=None, **kw):
+    refuse("tl.dot", "a cube stage from a traced kernel is not modelled yet",
+           "matmuls are tile programs with a matmul op (docs/programs.md)")
+
+
+def make_block_ptr(*args, **kw):
+    refuse("tl.make_block_ptr", "block pointers are not traced yet",
+           "load through base + offsets with a mask")
+
+
+def advance(*args, **kw):
+    refuse("tl.advance", "block pointers are not traced yet",
+           "load through base + offsets with a mask")
+
+
+def atomic_add(*args, **kw):
+    refuse("tl.atomic_add", "atomics are not traced", "store each block once")
+
+
+# Data's operators: the graph's ops.
+def _op(name, swapped=False):
+    def f(a, b):
+        return _binary(name, b, a) if swapped else _binary(name, a, b)
+    return f
+
+
+for _name, _op_name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div")):
+    setattr(Data, f"__{_name}__", _op(_op_name))
+    setattr(Data, f"__r{_name}__", _op(_op_name, True))
+Data.__neg__ = lambda self: _binary("mul", self, -1.0, "-x")
+
+
+def _data_compare(self, other):
+    refuse("a comparison of data", "comparisons of loaded values (x > 0) make a mask of data, "
+           "which tilesim programs do not have", "use tl.maximum / tl.minimum for clamps")
+
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Data, f"__{_name}__", _data_compare)
+Data.__hash__ = object.__hash__
+
+
+def _data_getitem(self, key):
+    t = _T.active("block[...]")
+    from ._values import reshaped
+    shape, _ = reshaped(self.shape, (0,) * len(self.shape), key, "a data block")
+    return t.data(shape, self.dtype, "view", (self, key), uses=[self])
+
+
+def _data_to(self, dtype, fp_downcast_rounding=None, bitcast=False):  # noqa: A002
+    if bitcast:
+        refuse("Tensor.to(bitcast=True)", "a bitcast", None)
+    return _cast(self, _program_dtype(dtype, "Tensor.to"))
+
+
+Data.__getitem__ = _data_getitem
+Data.to = _data_to
+Data.__pow__ = lambda self, o: refuse("x ** y", "a power of data", "write x * x")
+
+# tl.math, tl.extra.*.libdevice: the same functions
+math = _types.ModuleType("triton.language.math", "tl.math under tilesim")
+for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "sigmoid", "maximum", "minimum",
+              "fma", "div_rn", "fdiv", "erf"):
+    setattr(math, _name, globals()[_name])
+
+
+def _refusing(module):
+    def getattr_(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        refuse(f"{module}.{name}", "not in what tilesim.triton traces")
+    return getattr_
+
+
+math.__getattr__ = _refusing("tl.math")
+libdevice = _types.ModuleType("triton.language.extra.libdevice", "libdevice under tilesim")
+for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "fma", "div_rn", "erf"):
+    setattr(libdevice, _name, globals()[_name])
+libdevice.__getattr__ = _refusing("libdevice")
+extra = _types.ModuleType("triton.language.extra", "tl.extra under tilesim")
+extra.libdevice = libdevice
+extra.ascend = _types.ModuleType("triton.language.extra.ascend")
+extra.ascend.libdevice = libdevice
+extra.cann = _types.ModuleType("triton.language.extra.cann")
+extra.cann.libdevice = libdevice
+extra.__getattr__ = _refusing("tl.extra")
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    refuse(f"tl.{name}", "not in what tilesim.triton traces")
+
+
+del _n, _p
+_ = _sys
