@@ -4,6 +4,7 @@ output (x is read three times).
 
     tilesim trace-triton examples/triton/layernorm.py --call "main()" --json layernorm.json
 """
+import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch
 import triton
 import triton.language as tl
@@ -52,7 +53,7 @@ def main():
 
 
 if __name__ == "__main__":
-    import tilesim.triton as tt
-    with tt.installed():
-        main()
-    print(tt.LAUNCHES[-1].run())
+    import tilesim.triton
+    tilesim.triton.set_hardware("ascend910b4")
+    main()
+    print(tilesim.triton.LAUNCHES[-1].sweep().recommendation)

@@ -3,6 +3,7 @@ row, BLOCK_SIZE the next power of two above the row length, the mask padding wit
 
     tilesim trace-triton examples/triton/softmax.py --call "main()" --json softmax.json
 """
+import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch
 import triton
 import triton.language as tl
@@ -38,7 +39,7 @@ def main():
 
 
 if __name__ == "__main__":
-    import tilesim.triton as tt
-    with tt.installed():
-        main()
-    print(tt.LAUNCHES[-1].run())
+    import tilesim.triton
+    tilesim.triton.set_hardware("ascend910b4")
+    main()
+    print(tilesim.triton.LAUNCHES[-1].sweep().recommendation)

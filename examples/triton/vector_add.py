@@ -4,6 +4,7 @@ the element count, a mask for the last, partial block.
     tilesim trace-triton examples/triton/vector_add.py --call "main()" --json add.json
     python3 examples/triton/vector_add.py        # traces, runs and prints tilesim's answer
 """
+import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch
 import torch_npu  # noqa: F401 - the NPU device, as on a board
 import triton
@@ -36,7 +37,7 @@ def main():
 
 
 if __name__ == "__main__":
-    import tilesim.triton as tt
-    with tt.installed():
-        main()
-    print(tt.LAUNCHES[-1].run())
+    import tilesim.triton
+    tilesim.triton.set_hardware("ascend910b4")
+    main()
+    print(tilesim.triton.LAUNCHES[-1].sweep().recommendation)

@@ -29,5 +29,5 @@ class Refusal(ValueError):
 
     def __init__(self, call, what, instead=None, where=None):
         self.file, self.line = where or caller()
-        self.call = call
+        self.call, self.what = call, what
         super().__init__(message(call, what, instead, (self.file, self.line)))

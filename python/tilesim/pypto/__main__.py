@@ -170,6 +170,7 @@ def _run(source, as_main, call):
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
+    namespace = getattr(source, "namespace", None) or namespace
     return namespace, ended, stopped
 
 

@@ -48,6 +48,7 @@ def set_hardware(name):
 
 
 _HW_CACHE = {}
+_CALL = []  # (the decorated kernel, grid, args, kwargs, where) of the launch being traced
 
 
 def _hardware():
@@ -95,10 +96,18 @@ class _Kernel:
 
     def __getitem__(self, grid):
         where = caller()
-        return lambda *args, **kwargs: self._launch(grid, args, kwargs, {}, where)
+        return lambda *args, **kwargs: self.launch(grid, args, kwargs, {}, where)
 
     def run(self, *args, grid=None, **kwargs):
-        return self._launch(grid, args, kwargs, {}, caller())
+        return self.launch(grid, args, kwargs, {}, caller())
+
+    def launch(self, grid, args, kwargs, meta, where):
+        """The launch as the user called it (kept to trace it again with other meta values)."""
+        _CALL.append((self, grid, args, kwargs, where))
+        try:
+            return self._launch(grid, args, kwargs, meta, where)
+        finally:
+            _CALL.pop()
 
     @property
     def __name__(self):
@@ -170,7 +179,7 @@ class Autotuner(_Kernel):
                    self.where)
         first = self.configs[0]
         space = {"configs": [c.kwargs for c in self.configs], "where": self.where}
-        return self.inner._launch(grid, args, kwargs, dict(meta, **first.kwargs), where, space)
+        return self.inner._launch(grid, args, kwargs, dict(first.kwargs, **meta), where, space)
 
 
 def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
@@ -243,7 +252,8 @@ def _launch(jitf, grid, args, kwargs, meta, where, space):
     if ignored:
         trace.note(f"launch options {ignored} change nothing on Ascend (no warps); ignored")
     meta_values = {k: bound[k] for k in jitf.constexprs}
-    launch = TracedLaunch(jitf, trace, w, grid, args, kwargs, meta_values, where, space)
+    launch = TracedLaunch(_CALL[-1] if _CALL else (jitf, grid, args, kwargs, where), trace, w,
+                          meta_values, space)
     LAUNCHES.append(launch)
     return None
 
@@ -252,19 +262,19 @@ class TracedLaunch:
     """One traced launch: its run config (the program inline, the spmd partition, source
     triton, the hardware) and what it takes to trace it again with other meta-parameters."""
 
-    def __init__(self, jitf, trace, writer, grid, args, kwargs, meta, where, space):
-        self.kernel, self.name, self.where = jitf, trace.name, where
+    def __init__(self, call, trace, writer, meta, space):
+        self._call = call
+        self.name, self.where = trace.name, call[4]
         self.grid = math.prod(trace.grid)
         self.notes = list(trace.notes)
         self.meta = meta
-        self._relaunch = (grid, args, kwargs)
         self.space = space
         self.hardware = trace.hardware
         self.program = writer.program()
+        shown = list(trace.grid[:max(i + 1 for i, g in enumerate(trace.grid) if g > 1 or i == 0)])
         self.config = {
-            "description": f"{trace.name} launched at {_T._at(where)} on a grid of "
-                           f"{list(trace.grid[:len([g for g in trace.grid])])}, traced by "
-                           "tilesim.triton",
+            "description": f"{trace.name} launched at {_T._at(self.where)} on a grid of {shown}, "
+                           "traced by tilesim.triton",
             "program": self.program,
             "partition": {"style": "spmd", "grid": self.grid, "source": "triton"},
             "hardware": trace.hardware}
@@ -282,9 +292,11 @@ class TracedLaunch:
 
     def retrace(self, **meta):
         """The launch traced again with these meta-parameters (the grid from its lambda)."""
-        grid, args, kwargs = self._relaunch
+        kernel, grid, args, kwargs, where = self._call
         before = len(LAUNCHES)
-        self.kernel._launch(grid, args, dict(kwargs, **meta), {}, self.where, self.space)
+        set_hardware(self.hardware)
+        if isinstance(kernel, _Kernel):
+            kernel.launch(grid, args, kwargs, meta, where)
         return LAUNCHES.pop(before)
 
     def sweep(self, space=None):

@@ -236,17 +236,30 @@ class Writer:
         return f"{stem}{self.counter}"
 
     # -- views and tiles
-    def map_accesses(self):
+    def map_accesses(self, kind, views=None):
+        """Maps the loads (or the stores) to their tensors' dims and evaluates their tiles.
+        `views` {name: dims}: a stored tensor is the shape of the value stored into it."""
         t = self.t
         by_arg = {}
         for a in t.accesses:
-            by_arg.setdefault(a.ptr.arg.name, []).append(a)
+            if a.kind == kind:
+                by_arg.setdefault(a.ptr.arg.name, []).append(a)
         for name, accs in by_arg.items():
-            self.views[name] = view_of(t.args[name], accs)
-        self.rank = max(len(v[0]) for v in self.views.values())
+            arg = t.args[name]
+            if views and name in views and arg.tensor.is_contiguous() and \
+                    math.prod(views[name]) == math.prod(arg.shape):
+                dims = list(views[name])
+                self.views[name] = (dims, [math.prod(dims[i + 1:]) for i in range(len(dims))])
+            else:
+                self.views[name] = view_of(arg, accs)
+        if kind == "load":
+            self.rank = max([len(self.views[n][0]) for n in by_arg] or [1])
         for name, accs in by_arg.items():
             dims, strides = self.views[name]
             k = self.rank - len(dims)
+            if k < 0:
+                refuse(f"tl.{kind}", f"'{name}' has {len(dims)} dims where the program's "
+                       f"tensors have {self.rank}", None, accs[0].where)
             used = [0] * len(dims)
             for a in accs:
                 a.axes = [None] * len(a.shape)
@@ -329,6 +342,16 @@ class Writer:
                      if x != y}
         return dims
 
+    def _repeats(self, data, frame):
+        """Whether `frame` runs two or more iterations for some program (of a load `data`
+        reads)."""
+        for a in self._loads_of(data):
+            if frame in a.frames:
+                for _, env in self.t.envs(a.frames[:a.frames.index(frame)], "a loop", a.where):
+                    if len(frame.values(env)) >= 2:
+                        return True
+        return False
+
     def _loads_of(self, data, seen=None):
         seen = seen if seen is not None else set()
         if id(data) in seen or not isinstance(data, Data):
@@ -354,10 +377,10 @@ class Writer:
             self.tile = tile
             self.body.append({"set_vec_tile_shapes": list(tile), "name": f"block{len(self.body)}"})
 
-    def emit(self, op, inputs, shape, dtype, data=None, **keys):
+    def emit(self, op, inputs, shape, out_dtype, data=None, **keys):
         if data is not None:
             self.set_tile(data)
-        out = PVal(self.fresh(), shape, dtype)
+        out = PVal(self.fresh(), shape, out_dtype)
         self.body.append({"op": op, "inputs": list(inputs), "out": out, **keys})
         return out
 
@@ -472,6 +495,13 @@ class Writer:
         x = others[0]
         r = self.resolve(x)
         dims = self.loop_dims(x, loop)
+        if not dims and not self._repeats(x, loop):  # one iteration: the value itself
+            d.axes, d.extent = x.axes, getattr(x, "extent", None)
+            if isinstance(r, Pending):
+                p = Pending(r.kind, r.src, r.dims, r.partial_of - {loop}, r.dtype)
+                p.tile_data = r.tile_data
+                return p
+            return r
         if not dims and not isinstance(r, Pending):
             refuse(f"an accumulator over the loop at {_at(loop.where)}",
                    "its loop does not move the blocks it accumulates", None, d.where)
@@ -536,13 +566,24 @@ class Writer:
         if not any(a.kind == "store" for a in t.accesses):
             refuse("a kernel", "it stores nothing", "a traced kernel writes its results with "
                    "tl.store", t.where)
-        self.map_accesses()
+        self.check_loops()
+        self.map_accesses("load")
         needed, todo = set(), [a.data for a in t.accesses if a.kind == "store"]
         while todo:
             d = todo.pop()
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
+        space = [max(v) for v in zip(*[[1] * (self.rank - len(d)) + list(d)
+                                        for d, _ in self.views.values()])]
+        hoisted = [d for d in t.nodes if id(d) in needed and d.kind == "op" and
+                   self._broadcast_only(d, space)]
+        for d in hoisted:
+            self.resolve(d)
+        if hoisted:
+            t.note(f"{len(hoisted)} op(s) on broadcast operands only ({_at(hoisted[0].where)}: "
+                   "a weight's cast) run once before the others, where each program repeats "
+                   "them for each of its blocks")
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind == "op":
                 self.resolve(d)
@@ -570,13 +611,56 @@ class Writer:
                 r = self.emit("cast", [r], r.shape, want, data, dtype=want)
             if r.kind == "output":
                 r = self.emit("mul", [r], r.shape, r.dtype, data, scalar=1.0)
-            view = self.views[name][0]
-            if math.prod(view) != math.prod(r.shape):
-                refuse("tl.store", f"stores {math.prod(view)} elements of '{name}' where the "
-                       f"program computes {math.prod(r.shape)} ({r.shape})", None, a.where)
+            if math.prod(a.ptr.arg.shape) != math.prod(r.shape):
+                refuse("tl.store", f"'{name}' has {math.prod(a.ptr.arg.shape)} elements where "
+                       f"the program computes {math.prod(r.shape)} ({r.shape})", None, a.where)
             r.name, r.kind = name, "output"
             self.outputs.append(r)
+        self.map_accesses("store", {r.name: r.shape for r in self.outputs})
         return self.ownership()
+
+    def _broadcast_only(self, d, space):
+        """An op whose loads are all broadcast along the kernel's rows (a weight [1, N]) and
+        which reads no reduction: its iterations repeat one value."""
+        loads = self._loads_of(d)
+        if not loads or self._reads_reduction(d, set()):
+            return False
+        for a in loads:
+            dims = self.views[a.ptr.arg.name][0]
+            view = [1] * (self.rank - len(dims)) + list(dims)
+            if not any(v == 1 and n > 1 for v, n in zip(view, space)):
+                return False
+        return True
+
+    def _reads_reduction(self, d, seen):
+        if not isinstance(d, Data) or id(d) in seen:
+            return False
+        seen.add(id(d))
+        if d.kind == "reduce":
+            return True
+        if d.kind == "op" and any(isinstance(x, (int, float)) or
+                                  (isinstance(x, Data) and x.kind == "const")
+                                  for x in d.args[1]) and d.args[0] in _COMBINE:
+            return True  # a possible accumulator: keep it in order
+        return any(self._reads_reduction(x, seen) for x in _operands(d))
+
+    def check_loops(self):
+        """A loop whose index no load or store inside it reads redoes the same blocks in every
+        iteration (a pointer advanced by += is a loop-carried value the trace does not see)."""
+        t = self.t
+        for f in t.all_frames:
+            inside = [a for a in t.accesses if f in a.frames]
+            reads = set()
+            for a in inside:
+                reads |= a.ptr.offset.base.vars
+                for diff, _ in (a.mask.terms if a.mask is not None else []):
+                    reads |= diff.base.vars
+            if inside and f.var not in reads:
+                refuse("a loop", f"no load or store inside the loop at {_at(f.where)} reads its "
+                       "index, so every iteration would redo the same blocks (a pointer "
+                       "advanced with += inside a loop is not traced)", "compute the offsets "
+                       "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
+                       inside[0].where)
 
     def ownership(self):
         """Each program must own what an spmd block of the partition owns: the same number of
@@ -594,6 +678,14 @@ class Writer:
         if seen != n:
             refuse("a kernel's programs", f"{seen - n} of the {n} blocks of '{store.ptr.arg.name}'"
                    " are written by more than one program", "give each block one owner",
+                   store.where)
+        view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
+            self.views[store.ptr.arg.name][0]
+        full = math.prod(1 if d in self.reduced_dims else -(-view[d] // store.extent[d])
+                         for d in range(self.rank))
+        if n != full:
+            refuse("tl.store", f"the programs write {n} of the {full} blocks of "
+                   f"'{store.ptr.arg.name}'", "a traced launch writes its whole output",
                    store.where)
         have = sorted((len(units.get(p, ())) for p in range(grid)), reverse=True)
         if grid >= n:

@@ -318,6 +318,12 @@ class Mask:
                "write the opposite comparison")
 
     def __bool__(self):
+        if not self.shape:
+            refuse("a condition on a program id or loop index",
+                   "the trace takes one pass through the kernel for every program, so it cannot "
+                   "branch on a value that differs between programs or iterations",
+                   "branch on constexprs and on integer arguments only; put a program-dependent "
+                   "bound in a mask or a loop's range")
         refuse("a condition on a mask", "Python cannot branch on a block of booleans",
                "give the mask to tl.load / tl.store")
 

@@ -538,6 +538,18 @@ def _data_to(self, dtype, fp_downcast_rounding=None, bitcast=False):  # noqa: A0
     return _cast(self, _program_dtype(dtype, "Tensor.to"))
 
 
+class pointer_type:  # noqa: N801
+    """x_ptr.dtype: a pointer to element_ty."""
+
+    def __init__(self, element_ty):
+        self.element_ty = element_ty
+
+    def __repr__(self):
+        return f"pointer<{self.element_ty.name}>"
+
+
+Pointer.dtype = property(lambda self: pointer_type(_by_program(
+    _T.program_dtype(self.arg.dtype, "pointer.dtype"))))
 Data.__getitem__ = _data_getitem
 Data.to = _data_to
 Data.__pow__ = lambda self, o: refuse("x ** y", "a power of data", "write x * x")
