@@ -278,6 +278,8 @@ class TracedLaunch:
             "program": self.program,
             "partition": {"style": "spmd", "grid": self.grid, "source": "triton"},
             "hardware": trace.hardware}
+        if writer.block is not None:
+            self.config["partition"]["block"] = list(writer.block)
 
     def to_json(self):
         return json.dumps(self.config, indent=2) + "\n"
@@ -328,6 +330,11 @@ class _Utils:
 
 class _Active:
     utils = _Utils()
+
+    @staticmethod
+    def get_active_torch_device():
+        import torch
+        return torch.device("npu", 0)
 
     @staticmethod
     def get_current_device():

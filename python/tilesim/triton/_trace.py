@@ -230,6 +230,7 @@ class Writer:
         self.outputs = []
         self.stored = {}
         self.reduced_dims = set()
+        self.block = None  # the region each program owns, when it is not an even share
 
     def fresh(self, stem="t"):
         self.counter += 1
@@ -693,6 +694,8 @@ class Writer:
         else:
             want = sorted((n * (b + 1) // grid - n * b // grid for b in range(grid)),
                           reverse=True)
+        if have != want and self._regions(store, units, grid):
+            return n
         if have != want:
             refuse("the launch", f"its {grid} programs own {_counts(have)} blocks of "
                    f"'{store.ptr.arg.name}' where an spmd launch of {grid} blocks gives "
@@ -705,6 +708,29 @@ class Writer:
             self.t.note("the programs walk their blocks strided (range(pid, n, num_programs));"
                         " the program's spmd blocks own contiguous runs of the same length")
         return n
+
+    def _regions(self, store, units, grid):
+        """Programs that own a box of the output each (a BLOCK region walked in SUB tiles):
+        the spmd partition's block regions (partition.block), one per program."""
+        view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
+            self.views[store.ptr.arg.name][0]
+        boxes = {}
+        for pid, env, start, lo, hi in store.tiles:
+            b = boxes.setdefault(pid, [list(lo), list(hi)])
+            b[0] = [min(x, y) for x, y in zip(b[0], lo)]
+            b[1] = [max(x, y) for x, y in zip(b[1], hi)]
+        if not boxes or self.reduced_dims:
+            return False
+        ext = [max(b[1][d] - b[0][d] for b in boxes.values()) for d in range(self.rank)]
+        regions = math.prod(-(-view[d] // ext[d]) for d in range(self.rank))
+        for lo, hi in boxes.values():
+            for d in range(self.rank):
+                if lo[d] % ext[d] or hi[d] != min(lo[d] + ext[d], view[d]):
+                    return False
+        if len(boxes) != regions or grid < regions:
+            return False
+        self.block = ext
+        return True
 
     def program(self):
         def named(e):
