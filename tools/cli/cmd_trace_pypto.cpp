@@ -232,8 +232,8 @@ CommandAction add_trace_triton_command(CLI::App& app) {
       "trace a Triton(-Ascend) kernel's launch into an spmd run config of a tile program "
       "(python3 -m tilesim.triton; `import triton` in the file is served by tilesim.triton)",
       *args,
-      "the wrapper call or kernel[grid](...) that launches the kernel (torch is tilesim's "
-      "stand-in)",
+      "the wrapper call, or the launch itself (kernel[grid] applied to its arguments; torch is "
+      "tilesim's stand-in)",
       "which @triton.jit kernel's launch, when the call launches several");
   cmd->add_option("--hardware", args->hardware,
                   "hardware file or shipped name (ascend910b4): what the device-properties "
