@@ -213,6 +213,7 @@ class Scalar:
 
 _COMBINE = {"add": "sum", "maximum": "amax", "minimum": "amin"}
 _IDENTITY = {"sum": 0.0, "amax": -math.inf, "amin": math.inf}
+_IDENTITY_OPERAND = {"add": 0.0, "sub": 0.0, "mul": 1.0, "div": 1.0}
 
 
 class Writer:
@@ -538,6 +539,10 @@ class Writer:
         d.extent = ext if any(n is not None for n in ext) else None
         vals = [r for r in rs if isinstance(r, PVal)]
         scalars = [r.value for r in rs if isinstance(r, Scalar)]
+        if len(vals) == 1 and len(scalars) == 1 and name in _IDENTITY_OPERAND:
+            first = isinstance(rs[0], PVal)
+            if scalars[0] == _IDENTITY_OPERAND[name] and (first or name in ("add", "mul")):
+                return vals[0]  # x * 1, x + 0, x - 0, x / 1 (a weight or bias left out)
         if not vals:
             refuse(f"tl {name}", "an operation on constants only", None, d.where)
         shape = _bshape([v.shape for v in vals])

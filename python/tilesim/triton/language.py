@@ -448,8 +448,13 @@ minimum = _probe_binary("minimum", minimum)
 
 
 def broadcast_to(x, shape):
-    refuse("tl.broadcast_to", "an explicit broadcast", "let the operation broadcast "
-           "([:, None] / [None, :])")
+    """tl.broadcast_to to the block's own shape is the block (what kernels write to make an
+    accumulator's shape explicit); a broadcast to a larger shape is refused."""
+    shape = tuple(_int(s, "tl.broadcast_to") for s in shape)
+    if isinstance(x, (Data, Index, Mask)) and tuple(x.shape) == shape:
+        return x
+    refuse("tl.broadcast_to", f"a broadcast of a {list(getattr(x, 'shape', []))} block to "
+           f"{list(shape)}", "let the operation broadcast ([:, None] / [None, :])")
 
 
 def reshape(x, shape, can_reorder=False):
