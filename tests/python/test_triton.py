@@ -137,13 +137,20 @@ REFUSED = {
                 "    x = tl.load(x_ptr + offs)\n"
                 "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0.0))",
                 "a comparison of data: comparisons of loaded values"),
-    "pointer_increment": ("    ptrs = x_ptr + pid * BLOCK + tl.arange(0, BLOCK)\n"
-                          "    acc = tl.zeros([BLOCK], dtype=tl.float32)\n"
-                          "    for i in range(0, 2):\n"
-                          "        acc += tl.load(ptrs)\n"
-                          "        ptrs += BLOCK\n"
-                          "    tl.store(y_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc * 2.0)",
-                          "a loop: no load or store inside the loop at"),
+    "loop_redoes_blocks": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    acc = tl.zeros([BLOCK], dtype=tl.float32)\n"
+                           "    for i in range(0, 2):\n"
+                           "        acc += tl.load(x_ptr + offs)\n"
+                           "    tl.store(y_ptr + offs, acc * 2.0)",
+                           "a loop: no load or store inside the loop at"),
+    "masked_moved_pointer": ("    ptrs = x_ptr + pid * 2 * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    optr = y_ptr + pid * 2 * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    for i in range(0, 2):\n"
+                             "        tl.store(optr, tl.load(ptrs, mask=tl.arange(0, BLOCK) < n)"
+                             " * 2.0)\n"
+                             "        ptrs += BLOCK\n"
+                             "        optr += BLOCK",
+                             "a masked access through 'ptrs', which the loop moves"),
     "branch_on_pid": ("    if pid > 0:\n"
                       "        offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                       "        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)",
@@ -173,7 +180,7 @@ REFUSED = {
                 "not a multiple of its 1024: blocks must tile the tensor"),
 }
 CALL = {"past_the_end": "go(grid=5)", "flat_mask_2d": "go(grid=1, n=4096)",
-        "pointer_increment": "go(grid=2, n=2048)"}
+        "loop_redoes_blocks": "go(grid=4)", "masked_moved_pointer": "go(grid=2, n=4096)"}
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -189,6 +196,68 @@ def test_refusals_name_the_line_the_construct_and_what_is_supported(tmp_path, na
     line = int(message.split(":")[1])
     assert 10 <= line <= 10 + body.count("\n") + 1, message
     assert "\n" not in message
+
+
+MOVED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sumsq_rows(x_ptr, y_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    x_bp = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(stride_m, 1),
+                             offsets=(pid * BLOCK_M, 0), block_shape=(BLOCK_M, BLOCK_N),
+                             order=(1, 0))
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for _ in range(0, tl.cdiv(N, BLOCK_N)):
+        x = tl.load(x_bp, boundary_check=(0, 1), padding_option="zero")
+        acc += x * x
+        x_bp = tl.advance(x_bp, (0, BLOCK_N))
+    y_bp = tl.make_block_ptr(y_ptr, shape=(M,), strides=(1,), offsets=(pid * BLOCK_M,),
+                             block_shape=(BLOCK_M,), order=(0,))
+    tl.store(y_bp, tl.sum(acc, axis=1), boundary_check=(0,))
+
+
+@triton.jit
+def twice(x_ptr, y_ptr, BLOCK: tl.constexpr, STEPS: tl.constexpr):
+    pid = tl.program_id(0)
+    xp = x_ptr + pid * BLOCK * STEPS + tl.arange(0, BLOCK)
+    yp = y_ptr + pid * BLOCK * STEPS + tl.arange(0, BLOCK)
+    for i in range(STEPS):
+        tl.store(yp, tl.load(xp) * 2.0)
+        xp += BLOCK
+        yp += BLOCK
+
+
+def go():
+    x = torch.randn(1000, 5000)
+    sumsq_rows[(125,)](x, torch.empty(1000), 1000, 5000, x.stride(0), BLOCK_M=8, BLOCK_N=1024)
+
+
+def go2():
+    x = torch.randn(40 * 4 * 4096)
+    twice[(40,)](x, torch.empty_like(x), BLOCK=4096, STEPS=4)
+'''
+
+
+def test_block_pointers_and_pointers_moved_in_a_loop(tmp_path):
+    """tl.make_block_ptr / tl.advance / boundary_check, and ptrs += BLOCK in a loop, trace as
+    the same kernels written with offsets from the loop index."""
+    path = tmp_path / "moved.py"
+    path.write_text(MOVED)
+    bp = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [1000, 5000], "fp32")], ["y"], [
+        tile(8, 1024), op("mul", ["x", "x"], "sq"),
+        op("sum", ["sq"], "y", dim=1, keepdim=True)]), 125)
+    a, b = tilesim.run(bp.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    inc = tt.trace_file(str(path), call="go2()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [655360], "fp32")], ["y"], [
+        tile(4096), op("mul", ["x"], "y", scalar=2.0)]), 40)
+    a, b = tilesim.run(inc.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
 
 
 def test_autotune_heuristics_and_libentry_launch_with_the_first_config(tmp_path):

@@ -18,7 +18,7 @@ import math
 import os
 
 from .._refusal import caller
-from ._values import Data, Expr, Index, Mask, Pointer, TensorArg, Var, refuse
+from ._values import BlockPointer, Data, Expr, Index, Mask, Pointer, TensorArg, Var, refuse
 
 # Triton dtypes as tilesim program dtypes (model/dtype.cpp); the others are refused.
 PROGRAM_DTYPES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "int8": "int8",
@@ -51,9 +51,23 @@ class Frame:
 class Access:
     """A tl.load or tl.store: the pointer block, its mask, the loop frames around it."""
 
-    def __init__(self, kind, ptr, mask, shape, frames, where):
+    def __init__(self, kind, ptr, mask, shape, frames, where, bp=None, check=()):
         self.kind, self.ptr, self.mask, self.shape = kind, ptr, mask, tuple(shape)
         self.frames, self.where = tuple(frames), where
+        self.bp, self.check = bp, check  # a block pointer's, and its boundary_check
+
+    def bp_moved(self, moved, old):
+        """The block pointer `old` this access went through is `moved` in the loop."""
+        bp = self.bp
+        chain = []
+        while bp is not None and bp is not old:
+            chain.append(bp)
+            bp = bp.parent
+        new = moved
+        for b in reversed(chain):  # advances after `old` inside the body, replayed
+            new = new.advanced([x - y for x, y in zip(b.offsets, b.parent.offsets)])
+        self.bp = new
+        self.ptr, self.mask = new.block(self.check)
         self.axes = None  # per block axis, the program dim
         self.tiles = None  # [(pid, start per dim, end per dim)]
         self.data = None
@@ -96,8 +110,8 @@ class Trace:
         self.nodes.append(d)
         return d
 
-    def access(self, kind, ptr, mask, shape):
-        a = Access(kind, ptr, mask, shape, self.frames, caller())
+    def access(self, kind, ptr, mask, shape, bp=None, check=()):
+        a = Access(kind, ptr, mask, shape, self.frames, caller(), bp, check)
         self.accesses.append(a)
         return a
 
@@ -106,6 +120,41 @@ class Trace:
         self.frames.append(f)
         self.all_frames.append(f)
         return f
+
+    def carried(self, frame, before, after):
+        """Pointers the loop's body moved (ptrs += BLOCK, bp = tl.advance(bp, ...)): the loads
+        and stores through them in the body are at iteration i moved i times."""
+        it = Expr.var(frame.var).combine(frame.start, lambda a, b: a - b, "-").combine(
+            frame.step, lambda a, b: a // b, "//")
+        for name, v0 in before.items():
+            v1 = after.get(name)
+            if v1 is None or v1 is v0:
+                continue
+            if not v1.derives_from(v0):
+                continue
+            if isinstance(v0, BlockPointer):
+                deltas = [(b - a) for a, b in zip(v0.offsets, v1.offsets)]
+                if any(d.varies or frame.var in d.base.vars for d in deltas):
+                    refuse("tl.advance", f"'{name}' moves by a different step each iteration",
+                           None, frame.where)
+                moved = v0.advanced([Index((), it.combine(d.base, lambda a, b: a * b, "*"))
+                                     for d in deltas])
+                for a in self.accesses:
+                    if frame in a.frames and a.ptr.derives_from(v0) and a.bp is not None:
+                        a.bp_moved(moved, v0)
+                continue
+            delta = v1.offset - v0.offset
+            if delta.varies or frame.var in delta.base.vars:
+                refuse("a pointer moved in a loop", f"'{name}' moves by a different step each "
+                       "iteration", None, frame.where)
+            shift = Index((), it.combine(delta.base, lambda a, b: a * b, "*"))
+            for a in self.accesses:
+                if frame in a.frames and a.ptr.derives_from(v0):
+                    if a.mask is not None:
+                        refuse(f"tl.{a.kind}", f"a masked access through '{name}', which the "
+                               "loop moves (its mask does not move with it)", "compute the "
+                               "offsets and the mask from the loop index", a.where)
+                    a.ptr = Pointer(a.ptr.arg, a.ptr.offset + shift, a.ptr)
 
     def pop(self, frame):
         if not self.frames or self.frames[-1] is not frame:

@@ -401,8 +401,18 @@ class TensorArg:
 class Pointer:
     """A tensor argument plus an Index of element offsets (a scalar or a block of pointers)."""
 
-    def __init__(self, arg, offset):
-        self.arg, self.offset = arg, offset
+    def __init__(self, arg, offset, parent=None):
+        self.arg, self.offset, self.parent = arg, offset, parent
+
+    def derives_from(self, other):
+        """Whether this pointer is `other` or was computed from it (other + offsets, a block
+        pointer's block)."""
+        p = self
+        while p is not None:
+            if p is other:
+                return True
+            p = p.parent
+        return False
 
     @property
     def shape(self):
@@ -419,7 +429,7 @@ class Pointer:
                 refuse("pointer + " + type(o).__name__,
                        "a pointer moves by integer offsets only", None)
             return NotImplemented
-        return Pointer(self.arg, self.offset + i)
+        return Pointer(self.arg, self.offset + i, self)
 
     __radd__ = __add__
 
@@ -427,16 +437,56 @@ class Pointer:
         i = Index.of(o, "-")
         if i is None:
             return NotImplemented
-        return Pointer(self.arg, self.offset - i)
+        return Pointer(self.arg, self.offset - i, self)
 
     def __getitem__(self, key):
-        return Pointer(self.arg, self.offset[key])
+        return Pointer(self.arg, self.offset[key], self)
 
     def __bool__(self):
         refuse("a condition on a pointer", "pointers are always set in a traced kernel", None)
 
     def __repr__(self):
         return f"<pointer to '{self.arg.name}' + {self.offset!r}>"
+
+
+class BlockPointer:
+    """tl.make_block_ptr: a base pointer, the tensor's shape and strides, the block's offsets
+    (integers of the program ids and loop indices) and shape; tl.advance moves the offsets."""
+
+    def __init__(self, base, shape, strides, offsets, block_shape, order, parent=None):
+        self.base, self.shape_, self.strides = base, list(shape), list(strides)
+        self.offsets, self.block_shape, self.order = list(offsets), list(block_shape), order
+        self.parent = parent
+
+    def derives_from(self, other):
+        p = self
+        while p is not None:
+            if p is other:
+                return True
+            p = p.parent
+        return False
+
+    def advanced(self, deltas):
+        return BlockPointer(self.base, self.shape_, self.strides,
+                            [o + d for o, d in zip(self.offsets, deltas)], self.block_shape,
+                            self.order, self)
+
+    def block(self, boundary_check):
+        """(Pointer, Mask or None) of the block: offsets + aranges along each axis, the
+        boundary-checked axes masked at the tensor's shape."""
+        n = len(self.block_shape)
+        off = Index((), 0)
+        terms = []
+        for d in range(n):
+            key = tuple(slice(None) if i == d else None for i in range(n))
+            pos = (self.offsets[d] + Index((self.block_shape[d],), 0, (1,)))[key]
+            off = off + pos * self.strides[d]
+            if d in boundary_check:
+                terms += (pos >= 0).terms if isinstance(pos >= 0, Mask) else []
+                lt = pos < self.shape_[d]
+                terms += lt.terms if isinstance(lt, Mask) else []
+        ptr = Pointer(self.base.arg, self.base.offset + off, self)
+        return ptr, (Mask(tuple(self.block_shape), terms) if terms else None)
 
 
 class Data:

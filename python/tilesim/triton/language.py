@@ -7,7 +7,7 @@ import sys as _sys
 import types as _types
 
 from . import _trace as _T
-from ._values import Data, Index, Mask, Pointer, refuse
+from ._values import BlockPointer, Data, Index, Mask, Pointer, refuse
 
 
 class constexpr:  # noqa: N801 - Triton's name
@@ -131,11 +131,18 @@ class _Loop:
             if step.concrete and step.value() <= 0:
                 refuse(self.call, f"step {step.value()}", "loops step forward (step > 0)")
             self.frame = t.push(*self.bounds)
+            self.before = _pointers(_sys._getframe(1))
             return Index((), _T.Expr.var(self.frame.var))
         if not self.done:
             self.done = True
+            t.carried(self.frame, self.before, _pointers(_sys._getframe(1)))
             t.pop(self.frame)
         raise StopIteration
+
+
+def _pointers(frame):
+    """{name: pointer} of a kernel frame's locals that are pointers or block pointers."""
+    return {k: v for k, v in frame.f_locals.items() if isinstance(v, (Pointer, BlockPointer))}
 
 
 def range(*args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,  # noqa: A001
@@ -159,13 +166,17 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
          cache_modifier="", eviction_policy="", volatile=False, care_padding=True):
     call = "tl.load"
     t = _T.active(call)
-    p = _T.pointer_of(pointer, call)
-    if boundary_check or padding_option:
-        refuse(call, "block pointers (boundary_check / padding_option)",
-               "load through a pointer block (base + offsets) with a mask")
-    m = _T.mask_of(mask, p.shape, call)
+    if isinstance(pointer, BlockPointer):
+        if mask is not None:
+            refuse(call, "a mask with a block pointer", "give boundary_check=(dims)")
+        p, m = _block_access(pointer, boundary_check, call)
+    else:
+        p = _T.pointer_of(pointer, call)
+        if boundary_check:
+            refuse(call, "boundary_check on a pointer block", "mask=offs < n")
+        m = _T.mask_of(mask, p.shape, call)
     shape = p.shape if m is None else _bc(p.shape, m.shape, call)
-    a = t.access("load", p, m, shape)
+    a = t.access("load", p, m, shape, *_bp(pointer, boundary_check))
     t.args.setdefault(p.arg.name, p.arg)
     d = t.data(shape, _T.program_dtype(p.arg.dtype, call), "load", (a,))
     a.data = d
@@ -176,16 +187,20 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
           eviction_policy=""):
     call = "tl.store"
     t = _T.active(call)
-    p = _T.pointer_of(pointer, call)
-    if boundary_check:
-        refuse(call, "block pointers (boundary_check)",
-               "store through a pointer block (base + offsets) with a mask")
-    m = _T.mask_of(mask, p.shape, call)
+    if isinstance(pointer, BlockPointer):
+        if mask is not None:
+            refuse(call, "a mask with a block pointer", "give boundary_check=(dims)")
+        p, m = _block_access(pointer, boundary_check, call)
+    else:
+        p = _T.pointer_of(pointer, call)
+        if boundary_check:
+            refuse(call, "boundary_check on a pointer block", "mask=offs < n")
+        m = _T.mask_of(mask, p.shape, call)
     shape = p.shape if m is None else _bc(p.shape, m.shape, call)
     if isinstance(value, Data):
         shape = _bc(shape, value.shape, call)
         value.uses.append((tuple(t.frames), _T.caller()))
-    a = t.access("store", p, m, shape)
+    a = t.access("store", p, m, shape, *_bp(pointer, boundary_check))
     t.args.setdefault(p.arg.name, p.arg)
     a.data = value
     return None
@@ -493,14 +508,53 @@ def dot(a, b, acc=None, **kw):
            "matmuls are tile programs with a matmul op (docs/programs.md)")
 
 
-def make_block_ptr(*args, **kw):
-    refuse("tl.make_block_ptr", "block pointers are not traced yet",
-           "load through base + offsets with a mask")
+def make_block_ptr(base, shape, strides, offsets, block_shape, order=None):
+    call = "tl.make_block_ptr"
+    _T.active(call)
+    p = _T.pointer_of(base, call)
+    if p.shape:
+        refuse(call, "a base that is a block of pointers", "give the tensor's base pointer")
+    n = len(block_shape)
+    if not len(shape) == len(strides) == len(offsets) == n:
+        refuse(call, f"shape, strides, offsets and block_shape of {len(shape)}, {len(strides)}, "
+               f"{len(offsets)} and {n} dims", "give each one entry per dim")
+    offs = []
+    for o in offsets:
+        i = Index.of(o.value if isinstance(o, constexpr) else o, call)
+        if i is None or i.shape:
+            refuse(call, f"offset {o!r}", "offsets are integers of the program ids and loop "
+                   "indices")
+        offs.append(i)
+    return BlockPointer(p, [_int(x, call) for x in shape], [_int(x, call) for x in strides],
+                        offs, [_int(x, call) for x in block_shape], order)
 
 
-def advance(*args, **kw):
-    refuse("tl.advance", "block pointers are not traced yet",
-           "load through base + offsets with a mask")
+def advance(base, offsets):
+    call = "tl.advance"
+    _T.active(call)
+    if not isinstance(base, BlockPointer):
+        refuse(call, f"a {type(base).__name__}", "tl.advance moves a tl.make_block_ptr")
+    deltas = []
+    for o in offsets:
+        i = Index.of(o.value if isinstance(o, constexpr) else o, call)
+        if i is None or i.shape:
+            refuse(call, f"offset {o!r}", "offsets are integers")
+        deltas.append(i)
+    return base.advanced(deltas)
+
+
+def _bp(pointer, boundary_check):
+    if isinstance(pointer, BlockPointer):
+        return pointer, [int(d) for d in (boundary_check or ())]
+    return None, ()
+
+
+def _block_access(pointer, boundary_check, call):
+    """A block pointer's (Pointer, Mask) for tl.load / tl.store."""
+    dims = [_int(d, call) for d in (boundary_check or ())]
+    if any(not 0 <= d < len(pointer.block_shape) for d in dims):
+        refuse(call, f"boundary_check {list(dims)}", "dims of the block pointer")
+    return pointer.block(dims)
 
 
 def atomic_add(*args, **kw):
@@ -595,4 +649,3 @@ def __getattr__(name):
 
 
 del _n, _p
-_ = _sys
