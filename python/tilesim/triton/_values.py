@@ -398,6 +398,14 @@ class TensorArg:
         self.dtype = tensor.dtype
 
 
+def _derives(p, other):
+    while p is not None:
+        if p is other:
+            return True
+        p = p.parent
+    return False
+
+
 class Pointer:
     """A tensor argument plus an Index of element offsets (a scalar or a block of pointers)."""
 
@@ -407,12 +415,7 @@ class Pointer:
     def derives_from(self, other):
         """Whether this pointer is `other` or was computed from it (other + offsets, a block
         pointer's block)."""
-        p = self
-        while p is not None:
-            if p is other:
-                return True
-            p = p.parent
-        return False
+        return _derives(self, other)
 
     @property
     def shape(self):
@@ -459,12 +462,7 @@ class BlockPointer:
         self.parent = parent
 
     def derives_from(self, other):
-        p = self
-        while p is not None:
-            if p is other:
-                return True
-            p = p.parent
-        return False
+        return _derives(self, other)
 
     def advanced(self, deltas):
         return BlockPointer(self.base, self.shape_, self.strides,

@@ -166,15 +166,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
          cache_modifier="", eviction_policy="", volatile=False, care_padding=True):
     call = "tl.load"
     t = _T.active(call)
-    if isinstance(pointer, BlockPointer):
-        if mask is not None:
-            refuse(call, "a mask with a block pointer", "give boundary_check=(dims)")
-        p, m = _block_access(pointer, boundary_check, call)
-    else:
-        p = _T.pointer_of(pointer, call)
-        if boundary_check:
-            refuse(call, "boundary_check on a pointer block", "mask=offs < n")
-        m = _T.mask_of(mask, p.shape, call)
+    p, m = _pointer_and_mask(pointer, mask, boundary_check, call)
     shape = p.shape if m is None else _bc(p.shape, m.shape, call)
     a = t.access("load", p, m, shape, *_bp(pointer, boundary_check))
     t.args.setdefault(p.arg.name, p.arg)
@@ -187,15 +179,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
           eviction_policy=""):
     call = "tl.store"
     t = _T.active(call)
-    if isinstance(pointer, BlockPointer):
-        if mask is not None:
-            refuse(call, "a mask with a block pointer", "give boundary_check=(dims)")
-        p, m = _block_access(pointer, boundary_check, call)
-    else:
-        p = _T.pointer_of(pointer, call)
-        if boundary_check:
-            refuse(call, "boundary_check on a pointer block", "mask=offs < n")
-        m = _T.mask_of(mask, p.shape, call)
+    p, m = _pointer_and_mask(pointer, mask, boundary_check, call)
     shape = p.shape if m is None else _bc(p.shape, m.shape, call)
     if isinstance(value, Data):
         shape = _bc(shape, value.shape, call)
@@ -541,6 +525,19 @@ def advance(base, offsets):
             refuse(call, f"offset {o!r}", "offsets are integers")
         deltas.append(i)
     return base.advanced(deltas)
+
+
+def _pointer_and_mask(pointer, mask, boundary_check, call):
+    """(Pointer, Mask or None) of a load or store: a pointer block with its mask, or a block
+    pointer with its boundary_check."""
+    if isinstance(pointer, BlockPointer):
+        if mask is not None:
+            refuse(call, "a mask with a block pointer", "give boundary_check=(dims)")
+        return _block_access(pointer, boundary_check, call)
+    p = _T.pointer_of(pointer, call)
+    if boundary_check:
+        refuse(call, "boundary_check on a pointer block", "mask=offs < n")
+    return p, _T.mask_of(mask, p.shape, call)
 
 
 def _bp(pointer, boundary_check):
