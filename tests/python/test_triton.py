@@ -66,6 +66,9 @@ HAND = {
     "mul_sum": spmd(prog([("x", [1000, 8192], "fp32"), ("w", [1, 8192], "fp32")], ["y"], [
         tile(16, 512), op("mul", ["x", "w"], "xw"),
         op("sum", ["xw"], "y", dim=1, keepdim=True)]), 63),
+    "matmul": spmd(prog([("a", [2048, 1024], "fp16"), ("b", [1024, 2048], "fp16")], ["c"], [
+        {"set_cube_tile_shapes": [128, 64, 128], "name": "c"},
+        op("matmul", ["a", "b"], "c", out_dtype="fp16", assignment="strided")]), 20),
 }
 CALLS = {"mul_sum": "mul_sum(torch.randn(1000, 8192), torch.randn(8192), block_m=16)"}
 
@@ -129,10 +132,10 @@ def go(grid=4, n=4096, N=1024, BLOCK=1024):
 '''
 
 REFUSED = {
-    "dot": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
-            "    x = tl.load(x_ptr + offs)\n"
-            "    tl.store(y_ptr + offs, tl.dot(x, x))",
-            "tl.dot: a cube stage from a traced kernel is not modelled yet"),
+    "dot_1d": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+               "    x = tl.load(x_ptr + offs)\n"
+               "    tl.store(y_ptr + offs, tl.dot(x, x))",
+               "tl.dot: operands of shapes [1024] and [1024]"),
     "compare": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                 "    x = tl.load(x_ptr + offs)\n"
                 "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0.0))",
@@ -302,7 +305,7 @@ def test_the_cli_writes_the_launch_and_refuses_in_one_line(cli, tmp_path):
     run = cli("run", out, "--json", "-")
     assert json.loads(run.stdout)["tasks"] == 1823
     bad = tmp_path / "bad.py"
-    bad.write_text(KERNEL.format(body=REFUSED["dot"][0]))
+    bad.write_text(KERNEL.format(body=REFUSED["dot_1d"][0]))
     p = cli("trace-triton", bad, "--call", "go()", "--json", tmp_path / "x.json", code=2)
     assert f"{bad}:" in p.stderr and "tl.dot" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

@@ -255,6 +255,16 @@ class Pending:
         self.dtype = dtype
 
 
+class DotPending:
+    """tl.dot of two loaded blocks not yet written: A [M, K] and B [K, N] program tensors, the
+    cube tile [BM, BK, BN], and the loops it is still a partial of (the K loop accumulates
+    it)."""
+
+    def __init__(self, a, b, tile, partial_of, data):
+        self.a, self.b, self.tile, self.partial_of, self.data = a, b, tile, set(partial_of), data
+        self.dtype = "fp32"
+
+
 class Scalar:
     def __init__(self, value):
         self.value = value
@@ -281,6 +291,7 @@ class Writer:
         self.stored = {}
         self.reduced_dims = set()
         self.block = None  # the region each program owns, when it is not an even share
+        self.cube = None  # the cube tile in force
 
     def fresh(self, stem="t"):
         self.counter += 1
@@ -436,6 +447,8 @@ class Writer:
         return out
 
     def materialize(self, r, data, use_where=None):
+        if isinstance(r, DotPending):
+            return self._matmul(r, use_where or data.where)
         if isinstance(r, Pending):
             if r.partial_of:
                 f = next(iter(r.partial_of))
@@ -464,8 +477,45 @@ class Writer:
         self.memo[id(d)] = r
         return r
 
+    def _matmul(self, r, where):
+        if r.partial_of:
+            f = next(iter(r.partial_of))
+            refuse("tl.dot", f"a product of K blocks used inside the K loop at {_at(f.where)} "
+                   "before the loop has seen all of K", "accumulate it (acc += tl.dot(a, b)) "
+                   "and use the accumulator after the loop", where)
+        key = ("dot", id(r))
+        if key not in self.memo:
+            if self.cube != r.tile:
+                self.cube = list(r.tile)
+                self.body.append({"set_cube_tile_shapes": list(r.tile),
+                                  "name": f"cube{len(self.body)}"})
+                self.tile = None  # the next vector op states its tile again
+            out = PVal(self.fresh(), [r.a.shape[0], r.b.shape[1]], r.dtype)
+            entry = {"op": "matmul", "inputs": [r.a, r.b], "out": out, "out_dtype": r.dtype}
+            out.entry = entry
+            self.body.append(entry)
+            self.memo[key] = out
+        return self.memo[key]
+
+    def _dot(self, d):
+        a, b = d.args
+        ra, rb = (self.materialize(self.resolve(x), x, d.where) for x in (a, b))
+        if self.rank != 2 or a.axes != [0, 1] or b.axes != [0, 1]:
+            refuse("tl.dot", f"blocks of dims {a.axes} and {b.axes}", "tl.dot of an A block "
+                   "[BM, BK] of a [M, K] tensor and a B block [BK, BN] of a [K, N] tensor "
+                   "(row-major, not transposed)", d.where)
+        if ra.kind != "input" or rb.kind != "input":
+            refuse("tl.dot", "an operand computed in the kernel", "tl.dot of loaded blocks "
+                   "(a program's matmul reads its operands from GM)", d.where)
+        partial = {f for f in d.frames if self.loop_dims(a, f) & {1} or
+                   self.loop_dims(b, f) & {0}}
+        d.axes, d.extent = [0, 1], [a.shape[0], b.shape[1]]
+        return DotPending(ra, rb, [a.shape[0], a.shape[1], b.shape[1]], partial, d)
+
     def _resolve(self, d):
         kind = d.kind
+        if kind == "dot":
+            return self._dot(d)
         if kind == "load":
             a = d.args[0]
             d.axes, d.extent = a.axes, a.extent
@@ -545,6 +595,11 @@ class Writer:
                    d.where)
         x = others[0]
         r = self.resolve(x)
+        if isinstance(r, DotPending):
+            if name != "add" or loop not in r.partial_of:
+                return None
+            d.axes, d.extent = x.axes, x.extent
+            return DotPending(r.a, r.b, r.tile, r.partial_of - {loop}, d)
         dims = self.loop_dims(x, loop)
         if not dims and not self._repeats(x, loop):  # one iteration: the value itself
             d.axes, d.extent = x.axes, getattr(x, "extent", None)
@@ -602,6 +657,11 @@ class Writer:
                        d.where)
             return self.emit("where", vals, shape, vals[1].dtype, d)
         if name == "cast":
+            v = vals[0]
+            entry = getattr(v, "entry", None)
+            if entry is not None and entry["op"] == "matmul" and len(ops[0].uses) == 1:
+                entry["out_dtype"] = v.dtype = extra["dtype"]  # the fixpipe writes C cast
+                return v
             return self.emit("cast", vals, shape, extra["dtype"], d, dtype=extra["dtype"])
         if scalars:
             s = scalars[0]
@@ -640,7 +700,7 @@ class Writer:
                    "a weight's cast) run once before the others, where each program repeats "
                    "them for each of its blocks")
         for d in t.nodes:  # the program's ops in the kernel's order
-            if id(d) in needed and d.kind == "op":
+            if id(d) in needed and d.kind in ("op", "dot"):
                 self.resolve(d)
         for a in t.accesses:
             if a.kind != "store":
@@ -758,7 +818,11 @@ class Writer:
         order = {key: i for i, key in enumerate(sorted(allunits))}
         strided = any(max(order[k] for k in u) - min(order[k] for k in u) + 1 != len(u)
                       for u in units.values() if u)
-        if strided:
+        matmuls = [e for e in self.body if e.get("op") == "matmul"]
+        if strided and matmuls:
+            for e in matmuls:  # C tiles b, b + G, ...: the matmul op's strided assignment
+                e["assignment"] = "strided"
+        elif strided:
             self.t.note("the programs walk their blocks strided (range(pid, n, num_programs));"
                         " the program's spmd blocks own contiguous runs of the same length")
         return n
@@ -816,6 +880,8 @@ def _at(where):
 
 
 def _operands(d):
+    if d.kind == "dot":
+        return list(d.args)
     if d.kind == "op":
         return [x for x in d.args[1] if isinstance(x, Data)]
     if d.kind in ("reduce", "view"):

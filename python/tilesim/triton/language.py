@@ -487,9 +487,20 @@ def debug_barrier():
     return None
 
 
-def dot(a, b, acc=None, **kw):
-    refuse("tl.dot", "a cube stage from a traced kernel is not modelled yet",
-           "matmuls are tile programs with a matmul op (docs/programs.md)")
+def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=None):
+    """tl.dot of an A block [BM, BK] and a B block [BK, BN]: a cube stage (the program's
+    matmul, its cube tile [BM, BK, BN]); accumulated over a K loop it is the whole product."""
+    call = "tl.dot"
+    t = _T.active(call)
+    if not isinstance(a, Data) or not isinstance(b, Data) or len(a.shape) != 2 or \
+            len(b.shape) != 2 or a.shape[1] != b.shape[0]:
+        refuse(call, f"operands of shapes {list(getattr(a, 'shape', []))} and "
+               f"{list(getattr(b, 'shape', []))}", "tl.dot of two 2-D blocks [BM, BK] @ [BK, BN]")
+    if out_dtype is not None and _program_dtype(out_dtype, call) != "fp32":
+        refuse(call, f"out_dtype {out_dtype!r}", "the cube accumulates in float32; cast after")
+    d = t.data([a.shape[0], b.shape[1]], "fp32", "dot", (a, b), uses=[a, b])
+    return d if acc is None else acc + d
 
 
 def make_block_ptr(base, shape, strides, offsets, block_shape, order=None):
