@@ -47,7 +47,7 @@ HAND = {
         op("div", ["e", "s"], "y")]), 1823),
     "layernorm": spmd(prog([("x", [1151, 8192], "fp32"), ("w", [1, 8192], "fp32"),
                             ("b", [1, 8192], "fp32")], ["y"], [
-        tile(1, 1024), op("sum", ["x"], "s1", dim=1, keepdim=True),
+        tile(1, 1024), op("sum", ["x"], "s1", dim=1, keepdim=True, apply_in_task=True),
         op("div", ["s1"], "mean", scalar=8192.0), op("sub", ["x", "mean"], "d"),
         op("mul", ["d", "d"], "dd"), op("sum", ["dd"], "s2", dim=1, keepdim=True),
         op("div", ["s2"], "var", scalar=8192.0), op("add", ["var"], "ve", scalar=1e-5),

@@ -732,7 +732,37 @@ class Writer:
             r.name, r.kind = name, "output"
             self.outputs.append(r)
         self.map_accesses("store", {r.name: r.shape for r in self.outputs})
+        self.apply_in_task()
         return self.ownership()
+
+    def apply_in_task(self):
+        """The first pass's statistics over a split row (a loop over column blocks summing into
+        accumulators) and the ops after them run in the block that owns the row, as the
+        kernel's program does: "apply_in_task" on that pass's reductions (one launch, each
+        block walking its rows again), where each stage would be a launch of its own. Later
+        split passes stay stages of their own (docs/triton.md)."""
+        tile, group, tainted, dims = None, [], set(), None
+        for e in self.body:
+            if "set_vec_tile_shapes" in e:
+                tile = e["set_vec_tile_shapes"]
+                continue
+            if "op" not in e:
+                continue
+            reads = any(id(v) in tainted for v in e["inputs"])
+            red = e["op"] in _COMBINE.values() and tile is not None
+            rdims = e.get("dim")
+            rdims = set(rdims if isinstance(rdims, list) else [rdims]) if red else set()
+            split = red and any(tile[d] < e["inputs"][0].shape[d] for d in rdims)
+            if split and not reads and (dims is None or rdims == dims):
+                group.append(e)
+                dims = rdims
+                tainted.add(id(e["out"]))
+            elif group and reads:
+                if split:
+                    break
+                tainted.add(id(e["out"]))
+                for g in group:
+                    g["apply_in_task"] = True
 
     def _broadcast_only(self, d, space):
         """An op whose loads are all broadcast along the kernel's rows (a weight [1, N]) and
