@@ -2,7 +2,8 @@
 program takes C tiles range(pid, tiles, num_programs), walks K in BLOCK_K steps accumulating
 tl.dot in float32, and writes C in float16.
 
-    tilesim trace-triton examples/triton/matmul.py --call "main()" --hardware ascend910b4 --json matmul.json
+    tilesim trace-triton examples/triton/matmul.py --call "main()" \
+        --hardware ascend910b4 --json matmul.json
 """
 import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch

@@ -2,7 +2,8 @@
 910B4: a grid of 40 programs, each owning BLOCK_M = 25 rows of a [1000, 8192] fp32 x and walking
 them in (25, 512) sub-tiles, the products' sums accumulated across the row's sub-tiles.
 
-    tilesim trace-triton examples/triton/mul_sum.py --call "main()" --hardware ascend910b4 --json mul_sum.json
+    tilesim trace-triton examples/triton/mul_sum.py --call "main()" \
+        --hardware ascend910b4 --json mul_sum.json
 """
 import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch

@@ -2,7 +2,8 @@
 vector-core count (asked of the driver), each program loops over its rows
 (range(pid, n_rows, num_programs)) and reads each row once, as one block.
 
-    tilesim trace-triton examples/triton/rmsnorm.py --call "main()" --hardware ascend910b4 --json rmsnorm.json
+    tilesim trace-triton examples/triton/rmsnorm.py --call "main()" \
+        --hardware ascend910b4 --json rmsnorm.json
 """
 import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch

@@ -2,7 +2,8 @@
 range(pid, M, num_programs) and walks each row in BLOCK_N column blocks, accumulating the
 block sums (the row-reduction pattern of Triton-Ascend operator libraries).
 
-    tilesim trace-triton examples/triton/row_sum.py --call "main()" --hardware ascend910b4 --json row_sum.json
+    tilesim trace-triton examples/triton/row_sum.py --call "main()" \
+        --hardware ascend910b4 --json row_sum.json
 """
 import tilesim.triton.standins  # noqa: F401 - tilesim's triton and torch; delete on a board
 import torch

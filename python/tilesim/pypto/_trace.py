@@ -8,8 +8,10 @@ written, so `assemble(v, offsets, out)` can rename v's producer to the output it
 """
 import os
 
-from .._refusal import PACKAGE as _PACKAGE
+from .. import _refusal
 from .._refusal import Refusal, caller  # noqa: F401 - caller is tilesim.pypto's too
+
+_PACKAGE = _refusal.PACKAGE  # .../tilesim
 
 
 class UnsupportedError(Refusal):

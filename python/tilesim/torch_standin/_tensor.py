@@ -3,7 +3,7 @@ wrapper reads from them (shape, size, stride, numel, element_size, ...) is answe
 needs values (item, allclose, printing the data) raises NeedsValues."""
 import math
 
-from .._refusal import Refusal, caller as _caller  # noqa: F401 - _caller kept for importers
+from .._refusal import Refusal
 
 
 class StandInError(Refusal):

@@ -35,8 +35,9 @@ _HARDWARE = [None]
 # Launch options of Triton(-Ascend) that change nothing tilesim models (no warps on Ascend).
 IGNORED_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_warp_specialization",
                    "enable_fp_fusion", "debug", "multibuffer", "enable_linearize",
-                   "enable_auto_bind_sub_block", "stream", "warmup", "limit_auto_multi_buffer_only_for_local_buffer",
-                   "inject_barrier_all", "enable_nd2nz_on_vector", "sync_solver")
+                   "enable_auto_bind_sub_block", "stream", "warmup",
+                   "limit_auto_multi_buffer_only_for_local_buffer", "inject_barrier_all",
+                   "enable_nd2nz_on_vector", "sync_solver")
 language_module = language
 tl = language
 

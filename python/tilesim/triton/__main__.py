@@ -9,7 +9,6 @@ descriptor and the command writes the run config (tools/cli/cmd_trace_pypto.cpp)
 However the kernel file fails (it raises, calls sys.exit, runs out of memory) the verdict is one
 line naming the kernel file, never a traceback."""
 import argparse
-import os
 import sys
 
 from .. import torch_standin

@@ -112,7 +112,8 @@ class Index:
     def __repr__(self):
         if not self.shape:
             return self.base.text
-        return f"<index block {list(self.shape)} base {self.base.text} strides {list(self.strides)}>"
+        return (f"<index block {list(self.shape)} base {self.base.text} strides "
+                f"{list(self.strides)}>")
 
     @property
     def varies(self):

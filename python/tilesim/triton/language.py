@@ -44,7 +44,8 @@ _DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "in
            "uint32": None, "float64": None, "float8e4nv": None, "float8e5": None}
 for _n, _p in _DTYPES.items():
     globals()[_n] = dtype(_n, _p)
-fp32, fp16, bf16 = float32, float16, bfloat16  # noqa: F821 - set just above
+float32, float16, bfloat16 = (globals()[_n] for _n in ("float32", "float16", "bfloat16"))
+fp32, fp16, bf16 = float32, float16, bfloat16
 
 
 def _program_dtype(d, call):
@@ -145,8 +146,8 @@ def _pointers(frame):
     return {k: v for k, v in frame.f_locals.items() if isinstance(v, (Pointer, BlockPointer))}
 
 
-def range(*args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,  # noqa: A001
-          flatten=False, warp_specialize=False, **kw):
+def range(*args, num_stages=None, loop_unroll_factor=None,  # noqa: A001 - tl.range
+          disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, **kw):
     return _Loop("tl.range", args)
 
 
@@ -382,15 +383,15 @@ def sum(input, axis=None, keep_dims=False, dtype=None):  # noqa: A001 A002
     return _reduce("sum", input, axis, keep_dims, "tl.sum")
 
 
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001 A002
-        keep_dims=False):
+def max(input, axis=None, return_indices=False,  # noqa: A001 A002 - tl.max
+        return_indices_tie_break_left=True, keep_dims=False):
     if return_indices:
         refuse("tl.max", "return_indices=True", "call tl.argmax for the index")
     return _reduce("amax", input, axis, keep_dims, "tl.max")
 
 
-def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001 A002
-        keep_dims=False):
+def min(input, axis=None, return_indices=False,  # noqa: A001 A002 - tl.min
+        return_indices_tie_break_left=True, keep_dims=False):
     if return_indices:
         refuse("tl.min", "return_indices=True", "call tl.argmin for the index")
     return _reduce("amin", input, axis, keep_dims, "tl.min")
