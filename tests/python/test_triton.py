@@ -181,8 +181,16 @@ REFUSED = {
                 "    m = offs < n\n"
                 "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
                 "not a multiple of its 1024: blocks must tile the tensor"),
+    "read_twice": ("    offs = (pid % 2) * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    out = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
+                   "is read again (programs 0 and 2) in one pass"),
+    "read_part": ("    offs = 2 * pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    out = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
+                  "the programs read 2 of the 3 blocks of 'x_ptr' in one pass"),
 }
-CALL = {"past_the_end": "go(grid=5)", "flat_mask_2d": "go(grid=1, n=4096)",
+CALL = {"past_the_end": "go(grid=5)", "read_part": "go(grid=2)", "flat_mask_2d": "go(grid=1, n=4096)",
         "loop_redoes_blocks": "go(grid=4)", "masked_moved_pointer": "go(grid=2, n=4096)"}
 
 

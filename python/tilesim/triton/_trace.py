@@ -332,6 +332,8 @@ class Writer:
             self.views[name] = (used, strides)
             for a in accs:
                 self._check_clip(a, [1] * k + used)
+                if kind == "load":
+                    self._check_cover(a, [1] * k + used)
 
     def _enumerate(self, a, dims, strides, k, used):
         t = self.t
@@ -380,6 +382,34 @@ class Writer:
                     refuse(f"tl.{a.kind}", f"a block of '{a.ptr.arg.name}' starts at {start[d]} "
                            f"on dim {d}, not a multiple of its {a.extent[d]}: blocks must tile "
                            "the tensor", "start blocks at multiples of the BLOCK size", a.where)
+
+    def _check_cover(self, a, view):
+        """A load reads each block of its tensor once per pass: the program's stage reads a
+        tile once. A tensor broadcast along the kernel's rows (a weight [1, N]) is read again
+        for each row, as the program's ops read it for each tile; a tl.dot's operands are the
+        matmul stage's, which reads its panels for each C tile itself."""
+        if any(u.kind == "dot" and any(x is a.data for x in u.args) for u in self.t.nodes):
+            return
+        tensors = [self.views[n][0] for n in self.views]
+        space = [max([1] + [([1] * (self.rank - len(d)) + list(d))[i] for d in tensors])
+                 for i in range(self.rank)]
+        if any(v == 1 and n > 1 for v, n in zip(view, space)):
+            return
+        seen = {}
+        for pid, env, start, lo, hi in a.tiles:
+            key = tuple(start)
+            if key in seen:
+                refuse("tl.load", f"the block of '{a.ptr.arg.name}' at {list(start)} is read "
+                       f"again (programs {seen[key]} and {pid}) in one pass: the program's "
+                       "stage reads each tile once", "read each block once per pass (a loop "
+                       "whose iterations revisit blocks is not modelled)", a.where)
+            seen[key] = pid
+        want = math.prod(-(-view[d] // a.extent[d]) for d in range(self.rank))
+        if len(seen) != want:
+            refuse("tl.load", f"the programs read {len(seen)} of the {want} blocks of "
+                   f"'{a.ptr.arg.name}' in one pass (a part of it): the program's stage reads "
+                   "them all", "read the whole tensor (or pass the part as a tensor of its "
+                   "own)", a.where)
 
     def loop_dims(self, data, frame):
         """The program dims along which `frame`'s iterations move the loads `data` reads."""
