@@ -312,6 +312,9 @@ def test_the_cli_writes_the_launch_and_refuses_in_one_line(cli, tmp_path):
     assert config["partition"]["source"] == "triton" and config["hardware"] == "ascend910b4"
     run = cli("run", out, "--json", "-")
     assert json.loads(run.stdout)["tasks"] == 1823
+    p = cli("trace-triton", os.path.join(EXAMPLES, "row_sum.py"), "--call", "main()",
+            "--hardware", "ascend910b4", "--sweep", "--json", tmp_path / "row_sum.json")
+    assert "recommended BLOCK_N=8192" in p.stdout and "paste at row_sum.py:" in p.stdout
     bad = tmp_path / "bad.py"
     bad.write_text(KERNEL.format(body=REFUSED["dot_1d"][0]))
     p = cli("trace-triton", bad, "--call", "go()", "--json", tmp_path / "x.json", code=2)

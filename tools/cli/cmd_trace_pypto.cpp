@@ -65,6 +65,7 @@ struct TraceArgs {
   std::string kernel_file, module, json, kernel, call, hardware;
   bool as_main = false;
   bool quiet = false;
+  bool sweep = false;  // trace-triton: sweep the meta-parameters too
   double timeout_s = 600;
   int64_t max_memory_mib = 8192;
 };
@@ -160,6 +161,7 @@ int trace(const FrontEnd& fe, const TraceArgs& a) {
   if (!a.kernel.empty()) args.insert(args.end(), {"--kernel", a.kernel});
   if (a.as_main) args.push_back("--main");
   if (!a.hardware.empty()) args.insert(args.end(), {"--hardware", a.hardware});
+  if (a.sweep) args.push_back("--sweep");
   std::cout.flush();
   const ChildOutcome o = run_child(args, child_environment(),
                                    {a.timeout_s, a.max_memory_mib << 20, kMaxProgramBytes + 4096});
@@ -238,6 +240,10 @@ CommandAction add_trace_triton_command(CLI::App& app) {
   cmd->add_option("--hardware", args->hardware,
                   "hardware file or shipped name (ascend910b4): what the device-properties "
                   "query answers and the run config names");
+  cmd->add_flag("--sweep", args->sweep,
+                "also run the launch's meta-parameter sweep (its triton.autotune configs, else "
+                "powers of two around each BLOCK-like constexpr, the grid from the launch's "
+                "lambda) and name the values to paste, with file:line");
   return [cmd, args]() { return *cmd ? trace(kTriton, *args) : -1; };
 }
 

@@ -102,7 +102,14 @@ def _pick(launches):
 def _traced(a):
     launches = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module, a.hardware)
     launch = _pick(launches)
-    return summary(launch, len(launches)), launch.to_json()
+    said = summary(launch, len(launches))
+    if a.sweep:
+        from .._refusal import Refusal
+        try:
+            said = one_line(f"{said}; {launch.sweep().brief}", 4000)
+        except Refusal as e:
+            raise TraceFailure(one_line(e, 4000)) from None
+    return said, launch.to_json()
 
 
 def main(argv=None):
@@ -122,6 +129,9 @@ def main(argv=None):
     p.add_argument("--hardware", metavar="H", help="the hardware file or shipped name the "
                    "device properties come from and the run config names")
     p.add_argument("--main", action="store_true", help="run the file as __main__")
+    p.add_argument("--sweep", action="store_true", help="also sweep the launch's meta-parameters "
+                   "(its autotune configs, else powers of two around each BLOCK-like constexpr) "
+                   "and say which to paste")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stdout")
     a = p.parse_args(argv)
     if (a.kernel_file is None) == (a.module is None):

@@ -78,6 +78,22 @@ class TritonSweep:
         lines += [f"  note: {n}" for n in la.notes]
         return "\n".join(lines)
 
+    @property
+    def brief(self):
+        """The recommendation in one line (trace-triton --sweep's summary)."""
+        la, best, base = self.launch, self.recommended, self.as_written
+        if best is None:
+            return f"no candidate of the {len(self.candidates)} ran"
+        where = self.launch.space["where"] if self.launch.space else la.where
+        said = (f"recommended {_shown(best.meta)} (grid {best.grid}, {best.time:.3f} us of "
+                f"{len(self.ranked)} candidates that ran of {len(self.candidates)})")
+        if base is not None and base.time is not None and base.meta != best.meta:
+            said += (f", as written {_shown(base.meta)} {base.time:.3f} us: paste at "
+                     f"{os.path.basename(where[0])}:{where[1]}")
+        elif base is not None and base.meta == best.meta:
+            said += ": the launch as written"
+        return said
+
     def __str__(self):
         return self.recommendation
 
