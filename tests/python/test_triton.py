@@ -138,8 +138,12 @@ REFUSED = {
                "tl.dot: operands of shapes [1024] and [1024]"),
     "compare": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                 "    x = tl.load(x_ptr + offs)\n"
-                "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0.0))",
+                "    tl.store(y_ptr + offs, tl.where(x > 1.0, x, 0.0))",
                 "a comparison of data: comparisons of loaded values"),
+    "data_mask": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    x = tl.load(x_ptr + offs)\n"
+                  "    tl.store(y_ptr + offs, x * 2.0, mask=x > 0)",
+                  "a comparison of data: comparisons of loaded values"),
     "loop_redoes_blocks": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                            "    acc = tl.zeros([BLOCK], dtype=tl.float32)\n"
                            "    for i in range(0, 2):\n"
@@ -269,6 +273,15 @@ def test_block_pointers_and_pointers_moved_in_a_loop(tmp_path):
         tile(4096), op("mul", ["x"], "y", scalar=2.0)]), 40)
     a, b = tilesim.run(inc.config), tilesim.run(hand)
     assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+
+
+def test_a_where_on_x_positive_is_a_relu(tmp_path):
+    path = tmp_path / "relu.py"
+    path.write_text(KERNEL.format(body="    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    x = tl.load(x_ptr + offs)\n"
+                                       "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0))"))
+    launch = tt.trace_file(str(path), call="go()")[0]
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["relu"]
 
 
 def test_autotune_heuristics_and_libentry_launch_with_the_first_config(tmp_path):

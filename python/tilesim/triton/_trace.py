@@ -995,6 +995,8 @@ def mask_of(value, shape, call):
         return None
     if isinstance(value, Mask):
         return value
+    if hasattr(value, "refuse"):  # a comparison of data
+        value.refuse()
     refuse(call, f"mask={type(value).__name__}", "a mask is a comparison of offsets "
            "(offs < n), or several joined with &")
 

@@ -345,6 +345,13 @@ def where(condition, x, y):
         return v
     if isinstance(condition, bool):
         return x if condition else y
+    if isinstance(condition, _DataCompare):
+        c = condition
+        zero = isinstance(y, (int, float)) and not isinstance(y, bool) and y == 0
+        if c.x is x and c.op in (">", ">=") and isinstance(c.value, (int, float)) and \
+                c.value == 0 and zero:
+            return _unary("relu", x, call)
+        c.refuse()
     refuse(call, f"a condition that is {type(condition).__name__}",
            "tl.where takes an offsets mask (cols < n), the padding of a partial block")
 
@@ -583,13 +590,33 @@ for _name, _op_name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truedi
 Data.__neg__ = lambda self: _binary("mul", self, -1.0, "-x")
 
 
-def _data_compare(self, other):
-    refuse("a comparison of data", "comparisons of loaded values (x > 0) make a mask of data, "
-           "which tilesim programs do not have", "use tl.maximum / tl.minimum for clamps")
+class _DataCompare:
+    """x > 0 on data: only tl.where(x > 0, x, 0) (a ReLU, the program's relu) is traced; any
+    other use is refused where it is used."""
+
+    def __init__(self, x, op, value, where):
+        self.x, self.op, self.value, self.where = x, op, value, where
+
+    def refuse(self, where=None):
+        refuse("a comparison of data", "comparisons of loaded values (x > 0) make a mask of "
+               "data, which tilesim programs do not have", "tl.where(x > 0, x, 0) is a ReLU; "
+               "use tl.maximum / tl.minimum for clamps", where)
+
+    def __bool__(self):
+        self.refuse()
+
+    __and__ = __or__ = __invert__ = __rand__ = __ror__ = lambda self, *a: self.refuse()
 
 
-for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
-    setattr(Data, f"__{_name}__", _data_compare)
+def _data_compare(op):
+    def compare(self, other):
+        return _DataCompare(self, op, other, _T.caller())
+    return compare
+
+
+for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="), ("eq", "=="),
+                    ("ne", "!=")):
+    setattr(Data, f"__{_name}__", _data_compare(_sym))
 Data.__hash__ = object.__hash__
 
 
