@@ -275,6 +275,19 @@ def test_block_pointers_and_pointers_moved_in_a_loop(tmp_path):
     assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
 
 
+def test_a_guard_every_program_passes_is_taken_and_noted(tmp_path):
+    path = tmp_path / "guard.py"
+    path.write_text(KERNEL.format(body="    if pid * BLOCK >= n:\n"
+                                       "        return\n"
+                                       "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)"))
+    launch = tt.trace_file(str(path), call="go()")[0]
+    assert any("is False for every program" in n for n in launch.notes)
+    with pytest.raises(TraceFailure) as e:  # program 4 of 5 would return: programs differ
+        tt.trace_file(str(path), call="go(grid=5)")
+    assert "a condition on a program id or loop index" in str(e.value)
+
+
 def test_a_where_on_x_positive_is_a_relu(tmp_path):
     path = tmp_path / "relu.py"
     path.write_text(KERNEL.format(body="    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"

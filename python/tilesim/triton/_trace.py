@@ -18,6 +18,7 @@ import math
 import os
 
 from .._refusal import caller
+from . import _values
 from ._values import BlockPointer, Data, Expr, Index, Mask, Pointer, TensorArg, Var, refuse
 
 # Triton dtypes as tilesim program dtypes (model/dtype.cpp); the others are refused.
@@ -74,6 +75,7 @@ class Access:
 
 
 _current = []
+_values.UNIFORM[0] = lambda fn, names: _current[-1].uniform(fn, names) if _current else None
 
 
 def active(call):
@@ -161,6 +163,20 @@ class Trace:
             refuse("a loop", "ended out of order (a break, a return or an exception inside it)",
                    "loops of a traced kernel run to their end")
         self.frames.pop()
+
+    def uniform(self, fn, names):
+        """A condition on the program ids that every program of the launch decides the same
+        way (if pid >= n: return, on a grid that fits n): its value; None when programs differ
+        or it reads a loop index."""
+        if any(v.kind != "pid" for v in names):
+            return None
+        values = {bool(fn(env)) for _, env in self.envs((), "a condition", caller())}
+        if len(values) != 1:
+            return None
+        value = values.pop()
+        where = caller()
+        self.note(f"the condition at {_at(where)} is {value} for every program of the grid")
+        return value
 
     # -- the environments: every program, every iteration of the frames enclosing an access
     def envs(self, frames, call, where):

@@ -14,6 +14,11 @@ SUPPORTED = ("tilesim.triton traces program_id / num_programs, arange, pointer a
              "(docs/triton.md)")
 
 
+# How a condition on the program ids is decided: a function (fn(env) -> bool, the Vars it reads)
+# giving its value when every program of the launch sees the same one, else None (_trace.py).
+UNIFORM = [lambda fn, names: None]
+
+
 def refuse(call, what, instead=None, where=None):
     raise Refusal(call, what, instead or SUPPORTED, where)
 
@@ -239,6 +244,10 @@ class Index:
     def __bool__(self):
         if not self.shape and self.base.concrete:
             return bool(self.base.value())
+        same = UNIFORM[0](lambda env: self.base(env) != 0, self.base.vars) if not self.shape \
+            else None
+        if same is not None:
+            return same
         refuse("a condition on a program id or loop index",
                "the trace takes one pass through the kernel for every program, so it cannot "
                "branch on a value that differs between programs or iterations",
@@ -320,6 +329,11 @@ class Mask:
 
     def __bool__(self):
         if not self.shape:
+            names = frozenset().union(*(d.base.vars for d, _ in self.terms))
+            same = UNIFORM[0](lambda env: all(_OPS[op](d.base(env), 0) for d, op in self.terms),
+                              names)
+            if same is not None:
+                return same
             refuse("a condition on a program id or loop index",
                    "the trace takes one pass through the kernel for every program, so it cannot "
                    "branch on a value that differs between programs or iterations",
