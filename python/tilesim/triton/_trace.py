@@ -748,6 +748,13 @@ class Writer:
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
                 self.resolve(d)
+            elif id(d) in needed and d.kind == "reduce":
+                # a statistic where the kernel computes it: the passes after it come after it
+                r = self.resolve(d)
+                if isinstance(r, Pending) and not r.partial_of and not any(
+                        u.kind in ("reduce", "view") and u.args[1 if u.kind == "reduce" else 0]
+                        is d for u in t.nodes):
+                    self.materialize(r, d)
         for a in t.accesses:
             if a.kind != "store":
                 continue
