@@ -275,7 +275,8 @@ class TracedLaunch:
         shown = list(trace.grid[:max(i + 1 for i, g in enumerate(trace.grid) if g > 1 or i == 0)])
         self.config = {
             "description": f"{trace.name} launched at {_T._at(self.where)} on a grid of {shown}, "
-                           "traced by tilesim.triton",
+                           "traced by tilesim.triton" + "".join(f"; note: {n}"
+                                                               for n in trace.notes),
             "program": self.program,
             "partition": {"style": "spmd", "grid": self.grid, "source": "triton"},
             "hardware": trace.hardware}
