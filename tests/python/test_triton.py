@@ -141,6 +141,15 @@ def test_each_pass_reads_the_input_and_only_the_output_is_written(tmp_path):
     assert ops == ["amax", "sub", "exp", "sum", "sub", "exp", "div"]
 
 
+def test_a_loop_of_one_iteration_is_its_body():
+    """BLOCK_N = N: the row loop runs once, and its accumulated sum is the one reduction."""
+    launch = tt.trace_file(os.path.join(EXAMPLES, "row_sum.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    for block in (8192, 16384):
+        body = launch.retrace(BLOCK_N=block).program["body"]
+        assert [e["op"] for e in body if "op" in e] == ["sum"]
+
+
 def test_the_device_properties_come_from_the_hardware_file():
     for hardware, cores in (("ascend910b4", 40), ("ascend910b1", 48)):
         launch = tt.trace_file(os.path.join(EXAMPLES, "row_sum.py"), call="main()",

@@ -649,7 +649,7 @@ class Writer:
         dims = self.loop_dims(x, loop)
         if not dims and not self._repeats(x, loop):  # one iteration: the value itself
             d.axes, d.extent = x.axes, getattr(x, "extent", None)
-            if isinstance(r, Pending):
+            if isinstance(r, Pending) and loop in r.partial_of:
                 p = Pending(r.kind, r.src, r.dims, r.partial_of - {loop}, r.dtype)
                 p.tile_data = r.tile_data
                 return p
