@@ -183,7 +183,7 @@ TEST(Cli, UsageErrorsExitTwoWithTheUsageLine) {
       {"swep " + cfg,
        "tilesim: error: unknown command 'swep', did you mean 'sweep'? (commands: "
        "run, replay, analyze, sweep, calibrate, rules, validate, measurements, "
-       "merge, trace-pypto)"},
+       "merge, trace-pypto, trace-triton)"},
       {"run " + cfg + " --tiles 1,64",
        "tilesim: error: unknown option '--tiles', did you mean "
        "'--tile'?"},

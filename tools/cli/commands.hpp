@@ -32,6 +32,8 @@ CommandAction add_validate_command(CLI::App& app);
 CommandAction add_measurements_command(CLI::App& app);
 // `trace-pypto`: a PyPTO kernel file traced into a tile program (tools/cli/cmd_trace_pypto.cpp).
 CommandAction add_trace_pypto_command(CLI::App& app);
+// `trace-triton`: a Triton(-Ascend) kernel's launch traced into an spmd run config (same file).
+CommandAction add_trace_triton_command(CLI::App& app);
 
 // Every command, in the order `tilesim --help` lists them, with the app's description: what the
 // tilesim executable parses and docs/reference/cli.md lists (tools/cli/commands.cpp).

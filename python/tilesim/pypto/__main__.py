@@ -16,6 +16,7 @@ import traceback
 import types
 
 from .. import torch_standin
+from .._refusal import Refusal
 from . import JitKernel, UnsupportedError, _kernel, _options
 from . import _trace as _T
 from ._trace import TraceFailure
@@ -43,23 +44,23 @@ def _where(path, error):
     return f"{path}:{line}" if line else path
 
 
-def _failure(source, error):
+def _failure(source, error, command="trace-pypto", traced="kernel"):
     """The one line saying how running the kernel file (or tracing its kernels) failed."""
     path = str(source)
     if isinstance(error, TraceFailure):
         return error
-    if isinstance(error, (UnsupportedError, torch_standin.StandInError)):
+    if isinstance(error, (UnsupportedError, torch_standin.StandInError, Refusal)):
         return TraceFailure(one_line(error, 4000))
     if isinstance(error, SystemExit):
         return TraceFailure(f"{source.where(error)}: the kernel file called "
-                            f"sys.exit({one_line(repr(error.code), 80)}) before any kernel was "
-                            "traced")
+                            f"sys.exit({one_line(repr(error.code), 80)}) before any {traced} "
+                            "was traced")
     if isinstance(error, SyntaxError):
         return TraceFailure(f"{path}:{error.lineno}: the kernel file is not valid Python: "
                             f"{one_line(error.msg)}")
     if isinstance(error, MemoryError):
         return TraceFailure(f"{source.where(error)}: the kernel file ran out of memory "
-                            "(trace-pypto --max-memory bounds the tracer)")
+                            f"({command} --max-memory bounds the tracer)")
     said = f": {one_line(error)}" if str(error) else ""
     return TraceFailure(f"{source.where(error)}: the kernel file raised "
                         f"{type(error).__name__}{said}")
@@ -73,6 +74,26 @@ class _Source:
 
     def __str__(self):
         return self.path if self.module is None else f"module {self.module}"
+
+    def execute(self, run_name, as_main):
+        """Runs the file (as module `run_name`) or the module; its globals. sys.argv and
+        sys.path are the caller's to restore. ``self.namespace`` holds the globals while it
+        runs (a file that exits early leaves what it defined)."""
+        if self.module is None:
+            sys.argv = [self.path]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(self.path)))
+            module = types.ModuleType(run_name)
+            module.__file__ = self.path
+            sys.modules[run_name] = module
+            self.namespace = module.__dict__
+            with open(self.path, "rb") as f:
+                code = compile(f.read(), self.path, "exec")
+            exec(code, self.namespace)
+            return self.namespace
+        sys.argv = [self.module]
+        sys.path.insert(0, os.getcwd())
+        self.namespace = runpy.run_module(self.module, run_name=run_name, alter_sys=as_main)
+        return self.namespace
 
     def where(self, error):
         """source:line of the innermost frame of this source in `error`'s traceback."""
@@ -124,21 +145,7 @@ def _run(source, as_main, call):
     try:
         with torch_standin.installed():
             try:
-                if source.module is None:
-                    sys.argv = [source.path]
-                    sys.path.insert(0, os.path.dirname(os.path.abspath(source.path)))
-                    module = types.ModuleType(run_name)
-                    module.__file__ = source.path
-                    sys.modules[run_name] = module
-                    namespace = module.__dict__
-                    with open(source.path, "rb") as f:
-                        code = compile(f.read(), source.path, "exec")
-                    exec(code, namespace)
-                else:
-                    sys.argv = [source.module]
-                    sys.path.insert(0, os.getcwd())
-                    namespace = runpy.run_module(source.module, run_name=run_name,
-                                                 alter_sys=as_main)
+                namespace = source.execute(run_name, as_main)
                 if call:
                     _evaluate(call, namespace)
             except SystemExit as e:
@@ -163,6 +170,7 @@ def _run(source, as_main, call):
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
+    namespace = getattr(source, "namespace", None) or namespace
     return namespace, ended, stopped
 
 
@@ -229,16 +237,16 @@ def summary(name, traced):
     return one_line(f"{name}: tiles {tiles}; loops {loops}{notes}", 4000)
 
 
-def _to_command(fd, a):
-    """tilesim trace-pypto's child: the verdict on descriptor `fd`, then exit at once (the kernel
-    file's threads and atexit handlers do not outlive the verdict)."""
+def answer(fd, header, produce):
+    """A tracer's answer on descriptor `fd` (the tilesim command's child): `header`, then
+    "program\n<summary>\n<text>" from produce() or "error\n<message>" from its TraceFailure;
+    then exit at once (the kernel file's threads and atexit handlers do not outlive it)."""
     out = os.fdopen(fd, "wb")
-    out.write(HEADER)
+    out.write(header)
     out.flush()
     try:
-        name, traced = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module)
-        message = (b"program\n" + summary(name, traced).encode() + b"\n" +
-                   traced.to_json().encode())
+        said, text = produce()
+        message = b"program\n" + said.encode() + b"\n" + text.encode()
     except TraceFailure as e:
         message = b"error\n" + str(e).encode()
     out.write(message)
@@ -249,6 +257,35 @@ def _to_command(fd, a):
         except (OSError, ValueError):
             pass
     os._exit(0)
+
+
+def write_answer(a, produce, what, hint):
+    """The tracer run by hand: produce() -> (summary, text) written to a.json ('-': stdout),
+    the summary line after; a TraceFailure is one error line, exit 2."""
+    if a.module is None and not os.path.isfile(a.kernel_file):
+        print(f"tilesim: error: {one_line(a.kernel_file)}: no such file", file=sys.stderr)
+        return 2
+    from .. import api
+
+    sources = [a.kernel_file] if a.kernel_file else []
+    try:
+        api._check_output("json", a.json, sources)
+        said, text = produce()
+        if a.json == "-":
+            sys.stdout.write(text)
+            return 0
+        api._write_text(a.json, text, what, sources)
+    except (TraceFailure, ValueError) as e:
+        print(f"tilesim: error: {one_line(e, 4000)}", file=sys.stderr)
+        return 2
+    if not a.quiet:
+        print(f"  {said}; {what} is in {a.json} ({hint})")
+    return 0
+
+
+def _traced(a):
+    name, traced = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module)
+    return summary(name, traced), traced.to_json()
 
 
 def main(argv=None):
@@ -275,28 +312,9 @@ def main(argv=None):
     if (a.kernel_file is None) == (a.module is None):
         p.error("give a kernel file or -m MODULE (one of them)")
     if a.result_fd is not None:
-        _to_command(a.result_fd, a)
-    if a.module is None and not os.path.isfile(a.kernel_file):
-        print(f"tilesim: error: {one_line(a.kernel_file)}: no such file", file=sys.stderr)
-        return 2
-    from .. import api
-
-    sources = [a.kernel_file] if a.kernel_file else []
-    try:
-        api._check_output("json", a.json, sources)
-        name, traced = trace_file(a.kernel_file, a.kernel, a.main, a.call, a.module)
-        text = traced.to_json()
-        if a.json == "-":
-            sys.stdout.write(text)
-            return 0
-        api._write_text(a.json, text, "the program", sources)
-    except (TraceFailure, ValueError) as e:
-        print(f"tilesim: error: {one_line(e, 4000)}", file=sys.stderr)
-        return 2
-    if not a.quiet:
-        print(f"  {summary(name, traced)}; the program is in {a.json} (a run or sweep config's "
-              "\"program\")")
-    return 0
+        answer(a.result_fd, HEADER, lambda: _traced(a))
+    return write_answer(a, lambda: _traced(a), "the program",
+                        "a run or sweep config's \"program\"")
 
 
 if __name__ == "__main__":

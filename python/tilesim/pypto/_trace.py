@@ -7,31 +7,17 @@ records which axis it cuts. Ops hold their operands as Values and are named when
 written, so `assemble(v, offsets, out)` can rename v's producer to the output it fills.
 """
 import os
-import sys
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tilesim
+from .. import _refusal
+from .._refusal import Refusal, caller  # noqa: F401 - caller is tilesim.pypto's too
 
-
-def caller():
-    """(file, line) of the kernel source making the current call: the first frame outside
-    the tilesim package."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE + os.sep):
-        f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+_PACKAGE = _refusal.PACKAGE  # .../tilesim
 
 
-class UnsupportedError(ValueError):
+class UnsupportedError(Refusal):
     """A PyPTO call outside what tilesim.pypto traces: names the call, the kernel file and line,
-    and what tilesim supports instead. ``.call``, ``.file``, ``.line``."""
-
-    def __init__(self, call, what, instead=None, where=None):
-        self.file, self.line = where or caller()
-        self.call = call
-        msg = f"{self.file}:{self.line}: {call}: {what}"
-        if instead:
-            msg += f"; {instead}"
-        super().__init__(msg)
+    and what tilesim supports instead (the front ends' one refusal format, tilesim/_refusal.py).
+    ``.call``, ``.file``, ``.line``."""
 
 
 class TraceFailure(ValueError):

@@ -2,30 +2,16 @@
 wrapper reads from them (shape, size, stride, numel, element_size, ...) is answered exactly; what
 needs values (item, allclose, printing the data) raises NeedsValues."""
 import math
-import os
-import sys
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tilesim
+from .._refusal import Refusal
 
 
-def _caller():
-    """(file, line) of the user's code making the call: the first frame outside tilesim."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE + os.sep):
-        f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
-
-
-class StandInError(ValueError):
-    """A torch call the stand-in does not answer: names the call, the file and line, and why."""
+class StandInError(Refusal):
+    """A torch call the stand-in does not answer: names the call, the file and line, and why
+    (the front ends' one refusal format, tilesim/_refusal.py)."""
 
     def __init__(self, call, what, instead=None):
-        self.file, self.line = _caller()
-        self.call = call
-        msg = f"{self.file}:{self.line}: {call}: {what}"
-        if instead:
-            msg += f"; {instead}"
-        super().__init__(msg)
+        super().__init__(call, what, instead)
 
 
 class NeedsValues(StandInError):

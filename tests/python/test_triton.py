@@ -1,0 +1,450 @@
+"""tilesim.triton: Triton(-Ascend) kernel files traced as written. Each shipped example's traced
+launch runs as the equivalent hand-written tile program does (the same tasks, the same time
+within 1%); each construct outside the traced surface is refused with one line naming the
+kernel's file:line, the construct and what is supported instead."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import source
+
+import tilesim
+import tilesim.triton as tt
+from tilesim.pypto import TraceFailure
+
+EXAMPLES = source("examples/triton")
+
+
+def spmd(program, grid, hardware="ascend910b4"):
+    return {"program": program, "partition": {"style": "spmd", "grid": grid, "source": "triton"},
+            "hardware": hardware}
+
+
+def prog(inputs, outputs, body, name="hand"):
+    return {"program": name, "inputs": [{"name": n, "shape": s, "dtype": d}
+                                        for n, s, d in inputs],
+            "outputs": outputs, "body": body}
+
+
+def op(name, inputs, out, **keys):
+    return {"op": name, "inputs": inputs, "out": out, **keys}
+
+
+def tile(*dims):
+    return {"set_vec_tile_shapes": list(dims), "name": "t"}
+
+
+# The equivalent programs, written by hand from each kernel.
+HAND = {
+    "vector_add": spmd(prog([("x", [1000003], "fp32"), ("y", [1000003], "fp32")], ["out"],
+                            [tile(8192), op("add", ["x", "y"], "out")]), 123),
+    "softmax": spmd(prog([("x", [1823, 781], "fp32")], ["y"], [
+        tile(1, 1024), op("amax", ["x"], "m", dim=1, keepdim=True), op("sub", ["x", "m"], "d"),
+        op("exp", ["d"], "e"), op("sum", ["e"], "s", dim=1, keepdim=True),
+        op("div", ["e", "s"], "y")]), 1823),
+    "layernorm": spmd(prog([("x", [1151, 8192], "fp32"), ("w", [1, 8192], "fp32"),
+                            ("b", [1, 8192], "fp32")], ["y"], [
+        tile(1, 1024), op("sum", ["x"], "s1", dim=1, keepdim=True, apply_in_task=True),
+        op("div", ["s1"], "mean", scalar=8192.0), op("sub", ["x", "mean"], "d"),
+        op("mul", ["d", "d"], "dd"), op("sum", ["dd"], "s2", dim=1, keepdim=True),
+        op("div", ["s2"], "var", scalar=8192.0), op("add", ["var"], "ve", scalar=1e-5),
+        op("sqrt", ["ve"], "sd"), op("reciprocal", ["sd"], "rstd"),
+        op("sub", ["x", "mean"], "d2"), op("mul", ["d2", "rstd"], "n"),
+        op("mul", ["n", "w"], "nw"), op("add", ["nw", "b"], "y")]), 1151),
+    "rmsnorm": spmd(prog([("x", [4096, 2048], "fp16"), ("w", [1, 2048], "fp16")], ["y"], [
+        tile(1, 2048), op("cast", ["w"], "wf", dtype="fp32"),
+        op("cast", ["x"], "xf", dtype="fp32"), op("mul", ["xf", "xf"], "sq"),
+        op("sum", ["sq"], "ss", dim=1, keepdim=True), op("div", ["ss"], "ms", scalar=2048.0),
+        op("add", ["ms"], "me", scalar=1e-6), op("rsqrt", ["me"], "r"),
+        op("mul", ["xf", "r"], "n"), op("mul", ["n", "wf"], "nw"),
+        op("cast", ["nw"], "y", dtype="fp16")]), 40),
+    "row_sum": spmd(prog([("x", [1000, 8192], "fp32")], ["y"], [
+        tile(1, 2048), op("sum", ["x"], "y", dim=1, keepdim=True)]), 40),
+    "mul_sum": spmd(prog([("x", [1000, 8192], "fp32"), ("w", [1, 8192], "fp32")], ["y"], [
+        tile(16, 512), op("mul", ["x", "w"], "xw"),
+        op("sum", ["xw"], "y", dim=1, keepdim=True)]), 63),
+    "matmul": spmd(prog([("a", [2048, 1024], "fp16"), ("b", [1024, 2048], "fp16")], ["c"], [
+        {"set_cube_tile_shapes": [128, 64, 128], "name": "c"},
+        op("matmul", ["a", "b"], "c", out_dtype="fp16", assignment="strided")]), 20),
+}
+CALLS = {"mul_sum": "mul_sum(torch.randn(1000, 8192), torch.randn(8192), block_m=16)"}
+
+
+@pytest.mark.parametrize("name", sorted(HAND))
+def test_traced_examples_run_as_the_hand_written_program(name):
+    launches = tt.trace_file(os.path.join(EXAMPLES, f"{name}.py"),
+                             call=CALLS.get(name, "main()"), hardware="ascend910b4")
+    assert len(launches) == 1
+    traced = tilesim.run(launches[0].config)
+    hand = tilesim.run(HAND[name])
+    assert traced.tasks == hand.tasks
+    assert traced.kernel_time_us == pytest.approx(hand.kernel_time_us, rel=0.01)
+    assert traced.gm["read_bytes"] == hand.gm["read_bytes"]
+
+
+def test_a_kernel_reading_its_input_three_times_moves_three_times_the_bytes():
+    """The layernorm example walks each row three times (mean, variance, output): x is read
+    three times, w and b once per output block."""
+    launch = tt.trace_file(os.path.join(EXAMPLES, "layernorm.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    x = 1151 * 8192 * 4
+    read = tilesim.run(launch.config).gm["read_bytes"]
+    assert 5 * x <= read <= 5 * x + 1151 * 128
+
+
+SOFTMAX_3PASS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_long(X, Y, N, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    m = tl.full([BLOCK], -float("inf"), tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        m = tl.maximum(m, tl.load(X + row * stride + cols, mask=cols < N, other=-float("inf")))
+    row_max = tl.max(m, 0)
+    s = tl.zeros([BLOCK], tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        s += tl.exp(tl.load(X + row * stride + cols, mask=cols < N, other=-float("inf")) - row_max)
+    denom = tl.sum(s, 0)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + row * stride + cols, mask=cols < N, other=-float("inf"))
+        tl.store(Y + row * stride + cols, tl.exp(x - row_max) / denom, mask=cols < N)
+
+
+def go():
+    x = torch.randn(64, 32768)
+    softmax_long[(64,)](x, torch.empty_like(x), 32768, x.stride(0), BLOCK=4096)
+'''
+
+
+def test_each_pass_reads_the_input_and_only_the_output_is_written(tmp_path):
+    """A softmax over long rows in three loops (max, sum of exp, output): x is read three
+    times, and each statistic is computed where the kernel computes it, so nothing but y (and
+    a row statistic handed between passes, a few bytes a row) is written."""
+    path = tmp_path / "softmax_long.py"
+    path.write_text(SOFTMAX_3PASS)
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    gm = tilesim.run(launch.config).gm
+    x = 64 * 32768 * 4
+    assert 3 * x <= gm["read_bytes"] <= 3 * x + 64 * 256
+    assert x <= gm["write_bytes"] <= x + 64 * 64
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops == ["amax", "sub", "exp", "sum", "sub", "exp", "div"]
+
+
+def test_a_loop_of_one_iteration_is_its_body():
+    """BLOCK_N = N: the row loop runs once, and its accumulated sum is the one reduction."""
+    launch = tt.trace_file(os.path.join(EXAMPLES, "row_sum.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    for block in (8192, 16384):
+        body = launch.retrace(BLOCK_N=block).program["body"]
+        assert [e["op"] for e in body if "op" in e] == ["sum"]
+
+
+def test_the_device_properties_come_from_the_hardware_file():
+    for hardware, cores in (("ascend910b4", 40), ("ascend910b1", 48)):
+        launch = tt.trace_file(os.path.join(EXAMPLES, "row_sum.py"), call="main()",
+                               hardware=hardware)[0]
+        assert launch.grid == cores
+        assert launch.config["hardware"] == hardware
+        assert launch.config["partition"] == {"style": "spmd", "grid": cores,
+                                              "source": "triton"}
+
+
+def test_strided_row_loops_are_noted_and_masked_partial_blocks_traced():
+    launch = tt.trace_file(os.path.join(EXAMPLES, "rmsnorm.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    assert any("strided" in n for n in launch.notes)
+    add = tt.trace_file(os.path.join(EXAMPLES, "vector_add.py"), call="main()")[0]
+    assert add.program["inputs"][0]["shape"] == [1000003]  # 123 blocks, the last partial
+
+
+KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+{body}
+
+
+def go(grid=4, n=4096, N=1024, BLOCK=1024):
+    x = torch.randn(n)
+    y = torch.empty(n)
+    k[(grid,)](x, y, n, N=N, BLOCK=BLOCK)
+'''
+
+REFUSED = {
+    "dot_1d": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+               "    x = tl.load(x_ptr + offs)\n"
+               "    tl.store(y_ptr + offs, tl.dot(x, x))",
+               "tl.dot: operands of shapes [1024] and [1024]"),
+    "compare": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                "    x = tl.load(x_ptr + offs)\n"
+                "    tl.store(y_ptr + offs, tl.where(x > 1.0, x, 0.0))",
+                "a comparison of data: comparisons of loaded values"),
+    "data_mask": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    x = tl.load(x_ptr + offs)\n"
+                  "    tl.store(y_ptr + offs, x * 2.0, mask=x > 0)",
+                  "a comparison of data: comparisons of loaded values"),
+    "loop_redoes_blocks": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    acc = tl.zeros([BLOCK], dtype=tl.float32)\n"
+                           "    for i in range(0, 2):\n"
+                           "        acc += tl.load(x_ptr + offs)\n"
+                           "    tl.store(y_ptr + offs, acc * 2.0)",
+                           "a loop: no load or store inside the loop at"),
+    "masked_moved_pointer": ("    ptrs = x_ptr + pid * 2 * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    optr = y_ptr + pid * 2 * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    for i in range(0, 2):\n"
+                             "        tl.store(optr, tl.load(ptrs, mask=tl.arange(0, BLOCK) < n)"
+                             " * 2.0)\n"
+                             "        ptrs += BLOCK\n"
+                             "        optr += BLOCK",
+                             "a masked access through 'ptrs', which the loop moves"),
+    "branch_on_pid": ("    if pid > 0:\n"
+                      "        offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                      "        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)",
+                      "a condition on a program id or loop index"),
+    "mask_inside": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                    "    m = offs >= 100\n"
+                    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
+                    "it cuts inside the tensor, not at its end"),
+    "past_the_end": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                     "    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)",
+                     "reads or writes past the end of 'x_ptr'"),
+    "unknown_call": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                     "    tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))",
+                     "tl.cumsum: not in what tilesim.triton traces"),
+    "erf": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+            "    tl.store(y_ptr + offs, tl.erf(tl.load(x_ptr + offs)))",
+            "tl.erf: erf is not in tilesim's op table"),
+    "flat_mask_2d": ("    r = tl.arange(0, 4)[:, None]\n"
+                     "    c = tl.arange(0, BLOCK)[None, :]\n"
+                     "    offs = (pid * 4 + r) * N + c\n"
+                     "    m = offs < n\n"
+                     "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
+                     "which are not its dims' strides"),
+    "overlap": ("    offs = pid * 8 + tl.arange(0, BLOCK)\n"
+                "    m = offs < n\n"
+                "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
+                "not a multiple of its 1024: blocks must tile the tensor"),
+    "read_twice": ("    offs = (pid % 2) * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    out = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
+                   "is read again (programs 0 and 2) in one pass"),
+    "read_part": ("    offs = 2 * pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    out = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
+                  "the programs read 2 of the 3 blocks of 'x_ptr' in one pass"),
+}
+CALL = {"past_the_end": "go(grid=5)", "read_part": "go(grid=2)", "flat_mask_2d": "go(grid=1, n=4096)",
+        "loop_redoes_blocks": "go(grid=4)", "masked_moved_pointer": "go(grid=2, n=4096)"}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refusals_name_the_line_the_construct_and_what_is_supported(tmp_path, name):
+    body, said = REFUSED[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(KERNEL.format(body=body))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call=CALL.get(name, "go()"))
+    message = str(e.value)
+    assert said in message, message
+    assert message.startswith(f"{path}:"), message
+    line = int(message.split(":")[1])
+    assert 10 <= line <= 10 + body.count("\n") + 1, message
+    assert "\n" not in message
+
+
+MOVED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sumsq_rows(x_ptr, y_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    x_bp = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(stride_m, 1),
+                             offsets=(pid * BLOCK_M, 0), block_shape=(BLOCK_M, BLOCK_N),
+                             order=(1, 0))
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for _ in range(0, tl.cdiv(N, BLOCK_N)):
+        x = tl.load(x_bp, boundary_check=(0, 1), padding_option="zero")
+        acc += x * x
+        x_bp = tl.advance(x_bp, (0, BLOCK_N))
+    y_bp = tl.make_block_ptr(y_ptr, shape=(M,), strides=(1,), offsets=(pid * BLOCK_M,),
+                             block_shape=(BLOCK_M,), order=(0,))
+    tl.store(y_bp, tl.sum(acc, axis=1), boundary_check=(0,))
+
+
+@triton.jit
+def twice(x_ptr, y_ptr, BLOCK: tl.constexpr, STEPS: tl.constexpr):
+    pid = tl.program_id(0)
+    xp = x_ptr + pid * BLOCK * STEPS + tl.arange(0, BLOCK)
+    yp = y_ptr + pid * BLOCK * STEPS + tl.arange(0, BLOCK)
+    for i in range(STEPS):
+        tl.store(yp, tl.load(xp) * 2.0)
+        xp += BLOCK
+        yp += BLOCK
+
+
+def go():
+    x = torch.randn(1000, 5000)
+    sumsq_rows[(125,)](x, torch.empty(1000), 1000, 5000, x.stride(0), BLOCK_M=8, BLOCK_N=1024)
+
+
+def go2():
+    x = torch.randn(40 * 4 * 4096)
+    twice[(40,)](x, torch.empty_like(x), BLOCK=4096, STEPS=4)
+'''
+
+
+def test_block_pointers_and_pointers_moved_in_a_loop(tmp_path):
+    """tl.make_block_ptr / tl.advance / boundary_check, and ptrs += BLOCK in a loop, trace as
+    the same kernels written with offsets from the loop index."""
+    path = tmp_path / "moved.py"
+    path.write_text(MOVED)
+    bp = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [1000, 5000], "fp32")], ["y"], [
+        tile(8, 1024), op("mul", ["x", "x"], "sq"),
+        op("sum", ["sq"], "y", dim=1, keepdim=True)]), 125)
+    a, b = tilesim.run(bp.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    inc = tt.trace_file(str(path), call="go2()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [655360], "fp32")], ["y"], [
+        tile(4096), op("mul", ["x"], "y", scalar=2.0)]), 40)
+    a, b = tilesim.run(inc.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+
+
+def test_a_guard_every_program_passes_is_taken_and_noted(tmp_path):
+    path = tmp_path / "guard.py"
+    path.write_text(KERNEL.format(body="    if pid * BLOCK >= n:\n"
+                                       "        return\n"
+                                       "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)"))
+    launch = tt.trace_file(str(path), call="go()")[0]
+    assert any("is False for every program" in n for n in launch.notes)
+    with pytest.raises(TraceFailure) as e:  # program 4 of 5 would return: programs differ
+        tt.trace_file(str(path), call="go(grid=5)")
+    assert "a condition on a program id or loop index" in str(e.value)
+
+
+def test_a_where_on_x_positive_is_a_relu(tmp_path):
+    path = tmp_path / "relu.py"
+    path.write_text(KERNEL.format(body="    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    x = tl.load(x_ptr + offs)\n"
+                                       "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0))"))
+    launch = tt.trace_file(str(path), call="go()")[0]
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["relu"]
+
+
+def test_autotune_heuristics_and_libentry_launch_with_the_first_config(tmp_path):
+    path = tmp_path / "tuned.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+        from triton.runtime.libentry import libentry
+
+
+        @libentry()
+        @triton.autotune(configs=[triton.Config({"BLOCK": 2048}, num_warps=4),
+                                  triton.Config({"BLOCK": 4096})], key=["n"])
+        @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+        @triton.jit
+        def scale(x_ptr, y_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            if EVEN:
+                tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+            else:
+                tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+
+        def run(x):
+            y = torch.empty_like(x)
+            scale[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+            return y
+        '''))
+    launch = tt.trace_file(str(path), call="run(torch.randn(65536))")[0]
+    assert launch.grid == 32 and launch.meta == {"EVEN": True, "BLOCK": 2048}
+    assert launch.space["configs"] == [{"BLOCK": 2048}, {"BLOCK": 4096}]
+
+
+def test_the_cli_writes_the_launch_and_refuses_in_one_line(cli, tmp_path):
+    out = tmp_path / "softmax.json"
+    p = cli("trace-triton", os.path.join(EXAMPLES, "softmax.py"), "--call", "main()",
+            "--hardware", "ascend910b4", "--json", out)
+    assert "softmax_kernel: grid 1823" in p.stdout
+    config = json.loads(out.read_text())
+    assert config["partition"]["source"] == "triton" and config["hardware"] == "ascend910b4"
+    run = cli("run", out, "--json", "-")
+    assert json.loads(run.stdout)["tasks"] == 1823
+    p = cli("trace-triton", os.path.join(EXAMPLES, "row_sum.py"), "--call", "main()",
+            "--hardware", "ascend910b4", "--sweep", "--json", tmp_path / "row_sum.json")
+    assert "recommended BLOCK_N=8192" in p.stdout and "paste at row_sum.py:" in p.stdout
+    bad = tmp_path / "bad.py"
+    bad.write_text(KERNEL.format(body=REFUSED["dot_1d"][0]))
+    p = cli("trace-triton", bad, "--call", "go()", "--json", tmp_path / "x.json", code=2)
+    assert f"{bad}:" in p.stderr and "tl.dot" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", sorted(HAND))
+def test_the_examples_print_their_recommendation_when_run(name):
+    p = subprocess.run([sys.executable, os.path.join(EXAMPLES, f"{name}.py")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("tilesim recommends for "), p.stdout
+    assert "us kernel_time_us" in p.stdout
+
+
+def test_a_module_with_relative_imports_traces(tmp_path, monkeypatch):
+    pkg = tmp_path / "mypkg"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "__init__.py").write_text("")
+    (pkg / "ops" / "helpers.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def silu(x):
+            return x * tl.sigmoid(x)
+        '''))
+    (pkg / "ops" / "act.py").write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+        from .helpers import silu
+
+
+        @triton.jit
+        def act_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, silu(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+
+        def main():
+            x = torch.randn(100000, dtype=torch.float16)
+            act_kernel[(triton.cdiv(x.numel(), 4096),)](x, torch.empty_like(x), x.numel(),
+                                                        BLOCK=4096)
+        '''))
+    monkeypatch.chdir(tmp_path)
+    launch = tt.trace_file(module="mypkg.ops.act", call="main()")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops == ["sigmoid", "mul"] and launch.grid == 25
