@@ -1102,6 +1102,38 @@ TEST(ProgramPlan, PickKeepsEachRowsElementAtItsIndexOneInstructionPerRow) {
             "(4, 1) (one position along dim 1 per row of 'x' (4, 64) fp32)");
 }
 
+// Two split reductions in a row, each finishing its rows in the task (a traced Triton layernorm:
+// mean, then the variance of x - mean, then the output): under spmd the second pass reads the
+// first's epilogue result; blocks wait on launches, not on producers' tasks (this crashed).
+TEST(ProgramPlan, ConsecutiveSplitReductionsWithSecondPassesLowerUnderSpmd) {
+  const auto sum = [](const std::string& in, const std::string& out) {
+    return json{{"op", "sum"},     {"inputs", {in}}, {"dim", 1},
+                {"keepdim", true}, {"out", out},     {"apply_in_task", true}};
+  };
+  const auto scaled = [](const std::string& in, const std::string& out) {
+    return json{{"op", "mul"}, {"inputs", {in}}, {"scalar", 1.0 / 4096}, {"out", out}};
+  };
+  const Program p =
+      parse(json{{"program", "ln"},
+                 {"inputs", {{{"name", "x"}, {"shape", {48, 4096}}, {"dtype", "fp32"}}}},
+                 {"outputs", {"y"}},
+                 {"body",
+                  {tile({1, 1024}), sum("x", "s1"), scaled("s1", "mean"),
+                   op("sub", {"x", "mean"}, "xc"), op("mul", {"xc", "xc"}, "sq"), sum("sq", "s2"),
+                   scaled("s2", "var"), op("rsqrt", {"var"}, "rstd"),
+                   op("sub", {"x", "mean"}, "xc2"), op("mul", {"xc2", "rstd"}, "y")}}});
+  KernelSpec spec;
+  spec.op = "program:ln";
+  spec.partition = PartitionStyle::kSpmd;
+  for (int64_t grid : {48, 96}) {
+    spec.grid = grid;
+    const LoweredKernel k = lower_program(p, spec, test::default_hw());
+    EXPECT_GE(k.graph.num_launches(), 2) << grid;
+    EXPECT_EQ(k.graph.num_edges(), 0) << grid;  // launches order the blocks
+  }
+  EXPECT_TRUE(proves(p, 6));
+}
+
 TEST(ProgramPlan, AColumnReducesAsAVectorOfItsValues) {
   // [t, 1] reduced along dim 0: its t values lie side by side in UB, one in-row reduce (as a
   // [1, t] row), not t - 1 Adds of one element.

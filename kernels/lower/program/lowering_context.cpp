@@ -29,6 +29,8 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) 
     int64_t flat = 0;
     for (size_t a = 0; a < at.size(); ++a)
       flat = flat * static_cast<int64_t>(pr.pieces[a].size()) + static_cast<int64_t>(at[a]);
+    if (static_cast<size_t>(flat) >= pr.tasks.size())
+      throw InternalError("overlapping: a producer without its tasks");
     const auto& done = pr.tasks[static_cast<size_t>(flat)];
     out.insert(out.end(), done.begin(), done.end());
     size_t a = at.size();
@@ -169,6 +171,8 @@ Producer LoweringContext::producer_of(const ProgStage& s, const StageGrid& g, in
 std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block& b,
                                                 const Produced& produced) const {
   std::vector<int32_t> deps;
+  // spmd: a launch starts when the one before ends; producers keep no tasks to wait on.
+  if (spmd_) return deps;
   for (int t : s.loads) {
     const auto it = produced.find(t);
     if (it != produced.end()) overlapping(it->second, operand_region(p_, reader(s, t), t, b), deps);
