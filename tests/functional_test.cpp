@@ -386,11 +386,11 @@ void check_loss(const std::string& loss) {
   const int64_t n = 12, c = 40;
   const NdArray x = random_array({n, c}, 7), p = random_array({n, c}, 8),
                 q = random_array({n, c}, 9);
-  NdArray onehot{{n, c}, Eigen::ArrayXd::Zero(n * c)};
+  NdArray targets{{n, 1}, Eigen::ArrayXd::Zero(n)};  // int32 class indices, one per sample
   std::vector<int64_t> target(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     target[static_cast<size_t>(i)] = (i * 7 + 3) % c;
-    onehot[{i, target[static_cast<size_t>(i)]}] = 1;
+    targets[{i, 0}] = static_cast<double>(target[static_cast<size_t>(i)]);
   }
   double ce = 0, mse = 0, triplet = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -411,7 +411,7 @@ void check_loss(const std::string& loss) {
                                           {{n, c}, {1, 24}, {}, 4, "in_task"}}) {
     for (const auto& [op, inputs, want] :
          std::vector<std::tuple<std::string, std::vector<NdArray>, double>>{
-             {"cross_entropy", {x, onehot}, ce / n},
+             {"cross_entropy", {x, targets}, ce / n},
              {"mse", {x, p}, mse / (n * c)},
              {"triplet_margin", {x, p, q}, triplet / n}}) {
       if (op != loss) continue;

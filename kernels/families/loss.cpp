@@ -1,18 +1,22 @@
-// Losses in two phases, each with its own tile: phase 1 reduces each sample over its feature dim
-// to one value, phase 2 takes the batch mean.
-//  - cross_entropy (N, C): per sample logsumexp(x) - x[target] (targets gathered per row);
+// Losses in two phases, built as tile programs (loss_program): phase 1 reduces each sample over
+// its feature dim to one value, phase 2 takes the batch mean with its own tile.
+//  - cross_entropy (N, C) with int32 targets (N, 1): per sample logsumexp(x) - x[target];
 //  - mse (N, D): per sample mean((a - b)^2); the batch mean of those is the overall mean;
 //  - triplet_margin (N, D): per sample max(|a - p + eps| - |a - n + eps| + margin, 0).
-// Under spmd the blocks do phase 2 themselves (Phase::Link::kInBlocks): each folds the samples it
-// finished and adds its share of the mean atomically. Samples split over blocks: mse's parts are
-// scaled sums, so each block adds its parts' share directly (one launch); cross_entropy's max and
-// triplet's square roots need the whole sample, so a second launch finishes them.
+// Under spmd the blocks do phase 2 themselves (X13, kernels/lower/program/fold_stage.cpp): each
+// folds the samples it finished and adds its share of the mean atomically. Samples split over
+// blocks: mse's parts are scaled sums, so each block adds its parts' share directly (one launch);
+// cross_entropy's max and triplet's square roots need the whole sample, so the launch that
+// finishes them folds them.
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "kernels/families/families.hpp"
+#include "kernels/families/one_op_program.hpp"
 #include "kernels/lower/reduction_program.hpp"
+#include "kernels/ops/op_table.hpp"
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -26,134 +30,103 @@ namespace {
 constexpr double kTripletMargin = 1.0;
 constexpr double kPairwiseEps = 1e-6;
 
-ReduceFamily mean_family(const std::string& psg) {
-  ReduceFamily f;
-  f.psg = psg;
-  f.fp32_inputs = true;
-  f.atomic_merge = true;
-  f.partial_work = [](const TileReduceGeometry& g, DType, std::vector<VecOp>& ops) {
-    add_reduce_ops(g, DType::kFp32, ops);
-  };
-  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
-  };
-  f.finalize_work = f.combine_work;
-  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats { return {v[0].sum()}; };
-  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0]}; };
-  f.finalize = [](const Stats& s, double n) -> Stats { return {s[0] / n}; };
-  return f;
-}
-
-ReduceFamily cross_entropy_family() {
-  ReduceFamily f = max_sum_family("cross_entropy");
-  f.stats = 3;        // (max, sum of exp, the target's logit)
-  f.side_inputs = 1;  // one-hot targets, for the math; the work gathers one index per row
-  f.extra_loads = [](const TileReduceGeometry& g, std::vector<DmaOp>& loads) {
-    loads.push_back(DmaOp{DmaDir::kRead, 1, g.out_elems * 4, 0});  // int32 targets of the rows
-  };
-  const auto partial = f.partial;
-  f.partial = [partial](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    Stats s = partial(v);
-    s.push_back((v[0] * v[1]).sum());  // the target's logit, if it lies in this segment
-    return s;
-  };
-  const auto combine = f.combine;
-  f.combine = [combine](const Stats& a, const Stats& b) -> Stats {
-    Stats s = combine(a, b);
-    s.push_back(a[2] + b[2]);
-    return s;
-  };
-  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_max_sum_combine(n, ops);
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
-  };
-  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_max_sum_partial(g, dt, ops);
-    add_elementwise(VecClass::kSimple, dt, g.out_elems, 1, ops);  // gather the target logit
-  };
-  f.finalize_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kComplex, DType::kFp32, n, 1, ops);  // ln(s)
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 2, ops);   // m + ln(s) - x[t]
-  };
-  f.finalize = [](const Stats& s, double) -> Stats { return {s[0] + std::log(s[1]) - s[2]}; };
-  return f;
-}
-
-ReduceFamily mse_family() {
-  ReduceFamily f;
-  f.psg = "mse";
-  f.inputs = 2;
-  f.atomic_merge = true;  // a sum, scaled linearly
-  f.linear_finalize = true;
-  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, dt, g.elems, 2, ops);  // a - b, squared
-    add_reduce_ops(g, dt, ops);
-  };
-  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 1, ops);
-  };
-  f.finalize_work = f.combine_work;
-  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    return {(v[0] - v[1]).square().sum()};
-  };
-  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0]}; };
-  f.finalize = [](const Stats& s, double n) -> Stats { return {s[0] / n}; };
-  return f;
-}
-
-ReduceFamily triplet_family() {
-  ReduceFamily f;
-  f.psg = "triplet_margin";
-  f.inputs = 3;
-  f.live_inputs = 2;  // a stays; p is consumed into its distance before n is loaded
-  f.stats = 2;
-  f.partial_work = [](const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, dt, g.elems, 6, ops);  // 2 x (difference, + eps, square)
-    add_reduce_ops(g, dt, ops);
-    add_reduce_ops(g, dt, ops);
-  };
-  f.combine_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 2, ops);
-  };
-  f.finalize_work = [](int64_t n, std::vector<VecOp>& ops) {
-    add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);  // two sqrt
-    add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // difference, margin, relu
-  };
-  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    return {(v[0] - v[1] + kPairwiseEps).square().sum(),
-            (v[0] - v[2] + kPairwiseEps).square().sum()};
-  };
-  f.combine = [](const Stats& a, const Stats& b) -> Stats { return {a[0] + b[0], a[1] + b[1]}; };
-  f.finalize = [](const Stats& s, double) -> Stats {
-    return {std::max(std::sqrt(s[0]) - std::sqrt(s[1]) + kTripletMargin, 0.0)};
-  };
-  return f;
-}
-
-ReductionProgram describe_loss(const KernelSpec& spec) {
+// The kernel as a tile program: phase 1 each sample's statistic over its features (the spec's
+// tile), phase 2 their batch mean (params.phase2_tile over the N per-sample values, a vector of
+// N fp32 in GM). Cross entropy: m = amax(x), s = sumexp(x) (X10) and the target's logit
+// pick(x, target) (X14) in one pass, then m + ln s - x[t] once per row where it completes;
+// mse: mean((a - b)^2); triplet: |a - p + eps| and |a - n + eps| from two sums of squares, then
+// max(d_p - d_n + margin, 0). Merge "auto": sums (mse, the batch mean) atomic, the others tree,
+// under pypto; under spmd the blocks add their rows' share of the mean (X13).
+Program loss_program(const KernelSpec& spec, const Hardware& hw) {
+  validate_tile(spec, hw);
   if (spec.shape.size() != 2)
     throw Error(
         fmt::format("{}: shape {} must be (N, features)", spec.op, format_dims(spec.shape)));
   if (!spec.dims.empty() && spec.dims != std::vector<int>{1})
     throw Error(spec.op + ": dim: phase 1 reduces the feature dim 1; leave dim out or set 1");
   const int64_t n = spec.shape[0];
-  // Phase 2 reduces a vector of N fp32 values; the lowering checks its tile's alignment. The
-  // default is the batch rounded up to 8 values (32 B, the A2's UB alignment), at most 2048.
+  // Phase 2 reduces a vector of N fp32 values; the default is the batch rounded up to 8 values
+  // (32 B, the A2's UB alignment), at most 2048.
   const int64_t t2 = has_param(spec, "phase2_tile") ? param_ints(spec, "phase2_tile")[0]
                                                     : std::min<int64_t>(2048, (n + 7) / 8 * 8);
-  const MergeMode merge = merge_mode_of(spec);
+  check_row_alignment(fmt::format("{}: params.phase2_tile {}", spec.op, format_dims({t2})), t2,
+                      dtype_bytes(DType::kFp32), hw);
+  check_reducing_partition(spec, 1, false, spec.partition == PartitionStyle::kSpmd);
   const LossForm form = form_of<LossForm>(spec.op);
-  ReduceFamily f1 = form == LossForm::kCrossEntropy ? cross_entropy_family()
-                    : form == LossForm::kMse        ? mse_family()
-                                                    : triplet_family();
-  ReductionProgram prog;
-  prog.phases.push_back(
-      make_phase(plan_reduction(spec.shape, spec.tile, {1}, 0, spec.loop_count, merge, spec.op), f1,
-                 Phase::Link::kNone));
-  prog.phases.push_back(make_phase(plan_reduction({n}, {t2}, {0}, 0, 1, merge, spec.op),
-                                   mean_family(spec.op + "_batch"), Phase::Link::kByRows));
-  prog.phases.back().tile_key = "params.phase2_tile";
-  return prog;
+  const MergeMode asked = merge_mode_of(spec);
+  const bool sums = form == LossForm::kMse;
+  KernelSpec view = spec;
+  view.dims = {1};
+  if (view.loop_axis < 0) view.loop_axis = 0;
+  ReducingProgram b =
+      reducing_program(spec, view, hw,
+                       asked != MergeMode::kAuto                 ? asked
+                       : spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask
+                       : sums                                    ? MergeMode::kAtomic
+                                                                 : MergeMode::kTree);
+  const Dims col{n, 1};
+  const auto f32 = DType::kFp32;
+  int r = -1;  // each sample's statistic
+  if (form == LossForm::kCrossEntropy) {
+    const int x = b.tensor("logits", spec.shape, true);
+    const int t = b.tensor("target", col, true, false, DType::kInt32);
+    const int m = b.add("amax", {x}, b.tensor("max", col, false, false, f32));
+    const int s = b.add("sumexp", {x}, b.tensor("sum_exp", col, false, false, f32));
+    const int xt = b.add("pick", {x, t}, b.tensor("target_logit", col, false, false, f32));
+    b.psg = spec.op + ":finalize";
+    const int ls = b.add("log", {s}, b.tensor("ln_sum", col, false, false, f32));
+    const int lse = b.add("add", {m, ls}, b.tensor("lse", col, false, false, f32));
+    r = b.add("sub", {lse, xt}, b.tensor("per_sample", col, false, false, f32));
+  } else if (form == LossForm::kMse) {
+    const int a = b.tensor("a", spec.shape, true);
+    const int y = b.tensor("b", spec.shape, true);
+    const int d = b.add("sub", {a, y}, b.tensor("diff", spec.shape));
+    const int sq = b.add("mul", {d, d}, b.tensor("sq", spec.shape));
+    r = b.add("mean", {sq}, b.tensor("per_sample", col, false, false, f32));
+  } else {
+    const int a = b.tensor("anchor", spec.shape, true);
+    auto squares = [&](const std::string& name) {
+      const int o = b.tensor(name, spec.shape, true);
+      const int d = b.add("sub", {a, o}, b.tensor(name + "_diff", spec.shape));
+      const int e = b.add("add", {d}, b.tensor(name + "_eps", spec.shape), kPairwiseEps);
+      return b.add("mul", {e, e}, b.tensor(name + "_sq", spec.shape));
+    };
+    auto distance_sq = [&](const std::string& name, int squared) {
+      return b.add("sum", {squared}, b.tensor(name + "_dist_sq", col, false, false, f32));
+    };
+    int sp = -1, sn = -1;
+    if (spec.tile[1] >= spec.shape[1]) {
+      // A tile holding whole samples: p is summed before n is read, so n may take p's buffer
+      // where UB is short (the family's two live inputs).
+      sp = distance_sq("positive", squares("positive"));
+      sn = distance_sq("negative", squares("negative"));
+    } else {
+      // Samples split over tiles: both sums in one pass over the tiles (X9), a read once.
+      const int qp = squares("positive");
+      const int qn = squares("negative");
+      sp = distance_sq("positive", qp);
+      sn = distance_sq("negative", qn);
+    }
+    b.psg = spec.op + ":finalize";
+    const int dp = b.add("sqrt", {sp}, b.tensor("dist_p", col, false, false, f32));
+    const int dn = b.add("sqrt", {sn}, b.tensor("dist_n", col, false, false, f32));
+    const int df = b.add("sub", {dp, dn}, b.tensor("dist_diff", col, false, false, f32));
+    const int mg = b.add("add", {df}, b.tensor("margin", col, false, false, f32), kTripletMargin);
+    r = b.add("relu", {mg}, b.tensor("per_sample", col, false, false, f32));
+  }
+  // Phase 2: the batch mean over the per-sample values, its own tile, outside any loop.
+  Program& p = b.program();
+  p.tiles.push_back({"phase2", false, {t2, 1}, {}});
+  b.base.op.tile = static_cast<int>(p.tiles.size()) - 1;
+  b.base.op.loop = -1;
+  b.dims = {0};
+  // Under spmd the blocks add their rows' share (X13), which needs no merge of the stage's own.
+  b.merge = asked != MergeMode::kAuto                 ? asked
+            : spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask
+                                                      : MergeMode::kAtomic;
+  b.psg = spec.op + "_batch";
+  b.add("mean", {r}, b.tensor("loss", {1, 1}, false, true, f32));
+  return std::move(p);
 }
 
 }  // namespace
@@ -176,8 +149,7 @@ KernelFamily loss_kernels() {
   t2.max = int64_t{1} << 24;  // 64 MiB of fp32: far past any UB, and its bytes cannot wrap
   t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
   f.params = {merge_param(), t2, spmd_rows_param()};
-  f.lower = lower_reducing_kernel;
-  f.describe = describe_loss;
+  f.program = loss_program;
   return f;
 }
 

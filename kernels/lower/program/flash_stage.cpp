@@ -197,7 +197,7 @@ class FlashLowering {
     acc_.clear();
     TaskKind vk = cx_.vector_kind(vs_, pc, acc_);
     acc_.front().block = cx_.ring_key(static_cast<uint32_t>(mm1_.out), pc, j % 2);
-    TileStep& st = vk.steps.front();
+    TileStep& st = vk.steps.back();
     // The running update on the rows: Max with the running max, alpha = exp(m_old - m) (Sub,
     // Exp), l = l * alpha + the tile's sum (Mul, Add).
     const int64_t prow = pc.extent[r_ - 2];

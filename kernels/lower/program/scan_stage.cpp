@@ -18,16 +18,18 @@ void walk_chain(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& 
   for (size_t j = 0; j < chain.size(); ++j) {
     const Block b = run.grid.block(chain[j]);
     TaskKind t = cx.vector_kind(s, b, acc);
-    TileStep st = t.steps.front();
+    TileStep st = std::move(t.steps.back());  // the carry's Add ends the tile's work
+    t.steps.pop_back();
     if (j > 0)
       st.vec.push_back(
           VecOp{VecClass::kSimple, cx.tensor(scan.out).dtype, 1, 1, product(b.extent)});
     if (k.steps.empty()) {
-      t.steps.clear();
       Block line = b;
       line.extent[static_cast<size_t>(scan.dims[0])] = 1;
       t.buffers.push_back({"carry", cx.ub_bytes(scan.out, line), BufferRole::kTemp, MemSpace::kUb});
       k = std::move(t);
+    } else {
+      for (TileStep& e : t.steps) append_step(k, e);
     }
     append_step(k, st);
     if (cx.spmd()) continue;  // launches run in order: no edges

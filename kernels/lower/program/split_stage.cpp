@@ -127,7 +127,10 @@ class ChainLowering {
       TaskKind seg;
       TileStep st = segment(j, seg);
       if (j == 0) k = std::move(seg);
-      if (j > 0) cx_.combine(run_.s, out_elems_, st.vec);
+      if (j > 0) {
+        for (TileStep& e : seg.steps) append_step(k, e);
+        cx_.combine(run_.s, out_elems_, st.vec);
+      }
       append_step(k, st);
       const auto d = cx_.load_deps(run_.s, block(j), run_.produced);
       deps.insert(deps.end(), d.begin(), d.end());
@@ -191,11 +194,12 @@ class ChainLowering {
     finisher_ = task;
   }
   int64_t partial_bytes() const { return statistics_bytes(cx_, stats_, out_); }
-  // A segment's own step: its loads, the fused ops and its partial, without the output store.
+  // A segment's last step: its loads, the fused ops and its partial, without the output store;
+  // `k` takes the kind with the steps before it (a copy waiting for a shared buffer).
   TileStep segment(int64_t j, TaskKind& k) {
     TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, stats_);
-    TileStep st = t.steps.front();
-    t.steps.clear();
+    TileStep st = std::move(t.steps.back());
+    t.steps.pop_back();
     k = std::move(t);
     return st;
   }
@@ -358,10 +362,14 @@ class SplitSpmd {
     // (each part's scaled share is its share of the fold); otherwise the per-row result is stored
     // and the fold's reduction runs as a launch of its own.
     folds_ = run.fold && (whole_rows_ || (merges_atomically() && !run.epilogue));
-    if (run.fold && !folds_) {
-      const int t = cx.op(run.fold->s.first).in[0];
-      std::erase(run.dropped, t);
+    // Rows split over blocks with an epilogue and no second pass: the epilogue's launch, which
+    // finishes the rows, folds them.
+    if (run.fold && !folds_ && run.epilogue && !run.second) {
+      run.epilogue->fold = run.fold;
+      run.epilogue->dropped.push_back(fold_input());
+      run.fold = nullptr;
     }
+    if (run.fold && !folds_) std::erase(run.dropped, fold_input());
   }
 
   void lower() {
@@ -465,12 +473,13 @@ class SplitSpmd {
     for (int64_t j = part.s0; j < part.s1; ++j) {
       TaskKind t =
           cx_.vector_kind(run_.s, run_.grid.block(chain[static_cast<size_t>(j)]), acc_, stats_);
-      TileStep st = t.steps.front();
+      TileStep st = std::move(t.steps.back());
+      t.steps.pop_back();
       if (j > part.s0) cx_.combine(run_.s, out_elems, st.vec);
-      if (j == part.s0) {
+      if (j == part.s0)
         pk = std::move(t);
-        pk.steps.clear();
-      }
+      else
+        for (TileStep& e : t.steps) append_step(pk, e);
       append_step(pk, st);
     }
     TileStep fin;

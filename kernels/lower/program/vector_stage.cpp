@@ -11,6 +11,8 @@
 #include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "kernels/tiling/vector_work.hpp"
+#include "model/error.hpp"
+#include "model/ub_budget.hpp"
 
 namespace tilesim {
 
@@ -148,9 +150,11 @@ namespace {
 // whose end each one dies, so a stage of n ops costs n log n however many of them stay live.
 class VectorTile {
  public:
+  // share_inputs: own buffers, a loaded input takes a dead input's buffer, its copy waiting for
+  // the ops that free it (place_inputs).
   VectorTile(const LoweringContext& cx, const ProgStage& s, const Block& b,
-             std::vector<Access>& acc)
-      : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()) {
+             std::vector<Access>& acc, bool share_inputs)
+      : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()), share_(share_inputs && !pooled_) {
     k_.buffer_count = cx.spec().buffer_count;
     full_ = s.full_tile();
     // A tile cut short (a loop chunk's or the tensor's edge) keeps the full tile's buffers: its
@@ -182,6 +186,9 @@ class VectorTile {
     }
     if (peak_ > 0) k_.buffers.push_back({"temporaries", peak_, BufferRole::kTemp, MemSpace::kUb});
     k_.steps.push_back(st_);
+    std::vector<DmaOp>& first = k_.steps.front().loads;  // the copies moved to later steps
+    for (auto at = moved_.rbegin(); at != moved_.rend(); ++at)
+      first.erase(first.begin() + static_cast<std::ptrdiff_t>(*at));
     return std::move(k_);
   }
 
@@ -239,6 +246,7 @@ class VectorTile {
         if (pooled_) hold(t, cx_.ub_bytes(t, rows));
         continue;
       }
+      load_pos_[t] = st_.loads.size();
       st_.loads.push_back(cx_.dma(DmaDir::kRead, t, region, acc_));
       const Block buffer = operand_region(cx_.program(), r, t, full_);
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
@@ -252,6 +260,10 @@ class VectorTile {
       const bool broadcast = cx_.tensor(t).shape != iteration_shape(cx_.program(), r);
       const int64_t bytes =
           !pooled_ && broadcast ? cx_.copy_bytes(t, buffer) : cx_.ub_bytes(t, buffer);
+      if (share_) {
+        unplaced_[t] = bytes;  // its buffer is chosen at its first reader
+        continue;
+      }
       k_.buffers.push_back({name, bytes, BufferRole::kInput, MemSpace::kUb});
       holds_input_[t] = k_.buffers.size() - 1;
       if (pooled_) hold(t, bytes);
@@ -282,8 +294,51 @@ class VectorTile {
     return true;
   }
 
+  // A loaded input, at its first reader, takes the buffer of an earlier input whose data (or
+  // what was written over it in place) died before, when the sizes agree: its copy then waits
+  // for the ops before it, a step of its own (an Ascend C queue freed and allocated again; the
+  // Triton-Ascend compiler's PlanMemory shares buffers whose lifetimes do not overlap). Else a
+  // buffer of its own, its copy with the tile's first.
+  void place_inputs(const ProgOp& x) {
+    for (int t : x.in) {
+      const auto it = unplaced_.find(t);
+      if (it == unplaced_.end()) continue;
+      const auto reuse = std::find_if(freed_.begin(), freed_.end(), [&](size_t buf) {
+        return k_.buffers[buf].bytes == it->second;
+      });
+      if (reuse == freed_.end()) {
+        k_.buffers.push_back({cx_.tensor(t).name, it->second, BufferRole::kInput, MemSpace::kUb});
+        holds_input_[t] = k_.buffers.size() - 1;
+      } else {
+        holds_input_[t] = *reuse;
+        k_.buffers[*reuse].name += "/" + cx_.tensor(t).name;
+        freed_.erase(reuse);
+        TileStep& first = k_.steps.empty() ? st_ : k_.steps.front();
+        const DmaOp load = first.loads[load_pos_.at(t)];
+        moved_.insert(load_pos_.at(t));
+        k_.steps.push_back(std::move(st_));
+        st_ = TileStep{};
+        st_.loads.push_back(load);
+      }
+      unplaced_.erase(it);
+    }
+  }
+  // The loaded inputs' buffers whose data dies at op o are free for later inputs.
+  void free_inputs(int o) {
+    for (auto it = holds_input_.begin(); it != holds_input_.end();) {
+      const auto lu = last_use_.find(it->first);
+      if (lu != last_use_.end() && lu->second == o && !is_stored(it->first)) {
+        freed_.push_back(it->second);
+        it = holds_input_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   void run_op(int o) {
     const ProgOp& x = cx_.op(o);
+    if (share_) place_inputs(x);
     // A column op (a statistic's epilogue) computes on the tile's column only.
     const Block ofull = op_block(cx_.program(), x, full_);
     Dims oce = ce_;
@@ -315,6 +370,7 @@ class VectorTile {
       for (int t : ending->second) drop(t);
       dies_after_.erase(ending);
     }
+    if (share_) free_inputs(o);
   }
 
   void store_outputs(const std::vector<int>& skip_stores) {
@@ -334,6 +390,7 @@ class VectorTile {
   const Block& b_;
   std::vector<Access>& acc_;
   const bool pooled_;
+  const bool share_;
   TaskKind k_;
   TileStep st_;
   Block full_;
@@ -346,6 +403,10 @@ class VectorTile {
   std::map<int, size_t> holds_input_;  // tensors whose data sits in a loaded input's buffer (its
                                        // index in k_.buffers)
   std::set<int> stored_in_place_;      // stored outputs written over a loaded input's buffer
+  std::map<int, int64_t> unplaced_;    // share_: loaded inputs before their first reader
+  std::vector<size_t> freed_;          // share_: input buffers whose data is dead
+  std::map<int, size_t> load_pos_;     // a loaded input's copy among the first step's loads
+  std::set<size_t> moved_;             // copies moved to a later step (a shared buffer)
   int64_t peak_ = 0;
 };
 
@@ -354,7 +415,26 @@ class VectorTile {
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                                       const std::vector<int>& skip_stores,
                                       const std::vector<int>& skip_loads) const {
-  return VectorTile(*this, s, b, acc).build(skip_stores, skip_loads);
+  // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then,
+  // their copies waiting for them (what an author short of UB writes).
+  // When sharing does not make it fit either, the kernel as written is the one refused.
+  const auto fits = [&](const TaskKind& k) {
+    try {
+      plan_buffers(k, hw_);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const size_t before = acc.size();
+  TaskKind k = VectorTile(*this, s, b, acc, false).build(skip_stores, skip_loads);
+  if (pooled_ || fits(k)) return k;
+  std::vector<Access> shared_acc;
+  TaskKind shared = VectorTile(*this, s, b, shared_acc, true).build(skip_stores, skip_loads);
+  if (!fits(shared)) return k;
+  acc.resize(before);
+  acc.insert(acc.end(), shared_acc.begin(), shared_acc.end());
+  return shared;
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
