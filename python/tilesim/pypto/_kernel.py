@@ -154,6 +154,10 @@ class JitKernel:
         return TracedKernel(self, trace, params, returned)
 
 
+def _aic_cores():
+    return _options.hardware_file()["parameters"]["cores.aic"]["value"]
+
+
 def _results(traced):
     """What the call returns to its caller (pypto.frontend.jit kernels return their outputs):
     torch stand-in tensors of the returned shapes and dtypes, or None."""
@@ -172,7 +176,9 @@ class TracedKernel:
         self.name = trace.kernel_name
         self.file, self.line = kernel.where
         options = trace.options
-        options.judge_cube(any(e["op"] == "matmul" for e in T.walk_ops(trace.body)))
+        options.judge_cube([(e, *trace.matmul_tiles[id(e)]) for e in T.walk_ops(trace.body)
+                            if e["op"] == "matmul" and id(e) in trace.matmul_tiles],
+                           _aic_cores() if options.cube_keys else 0)
         self.run_keys = options.run_config()
         self.runtime = dict(options.runtime)
         self.what_ifs = dict(options.what_ifs)

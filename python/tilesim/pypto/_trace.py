@@ -301,6 +301,7 @@ class Trace:
         self.options = None  # the kernel's _options.Options (set_pass_options changes them)
         self.notes = []  # what the answer should say about how the trace read the kernel
         self.scope = None  # (sg_set_scope id, its psg name) of the last op
+        self.matmul_tiles = {}  # id(matmul entry) -> (its cube tile [tm, tk, tn], its site)
         self._reads = {}  # id(op entry) -> (entry, its inputs' cuts, the call, its site)
 
     def fresh(self, stem):
