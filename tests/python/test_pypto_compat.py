@@ -400,6 +400,20 @@ def test_sg_set_scope_note_says_where_the_model_stops():
     assert len(named) == 1 and named[0]["psg"].startswith("sg_scope3_")
     assert any("cannot join two, so PyPTO's merged stage is not modelled" in n
                for n in traced.notes), traced.notes
+    assert not any("ends tilesim's stage" in n for n in traced.notes)
+
+    @pypto.jit
+    def split(x: pypto.Tensor((8, 512), FP16), y: pypto.Tensor((8, 512), FP16)):
+        pypto.set_vec_tile_shapes(8, 512)
+        pypto.set_pass_options(sg_set_scope=1)
+        t = pypto.exp(x)
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.mul(t, x)
+
+    notes = split.trace().notes
+    assert any(re.search(r"sg_set_scope 1: a changed vector tile at .*test_pypto_compat.py:\d+ "
+                         r"ends tilesim's stage sg_scope1_\d+ inside the scope", n)
+               for n in notes), notes
 
 
 # ---- refusals: one per class ---------------------------------------------------------------
