@@ -381,9 +381,36 @@ def test_cube_l1_reuse_setting_sides_orders_and_auto_count():
     # 32 C tiles over 2 x 24 AIC cores is 0, no merge
     traced, op = _matmul_kernel({"cube_l1_reuse_setting": {3: 4}})
     assert "l1_reuse" not in op
-    assert any("keys [3]: the kernel has 1 matmul" in n for n in traced.notes)
+    assert any("keys [3]: the kernel's root functions have at most 1 matmul" in n
+               for n in traced.notes), traced.notes
     assert any("auto count, its 32 C tiles over 2 x 24 AIC cores, is 0" in n
                for n in traced.notes), traced.notes
+
+
+def test_cube_l1_reuse_setting_counts_hash_orders_per_root_function():
+    @pypto.jit(pass_options={"cube_l1_reuse_setting": {1: 2000004}})
+    def k(a: pypto.Tensor((512, 256), FP16), b: pypto.Tensor((256, 1024), FP16),
+          b2: pypto.Tensor((256, 1024), FP16), c: pypto.Tensor((512, 1024), FP16),
+          d: pypto.Tensor((512, 1024), FP16)):
+        pypto.set_cube_tile_shapes(128, 256, 128)
+        c[:] = pypto.matmul(a, b, FP16)
+        d[:] = pypto.matmul(a, b2, FP16)
+
+    first, second = [o for o in ops(k.trace().program) if o["op"] == "matmul"]
+    assert "l1_reuse" not in first  # hash order 0: the auto count, 0
+    assert (second["l1_resident"], second["l1_reuse"]) == ("b", 4)
+
+    @pypto.jit(pass_options={"cube_l1_reuse_setting": {0: 2}})
+    def rows(a: pypto.Tensor((1024, 256), FP16), b: pypto.Tensor((256, 1024), FP16),
+             c: pypto.Tensor((1024, 1024), FP16)):
+        pypto.set_cube_tile_shapes(128, 256, 128)
+        for i in pypto.loop(4, name="rows"):
+            a_i = pypto.view(a, [256, 256], [i * 256, 0])
+            c[i * 256:(i + 1) * 256, :] = pypto.matmul(a_i, b, FP16)
+
+    # the loop body is a root function of its own: its first matmul is hash order 0 there
+    (op,) = [o for o in ops(rows.trace().program) if o["op"] == "matmul"]
+    assert (op["l1_resident"], op["l1_reuse"]) == ("b", 2)
 
 
 def test_sg_set_scope_note_says_where_the_model_stops():

@@ -180,16 +180,18 @@ class Options:
         if value:
             self.note(f"{name} {sorted(value)}: not the NPU's work ({GROUP_NOTES[name]})")
 
-    def judge_cube(self, matmuls, aic_cores):
-        """The cube merge keys, once the kernel's ops are known: `matmuls` is [(matmul op
-        entry, its cube tile [tm, tk, tn], the C shape of one root function, its site)] in
-        program order; `aic_cores` the hardware's."""
+    def judge_cube(self, groups, aic_cores):
+        """The cube merge keys, once the kernel's ops are known: `groups` holds, for the top
+        level and each loop body (a root function each), [(matmul op entry, its cube tile
+        [tm, tk, tn], the C shape of one root function, its site)] in program order;
+        `aic_cores` the hardware's."""
+        matmuls = [m for group in groups for m in group]
         for key, value in self.cube_keys.items():
             if not matmuls:
                 self.note(f"pass_options {key}: the kernel has no matmul, so no cube subgraph "
                           "to merge (no effect)")
             elif key == "cube_l1_reuse_setting":
-                self._l1_reuse(value, matmuls, aic_cores)
+                self._l1_reuse(value, [g for g in groups if g], aic_cores)
             elif key == "cube_l1_reuse_mode":
                 self.note(f"pass_options {key} {value}: PyPTO's L1 reuse switch; tilesim reads "
                           "the merge from cube_l1_reuse_setting alone")
@@ -198,13 +200,15 @@ class Options:
                           "cube subgraphs that share no L1 copy run in one task) is not modelled "
                           "for program matmuls: each C tile is a cube task of its own")
 
-    def _l1_reuse(self, value, matmuls, aic_cores):
+    def _l1_reuse(self, value, groups, aic_cores):
         """cube_l1_reuse_setting as hicann/pypto's L1CopyInReuseMerge reads it
         (framework/src/passes/tile_graph_pass/graph_partition/l1_copy_reuse.cpp):
         - a key is a hash order, the index of a class of isomorphic cube subgraphs in the order
-          they first appear in the function; -1 (or "DEFAULT") is every class not named. Each
-          C tile of one traced matmul is one such subgraph, so the k-th matmul in program order
-          is hash order k (two matmuls of the same shapes and tiles would be one class there);
+          they first appear in the function (each function counts from 0: ApplyGlobalConfig
+          fills the current function's hashOrder_); -1 (or "DEFAULT") is every class not
+          named. Each C tile of one traced matmul is one such subgraph, so the k-th matmul of
+          a root function (the top level or a loop body) is hash order k there (two matmuls of
+          the same shapes and tiles would be one class in PyPTO);
         - a value packs count + side * 1000000 (DecodeL1ReuseSide; python/pypto's
           _L1_REUSE_SIDE_BASE): up to `count` subgraphs that copy the same GM data into L1 are
           merged into one, the shared copy made once (MergeDupL1CopyIn); side 1 is the left
@@ -231,13 +235,15 @@ class Options:
             self.note(f"pass_options cube_l1_reuse_setting keys {extra}: they name PyPTO "
                       "functions (func<magic>_<order>) or semantic labels, which a trace does "
                       "not carry: ignored")
-        unmatched = sorted(k for k in raw if k >= len(matmuls))
+        most = max(len(g) for g in groups)
+        unmatched = sorted(k for k in raw if k >= most)
         if unmatched:
-            self.note(f"pass_options cube_l1_reuse_setting keys {unmatched}: the kernel has "
-                      f"{len(matmuls)} matmul{'s' if len(matmuls) > 1 else ''} (hash orders "
-                      f"0..{len(matmuls) - 1}), so they name none (PyPTO ignores such a key "
+            self.note(f"pass_options cube_l1_reuse_setting keys {unmatched}: the kernel's root "
+                      f"functions have at most {most} matmul{'s' if most > 1 else ''} (hash "
+                      f"orders 0..{most - 1}), so they name none (PyPTO ignores such a key "
                       "with a warning, ApplyGlobalConfig)")
-        for i, (entry, tile, shape, where) in enumerate(matmuls):
+        for i, (entry, tile, shape, where) in [(i, m) for g in groups
+                                                for i, m in enumerate(g)]:
             site = f"{where[0]}:{where[1]}"
             if i in raw or -1 in raw:
                 packed = raw.get(i, raw.get(-1))
