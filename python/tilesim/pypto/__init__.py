@@ -133,8 +133,8 @@ class _Platform(_Namespace):
 runtime, experimental, platform = _Runtime(), _Experimental(), _Platform()
 
 # The NPUArch of each shipped hardware file (configs/hardware/*.json): both are Atlas A2 910B
-# chips, dav-2201 (the hardware file's scheduler source names MAX_DAV_2201_SCHEDULE_AICPU_NUM
-# for them; hicann/pypto's CodeGenFactory targets DAV_2201 for A2/A3).
+# chips, DAV_2201 (hicann/pypto's runtime platform helper maps DAV_2201 to the 910B / 910C, and
+# the scheduler cap the files cite is MAX_DAV_2201_SCHEDULE_AICPU_NUM, for A2/A3).
 _HARDWARE_FILES = {"ascend910b1": "DAV_2201", "ascend910b4": "DAV_2201"}
 
 
