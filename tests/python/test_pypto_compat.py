@@ -310,9 +310,137 @@ def test_composites_and_activations_as_ops():
 
 
 def test_platform_answers_from_the_hardware_file():
-    assert pypto.platform.npuarch.startswith("ascend910b1")
-    with pytest.raises(pypto.UnsupportedError, match="npuarch"):
+    # PyPTO's pypto.platform has npuarch only (python/pypto/platform.py); kernels compare it
+    # with NPUArch names, and the shipped hardware files are Atlas A2 910B: DAV_2201
+    assert pypto.platform.npuarch == "DAV_2201"
+    pypto.platform.npuarch = "DAV_2201"  # setting the arch the hardware file is: a no-op
+    with pytest.raises(pypto.UnsupportedError, match=r"test_pypto_compat.py:\d+: "
+                       r"pypto.platform.npuarch = 'DAV_3510': tilesim's hardware files are "
+                       r"DAV_2201"):
+        pypto.platform.npuarch = "DAV_3510"
+    with pytest.raises(pypto.UnsupportedError, match=r"test_pypto_compat.py:\d+: "
+                       r"pypto.platform.core_num: not a query of PyPTO's pypto.platform; "
+                       r"pypto.platform has npuarch only"):
         pypto.platform.core_num  # noqa: B018
+
+
+def test_a_kernel_picks_its_variant_by_npuarch():
+    @pypto.jit
+    def k(x: pypto.Tensor((8, 512), FP16), y: pypto.Tensor((8, 512), FP16)):
+        pypto.set_vec_tile_shapes(8, 512)
+        if pypto.platform.npuarch == "DAV_3510":
+            y[:] = pypto.exp(x)
+        else:
+            y[:] = pypto.sigmoid(x)
+
+    names = [o["op"] for o in ops(k.trace().program)]
+    assert "sigmoid" in names and "exp" not in names
+
+
+def _matmul_kernel(pass_options, m=512):
+    @pypto.jit(pass_options=pass_options)
+    def k(a: pypto.Tensor((m, 256), FP16), b: pypto.Tensor((256, 1024), FP16),
+          c: pypto.Tensor((m, 1024), FP16)):
+        pypto.set_cube_tile_shapes(128, 256, 128)
+        c[:] = pypto.matmul(a, b, FP16)
+
+    traced = k.trace()
+    return traced, [o for o in ops(traced.program) if o["op"] == "matmul"][0]
+
+
+def test_cube_l1_reuse_setting_merges_c_tiles_sharing_an_operand():
+    plain, op = _matmul_kernel({})
+    assert "l1_reuse" not in op and "l1_resident" not in op
+    # {-1: 4}: every class of cube subgraphs merges up to 4 that copy the same GM data into
+    # L1; side 0 (either operand), 4 m tiles: the C tiles next to each other in PyPTO's walk
+    # (n outer, m inner) share B's panel
+    merged, op = _matmul_kernel({"cube_l1_reuse_setting": {-1: 4}})
+    assert (op["l1_resident"], op["l1_reuse"]) == ("b", 4)
+    assert any('l1_resident "b", l1_reuse 4' in n for n in merged.notes), merged.notes
+    base, reuse = plain.run(), merged.run()
+    # B's panel loaded once per 4 C tiles: less read from GM, a quarter of the cube tasks
+    assert reuse.gm["read_bytes"] < base.gm["read_bytes"]
+    assert reuse.tasks < base.tasks
+    # {-1: 1}: merge count 1 turns the pass off (PyPTO's GetModeBySetting)
+    off, op = _matmul_kernel({"cube_l1_reuse_setting": {-1: 1}})
+    assert "l1_reuse" not in op
+    assert off.run().gm["read_bytes"] == base.gm["read_bytes"]
+
+
+def test_cube_l1_reuse_setting_sides_orders_and_auto_count():
+    # count + side * 1000000: side 2 is the right matrix (B), side 1 the left (A)
+    _, op = _matmul_kernel({"cube_l1_reuse_setting": {0: 2000003}})
+    assert (op["l1_resident"], op["l1_reuse"]) == ("b", 3)
+    traced, op = _matmul_kernel({"cube_l1_reuse_setting": {"DEFAULT": 1000002}})
+    assert (op["l1_resident"], op["l1_reuse"]) == ("a", 2)
+    assert any("none of which share A, so nothing merges" in n for n in traced.notes)
+    # one m tile: every C tile shares A's rows, so side 0 keeps A
+    _, op = _matmul_kernel({"cube_l1_reuse_setting": {-1: 8}}, m=128)
+    assert (op["l1_resident"], op["l1_reuse"]) == ("a", 8)
+    # a hash order that names no matmul is ignored, and the matmul gets PyPTO's auto count:
+    # 32 C tiles over 2 x 24 AIC cores is 0, no merge
+    traced, op = _matmul_kernel({"cube_l1_reuse_setting": {3: 4}})
+    assert "l1_reuse" not in op
+    assert any("keys [3]: the kernel's root functions have at most 1 matmul" in n
+               for n in traced.notes), traced.notes
+    assert any("auto count, its 32 C tiles over 2 x 24 AIC cores, is 0" in n
+               for n in traced.notes), traced.notes
+
+
+def test_cube_l1_reuse_setting_counts_hash_orders_per_root_function():
+    @pypto.jit(pass_options={"cube_l1_reuse_setting": {1: 2000004}})
+    def k(a: pypto.Tensor((512, 256), FP16), b: pypto.Tensor((256, 1024), FP16),
+          b2: pypto.Tensor((256, 1024), FP16), c: pypto.Tensor((512, 1024), FP16),
+          d: pypto.Tensor((512, 1024), FP16)):
+        pypto.set_cube_tile_shapes(128, 256, 128)
+        c[:] = pypto.matmul(a, b, FP16)
+        d[:] = pypto.matmul(a, b2, FP16)
+
+    first, second = [o for o in ops(k.trace().program) if o["op"] == "matmul"]
+    assert "l1_reuse" not in first  # hash order 0: the auto count, 0
+    assert (second["l1_resident"], second["l1_reuse"]) == ("b", 4)
+
+    @pypto.jit(pass_options={"cube_l1_reuse_setting": {0: 2}})
+    def rows(a: pypto.Tensor((1024, 256), FP16), b: pypto.Tensor((256, 1024), FP16),
+             c: pypto.Tensor((1024, 1024), FP16)):
+        pypto.set_cube_tile_shapes(128, 256, 128)
+        for i in pypto.loop(4, name="rows"):
+            a_i = pypto.view(a, [256, 256], [i * 256, 0])
+            c[i * 256:(i + 1) * 256, :] = pypto.matmul(a_i, b, FP16)
+
+    # the loop body is a root function of its own: its first matmul is hash order 0 there
+    (op,) = [o for o in ops(rows.trace().program) if o["op"] == "matmul"]
+    assert (op["l1_resident"], op["l1_reuse"]) == ("b", 2)
+
+
+def test_sg_set_scope_note_says_where_the_model_stops():
+    @pypto.jit
+    def k(x: pypto.Tensor((8, 512), FP16), y: pypto.Tensor((8, 512), FP16)):
+        pypto.set_vec_tile_shapes(8, 512)
+        pypto.set_pass_options(sg_set_scope=3)
+        t = pypto.exp(x)
+        y[:] = pypto.mul(t, x)
+        pypto.set_pass_options(sg_set_scope=-1)
+
+    traced = k.trace()
+    named = [o for o in ops(traced.program) if "psg" in o]
+    assert len(named) == 1 and named[0]["psg"].startswith("sg_scope3_")
+    assert any("cannot join two, so PyPTO's merged stage is not modelled" in n
+               for n in traced.notes), traced.notes
+    assert not any("ends tilesim's stage" in n for n in traced.notes)
+
+    @pypto.jit
+    def split(x: pypto.Tensor((8, 512), FP16), y: pypto.Tensor((8, 512), FP16)):
+        pypto.set_vec_tile_shapes(8, 512)
+        pypto.set_pass_options(sg_set_scope=1)
+        t = pypto.exp(x)
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.mul(t, x)
+
+    notes = split.trace().notes
+    assert any(re.search(r"sg_set_scope 1: a changed vector tile at .*test_pypto_compat.py:\d+ "
+                         r"ends tilesim's stage sg_scope1_\d+ inside the scope", n)
+               for n in notes), notes
 
 
 # ---- refusals: one per class ---------------------------------------------------------------

@@ -103,28 +103,49 @@ class _Experimental(_Namespace):
 
 
 class _Platform(_Namespace):
-    """pypto.platform: the NPU the kernel runs on, answered from tilesim's hardware file."""
+    """pypto.platform, answered from tilesim's default hardware file (the one a traced kernel's
+    run uses unless given another). hicann/pypto's python/pypto/platform.py defines one query
+    there, npuarch, a property over pypto_impl.GetNPUArch / SetNPUArch whose values are
+    NPUArch names ("DAV_2201" for Atlas A2/A3, "DAV_3510" for the 950, "DAV_1001" for the 910);
+    kernels compare it (`if pypto.platform.npuarch == 'DAV_3510':`) to pick a variant. Core
+    counts and buffer sizes are not in pypto.platform (PyPTO's passes read them in C++), so
+    other names are refused, not invented: a kernel that reads one fails on PyPTO too."""
 
-    _name, _what = "platform", "not a platform query tilesim.pypto answers"
-    _instead = "it answers pypto.platform.npuarch (from the hardware file)"
+    _name, _what = "platform", "not a query of PyPTO's pypto.platform"
+    _instead = ("pypto.platform has npuarch only (hicann/pypto python/pypto/platform.py): "
+                "tilesim answers it from the hardware file")
 
     @property
     def npuarch(self):
         return _hardware_arch()
 
+    @npuarch.setter
+    def npuarch(self, value):
+        # PyPTO's setter picks the platform its compiler targets; tilesim's target is its
+        # hardware file, so setting the arch that file is stays a no-op and another is refused.
+        arch = _hardware_arch()
+        if value != arch:
+            refuse(f"pypto.platform.npuarch = {value!r}",
+                   f"tilesim's hardware files are {arch} ({', '.join(_HARDWARE_FILES)})",
+                   f"leave npuarch as it is ({arch!r})")
+
 
 runtime, experimental, platform = _Runtime(), _Experimental(), _Platform()
 
+# The NPUArch of each shipped hardware file (configs/hardware/*.json): both are Atlas A2 910B
+# chips, DAV_2201 (hicann/pypto's runtime platform helper maps DAV_2201 to the 910B / 910C, and
+# the scheduler cap the files cite is MAX_DAV_2201_SCHEDULE_AICPU_NUM, for A2/A3).
+_HARDWARE_FILES = {"ascend910b1": "DAV_2201", "ascend910b4": "DAV_2201"}
+
 
 def _hardware_arch():
-    """The NPU of the default hardware file (tilesim --hardware's default): its name and the
-    description it gives ("ascend910b1: Atlas A2 910B1 (48 AIV + 24 AIC at 1.85 GHz)")."""
-    import json
-
-    from .. import _jobs
-    probe = {"op": "add", "shape": [1, 8], "dtype": "fp32", "candidates": {"tiles": [[1, 8]]}}
-    hw = json.loads(_jobs.sweep_job(probe).doc)["hardware"]
-    return f"{hw['name']}: {hw['description'].split('. ')[0]}"
+    """pypto.platform.npuarch of the default hardware file."""
+    hw = _options.hardware_file()
+    arch = _HARDWARE_FILES.get(hw["name"])
+    if arch is None:
+        refuse("pypto.platform.npuarch", f"hardware '{hw['name']}' has no NPUArch tilesim knows",
+               f"the shipped files are {', '.join(_HARDWARE_FILES)} (DAV_2201)")
+    return arch
 
 
 class _Enum:

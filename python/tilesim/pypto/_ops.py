@@ -206,9 +206,14 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
     keys = {"out_dtype": dt.program}
     if b_trans:
         keys["transpose_b"] = True
-    return _result(trace, "matmul", [a, b], batch + [a.shape[-2], n],
-                   full_batch + [a._value.shape[-2], n_full], dt,
-                   _merge_cuts([a, b], len(batch) + 2), call, **keys)
+    result = _result(trace, "matmul", [a, b], batch + [a.shape[-2], n],
+                     full_batch + [a._value.shape[-2], n_full], dt,
+                     _merge_cuts([a, b], len(batch) + 2), call, **keys)
+    # the C tile in force and the C one root function computes (cube_l1_reuse_setting's auto
+    # count and side read how many C tiles and m tiles there are)
+    trace.matmul_tiles[id(result._value.op)] = (list(trace.cube_tile["dims"]),
+                                                list(result.shape), T.caller())
+    return result
 
 
 def where(condition, input, other):

@@ -104,4 +104,6 @@ def _copy(trace, entry, mapping, again):
     if again and "psg" in copy:
         copy["psg"] = trace.fresh(copy["psg"] + "_again_")
     trace._reads[id(copy)] = trace._reads[id(entry)]
+    if id(entry) in trace.matmul_tiles:
+        trace.matmul_tiles[id(copy)] = trace.matmul_tiles[id(entry)]
     return copy

@@ -301,6 +301,7 @@ class Trace:
         self.options = None  # the kernel's _options.Options (set_pass_options changes them)
         self.notes = []  # what the answer should say about how the trace read the kernel
         self.scope = None  # (sg_set_scope id, its psg name) of the last op
+        self.matmul_tiles = {}  # id(matmul entry) -> (its cube tile [tm, tk, tn], its site)
         self._reads = {}  # id(op entry) -> (entry, its inputs' cuts, the call, its site)
 
     def fresh(self, stem):
@@ -350,8 +351,18 @@ class Trace:
         scope = self.options.scope if self.options is not None else None
         if scope is not None and scope >= 0:
             if self.scope is None or self.scope[0] != scope:
-                self.scope = (scope, self.fresh(f"sg_scope{scope}_"))
+                self.scope = (scope, self.fresh(f"sg_scope{scope}_"), _dims_of(self.vec_tile))
                 entry["psg"] = self.scope[1]
+            elif name == "matmul" or _dims_of(self.vec_tile) != self.scope[2]:
+                # a cut tilesim's stage plan makes inside the scope: say where (the options'
+                # _SCOPE_NOTE says why the model cannot merge across it)
+                file, line = caller()
+                why = "a matmul" if name == "matmul" else "a changed vector tile"
+                note = (f"sg_set_scope {scope}: {why} at {file}:{line} ends tilesim's stage "
+                        f"{self.scope[1]} inside the scope; the ops after it are stages of "
+                        "their own, where PyPTO keeps the scope one subgraph")
+                if note not in self.notes:
+                    self.notes.append(note)
         else:
             self.scope = None
         self._reads[id(entry)] = (entry, list(cuts), call, caller())
@@ -450,6 +461,10 @@ class Trace:
                 "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype.program}
                            for v in inputs],
                 "outputs": [v.name for v in outputs], "body": named(self.body)}
+
+
+def _dims_of(tile):
+    return list(tile["dims"]) if tile else None
 
 
 def walk_ops(entries):
