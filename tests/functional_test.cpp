@@ -77,13 +77,19 @@ KernelSpec spmd(KernelSpec s, int64_t grid) {
   return s;
 }
 
-// A family's kernel executed as its tiling says: a builder family's tile program stage by stage,
-// tile by tile (execute_program_tiled), or a reducing family's phases (execute_program).
+// A family's output and, for a family with a second pass, its result (both the program's
+// output here: a norm's, a softmax's output has the input's shape).
+struct ProgramResult {
+  NdArray reduced;
+  NdArray applied;
+};
+
+// A family's kernel executed as its tiling says: its tile program stage by stage, tile by tile
+// (execute_program_tiled).
 ProgramResult run(const KernelSpec& s, const std::vector<NdArray>& in) {
   const Hardware& hw = test::default_hw();
   lower_kernel(s, hw);  // the graph must build for the same candidate
   const KernelFamily* family = find_family(s.op);
-  if (!family->program) return execute_program(describe_reduction_program(s), in);
   const Program p = family->program(s, hw);
   std::vector<NdArray> args;
   for (const ProgTensor& t : p.tensors)

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/spec/kernel_spec.hpp"
-#include "kernels/tiling/reduction_plan.hpp"
+#include "kernels/tiling/merge_modes.hpp"
 #include "model/dma_cost.hpp"
 #include "model/enum_names.hpp"
 #include "model/error.hpp"

@@ -18,6 +18,7 @@
 #include "kernels/functional/functional.hpp"
 #include "kernels/lower/program_lowering.hpp"
 #include "kernels/program/program.hpp"
+#include "kernels/tiling/vector_work.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/candidate_json.hpp"
@@ -31,6 +32,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// The softmax family's pricing of its (max, sum of exp) statistic, as its own lowering wrote it
+// before the builder: a tile's ReduceMax, Sub, Exp, ReduceSum; a merge's 3 simple, 2 complex and
+// 3 simple instructions over the outputs.
+void add_max_sum_partial(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
+  add_reduce_ops(g, dt, ops);
+  add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);
+  add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);
+  add_reduce_ops(g, dt, ops);
+}
+void add_max_sum_combine(int64_t n, std::vector<VecOp>& ops) {
+  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);
+  add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);
+  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);
+}
 
 Program parse(const json& j) {
   return program_from_json(JsonReader(j, "p.json"));

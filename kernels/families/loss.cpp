@@ -14,7 +14,7 @@
 
 #include "kernels/families/families.hpp"
 #include "kernels/families/one_op_program.hpp"
-#include "kernels/lower/reduction_program.hpp"
+#include "kernels/families/reducing_params.hpp"
 #include "kernels/ops/op_table.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
@@ -135,7 +135,6 @@ KernelFamily loss_kernels() {
   KernelFamily f;
   f.name = "loss";
   f.spmd = true;
-  f.spmd_folds_second_phase = true;
   f.ops = {{"cross_entropy", "(N, C) logits: batch mean of logsumexp(x) - x[target]",
             LossForm::kCrossEntropy},
            {"mse", "(N, D) pairs: mean of (a - b)^2", LossForm::kMse},

@@ -14,7 +14,7 @@
 
 #include "kernels/families/families.hpp"
 #include "kernels/families/one_op_program.hpp"
-#include "kernels/lower/reduction_program.hpp"
+#include "kernels/families/reducing_params.hpp"
 #include "kernels/ops/op_table.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"

@@ -11,7 +11,7 @@
 
 #include "kernels/families/families.hpp"
 #include "kernels/families/one_op_program.hpp"
-#include "kernels/lower/reduction_program.hpp"
+#include "kernels/families/reducing_params.hpp"
 #include "kernels/ops/op_table.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
@@ -20,43 +20,6 @@ namespace tilesim {
 
 // What the second pass writes: probabilities exp(x - max) / sum, or their logarithm.
 enum class SoftmaxForm { kProbabilities, kLog };
-
-namespace {
-
-// Partial statistics (m, s): m = max, s = sum(exp(x - m)).
-Stats merge_max_sum(const Stats& a, const Stats& b) {
-  const double m = std::max(a[0], b[0]);
-  return {m, a[1] * std::exp(a[0] - m) + b[1] * std::exp(b[0] - m)};
-}
-
-}  // namespace
-
-void add_max_sum_partial(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
-  add_reduce_ops(g, dt, ops);                                // max
-  add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);   // x - max (broadcast)
-  add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);  // exp
-  add_reduce_ops(g, dt, ops);                                // sum
-}
-
-void add_max_sum_combine(int64_t n, std::vector<VecOp>& ops) {
-  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // new max, two differences
-  add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);  // two rescale factors
-  add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);   // two products and a sum
-}
-
-ReduceFamily max_sum_family(const std::string& psg) {
-  ReduceFamily f;
-  f.psg = psg;
-  f.stats = 2;
-  f.partial_work = add_max_sum_partial;
-  f.combine_work = add_max_sum_combine;
-  f.partial = [](const std::vector<Eigen::ArrayXd>& v) -> Stats {
-    const double m = v[0].maxCoeff();
-    return {m, (v[0] - m).exp().sum()};
-  };
-  f.combine = merge_max_sum;
-  return f;
-}
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <Eigen/Core>
 
 #include "kernels/cube/matmul_plan.hpp"
-#include "kernels/lower/reduction_program.hpp"
+#include "kernels/spec/kernel_spec.hpp"
 
 namespace tilesim {
 
@@ -37,14 +37,6 @@ void for_each_position(const Block& b, F&& f) {
   }
 }
 NdArray reshaped(NdArray a, const Dims& shape);
-
-struct ProgramResult {
-  NdArray reduced;  // the last phase's reduced output (reduced dims of size 1)
-  NdArray applied;  // phase 0's second-pass output (input shape), when it has one
-};
-
-// `inputs`: phase 0's inputs followed by its side inputs, in the kernel's shape.
-ProgramResult execute_program(const ReductionProgram& prog, const std::vector<NdArray>& inputs);
 
 // Kernels of independent tiles (copy_in, elementwise) over the partition's own tiles (pypto's
 // loop chunks, or the spmd blocks' runs of tiles):

@@ -22,7 +22,7 @@
 #include "kernels/ops/op_table.hpp"
 #include "kernels/spec/kernel_spec.hpp"
 #include "kernels/tiling/block_regions.hpp"
-#include "kernels/tiling/reduction_plan.hpp"
+#include "kernels/tiling/merge_modes.hpp"
 #include "model/enum_names.hpp"
 #include "model/task_graph.hpp"
 #include "model/tile_geometry.hpp"

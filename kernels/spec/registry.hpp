@@ -23,7 +23,6 @@
 
 namespace tilesim {
 
-struct ReductionProgram;
 struct Program;
 
 enum class ParamType { kInt, kBool, kString, kIntList };
@@ -76,10 +75,6 @@ struct KernelFamily {
   // The family's builder: its run config as a tile program (kernels/program/program.hpp), which
   // the one program lowering turns into tasks and the functional executor runs with Eigen.
   std::function<Program(const KernelSpec&, const Hardware&)> program;
-  // A family not yet built as a program: its own lowering.
-  std::function<LoweredKernel(const KernelSpec&, const Hardware&)> lower;
-  // Reducing families: the program that is both lowered and executed with Eigen.
-  std::function<ReductionProgram(const KernelSpec&)> describe;
   // Elements the rulebook's prod(tile) limit counts for one tile (unset: prod(tile)).
   std::function<int64_t(const KernelSpec&)> tile_elements;
   // The tensors a `shape` (or a tile of it) stands for, when they are not the shape itself
@@ -88,12 +83,8 @@ struct KernelFamily {
   // Checks of params whose allowed values depend on the spec (its shape): run after the declared
   // checks, at load (the reader names the file) and before lowering; failures are kParams.
   std::function<void(const KernelSpec&, const JsonReader& params)> check_params;
-  // The spmd partition is modelled for the family (a reducing family's rows are shared over
-  // blocks by share_over_blocks).
+  // The spmd partition is modelled for the family.
   bool spmd = false;
-  // Under spmd the blocks fold the family's second phase into the first (a loss's batch mean):
-  // its program has two phases in one launch.
-  bool spmd_folds_second_phase = false;
 };
 
 // Every family, in registration order.

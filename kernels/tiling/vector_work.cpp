@@ -1,6 +1,6 @@
 #include "kernels/tiling/vector_work.hpp"
 
-#include "kernels/tiling/reduction_plan.hpp"
+#include "kernels/tiling/merge_modes.hpp"
 
 namespace tilesim {
 

@@ -9,7 +9,7 @@
 
 #include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/block_regions.hpp"
-#include "kernels/tiling/reduction_plan.hpp"
+#include "kernels/tiling/merge_modes.hpp"
 #include "kernels/tiling/vector_work.hpp"
 #include "model/error.hpp"
 
