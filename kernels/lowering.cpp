@@ -15,8 +15,8 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Hardware& hw) {
   if (family) validate_params(spec);  // specs built in code (tools, tests) skip the loader's check
   check_work_size(spec, "");
   // A user's tile program, or a registered op; both are packed and planned the same way below.
-  LoweredKernel k = lower_program(spec.program ? program_of(spec) : family->program(spec, hw),
-                                  spec, hw);
+  LoweredKernel k =
+      lower_program(spec.program ? program_of(spec) : family->program(spec, hw), spec, hw);
   if (spec.triton) {
     // The Triton-Ascend compiler plans UB for every kind of the kernel (TaskKind).
     for (auto& kind : k.graph.kinds) kind.compiler_multibuffer = true;

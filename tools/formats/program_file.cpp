@@ -229,7 +229,8 @@ void Loader::resolve(const RawOp& raw, size_t index) {
 void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
   const OpKind kind = op.info->kind;
   const bool scalar = at.e.has("scalar");
-  const size_t want = kind == OpKind::kBinary && scalar ? 1 : static_cast<size_t>(op_inputs(*op.info));
+  const size_t want =
+      kind == OpKind::kBinary && scalar ? 1 : static_cast<size_t>(op_inputs(*op.info));
   if (kind == OpKind::kBinary && op.info->n_ary && !scalar) {
     if (op.in.size() < 2)
       at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
@@ -377,9 +378,10 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
     rows[static_cast<size_t>(op.dims[0])] = 1;
     const ProgTensor& idx = tensor(op.in[1]);
     if (idx.dtype != DType::kInt32 || idx.shape != rows)
-      at.fail(fmt::format("the index {} must be int32 of shape {} (one position along dim {} per "
-                          "row of {})",
-                          text(op.in[1]), format_dims(rows), op.dims[0], text(op.in[0])));
+      at.fail(
+          fmt::format("the index {} must be int32 of shape {} (one position along dim {} per "
+                      "row of {})",
+                      text(op.in[1]), format_dims(rows), op.dims[0], text(op.in[0])));
   }
   if (e.has("merge") && e.at("merge").string() == "online") {
     // Online softmax carried into its consumers (flash attention): the statistic is kept per
