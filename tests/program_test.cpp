@@ -1150,6 +1150,53 @@ TEST(ProgramPlan, ConsecutiveSplitReductionsWithSecondPassesLowerUnderSpmd) {
   EXPECT_TRUE(proves(p, 6));
 }
 
+// X13 folds only a per-row result of a fused vector stage or a split stage (or its epilogue):
+// a full sum of a second pass's output (not per row) or of a cumsum's stays a launch of its own,
+// its input stored, and the kernel computes what it says.
+TEST(ProgramPlan, AFullReductionNotOfPerRowResultsIsALaunchOfItsOwn) {
+  const auto all = [](const std::string& in, const std::string& out) {
+    return json{{"op", "sum"}, {"inputs", {in}}, {"dim", {0, 1}}, {"keepdim", true}, {"out", out}};
+  };
+  const Program second =
+      parse(json{{"program", "norm_total"},
+                 {"inputs", {{{"name", "x"}, {"shape", {8, 256}}, {"dtype", "fp32"}}}},
+                 {"outputs", {"total"}},
+                 {"body",
+                  {tile({1, 64}),
+                   {{"op", "sum"},
+                    {"inputs", {"x"}},
+                    {"dim", 1},
+                    {"keepdim", true},
+                    {"apply_in_task", true},
+                    {"out", "s"}},
+                   op("div", {"x", "s"}, "y"),
+                   tile({8, 256}),
+                   all("y", "total")}}});
+  const Program scan =
+      parse(json{{"program", "cumsum_total"},
+                 {"inputs", {{{"name", "x"}, {"shape", {8, 256}}, {"dtype", "fp32"}}}},
+                 {"outputs", {"total"}},
+                 {"body",
+                  {tile({8, 64}),
+                   {{"op", "cumsum"}, {"inputs", {"x"}}, {"dim", 1}, {"out", "c"}},
+                   tile({8, 256}),
+                   all("c", "total")}}});
+  KernelSpec spec;
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 8;
+  for (const Program* p : {&second, &scan}) {
+    spec.op = "program:" + p->name;
+    const LoweredKernel k = lower_program(*p, spec, test::default_hw());
+    int64_t written = 0;
+    for (const Task& t : k.graph.tasks)
+      for (const TileStep& st : k.graph.kinds[static_cast<size_t>(t.kind)].steps)
+        for (const DmaOp& d : st.stores) written += d.bytes() * st.repeat;
+    EXPECT_GE(written, 8 * 256 * 4) << p->name;  // the full-shape result crosses GM
+    EXPECT_GE(k.graph.num_launches(), 2) << p->name;
+    EXPECT_TRUE(proves(*p, 5)) << p->name;
+  }
+}
+
 TEST(ProgramPlan, AColumnReducesAsAVectorOfItsValues) {
   // [t, 1] reduced along dim 0: its t values lie side by side in UB, one in-row reduce (as a
   // [1, t] row), not t - 1 Adds of one element.

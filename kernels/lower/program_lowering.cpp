@@ -94,12 +94,17 @@ int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stag
 }
 
 // spmd (X13): the stage `next` after stage `si` (and what is fused into it) that reduces every dim
-// of a per-row result of theirs (a loss's batch mean) by a statistic that merges by an atomic add
-// with a linear finalize (sum, mean), read by nothing after it: the stage's blocks fold their
-// values into its output (fold_stage.cpp) rather than a launch of its own; -1: none.
+// of a per-row result made by stages [si, maker] (the stage or its epilogue; a second pass's
+// results are not per row) by a statistic that merges by an atomic add with a linear finalize
+// (sum, mean), read by nothing after it: the stage's blocks fold their values into its output
+// (fold_stage.cpp) rather than a launch of its own; -1: none. Only a fused vector stage and a
+// split stage fold (lower_tiles, SplitSpmd).
 int fold_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
-            size_t next) {
-  if (!cx.spmd() || next >= stages.size() || !cx.spec().block.empty()) return -1;
+            size_t maker, size_t next) {
+  const StageLowering lower = lowering_of(cx, stages[si]);
+  if (!cx.spmd() || next >= stages.size() || !cx.spec().block.empty() ||
+      (lower != lower_vector_stage && lower != lower_split_stage))
+    return -1;
   const ProgStage& f = stages[next];
   const ProgOp& red = cx.op(f.first);
   if (f.first != f.last || f.online >= 0 || red.info->kind != OpKind::kReduce ||
@@ -109,7 +114,7 @@ int fold_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, siz
   // Every dim reduced but those of extent 1: one value out.
   if (product(cx.tensor(red.out).shape) != 1 || cx.tensor(red.in[0]).output) return -1;
   bool made = false;
-  for (size_t k = si; k < next; ++k)
+  for (size_t k = si; k <= maker; ++k)
     for (int o = stages[k].first; o <= stages[k].last; ++o)
       made = made || cx.op(o).out == red.in[0];
   for (size_t k = next + 1; k < stages.size(); ++k)
@@ -181,7 +186,8 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
     if (second >= 0) run.second = &fused_run(cx, stages, second, run.grid, base, produced, pass);
     const size_t fused = si + (epilogue >= 0 ? 1 : 0) + (second >= 0 ? 1 : 0);
     std::optional<StageRun> folded;
-    const int fold = s.kind == OpKind::kMatmul ? -1 : fold_of(cx, stages, si, fused + 1);
+    const int fold =
+        fold_of(cx, stages, si, epilogue >= 0 ? static_cast<size_t>(epilogue) : si, fused + 1);
     if (fold >= 0)
       run.fold = &fused_run(cx, stages, fold, stage_grid(stages[static_cast<size_t>(fold)]), base,
                             produced, folded);

@@ -252,7 +252,8 @@ class VectorTile {
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
       // fills its whole buffer with the load's `other`, then MTE2 copies the valid part.
       const Block tile = operand_region(cx_.program(), r, t, Block{full_.origin, s_.tile});
-      if (cx_.spec().triton && region.extent != tile.extent)
+      const bool filled = cx_.spec().triton && region.extent != tile.extent;
+      if (filled)
         st_.load_fill.push_back(
             VecOp{VecClass::kSimple, cx_.tensor(t).dtype, 1, 1, product(tile.extent)});
       // Own buffers hold what the copy brings (a broadcast column's scalars packed); a pool holds
@@ -260,8 +261,8 @@ class VectorTile {
       const bool broadcast = cx_.tensor(t).shape != iteration_shape(cx_.program(), r);
       const int64_t bytes =
           !pooled_ && broadcast ? cx_.copy_bytes(t, buffer) : cx_.ub_bytes(t, buffer);
-      if (share_) {
-        unplaced_[t] = bytes;  // its buffer is chosen at its first reader
+      if (share_ && !filled) {  // a filled load keeps its fill beside it: a buffer of its own
+        unplaced_[t] = bytes;   // its buffer is chosen at its first reader
         continue;
       }
       k_.buffers.push_back({name, bytes, BufferRole::kInput, MemSpace::kUb});

@@ -19,6 +19,15 @@ SUPPORTED = ("tilesim.triton traces program_id / num_programs, arange, pointer a
 UNIFORM = [lambda fn, names: None]
 
 
+
+def _refuse_varying_condition():
+    """A Python branch on a value that differs between programs or loop iterations."""
+    refuse("a condition on a program id or loop index",
+           "the trace takes one pass through the kernel for every program, so it cannot "
+           "branch on a value that differs between programs or iterations",
+           "branch on constexprs and on integer arguments only; put a program-dependent "
+           "bound in a mask or a loop's range")
+
 def refuse(call, what, instead=None, where=None):
     raise Refusal(call, what, instead or SUPPORTED, where)
 
@@ -248,11 +257,7 @@ class Index:
             else None
         if same is not None:
             return same
-        refuse("a condition on a program id or loop index",
-               "the trace takes one pass through the kernel for every program, so it cannot "
-               "branch on a value that differs between programs or iterations",
-               "branch on constexprs and on integer arguments only; put a program-dependent "
-               "bound in a mask or a loop's range")
+        _refuse_varying_condition()
 
     def __index__(self):
         if not self.shape and self.base.concrete:
@@ -334,11 +339,7 @@ class Mask:
                               names)
             if same is not None:
                 return same
-            refuse("a condition on a program id or loop index",
-                   "the trace takes one pass through the kernel for every program, so it cannot "
-                   "branch on a value that differs between programs or iterations",
-                   "branch on constexprs and on integer arguments only; put a program-dependent "
-                   "bound in a mask or a loop's range")
+            _refuse_varying_condition()
         refuse("a condition on a mask", "Python cannot branch on a block of booleans",
                "give the mask to tl.load / tl.store")
 
