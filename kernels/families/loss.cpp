@@ -45,10 +45,12 @@ Program loss_program(const KernelSpec& spec, const Hardware& hw) {
   if (!spec.dims.empty() && spec.dims != std::vector<int>{1})
     throw Error(spec.op + ": dim: phase 1 reduces the feature dim 1; leave dim out or set 1");
   const int64_t n = spec.shape[0];
-  // Phase 2 reduces a vector of N fp32 values; the default is the batch rounded up to 8 values
-  // (32 B, the A2's UB alignment), at most 2048.
-  const int64_t t2 = has_param(spec, "phase2_tile") ? param_ints(spec, "phase2_tile")[0]
-                                                    : std::min<int64_t>(2048, (n + 7) / 8 * 8);
+  // Phase 2 reduces a vector of N fp32 values; the default is the batch rounded up to whole UB
+  // blocks (ub.align_bytes of fp32 values), at most 2048 values.
+  const int64_t block = hw.ub.align_bytes / dtype_bytes(DType::kFp32);
+  const int64_t t2 = has_param(spec, "phase2_tile")
+                         ? param_ints(spec, "phase2_tile")[0]
+                         : std::min<int64_t>(2048, (n + block - 1) / block * block);
   check_row_alignment(fmt::format("{}: params.phase2_tile {}", spec.op, format_dims({t2})), t2,
                       dtype_bytes(DType::kFp32), hw);
   check_reducing_partition(spec, 1, false, spec.partition == PartitionStyle::kSpmd);
@@ -146,7 +148,9 @@ KernelFamily loss_kernels() {
   t2.list_size = 1;
   t2.min = 1;
   t2.max = int64_t{1} << 24;  // 64 MiB of fp32: far past any UB, and its bytes cannot wrap
-  t2.doc = "[t]: the batch-mean phase's tile (default min(2048, N rounded up to 8))";
+  t2.doc =
+      "[t]: the batch-mean phase's tile (default min(2048, N rounded up to whole UB blocks of "
+      "fp32))";
   f.params = {merge_param(), t2, spmd_rows_param()};
   f.program = loss_program;
   return f;
