@@ -43,6 +43,32 @@ double kind_read_bytes(const TaskKind& k) {
   return bytes;
 }
 
+// One task running members `m` back to back: their steps in order (partials accumulating into
+// one GM block kept in UB), the largest member's buffers.
+TaskKind packed_kind(const TaskGraph& g, const std::vector<int32_t>& m) {
+  const TaskKind& first =
+      g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(m.front())].kind)];
+  TaskKind k = first;
+  k.steps.clear();
+  int64_t biggest = -1;
+  std::vector<uint64_t> target;
+  for (int32_t t : m) {
+    const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
+    k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
+    const uint64_t into = accumulate_target(g, t);
+    for (const auto& st : mk.steps) target.push_back(st.accumulates ? into : 0);
+    int64_t bytes = 0;
+    for (const auto& b : mk.buffers) bytes += b.bytes;
+    if (bytes > biggest) {  // the largest member's buffers serve them all
+      biggest = bytes;
+      k.buffers = mk.buffers;
+    }
+  }
+  keep_partials_in_ub(k.steps, target);
+  if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
+  return k;
+}
+
 }  // namespace
 
 TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cube_copyin_cap) {
@@ -92,30 +118,23 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
   out.runtime = g.runtime;
   out.psg_names = g.psg_names;
   KindCache kinds;
+  // A lone member without accumulating steps keeps its kind: its new id, once per old kind.
+  std::vector<int> kept(g.kinds.size(), -1);
+  const auto accumulates = [](const TaskKind& k) {
+    return std::any_of(k.steps.begin(), k.steps.end(),
+                       [](const TileStep& st) { return st.accumulates; });
+  };
   for (size_t idx : order) {
     const auto& m = members[idx];
-    const TaskKind& first =
-        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(m.front())].kind)];
-    TaskKind k = first;
-    k.steps.clear();
-    int64_t biggest = -1;
-    std::vector<uint64_t> target;
-    for (int32_t t : m) {
-      const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
-      k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
-      const uint64_t into = accumulate_target(g, t);
-      for (const auto& st : mk.steps) target.push_back(st.accumulates ? into : 0);
-      int64_t bytes = 0;
-      for (const auto& b : mk.buffers) bytes += b.bytes;
-      if (bytes > biggest) {  // the largest member's buffers serve them all
-        biggest = bytes;
-        k.buffers = mk.buffers;
-      }
-    }
-    keep_partials_in_ub(k.steps, target);
-    if (m.size() > 1) k.label = fmt::format("{} x{}", first.label, m.size());
     const Task& lead = g.tasks[static_cast<size_t>(m.front())];
-    const int32_t id = out.add_task(kinds.get(out, k), lead.root, -1, lead.launch);
+    const TaskKind& first = g.kinds[static_cast<size_t>(lead.kind)];
+    int kind = kept[static_cast<size_t>(lead.kind)];
+    if (m.size() > 1 || accumulates(first)) {
+      kind = kinds.get(out, packed_kind(g, m));
+    } else if (kind < 0) {
+      kind = kept[static_cast<size_t>(lead.kind)] = kinds.get(out, first);
+    }
+    const int32_t id = out.add_task(kind, lead.root, -1, lead.launch);
     for (int32_t t : m) {
       pack_of[static_cast<size_t>(t)] = id;
       for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) out.add_access(id, *a);

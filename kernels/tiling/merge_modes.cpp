@@ -21,10 +21,6 @@ const char* merge_mode_name(MergeMode m) {
   return enum_name(kMergeModeNames, m);
 }
 
-bool is_reduced(const std::vector<int>& dims, size_t d) {
-  return std::find(dims.begin(), dims.end(), static_cast<int>(d)) != dims.end();
-}
-
 std::vector<std::vector<MergeStep>> merge_levels(int n, MergeMode mode) {
   std::vector<std::vector<MergeStep>> levels;
   if (mode == MergeMode::kTree) {

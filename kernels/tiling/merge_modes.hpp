@@ -34,7 +34,6 @@ MergeMode parse_merge_mode(
     const std::string& text);  // "in_task", "chain", "tree", "atomic", "auto"
 const char* merge_mode_name(MergeMode m);
 
-bool is_reduced(const std::vector<int>& dims, size_t d);
 // One merge: partial `b` folds into partial `a` (the result keeps index `a`).
 struct MergeStep {
   int a;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,8 @@ struct StageRun {
   std::vector<int> dropped = {};
 };
 
+struct VectorKindTemplates;  // vector_stage.cpp
+
 class LoweringContext {
  public:
   LoweringContext(const Program& p, const KernelSpec& spec, const Hardware& hw)
@@ -125,7 +128,7 @@ class LoweringContext {
   // second pass).
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        const std::vector<int>& skip_stores = {},
-                       const std::vector<int>& skip_loads = {}) const;
+                       const std::vector<int>& skip_loads = {});
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
   // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`.
   TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
@@ -174,6 +177,7 @@ class LoweringContext {
   bool pooled_;
   LoweredKernel out_;
   KindCache kinds_;
+  std::shared_ptr<VectorKindTemplates> vector_templates_;  // vector_kind's, by stage and extent
   int32_t launch_ = 0;    // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
 };

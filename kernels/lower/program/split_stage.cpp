@@ -230,12 +230,13 @@ class ChainLowering {
   void merge_tree(std::vector<int32_t>& holder, int& merge_psg) {
     if (merge_psg < 0) merge_psg = cx_.graph().add_psg(run_.s.psg + ":merge");
     const auto levels = merge_levels(static_cast<int>(n_), MergeMode::kTree);
+    const std::string label = fmt::format("{}:merge{}", run_.s.psg, format_dims(out_.extent));
     for (size_t l = 0; l < levels.size(); ++l)
       for (const MergeStep& m : levels[l]) {
         acc_.clear();
         TaskKind k;
         k.buffer_count = cx_.spec().buffer_count;
-        k.label = fmt::format("{}:merge{}", run_.s.psg, format_dims(out_.extent));
+        k.label = label;
         TileStep st;
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));

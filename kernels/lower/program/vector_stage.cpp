@@ -144,6 +144,31 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
 
 namespace {
 
+// A GM copy of a vector tile, as a recipe of the tile: which region of which tensor (an operand's
+// of the op reading it, an output's of the op writing it, one gathered row), and where its DmaOp
+// sits in the kind (step, loads or stores, index), so another tile of the same extent takes the
+// kind and recomputes only its copies (what the tile's origin changes: alignment, L2 blocks).
+struct DmaCall {
+  enum class Region { kOperand, kOutput, kGatherRow };
+  DmaDir dir = DmaDir::kRead;
+  int t = 0;
+  int op = 0;
+  Region region = Region::kOperand;
+  size_t step = 0, index = 0;
+
+  Block region_of(const Program& p, const Block& b) const {
+    const ProgOp& x = p.ops[static_cast<size_t>(op)];
+    if (region == Region::kOutput) return output_region(p, x, b);
+    Block r = operand_region(p, x, t, b);
+    if (region == Region::kGatherRow) r.extent[0] = 1;
+    return r;
+  }
+  std::vector<DmaOp>& slot(TaskKind& k) const {
+    TileStep& st = k.steps[step];
+    return dir == DmaDir::kRead ? st.loads : st.stores;
+  }
+};
+
 // One tile of a fused vector stage on its way to a task kind: its loads, each op's instructions
 // with the UB its tensors hold as they come and go, its stores. The tensors in UB (a key -1 - t:
 // t's column spread by Brcb, for one op) keep their bytes' sum as they come and go, and the op at
@@ -189,8 +214,13 @@ class VectorTile {
     std::vector<DmaOp>& first = k_.steps.front().loads;  // the copies moved to later steps
     for (auto at = moved_.rbegin(); at != moved_.rend(); ++at)
       first.erase(first.begin() + static_cast<std::ptrdiff_t>(*at));
+    for (DmaCall& c : calls_)
+      if (c.step == 0 && c.dir == DmaDir::kRead)
+        c.index -= static_cast<size_t>(std::distance(moved_.begin(), moved_.lower_bound(c.index)));
     return std::move(k_);
   }
+  // The kind's GM copies as built, in the order they were made (their accesses' order).
+  std::vector<DmaCall> calls() && { return std::move(calls_); }
 
  private:
   bool is_stored(int t) const { return stores_.count(t) > 0; }
@@ -227,6 +257,15 @@ class VectorTile {
     return -1;
   }
 
+  // Makes copy `c` of this tile into the current step, recording it.
+  void copy(DmaCall c) {
+    std::vector<DmaOp>& ops = c.dir == DmaDir::kRead ? st_.loads : st_.stores;
+    c.step = k_.steps.size();
+    c.index = ops.size();
+    ops.push_back(cx_.dma(c.dir, c.t, c.region_of(cx_.program(), b_), acc_));
+    calls_.push_back(c);
+  }
+
   void load_inputs(const std::vector<int>& skip_loads) {
     for (int t : s_.loads) {
       if (std::find(skip_loads.begin(), skip_loads.end(), t) != skip_loads.end())
@@ -236,10 +275,8 @@ class VectorTile {
       const std::string& name = cx_.tensor(t).name;
       if (r.info->kind == OpKind::kGather && t == r.in[0]) {
         // One copy per gathered row (its address comes from the index): rows x 1 burst.
-        Block row = region;
-        row.extent[0] = 1;
         for (int64_t i = 0; i < b_.extent[0]; ++i)
-          st_.loads.push_back(cx_.dma(DmaDir::kRead, t, row, acc_));
+          copy({DmaDir::kRead, t, r.index, DmaCall::Region::kGatherRow});
         Block rows = operand_region(cx_.program(), r, t, full_);
         rows.extent[0] = full_.extent[0];
         k_.buffers.push_back({name, cx_.ub_bytes(t, rows), BufferRole::kInput, MemSpace::kUb});
@@ -247,7 +284,7 @@ class VectorTile {
         continue;
       }
       load_pos_[t] = st_.loads.size();
-      st_.loads.push_back(cx_.dma(DmaDir::kRead, t, region, acc_));
+      copy({DmaDir::kRead, t, r.index, DmaCall::Region::kOperand});
       const Block buffer = operand_region(cx_.program(), r, t, full_);
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
       // fills its whole buffer with the load's `other`, then MTE2 copies the valid part.
@@ -320,6 +357,9 @@ class VectorTile {
         k_.steps.push_back(std::move(st_));
         st_ = TileStep{};
         st_.loads.push_back(load);
+        for (DmaCall& c : calls_)
+          if (c.step == 0 && c.dir == DmaDir::kRead && c.index == load_pos_.at(t))
+            c = DmaCall{c.dir, c.t, c.op, c.region, k_.steps.size(), 0};
       }
       unplaced_.erase(it);
     }
@@ -378,7 +418,7 @@ class VectorTile {
     for (int t : s_.stores) {
       const ProgOp& w = cx_.writer(s_, t);
       if (std::find(skip_stores.begin(), skip_stores.end(), t) == skip_stores.end())
-        st_.stores.push_back(cx_.dma(DmaDir::kWrite, t, output_region(cx_.program(), w, b_), acc_));
+        copy({DmaDir::kWrite, t, w.index, DmaCall::Region::kOutput});
       if (w.info->kind != OpKind::kGather && !stored_in_place_.count(t))
         k_.buffers.push_back({cx_.tensor(t).name,
                               cx_.ub_bytes(t, output_region(cx_.program(), w, full_)),
@@ -408,14 +448,57 @@ class VectorTile {
   std::vector<size_t> freed_;          // share_: input buffers whose data is dead
   std::map<int, size_t> load_pos_;     // a loaded input's copy among the first step's loads
   std::set<size_t> moved_;             // copies moved to a later step (a shared buffer)
+  std::vector<DmaCall> calls_;
   int64_t peak_ = 0;
 };
 
 }  // namespace
 
+// A stage's tile kinds by what decides them besides the tile's origin: the stage, the tile's
+// extent and the copies the caller places. Another tile of the same key takes the kind and
+// recomputes its copies only.
+struct VectorKindTemplates {
+  struct Template {
+    TaskKind kind;
+    std::vector<DmaCall> calls;
+  };
+  std::map<std::pair<std::string, std::vector<int64_t>>, Template> by_key;
+};
+
+namespace {
+
+std::vector<int64_t> template_key(const ProgStage& s, const Block& b,
+                                  const std::vector<int>& skip_stores,
+                                  const std::vector<int>& skip_loads) {
+  std::vector<int64_t> key = {s.first, s.last, s.reduce_first};
+  const auto add = [&key](const auto& v) {
+    key.push_back(static_cast<int64_t>(v.size()));
+    key.insert(key.end(), v.begin(), v.end());
+  };
+  add(s.shape);
+  add(s.tile);
+  add(s.loads);
+  add(s.stores);
+  add(b.extent);
+  add(skip_stores);
+  add(skip_loads);
+  return key;
+}
+
+}  // namespace
+
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                                       const std::vector<int>& skip_stores,
-                                      const std::vector<int>& skip_loads) const {
+                                      const std::vector<int>& skip_loads) {
+  if (!vector_templates_) vector_templates_ = std::make_shared<VectorKindTemplates>();
+  auto key = std::make_pair(s.psg, template_key(s, b, skip_stores, skip_loads));
+  const auto found = vector_templates_->by_key.find(key);
+  if (found != vector_templates_->by_key.end()) {
+    TaskKind k = found->second.kind;
+    for (const DmaCall& c : found->second.calls)
+      c.slot(k)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
+    return k;
+  }
   // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then,
   // their copies waiting for them (what an author short of UB writes).
   // When sharing does not make it fit either, the kernel as written is the one refused.
@@ -428,14 +511,19 @@ TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::v
     }
   };
   const size_t before = acc.size();
-  TaskKind k = VectorTile(*this, s, b, acc, false).build(skip_stores, skip_loads);
-  if (pooled_ || fits(k)) return k;
-  std::vector<Access> shared_acc;
-  TaskKind shared = VectorTile(*this, s, b, shared_acc, true).build(skip_stores, skip_loads);
-  if (!fits(shared)) return k;
-  acc.resize(before);
-  acc.insert(acc.end(), shared_acc.begin(), shared_acc.end());
-  return shared;
+  VectorTile own(*this, s, b, acc, false);
+  VectorKindTemplates::Template t{own.build(skip_stores, skip_loads), std::move(own).calls()};
+  if (!pooled_ && !fits(t.kind)) {
+    std::vector<Access> shared_acc;
+    VectorTile shared(*this, s, b, shared_acc, true);
+    TaskKind k = shared.build(skip_stores, skip_loads);
+    if (fits(k)) {
+      acc.resize(before);
+      acc.insert(acc.end(), shared_acc.begin(), shared_acc.end());
+      t = {std::move(k), std::move(shared).calls()};
+    }
+  }
+  return vector_templates_->by_key.emplace(std::move(key), std::move(t)).first->second.kind;
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
