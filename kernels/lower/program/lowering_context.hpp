@@ -178,7 +178,7 @@ class LoweringContext {
   LoweredKernel out_;
   KindCache kinds_;
   std::shared_ptr<VectorKindTemplates> vector_templates_;  // vector_kind's, by stage and extent
-  int32_t launch_ = 0;    // spmd: the next launch
+  int32_t launch_ = 0;                                     // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
 };
 
