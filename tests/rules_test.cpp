@@ -60,6 +60,18 @@ const std::map<std::string, Verdict> kLocked = {
     // 256 itself), 16384 and 65536. It bent while packing merged a root's tiles per core.
     {"rule2.matmul", Verdict::kHolds},
     {"rule3.merge", Verdict::kHolds},
+    // Rule 4 (tools/analyses/rules_phases.cpp). At N 65536 phase 2 keeps gaining past 1 KB:
+    // its one-task tile of 4096 values is 10% faster than 256 (16 tasks instead of 256), so
+    // the contiguity threshold holds at N 524288 (1 KB) only.
+    {"rule4.phase2_contiguous", Verdict::kBends},
+    {"rule4.phase2_own_tile", Verdict::kHolds},
+    {"rule4.phase2_merge", Verdict::kHolds},
+    // Rule 5.
+    {"rule5.stable_softmax", Verdict::kHolds},
+    {"rule5.softmax_fusion", Verdict::kHolds},
+    {"rule5.layernorm_one_pass", Verdict::kHolds},
+    {"rule5.fusion_ub", Verdict::kHolds},
+    {"rule5.fp32_accumulate", Verdict::kHolds},
 };
 
 TEST_F(RulesRegression, EveryClaimIsCheckedOnce) {
@@ -177,7 +189,7 @@ TEST(Rules, OnlySelectsClaimsByIdOrPrefixAndMeasuresWhatTheyNeed) {
     EXPECT_TRUE(k.id.rfind("rule1.example_", 0) == 0 || k.id == "rule3.merge") << k.id;
   EXPECT_TRUE(r.knees.empty());  // no knee claim selected: no knee measured
   EXPECT_TRUE(r.loop_zones.empty());
-  EXPECT_THROW(check_rules(hw, {0, {"rule4"}}), Error);
+  EXPECT_THROW(check_rules(hw, {0, {"rule6"}}), Error);
   EXPECT_EQ(rule_ids().size(), kLocked.size());
 }
 

@@ -9,6 +9,8 @@
 
 #include "model/error.hpp"
 #include "sim/pypto_runtime.hpp"
+#include "tools/analyses/rule_cases.hpp"
+#include "tools/analyses/rules_phases.hpp"
 #include "tools/analyses/sweep.hpp"
 #include "tools/analyses/zones.hpp"
 #include "tools/formats/run_config.hpp"
@@ -21,99 +23,6 @@ const char* verdict_name(Verdict v) {
 }
 
 namespace {
-
-// "Close" for the rulebook's "8 and 32 close behind" and for near-ties: within 10%.
-constexpr double kClose = 0.10;
-
-struct Ran {
-  SweepConfig cfg;
-  SweepResult res;
-};
-
-// Runs the rule cases on one hardware description; each sweep runs once however many claims
-// read it.
-class Cases {
- public:
-  Cases(const Hardware& hw, const RulesOptions& opt) : hw_(hw) { opt_.threads = opt.threads; }
-  int threads() const { return opt_.threads; }
-
-  static SweepConfig shipped(const std::string& file) {
-    return load_sweep_config(default_config_dir() / "sweeps" / file);
-  }
-
-  const Ran& run(const std::string& key, const SweepConfig& cfg,
-                 std::vector<Candidate> candidates = {}) {
-    auto it = ran_.find(key);
-    if (it != ran_.end()) return it->second;
-    // The rulebook states its curves in gen_time (PyPTO's swimlane span), whatever a sweep's
-    // default objective.
-    SweepConfig c = cfg;
-    c.objective = Objective::kGenTime;
-    Ran r{c, run_sweep(c, hw_, opt_, std::move(candidates))};
-    return ran_.emplace(key, std::move(r)).first->second;
-  }
-  const Ran& shipped_run(const std::string& file) { return run(file, shipped(file)); }
-  const Hardware& hw() const { return hw_; }
-
- private:
-  const Hardware& hw_;
-  SweepOptions opt_;
-  std::map<std::string, Ran> ran_;
-};
-
-const CandidateResult& find(const Ran& r, const Dims& tile, int64_t loop = -1) {
-  for (const auto& c : r.res.candidates)
-    if (c.tile == tile && (loop < 0 || c.loop_count == loop)) {
-      if (!c.ok)
-        throw Error(fmt::format("rules: {}: candidate tile {} loop {} was rejected: {}",
-                                r.cfg.path.string(), format_dims(tile), c.loop_count, c.reason));
-      return c;
-    }
-  throw Error(fmt::format("rules: {}: no candidate tile {}{}", r.cfg.path.string(),
-                          format_dims(tile), loop < 0 ? "" : fmt::format(" loop {}", loop)));
-}
-
-const CandidateResult& best(const Ran& r) {
-  if (!r.res.recommended)
-    throw Error("rules: " + r.cfg.path.string() + ": no candidate could be evaluated");
-  return r.res.candidates[*r.res.recommended];
-}
-
-std::string us(double t) {
-  return fmt::format("{:.2f} us", t);
-}
-std::string gap_text(double a, double b) {
-  return fmt::format("{:+.1f}%", gap_pct(a, b));
-}
-std::string tile_time(const CandidateResult& c) {
-  return fmt::format("{} {}", format_dims(c.tile), us(c.gen_time_us));
-}
-bool flagged(const CandidateResult& c, const std::string& flag) {
-  const auto f = c.flags();
-  return std::find(f.begin(), f.end(), flag) != f.end();
-}
-
-// A check before its verdict: `data` collects the figures (an array of cases by default).
-RuleCheck new_check(std::string id, std::string claim,
-                    nlohmann::json data = nlohmann::json::array()) {
-  return RuleCheck{std::move(id), std::move(claim), Verdict::kFails, "", std::move(data), ""};
-}
-
-// The verdict compares timings a and b: the check's margin is its closest such pair.
-void compared(RuleCheck& k, double a, double b) {
-  const double gap = std::abs(a - b) / std::min(a, b) * 100;
-  if (!(k.margin_pct <= gap)) k.margin_pct = gap;
-}
-
-Verdict count_verdict(int held, int cases) {
-  return held == cases ? Verdict::kHolds : held > 0 ? Verdict::kBends : Verdict::kFails;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep = "; ") {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
-  return s;
-}
 
 // ---- rule 1 ----
 
@@ -747,6 +656,11 @@ const std::vector<Group>& groups() {
        [](Cases& c, RulesResult& r) { return check_loop_count(c, r.loop_zones); }},
       {{"rule2.matmul"}, [](Cases& c, RulesResult&) { return V{check_matmul(c)}; }},
       {{"rule3.merge"}, [](Cases& c, RulesResult&) { return V{check_merge(c)}; }},
+      {{"rule4.phase2_contiguous", "rule4.phase2_own_tile", "rule4.phase2_merge"},
+       [](Cases& c, RulesResult&) { return check_rule4(c); }},
+      {{"rule5.stable_softmax", "rule5.softmax_fusion", "rule5.layernorm_one_pass",
+        "rule5.fusion_ub", "rule5.fp32_accumulate"},
+       [](Cases& c, RulesResult&) { return check_rule5(c); }},
   };
   return g;
 }
