@@ -38,6 +38,8 @@
 #include "tools/formats/version.hpp"
 #include "tools/reports/board_compare_report.hpp"
 #include "tools/reports/report.hpp"
+#include "tools/reports/rule_chapters.hpp"
+#include "tools/reports/rules_lang.hpp"
 #include "tools/reports/rules_report.hpp"
 #include "tools/reports/sweep_report.hpp"
 #include "tools/reports/timeline_report.hpp"
@@ -259,10 +261,17 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
   });
 }
 
-std::string rules(const std::vector<std::string>& hardware, const std::vector<std::string>& only,
-                  int threads, const std::vector<std::string>& settings) {
+// The rules' JSON and, when `chapters` is set, rules 4 and 5 as Markdown chapters.
+std::pair<std::string, std::string> rules(const std::vector<std::string>& hardware,
+                                          const std::vector<std::string>& only, int threads,
+                                          const std::vector<std::string>& settings,
+                                          const std::string& lang, bool chapters) {
   return nogil([&] {
-    return dump(rules_json(check_rules_on(hardware, {threads, only}, settings)));
+    check_rules_lang(lang);
+    std::vector<RulesResult> r = check_rules_on(hardware, {threads, only}, settings);
+    localize_rules(r, lang);
+    return std::pair{dump(rules_json(r)),
+                     chapters ? rule_chapters(r.front(), lang) : std::string()};
   });
 }
 
@@ -443,7 +452,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("number_option_error", &number_option_error, py::arg("text"), py::arg("above"),
         py::arg("at_most") = std::numeric_limits<double>::infinity());
   m.def("rules", &rules, py::arg("hardware"), py::arg("only"), py::arg("threads"),
-        py::arg("settings"));
+        py::arg("settings"), py::arg("lang"), py::arg("chapters"));
   m.def("calibrate", &calibrate_py, py::arg("measurements"), py::arg("hardware"), py::arg("free"),
         py::arg("threads"), py::arg("max_iter"), py::arg("fd_step"), py::arg("digits"),
         py::arg("fresh_lowering"), py::arg("allow_degenerate"));

@@ -5,8 +5,11 @@
 
 #include <string>
 
+#include "model/error.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/rules.hpp"
+#include "tools/reports/rule_chapters.hpp"
+#include "tools/reports/rules_lang.hpp"
 
 namespace tilesim {
 namespace {
@@ -108,6 +111,19 @@ TEST(RulesPhases, Fp32AccumulationCostFollowsTheVectorPipe) {
   const int64_t a = threshold(run("rule5.fp32_accumulate", test::default_hw()), past);
   EXPECT_EQ(a, 8192);
   EXPECT_GT(threshold(run("rule5.fp32_accumulate", fast), past), a);
+}
+
+// Every claim has its statement in the rulebook's language (a new claim without one fails here),
+// and the chapters refuse a run that checked neither rule 4 nor rule 5.
+TEST(RulesPhases, EveryClaimReadsInChineseAndTheChaptersNeedTheirClaims) {
+  std::vector<RulesResult> r(1);
+  for (const auto& id : rule_ids()) r[0].checks.push_back(RuleCheck{id, "english", {}, "", {}, ""});
+  localize_rules(r, "zh");
+  for (const auto& k : r[0].checks) EXPECT_NE(k.claim, "english") << k.id;
+  EXPECT_THROW(localize_rules(r, "fr"), Error);
+  RulesResult rule1;
+  rule1.checks.push_back(RuleCheck{"rule1.knee", "c", {}, "", {}, ""});
+  EXPECT_THROW(rule_chapters(rule1), Error);
 }
 
 }  // namespace

@@ -110,11 +110,21 @@ def merge(shards):
     return SweepResult(_core.merge(texts, paths))
 
 
-def rules(hardware="ascend910b1", compare=None, only=None, jobs=0, set=None):
-    """Checks the rulebook's claims against the model (``tilesim rules``)."""
+def rules(hardware="ascend910b1", compare=None, only=None, jobs=0, set=None, lang="en"):
+    """Checks the rulebook's claims against the model (``tilesim rules``); ``lang="zh"`` states
+    the claims in the rulebook's own language."""
     names = [hardware] + _paths(compare)
     jobs = _integer("jobs", jobs, 0, none_ok=False)
-    return JsonResult(json.loads(_core.rules(names, _paths(only), jobs, _what_ifs(set))))
+    text, _ = _core.rules(names, _paths(only), jobs, _what_ifs(set), lang, False)
+    return JsonResult(json.loads(text))
+
+
+def rule_chapters(hardware="ascend910b1", jobs=0, set=None, lang="en"):
+    """Rules 4 and 5 as the rulebook's chapters, Markdown written from a run (``tilesim rules
+    --only rule4 --only rule5 --chapters -``)."""
+    jobs = _integer("jobs", jobs, 0, none_ok=False)
+    _, chapters = _core.rules([hardware], ["rule4", "rule5"], jobs, _what_ifs(set), lang, True)
+    return chapters
 
 
 def calibrate(measurements, hardware=None, free=None, jobs=0, max_iter=None, fd_step=None,

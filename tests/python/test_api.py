@@ -173,6 +173,13 @@ def test_replay_and_analyze_equal_the_cli(cli, tmp_path):
 def test_rules_validate_calibrate_equal_the_cli(cli, tmp_path):
     assert tilesim.rules(only=["rule1.example_a"], jobs=2).to_dict() == cli.json(
         "rules", "--only", "rule1.example_a", "-j", "2")
+    zh = tilesim.rules(only=["rule5.fp32_accumulate"], jobs=2, lang="zh").to_dict()
+    assert zh == cli.json("rules", "--only", "rule5.fp32_accumulate", "-j", "2", "--lang", "zh")
+    assert zh["results"][0]["checks"][0]["claim"].startswith("规则 5")
+    with open(source("docs/rules_4_5.md"), encoding="utf-8") as f:
+        assert tilesim.rule_chapters(jobs=2) == f.read()
+    with pytest.raises(tilesim.ConfigError, match="unknown language"):
+        tilesim.rules(only=["rule5"], lang="fr")
     ds = source("configs/validation/ascendc_elementwise_batch_910b.json")
     v = tilesim.validate([ds], jobs=2)
     assert v.to_dict() == cli.json("validate", ds, "-j", "2")

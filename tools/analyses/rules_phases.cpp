@@ -504,6 +504,7 @@ RuleCheck check_phase2_own_tile(Cases& cases) {
     throw Error("rules: rule 4: no phase 1 tile of cross entropy (" + std::to_string(n) +
                 ", 16) runs: " + curves.back().refused);
   int same = 0, follow_loses = 0, ran = 0;
+  double widest = 0;
   std::vector<std::string> parts;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Phase2Curve& c = curves[i];
@@ -518,7 +519,8 @@ RuleCheck check_phase2_own_tile(Cases& cases) {
     const bool loses = follow && *follow > c.best_us() * (1 + kRuleTiePct / 100);
     same += tied;
     follow_loses += loses;
-    if (at_own) compared(k, *at_own, c.best_us());
+    // The verdict's deciding pair: following phase 1 against the best, where it loses most.
+    if (follow) widest = std::max(widest, gap_pct(*follow, c.best_us()));
     parts.push_back(
         fmt::format("phase 1 [{}, 16]: best phase 2 tile {} ({}), tile {} {}, "
                     "following ({}) {}",
@@ -533,6 +535,7 @@ RuleCheck check_phase2_own_tile(Cases& cases) {
   }
   k.data["threshold"] = *own;
   k.data["threshold_what"] = "phase 2's own best tile (values), whatever phase 1's";
+  k.margin_pct = widest;
   k.verdict = same == ran && follow_loses > 0 ? Verdict::kHolds
               : same > 0                      ? Verdict::kBends
                                               : Verdict::kFails;
