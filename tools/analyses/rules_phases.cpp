@@ -373,9 +373,23 @@ RuleCheck check_fp32_accumulate(Cases& cases) {
   return k;
 }
 
-// ---- rule 4: cross entropy (N, 16) fp32 under PyPTO, phase 1 per sample, phase 2 the mean ----
+// ---- rule 4: the losses under PyPTO, phase 1 per sample, phase 2 the batch mean ----
 
-constexpr int64_t kClasses = 16;
+// A loss kernel and its case: (n, features) fp32, phase 1's tile [rows, features].
+struct Phase1 {
+  std::string op;
+  int64_t features = 0;
+  int64_t n = 0;
+  int64_t rows = 0;
+  std::string text() const {
+    return fmt::format("{} ({}, {}) phase 1 [{}, {}]", op, n, features, rows, features);
+  }
+};
+// Cross entropy over 16 classes: phase 1 a row of 16 logits per sample, so phase 2's share of the
+// kernel is large.
+Phase1 cross_entropy(int64_t n, int64_t rows) {
+  return {"cross_entropy", 16, n, rows};
+}
 // Phase 2's tiles tried: from one UB block of fp32 values up to what UB holds ([t, 1] tiles pad
 // each value to a UB block).
 const std::vector<int64_t>& phase2_tiles() {
@@ -402,22 +416,23 @@ struct Phase2Curve {
     return us[static_cast<size_t>(it - tile.begin())];
   }
 };
-Phase2Curve phase2_curve(Cases& cases, int64_t n, int64_t rows, const std::string& merge) {
-  const auto path = default_config_dir() / "rules" / "rule4_cross_entropy.json";
-  const RunConfig rc = run_config_from_json({{"op", "cross_entropy"},
-                                             {"shape", {n, kClasses}},
+Phase2Curve phase2_curve(Cases& cases, const Phase1& p, const std::string& merge) {
+  const auto path = default_config_dir() / "rules" / ("rule4_" + p.op + ".json");
+  const RunConfig rc = run_config_from_json({{"op", p.op},
+                                             {"shape", {p.n, p.features}},
                                              {"dtype", "fp32"},
-                                             {"tile", {rows, kClasses}}},
+                                             {"tile", {p.rows, p.features}}},
                                             path);
   SweepConfig cfg;
   cfg.path = path;
   cfg.base = rc.spec;
-  cfg.constraints.allow_tile_over_shape = true;  // 16 classes: the tile covers the row exactly
+  cfg.constraints.allow_tile_over_shape = true;  // 16 classes: a tile covers the row exactly
   std::vector<Candidate> cands;
   for (int64_t t : phase2_tiles())
-    if (t <= n)
-      cands.push_back({{rows, kClasses}, 1, 0, {}, {}, {{"phase2_tile", {t}}, {"merge", merge}}});
-  const Ran& r = cases.run(fmt::format("rule4 ce N{} rows{} {}", n, rows, merge), cfg, cands);
+    if (t <= p.n)
+      cands.push_back(
+          {{p.rows, p.features}, 1, 0, {}, {}, {{"phase2_tile", {t}}, {"merge", merge}}});
+  const Ran& r = cases.run(fmt::format("rule4 {} {}", p.text(), merge), cfg, cands);
   Phase2Curve c;
   for (const auto& x : r.res.candidates)
     if (x.ok) {
@@ -429,12 +444,11 @@ Phase2Curve phase2_curve(Cases& cases, int64_t n, int64_t rows, const std::strin
 }
 
 // A curve the claim cannot do without.
-const Phase2Curve& needed(const Phase2Curve& c, int64_t n, int64_t rows) {
+Phase2Curve needed(Cases& cases, const Phase1& p, const std::string& merge) {
+  Phase2Curve c = phase2_curve(cases, p, merge);
   if (c.tile.empty())
-    throw Error(
-        fmt::format("rules: rule 4: cross entropy ({}, {}) with phase 1 tile [{}, {}]: no "
-                    "phase 2 tile could be evaluated ({})",
-                    n, kClasses, rows, kClasses, c.refused));
+    throw Error(fmt::format("rules: rule 4: {}: no phase 2 tile could be evaluated ({})", p.text(),
+                            c.refused));
   return c;
 }
 
@@ -460,28 +474,37 @@ RuleCheck check_phase2_contiguous(Cases& cases) {
   int held = 0;
   std::vector<std::string> parts;
   int64_t last = 0;
-  for (int64_t n : batches()) {
-    const Phase2Curve c = needed(phase2_curve(cases, n, 256, "auto"), n, 256);
+  // Cross entropy at both batches, and the pair and triplet losses (128 features) at the smaller.
+  const std::vector<Phase1> cs = {cross_entropy(batches().front(), 256),
+                                  {"mse", 128, batches().front(), 64},
+                                  {"triplet_margin", 128, batches().front(), 64},
+                                  cross_entropy(batches().back(), 256)};
+  for (const Phase1& p : cs) {
+    const Phase2Curve c = needed(cases, p, "auto");
     const int64_t bytes = c.enough() * 4;
     last = bytes;
     const bool ok = bytes >= 512 && bytes <= 2048;
     held += ok;
     compared(k, c.best_us(), c.us.front());
-    parts.push_back(fmt::format("N {}: phase 2 us by tile {}; ties its best from {} values ({} B)",
-                                n, curve_text(c), c.enough(), bytes));
-    k.data["rows"].push_back(
-        {{"batch", n}, {"phase2_tile", c.tile}, {"gen_time_us", c.us}, {"enough_bytes", bytes}});
+    parts.push_back(fmt::format("{}: phase 2 us by tile {}; ties its best from {} values ({} B)",
+                                p.text(), curve_text(c), c.enough(), bytes));
+    k.data["rows"].push_back({{"kernel", p.text()},
+                              {"phase2_tile", c.tile},
+                              {"gen_time_us", c.us},
+                              {"enough_bytes", bytes}});
   }
   k.data["threshold"] = last;
   k.data["threshold_what"] =
       "contiguous bytes of phase 2's tile from which it ties its best, at the largest batch";
-  k.verdict = count_verdict(held, static_cast<int>(batches().size()));
-  k.numbers = join(parts) + " (phase 1 tile [256, 16])";
+  k.verdict = count_verdict(held, static_cast<int>(cs.size()));
+  k.numbers = join(parts);
   k.why =
       "a phase 2 tile of t values pays its reduction's instructions (vector.issue_cycles each, "
       "the [t, 1] column reduced row by row of UB blocks) and one accumulating store, whatever t: "
       "short tiles pay them N / t times; past the knee more values per tile only lengthen the "
-      "tasks. At a small batch phase 2 keeps gaining up to one tile (its tasks are few anyway)";
+      "tasks. At a small batch phase 2 keeps gaining up to one tile (its tasks are few anyway); "
+      "where phase 1 is heavy (128 features a sample) phase 2's share is small and it ties from "
+      "fewer values";
   return k;
 }
 
@@ -495,7 +518,7 @@ RuleCheck check_phase2_own_tile(Cases& cases) {
   const int64_t n = batches().front();
   std::vector<Phase2Curve> curves;
   const std::vector<int64_t> rows = {32, 128, 512};
-  for (int64_t r : rows) curves.push_back(phase2_curve(cases, n, r, "auto"));
+  for (int64_t r : rows) curves.push_back(phase2_curve(cases, cross_entropy(n, r), "auto"));
   // Phase 2's best with phase 1's largest tile that runs: does it hold for the others?
   std::optional<int64_t> own;
   for (const Phase2Curve& c : curves)
@@ -554,8 +577,8 @@ RuleCheck check_phase2_merge(Cases& cases) {
       "partials' count",
       nlohmann::json::object());
   const int64_t n = batches().front();
-  const Phase2Curve atomic = needed(phase2_curve(cases, n, 256, "atomic"), n, 256);
-  const Phase2Curve tree = needed(phase2_curve(cases, n, 256, "tree"), n, 256);
+  const Phase2Curve atomic = needed(cases, cross_entropy(n, 256), "atomic");
+  const Phase2Curve tree = needed(cases, cross_entropy(n, 256), "tree");
   Versus v;  // by partial count, ascending
   for (size_t i = tree.tile.size(); i-- > 0;) {
     const auto a = atomic.at(tree.tile[i]);
