@@ -74,6 +74,16 @@ TEST(RulesPhases, PhaseTwoTreeMergeCostFollowsTheCopyIssueCost) {
       << ra.dump() << " vs " << rb.dump();
 }
 
+// A second kernel pays its launch: a dearer launch keeps the fused form ahead to larger batches.
+TEST(RulesPhases, PhaseFusionGainFollowsTheLaunchCost) {
+  const int64_t past = int64_t{1} << 40;
+  Hardware dear = test::default_hw();
+  dear.kernel.vector_launch_us *= 4;
+  const int64_t a = threshold(run("rule4.phase_fusion", test::default_hw()), past);
+  EXPECT_EQ(a, 262144);
+  EXPECT_GT(threshold(run("rule4.phase_fusion", dear), past), a);
+}
+
 // Where a tile covers the row (UB and the tile-element limit decide) the max is cheap; longer
 // tiles move the row length at which it becomes a pass of its own.
 TEST(RulesPhases, StableSoftmaxTurnsWhereTheRowStopsFittingATile) {

@@ -66,6 +66,7 @@ const std::map<std::string, Verdict> kLocked = {
     {"rule4.phase2_contiguous", Verdict::kBends},
     {"rule4.phase2_own_tile", Verdict::kHolds},
     {"rule4.phase2_merge", Verdict::kHolds},
+    {"rule4.phase_fusion", Verdict::kHolds},
     // Rule 5.
     {"rule5.stable_softmax", Verdict::kHolds},
     {"rule5.softmax_fusion", Verdict::kHolds},

@@ -55,6 +55,17 @@ struct Form {
   std::vector<Kernel> kernels;
 };
 
+// The run config `doc` (a case written for a claim, named `key` in messages) swept over `cands`.
+const Ran& config_sweep(Cases& cases, const std::string& key, const nlohmann::json& doc,
+                        std::vector<Candidate> cands, bool allow_over_shape = false) {
+  const auto path = default_config_dir() / "rules" / (key + ".json");
+  SweepConfig cfg;
+  cfg.path = path;
+  cfg.base = run_config_from_json(doc, path).spec;
+  cfg.constraints.allow_tile_over_shape = allow_over_shape;
+  return cases.run(key, cfg, std::move(cands));
+}
+
 // The fastest time of `k` on rows of length L among tiles [1, t], t a power of two from 1 KB of
 // contiguous bytes up to the row and the rulebook's limits.max_tile_elements (candidates that
 // overflow UB drop out, as a compile would refuse them).
@@ -65,16 +76,11 @@ const CandidateResult& best_of(Cases& cases, const std::string& key, const Kerne
         {{"name", in.name}, {"shape", {kRows, in.column ? 1 : len}}, {"dtype", k.dtype}});
   prog["body"] = nlohmann::json::array({{{"set_vec_tile_shapes", {1, len}}, {"name", "row"}}});
   for (const auto& o : k.body) prog["body"].push_back(o);
-  const auto path = default_config_dir() / "rules" / (key + ".json");
-  const RunConfig rc = run_config_from_json({{"program", prog}}, path);
-  SweepConfig cfg;
-  cfg.path = path;
-  cfg.base = rc.spec;
   std::vector<Candidate> cands;
   const int64_t first = 1024 / (k.dtype == "fp32" ? 4 : 2);
   const int64_t most = std::min(len, cases.hw().limits.max_tile_elements);
   for (int64_t t = std::min(first, len); t <= most; t *= 2) cands.push_back({{1, t}, 1});
-  return best(cases.run(key, cfg, cands));
+  return best(config_sweep(cases, key, {{"program", prog}}, cands));
 }
 
 // A form's time on rows of length L (its kernels' best gen_times added) and whether every kernel's
@@ -417,22 +423,18 @@ struct Phase2Curve {
   }
 };
 Phase2Curve phase2_curve(Cases& cases, const Phase1& p, const std::string& merge) {
-  const auto path = default_config_dir() / "rules" / ("rule4_" + p.op + ".json");
-  const RunConfig rc = run_config_from_json({{"op", p.op},
-                                             {"shape", {p.n, p.features}},
-                                             {"dtype", "fp32"},
-                                             {"tile", {p.rows, p.features}}},
-                                            path);
-  SweepConfig cfg;
-  cfg.path = path;
-  cfg.base = rc.spec;
-  cfg.constraints.allow_tile_over_shape = true;  // 16 classes: a tile covers the row exactly
   std::vector<Candidate> cands;
   for (int64_t t : phase2_tiles())
     if (t <= p.n)
       cands.push_back(
           {{p.rows, p.features}, 1, 0, {}, {}, {{"phase2_tile", {t}}, {"merge", merge}}});
-  const Ran& r = cases.run(fmt::format("rule4 {} {}", p.text(), merge), cfg, cands);
+  // 16 classes: a tile covers the row exactly.
+  const Ran& r = config_sweep(cases, fmt::format("rule4 {} {}", p.text(), merge),
+                              {{"op", p.op},
+                               {"shape", {p.n, p.features}},
+                               {"dtype", "fp32"},
+                               {"tile", {p.rows, p.features}}},
+                              cands, true);
   Phase2Curve c;
   for (const auto& x : r.res.candidates)
     if (x.ok) {
@@ -615,10 +617,102 @@ RuleCheck check_phase2_merge(Cases& cases) {
   return k;
 }
 
+// Under SPMD: the loss as one launch (its blocks fold their samples into the mean, X13) against
+// phase 1 and phase 2 as kernels of their own; kernel times (a launch each).
+RuleCheck check_phase_fusion(Cases& cases) {
+  RuleCheck k = new_check(
+      "rule4.phase_fusion",
+      "Rule 4: under SPMD, fold phase 2 into phase 1's blocks (one launch, each block adding its "
+      "samples' share): it beats phase 2 as a kernel of its own, by most at small batches",
+      nlohmann::json::object());
+  const int64_t rows = 256, grid = cases.hw().cores.aiv;
+  const nlohmann::json spmd = {{"style", "spmd"}, {"grid", grid}};
+  const auto row = [](const char* name, const char* in, const char* out) {
+    return nlohmann::json{
+        {"op", name}, {"inputs", {in}}, {"dim", -1}, {"keepdim", true}, {"out", out}};
+  };
+  Versus v;
+  for (int64_t n : {int64_t{4096}, int64_t{16384}, int64_t{65536}, int64_t{262144}}) {
+    const auto one = [&](const std::string& key, const nlohmann::json& doc, const Dims& tile) {
+      return best(config_sweep(cases, fmt::format("rule4 {} N{}", key, n), doc, {{tile, 1}}, true))
+          .kernel_time_us;
+    };
+    const double fused = one("cross_entropy spmd",
+                             {{"op", "cross_entropy"},
+                              {"shape", {n, 16}},
+                              {"dtype", "fp32"},
+                              {"tile", {rows, 16}},
+                              {"partition", spmd}},
+                             {rows, 16});
+    nlohmann::json p1 = {
+        {"program", "cross_entropy_phase1"},
+        {"inputs",
+         {{{"name", "x"}, {"shape", {n, 16}}, {"dtype", "fp32"}},
+          {{"name", "t"}, {"shape", {n, 1}}, {"dtype", "int32"}}}},
+        {"outputs", {"l"}},
+        {"body",
+         {{{"set_vec_tile_shapes", {rows, 16}}, {"name", "rows"}},
+          row("amax", "x", "m"),
+          row("sumexp", "x", "s"),
+          {{"op", "pick"}, {"inputs", {"x", "t"}}, {"dim", -1}, {"keepdim", true}, {"out", "xt"}},
+          op("log", {"s"}, "ls"),
+          op("add", {"m", "ls"}, "lse"),
+          op("sub", {"lse", "xt"}, "l")}}};
+    const int64_t t2 = std::min<int64_t>(n, 2048);
+    nlohmann::json p2 = {
+        {"program", "cross_entropy_phase2"},
+        {"inputs", {{{"name", "l"}, {"shape", {n, 1}}, {"dtype", "fp32"}}}},
+        {"outputs", {"o"}},
+        {"body",
+         {{{"set_vec_tile_shapes", {t2, 1}}, {"name", "rows"}},
+          {{"op", "mean"}, {"inputs", {"l"}}, {"dim", 0}, {"keepdim", true}, {"out", "o"}}}}};
+    const double separate = one("phase1 spmd", {{"program", p1}, {"partition", spmd}}, {rows, 16}) +
+                            one("phase2 spmd", {{"program", p2}, {"partition", spmd}}, {t2, 1});
+    v.len.push_back(n);
+    v.a.push_back(separate);
+    v.b.push_back(fused);
+    v.extra_pct.push_back(gap_pct(separate, fused));
+  }
+  for (size_t i = 0; i < v.len.size(); ++i) {
+    k.data["rows"].push_back({{"batch", v.len[i]},
+                              {"separate_us", v.a[i]},
+                              {"fused_us", v.b[i]},
+                              {"extra_pct", v.extra_pct[i]}});
+    compared(k, v.a[i], v.b[i]);
+  }
+  // The batch from which the second kernel costs less than 10% ("close").
+  std::optional<int64_t> fades;
+  for (size_t i = v.len.size(); i-- > 0;) {
+    if (v.extra_pct[i] > 100 * kClose) break;
+    fades = v.len[i];
+  }
+  k.data["threshold"] = fades ? nlohmann::json(*fades) : nlohmann::json(nullptr);
+  k.data["threshold_what"] = "batch from which phase 2 as its own kernel costs less than 10% more";
+  bool wins = true;
+  for (double e : v.extra_pct) wins = wins && e > kRuleTiePct;
+  const bool shrinks = v.extra_pct.back() < v.extra_pct.front();
+  k.verdict = wins && shrinks   ? Verdict::kHolds
+              : wins || shrinks ? Verdict::kBends
+                                : Verdict::kFails;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < v.len.size(); ++i)
+    parts.push_back(fmt::format("{} {:+.1f}%", v.len[i], v.extra_pct[i]));
+  k.numbers = fmt::format(
+      "cross entropy (N, 16), tile [{}, 16], grid {}: two kernels over one launch by batch "
+      "(kernel times): {}; within 10% from N {}",
+      rows, grid, join(parts, ", "), at_text(fades));
+  k.why =
+      "a second kernel pays its launch (kernel.vector_launch_us), its blocks' start and a pass "
+      "over the per-sample vector in GM; folded, each block reduces the values it holds in UB "
+      "and adds one atomic. Phase 1's time grows with the batch, the second kernel's hardly";
+  return k;
+}
+
 }  // namespace
 
 std::vector<RuleCheck> check_rule4(Cases& cases) {
-  return {check_phase2_contiguous(cases), check_phase2_own_tile(cases), check_phase2_merge(cases)};
+  return {check_phase2_contiguous(cases), check_phase2_own_tile(cases), check_phase2_merge(cases),
+          check_phase_fusion(cases)};
 }
 
 std::vector<RuleCheck> check_rule5(Cases& cases) {

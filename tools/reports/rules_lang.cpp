@@ -67,6 +67,14 @@ const std::map<std::string, Zh>& zh_claims() {
         "原子合并是每个第二阶段任务一次累加写出；树形合并每折半一层就多一层合并任务，每个任务一次调"
         "度、"
         "两次部分结果读入和一次写出，并等待其配对任务"}},
+      {"rule4.phase_fusion",
+       {"规则 4：SPMD 下把第二阶段并入第一阶段的 block（一次启动，每个 block "
+        "累加其样本的份额）：优于把第二阶段作为单独的 "
+        "kernel，批量越小优势越大",
+        "第二个 kernel 要付出启动（kernel.vector_launch_us）、其 block 的启动以及对 GM "
+        "中逐样本向量的一遍读取；并入后每个 "
+        "block 归约自己在 UB 中的值并做一次原子加。第一阶段的时间随批量增长，第二个 kernel "
+        "几乎不变"}},
       {"rule5.stable_softmax",
        {"规则 5：行能被一个 tile 覆盖时，稳定 softmax 的 max 遍历代价很小；行被切分后它成为对 x "
         "的单独一遍，除非 max 与 sum 在同一遍完成",
