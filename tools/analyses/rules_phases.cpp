@@ -136,17 +136,20 @@ Versus versus(Cases& cases, const Form& a, const Form& b) {
   return v;
 }
 // The first row length from which on a's extra cost over b stays above `pct` (none: never).
-std::optional<int64_t> turns_at(const Versus& v, double pct) {
+// With `above` false: the first from which it stays at or below `pct`.
+std::optional<int64_t> turns_at(const Versus& v, double pct, bool above = true) {
   std::optional<int64_t> at;
   for (size_t i = v.len.size(); i-- > 0;) {
-    if (v.extra_pct[i] <= pct) break;
+    if ((v.extra_pct[i] > pct) != above) break;
     at = v.len[i];
   }
   return at;
 }
-void add_rows(RuleCheck& k, const Versus& v, const std::string& a, const std::string& b) {
+// The evidence rows of `v` (its axis named `axis`), each pair a timing the verdict rests on.
+void add_rows(RuleCheck& k, const Versus& v, const std::string& a, const std::string& b,
+              const std::string& axis = "row_length") {
   for (size_t i = 0; i < v.len.size(); ++i) {
-    k.data["rows"].push_back({{"row_length", v.len[i]},
+    k.data["rows"].push_back({{axis, v.len[i]},
                               {a + "_us", v.a[i]},
                               {b + "_us", v.b[i]},
                               {"extra_pct", v.extra_pct[i]}});
@@ -199,11 +202,7 @@ std::string split_text(const std::optional<int64_t>& split) {
 // longer does. Holds when the fusion pays at every row the fused stage's tile covers and stops
 // only once its rows split.
 void fusion_verdict(RuleCheck& k, const Versus& v, const std::string& what) {
-  std::optional<int64_t> stops;
-  for (size_t i = v.len.size(); i-- > 0;) {
-    if (v.extra_pct[i] > kRuleTiePct) break;
-    stops = v.len[i];
-  }
+  const auto stops = turns_at(v, kRuleTiePct, false);
   bool pays_covered = true, pays_somewhere = false;
   for (size_t i = 0; i < v.len.size(); ++i) {
     if (v.b_covers[i]) pays_covered = pays_covered && v.extra_pct[i] > kRuleTiePct;
@@ -590,14 +589,7 @@ RuleCheck check_phase2_merge(Cases& cases) {
     v.b.push_back(*a);
     v.extra_pct.push_back(gap_pct(tree.us[i], *a));
   }
-  for (size_t i = 0; i < v.len.size(); ++i) {
-    k.data["rows"].push_back({{"partials", v.len[i]},
-                              {"phase2_tile", n / v.len[i]},
-                              {"tree_us", v.a[i]},
-                              {"atomic_us", v.b[i]},
-                              {"extra_pct", v.extra_pct[i]}});
-    compared(k, v.a[i], v.b[i]);
-  }
+  add_rows(k, v, "tree", "atomic", "partials");
   const auto at = turns_at(v, kRuleTiePct);
   k.data["threshold"] = at ? nlohmann::json(*at) : nlohmann::json(nullptr);
   k.data["threshold_what"] = "partial results from which the tree costs more than a tie";
@@ -673,19 +665,9 @@ RuleCheck check_phase_fusion(Cases& cases) {
     v.b.push_back(fused);
     v.extra_pct.push_back(gap_pct(separate, fused));
   }
-  for (size_t i = 0; i < v.len.size(); ++i) {
-    k.data["rows"].push_back({{"batch", v.len[i]},
-                              {"separate_us", v.a[i]},
-                              {"fused_us", v.b[i]},
-                              {"extra_pct", v.extra_pct[i]}});
-    compared(k, v.a[i], v.b[i]);
-  }
+  add_rows(k, v, "separate", "fused", "batch");
   // The batch from which the second kernel costs less than 10% ("close").
-  std::optional<int64_t> fades;
-  for (size_t i = v.len.size(); i-- > 0;) {
-    if (v.extra_pct[i] > 100 * kClose) break;
-    fades = v.len[i];
-  }
+  const auto fades = turns_at(v, 100 * kClose, false);
   k.data["threshold"] = fades ? nlohmann::json(*fades) : nlohmann::json(nullptr);
   k.data["threshold_what"] = "batch from which phase 2 as its own kernel costs less than 10% more";
   bool wins = true;
