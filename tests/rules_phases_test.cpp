@@ -91,6 +91,11 @@ TEST(RulesPhases, StableSoftmaxTurnsWhereTheRowStopsFittingATile) {
   EXPECT_EQ(threshold(run("rule5.stable_softmax", longer_tiles()), 0), 65536);
 }
 
+TEST(RulesPhases, OnlineSoftmaxPaysFromTheSplitAndLongerTilesMoveIt) {
+  EXPECT_EQ(threshold(run("rule5.online_softmax", test::default_hw()), 0), 32768);
+  EXPECT_EQ(threshold(run("rule5.online_softmax", longer_tiles()), 0), 65536);
+}
+
 TEST(RulesPhases, SoftmaxFusionStopsPayingWhereTheRowSplits) {
   const RuleCheck a = run("rule5.softmax_fusion", test::default_hw());
   const RuleCheck b = run("rule5.softmax_fusion", longer_tiles());

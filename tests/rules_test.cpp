@@ -69,6 +69,7 @@ const std::map<std::string, Verdict> kLocked = {
     {"rule4.phase_fusion", Verdict::kHolds},
     // Rule 5.
     {"rule5.stable_softmax", Verdict::kHolds},
+    {"rule5.online_softmax", Verdict::kHolds},
     {"rule5.softmax_fusion", Verdict::kHolds},
     {"rule5.layernorm_one_pass", Verdict::kHolds},
     {"rule5.fusion_ub", Verdict::kHolds},

@@ -659,8 +659,8 @@ const std::vector<Group>& groups() {
       {{"rule4.phase2_contiguous", "rule4.phase2_own_tile", "rule4.phase2_merge",
         "rule4.phase_fusion"},
        [](Cases& c, RulesResult&) { return check_rule4(c); }},
-      {{"rule5.stable_softmax", "rule5.softmax_fusion", "rule5.layernorm_one_pass",
-        "rule5.fusion_ub", "rule5.fp32_accumulate"},
+      {{"rule5.stable_softmax", "rule5.online_softmax", "rule5.softmax_fusion",
+        "rule5.layernorm_one_pass", "rule5.fusion_ub", "rule5.fp32_accumulate"},
        [](Cases& c, RulesResult&) { return check_rule5(c); }},
   };
   return g;

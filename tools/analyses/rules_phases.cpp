@@ -251,6 +251,38 @@ RuleCheck check_stable_softmax(Cases& cases) {
   return k;
 }
 
+RuleCheck check_online_softmax(Cases& cases) {
+  RuleCheck k = new_check(
+      "rule5.online_softmax",
+      "Rule 5: the online softmax (max and sum of exp in one pass, the sum rescaled as the max "
+      "grows) costs more than a max pass of its own while a tile covers the row, and pays once "
+      "the row splits",
+      nlohmann::json::object());
+  const Versus v =
+      versus(cases, {"stable", {softmax_stable()}}, {"stable_one_pass", {softmax_one_pass()}});
+  add_rows(k, v, "max_pass", "online");
+  const auto at = turns_at(v, kRuleTiePct);
+  const auto split = v.a_splits();
+  set_threshold(k, at, "row length (fp32) from which the online form wins by more than a tie");
+  bool dearer_covered = true;
+  for (size_t i = 0; i < v.len.size(); ++i)
+    if (v.a_covers[i]) dearer_covered = dearer_covered && v.extra_pct[i] < -kRuleTiePct;
+  k.verdict = dearer_covered && at && split && *at == *split ? Verdict::kHolds
+              : at                                           ? Verdict::kBends
+                                                             : Verdict::kFails;
+  k.numbers = fmt::format(
+      "a max pass of its own over the online form by row length: {}; the online form wins from "
+      "row {}; the max-pass form: {}",
+      curve_text(v), at_text(at), split_text(split));
+  k.why =
+      "the online statistics compute exp(x - max) for the sum and the apply computes it again "
+      "for y (a second Sub and Exp over the tile), and each partial merge rescales the running "
+      "sum (the op table's sumexp record); the max-pass form keeps e = exp(x - max) in UB and "
+      "sums it. Once the row splits, its separate max is a pass over x through GM, which the "
+      "online statistics save";
+  return k;
+}
+
 RuleCheck check_softmax_fusion(Cases& cases) {
   RuleCheck k = new_check(
       "rule5.softmax_fusion",
@@ -698,8 +730,9 @@ std::vector<RuleCheck> check_rule4(Cases& cases) {
 }
 
 std::vector<RuleCheck> check_rule5(Cases& cases) {
-  return {check_stable_softmax(cases), check_softmax_fusion(cases), check_layernorm_one_pass(cases),
-          check_fusion_ub(cases), check_fp32_accumulate(cases)};
+  return {check_stable_softmax(cases), check_online_softmax(cases),
+          check_softmax_fusion(cases), check_layernorm_one_pass(cases),
+          check_fusion_ub(cases),      check_fp32_accumulate(cases)};
 }
 
 }  // namespace tilesim

@@ -82,6 +82,15 @@ const std::map<std::string, Zh>& zh_claims() {
         "的阶段在此结束（其部分结果跨 "
         "tile 合并），之后的算子要再次从 GM 读 x；sumexp 的滑动最大值（算子表的 X10）把 max "
         "并入求和的那一遍"}},
+      {"rule5.online_softmax",
+       {"规则 5：在线 softmax（max 与 exp 之和在同一遍完成，max 增大时对累加和重新缩放）在 tile "
+        "覆盖整行时比单独一遍 max "
+        "更贵，行被切分后才有收益",
+        "在线统计为求和计算一次 exp(x - max)，应用阶段为 y 再算一次（对 tile 多一次 Sub 和 "
+        "Exp），且每次部分结果合并都要对累加和重新缩放"
+        "（算子表中 sumexp 的记录）；单独求 max 的写法把 e = exp(x - max) 留在 UB "
+        "中再求和。行被切分后，单独的 max 是经 GM "
+        "对 x 的一遍读取，在线统计省掉了它"}},
       {"rule5.softmax_fusion",
        {"规则 5：tile 覆盖整行时，融合成一个 kernel 的 softmax 优于三个 kernel（amax；sub、exp 与 "
         "sum；div），省下中间结果经 GM 的往返",
