@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -216,6 +217,21 @@ void fusion_verdict(RuleCheck& k, const Versus& v, const std::string& what) {
                                                                       : Verdict::kFails;
 }
 
+// Claims that turn where form a's row splits: `covered` holds for a's extra cost at every row
+// a's tile covers, and b wins by more than a tie from the first split row on (the threshold).
+void split_verdict(RuleCheck& k, const Versus& v, const std::function<bool(double)>& covered,
+                   const std::string& what) {
+  const auto at = turns_at(v, kRuleTiePct);
+  const auto split = v.a_splits();
+  set_threshold(k, at, what);
+  bool holds = true;
+  for (size_t i = 0; i < v.len.size(); ++i)
+    if (v.a_covers[i]) holds = holds && covered(v.extra_pct[i]);
+  k.verdict = holds && at && split && *at == *split ? Verdict::kHolds
+              : at                                  ? Verdict::kBends
+                                                    : Verdict::kFails;
+}
+
 RuleCheck check_stable_softmax(Cases& cases) {
   RuleCheck k = new_check(
       "rule5.stable_softmax",
@@ -263,13 +279,9 @@ RuleCheck check_online_softmax(Cases& cases) {
   add_rows(k, v, "max_pass", "online");
   const auto at = turns_at(v, kRuleTiePct);
   const auto split = v.a_splits();
-  set_threshold(k, at, "row length (fp32) from which the online form wins by more than a tie");
-  bool dearer_covered = true;
-  for (size_t i = 0; i < v.len.size(); ++i)
-    if (v.a_covers[i]) dearer_covered = dearer_covered && v.extra_pct[i] < -kRuleTiePct;
-  k.verdict = dearer_covered && at && split && *at == *split ? Verdict::kHolds
-              : at                                           ? Verdict::kBends
-                                                             : Verdict::kFails;
+  split_verdict(
+      k, v, [](double e) { return e < -kRuleTiePct; },
+      "row length (fp32) from which the online form wins by more than a tie");
   k.numbers = fmt::format(
       "a max pass of its own over the online form by row length: {}; the online form wins from "
       "row {}; the max-pass form: {}",
@@ -334,13 +346,9 @@ RuleCheck check_layernorm_one_pass(Cases& cases) {
   add_rows(k, v, "two_pass", "one_pass");
   const auto at = turns_at(v, kRuleTiePct);
   const auto split = v.a_splits();
-  set_threshold(k, at, "row length (fp32) from which one pass wins by more than a tie");
-  bool tie_covered = true;
-  for (size_t i = 0; i < v.len.size(); ++i)
-    if (v.a_covers[i]) tie_covered = tie_covered && std::abs(v.extra_pct[i]) <= kRuleTiePct;
-  k.verdict = tie_covered && at && split && *at == *split ? Verdict::kHolds
-              : at                                        ? Verdict::kBends
-                                                          : Verdict::kFails;
+  split_verdict(
+      k, v, [](double e) { return std::abs(e) <= kRuleTiePct; },
+      "row length (fp32) from which one pass wins by more than a tie");
   k.numbers = fmt::format(
       "two-pass over one-pass by row length: {}; one pass wins from row {}; the two-pass form: "
       "{}",
