@@ -1,5 +1,6 @@
 #include "tools/reports/rules_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tools/formats/run_config.hpp"
@@ -61,9 +62,26 @@ void append_thresholds(std::string& s, const RulesResult& r) {
 }
 
 // One line per threshold: its value on the reference and on `other`.
+// A claim's own measured threshold (rules 4 and 5 keep theirs in the check's data).
+const nlohmann::json* claim_threshold(const RuleCheck& k) {
+  return k.data.is_object() && k.data.contains("threshold") ? &k.data["threshold"] : nullptr;
+}
+
 void append_moves(std::string& s, const RulesResult& ref, const RulesResult& other) {
-  if (!has_thresholds(ref)) return;
+  const bool claims = std::any_of(ref.checks.begin(), ref.checks.end(),
+                                  [](const RuleCheck& k) { return claim_threshold(k) != nullptr; });
+  if (!has_thresholds(ref) && !claims) return;
   append(s, "\n  how the thresholds move from {} to {}\n", ref.hardware, other.hardware);
+  for (size_t i = 0; i < ref.checks.size() && i < other.checks.size(); ++i) {
+    const nlohmann::json* a = claim_threshold(ref.checks[i]);
+    const nlohmann::json* b = claim_threshold(other.checks[i]);
+    if (!a || !b || ref.checks[i].id != other.checks[i].id) continue;
+    const auto text = [](const nlohmann::json& v) {
+      return v.is_null() ? std::string("none tried") : v.dump();
+    };
+    append(s, "    {} ({}): {} -> {}\n", ref.checks[i].id,
+           ref.checks[i].data.value("threshold_what", std::string()), text(*a), text(*b));
+  }
   for (size_t i = 0; i < ref.knees.size() && i < other.knees.size(); ++i) {
     const auto& a = ref.knees[i];
     const auto& b = other.knees[i];
