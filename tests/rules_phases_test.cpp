@@ -74,6 +74,19 @@ TEST(RulesPhases, PhaseTwoTreeMergeCostFollowsTheCopyIssueCost) {
       << ra.dump() << " vs " << rb.dump();
 }
 
+// The tree's merge tasks each issue two partial loads and a store, at every loop count: dearer
+// copies raise the least of its extra time over the loop counts.
+TEST(RulesPhases, LoopMergeTreeCostFollowsTheCopyIssueCost) {
+  Hardware dear = test::default_hw();
+  dear.dma.read.issue_cycles *= 10;
+  const RuleCheck a = run("rule4.loop_merge", test::default_hw());
+  const RuleCheck b = run("rule4.loop_merge", dear);
+  EXPECT_GT(b.data["tree_extra_us_range"][0].get<double>(),
+            a.data["tree_extra_us_range"][0].get<double>() * 1.2)
+      << a.numbers << "\n"
+      << b.numbers;
+}
+
 // A second kernel pays its launch: a dearer launch keeps the fused form ahead to larger batches.
 TEST(RulesPhases, PhaseFusionGainFollowsTheLaunchCost) {
   const int64_t past = int64_t{1} << 40;

@@ -657,7 +657,7 @@ const std::vector<Group>& groups() {
       {{"rule2.matmul"}, [](Cases& c, RulesResult&) { return V{check_matmul(c)}; }},
       {{"rule3.merge"}, [](Cases& c, RulesResult&) { return V{check_merge(c)}; }},
       {{"rule4.phase2_contiguous", "rule4.phase2_own_tile", "rule4.phase2_merge",
-        "rule4.phase_fusion"},
+        "rule4.loop_merge", "rule4.phase_fusion"},
        [](Cases& c, RulesResult&) { return check_rule4(c); }},
       {{"rule5.stable_softmax", "rule5.online_softmax", "rule5.softmax_fusion",
         "rule5.layernorm_one_pass", "rule5.fusion_ub", "rule5.fp32_accumulate"},

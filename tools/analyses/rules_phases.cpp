@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -649,6 +650,79 @@ RuleCheck check_phase2_merge(Cases& cases) {
   return k;
 }
 
+// A loop over phase 1 (loop_count chunks of the batch, a root function each) with phase 2's
+// merge atomic or a tree: phase 2 runs once after every chunk, outside the loop.
+RuleCheck check_loop_merge(Cases& cases) {
+  RuleCheck k = new_check(
+      "rule4.loop_merge",
+      "Rule 4: a loop over phase 1 does not change phase 2's merge: the same merge wins at every "
+      "loop count, its cost the same, and the best loop count is the same under either merge",
+      nlohmann::json::object());
+  const Phase1 p = cross_entropy(batches().back(), 256);
+  const std::vector<int64_t> loops = {1, 2, 4, 8, 16, 32, 64};
+  std::map<std::string, std::vector<double>> us;
+  for (const char* merge : {"atomic", "tree"}) {
+    std::vector<Candidate> cands;
+    for (int64_t l : loops)
+      cands.push_back(
+          {{p.rows, p.features}, l, 0, {}, {}, {{"phase2_tile", {1024}}, {"merge", merge}}});
+    const Ran& r = config_sweep(cases, fmt::format("rule4 {} loops {}", p.text(), merge),
+                                {{"op", p.op},
+                                 {"shape", {p.n, p.features}},
+                                 {"dtype", "fp32"},
+                                 {"tile", {p.rows, p.features}}},
+                                cands, true);
+    for (const auto& c : r.res.candidates) {
+      if (!c.ok)
+        throw Error(fmt::format("rules: rule 4: {} loop {} merge {}: {}", p.text(), c.loop_count,
+                                merge, c.reason));
+      us[merge].push_back(c.gen_time_us);
+    }
+  }
+  const auto& a = us["atomic"];
+  const auto& t = us["tree"];
+  double least = 1e300, most = 0;
+  bool same_winner = true;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const double extra = t[i] - a[i];
+    least = std::min(least, extra);
+    most = std::max(most, extra);
+    same_winner = same_winner && gap_pct(t[i], a[i]) > kRuleTiePct;
+    compared(k, t[i], a[i]);
+    parts.push_back(
+        fmt::format("loop {}: {:.2f} / {:.2f} us (+{:.2f})", loops[i], a[i], t[i], extra));
+    k.data["rows"].push_back({{"loop_count", loops[i]},
+                              {"atomic_us", a[i]},
+                              {"tree_us", t[i]},
+                              {"tree_extra_us", extra}});
+  }
+  const auto best = [&](const std::vector<double>& v) {
+    return loops[static_cast<size_t>(std::min_element(v.begin(), v.end()) - v.begin())];
+  };
+  // "The same cost": the tree's extra time varies by at most a third of its smallest.
+  const bool steady = most <= least * (1 + 1.0 / 3);
+  // Within a tie: the tree's time at the atomic merge's best loop count is its own best.
+  const size_t at_a =
+      static_cast<size_t>(std::find(loops.begin(), loops.end(), best(a)) - loops.begin());
+  const bool same_best = t[at_a] <= *std::min_element(t.begin(), t.end()) * (1 + kRuleTiePct / 100);
+  k.data["tree_extra_us_range"] = {least, most};
+  k.verdict = same_winner && steady && same_best ? Verdict::kHolds
+              : same_winner                      ? Verdict::kBends
+                                                 : Verdict::kFails;
+  k.numbers = fmt::format(
+      "{}, phase 2 tile 1024, atomic / tree: {}; best loop {} (atomic) and {} (tree); the tree's "
+      "extra {:.2f}..{:.2f} us",
+      p.text(), join(parts), best(a), best(t), least, most);
+  k.why =
+      "phase 2 stands outside the loop, each of its tiles waiting for the phase 1 tasks that "
+      "wrote its rows: the tree adds its merge tasks (a dispatch, two partial loads and a store "
+      "each) whatever the chunking, so the same merge wins at every loop count and the loop "
+      "count trades phase 1's granularity alone (rule 2); how much of the tree hides behind "
+      "the last chunks' phase 1 changes with the chunking";
+  return k;
+}
+
 // Under SPMD: the loss as one launch (its blocks fold their samples into the mean, X13) against
 // phase 1 and phase 2 as kernels of their own; kernel times (a launch each).
 RuleCheck check_phase_fusion(Cases& cases) {
@@ -734,7 +808,7 @@ RuleCheck check_phase_fusion(Cases& cases) {
 
 std::vector<RuleCheck> check_rule4(Cases& cases) {
   return {check_phase2_contiguous(cases), check_phase2_own_tile(cases), check_phase2_merge(cases),
-          check_phase_fusion(cases)};
+          check_loop_merge(cases), check_phase_fusion(cases)};
 }
 
 std::vector<RuleCheck> check_rule5(Cases& cases) {
