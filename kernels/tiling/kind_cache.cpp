@@ -57,10 +57,12 @@ void append_step(TaskKind& kind, const TileStep& step) {
 int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
   sig_.clear();
   append_kind_signature(kind, sig_);
+  if (last_id_ >= 0 && sig_ == last_sig_) return last_id_;
   auto it = ids_.find(sig_);
-  if (it != ids_.end()) return it->second;
-  const int id = graph.add_kind(kind);
-  ids_.emplace(sig_, id);
+  const int id = it != ids_.end() ? it->second : graph.add_kind(kind);
+  if (it == ids_.end()) ids_.emplace(sig_, id);
+  last_sig_.assign(sig_.begin(), sig_.end());
+  last_id_ = id;
   return id;
 }
 

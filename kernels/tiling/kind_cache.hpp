@@ -17,6 +17,9 @@ class KindCache {
  private:
   std::map<std::vector<int64_t>, int> ids_;
   std::vector<int64_t> sig_;  // reused: a lowering asks once per task
+  // The last kind asked for: consecutive tasks often share one (a chain's middle segments).
+  std::vector<int64_t> last_sig_;
+  int last_id_ = -1;
 };
 // A kind's or a step's work as numbers (a step's without its repeat), appended to `out`.
 void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& out);
