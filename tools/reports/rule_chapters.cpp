@@ -67,6 +67,7 @@ const Text kMeasure{
     "时间为 `gen_time_us`（一个 kernel 所有任务的跨度，即规则手册的度量）；由多个 kernel "
     "组成的写法把各自的时间相加（不计启动）。两个时"
     "间相差 2% 以内视为持平。"};
+const Text kClaim{"claim", "论断"}, kVerdictWord{"verdict", "结论"};
 const Text kVerdict{"Verdict on", "结论，硬件"}, kThreshold{"Threshold", "阈值"},
     kWhy{"Why", "原因"}, kMeasured{"Measured", "测得"}, kEvidence{"Evidence", "证据"},
     kClosest{"closest timings", "最接近的两个时间相差"}, kTie{"a tie", "在 2% 以内，视为持平"};
@@ -101,6 +102,21 @@ std::string evidence_table(const nlohmann::json& rows) {
   return s;
 }
 
+// The chapter's claims at a glance: each with its verdict and threshold.
+void append_summary(std::string& s, const RulesResult& r, const char* prefix,
+                    const std::string& lang) {
+  append(s, "\n| {} | {} | {} |\n| --- | --- | --- |\n", kClaim.in(lang), kVerdictWord.in(lang),
+         kThreshold.in(lang));
+  for (const RuleCheck& k : r.checks) {
+    if (k.id.rfind(prefix, 0) != 0) continue;
+    const bool t = k.data.is_object() && k.data.contains("threshold");
+    append(s, "| `{}` | {} | {} |\n", k.id, verdict_name(k.verdict),
+           t ? fmt::format("{} ({})", cell(k.data["threshold"]),
+                           cell(k.data.value("threshold_what", nlohmann::json("-"))))
+             : std::string("-"));
+  }
+}
+
 // The claim without its "Rule 4: " head (the chapter says it).
 std::string claim_text(const RuleCheck& k) {
   for (const char* sep : {": ", "\uff1a"}) {
@@ -127,7 +143,10 @@ std::string rule_chapters(const RulesResult& r, const std::string& lang) {
     int n = 0;
     for (const RuleCheck& k : r.checks) {
       if (k.id.rfind(ch.prefix, 0) != 0) continue;
-      if (n++ == 0) append(s, "\n## {}\n\n{}\n", tr(ch.title), tr(ch.applies));
+      if (n++ == 0) {
+        append(s, "\n## {}\n\n{}\n", tr(ch.title), tr(ch.applies));
+        append_summary(s, r, ch.prefix, lang);
+      }
       std::string rule = claim_text(k);
       if (!rule.empty() && rule[0] >= 'a' && rule[0] <= 'z')
         rule[0] = static_cast<char>(rule[0] - 32);
