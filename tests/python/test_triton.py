@@ -109,6 +109,11 @@ def test_the_fused_multiply_sum_of_the_board_fits_ub():
     assert launch.grid == 40
     run = tilesim.run(launch.config)
     assert run.diagnostics["ub_bytes"] == 2 * 51200 + 2 * 2048 + 2 * 800
+    # Issue 45's acceptance: within 25% of the board's 16.00 us (mindspore-ai/akg, akg_agents'
+    # Triton-Ascend reduction case for [1000, 8192] fp32, grid 40, (25, 512): runs not flushed,
+    # so L2 holds the 32.8 MB input).
+    warm = dict(launch.config, runtime={"l2": "warm"})
+    assert abs(tilesim.run(warm).kernel_time_us / 16.00 - 1) < 0.25
 
 
 SOFTMAX_3PASS = '''
