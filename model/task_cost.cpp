@@ -188,11 +188,15 @@ namespace {
 double compiled_loop_cycles(const TaskKind& kind, const Hardware& hw) {
   if (!kind.compiler_multibuffer) return 0;
   double ops = 0;
-  for (const auto& step : kind.steps)
-    if (step.repeat > 0)
-      ops += static_cast<double>(step.repeat) *
-             static_cast<double>(step.loads.size() + step.load_fill.size() + step.vec.size() +
-                                 step.cube.size() + step.stores.size());
+  for (const auto& step : kind.steps) {
+    if (step.repeat <= 0) continue;
+    const auto vec_ops =
+        std::count_if(step.vec.begin(), step.vec.end(), [](const VecOp& v) { return !v.same_op; });
+    ops +=
+        static_cast<double>(step.repeat) *
+        static_cast<double>(step.loads.size() + step.load_fill.size() +
+                            static_cast<size_t>(vec_ops) + step.cube.size() + step.stores.size());
+  }
   return ops * hw.kernel.triton_op_cycles;
 }
 

@@ -93,6 +93,9 @@ struct VecOp {
   // out one after another start in the same group. A kernel that offsets them (the add study's
   // case 6) clears it.
   bool bank_conflict = true;
+  // An instruction of the same operation as the VecOp before it (a broadcast binary issued row by
+  // row): a compiled loop syncs once per operation (model/task_cost.cpp, compiled_loop_cycles).
+  bool same_op = false;
 };
 
 // One cube mmad on an L0 tile: m x k times k x n, fed by the MTE1 loads L1 -> L0A of

@@ -1118,36 +1118,78 @@ TEST(ProgramPlan, PickKeepsEachRowsElementAtItsIndexOneInstructionPerRow) {
             "(4, 1) (one position along dim 1 per row of 'x' (4, 64) fp32)");
 }
 
-// Two split reductions in a row, each finishing its rows in the task (a traced Triton layernorm:
-// mean, then the variance of x - mean, then the output): under spmd the second pass reads the
-// first's epilogue result; blocks wait on launches, not on producers' tasks (this crashed).
-TEST(ProgramPlan, ConsecutiveSplitReductionsWithSecondPassesLowerUnderSpmd) {
-  const auto sum = [](const std::string& in, const std::string& out) {
+// A traced Triton layernorm over [48, 4096] fp32 in (1, 1024) tiles: mean, then the variance of
+// x - mean, then the output, each a pass over the row (its sums finishing the row in the task
+// with apply_in_task).
+Program three_pass_layernorm(bool apply_in_task) {
+  const auto sum = [&](const std::string& in, const std::string& out) {
     return json{{"op", "sum"},     {"inputs", {in}}, {"dim", 1},
-                {"keepdim", true}, {"out", out},     {"apply_in_task", true}};
+                {"keepdim", true}, {"out", out},     {"apply_in_task", apply_in_task}};
   };
   const auto scaled = [](const std::string& in, const std::string& out) {
     return json{{"op", "mul"}, {"inputs", {in}}, {"scalar", 1.0 / 4096}, {"out", out}};
   };
-  const Program p =
-      parse(json{{"program", "ln"},
-                 {"inputs", {{{"name", "x"}, {"shape", {48, 4096}}, {"dtype", "fp32"}}}},
-                 {"outputs", {"y"}},
-                 {"body",
-                  {tile({1, 1024}), sum("x", "s1"), scaled("s1", "mean"),
-                   op("sub", {"x", "mean"}, "xc"), op("mul", {"xc", "xc"}, "sq"), sum("sq", "s2"),
-                   scaled("s2", "var"), op("rsqrt", {"var"}, "rstd"),
-                   op("sub", {"x", "mean"}, "xc2"), op("mul", {"xc2", "rstd"}, "y")}}});
+  return parse(json{{"program", "ln"},
+                    {"inputs", {{{"name", "x"}, {"shape", {48, 4096}}, {"dtype", "fp32"}}}},
+                    {"outputs", {"y"}},
+                    {"body",
+                     {tile({1, 1024}), sum("x", "s1"), scaled("s1", "mean"),
+                      op("sub", {"x", "mean"}, "xc"), op("mul", {"xc", "xc"}, "sq"),
+                      sum("sq", "s2"), scaled("s2", "var"), op("rsqrt", {"var"}, "rstd"),
+                      op("sub", {"x", "mean"}, "xc2"), op("mul", {"xc2", "rstd"}, "y")}}});
+}
+
+// Two split reductions in a row, each finishing its rows in the task: under spmd the second pass
+// reads the first's epilogue result; blocks wait on launches, not on producers' tasks (this
+// crashed).
+TEST(ProgramPlan, ConsecutiveSplitReductionsWithSecondPassesLowerUnderSpmd) {
+  const Program p = three_pass_layernorm(true);
   KernelSpec spec;
   spec.op = "program:ln";
   spec.partition = PartitionStyle::kSpmd;
   for (int64_t grid : {48, 96}) {
     spec.grid = grid;
     const LoweredKernel k = lower_program(p, spec, test::default_hw());
-    EXPECT_GE(k.graph.num_launches(), 2) << grid;
+    // A block per row: its passes in sequence, one launch; rows split over blocks: the second
+    // reduction's blocks wait for the first's partials (launch_join.cpp).
+    if (grid == 48) {
+      EXPECT_EQ(k.graph.num_launches(), 1);
+    } else {
+      EXPECT_GE(k.graph.num_launches(), 2);
+    }
     EXPECT_EQ(k.graph.num_edges(), 0) << grid;  // launches order the blocks
   }
   EXPECT_TRUE(proves(p, 6));
+}
+
+// A traced Triton layernorm's three passes over its rows (mean, variance, normalise), none
+// finishing a row in the task: each pass reads only what the same block wrote before it (its own
+// rows' statistics), so the blocks run the passes in sequence in one launch, as the kernel's
+// programs do on the board; the bytes are the passes' own, x three times. Rows split over more
+// blocks than rows: a block reads another's partials, and launches separate the passes.
+TEST(ProgramPlan, RowLocalPassesOfOneGridShareALaunch) {
+  const Program p = three_pass_layernorm(false);
+  KernelSpec spec;
+  spec.op = "program:ln";
+  spec.partition = PartitionStyle::kSpmd;
+  const auto read_bytes = [](const LoweredKernel& k) {
+    int64_t bytes = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+        if (!a->write) bytes += a->bytes;
+    return bytes;
+  };
+  spec.grid = 48;
+  const LoweredKernel one = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(one.graph.num_launches(), 1);
+  EXPECT_EQ(one.graph.tasks.size(), 48u);  // a task per block, every pass in it
+  // x three times (48 rows of 16 KiB each pass); on top, per row, the 4 B statistics: the mean
+  // by each of the variance pass's 4 tiles, mean and rstd by each of the output pass's 4, and
+  // each sum once by its epilogue (mean = s1 / n, rstd of s2): 16 + 32 + 8 = 56 B.
+  const int64_t x = 48 * 4096 * 4;
+  EXPECT_EQ(read_bytes(one), 3 * x + 48 * 56);
+  spec.grid = 96;  // two blocks per row: each pass's partials fold in a launch after it
+  EXPECT_GE(lower_program(p, spec, test::default_hw()).graph.num_launches(), 3);
 }
 
 // X13 folds only a per-row result of a fused vector stage or a split stage (or its epilogue):

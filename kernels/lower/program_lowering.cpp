@@ -196,7 +196,11 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
     const bool apart = second >= 0 && !cx.spmd() && cx.op(s.last).merge != MergeMode::kInTask;
     if (fused > si) run.dropped = statistics_dropped(cx, stages, si, apart ? fused : fused + 1);
     if (fold >= 0) run.dropped.push_back(cx.op(stages[static_cast<size_t>(fold)].first).in[0]);
-    lowering_of(cx, s)(cx, run);
+    // Row-local passes of the grid share a launch (launch_join.cpp): fused vector and split
+    // stages, whose copies are the program's tensors' regions.
+    const StageLowering lower = lowering_of(cx, s);
+    cx.set_stage_joins(lower == lower_vector_stage || lower == lower_split_stage);
+    lower(cx, run);
     for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);
     for (std::optional<StageRun>* f : {&epi, &pass, &folded})
       if (*f) {
@@ -205,6 +209,7 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
       }
     si = fold >= 0 ? static_cast<size_t>(fold) : fused;
   }
+  cx.close_launch();
   g.finalize();
   LoweredKernel& out = cx.out();
   fill_common_diagnostics(spec, hw, out);

@@ -12,8 +12,8 @@ void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
   for (const auto* ops : {&st.load_fill, &st.vec}) {
     s.push_back(static_cast<int64_t>(ops->size()));
     for (const auto& v : *ops)
-      s.insert(s.end(), {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch,
-                         v.rows, v.cols});
+      s.insert(s.end(), {static_cast<int64_t>(v.cls) * 2 + (v.same_op ? 1 : 0),
+                         static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
   }
   s.push_back(st.accumulates ? static_cast<int64_t>(st.fold.size()) : -1);
   for (const auto& v : st.fold)

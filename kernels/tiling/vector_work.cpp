@@ -8,7 +8,10 @@ void add_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast, cons
                     std::vector<VecOp>& vec) {
   const int64_t cols = ce.back(), rows = product(ce) / cols;
   if (broadcast && cols * dtype_bytes(dt) > hw.vector.bytes_per_repeat) {
-    for (int64_t r = 0; r < rows; ++r) vec.push_back(VecOp{cls, dt, 1, 1, cols});
+    for (int64_t r = 0; r < rows; ++r) {
+      vec.push_back(VecOp{cls, dt, 1, 1, cols});
+      vec.back().same_op = r > 0;  // one operation, an instruction per row
+    }
   } else {
     vec.push_back(VecOp{cls, dt, 1, 1, product(ce)});
   }

@@ -72,14 +72,18 @@ void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers) {
 DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
                               std::vector<Access>& acc) const {
   DmaOp d = block_dma(dir, shape, r.origin, r.extent, dt, hw_.dma.gm_granule_bytes);
+  unlogged_ = unlogged_ || !in_dma_;
   if (spmd_) d = data_copy_pad(d);
   acc.push_back({key, d.bytes(), dir == DmaDir::kWrite});
   return d;
 }
 
 DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
+  if (spmd_) regions_.push_back({t, r, dir == DmaDir::kWrite});
+  in_dma_ = true;
   const DmaOp d = gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
                          block_key(static_cast<uint32_t>(t), r.origin), acc);
+  in_dma_ = false;
   acc.back().bypass_l2 = dir == DmaDir::kRead && tensor(t).l2_bypass;
   return d;
 }
@@ -200,6 +204,11 @@ void LoweringContext::add_block(const ProgStage& s, TaskKind k, int psg, int64_t
   const bool pinned = ascendc();
   k.label = fmt::format("{}_{}{}", s.psg, pinned ? "core" : "block", blk);
   k.psg = psg;
+  if (spmd_) {  // a task once the launch closes (launch_join.cpp)
+    stage_.push_back({&s, kind_id(s, k), acc, std::move(regions_), false});
+    regions_.clear();
+    return;
+  }
   const int32_t task =
       out_.graph.add_task(kind_id(s, k), 0, pinned ? static_cast<int32_t>(blk) : -1, launch_);
   for (const Access& a : acc) out_.graph.add_access(task, a);
@@ -207,6 +216,8 @@ void LoweringContext::add_block(const ProgStage& s, TaskKind k, int psg, int64_t
 
 void LoweringContext::end_launch(const ProgStage& s, int psg, int64_t used,
                                  const std::string& units, const std::string& name, CoreType core) {
+  const bool blocks = !stage_.empty();  // else the stage made its tasks itself
+  if (!blocks) close_launch();
   if (spmd_) {
     check_grid(spec_, used, units, "");
     for (int64_t blk = used; blk < spec_.grid; ++blk) {
@@ -214,10 +225,19 @@ void LoweringContext::end_launch(const ProgStage& s, int psg, int64_t used,
       idle.label = fmt::format("{}_block{}", name, blk);
       idle.psg = psg;
       idle.core = core;
-      out_.graph.add_task(kind_id(s, idle), 0, -1, launch_);
+      if (blocks)
+        stage_.push_back({&s, kind_id(s, idle), {}, {}, true});
+      else
+        out_.graph.add_task(kind_id(s, idle), 0, -1, launch_);
     }
   }
+  if (blocks) {
+    settle_stage();
+    return;
+  }
   ++launch_;
+  regions_.clear();
+  unlogged_ = false;
 }
 
 }  // namespace tilesim

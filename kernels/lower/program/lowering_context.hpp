@@ -158,13 +158,27 @@ class LoweringContext {
                  const std::vector<Access>& acc);
   // spmd: the launch's blocks past its `used` ones (of its work units, named `units` in the grid
   // check's message) up to partition.grid, which start on a core of type `core`, find no work
-  // and return (block_range), labelled `<name>_block<i>`; then the launch ends.
+  // and return (block_range), labelled `<name>_block<i>`; then the launch ends, or stays open
+  // for the next stage's blocks (launch_join.cpp).
   void end_launch(const ProgStage& s, int psg, int64_t used, const std::string& units,
                   const std::string& name, CoreType core = CoreType::kAiv);
   // A launch whose blocks past the work are not modelled ends: a launch of mixed blocks (an AIC
   // and its AIVs; each would be a mixed block of its own), a split-K merge (a block per C tile).
-  void end_mixed_launch() { ++launch_; }
-  int32_t launch() const { return launch_; }
+  void end_mixed_launch() {
+    close_launch();
+    ++launch_;
+  }
+  // The launch the next task goes to (the open launch's blocks made tasks first).
+  int32_t launch() {
+    close_launch();
+    return launch_;
+  }
+  // spmd, row-local passes (launch_join.cpp): whether the stage lowered next may run in the open
+  // launch's blocks (a fused vector or split stage, whose GM copies are all of program tensors).
+  void set_stage_joins(bool joins) { stage_joins_ = joins; }
+  // The open launch's blocks become its tasks (at the end of lowering, or before a launch of
+  // another kind).
+  void close_launch();
   // The most tiles of a split reduction's row (diagnostics).
   void note_segments(int64_t n) { segments_ = std::max(segments_, n); }
   int64_t segments() const { return segments_; }
@@ -180,6 +194,32 @@ class LoweringContext {
   std::shared_ptr<VectorKindTemplates> vector_templates_;  // vector_kind's, by stage and extent
   int32_t launch_ = 0;                                     // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
+
+  // spmd launches as they form (launch_join.cpp). A block of a launch: its kind, its GM accesses
+  // and the program tensors' regions it reads and writes.
+  struct Region {
+    int tensor;
+    Block r;
+    bool write;
+  };
+  struct LaunchBlock {
+    const ProgStage* s;
+    int kind;
+    std::vector<Access> acc;
+    std::vector<Region> regions;
+    bool idle;
+  };
+  std::vector<LaunchBlock> open_;   // the launch still open: its blocks, in task order
+  std::vector<LaunchBlock> stage_;  // the blocks of the stage being lowered
+  bool open_joins_ = false;         // open_ holds only stages that may take more passes
+  bool stage_joins_ = false;
+  mutable std::vector<Region> regions_;  // dma()'s regions since the last block
+  mutable bool unlogged_ = false;        // a GM copy of the stage's not through dma()
+  mutable bool in_dma_ = false;
+  // Whether the stage's blocks may run after the open launch's in the same blocks: none reads or
+  // writes a region another block of the launch wrote (or, for a write, read).
+  bool row_local() const;
+  void settle_stage();
 };
 
 // A stage of independent tiles as tasks under the partition (tile_tasks.cpp): `make` gives tile

@@ -18,9 +18,58 @@ namespace tilesim {
 
 namespace {
 
+// Whether the Triton-Ascend compiler reads operand `sh` of op `x` (iteration space `is`) in
+// place rather than materialising its broadcast as a tile of its own. AscendNPU-IR's
+// InlineOTFBroadcast (bishengir/lib/Dialect/HIVM/Transforms/InlineOTFBroadcast.cpp) folds a
+// vbrc along one axis into its binary users (vadd, vsub, vmul, vdiv, vmax, vmin:
+// BroadcastableOTF), not into a select (tl.where) nor along two axes; a last-axis one keeps a
+// per-row block, which the column's Brcb prices (GetExtraBuffers.cpp). An operand the same for
+// every sub-tile of the block's inner loop (`inner`: the last axis the stage walks, -1: none)
+// stays a tile of its own: Triton hoists the loop-invariant broadcast out of the loop (make_ttir's
+// licm), and the board's kernels read that way are priced and refused as materialised
+// (docs/triton.md: div_001's UB overflow, sub_003).
+bool broadcast_inlined(const ProgOp& x, const Dims& sh, const Dims& is, int inner) {
+  if (x.info->kind != OpKind::kBinary) return false;
+  int axes = 0;
+  for (size_t d = 0; d < is.size(); ++d) {
+    const size_t back = is.size() - 1 - d;  // numpy alignment: from the last dim
+    const int64_t own = d < sh.size() ? sh[sh.size() - 1 - d] : 1;
+    if (own == 1 && is[back] != 1) {
+      ++axes;
+      if (static_cast<int>(back) == inner) return false;  // the same in every inner sub-tile
+    }
+  }
+  return axes == 1;
+}
+
+// The last axis stage s walks in more than one sub-tile (its inner loop); -1: one sub-tile.
+int inner_axis(const ProgStage* s) {
+  if (s == nullptr) return -1;
+  for (size_t a = s->shape.size(); a-- > 0;)
+    if (s->tile[a] < s->shape[a]) return static_cast<int>(a);
+  return -1;
+}
+
+// A binary op with an operand broadcast along the rows, as the Triton-Ascend compiler's vector
+// library issues it (AscendNPU-IR bishengir/lib/Template/lib/Vector/Elementwise/EltWise2D.cpp,
+// vector_eltwise_2d): the larger of the rows and the row's repeats is the instruction's repeat
+// axis (the broadcast operand's repeat stride 0), so one instruction per repeat-wide column
+// chunk when there are more rows than chunks; without a broadcast, or a row within one repeat,
+// one instruction.
+void add_compiled_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast,
+                             const Hardware& hw, std::vector<VecOp>& vec) {
+  const int64_t cols = ce.back(), rows = product(ce) / cols;
+  const int64_t chunks = ceil_div(cols * dtype_bytes(dt), hw.vector.bytes_per_repeat);
+  const int64_t loops = broadcast && chunks > 1 ? std::min(rows, chunks) : 1;
+  for (int64_t i = 0; i < loops; ++i) {
+    vec.push_back(VecOp{cls, dt, 1, 1, product(ce) / loops});
+    vec.back().same_op = i > 0;  // one operation
+  }
+}
+
 // A binary, n-ary or where op: one instruction per fold, a column operand spread by Brcb first.
 void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
-                 std::vector<VecOp>& vec, OpVectorWork& w) {
+                 std::vector<VecOp>& vec, OpVectorWork& w, const ProgStage* stage) {
   const DType dt = cx.tensor(x.out).dtype;
   // Against the op's own iteration space (a column op's is the stage's column).
   const Dims is = iteration_shape(cx.program(), x);
@@ -43,12 +92,13 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
     }
   }
   // The Triton-Ascend compiler materialises a broadcast of more than one value per tile
-  // (tl.broadcast_to) as a full tile before the binary op: a copy into a tile of its own. One
-  // value per tile goes to a vector-scalar instruction.
+  // (tl.broadcast_to) as a full tile, a copy into a tile of its own, unless it is read in place
+  // (broadcast_inlined). One value per tile goes to a vector-scalar instruction.
   if (cx.spec().triton)
     for (int t : x.in)
       if (cx.tensor(t).shape != is &&
-          product(operand_region(cx.program(), x, t, full).extent) > 1) {
+          product(operand_region(cx.program(), x, t, full).extent) > 1 &&
+          !broadcast_inlined(x, cx.tensor(t).shape, is, inner_axis(stage))) {
         vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, product(ce)});
         ++w.scratch;
       }
@@ -56,7 +106,10 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   const size_t first = vec.size();
   const size_t folds = x.info->kind == OpKind::kBinary && x.in.size() > 2 ? x.in.size() - 1 : 1;
   for (size_t f = 0; f < folds; ++f)
-    add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
+    if (cx.spec().triton)
+      add_compiled_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
+    else
+      add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
   if (x.bank_conflict_free)
     for (size_t v = first; v < vec.size(); ++v) vec[v].bank_conflict = false;
 }
@@ -118,7 +171,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       break;
     case OpKind::kBinary:
     case OpKind::kWhere:
-      binary_work(*this, x, ce, full, vec, w);
+      binary_work(*this, x, ce, full, vec, w, stage);
       break;
     case OpKind::kCast:
       vec.push_back(
