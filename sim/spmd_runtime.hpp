@@ -15,12 +15,15 @@
 // AIC c with AIVs 2c and 2c + 1. The hardware places it on the first cluster whose three cores
 // are free. Each core runs its lane's tasks in task order; a task also waits for its
 // predecessors, kernel.cross_core_flag_ns more when one ran on another core of the cluster
-// (CrossCoreSetFlag / CrossCoreWaitFlag, mode 2). The cluster takes its next block when the
-// block's last task ends. A launch holds mixed blocks or other work, not both.
-// A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only when
-// every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later, their cores
-// started kernel.core_start_ns apart like the first launch's; a core whose next block belongs to
-// a later launch idles until then. Pinned tasks are launch 0; a block's continuing tasks belong
+// (CrossCoreSetFlag / CrossCoreWaitFlag, mode 2). Consecutive tasks of a lane whose kinds
+// pipeline across tasks (TaskKind::overlap) overlap as model/task_overlap.hpp says: the next
+// starts once each pipe it uses is free of the one before, up to the depth the kinds and the
+// core's capacity allow, and an edge between them is met at the predecessor's start. The cluster
+// takes its next block when the block's last task ends. A launch holds mixed blocks or other work,
+// not both. A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only
+// when every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later, their
+// cores started kernel.core_start_ns apart like the first launch's; a core whose next block belongs
+// to a later launch idles until then. Pinned tasks are launch 0; a block's continuing tasks belong
 // to its launch.
 
 #include <array>
@@ -109,9 +112,20 @@ class SpmdRuntime : public TaskEngine {
     int32_t left = 0;                          // tasks of its block not yet ended
     std::array<std::vector<int32_t>, 3> lane;  // its block's tasks by lane, in task order
     std::array<size_t, 3> next{};              // per lane: the next task to start
-    std::array<bool, 3> busy{};
-    std::array<double, 3> free_at{};  // per lane: its core free from then
+    std::array<int, 3> running{};              // per lane: tasks started and not yet ended
+    std::array<double, 3> free_at{};           // per lane: its core free from then
+    std::array<int32_t, 3> last{};             // per lane: the task started last (-1: none)
+    std::array<double, 3> last_start{};        // ... and when
   };
+  // An edge between two tasks of one lane whose kinds overlap: the core's pipes keep their order
+  // (the successor's compute after the predecessor's, model/task_overlap.hpp) and the state
+  // they pass stays on chip, so the successor is released when the predecessor starts.
+  bool released_at_start(int32_t from, int32_t to) const {
+    return g_.tasks[static_cast<size_t>(from)].mix_lane ==
+               g_.tasks[static_cast<size_t>(to)].mix_lane &&
+           g_.kinds[static_cast<size_t>(kind_of(from))].overlap > 1 &&
+           g_.kinds[static_cast<size_t>(kind_of(to))].overlap > 1;
+  }
 
   static constexpr int kLane = 0;
   std::vector<Cluster> clusters_;

@@ -48,6 +48,15 @@ int32_t TaskEngine::global_core(CoreType t, int32_t index) const {
   return first_core_[t] + index;
 }
 
+double TaskEngine::overlap_offset(int32_t prev, int32_t next) {
+  const auto a = static_cast<size_t>(kind_of(prev)), b = static_cast<size_t>(kind_of(next));
+  const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
+  auto it = overlap_rooms_.find(key);
+  if (it == overlap_rooms_.end())
+    it = overlap_rooms_.emplace(key, overlap_room(g_.kinds[a], g_.kinds[b], hw_)).first;
+  return overlapped_start(res_.kind_costs[a], res_.kind_costs[b], it->second);
+}
+
 SimResult TaskEngine::finish() {
   if (finished_ != g_.tasks.size())
     throw Error("task graph: " + std::to_string(g_.tasks.size() - finished_) +

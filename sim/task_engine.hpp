@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "model/hardware.hpp"
 #include "model/stop.hpp"
 #include "model/task_cost.hpp"
 #include "model/task_graph.hpp"
+#include "model/task_overlap.hpp"
 #include "sim/by_core_type.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/l2_residency.hpp"
@@ -47,6 +49,16 @@ class TaskEngine {
   int64_t cores_of(CoreType t) const { return count_[t]; }
   // The global index of core `index` of type `t`; throws naming the task graph when out of range.
   int32_t global_core(CoreType t, int32_t index) const;
+
+  // Overlap of a core's consecutive tasks `prev` then `next` (model/task_overlap.hpp): the tasks
+  // the core may hold at once (TaskKind::overlap of both kinds; 1: serial), and the earliest
+  // start of `next` after the start of `prev`.
+  int overlap_depth(int32_t prev, int32_t next) const {
+    return std::min(g_.kinds[static_cast<size_t>(kind_of(prev))].overlap,
+                    g_.kinds[static_cast<size_t>(kind_of(next))].overlap);
+  }
+  double overlap_offset(int32_t prev, int32_t next);
+  int32_t kind_of(int32_t task) const { return g_.tasks[static_cast<size_t>(task)].kind; }
 
   [[gnu::always_inline]] void push(int lane, double t, uint8_t type, int32_t id) {
     events_.push(lane, t, type, id);
@@ -143,6 +155,7 @@ class TaskEngine {
   ByCoreType<int64_t> count_;
   EventQueue events_;
   size_t finished_ = 0;
+  std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
 };
 
 }  // namespace tilesim

@@ -622,6 +622,44 @@ TEST(Simulator, SpmdMixedBlockRunsOnAClusterBehindItsFlags) {
   EXPECT_THROW(simulate_costed(leaving, fixed_cost(1000), hw), InternalError);
 }
 
+// A mixed block's AIV runs a loop of N tasks, each carrying state to the next (an edge on its
+// own core). Kinds that overlap (TaskKind::overlap 2) run it in L + C + S + (N - 1) max(L, C, S)
+// (model/task_overlap.hpp), the carried edge met at the predecessor's start; kinds that do not
+// run it in N (L + C + S).
+TEST(Simulator, SpmdMixedLaneOverlapsItsLoopToTheSlowestStage) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aic = 1;
+  hw.cores.aiv = 2;
+  const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const double l = 300, c = 500, st = 200;
+  const int n = 10;
+  auto run = [&](int overlap, int64_t buffer_bytes) {
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("loop");
+    TaskKind k;
+    k.overlap = overlap;
+    k.buffers = {{"in", buffer_bytes, BufferRole::kInput, MemSpace::kUb}};
+    g.add_kind(k);
+    for (int i = 0; i < n; ++i) {
+      const int32_t t = g.add_task(0, 0, -1, 0, i > 0);
+      g.tasks[static_cast<size_t>(t)].mix_lane = 1;
+      if (i > 0) g.add_edge(t - 1, t);
+    }
+    g.finalize();
+    TaskCost cost;
+    cost.cycles = l + c + st;
+    cost.stages = {l, l, l + c, l + c, l + c + st};
+    return simulate_costed(g, {cost}, hw);
+  };
+  const SimResult overlapped = run(2, 1024);
+  EXPECT_NEAR(overlapped.last_end, s + l + c + st + (n - 1) * c, 1e-6);
+  EXPECT_NEAR(overlapped.tasks[1].start - overlapped.tasks[0].start, c, 1e-6);
+  EXPECT_NEAR(run(1, 1024).last_end, s + n * (l + c + st), 1e-6);
+  // Buffers leaving no room for the next task's inputs: its loads wait for the compute before.
+  EXPECT_NEAR(run(2, 128 * 1024).last_end, s + n * (l + c) + st, 1e-6);
+}
+
 // Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
 // gap plus a block start later, even on cores that freed early; launch 0's blocks run first
 // whatever their order in the graph. The gap is the launch of the graph's kernel type (vector

@@ -118,6 +118,9 @@ std::vector<ConfigObject> make_objects() {
        "spmd: the region one block (Triton program) owns, walked in `tile` sub-tiles"},
       {"source", "string", "`\"ascendc\"`",
        "spmd: `ascendc` (buffers as written) or `triton` (the Triton-Ascend compiler's UB plan)"},
+      {"preload", "integer in [0, 16]", "0",
+       "spmd flash stage: key blocks the cube runs ahead of the vector cores (pto-isa's qkPreload);"
+       " > 0 also overlaps each core's consecutive tasks `buffer_count` deep"},
   };
   const std::vector<ConfigKey> runtime = {
       {"ready_order", "string", "`oldest_root_first`",
