@@ -89,6 +89,7 @@ void SpmdRuntime::start() {
   while (static_cast<size_t>(launch_) < left_.size() && left_[static_cast<size_t>(launch_)] == 0)
     ++launch_;
   idle_.assign(ncores, false);
+  loops_.assign(ncores, CoreLoop{});
   size_t started = 0;
   if (static_cast<size_t>(launch_) < left_.size() && mixed_launch_[static_cast<size_t>(launch_)]) {
     idle_.assign(ncores, true);
@@ -199,13 +200,14 @@ void SpmdRuntime::try_lane(int32_t c, int lane, double t) {
     if (cl.running[l] == 0) {
       at = std::max(at, cl.free_at[l]);
     } else {
-      if (cl.running[l] >= overlap_depth(prev, task)) return;
+      // Overlapped: after the task before has started (the run it started with sets the offset).
+      if (!cl.last_started[l] || cl.running[l] >= overlap_depth(prev, task)) return;
       at = std::max(at, cl.last_start[l] + overlap_offset(prev, task));
     }
     ++cl.next[l];
     ++cl.running[l];
     cl.last[l] = task;
-    cl.last_start[l] = at;
+    cl.last_started[l] = false;
     record(task).core = lane_core(c, lane);
     push(kLane, at, kStart, task);
     for (const int32_t* s = g_.succ_begin(task); s != g_.succ_end(task); ++s)

@@ -8,6 +8,8 @@
 // the runtime's through one pointer) and provides
 //   start()                  queues the first events;
 //   on_event(event, t)       handles an event of one of its own types (>= kFirstRuntimeEvent);
+//   on_task_start(task, t)   reacts to a task's start (a core that overlaps its tasks starts
+//                            the next from here);
 //   on_task_end(task, t)     reacts to a task's end (its record's end is already set);
 // and runs with TaskEngine::run(*this), a template: the event loop makes direct calls only.
 
@@ -57,6 +59,8 @@ class TaskEngine {
     return std::min(g_.kinds[static_cast<size_t>(kind_of(prev))].overlap,
                     g_.kinds[static_cast<size_t>(kind_of(next))].overlap);
   }
+  // Scaled to the run `prev` started with (its L2 hits shorten it), so an overlapped start is
+  // never later than the serial one.
   double overlap_offset(int32_t prev, int32_t next);
   int32_t kind_of(int32_t task) const { return g_.tasks[static_cast<size_t>(task)].kind; }
 
@@ -81,9 +85,10 @@ class TaskEngine {
         continue;
       }
       const Event e = events_.pop();
-      if (e.type == kStart)
+      if (e.type == kStart) {
         start_task(e.id, te);
-      else
+        runtime.on_task_start(e.id, te);
+      } else
         runtime.on_event(e, te);
     }
     return finish();
@@ -129,6 +134,7 @@ class TaskEngine {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }
+    run_scale_[static_cast<size_t>(task)] = kind.cycles > 0 ? run / kind.cycles : 1;
     const double reads = kind.read_demand * scale, writes = kind.write_demand * scale;
     const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
@@ -156,6 +162,7 @@ class TaskEngine {
   EventQueue events_;
   size_t finished_ = 0;
   std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
+  std::vector<double> run_scale_;  // per task: its run over its kind's all-miss run
 };
 
 }  // namespace tilesim

@@ -180,11 +180,11 @@ class FlashLowering {
     mb.origin.insert(mb.origin.end(), {0, b.origin[r_ - 1]});
     mb.extent.insert(mb.extent.end(), {dk_, b.extent[r_ - 1]});
     const ProgTile& t1 = cx_.program().tiles[static_cast<size_t>(mm1_.tile)];
-    // Under spmd the block's AIC keeps its query block in L1 across the key blocks (pto-isa's
+    // A preloading kernel's AIC keeps its query block in L1 across the key blocks (pto-isa's
     // compute_qk loads Q at the first key block only).
     TaskKind k = cx_.cube_task(mm1_, t1.dims, t1.l0, mb, cx_.tensor(mm1_.out).dtype,
                                fmt::format("{}:qk{}", s_.psg, format_dims(b.extent)), acc_,
-                               !(resident_ && j > 0));
+                               !(resident_ && cx_.spec().preload > 0 && j > 0));
     Dims c_origin(batch_q);
     c_origin.push_back(b.origin[r_ - 1]);
     by_pieces(block_key(static_cast<uint32_t>(mm1_.out), c_origin), b,
