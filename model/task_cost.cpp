@@ -55,11 +55,12 @@ StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
 // Pipeline state carried from one iteration to the next (and across steps).
 struct PipeState {
   double load_free = 0, compute_free = 0, store_free = 0;
-  double end = 0;                       // latest completion of anything
-  double mte2_busy = 0, mte3_busy = 0;  // busy-interval unions
-  double mte2_mark = 0, mte3_mark = 0;  // end of the last counted busy interval
-  std::deque<double> input_release;     // per past iteration: when its inputs were released
-  std::deque<double> output_release;    // per past iteration: when its outputs were released
+  double end = 0;                               // latest completion of anything
+  double first_compute = -1, first_store = -1;  // when the compute and store pipes first start
+  double mte2_busy = 0, mte3_busy = 0;          // busy-interval unions
+  double mte2_mark = 0, mte3_mark = 0;          // end of the last counted busy interval
+  std::deque<double> input_release;             // per past iteration: when its inputs were released
+  std::deque<double> output_release;  // per past iteration: when its outputs were released
   // Store busy time overlapped by loads issued before the store, and its union mark.
   double mixed = 0, mixed_mark = 0;
   std::deque<std::pair<double, double>> stores;  // store intervals starting after the last load
@@ -99,10 +100,12 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
     const double start = std::max({data_ready, p.compute_free, released(p.output_release)});
     compute_end = start + s.compute;
     p.compute_free = compute_end;
+    if (p.first_compute < 0) p.first_compute = start;
   }
   double store_end = compute_end;
   if (s.has_stores) {
     const double start = std::max(compute_end, p.store_free);
+    if (p.first_store < 0) p.first_store = start;
     p.store_free = start + s.store_occ;
     store_end = p.store_free + s.store_lat;
     add_busy(p.mte3_busy, p.mte3_mark, start, store_end);
@@ -221,7 +224,16 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
     cost.gm_write_bytes += reps * s.write_bytes;
     cost.iterations += step.repeat;
   }
-  cost.cycles = p.end + std::max(fill, 0.0) + compiled_loop_cycles(kind, hw);
+  const double extra = std::max(fill, 0.0) + compiled_loop_cycles(kind, hw);
+  cost.cycles = p.end + extra;
+  // The pipes' offsets for overlap with a neighbouring task (model/task_overlap.hpp); the cube
+  // fill delays the first mmad, the compiled loop's flags every later stage.
+  cost.stages.load_done = p.load_free;
+  cost.stages.compute_start =
+      p.first_compute < 0 ? cost.cycles : p.first_compute + std::max(fill, 0.0);
+  cost.stages.compute_done = p.first_compute < 0 ? 0 : p.compute_free + extra;
+  cost.stages.store_start = p.first_store < 0 ? cost.cycles : p.first_store + extra;
+  cost.stages.store_done = p.first_store < 0 ? 0 : p.store_free + extra;
   cost.mte2_busy = p.mte2_busy;
   cost.mte3_busy = p.mte3_busy;
   cost.mixed_share = p.mte3_busy > 0 ? std::min(1.0, p.mixed / p.mte3_busy) : 1.0;

@@ -18,6 +18,16 @@
 
 namespace tilesim {
 
+// When each pipe of a task is busy, in cycles from its start on an idle machine: what a core
+// that overlaps consecutive tasks (model/task_overlap.hpp) needs to know of each.
+struct PipeStages {
+  double load_done = 0;      // the load pipe's last copy-in issued (0: no loads)
+  double compute_start = 0;  // the first vector / cube work starts (cycles: none)
+  double compute_done = 0;   // the last ends (0: none), which releases the input buffers
+  double store_start = 0;    // the first copy-out starts (cycles: none)
+  double store_done = 0;     // the store pipe's last copy-out issued (0: no stores)
+};
+
 struct TaskCost {
   double cycles = 0;          // duration on an idle machine
   double hit_cycles = -1;     // the same when every GM read hits L2 (< 0: not known, as cycles)
@@ -33,6 +43,7 @@ struct TaskCost {
   double gm_read_requests = 0;
   double gm_write_bytes = 0;
   int depth = 1;  // multi-buffering depth used
+  PipeStages stages;
   int64_t iterations = 0;
   // Share of mte3_busy during which a load issued before that store is still in flight: loads and
   // stores mixed on the memory rather than in turn (sim/dma_attribution.hpp). 1 when not known.

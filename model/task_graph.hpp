@@ -167,6 +167,11 @@ struct TaskKind {
   // max, sum and O): PyPTO merges independent isomorphic tile chains into one task, and these
   // depend on each other, so kernels/lower/task_packing.cpp leaves each its own task.
   bool carries_state = false;
+  // Tasks of this kind a core may hold at once: a kernel that software-pipelines across its loop
+  // (flash attention's key blocks) starts the next iteration's copy-in while this one computes
+  // (model/task_overlap.hpp; sim/spmd_runtime.hpp's mixed blocks). 1: each task waits for the
+  // one before it on its core to end.
+  int overlap = 1;
 };
 
 // One GM block a task reads or writes, named by a key that is equal for the same block of the

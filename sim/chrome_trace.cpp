@@ -18,6 +18,7 @@ namespace tilesim {
 
 namespace {
 constexpr int kPidAiv = 1, kPidAic = 2, kPidAicpu = 3;
+constexpr int64_t kOverlapTids = 1000;  // tid of a core's overlap track k: k * this + its index
 
 std::string quoted(const std::string& s) {
   return nlohmann::json(s).dump();
@@ -57,9 +58,13 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
   line(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"AICPU"}}}})",
                    kPidAicpu));
   const int32_t naiv = static_cast<int32_t>(hw.cores.aiv);
+  auto local_of = [&](size_t core) {  // a core's index among the cores of its type
+    const auto c = static_cast<int64_t>(core);
+    return sim.core_types[core] == CoreType::kAiv ? c : c - naiv;
+  };
   for (size_t c = 0; c < sim.core_types.size(); ++c) {
     const bool aiv = sim.core_types[c] == CoreType::kAiv;
-    const int32_t local = aiv ? static_cast<int32_t>(c) : static_cast<int32_t>(c) - naiv;
+    const int64_t local = local_of(c);
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}{}"}}}})",
         aiv ? kPidAiv : kPidAic, local, aiv ? "AIV" : "AIC", local));
@@ -71,11 +76,40 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
     line(fmt::format(
         R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"scheduler{}"}}}})",
         kPidAicpu, s + 1, s));
+  // Each core's tasks in start order. A task that starts before the one before it on its core
+  // ends (a kernel pipelining across its tasks, model/task_overlap.hpp) goes on the core's first
+  // overlap track free at its start ("AIV3 overlap 1"), so no track holds overlapping slices.
+  std::vector<std::vector<size_t>> by_core(sim.core_types.size());
+  for (size_t i = 0; i < sim.tasks.size(); ++i)
+    if (sim.tasks[i].core >= 0) by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(i);
+  std::vector<int32_t> track(sim.tasks.size(), 0);
+  for (size_t c = 0; c < by_core.size(); ++c) {
+    auto& list = by_core[c];
+    std::stable_sort(list.begin(), list.end(),
+                     [&](size_t a, size_t b) { return sim.tasks[a].start < sim.tasks[b].start; });
+    std::vector<int64_t> free_at;  // per track: its last slice's end, in ticks
+    const bool aiv = sim.core_types[c] == CoreType::kAiv;
+    for (const size_t i : list) {
+      const Ticks t = ticks(sim.tasks[i].start, sim.tasks[i].end);
+      size_t k = 0;
+      while (k < free_at.size() && free_at[k] > t.start) ++k;
+      if (k == free_at.size()) {
+        free_at.push_back(0);
+        if (k > 0)
+          line(fmt::format(
+              R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}{} overlap {}"}}}})",
+              aiv ? kPidAiv : kPidAic, kOverlapTids * static_cast<int64_t>(k) + local_of(c),
+              aiv ? "AIV" : "AIC", local_of(c), k));
+      }
+      free_at[k] = t.end;
+      track[i] = static_cast<int32_t>(k);
+    }
+  }
   // A task's lane (pid, tid).
   auto lane = [&](size_t task) {
-    const int32_t core = sim.tasks[task].core;
-    const bool aiv = sim.core_types[static_cast<size_t>(core)] == CoreType::kAiv;
-    return std::pair{aiv ? kPidAiv : kPidAic, aiv ? core : core - naiv};
+    const auto core = static_cast<size_t>(sim.tasks[task].core);
+    return std::pair{sim.core_types[core] == CoreType::kAiv ? kPidAiv : kPidAic,
+                     kOverlapTids * int64_t{track[task]} + local_of(core)};
   };
   for (size_t i = 0; i < sim.tasks.size(); ++i) {
     const auto& r = sim.tasks[i];
@@ -95,14 +129,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
   // Per-pipe tracks: a counter per core ("AIV3 pipes", one series per pipe) holding each pipe's
   // busy share of the task running there, from its start to its end (the model prices a task's
   // pipes as totals, not instruction by instruction: a share, not an instruction timeline).
-  std::vector<std::vector<size_t>> by_core(sim.core_types.size());
-  for (size_t i = 0; i < sim.tasks.size(); ++i)
-    if (sim.tasks[i].core >= 0) by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(i);
   for (size_t c = 0; c < by_core.size(); ++c) {
-    auto& list = by_core[c];
+    const auto& list = by_core[c];
     if (list.empty()) continue;
-    std::stable_sort(list.begin(), list.end(),
-                     [&](size_t a, size_t b) { return sim.tasks[a].start < sim.tasks[b].start; });
     const bool aiv = sim.core_types[c] == CoreType::kAiv;
     const auto [pid, tid] = lane(list.front());
     const std::string name = fmt::format("{}{} pipes", aiv ? "AIV" : "AIC", tid);

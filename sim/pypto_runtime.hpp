@@ -167,6 +167,7 @@ class PyptoRuntime : public PyptoMachine {
     }
   }
 
+  void on_task_start(int32_t /*task*/, double /*t*/) {}
   [[gnu::always_inline]] void on_task_end(int32_t task, double t) {
     auto& core = cores_[static_cast<size_t>(record(task).core)];
     core.running = -1;

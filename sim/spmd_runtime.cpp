@@ -89,6 +89,7 @@ void SpmdRuntime::start() {
   while (static_cast<size_t>(launch_) < left_.size() && left_[static_cast<size_t>(launch_)] == 0)
     ++launch_;
   idle_.assign(ncores, false);
+  loops_.assign(ncores, CoreLoop{});
   size_t started = 0;
   if (static_cast<size_t>(launch_) < left_.size() && mixed_launch_[static_cast<size_t>(launch_)]) {
     idle_.assign(ncores, true);
@@ -175,11 +176,12 @@ bool SpmdRuntime::start_cluster(int32_t c, double t, const std::array<double, 3>
   const auto [first, end] = mixed_[next_mixed_++];
   Cluster& cl = clusters_[static_cast<size_t>(c)];
   cl.left = end - first;
-  for (int l = 0; l < 3; ++l) {
-    cl.lane[static_cast<size_t>(l)].clear();
-    cl.next[static_cast<size_t>(l)] = 0;
-    cl.busy[static_cast<size_t>(l)] = false;
-    cl.free_at[static_cast<size_t>(l)] = t + starts[static_cast<size_t>(l)] + block_start_;
+  for (size_t l = 0; l < 3; ++l) {
+    cl.lane[l].clear();
+    cl.next[l] = 0;
+    cl.running[l] = 0;
+    cl.free_at[l] = t + starts[l] + block_start_;
+    cl.last[l] = -1;
   }
   for (int32_t i = first; i < end; ++i)
     cl.lane[static_cast<size_t>(g_.tasks[static_cast<size_t>(i)].mix_lane)].push_back(i);
@@ -190,22 +192,40 @@ bool SpmdRuntime::start_cluster(int32_t c, double t, const std::array<double, 3>
 void SpmdRuntime::try_lane(int32_t c, int lane, double t) {
   Cluster& cl = clusters_[static_cast<size_t>(c)];
   const auto l = static_cast<size_t>(lane);
-  if (cl.busy[l] || cl.next[l] == cl.lane[l].size()) return;
-  const int32_t task = cl.lane[l][cl.next[l]];
-  if (pending_[static_cast<size_t>(task)] > 0) return;
-  ++cl.next[l];
-  cl.busy[l] = true;
-  record(task).core = lane_core(c, lane);
-  push(kLane, std::max({t, cl.free_at[l], flags_at_[static_cast<size_t>(task)]}), kStart, task);
+  while (cl.next[l] < cl.lane[l].size()) {
+    const int32_t task = cl.lane[l][cl.next[l]];
+    if (pending_[static_cast<size_t>(task)] > 0) return;
+    double at = std::max(t, flags_at_[static_cast<size_t>(task)]);
+    const int32_t prev = cl.last[l];
+    if (cl.running[l] == 0) {
+      at = std::max(at, cl.free_at[l]);
+    } else {
+      // Overlapped: after the task before has started (the run it started with sets the offset).
+      if (!cl.last_started[l] || cl.running[l] >= overlap_depth(prev, task)) return;
+      at = std::max(at, cl.last_start[l] + overlap_offset(prev, task));
+    }
+    ++cl.next[l];
+    ++cl.running[l];
+    cl.last[l] = task;
+    cl.last_started[l] = false;
+    record(task).core = lane_core(c, lane);
+    push(kLane, at, kStart, task);
+    for (const int32_t* s = g_.succ_begin(task); s != g_.succ_end(task); ++s)
+      if (released_at_start(task, *s)) {
+        --pending_[static_cast<size_t>(*s)];
+        flags_at_[static_cast<size_t>(*s)] = std::max(flags_at_[static_cast<size_t>(*s)], at);
+      }
+  }
 }
 
 void SpmdRuntime::end_mixed(int32_t task, double t) {
   const int32_t c = cluster_of(record(task).core);
   Cluster& cl = clusters_[static_cast<size_t>(c)];
   const int8_t lane = g_.tasks[static_cast<size_t>(task)].mix_lane;
-  cl.busy[static_cast<size_t>(lane)] = false;
-  cl.free_at[static_cast<size_t>(lane)] = t;
+  --cl.running[static_cast<size_t>(lane)];
+  cl.free_at[static_cast<size_t>(lane)] = std::max(cl.free_at[static_cast<size_t>(lane)], t);
   for (const int32_t* s = g_.succ_begin(task); s != g_.succ_end(task); ++s) {
+    if (released_at_start(task, *s)) continue;
     const auto si = static_cast<size_t>(*s);
     --pending_[si];
     flags_at_[si] = std::max(flags_at_[si], t + (g_.tasks[si].mix_lane != lane ? flag_ : 0.0));

@@ -17,6 +17,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
       request_cycles_(hw.ns_to_cycles(hw.l2.same_line_request_ns)) {
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
+  run_scale_.assign(g.tasks.size(), 1.0);
   for (size_t i = 0; i < g.kinds.size(); ++i) {
     const auto& cost = res_.kind_costs[i];
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
@@ -46,6 +47,16 @@ int32_t TaskEngine::global_core(CoreType t, int32_t index) const {
                         std::to_string(index) + " but the hardware has " +
                         std::to_string(count_[t]));
   return first_core_[t] + index;
+}
+
+double TaskEngine::overlap_offset(int32_t prev, int32_t next) {
+  const auto a = static_cast<size_t>(kind_of(prev)), b = static_cast<size_t>(kind_of(next));
+  const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
+  auto it = overlap_rooms_.find(key);
+  if (it == overlap_rooms_.end())
+    it = overlap_rooms_.emplace(key, overlap_room(g_.kinds[a], g_.kinds[b], hw_)).first;
+  return overlapped_start(res_.kind_costs[a], res_.kind_costs[b], it->second) *
+         run_scale_[static_cast<size_t>(prev)];
 }
 
 SimResult TaskEngine::finish() {

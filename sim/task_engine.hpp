@@ -8,18 +8,22 @@
 // the runtime's through one pointer) and provides
 //   start()                  queues the first events;
 //   on_event(event, t)       handles an event of one of its own types (>= kFirstRuntimeEvent);
+//   on_task_start(task, t)   reacts to a task's start (a core that overlaps its tasks starts
+//                            the next from here);
 //   on_task_end(task, t)     reacts to a task's end (its record's end is already set);
 // and runs with TaskEngine::run(*this), a template: the event loop makes direct calls only.
 
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "model/hardware.hpp"
 #include "model/stop.hpp"
 #include "model/task_cost.hpp"
 #include "model/task_graph.hpp"
+#include "model/task_overlap.hpp"
 #include "sim/by_core_type.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/l2_residency.hpp"
@@ -48,6 +52,18 @@ class TaskEngine {
   // The global index of core `index` of type `t`; throws naming the task graph when out of range.
   int32_t global_core(CoreType t, int32_t index) const;
 
+  // Overlap of a core's consecutive tasks `prev` then `next` (model/task_overlap.hpp): the tasks
+  // the core may hold at once (TaskKind::overlap of both kinds; 1: serial), and the earliest
+  // start of `next` after the start of `prev`.
+  int overlap_depth(int32_t prev, int32_t next) const {
+    return std::min(g_.kinds[static_cast<size_t>(kind_of(prev))].overlap,
+                    g_.kinds[static_cast<size_t>(kind_of(next))].overlap);
+  }
+  // Scaled to the run `prev` started with (its L2 hits shorten it), so an overlapped start is
+  // never later than the serial one.
+  double overlap_offset(int32_t prev, int32_t next);
+  int32_t kind_of(int32_t task) const { return g_.tasks[static_cast<size_t>(task)].kind; }
+
   [[gnu::always_inline]] void push(int lane, double t, uint8_t type, int32_t id) {
     events_.push(lane, t, type, id);
   }
@@ -69,9 +85,10 @@ class TaskEngine {
         continue;
       }
       const Event e = events_.pop();
-      if (e.type == kStart)
+      if (e.type == kStart) {
         start_task(e.id, te);
-      else
+        runtime.on_task_start(e.id, te);
+      } else
         runtime.on_event(e, te);
     }
     return finish();
@@ -117,6 +134,7 @@ class TaskEngine {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }
+    run_scale_[static_cast<size_t>(task)] = kind.cycles > 0 ? run / kind.cycles : 1;
     const double reads = kind.read_demand * scale, writes = kind.write_demand * scale;
     const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
@@ -143,6 +161,8 @@ class TaskEngine {
   ByCoreType<int64_t> count_;
   EventQueue events_;
   size_t finished_ = 0;
+  std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
+  std::vector<double> run_scale_;  // per task: its run over its kind's all-miss run
 };
 
 }  // namespace tilesim

@@ -16,6 +16,7 @@
 #include "model/error.hpp"
 #include "model/json_reader.hpp"
 #include "model/task_cost.hpp"
+#include "model/task_overlap.hpp"
 #include "model/tile_geometry.hpp"
 #include "model/ub_budget.hpp"
 #include "model/vector_cost.hpp"
@@ -228,6 +229,41 @@ TEST(TaskCost, DoubleBufferingOverlapsToTheSlowestPipe) {
   // Steady state: one load occupancy per iteration (the bottleneck), plus fill and drain.
   EXPECT_NEAR(c.cycles / n, load_occ, 0.05 * load_occ);
   EXPECT_LT(c.cycles, cost_task_kind(streaming_kind(n, 1, bytes), hw).cycles * 0.8);
+}
+
+// A core's consecutive tasks overlap (model/task_overlap.hpp): N one-iteration tasks, each
+// started where its pipes are free of the one before, run in fill + N x the slowest stage +
+// drain: the loads' occupancy L here, so the n-th starts n L after the first and the loop ends
+// one task's run after that; that is the run of the same N iterations inside one task at depth
+// 4, where the buffers do not bind.
+TEST(TaskOverlap, LoopOfTasksRunsInFillPlusNSlowestStagesPlusDrain) {
+  const Hardware hw = default_hw();
+  const int64_t bytes = 8192;
+  const double load_occ = dma_occupancy_cycles(DmaOp{DmaDir::kRead, 1, bytes, 0}, hw);
+  const TaskCost one = cost_task_kind(streaming_kind(1, 4, bytes), hw);
+  EXPECT_NEAR(one.stages.load_done, load_occ, 1e-9);
+  EXPECT_NEAR(one.stages.compute_start, load_occ + hw.dma.read.latency_cycles, 1e-9);
+  const double period = overlapped_start(one, one);
+  EXPECT_NEAR(period, load_occ, 1e-9);  // loads are the slowest stage
+  const int64_t n = 64;
+  const double loop = one.cycles + static_cast<double>(n - 1) * period;
+  EXPECT_NEAR(loop, cost_task_kind(streaming_kind(n, 4, bytes), hw).cycles, 1e-6);
+  // Compute-bound: a task whose vector work outlasts its load starts a compute stage later.
+  TaskKind heavy = streaming_kind(1, 4, bytes);
+  for (int i = 0; i < 8; ++i) heavy.steps[0].vec.push_back(heavy.steps[0].vec[0]);
+  const TaskCost h = cost_task_kind(heavy, hw);
+  ASSERT_GT(h.vec_busy, load_occ);
+  EXPECT_NEAR(overlapped_start(h, h), h.vec_busy, 1e-9);
+  // Capacity: beside a task's 2 x 16 KiB (one copy each) the 192 KiB UB holds another 16 KiB
+  // input and output; beside 2 x 80 KiB neither. Without room for its inputs the next task's
+  // loads wait for the previous compute to end.
+  const OverlapRoom room =
+      overlap_room(streaming_kind(1, 2, bytes), streaming_kind(1, 2, bytes), hw);
+  EXPECT_TRUE(room.inputs && room.outputs);
+  const TaskKind big = streaming_kind(1, 2, 80 * 1024);
+  const OverlapRoom none = overlap_room(big, big, hw);
+  EXPECT_FALSE(none.inputs || none.outputs);
+  EXPECT_NEAR(overlapped_start(one, one, {false, true}), one.stages.compute_done, 1e-9);
 }
 
 // Depth 1: load i+1 and store i both wait for compute i, so they leave together: no load is in

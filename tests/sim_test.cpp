@@ -622,6 +622,66 @@ TEST(Simulator, SpmdMixedBlockRunsOnAClusterBehindItsFlags) {
   EXPECT_THROW(simulate_costed(leaving, fixed_cost(1000), hw), InternalError);
 }
 
+// One task of stages L, C, S on an idle machine, each pipe taking its work in turn.
+TaskCost three_stage_cost(double l, double c, double st) {
+  TaskCost cost;
+  cost.cycles = l + c + st;
+  cost.stages = {l, l, l + c, l + c, l + c + st};
+  return cost;
+}
+
+// N tasks of kind `k` in one spmd block (not finalized): a mixed block's tasks on its first AIV,
+// each carrying state to the next (an edge on its own core), or a block's continuing tasks.
+TaskGraph loop_graph(int n, const TaskKind& k, bool mixed) {
+  TaskGraph g;
+  g.runtime = RuntimeStyle::kSpmd;
+  g.add_psg("loop");
+  g.add_kind(k);
+  for (int i = 0; i < n; ++i) {
+    const int32_t t = g.add_task(0, 0, -1, 0, i > 0);
+    if (!mixed) continue;
+    g.tasks[static_cast<size_t>(t)].mix_lane = 1;
+    if (i > 0) g.add_edge(t - 1, t);
+  }
+  return g;
+}
+
+// A loop of N tasks on one core: a mixed block's tasks on its first AIV, each carrying state to
+// the next, or a block's continuing tasks on the AIC. Kinds that overlap (TaskKind::overlap 2)
+// run it in L + C + S + (N - 1) max(L, C, S) (model/task_overlap.hpp), the carried edge met at
+// the predecessor's start; kinds that do not run it in N (L + C + S). A core takes its next block
+// (a one-task block here) only when every task of the first has ended, a block start later.
+TEST(Simulator, SpmdLoopsOverlapToTheSlowestStage) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aic = 1;
+  hw.cores.aiv = 2;
+  hw.scheduler.block_start_ns = 250;
+  const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const double l = 300, c = 500, st = 200;
+  const int n = 10;
+  const double serial = n * (l + c + st), overlapped = l + c + st + (n - 1) * c;
+  auto run = [&](int overlap, int64_t buffer_bytes, bool mixed) {
+    TaskKind k;
+    k.overlap = overlap;
+    k.buffers = {{"in", buffer_bytes, BufferRole::kInput, MemSpace::kUb}};
+    if (!mixed) k.core = CoreType::kAic;
+    TaskGraph g = loop_graph(n, k, mixed);
+    if (!mixed) g.add_task(0, 0);  // the next block
+    g.finalize();
+    return simulate_costed(g, {three_stage_cost(l, c, st)}, hw);
+  };
+  const SimResult lane = run(2, 1024, true);
+  EXPECT_NEAR(lane.last_end, s + overlapped, 1e-6);
+  EXPECT_NEAR(lane.tasks[1].start - lane.tasks[0].start, c, 1e-6);
+  EXPECT_NEAR(run(1, 1024, true).last_end, s + serial, 1e-6);
+  // Buffers leaving no room for the next task's inputs: its loads wait for the compute before.
+  EXPECT_NEAR(run(2, 128 * 1024, true).last_end, s + n * (l + c) + st, 1e-6);
+  const SimResult block = run(2, 1024, false);
+  EXPECT_NEAR(block.tasks[n - 1].end, s + overlapped, 1e-6);
+  EXPECT_NEAR(block.tasks[n].start, 2 * s + overlapped, 1e-6);
+  EXPECT_NEAR(run(1, 1024, false).tasks[n].start, 2 * s + serial, 1e-6);
+}
+
 // Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
 // gap plus a block start later, even on cores that freed early; launch 0's blocks run first
 // whatever their order in the graph. The gap is the launch of the graph's kernel type (vector

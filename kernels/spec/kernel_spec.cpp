@@ -64,7 +64,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
     if (style == "spmd")
       p.fail("the spmd style needs its grid: {\"style\": \"spmd\", \"grid\": G}");
   } else if (p.json().is_object()) {
-    p.check_keys({"style", "cores", "max_tasks_per_psg", "grid", "block", "source"});
+    p.check_keys({"style", "cores", "max_tasks_per_psg", "grid", "block", "source", "preload"});
     if (!p.has("style")) p.fail_at("style", std::string("missing (allowed: ") + kStyles + ")");
     style = p.at("style").string();
     s.cores = p.integer_or("cores", s.cores, 1);
@@ -84,6 +84,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
                            (other == std::string("cores") ? "ascendc" : "pypto") +
                            " style; an spmd launch states its grid");
       s.grid = p.integer_or("grid", s.grid, 1);
+      s.preload = static_cast<int>(p.integer_or("preload", s.preload, 0, 16));
       if (const auto src = p.find("source"))
         s.triton = src->one_of({"ascendc", "triton"}) == "triton";
       if (const auto b = p.find("block")) {
@@ -97,7 +98,7 @@ void read_partition(const JsonReader& p, KernelSpec& s) {
         if (!p.has("grid")) s.grid = regions;
       }
     } else {
-      for (const char* key : {"grid", "block", "source"})
+      for (const char* key : {"grid", "block", "source", "preload"})
         if (p.has(key)) p.at(key).fail("applies to the spmd style only (style is '" + style + "')");
     }
   } else {

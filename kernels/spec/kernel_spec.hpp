@@ -67,8 +67,12 @@ struct KernelSpec {
   int64_t max_tasks_per_psg = -1;  // kPypto: tasks per PSG per root function (-1: one per core
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth
-  bool triton = false;             // kSpmd: partition.source "triton": the Triton-Ascend compiler
-                                   // plans UB (TaskKind::compiler_multibuffer)
+  int preload = 0;                 // kSpmd: > 0, the kernel pipelines across its tasks: each core's
+                    // consecutive tasks overlap buffer_count deep (TaskKind::overlap: a flash
+                    // stage's, a matmul block's), and a flash stage's cube runs this many key
+                    // blocks ahead of its vector cores (pto-isa's qkPreload). 0: neither
+  bool triton = false;  // kSpmd: partition.source "triton": the Triton-Ascend compiler
+                        // plans UB (TaskKind::compiler_multibuffer)
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)
   // op "program": a user's tile program (kernels/program/program.hpp). shape and dtype are those of
   // the iteration space of its tile named `program_tile`, which `tile` sets; `loop_count` sets its

@@ -26,7 +26,7 @@ void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
 
 void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& s) {
   s.insert(s.end(), {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count, kind.l0_depth,
-                     static_cast<int64_t>(kind.carries_state)});
+                     static_cast<int64_t>(kind.carries_state), kind.overlap});
   for (const auto& b : kind.buffers) {
     s.push_back(b.bytes);
     s.push_back(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));

@@ -1,7 +1,9 @@
 // A flash stage (plan_stages' fuse_online): per query block, per key block, S = Q K^T on the AIC,
 // the online statistic and P on the AIVs (a task per row piece), P V on the AIC and O's rescale
-// on the AIVs, through GM workspaces of two slots. pypto: tasks the AICPU runtime dispatches;
-// spmd: one mixed launch, partition.grid blocks of an AIC and its two AIVs.
+// on the AIVs, through GM workspaces of lead + 1 slots (the AIC runs `lead` key blocks ahead:
+// partition.preload, at least 1). pypto: tasks the AICPU runtime dispatches; spmd: one mixed
+// launch, partition.grid blocks of an AIC and its two AIVs, whose cores overlap their consecutive
+// tasks buffer_count deep when the kernel preloads (TaskKind::overlap).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,6 +39,8 @@ class FlashLowering {
         // and O stay in its UB (Triton-Ascend keeps a loop's accumulators on chip); under pypto
         // they go through GM, as PyPTO's running tensors do.
         resident_(cx.spmd()),
+        lead_(std::max(1, cx.spec().preload)),
+        slots_(lead_ + 1),
         o_tile_(ub_tile_bytes(Dims{rows_, dv_}, DType::kFp32, cx.hw())),
         c1_(static_cast<size_t>(keys_)),
         c2_(static_cast<size_t>(keys_)),
@@ -58,12 +62,13 @@ class FlashLowering {
       block_first_ = -1;
       for (int64_t c = range.begin; c < range.end; ++c) {
         const int32_t root = run_.base + run_.grid.root(c * keys_);
-        // The AIC runs a key block ahead (catlass's preload, Triton-Ascend's CV pipelining): S
-        // of key block `step` before P V of block step - 1, so with two slots both cores keep
-        // busy. Under spmd each core runs its tasks in this order.
-        for (int64_t step = 0; step <= keys_; ++step) {
+        // The AIC runs `lead` key blocks ahead (catlass's preload, Triton-Ascend's CV
+        // pipelining, pto-isa's qkPreload): S of key block `step` before P V of block
+        // step - lead, so with lead + 1 slots both cores keep busy. Under spmd each core runs
+        // its tasks in this order.
+        for (int64_t step = 0; step < keys_ + lead_; ++step) {
           if (step < keys_) qk_and_statistic(c, step, root);
-          if (step >= 1) pv_and_rescale(c, step - 1, root);
+          if (step >= lead_) pv_and_rescale(c, step - lead_, root);
         }
       }
     }
@@ -151,6 +156,7 @@ class FlashLowering {
                int lane) {
     if (!cx_.spmd()) return cx_.add_task(st, std::move(k), ps, root, acc_, deps);
     k.psg = ps;
+    if (cx_.spec().preload > 0) k.overlap = cx_.spec().buffer_count;
     TaskGraph& g = cx_.graph();
     const int32_t task = g.add_task(cx_.kind_id(st, k), 0, -1, cx_.launch(), block_first_ >= 0);
     if (block_first_ < 0) block_first_ = task;
@@ -174,15 +180,18 @@ class FlashLowering {
     mb.origin.insert(mb.origin.end(), {0, b.origin[r_ - 1]});
     mb.extent.insert(mb.extent.end(), {dk_, b.extent[r_ - 1]});
     const ProgTile& t1 = cx_.program().tiles[static_cast<size_t>(mm1_.tile)];
+    // A preloading kernel's AIC keeps its query block in L1 across the key blocks (pto-isa's
+    // compute_qk loads Q at the first key block only).
     TaskKind k = cx_.cube_task(mm1_, t1.dims, t1.l0, mb, cx_.tensor(mm1_.out).dtype,
-                               fmt::format("{}:qk{}", s_.psg, format_dims(b.extent)), acc_);
+                               fmt::format("{}:qk{}", s_.psg, format_dims(b.extent)), acc_,
+                               !(resident_ && cx_.spec().preload > 0 && j > 0));
     Dims c_origin(batch_q);
     c_origin.push_back(b.origin[r_ - 1]);
     by_pieces(block_key(static_cast<uint32_t>(mm1_.out), c_origin), b,
-              static_cast<uint32_t>(mm1_.out), j % 2);
+              static_cast<uint32_t>(mm1_.out), j % slots_);
     std::vector<int32_t> deps;
     for (int t : mm1_.in) deps_on(t, operand_region(cx_.program(), mm1_, t, mb), deps);
-    if (j >= 2) deps.insert(deps.end(), v1_[ju - 2].begin(), v1_[ju - 2].end());
+    if (j >= slots_) deps.insert(deps.end(), v1_[ju - sl_].begin(), v1_[ju - sl_].end());
     k.carries_state = true;
     c1_[ju] = emit(s_, std::move(k), run_.psg, root, deps, 0);
     v1_[ju].clear();
@@ -196,7 +205,7 @@ class FlashLowering {
     const auto ju = static_cast<size_t>(j);
     acc_.clear();
     TaskKind vk = cx_.vector_kind(vs_, pc, acc_);
-    acc_.front().block = cx_.ring_key(static_cast<uint32_t>(mm1_.out), pc, j % 2);
+    acc_.front().block = cx_.ring_key(static_cast<uint32_t>(mm1_.out), pc, j % slots_);
     TileStep& st = vk.steps.back();
     // The running update on the rows: Max with the running max, alpha = exp(m_old - m) (Sub,
     // Exp), l = l * alpha + the tile's sum (Mul, Add).
@@ -218,7 +227,7 @@ class FlashLowering {
       for (int64_t slot : {0, 1, 2}) st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot));
     const ProgTensor& p = cx_.tensor(pt_);
     st.stores.push_back(cx_.gm_dma(DmaDir::kWrite, p.shape, pc, p.dtype,
-                                   cx_.ring_key(static_cast<uint32_t>(pt_), pc, j % 2), acc_));
+                                   cx_.ring_key(static_cast<uint32_t>(pt_), pc, j % slots_), acc_));
     vk.label = fmt::format("{}{}", vs_.psg, format_dims(pc.extent));
     vk.buffers.push_back({p.name, cx_.ub_bytes(pt_, full), BufferRole::kOutput, MemSpace::kUb});
     vk.buffers.push_back({"m_l_alpha", 3 * rows_ * align_, BufferRole::kTemp, MemSpace::kUb});
@@ -226,7 +235,7 @@ class FlashLowering {
     std::vector<int32_t> vdeps = cx_.load_deps(vs_, pc, run_.produced);
     vdeps.push_back(c1_[ju]);
     if (j > 0) vdeps.push_back(v1_[ju - 1][q]);
-    if (j >= 2) vdeps.push_back(c2_[ju - 2]);  // P's slot j % 2 read by P V two blocks back
+    if (j >= slots_) vdeps.push_back(c2_[ju - sl_]);  // P's slot read by P V slots_ blocks back
     vk.carries_state = true;
     return emit(vs_, std::move(vk), psg_v_, root, vdeps, lane);
   }
@@ -245,13 +254,13 @@ class FlashLowering {
     TaskKind ck = cx_.cube_task(mm2_, t2.dims, t2.l0, pb, DType::kFp32,
                                 fmt::format("{}:pv{}", s_.psg, format_dims(b.extent)), acc_);
     by_pieces(block_key(static_cast<uint32_t>(pt_), b.origin), b, static_cast<uint32_t>(pt_),
-              j % 2);
+              j % slots_);
     Dims o_origin(batch_q);
     o_origin.push_back(0);
-    by_pieces(block_key(static_cast<uint32_t>(mm2_.out), o_origin), b, pv_ws_, j % 2);
+    by_pieces(block_key(static_cast<uint32_t>(mm2_.out), o_origin), b, pv_ws_, j % slots_);
     ck.carries_state = true;
     std::vector<int32_t> deps = v1_[ju];
-    if (j >= 2) deps.insert(deps.end(), v2_[ju - 2].begin(), v2_[ju - 2].end());
+    if (j >= slots_) deps.insert(deps.end(), v2_[ju - sl_].begin(), v2_[ju - sl_].end());
     deps_on(mm2_.in[1], operand_region(cx_.program(), mm2_, mm2_.in[1], pb), deps);
     c2_[ju] = emit(s_, std::move(ck), psg_pv_, root, deps, 0);
     v2_[ju].clear();
@@ -282,7 +291,7 @@ class FlashLowering {
     ok.label = fmt::format("{}:rescale_o{}", s_.psg, format_dims(ob.extent));
     TileStep st;
     st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
-                                  cx_.ring_key(pv_ws_, pc, j % 2), acc_));
+                                  cx_.ring_key(pv_ws_, pc, j % slots_), acc_));
     const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
       st.vec.push_back(
           VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow * align_ / dtype_bytes(DType::kFp32)});
@@ -343,6 +352,8 @@ class FlashLowering {
   const uint32_t pv_ws_;
   const int64_t align_;
   const bool resident_;
+  const int64_t lead_, slots_;  // key blocks the AIC runs ahead; workspace slots
+  const size_t sl_ = static_cast<size_t>(slots_);
   const int64_t o_tile_;
   ProgStage vs_;
   int psg_v_ = -1, psg_pv_ = -1, psg_o_ = -1;

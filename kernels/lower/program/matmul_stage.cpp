@@ -219,7 +219,7 @@ void check_matmul_stage(const MatmulStage& m) {
 
 TaskKind LoweringContext::cube_task(const ProgOp& x, const Dims& tile, const Dims& l0,
                                     const Block& b, DType out, std::string label,
-                                    std::vector<Access>& acc) const {
+                                    std::vector<Access>& acc, bool load_a) const {
   // The cube task of C tile b over the block's k range, C written as `out`.
   const size_t r = b.origin.size();
   const MatmulTensors mt = operands(*this, x, Dims(b.origin.begin(), b.origin.end() - 3));
@@ -227,7 +227,7 @@ TaskKind LoweringContext::cube_task(const ProgOp& x, const Dims& tile, const Dim
   TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
   const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1],
                      b.extent[r - 1], b.origin[r - 2], b.extent[r - 2]};
-  add_cube_tile(k, mt, t, w, true, true, {static_cast<uint32_t>(x.out)}, hw_, acc);
+  add_cube_tile(k, mt, t, w, load_a, true, {static_cast<uint32_t>(x.out)}, hw_, acc);
   return k;
 }
 
