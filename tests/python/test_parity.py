@@ -212,13 +212,15 @@ def test_ctrl_c_stops_a_sweep_without_waiting_for_its_end():
 def test_ctrl_c_stops_the_running_candidates_not_after_them():
     # Issue 50: Ctrl-C took 7.7-11.8 s on a sweep whose candidates take seconds (the workers
     # stopped only between candidates). The running candidate's lowering and simulation stop
-    # too (model/stop.hpp). A candidate here takes about 3.5 s; KeyboardInterrupt comes within
-    # 0.5 s (a stopped candidate still freeing its state ends in the background).
+    # too (model/stop.hpp). A candidate here (a million tiles) takes about 1.9 s on the 2-core
+    # machine in a Release build (the [256, 8192] one of 0.4 s finished before the signal once
+    # a stage's tile kinds were built once per extent); KeyboardInterrupt comes within 0.5 s (a
+    # stopped candidate still freeing its state ends in the background).
     import signal
     import threading
     import time
 
-    cfg = {"op": "add", "shape": [256, 8192], "tile": [1, 8],
+    cfg = {"op": "add", "shape": [1024, 8192], "tile": [1, 8],
            "candidates": {"loop_counts": [128, 256], "constraints": {"prune_over_limits": False}}}
     sent = []
 
