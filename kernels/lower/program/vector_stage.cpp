@@ -195,13 +195,11 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
   return w;
 }
 
-namespace {
-
 // A GM copy of a vector tile, as a recipe of the tile: which region of which tensor (an operand's
 // of the op reading it, an output's of the op writing it, one gathered row), and where its DmaOp
 // sits in the kind (step, loads or stores, index), so another tile of the same extent takes the
 // kind and recomputes only its copies (what the tile's origin changes: alignment, L2 blocks).
-struct DmaCall {
+struct VectorTileCopy {
   enum class Region { kOperand, kOutput, kGatherRow };
   DmaDir dir = DmaDir::kRead;
   int t = 0;
@@ -221,6 +219,8 @@ struct DmaCall {
     return dir == DmaDir::kRead ? st.loads : st.stores;
   }
 };
+
+namespace {
 
 // One tile of a fused vector stage on its way to a task kind: its loads, each op's instructions
 // with the UB its tensors hold as they come and go, its stores. The tensors in UB (a key -1 - t:
@@ -267,13 +267,13 @@ class VectorTile {
     std::vector<DmaOp>& first = k_.steps.front().loads;  // the copies moved to later steps
     for (auto at = moved_.rbegin(); at != moved_.rend(); ++at)
       first.erase(first.begin() + static_cast<std::ptrdiff_t>(*at));
-    for (DmaCall& c : calls_)
+    for (VectorTileCopy& c : calls_)
       if (c.step == 0 && c.dir == DmaDir::kRead)
         c.index -= static_cast<size_t>(std::distance(moved_.begin(), moved_.lower_bound(c.index)));
     return std::move(k_);
   }
   // The kind's GM copies as built, in the order they were made (their accesses' order).
-  std::vector<DmaCall> calls() && { return std::move(calls_); }
+  std::vector<VectorTileCopy> calls() && { return std::move(calls_); }
 
  private:
   bool is_stored(int t) const { return stores_.count(t) > 0; }
@@ -311,7 +311,7 @@ class VectorTile {
   }
 
   // Makes copy `c` of this tile into the current step, recording it.
-  void copy(DmaCall c) {
+  void copy(VectorTileCopy c) {
     std::vector<DmaOp>& ops = c.dir == DmaDir::kRead ? st_.loads : st_.stores;
     c.step = k_.steps.size();
     c.index = ops.size();
@@ -329,7 +329,7 @@ class VectorTile {
       if (r.info->kind == OpKind::kGather && t == r.in[0]) {
         // One copy per gathered row (its address comes from the index): rows x 1 burst.
         for (int64_t i = 0; i < b_.extent[0]; ++i)
-          copy({DmaDir::kRead, t, r.index, DmaCall::Region::kGatherRow});
+          copy({DmaDir::kRead, t, r.index, VectorTileCopy::Region::kGatherRow});
         Block rows = operand_region(cx_.program(), r, t, full_);
         rows.extent[0] = full_.extent[0];
         k_.buffers.push_back({name, cx_.ub_bytes(t, rows), BufferRole::kInput, MemSpace::kUb});
@@ -337,7 +337,7 @@ class VectorTile {
         continue;
       }
       load_pos_[t] = st_.loads.size();
-      copy({DmaDir::kRead, t, r.index, DmaCall::Region::kOperand});
+      copy({DmaDir::kRead, t, r.index, VectorTileCopy::Region::kOperand});
       const Block buffer = operand_region(cx_.program(), r, t, full_);
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
       // fills its whole buffer with the load's `other`, then MTE2 copies the valid part.
@@ -410,9 +410,9 @@ class VectorTile {
         k_.steps.push_back(std::move(st_));
         st_ = TileStep{};
         st_.loads.push_back(load);
-        for (DmaCall& c : calls_)
+        for (VectorTileCopy& c : calls_)
           if (c.step == 0 && c.dir == DmaDir::kRead && c.index == load_pos_.at(t))
-            c = DmaCall{c.dir, c.t, c.op, c.region, k_.steps.size(), 0};
+            c = VectorTileCopy{c.dir, c.t, c.op, c.region, k_.steps.size(), 0};
       }
       unplaced_.erase(it);
     }
@@ -471,7 +471,7 @@ class VectorTile {
     for (int t : s_.stores) {
       const ProgOp& w = cx_.writer(s_, t);
       if (std::find(skip_stores.begin(), skip_stores.end(), t) == skip_stores.end())
-        copy({DmaDir::kWrite, t, w.index, DmaCall::Region::kOutput});
+        copy({DmaDir::kWrite, t, w.index, VectorTileCopy::Region::kOutput});
       if (w.info->kind != OpKind::kGather && !stored_in_place_.count(t))
         k_.buffers.push_back({cx_.tensor(t).name,
                               cx_.ub_bytes(t, output_region(cx_.program(), w, full_)),
@@ -501,7 +501,7 @@ class VectorTile {
   std::vector<size_t> freed_;          // share_: input buffers whose data is dead
   std::map<int, size_t> load_pos_;     // a loaded input's copy among the first step's loads
   std::set<size_t> moved_;             // copies moved to a later step (a shared buffer)
-  std::vector<DmaCall> calls_;
+  std::vector<VectorTileCopy> calls_;
   int64_t peak_ = 0;
 };
 
@@ -513,7 +513,7 @@ class VectorTile {
 struct VectorKindTemplates {
   struct Template {
     TaskKind kind;
-    std::vector<DmaCall> calls;
+    std::vector<VectorTileCopy> calls;
   };
   std::map<std::pair<std::string, std::vector<int64_t>>, Template> by_key;
 };
@@ -548,7 +548,7 @@ TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::v
   const auto found = vector_templates_->by_key.find(key);
   if (found != vector_templates_->by_key.end()) {
     TaskKind k = found->second.kind;
-    for (const DmaCall& c : found->second.calls)
+    for (const VectorTileCopy& c : found->second.calls)
       c.slot(k)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
     return k;
   }
