@@ -603,5 +603,26 @@ TEST(Cli, NonFiniteBoundsDenormalTimesAndACsvGivenTwiceAreRefused) {
   EXPECT_NE(r.out.find("relu_op_summary.csv: given twice"), std::string::npos) << r.out;
 }
 
+// A run's candidate says the preload depth of a kernel that pipelines across its tasks
+// (partition.preload), and nothing of it otherwise.
+TEST(Cli, TheCandidateNamesItsPreloadDepth) {
+  const auto path = std::filesystem::temp_directory_path() / "tilesim_preload.json";
+  const auto write = [&](int preload) {
+    std::ofstream(path) << R"({"op": "add", "shape": [4096, 4096], "dtype": "fp32",
+      "tile": [1, 4096], "hardware": "ascend910b1",
+      "partition": {"style": "spmd", "grid": 48, "preload": )"
+                        << preload << "}}";
+  };
+  write(2);
+  const auto on = run_cli("run " + path.string() + " --json");
+  ASSERT_EQ(on.code, 0) << on.out;
+  EXPECT_EQ(nlohmann::json::parse(on.out)["candidate"]["preload"], 2);
+  write(0);
+  const auto off = run_cli("run " + path.string() + " --json");
+  ASSERT_EQ(off.code, 0) << off.out;
+  EXPECT_FALSE(nlohmann::json::parse(off.out)["candidate"].contains("preload"));
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace tilesim

@@ -17,6 +17,8 @@ nlohmann::json spec_to_json(const KernelSpec& spec) {
   j["partition"] = partition_name(spec.partition);
   if (spec.partition == PartitionStyle::kAscendC) j["cores"] = spec.cores;
   if (spec.partition == PartitionStyle::kSpmd) j["grid"] = spec.grid;
+  // Only a kernel that pipelines across its tasks says so (partition.preload).
+  if (spec.partition == PartitionStyle::kSpmd && spec.preload > 0) j["preload"] = spec.preload;
   j["buffer_count"] = spec.buffer_count;
   if (spec.program && !spec.program_tile.empty()) j["program_tile"] = spec.program_tile;
   for (const auto& [name, dims] : spec.program_tiles) j["program_tiles"][name] = dims;
