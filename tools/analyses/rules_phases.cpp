@@ -79,7 +79,7 @@ const CandidateResult& best_of(Cases& cases, const std::string& key, const Kerne
   prog["body"] = nlohmann::json::array({{{"set_vec_tile_shapes", {1, len}}, {"name", "row"}}});
   for (const auto& o : k.body) prog["body"].push_back(o);
   std::vector<Candidate> cands;
-  const int64_t first = 1024 / (k.dtype == "fp32" ? 4 : 2);
+  const int64_t first = 1024 / dtype_bytes(parse_dtype(k.dtype));  // the rulebook's 1 KB
   const int64_t most = std::min(len, cases.hw().limits.max_tile_elements);
   for (int64_t t = std::min(first, len); t <= most; t *= 2) cands.push_back({{1, t}, 1});
   return best(config_sweep(cases, key, {{"program", prog}}, cands));
@@ -220,8 +220,10 @@ void fusion_verdict(RuleCheck& k, const Versus& v, const std::string& what) {
 
 // Claims that turn where form a's row splits: `covered` holds for a's extra cost at every row
 // a's tile covers, and b wins by more than a tie from the first split row on (the threshold).
-void split_verdict(RuleCheck& k, const Versus& v, const std::function<bool(double)>& covered,
-                   const std::string& what) {
+// Returns "b wins from row X; a's rows split ..." for the check's numbers.
+std::string split_verdict(RuleCheck& k, const Versus& v, const std::function<bool(double)>& covered,
+                          const std::string& what, const std::string& b_wins,
+                          const std::string& a_name) {
   const auto at = turns_at(v, kRuleTiePct);
   const auto split = v.a_splits();
   set_threshold(k, at, what);
@@ -231,6 +233,7 @@ void split_verdict(RuleCheck& k, const Versus& v, const std::function<bool(doubl
   k.verdict = holds && at && split && *at == *split ? Verdict::kHolds
               : at                                  ? Verdict::kBends
                                                     : Verdict::kFails;
+  return fmt::format("{} wins from row {}; {}: {}", b_wins, at_text(at), a_name, split_text(split));
 }
 
 RuleCheck check_stable_softmax(Cases& cases) {
@@ -278,15 +281,12 @@ RuleCheck check_online_softmax(Cases& cases) {
   const Versus v =
       versus(cases, {"stable", {softmax_stable()}}, {"stable_one_pass", {softmax_one_pass()}});
   add_rows(k, v, "max_pass", "online");
-  const auto at = turns_at(v, kRuleTiePct);
-  const auto split = v.a_splits();
-  split_verdict(
+  const std::string turn = split_verdict(
       k, v, [](double e) { return e < -kRuleTiePct; },
-      "row length (fp32) from which the online form wins by more than a tie");
-  k.numbers = fmt::format(
-      "a max pass of its own over the online form by row length: {}; the online form wins from "
-      "row {}; the max-pass form: {}",
-      curve_text(v), at_text(at), split_text(split));
+      "row length (fp32) from which the online form wins by more than a tie", "the online form",
+      "the max-pass form");
+  k.numbers = fmt::format("a max pass of its own over the online form by row length: {}; {}",
+                          curve_text(v), turn);
   k.why =
       "the online statistics compute exp(x - max) for the sum and the apply computes it again "
       "for y (a second Sub and Exp over the tile), and each partial merge rescales the running "
@@ -345,15 +345,11 @@ RuleCheck check_layernorm_one_pass(Cases& cases) {
        op("rsqrt", {"ve"}, "r"), op("sub", {"x", "mu"}, "d"), op("mul", {"d", "r"}, "y")}};
   const Versus v = versus(cases, {"layernorm_two_pass", {two}}, {"layernorm_one_pass", {one}});
   add_rows(k, v, "two_pass", "one_pass");
-  const auto at = turns_at(v, kRuleTiePct);
-  const auto split = v.a_splits();
-  split_verdict(
+  const std::string turn = split_verdict(
       k, v, [](double e) { return std::abs(e) <= kRuleTiePct; },
-      "row length (fp32) from which one pass wins by more than a tie");
-  k.numbers = fmt::format(
-      "two-pass over one-pass by row length: {}; one pass wins from row {}; the two-pass form: "
-      "{}",
-      curve_text(v), at_text(at), split_text(split));
+      "row length (fp32) from which one pass wins by more than a tie", "one pass",
+      "the two-pass form");
+  k.numbers = fmt::format("two-pass over one-pass by row length: {}; {}", curve_text(v), turn);
   k.why =
       "a split row ends the mean's stage: the two-pass form reads x for the mean, again for the "
       "squared deviations and again to normalise; the one-pass form's two means share one pass "
