@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -606,7 +607,8 @@ TEST(Cli, NonFiniteBoundsDenormalTimesAndACsvGivenTwiceAreRefused) {
 // A run's candidate says the preload depth of a kernel that pipelines across its tasks
 // (partition.preload), and nothing of it otherwise.
 TEST(Cli, TheCandidateNamesItsPreloadDepth) {
-  const auto path = std::filesystem::temp_directory_path() / "tilesim_preload.json";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tilesim_preload_" + std::to_string(::getpid()) + ".json");
   const auto write = [&](int preload) {
     std::ofstream(path) << R"({"op": "add", "shape": [4096, 4096], "dtype": "fp32",
       "tile": [1, 4096], "hardware": "ascend910b1",
