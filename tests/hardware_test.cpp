@@ -111,7 +111,31 @@ TEST(Hardware, ShippedFilesLoadWithSources) {
   EXPECT_EQ(b4.name, "ascend910b4");
   EXPECT_EQ(b4.cores.aiv, 40);
   EXPECT_LT(b4.clock_mhz, b1.clock_mhz);
-  EXPECT_EQ(shipped_hardware_names(), (std::vector<std::string>{"ascend910b1", "ascend910b4"}));
+  EXPECT_EQ(shipped_hardware_names(),
+            (std::vector<std::string>{"ascend910_93", "ascend910b1", "ascend910b2", "ascend910b3",
+                                      "ascend910b4"}));
+}
+
+// The 910B variants and the A3 die differ from the 910B1 in what their sources say: core counts
+// (catlass arch.hpp AscendC910B3: 20 AIC / 40 AIV), clocks (1.8 GHz from the rated fp16
+// TFLOPS), and nothing else: their buffers and costs are the 910B1's.
+TEST(Hardware, TheVariantsDifferInCoresAndClock) {
+  const Hardware b1 = default_hw();
+  const Hardware b2 = load_hardware(shipped_hardware_path("ascend910b2"));
+  const Hardware b3 = load_hardware(shipped_hardware_path("ascend910b3"));
+  const Hardware a3 = load_hardware(shipped_hardware_path("ascend910_93"));
+  EXPECT_EQ(b2.cores.aic, 24);
+  EXPECT_EQ(b3.cores.aic, 20);
+  EXPECT_EQ(b3.cores.aiv, 40);
+  EXPECT_EQ(a3.cores.aic, 24);
+  for (const Hardware* h : {&b2, &b3, &a3}) {
+    EXPECT_DOUBLE_EQ(h->clock_mhz, 1800) << h->name;
+    EXPECT_EQ(h->l2.bytes, b1.l2.bytes) << h->name;
+    EXPECT_EQ(h->gm.hbm_bandwidth_gbps, b1.gm.hbm_bandwidth_gbps) << h->name;
+  }
+  // 20 AIC x 16^3 MAC x 2 flop x 1.8 GHz: the 910B3's rated 294.9 TFLOPS fp16, within 0.1%.
+  const double tflops = b3.cores.aic * 4096.0 * 2 * b3.clock_mhz * 1e6 / 1e12;
+  EXPECT_NEAR(tflops, 294.9, 0.3);
 }
 
 TEST(Hardware, MemoryAlignmentsComeFromTheFile) {
@@ -272,7 +296,8 @@ TEST(HardwareBase, BaseNotFound) {
                                    ": base: 'ascend999' is neither a file beside this "
                                    "one (" +
                                    (dir.path() / "ascend999").string() +
-                                   ") nor a shipped name (ascend910b1, ascend910b4)");
+                                   ") nor a shipped name (ascend910_93, ascend910b1, "
+                                   "ascend910b2, ascend910b3, ascend910b4)");
   const auto wrong =
       dir.write("w.json", {{"name", "w"}, {"base", 3}, {"parameters", nlohmann::json::object()}});
   EXPECT_EQ(file_error(wrong), wrong.string() + ": base: expected a string, got 3");
@@ -425,7 +450,7 @@ TEST(Hardware, RejectsWrongTypeOutOfRangeAndMissingSource) {
             "(32)");
   EXPECT_EQ(file_error("/nonexistent/hw.json"),
             "/nonexistent/hw.json: cannot open hardware file (give a path or a shipped name: "
-            "ascend910b1, ascend910b4)");
+            "ascend910_93, ascend910b1, ascend910b2, ascend910b3, ascend910b4)");
 }
 
 // ---- docs/hardware.md ----
@@ -470,9 +495,10 @@ TEST(HardwareDoc, EveryParameterHasARowWithTheDefaultValueAndSource) {
   const std::string md = shipped_hardware_doc();
   const auto doc = default_doc();
   for (const auto& p : hardware_params()) {
-    const auto row = md.find("| `" + std::string(p.key) + "` |");
+    // The parameter's own row starts a line (a shipped file's row may name it in its list).
+    const auto row = md.find("\n| `" + std::string(p.key) + "` |");
     ASSERT_NE(row, std::string::npos) << p.key;
-    const std::string line = md.substr(row, md.find('\n', row) - row);
+    const std::string line = md.substr(row + 1, md.find('\n', row + 1) - row - 1);
     EXPECT_NE(line.find(p.doc), std::string::npos) << line;
     EXPECT_NE(line.find(p.is_integer() ? "| integer |" : "| number |"), std::string::npos) << line;
     EXPECT_NE(line.find("| " + doc["parameters"][p.key]["value"].dump()), std::string::npos)
