@@ -120,6 +120,10 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
   KindCache kinds;
   // A lone member without accumulating steps keeps its kind: its new id, once per old kind.
   std::vector<int> kept(g.kinds.size(), -1);
+  // A pack's kind is decided by its members' kinds and which neighbours add into one GM block
+  // (keep_partials_in_ub): packs alike share their new id without building it again.
+  std::map<std::vector<int64_t>, int> packed;
+  std::vector<int64_t> key;
   const auto accumulates = [](const TaskKind& k) {
     return std::any_of(k.steps.begin(), k.steps.end(),
                        [](const TileStep& st) { return st.accumulates; });
@@ -130,7 +134,20 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
     const TaskKind& first = g.kinds[static_cast<size_t>(lead.kind)];
     int kind = kept[static_cast<size_t>(lead.kind)];
     if (m.size() > 1 || accumulates(first)) {
-      kind = kinds.get(out, packed_kind(g, m));
+      key.clear();
+      uint64_t prev = 0;
+      for (const int32_t t : m) {
+        const int32_t k = g.tasks[static_cast<size_t>(t)].kind;
+        const uint64_t into =
+            accumulates(g.kinds[static_cast<size_t>(k)]) ? accumulate_target(g, t) : 0;
+        key.push_back(k);
+        key.push_back(into != 0 && into == prev ? 1 : 0);
+        prev = into;
+      }
+      const auto found = packed.find(key);
+      kind = found != packed.end()
+                 ? found->second
+                 : packed.emplace(key, kinds.get(out, packed_kind(g, m))).first->second;
     } else if (kind < 0) {
       kind = kept[static_cast<size_t>(lead.kind)] = kinds.get(out, first);
     }

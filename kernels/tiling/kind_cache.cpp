@@ -1,69 +1,123 @@
 #include "kernels/tiling/kind_cache.hpp"
 
+#include <algorithm>
+
 namespace tilesim {
 
-void append_step_signature(const TileStep& st, std::vector<int64_t>& s) {
-  for (const auto* ops : {&st.loads, &st.stores}) {
-    s.push_back(static_cast<int64_t>(ops->size()));
-    for (const auto& d : *ops)
-      s.insert(s.end(), {d.bursts, d.burst_bytes, d.extra_granules, d.padded ? 1 : 0,
-                         static_cast<int64_t>(d.path), d.src_bytes, d.atomic ? 1 : 0});
-  }
-  for (const auto* ops : {&st.load_fill, &st.vec}) {
-    s.push_back(static_cast<int64_t>(ops->size()));
-    for (const auto& v : *ops)
-      s.insert(s.end(), {static_cast<int64_t>(v.cls) * 2 + (v.same_op ? 1 : 0),
-                         static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
-  }
-  s.push_back(st.accumulates ? static_cast<int64_t>(st.fold.size()) : -1);
-  for (const auto& v : st.fold)
-    s.insert(s.end(),
-             {static_cast<int64_t>(v.cls), static_cast<int64_t>(v.dtype), v.batch, v.rows, v.cols});
-  s.push_back(static_cast<int64_t>(st.cube.size()));
-  for (const auto& c : st.cube)
-    s.insert(s.end(), {static_cast<int64_t>(c.dtype), c.m, c.k, c.n, c.l0a_bytes, c.l0b_bytes});
+namespace {
+
+bool same_copy(const DmaOp& a, const DmaOp& b) {
+  return a.bursts == b.bursts && a.burst_bytes == b.burst_bytes &&
+         a.extra_granules == b.extra_granules && a.padded == b.padded && a.path == b.path &&
+         a.src_bytes == b.src_bytes && a.atomic == b.atomic;
 }
 
-void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& s) {
-  s.insert(s.end(), {static_cast<int64_t>(kind.core), kind.psg, kind.buffer_count, kind.l0_depth,
-                     static_cast<int64_t>(kind.carries_state), kind.overlap});
-  for (const auto& b : kind.buffers) {
-    s.push_back(b.bytes);
-    s.push_back(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));
+bool same_vec(const VecOp& a, const VecOp& b) {
+  return a.cls == b.cls && a.same_op == b.same_op && a.dtype == b.dtype && a.batch == b.batch &&
+         a.rows == b.rows && a.cols == b.cols;
+}
+
+bool same_cube(const CubeOp& a, const CubeOp& b) {
+  return a.dtype == b.dtype && a.m == b.m && a.k == b.k && a.n == b.n &&
+         a.l0a_bytes == b.l0a_bytes && a.l0b_bytes == b.l0b_bytes;
+}
+
+template <class T, class Eq>
+bool same_list(const std::vector<T>& a, const std::vector<T>& b, Eq eq) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), eq);
+}
+
+// FNV-1a over 64-bit values: cheap, and collisions only cost a comparison.
+struct Hash {
+  uint64_t h = 1469598103934665603ull;
+  void add(int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull; }
+};
+
+void hash_step(const TileStep& st, Hash& h) {
+  h.add(st.repeat);
+  for (const auto* ops : {&st.loads, &st.stores}) {
+    h.add(static_cast<int64_t>(ops->size()));
+    for (const DmaOp& d : *ops) {
+      h.add(d.bursts);
+      h.add(d.burst_bytes);
+      h.add(d.extra_granules);
+      h.add(static_cast<int64_t>(d.path) * 4 + (d.padded ? 2 : 0) + (d.atomic ? 1 : 0));
+      h.add(d.src_bytes);
+    }
   }
-  for (const auto& st : kind.steps) {
-    s.push_back(-1);
-    s.push_back(st.repeat);
-    append_step_signature(st, s);
+  for (const auto* ops : {&st.load_fill, &st.vec, &st.fold}) {
+    h.add(static_cast<int64_t>(ops->size()));
+    for (const VecOp& v : *ops) {
+      h.add(static_cast<int64_t>(v.cls) * 64 + static_cast<int64_t>(v.dtype) * 2 +
+            (v.same_op ? 1 : 0));
+      h.add(v.batch);
+      h.add(v.rows);
+      h.add(v.cols);
+    }
   }
+  h.add(st.accumulates ? 1 : 0);
+  h.add(static_cast<int64_t>(st.cube.size()));
+  for (const CubeOp& c : st.cube) {
+    h.add(c.m * 131 + c.k * 7 + c.n + static_cast<int64_t>(c.dtype));
+    h.add(c.l0a_bytes);
+    h.add(c.l0b_bytes);
+  }
+}
+
+uint64_t kind_hash(const TaskKind& k) {
+  Hash h;
+  h.add(static_cast<int64_t>(k.core));
+  h.add(k.psg);
+  h.add(k.buffer_count);
+  h.add(k.l0_depth);
+  h.add(k.carries_state ? 1 : 0);
+  h.add(k.overlap);
+  for (const Buffer& b : k.buffers) {
+    h.add(b.bytes);
+    h.add(static_cast<int64_t>(b.role) * 8 + static_cast<int64_t>(b.space));
+  }
+  for (const TileStep& st : k.steps) hash_step(st, h);
+  return h.h;
+}
+
+}  // namespace
+
+bool same_step_work(const TileStep& a, const TileStep& b) {
+  return a.accumulates == b.accumulates && same_list(a.loads, b.loads, same_copy) &&
+         same_list(a.stores, b.stores, same_copy) && same_list(a.vec, b.vec, same_vec) &&
+         same_list(a.load_fill, b.load_fill, same_vec) && same_list(a.fold, b.fold, same_vec) &&
+         same_list(a.cube, b.cube, same_cube);
+}
+
+bool same_kind_work(const TaskKind& a, const TaskKind& b) {
+  return a.core == b.core && a.psg == b.psg && a.buffer_count == b.buffer_count &&
+         a.l0_depth == b.l0_depth && a.carries_state == b.carries_state && a.overlap == b.overlap &&
+         same_list(a.buffers, b.buffers,
+                   [](const Buffer& x, const Buffer& y) {
+                     return x.bytes == y.bytes && x.role == y.role && x.space == y.space;
+                   }) &&
+         same_list(a.steps, b.steps, [](const TileStep& x, const TileStep& y) {
+           return x.repeat == y.repeat && same_step_work(x, y);
+         });
 }
 
 void append_step(TaskKind& kind, const TileStep& step) {
-  // Scratch per thread: lowerings run in parallel over a sweep's candidates.
-  thread_local std::vector<int64_t> last, next;
-  if (!kind.steps.empty()) {
-    last.clear();
-    next.clear();
-    append_step_signature(kind.steps.back(), last);
-    append_step_signature(step, next);
-    if (last == next) {
-      kind.steps.back().repeat += step.repeat;
-      return;
-    }
+  if (!kind.steps.empty() && same_step_work(kind.steps.back(), step)) {
+    kind.steps.back().repeat += step.repeat;
+    return;
   }
   kind.steps.push_back(step);
 }
 
 int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
-  sig_.clear();
-  append_kind_signature(kind, sig_);
-  if (last_id_ >= 0 && sig_ == last_sig_) return last_id_;
-  auto it = ids_.find(sig_);
-  const int id = it != ids_.end() ? it->second : graph.add_kind(kind);
-  if (it == ids_.end()) ids_.emplace(sig_, id);
-  last_sig_.assign(sig_.begin(), sig_.end());
-  last_id_ = id;
-  return id;
+  const auto at = [&](int id) -> const TaskKind& { return graph.kinds[static_cast<size_t>(id)]; };
+  if (last_id_ >= 0 && same_kind_work(kind, at(last_id_))) return last_id_;
+  std::vector<int>& bucket = ids_[kind_hash(kind)];
+  for (const int id : bucket)
+    if (same_kind_work(kind, at(id))) return last_id_ = id;
+  last_id_ = graph.add_kind(kind);
+  bucket.push_back(last_id_);
+  return last_id_;
 }
 
 }  // namespace tilesim

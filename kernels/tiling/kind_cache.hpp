@@ -1,9 +1,14 @@
 #pragma once
 // Task kinds de-duplicated by the exact work they contain (identical tiles share one kind), and a
 // looping task's steps merged where they repeat.
+//
+// A kind's work is everything the cost model prices: its core, PSG, buffer depth, L0 depth,
+// state, overlap, buffer sizes and roles, and each step's repeat, copies, vector and cube work.
+// Its label and buffer names are not work; the kernel-wide settings (a VecOp's bank conflict, the
+// compiler's multibuffering) are the same for every kind of one lowering and are left out too.
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "model/task_graph.hpp"
@@ -15,15 +20,14 @@ class KindCache {
   int get(TaskGraph& graph, const TaskKind& kind);
 
  private:
-  std::map<std::vector<int64_t>, int> ids_;
-  std::vector<int64_t> sig_;  // reused: a lowering asks once per task
+  // Ids of the graph's kinds by the hash of their work (a bucket holds the rare collisions).
+  std::unordered_map<uint64_t, std::vector<int>> ids_;
   // The last kind asked for: consecutive tasks often share one (a chain's middle segments).
-  std::vector<int64_t> last_sig_;
   int last_id_ = -1;
 };
-// A kind's or a step's work as numbers (a step's without its repeat), appended to `out`.
-void append_kind_signature(const TaskKind& kind, std::vector<int64_t>& out);
-void append_step_signature(const TileStep& step, std::vector<int64_t>& out);
+// True when two kinds (steps) hold the same work.
+bool same_kind_work(const TaskKind& a, const TaskKind& b);
+bool same_step_work(const TileStep& a, const TileStep& b);  // a step's repeat aside
 // Appends `step` to a looping task: onto the last step's repeat when their work is identical.
 void append_step(TaskKind& kind, const TileStep& step);
 
