@@ -136,6 +136,24 @@ int64_t L2Residency::prior_co_readers(int32_t block, int32_t task, double window
   return std::max<int64_t>(0, hi - lo - 1);
 }
 
+bool L2Residency::saw_co_readers() const {
+  if (co_read_) return true;
+  const std::vector<int32_t>& off = blocks_->read_offsets();
+  // Each block's reads are in start order (tasks start in time order): a read's co-readers are
+  // its neighbours within its window.
+  for (size_t b = 0; b + 1 < off.size(); ++b) {
+    const auto lo = static_cast<size_t>(off[b]), hi = static_cast<size_t>(tail_[b]);
+    for (size_t i = lo; i < hi; ++i) {
+      const Read& r = reads_[i];
+      for (size_t j = i + 1; j < hi && reads_[j].at - r.at < r.window; ++j)
+        if (reads_[j].task != r.task) return true;
+      for (size_t j = i; j-- > lo && r.at - reads_[j].at < r.window;)
+        if (reads_[j].task != r.task) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double run, double hit_run) {
   if (hit_run < 0) hit_run = run;
   if (graph_.access_begin(task) == graph_.access_end(task)) return std::nullopt;
@@ -150,6 +168,7 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     const auto bi = static_cast<size_t>(block);
     const Last& last = last_touch_[bi];
     const bool resident = last.pos >= 0 && bytes_after(last.pos) < capacity_;
+    if (!a->write && run <= 0) co_read_ = true;  // not in reads_: saw_co_readers cannot tell
     if (!a->write && run > 0) {
       int32_t& head = head_[bi];
       int32_t& tail = tail_[bi];
@@ -161,12 +180,13 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
                                               [&](const Read& r) { return r.task != task; })
                               : prior_co_readers(block, task, window);
       if (others > 0) {
+        co_read_ = true;
         shared += static_cast<double>(a->bytes);
         queued += static_cast<double>(a->bytes) * static_cast<double>(others + 1);
       }
       if (tail == blocks_->read_offsets()[bi + 1])
         throw InternalError("L2 residency: a task started twice");
-      reads_[static_cast<size_t>(tail++)] = {now, task};
+      reads_[static_cast<size_t>(tail++)] = {now, task, window};
     }
     const auto b = static_cast<double>(a->bytes);
     moved += b;

@@ -115,6 +115,10 @@ class L2Residency {
   void use_prior_starts(const std::vector<double>& starts);
   // True when some block is read by two or more tasks (co-readers are possible).
   bool has_shared_blocks() const { return blocks_->shared(); }
+  // After a pass without prior starts: true when some read had a co-reader on either side, by
+  // the starts and windows of this pass. When false, a pass with this pass's starts as prior
+  // ones counts no co-reader either, so it would run exactly as this one did.
+  bool saw_co_readers() const;
 
  private:
   const TaskGraph& graph_;
@@ -138,7 +142,9 @@ class L2Residency {
   struct Read {
     double at;
     int32_t task = -1;  // -1: none
+    double window = 0;  // the reader's window on the block (reads_ only)
   };
+  bool co_read_ = false;  // a read found an earlier co-reader, or one went unrecorded (no run)
   // Recent reads of each block, a queue in its slice of reads_ (L2Blocks::read_offsets: a block
   // is read at most once per reading access, so its slice holds them all): [head, tail).
   std::vector<Read> reads_;

@@ -118,7 +118,10 @@ SimResult simulate_costed(const TaskGraph& graph, std::vector<TaskCost> kind_cos
   if (!opt.l2_blocks) opt.l2_blocks = std::make_shared<const L2Blocks>(graph);
   if (!opt.prior_starts.empty() || hw.l2.same_line_request_ns <= 0 || !opt.l2_blocks->shared())
     return pass(opt, std::move(kind_costs));
+  opt.find_co_readers = true;
   SimResult first = pass(opt, kind_costs);
+  if (!first.l2_co_readers) return first;  // the second pass would repeat the first
+  opt.find_co_readers = false;
   opt.prior_starts.reserve(first.tasks.size());
   for (const TaskRecord& r : first.tasks) opt.prior_starts.push_back(r.start);
   return pass(opt, std::move(kind_costs));

@@ -70,6 +70,8 @@ struct SimOptions {
   // Each task's start in an earlier pass of the same graph: co-readers of a block are then counted
   // on both sides (sim/l2_residency.hpp). simulate_costed sets it for its second pass.
   std::vector<double> prior_starts;
+  // Set SimResult::l2_co_readers from this pass (simulate_costed's first of two).
+  bool find_co_readers = false;
   // The graph's L2 blocks, when the caller has them (simulate_costed builds them once for the
   // check and both passes); null: each pass builds its own.
   std::shared_ptr<const L2Blocks> l2_blocks;
@@ -108,6 +110,9 @@ struct SimResult {
   // summed over the threads (polling apart): what the zones name when waits grow.
   double build_end = 0;
   double scheduler_work = 0;
+  // A pass without prior starts: whether a read of a shared block may have a co-reader
+  // (L2Residency::saw_co_readers); when not, a second pass would repeat this one.
+  bool l2_co_readers = true;
 };
 
 // Every ready-queue policy, built-in or registered: the run config's names and the dispatch of

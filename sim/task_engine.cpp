@@ -79,6 +79,7 @@ SimResult TaskEngine::finish() {
     }
   }
   if (g_.tasks.empty()) res_.first_start = 0;
+  if (opt_.find_co_readers) res_.l2_co_readers = l2_ && l2_->saw_co_readers();
   return std::move(res_);
 }
 

@@ -1098,6 +1098,48 @@ TEST(SharedReads, CoReadersQueueForTheirLinesOnePerRequest) {
   }
 }
 
+// Two tasks read one block, on one core one after the other: no read has a co-reader on either
+// side, so the first pass is the answer (a second pass from its
+// starts would repeat it exactly); on two cores they start together, co-readers, and the second
+// pass runs.
+TEST(SharedReads, ReadersApartInTimeNeedNoSecondPass) {
+  Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_queue_ns = 0;
+  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
+  hw.dma.gm_granule_bytes = 512;
+  hw.l2.same_line_request_ns = 8.0;  // two readers' 1024 requests queue past a lone run
+  const auto graph = [&](bool chained) {
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("copy");
+    g.add_kind(load_kind(64, 128, 16));
+    for (int32_t c = 0; c < 2; ++c) {
+      g.add_task(0, 0, chained ? 0 : c);
+      g.add_access(c, {7, 16 * 64 * 128, false});
+    }
+    g.finalize();
+    return g;
+  };
+  for (const bool chained : {true, false}) {
+    const TaskGraph g = graph(chained);
+    std::vector<TaskCost> costs{cost_task_kind(g.kinds[0], hw)};
+    SimOptions first;
+    first.find_co_readers = true;
+    const SimResult one = simulate_costed(g, costs, hw, first);
+    EXPECT_EQ(one.l2_co_readers, !chained);
+    SimOptions second;
+    for (const TaskRecord& r : one.tasks) second.prior_starts.push_back(r.start);
+    const SimResult two = simulate_costed(g, costs, hw, second);
+    const SimResult chosen = simulate(g, hw);
+    for (size_t t = 0; t < 2; ++t) {
+      EXPECT_EQ(chosen.tasks[t].end, two.tasks[t].end);
+      if (chained) {
+        EXPECT_EQ(one.tasks[t].end, two.tasks[t].end);
+      }
+    }
+  }
+}
+
 // K cores each load, add and store one tile at a time, HBM-bound: every task runs
 // dur = K (R + W) / C. Its reads and writes share its delay lost = dur - cycles by bytes. With one
 // buffer a load meets stores in turn, each pipe counting its own traffic's delay; double
