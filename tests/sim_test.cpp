@@ -372,6 +372,7 @@ TEST(PyptoRuntime, LastPredecessorSkipsTheAtomicDecrement) {
 TEST(PyptoRuntime, PollingVisitsOnlyBusyCores) {
   Hardware hw = ideal_runtime_hw();
   hw.scheduler.poll_ns = 100;
+  hw.scheduler.handshake_cores = 0;  // polls from time 0: no hand-shake before the first task
   const double poll = hw.ns_to_cycles(100);
   TaskGraph g = fixed_graph(2);
   g.add_edge(0, 1);
