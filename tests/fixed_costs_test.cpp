@@ -7,6 +7,7 @@
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
+#include "tools/reports/report.hpp"
 
 namespace tilesim {
 namespace {
@@ -221,6 +222,27 @@ TEST(Swimlane, SpanOfAChainAddsOneHandOffPerEdge) {
   // the notify (0.14 us).
   EXPECT_GT(hw.cycles_to_us(handoff), 1.08);
   EXPECT_LT(hw.cycles_to_us(handoff), 1.2);
+}
+
+// The run table's span path line (tools/reports/report.hpp): shown when the critical path holds
+// more than one task, each part in us.
+TEST(Swimlane, SpanPathLineNamesEachPart) {
+  const Hardware hw = load_hardware(shipped_hardware_path("ascend910b1"));
+  const double us = hw.ns_to_cycles(1000);
+  SpanPath p;
+  p.tasks = 1;
+  p.task_cycles = us;
+  EXPECT_EQ(span_path_line(p, hw), "");
+  p.tasks = 3;
+  p.task_cycles = 0.99 * us;
+  p.handoffs = 2;
+  p.handoff_cycles = 2.582 * us;
+  EXPECT_EQ(span_path_line(p, hw), "  span path: 3 tasks 0.990 us + 2 hand-offs 2.582 us\n");
+  p.core_wait_cycles = 0.3 * us;
+  p.head_cycles = 1.081 * us;
+  EXPECT_EQ(span_path_line(p, hw),
+            "  span path: 3 tasks 0.990 us + 2 hand-offs 2.582 us + core turnarounds 0.300 us + "
+            "start-up 1.081 us\n");
 }
 
 }  // namespace
