@@ -10,7 +10,9 @@ bool starts_cube_cores(const TaskGraph& graph) {
 }
 
 double kernel_launch_us(const TaskGraph& graph, const Hardware& hw) {
-  return starts_cube_cores(graph) ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
+  // PyPTO launches its AICore binary on every AI core as a mixed kernel (launch_cost.hpp).
+  const bool mixed = graph.runtime == RuntimeStyle::kMpmd || starts_cube_cores(graph);
+  return mixed ? hw.kernel.mixed_launch_us : hw.kernel.vector_launch_us;
 }
 
 double aicpu_handshake_us(const TaskGraph& graph, const Hardware& hw) {

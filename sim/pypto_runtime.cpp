@@ -1,5 +1,7 @@
 #include "sim/pypto_runtime.hpp"
 
+#include "sim/launch_cost.hpp"
+
 namespace tilesim {
 
 int64_t scheduler_threads(const Hardware& hw, const SimOptions& opt) {
@@ -96,6 +98,9 @@ void PyptoMachine::build_device_tasks() {
       static_cast<int32_t>(opt_.stitch_function_max_num > 0 ? opt_.stitch_function_max_num
                                                             : hw.control.stitch_function_max_num);
   double t = 0;
+  // The scheduler threads shake hands with their cores while the control AICPU builds: no
+  // device task is taken before both are done (sim/launch_cost.hpp).
+  const double handshake = hw.ns_to_cycles(1000 * aicpu_handshake_us(g_, hw));
   device_of_root_.assign(static_cast<size_t>(roots), 0);
   for (int32_t first = 0; first < roots; first += stitch) {
     const int32_t last = std::min<int32_t>(roots, first + stitch);
@@ -105,14 +110,18 @@ void PyptoMachine::build_device_tasks() {
       t += hw.ns_to_cycles(hw.control.root_build_ns + ntasks * hw.control.task_build_ns);
     }
     t += hw.ns_to_cycles(hw.control.device_task_submit_ns);
-    if (first == 0) res_.first_ready = t;
+    const double release = std::max(t, handshake);
+    if (first == 0) {
+      res_.first_ready = release;
+      res_.handshake_wait = release - t;
+    }
     if (opt_.record_aicpu) res_.aicpu_spans.push_back({0, begin, t, -1, AicpuSpan::kBuild});
     const auto device_task = static_cast<int32_t>(device_first_root_.size());
     device_first_root_.push_back(first);
     device_last_root_.push_back(last);
     device_left_.push_back(root_tasks_off_[last] - root_tasks_off_[first]);
     for (int32_t r = first; r < last; ++r) device_of_root_[static_cast<size_t>(r)] = device_task;
-    push(kControlLane, t, kBuilt, device_task);
+    push(kControlLane, release, kBuilt, device_task);
   }
   device_built_.assign(device_first_root_.size(), false);
   res_.build_end = t;

@@ -101,7 +101,10 @@ struct SimResult {
   std::vector<AicpuSpan> aicpu_spans;
   int32_t scheduler_threads = 0;  // PyPTO runtime: scheduler AICPU threads (0: SPMD)
   double first_ready =
-      0;  // cycles: the first task could be dispatched (PyPTO: built and submitted)
+      0;  // cycles: the first task could be dispatched (PyPTO: built, submitted, hand-shaken)
+  // PyPTO: cycles of first_ready the scheduler threads' hand-shake adds to the first device
+  // task's build (0 when the build outlasts it, sim/launch_cost.hpp).
+  double handshake_wait = 0;
   double first_start = 0;
   double last_end = 0;  // cycles from kernel start, builds included
   double tail = 0;      // cycles from last_end to the runtime releasing the last core (PyPTO)

@@ -21,6 +21,7 @@
 #include "sim/pypto_runtime.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/simulator.hpp"
+#include "sim/span_path.hpp"
 #include "test_support.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/formats/run_config.hpp"
@@ -372,6 +373,7 @@ TEST(PyptoRuntime, LastPredecessorSkipsTheAtomicDecrement) {
 TEST(PyptoRuntime, PollingVisitsOnlyBusyCores) {
   Hardware hw = ideal_runtime_hw();
   hw.scheduler.poll_ns = 100;
+  hw.scheduler.handshake_cores = 0;  // polls from time 0: no hand-shake before the first task
   const double poll = hw.ns_to_cycles(100);
   TaskGraph g = fixed_graph(2);
   g.add_edge(0, 1);
@@ -389,6 +391,52 @@ TEST(PyptoRuntime, PollingVisitsOnlyBusyCores) {
   const double start = busy.tasks[static_cast<size_t>(per_thread)].start;
   EXPECT_GE(start, 1000);
   EXPECT_LE(start, 1000 + static_cast<double>(per_thread) * poll + 1e-6);
+}
+
+// The span along its critical path (sim/span_path.hpp), in closed form: a chain of k equal
+// tasks is k bodies and k - 1 hand-offs (each from a predecessor's end to its successor's start);
+// a task held pending on a busy core is reached through that core's previous task (a turnaround,
+// scheduler.task_gap_ns), the path starting at the run's first start; one task is its body. The
+// parts always add up to the span.
+TEST(SpanPath, BodiesHandOffsAndTurnaroundsAddUpToTheSpan) {
+  const Hardware hw = default_hw();
+  const double d = 1000;
+  TaskGraph chain = fixed_graph(3);
+  chain.add_edge(0, 1);
+  chain.add_edge(1, 2);
+  chain.finalize();
+  SimResult r = simulate_costed(chain, fixed_cost(d), hw);
+  SpanPath p = span_path(chain, r);
+  EXPECT_EQ(p.tasks, 3);
+  EXPECT_EQ(p.handoffs, 2);
+  EXPECT_NEAR(p.task_cycles, 3 * d, 1e-9);
+  EXPECT_NEAR(p.handoff_cycles,
+              (r.tasks[1].start - r.tasks[0].end) + (r.tasks[2].start - r.tasks[1].end), 1e-9);
+  EXPECT_DOUBLE_EQ(p.core_wait_cycles, 0.0);
+  EXPECT_DOUBLE_EQ(p.head_cycles, 0.0);
+  EXPECT_NEAR(p.cycles(), r.last_end - r.first_start, 1e-9);
+
+  // 49 independent tasks on 48 AIV cores, long enough for the 49th to reach its core's pending
+  // slot before the running task ends: it starts a turnaround after it.
+  const double long_task = 20 * d;
+  TaskGraph wave = fixed_graph(49);
+  wave.finalize();
+  r = simulate_costed(wave, fixed_cost(long_task), hw);
+  p = span_path(wave, r);
+  EXPECT_EQ(p.tasks, 2);
+  EXPECT_EQ(p.handoffs, 0);
+  EXPECT_NEAR(p.task_cycles, 2 * long_task, 1e-9);
+  EXPECT_NEAR(p.core_wait_cycles, hw.ns_to_cycles(hw.scheduler.task_gap_ns), 1e-6);
+  EXPECT_GE(p.head_cycles, 0.0);
+  EXPECT_NEAR(p.cycles(), r.last_end - r.first_start, 1e-9);
+
+  TaskGraph one = fixed_graph(1);
+  one.finalize();
+  r = simulate_costed(one, fixed_cost(d), hw);
+  p = span_path(one, r);
+  EXPECT_EQ(p.tasks, 1);
+  EXPECT_NEAR(p.cycles(), d, 1e-9);
+  EXPECT_EQ(span_path(TaskGraph{}, SimResult{}).tasks, 0);
 }
 
 TEST(Simulator, CycleIsReported) {

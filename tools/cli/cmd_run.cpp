@@ -6,6 +6,7 @@
 
 #include "model/error.hpp"
 #include "sim/chrome_trace.hpp"
+#include "sim/span_path.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/options.hpp"
@@ -51,7 +52,11 @@ int run(const RunArgs& a) {
   if (!a.json.empty())
     write_json(a.json, run_json(spec, hw, r.kernel.diag, r.metrics, rc.measured));
   if (a.json != "-" && !a.quiet) {
-    std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics);
+    // A PyPTO run's span along its critical path: its tasks and the runtime's hand-offs.
+    const SpanPath path = r.kernel.graph.runtime == RuntimeStyle::kMpmd
+                              ? span_path(r.kernel.graph, r.sim)
+                              : SpanPath{};
+    std::cout << metrics_table(spec, hw, r.kernel.diag, r.metrics, &path);
     if (!rc.measured.is_null())
       std::cout << "\n  measured (from the config): " << rc.measured.dump() << "\n";
     if (!a.trace.empty()) std::cout << "\n  trace written to " << a.trace << "\n";

@@ -19,8 +19,22 @@ std::string kernel_time_line(const Metrics& m) {
   return s + fmt::format(" + end {:.3f})\n", m.end_us);
 }
 
+std::string span_path_line(const SpanPath& p, const Hardware& hw) {
+  if (p.tasks < 2) return "";
+  auto us = [&](double cycles) { return hw.cycles_to_us(cycles); };
+  std::string s = fmt::format("  span path: {} task{} {:.3f} us", p.tasks, p.tasks == 1 ? "" : "s",
+                              us(p.task_cycles));
+  if (p.handoffs > 0)
+    s += fmt::format(" + {} hand-off{} {:.3f} us", p.handoffs, p.handoffs == 1 ? "" : "s",
+                     us(p.handoff_cycles));
+  if (p.core_wait_cycles != 0)
+    s += fmt::format(" + core turnarounds {:.3f} us", us(p.core_wait_cycles));
+  if (p.head_cycles != 0) s += fmt::format(" + start-up {:.3f} us", us(p.head_cycles));
+  return s + "\n";
+}
+
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
-                          const Metrics& m) {
+                          const Metrics& m, const SpanPath* path) {
   std::string s;
   append(s, "tilesim run: {} {} {} tile {}", printable(spec.op), format_dims(spec.shape),
          dtype_name(spec.dtype), format_dims(spec.tile));
@@ -28,6 +42,7 @@ std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diag
   append(s, " loop_count {} partition {} on {}\n", spec.loop_count, partition_name(spec.partition),
          printable(hw.name));
   append(s, "\n  gen_time_us     {:>12.3f}   (span of all tasks)\n", m.gen_time_us);
+  if (path != nullptr) s += span_path_line(*path, hw);
   s += kernel_time_line(m);
   append(s, "  tasks {}  edges {}  root functions {}", m.tasks, m.edges, m.root_functions);
   if (d.launches > 1)

@@ -12,6 +12,7 @@
 #include "kernels/spec/kernel_spec.hpp"
 #include "model/hardware.hpp"
 #include "sim/metrics.hpp"
+#include "sim/span_path.hpp"
 
 namespace tilesim {
 
@@ -25,7 +26,11 @@ nlohmann::json run_json(const KernelSpec& spec, const Hardware& hw, const Diagno
                         const Metrics& m, const nlohmann::json& measured);
 // "  kernel_time_us  N   (launch a + AICPU hand-shake b + head c + tasks d)": the parts sum to N.
 std::string kernel_time_line(const Metrics& m);
+// "  span path: ..." for a PyPTO run whose critical path holds more than one task (else empty):
+// the tasks' bodies, the hand-offs between them and the cores' turnarounds, adding up to the span.
+std::string span_path_line(const SpanPath& p, const Hardware& hw);
+// The run's table; `path`, when given, adds its span_path_line under the span.
 std::string metrics_table(const KernelSpec& spec, const Hardware& hw, const Diagnostics& d,
-                          const Metrics& m);
+                          const Metrics& m, const SpanPath* path = nullptr);
 
 }  // namespace tilesim
