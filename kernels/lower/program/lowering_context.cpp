@@ -184,14 +184,15 @@ std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block&
   return deps;
 }
 
-int32_t LoweringContext::add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+int32_t LoweringContext::add_task(const ProgStage& s, TaskKind& k, int psg, int32_t root,
                                   const std::vector<Access>& acc,
                                   const std::vector<int32_t>& deps) {
   k.psg = psg;
   TaskGraph& g = out_.graph;
   const int32_t task = g.add_task(kind_id(s, k), root);
   for (const Access& a : acc) g.add_access(task, a);
-  std::vector<int32_t> d = deps;
+  std::vector<int32_t>& d = deps_scratch_;
+  d.assign(deps.begin(), deps.end());
   std::sort(d.begin(), d.end());
   d.erase(std::unique(d.begin(), d.end()), d.end());
   for (int32_t x : d) g.add_edge(x, task);

@@ -129,6 +129,10 @@ class LoweringContext {
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        const std::vector<int>& skip_stores = {},
                        const std::vector<int>& skip_loads = {});
+  // The same into `out`, whose storage it reuses (a lowering's per-tile scratch kind).
+  void vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                        const std::vector<int>& skip_stores = {},
+                        const std::vector<int>& skip_loads = {});
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
   // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`; without
   // `load_a`, A is already in L1 (kept there by the task before on its core).
@@ -151,8 +155,13 @@ class LoweringContext {
   Producer producer_of(const ProgStage& s, const StageGrid& g, int t) const;
   std::vector<int32_t> load_deps(const ProgStage& s, const Block& b,
                                  const Produced& produced) const;
-  int32_t add_task(const ProgStage& s, TaskKind k, int psg, int32_t root,
+  // `k` is left with `psg` set (a caller may reuse it as scratch).
+  int32_t add_task(const ProgStage& s, TaskKind& k, int psg, int32_t root,
                    const std::vector<Access>& acc, const std::vector<int32_t>& deps);
+  int32_t add_task(const ProgStage& s, TaskKind&& k, int psg, int32_t root,
+                   const std::vector<Access>& acc, const std::vector<int32_t>& deps) {
+    return add_task(s, k, psg, root, acc, deps);
+  }
   // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses (ascendc:
   // the task of core `blk`, pinned to it).
   void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
@@ -193,6 +202,7 @@ class LoweringContext {
   LoweredKernel out_;
   KindCache kinds_;
   std::shared_ptr<VectorKindTemplates> vector_templates_;  // vector_kind's, by stage and extent
+  std::vector<int32_t> deps_scratch_;                      // add_task's sorted dependencies
   int32_t launch_ = 0;                                     // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
 

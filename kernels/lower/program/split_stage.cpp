@@ -153,17 +153,16 @@ class ChainLowering {
     std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
     for (int64_t j = 0; j < n_; ++j) {
       acc_.clear();
-      TaskKind k;
-      TileStep st = segment(j, k);
+      // The segment's kind, built in the chain's scratch kind: its last step gains the merge.
+      TaskKind& k = scratch_;
+      cx_.vector_kind_into(k, run_.s, block(j), acc_, stats_);
       std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
-      add_merge(j, st, deps, holder);
-      k.steps.push_back(st);
+      add_merge(j, k.steps.back(), deps, holder);
       // The last segment of a chain, or a lone one, completes the block.
       const bool completes = j == n_ - 1 && (red_.merge == MergeMode::kChain ||
                                              (red_.merge == MergeMode::kTree && n_ == 1));
       if (completes && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
-      holder[static_cast<size_t>(j)] =
-          cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+      holder[static_cast<size_t>(j)] = cx_.add_task(run_.s, k, run_.psg, root_, acc_, deps);
       if (completes) finished_by(holder[static_cast<size_t>(j)]);
       segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
     }
@@ -234,10 +233,17 @@ class ChainLowering {
     for (size_t l = 0; l < levels.size(); ++l)
       for (const MergeStep& m : levels[l]) {
         acc_.clear();
-        TaskKind k;
+        // A merge task's kind, in the chain's scratch (one step; its vectors keep their room).
+        TaskKind& k = merge_scratch_;
         k.buffer_count = cx_.spec().buffer_count;
         k.label = label;
-        TileStep st;
+        k.steps.resize(1);
+        TileStep& st = k.steps.front();
+        for (auto* ops : {&st.loads, &st.stores}) ops->clear();
+        for (auto* ops : {&st.load_fill, &st.vec, &st.fold}) ops->clear();
+        st.cube.clear();
+        st.repeat = 1;
+        st.accumulates = false;
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
         cx_.combine(run_.s, out_elems_, st.vec);
@@ -246,11 +252,10 @@ class ChainLowering {
           store_statistics(cx_, stats_, out_, run_.dropped, st, acc_);
         else
           st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, m.a, acc_));
-        k.steps.push_back(st);
-        k.buffers = {{"partials", 2 * partial_bytes(), BufferRole::kInput, MemSpace::kUb}};
+        k.buffers.assign(1, {"partials", 2 * partial_bytes(), BufferRole::kInput, MemSpace::kUb});
         if (root && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
         holder[static_cast<size_t>(m.a)] =
-            cx_.add_task(run_.s, std::move(k), merge_psg, root_, acc_,
+            cx_.add_task(run_.s, k, merge_psg, root_, acc_,
                          {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
         if (root) finished_by(holder[static_cast<size_t>(m.a)]);
       }
@@ -267,6 +272,7 @@ class ChainLowering {
   const int64_t out_elems_;
   const int64_t n_;
   std::vector<Access> acc_;
+  TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
   std::vector<int32_t> segment_tasks_;
   int32_t finisher_ = -1;
 };

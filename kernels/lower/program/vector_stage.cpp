@@ -543,14 +543,23 @@ std::vector<int64_t> template_key(const ProgStage& s, const Block& b,
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                                       const std::vector<int>& skip_stores,
                                       const std::vector<int>& skip_loads) {
+  TaskKind k;
+  vector_kind_into(k, s, b, acc, skip_stores, skip_loads);
+  return k;
+}
+
+void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b,
+                                       std::vector<Access>& acc,
+                                       const std::vector<int>& skip_stores,
+                                       const std::vector<int>& skip_loads) {
   if (!vector_templates_) vector_templates_ = std::make_shared<VectorKindTemplates>();
   auto key = std::make_pair(s.psg, template_key(s, b, skip_stores, skip_loads));
   const auto found = vector_templates_->by_key.find(key);
   if (found != vector_templates_->by_key.end()) {
-    TaskKind k = found->second.kind;
+    out = found->second.kind;
     for (const VectorTileCopy& c : found->second.calls)
-      c.slot(k)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
-    return k;
+      c.slot(out)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
+    return;
   }
   // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then,
   // their copies waiting for them (what an author short of UB writes).
@@ -576,7 +585,7 @@ TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::v
       t = {std::move(k), std::move(shared).calls()};
     }
   }
-  return vector_templates_->by_key.emplace(std::move(key), std::move(t)).first->second.kind;
+  out = vector_templates_->by_key.emplace(std::move(key), std::move(t)).first->second.kind;
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
