@@ -1,6 +1,7 @@
 #include "model/tile_geometry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <numeric>
 
@@ -131,15 +132,18 @@ DmaOp block_dma(DmaDir dir, const Dims& shape, const Dims& origin, const Dims& e
   // start plus idx[i] * step[i] over the dims outside the run, modulo the granule. Along one dim
   // the offsets repeat with period granule / gcd(step, granule), so one period's count, scaled,
   // gives the same figure as walking every burst (tests keep the row-by-row count to check it).
-  Dims step(d);
+  // The outer dims' steps on the stack (a copy is placed for every tile a lowering walks).
+  std::array<int64_t, 8> inline_steps{};
+  std::vector<int64_t> heap_steps(d > inline_steps.size() ? d : 0);
+  int64_t* step = d > inline_steps.size() ? heap_steps.data() : inline_steps.data();
   int64_t stride = 1, start = 0;  // elements
   for (size_t i = r; i-- > 0;) {
     start = (start + origin[i] * stride % granule * bytes) % granule;
     if (i < d) step[i] = stride * bytes % granule;
     if (i > 0) stride *= shape[i];
   }
-  const BurstStarts walk{step.data(), extent.data(),  d,
-                         granule,     op.burst_bytes, ceil_div(op.burst_bytes, granule)};
+  const BurstStarts walk{step,    extent.data(),  d,
+                         granule, op.burst_bytes, ceil_div(op.burst_bytes, granule)};
   op.extra_granules = walk.extra_from(0, start);
   return op;
 }

@@ -515,15 +515,16 @@ struct VectorKindTemplates {
     TaskKind kind;
     std::vector<VectorTileCopy> calls;
   };
-  std::map<std::pair<std::string, std::vector<int64_t>>, Template> by_key;
+  // By the stage's PSG, then by what else decides the kind (template_key).
+  std::map<std::string, std::map<std::vector<int64_t>, Template>, std::less<>> by_stage;
+  std::vector<int64_t> key;  // the key being looked up (its storage reused)
 };
 
 namespace {
 
-std::vector<int64_t> template_key(const ProgStage& s, const Block& b,
-                                  const std::vector<int>& skip_stores,
-                                  const std::vector<int>& skip_loads) {
-  std::vector<int64_t> key = {s.first, s.last, s.reduce_first};
+void template_key(std::vector<int64_t>& key, const ProgStage& s, const Block& b,
+                  const std::vector<int>& skip_stores, const std::vector<int>& skip_loads) {
+  key.assign({s.first, s.last, s.reduce_first});
   const auto add = [&key](const auto& v) {
     key.push_back(static_cast<int64_t>(v.size()));
     key.insert(key.end(), v.begin(), v.end());
@@ -535,7 +536,6 @@ std::vector<int64_t> template_key(const ProgStage& s, const Block& b,
   add(b.extent);
   add(skip_stores);
   add(skip_loads);
-  return key;
 }
 
 }  // namespace
@@ -553,9 +553,11 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
                                        const std::vector<int>& skip_stores,
                                        const std::vector<int>& skip_loads) {
   if (!vector_templates_) vector_templates_ = std::make_shared<VectorKindTemplates>();
-  auto key = std::make_pair(s.psg, template_key(s, b, skip_stores, skip_loads));
-  const auto found = vector_templates_->by_key.find(key);
-  if (found != vector_templates_->by_key.end()) {
+  VectorKindTemplates& templates = *vector_templates_;
+  template_key(templates.key, s, b, skip_stores, skip_loads);
+  auto& by_key = templates.by_stage[s.psg];
+  const auto found = by_key.find(templates.key);
+  if (found != by_key.end()) {
     out = found->second.kind;
     for (const VectorTileCopy& c : found->second.calls)
       c.slot(out)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
@@ -572,6 +574,7 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
       return false;
     }
   };
+  std::vector<int64_t> key = templates.key;  // building may look up other kinds
   const size_t before = acc.size();
   VectorTile own(*this, s, b, acc, false);
   VectorKindTemplates::Template t{own.build(skip_stores, skip_loads), std::move(own).calls()};
@@ -585,7 +588,7 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
       t = {std::move(k), std::move(shared).calls()};
     }
   }
-  out = vector_templates_->by_key.emplace(std::move(key), std::move(t)).first->second.kind;
+  out = by_key.emplace(std::move(key), std::move(t)).first->second.kind;
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
