@@ -284,15 +284,15 @@ void add_second_pass_tasks(LoweringContext& cx, StageRun& run, const std::vector
                            const std::vector<int32_t>& done) {
   StageRun& pass = *run.second;
   std::vector<Access> acc;
+  TaskKind k;  // each tile's kind, its storage reused
   for (int64_t i : tiles) {
     acc.clear();
     const Block b = pass.grid.block(i);
-    TaskKind k = cx.vector_kind(pass.s, b, acc);
+    cx.vector_kind_into(k, pass.s, b, acc);
     std::vector<int32_t> deps = cx.load_deps(pass.s, b, run.produced);
     deps.insert(deps.end(), done.begin(), done.end());
-    produced_by(
-        pass, {i},
-        cx.add_task(pass.s, std::move(k), pass.psg, pass.base + pass.grid.root(i), acc, deps));
+    produced_by(pass, {i},
+                cx.add_task(pass.s, k, pass.psg, pass.base + pass.grid.root(i), acc, deps));
   }
 }
 
