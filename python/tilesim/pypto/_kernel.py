@@ -53,6 +53,15 @@ def function(func):
     return func
 
 
+def _rank_differs(spec, shape):
+    """Whether a call's rank breaks its annotation as PyPTO checks it
+    (python/pypto/frontend/parser/entry.py): a shape of pypto.DYNAMIC / STATIC marks (a status
+    shape) takes a tensor of at least its rank, any other the same rank."""
+    if any(isinstance(d, Dynamic) and d.name in ("DYNAMIC", "STATIC") for d in spec):
+        return len(shape) < len(spec)
+    return len(spec) != len(shape)
+
+
 def _arg_spec(param, arg, ann, call):
     """(shape, dtype) of a tensor parameter from its argument and its annotation."""
     shape = dtype = None
@@ -74,7 +83,7 @@ def _arg_spec(param, arg, ann, call):
                            "call the kernel (or its wrapper: trace-pypto --call) with tensors "
                            "of concrete shapes")
                 shape = list(spec)
-            elif Ellipsis not in spec and (len(spec) != len(shape) or any(
+            elif Ellipsis not in spec and (_rank_differs(spec, shape) or any(
                     isinstance(s, int) and s != d for s, d in zip(spec, shape))):
                 refuse(call, f"'{param}' is annotated {spec}, called with {shape}")
         if ann._dtype is not None:

@@ -508,8 +508,14 @@ def reshape(input, shape, *, valid_shape=None, inplace=False, call="pypto.reshap
         value.shape = list(shape)
         return Tensor._of(value)
     if input._cut and not whole:
-        refuse(call, f"a reshape of a loop chunk of '{value.name}'",
-               "reshape the whole argument before the loop views it")
+        if value.kind == "temp":
+            refuse(call, f"a reshape of a value computed on a loop chunk ('{value.name}' "
+                   f"{input.shape} into {shape}): tilesim programs have no reshape op, and a "
+                   "loop's chunks keep the rank of the tensors it cuts",
+                   "compute in the shape the kernel's arguments have (reshape them whole "
+                   "before the loop)")
+        refuse(call, f"a reshape of a loop chunk of '{value.name}' ({input.shape} into "
+               f"{shape})", "reshape the whole argument before the loop views it")
     if _strip(shape) != _strip(input.shape):
         refuse(call, f"a computed value {input.shape} into {shape}: tilesim programs have no "
                "reshape (copy) op", "reshape the kernel's argument instead, or only add or "
@@ -569,7 +575,7 @@ class _Loop:
     def __iter__(self):
         trace = T.active("pypto.loop")
         frame = self.frame
-        frame.tile_at_start = trace.vec_tile
+        frame.tile_at_start = frame.tile_at_entry = trace.vec_tile
         trace.frames.append(frame)
         trace.loops.append(frame)
         try:
@@ -583,6 +589,7 @@ class _Loop:
             refuse("pypto.loop", f"no view in loop '{frame.name}' takes a chunk by its index",
                    "tilesim's loop cuts one axis: view(x, [chunk, ...], [idx * chunk, ...])",
                    where=frame.where)
+        trace.hoist_prefix(frame)
         trace.check_whole_reads(frame)
         split = _tail.split(trace, frame)
         if split:  # [] and None: one loop
