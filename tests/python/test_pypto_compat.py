@@ -491,6 +491,11 @@ def refusal(body, *words, args=None):
             e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
             y[:] = pypto.reshape(e, [16, 1, 256])""",
      ["computed on a loop chunk", "[16, 256] into [16, 1, 256]", "no reshape op"]),
+    ("reshape_then_old_shape", """\
+        flat = pypto.reshape(x, [16, 1024])
+        for i in pypto.loop(4, idx_name="i"):
+            v = x[i * 16:(i + 1) * 16, :]""",
+     ["'x' is read as [64, 256] here and as [16, 1024]", "refused.py:", "one shape"]),
     ("reshape_after_use", "e = pypto.exp(x)\ny[:] = pypto.reshape(x, [128, 128])",
      ["used as [64, 256] before this reshape"]),
     ("expand_into_unary", "y[:] = pypto.exp(pypto.expand_clone(w, [64, 256]))",
@@ -861,3 +866,40 @@ def test_torch_standin_old_library_impl_and_fake_tensor():
     assert torch.ops.demo_ns.twice(x) is x and seen == ["npu"]
     fake = mods["torch._subclasses.fake_tensor"].FakeTensor
     assert not isinstance(x, fake) and torch._subclasses.fake_tensor.FakeTensor is fake
+
+
+def test_fake_quant_rounds_as_pypto_and_clips():
+    call = ("fake_quant(torch.randn(1024, 2048, dtype=torch.bfloat16), "
+            "torch.rand(1024, 1, dtype=torch.bfloat16))")
+    _, k = trace_file(compat("fake_quant.py"), call=call)
+    body = [o["op"] for o in ops(loops(k.program)[0])]
+    assert body[body.index("div"):body.index("div") + 4] == ["div", "round", "maximum", "minimum"]
+    ran(k)
+
+    @pypto.jit
+    def half(x: pypto.Tensor((64, 256), FP16), y: pypto.Tensor((64, 256), FP16)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.round(x)
+
+    with pytest.raises(pypto.UnsupportedError, match="cast to DT_FP32 first"):
+        half.trace()
+
+    @pypto.jit
+    def decimals(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = x.round(decimals=2)
+
+    with pytest.raises(pypto.UnsupportedError, match="decimals=2"):
+        decimals.trace()
+
+
+def test_a_reshape_to_a_padded_shape_reads_its_valid_part():
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), w: pypto.Tensor((256,), FP32),
+          y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = x * pypto.reshape(w, [1, 512], valid_shape=[1, 256])
+
+    t = k.trace()
+    assert {i["name"]: i["shape"] for i in t.program["inputs"]}["w"] == [1, 256]
+    ran(t)

@@ -420,6 +420,20 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     return out
 
 
+def round(input, decimals=0):  # noqa: A001 - PyPTO's name
+    """pypto.round of an fp32 tensor to integers: the program's round op, hicann/pypto's TRound
+    (Muls, Cast CAST_RINT, Divs). Other decimals and dtypes are refused."""
+    call = "pypto.round"
+    if isinstance(decimals, bool) or decimals != 0:
+        refuse(call, f"decimals={decimals!r}: the program's round op rounds to integers",
+               "scale by 10 ** decimals around pypto.round(x)")
+    if getattr(input, "dtype", None) is not _T.DTYPES["DT_FP32"]:
+        refuse(call, f"a {getattr(input, 'dtype', input)!r} input: PyPTO rounds fp16 / bf16 "
+               "through fp32 casts, which the round op does not model",
+               "cast to DT_FP32 first (pypto.cast)")
+    return _ops.unary("round", input, call)
+
+
 def _pow(base, exponent):
     if _ops._scalar(exponent, "pypto.pow") == 2.0:
         return _ops.binary("mul", base, base, "x ** 2")
@@ -435,7 +449,7 @@ max = _max  # noqa: A001
 SUPPORTED = sorted(
     ["jit", "frontend.jit", "frontend.function", "frontend.dynamic", "Tensor", "tensor",
      "Element", "from_torch", "set_vec_tile_shapes", "set_cube_tile_shapes", "set_pass_options",
-     "set_runtime_options", "set_semantic_label", "options", "clip", "loop", "loop_unroll",
+     "set_runtime_options", "set_semantic_label", "options", "clip", "round", "loop", "loop_unroll",
      "view", "assemble", "reshape", "unsqueeze", "squeeze", "expand_clone", "full", "zeros",
      "ones", "cast", "matmul", "where", "transpose",
      "concat", "softmax", "sigmoid", "rms_norm", "layer_norm", "gelu", "silu", "tanh", "cumsum",
@@ -474,6 +488,7 @@ def _install_tensor_methods():
         setattr(Tensor, n, globals()[n])
     Tensor.cumsum = cumsum
     Tensor.clip = clip
+    Tensor.round = round
     Tensor.matmul = matmul
     Tensor.reshape = lambda self, *shape, **kw: reshape(
         self, list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple))
