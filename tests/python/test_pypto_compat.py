@@ -790,6 +790,24 @@ def test_a_weight_cast_before_the_first_view_runs_once_before_the_unrolled_runs(
     assert any("set_semantic_label 'norm'" in n for n in k.notes)
     names = [o["out"] for o in ops(p)]
     assert len(names) == len(set(names))  # each program tensor written once
+    # the default tile is the first one an op runs under, not the one replaced before any op
+    assert k.config()["program_tile"] == p["body"][1]["name"]
+    ran(k)
+
+
+def test_a_tile_set_at_the_top_of_the_loop_body_is_set_again_for_its_hoisted_ops(tmp_path):
+    src = open(compat("clipped_rms_norm.py")).read()
+    f = tmp_path / "tile_in_loop.py"
+    f.write_text(src.replace('pypto.set_semantic_label("weight")',
+                             "pypto.set_vec_tile_shapes(4, HIDDEN)"))
+    call = ("rms_norm(torch.randn(100, HIDDEN, dtype=torch.float16), "
+            "torch.ones(HIDDEN, dtype=torch.float16))")
+    _, k = trace_file(str(f), call=call)
+    body = k.program["body"]
+    hoisted = [i for i, e in enumerate(body) if e.get("op") == "cast"]
+    assert len(hoisted) == 1 and body[hoisted[0] - 1]["set_vec_tile_shapes"] == [4, 2048]
+    assert all(lp["body"][0]["set_vec_tile_shapes"] == [4, 2048] for lp in loops(k.program))
+    assert k.config()["program_tile"] == loops(k.program)[0]["body"][0]["name"]
     ran(k)
 
 

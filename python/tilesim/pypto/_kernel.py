@@ -96,6 +96,24 @@ def _arg_spec(param, arg, ann, call):
     return shape, dtype
 
 
+def _tiles_in_use(body):
+    """The names of the vector tiles in force at some vector op of a program body."""
+    used = set()
+
+    def walk(entries, current):
+        for e in entries:
+            if "set_vec_tile_shapes" in e:
+                current = e["name"]
+            elif "loop" in e:
+                current = walk(e["body"], current)
+            elif "op" in e and e["op"] != "matmul" and current is not None:
+                used.add(current)
+        return current
+
+    walk(body, None)
+    return used
+
+
 class JitKernel:
     """A @pypto.jit kernel. Calling it traces it (as a PyPTO call compiles and runs it) and
     keeps the result in ``.traced``; ``trace(...)`` returns it."""
@@ -260,7 +278,11 @@ class TracedKernel:
     def _tile(self, tile):
         _jobs.selector("tile", tile)
         if tile is None:
+            # the first vector tile some op runs under (a kernel may set one it replaces
+            # before any op, e.g. a tile for one row, then the loop's)
+            used = _tiles_in_use(self.program["body"])
             vec = [t for t in self.tiles if not t["cube"]]
+            vec = [t for t in vec if t["name"] in used] or vec
             return (vec or self.tiles)[0] if self.tiles else None
         for t in self.tiles:
             if tile in (t["name"], t["line"]):

@@ -30,15 +30,6 @@ def split(trace, frame):
     for i, (size, n) in enumerate(runs):
         parts = {key: _part(trace, v, d, start, size * n, f"run{i}", written.get(key))
                  for key, (v, d) in cut.items()}
-        if i > 0:
-            # a value the body computes from operands the loop does not cut (gamma's cast
-            # before the first view fixes the loop's axis) is computed again in each run,
-            # under a name of its own there (each program tensor is written once)
-            for e in T.walk_ops(frame.body):
-                out = e["out"]
-                if out.kind == "temp" and id(out) not in parts:
-                    parts[id(out)] = T.Value(list(out.shape), out.dtype,
-                                             trace.fresh(f"{out.name}_run{i}_"))
         body = [_copy(trace, e, parts, i > 0) for e in frame.body]
         if i > 0 and frame.tile_at_start is not None and frame.body and "op" in frame.body[0]:
             # its first ops run under the tile in force where the loop began, set again

@@ -14,6 +14,7 @@ def clipped_rms_norm_kernel(x: pypto.Tensor([pypto.DYNAMIC, HIDDEN], pypto.DT_FP
                             weight: pypto.Tensor([HIDDEN], pypto.DT_FP16),
                             y: pypto.Tensor([pypto.DYNAMIC, HIDDEN], pypto.DT_FP16)):
     tokens = x.shape[0]
+    pypto.set_vec_tile_shapes(1, HIDDEN)  # replaced before any op uses it
     pypto.set_vec_tile_shapes(ROWS, HIDDEN)
     for r in pypto.loop(pypto.ceildiv(tokens, ROWS), name="rows", unroll_list=[4, 1]):
         pypto.set_semantic_label("weight")
