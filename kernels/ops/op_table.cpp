@@ -35,6 +35,12 @@ OpRecord unary(std::string name, std::string doc, std::vector<VecClass> instrs, 
           scratch,         false,          ReduceKind::kSum, std::move(v)};
 }
 
+// An op whose decomposition is for fp32 operands (fp16 / bf16 would add casts around it).
+OpRecord fp32_only(OpRecord r) {
+  r.operands = {DType::kFp32};
+  return r;
+}
+
 OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, Value v) {
   return {std::move(name), OpKind::kBinary,  std::move(doc), {instr}, 0,
           n_ary,           ReduceKind::kSum, std::move(v)};
@@ -60,7 +66,9 @@ OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecCl
 //  - sigmoid: 1 / (1 + exp(-x)): Muls, Exp, Adds, Reciprocal (the pattern PTO-ISA's generated
 //    Ascend C uses for sigmoid-based GELU);
 //  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
-//  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary.
+//  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary;
+//  - round (fp32): Muls by 10^decimals, Cast with CAST_RINT, Divs by it (hicann/pypto's TRound,
+//    framework/src/interface/tileop/vector/unary.h, at decimals 0).
 std::vector<OpRecord> elementwise_records() {
   return {
       unary("exp", "z = exp(x)", {C}, 0, [](double x, double) { return std::exp(x); }),
@@ -72,6 +80,8 @@ std::vector<OpRecord> elementwise_records() {
       unary("abs", "z = |x|", {S}, 0, [](double x, double) { return std::abs(x); }),
       unary("neg", "z = -x", {S}, 0, [](double x, double) { return -x; }),
       unary("relu", "z = max(x, 0)", {S}, 0, [](double x, double) { return std::max(x, 0.0); }),
+      fp32_only(unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
+                      [](double x, double) { return std::nearbyint(x); })),
       unary("tanh", "z = tanh(x)", {S, C, S, S, C}, 1,
             [](double x, double) { return std::tanh(x); }),
       unary("sigmoid", "z = 1 / (1 + exp(-x))", {S, C, S, C}, 0,

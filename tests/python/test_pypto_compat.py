@@ -486,6 +486,16 @@ def refusal(body, *words, args=None):
             v = pypto.view(x, [16, 256], [i * 8, 0])""", ["starts at 8 (offset i * 8), not 16"]),
     ("reshape_computed", "y[:] = pypto.reshape(pypto.exp(x), [128, 128])",
      ["pypto.reshape", "no reshape (copy) op"]),
+    ("reshape_computed_chunk", """\
+        for i in pypto.loop(4, idx_name="i"):
+            e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
+            y[:] = pypto.reshape(e, [16, 1, 256])""",
+     ["computed on a loop chunk", "[16, 256] into [16, 1, 256]", "no reshape op"]),
+    ("reshape_then_old_shape", """\
+        flat = pypto.reshape(x, [16, 1024])
+        for i in pypto.loop(4, idx_name="i"):
+            v = x[i * 16:(i + 1) * 16, :]""",
+     ["'x' is read as [64, 256] here and as [16, 1024]", "refused.py:", "one shape"]),
     ("reshape_after_use", "e = pypto.exp(x)\ny[:] = pypto.reshape(x, [128, 128])",
      ["used as [64, 256] before this reshape"]),
     ("expand_into_unary", "y[:] = pypto.exp(pypto.expand_clone(w, [64, 256]))",
@@ -720,3 +730,194 @@ def test_a_1d_weight_cast_inside_the_row_loop_traces_as_its_broadcast_shape(tmp_
     assert [o["op"] for o in one_d.program["body"] if "op" in o] == ["cast"]
     assert any("'w' [1024] is read as [1, 1024]" in n for n in one_d.notes), one_d.notes
     assert ran(one_d).gen_time_us == ran(two_d).gen_time_us
+
+
+# ---- the vendor's example style: options scopes, fake-tensor guards, split-K, labels ---------
+
+
+def test_an_options_scoped_test_function_calls_the_kernel_through_torch_ops():
+    # @pypto.options on the test function, FakeTensor imported from torch._subclasses,
+    # torch.library.impl(lib, "op", "NPU"), a `with pypto.options(vec_tile_shapes=...)` block
+    name, k = trace_file(compat("scoped_layer_norm.py"), call="test_layer_norm()")
+    assert name == "layer_norm_kernel"
+    p = k.program
+    assert p["body"][0]["set_vec_tile_shapes"] == [16, 1024]
+    assert [o["op"] for o in ops(p)][:3] == ["cast", "sum", "div"]
+    assert any("enable_slice: not modelled" in n and "OP_SLICE" in n for n in k.notes), k.notes
+    ran(k)
+    # the scope's options held for the call only: the defaults are as before it
+    assert not any("enable_slice" in n for n in pypto._options.GLOBAL[0].notes)
+    name, k2 = trace_file(compat("scoped_layer_norm.py"), as_main=True)
+    assert k2.program == p
+
+
+def test_options_scope_outside_and_inside_a_kernel():
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 256), FP32)):
+        with pypto.options(pass_options={"vec_nbuffer_setting": {-1: 2}},
+                           vec_tile_shapes=[16, 256]):
+            y[:] = pypto.exp(x)
+
+    t = pypto.options(runtime_options={"stitch_function_max_num": 4})(k.trace)()
+    assert t.program["body"][0]["set_vec_tile_shapes"] == [16, 256]
+    assert t.config()["buffer_count"] == 2 and t.config()["runtime"] == {
+        "stitch_function_max_num": 4}
+    assert k.trace().config().get("runtime") is None  # restored after the decorated call
+    ran(t)
+    bad = pypto.options(pass_options={"no_such_pass": 1})  # made at import: never refused there
+    with pytest.raises(pypto.UnsupportedError, match="'no_such_pass' is not one tilesim knows"):
+        with bad:
+            pass
+    with pytest.raises(pypto.UnsupportedError, match="matrix_size"):
+        with pypto.options(matrix_size=[16, 16, 16]):
+            pass
+
+
+def test_a_weight_cast_before_the_first_view_runs_once_before_the_unrolled_runs():
+    call = ("rms_norm(torch.randn(3, 37, HIDDEN, dtype=torch.float16), "
+            "torch.ones(HIDDEN, dtype=torch.float16))")
+    _, k = trace_file(compat("clipped_rms_norm.py"), call=call)
+    p = k.program
+    # 111 tokens, unroll_list [4, 1] of 8 rows: 3 x 32, one 8, the tail of 7; the weight's
+    # reshape and cast (traced before the view fixed the loop's axis) run once before them
+    assert [o["op"] for o in p["body"] if "op" in o] == ["cast"]
+    assert [(lp["loop"], lp["loop_count"]) for lp in loops(p)] == [
+        ("rows", 3), ("rows_by8", 1), ("rows_tail", 1)]
+    body = [o["op"] for o in ops(loops(p)[0])]
+    assert body[:3] == ["cast", "maximum", "minimum"]  # pypto.clip as PyPTO builds it
+    assert all([o["op"] for o in ops(lp)] == body for lp in loops(p))
+    assert any("run once before it" in n for n in k.notes)
+    assert any("set_semantic_label 'norm'" in n for n in k.notes)
+    names = [o["out"] for o in ops(p)]
+    assert len(names) == len(set(names))  # each program tensor written once
+    # the default tile is the first one an op runs under, not the one replaced before any op
+    assert k.config()["program_tile"] == p["body"][1]["name"]
+    ran(k)
+
+
+def test_a_tile_set_at_the_top_of_the_loop_body_is_set_again_for_its_hoisted_ops(tmp_path):
+    src = open(compat("clipped_rms_norm.py")).read()
+    f = tmp_path / "tile_in_loop.py"
+    f.write_text(src.replace('pypto.set_semantic_label("weight")',
+                             "pypto.set_vec_tile_shapes(4, HIDDEN)"))
+    call = ("rms_norm(torch.randn(100, HIDDEN, dtype=torch.float16), "
+            "torch.ones(HIDDEN, dtype=torch.float16))")
+    _, k = trace_file(str(f), call=call)
+    body = k.program["body"]
+    hoisted = [i for i, e in enumerate(body) if e.get("op") == "cast"]
+    assert len(hoisted) == 1 and body[hoisted[0] - 1]["set_vec_tile_shapes"] == [4, 2048]
+    assert all(lp["body"][0]["set_vec_tile_shapes"] == [4, 2048] for lp in loops(k.program))
+    assert k.config()["program_tile"] == loops(k.program)[0]["body"][0]["name"]
+    ran(k)
+
+
+def test_split_k_matmul_as_pypto_accumulates_in_gm():
+    @pypto.jit
+    def k(a: pypto.Tensor((64, 4096), FP16), b: pypto.Tensor((4096, 128), FP16),
+          c: pypto.Tensor((64, 128), FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [256, 1024], [128, 128], enable_split_k=True)
+        c[:] = pypto.matmul(a, b, FP32)
+
+    t = k.trace()
+    mm = next(o for o in ops(t.program) if o["op"] == "matmul")
+    assert (mm["split_k"], mm["split_k_merge"]) == (4, "vector")  # 4096 / k L1 1024
+    assert any("enable_split_k" in n and "split_k 4" in n for n in t.notes)
+    ran(t)
+
+    @pypto.jit
+    def half(a: pypto.Tensor((64, 4096), FP16), b: pypto.Tensor((4096, 128), FP16),
+             c: pypto.Tensor((64, 128), FP16)):
+        pypto.set_cube_tile_shapes([64, 64], [256, 1024], [128, 128], enable_split_k=True)
+        c[:] = pypto.matmul(a, b, FP16)
+
+    with pytest.raises(pypto.UnsupportedError, match="enable_split_k with a"):
+        half.trace()
+
+
+def test_a_status_shape_takes_a_tensor_of_higher_rank_as_pypto_does():
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.STATIC, pypto.STATIC], FP32),
+          y: pypto.Tensor([pypto.STATIC, pypto.STATIC], FP32)):
+        pypto.set_vec_tile_shapes(1, 8, 256)
+        y[:] = pypto.exp(x)
+
+    t = k.trace(pypto.tensor([1, 8, 256], FP32), pypto.tensor([1, 8, 256], FP32))
+    assert t.program["inputs"][0]["shape"] == [1, 8, 256]
+    with pytest.raises(pypto.UnsupportedError, match=r"annotated \[pypto.STATIC, pypto.STATIC\]"):
+        k.trace(pypto.tensor([256], FP32), pypto.tensor([256], FP32))
+
+    @pypto.frontend.jit
+    def exact(x: pypto.Tensor([8, 256], FP32), y: pypto.Tensor([8, 256], FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.exp(x)
+
+    with pytest.raises(pypto.UnsupportedError, match=r"annotated \[8, 256\]"):
+        exact.trace(pypto.tensor([1, 8, 256], FP32), pypto.tensor([1, 8, 256], FP32))
+
+
+def test_the_call_names_torch_when_the_kernel_file_does_not_import_it(tmp_path):
+    f = tmp_path / "factory.py"
+    f.write_text(textwrap.dedent("""\
+        import pypto
+
+        def make_kernel(cols):
+            @pypto.frontend.jit(runtime_options={"device_sched_mode": 1})
+            def scale(x: pypto.Tensor([pypto.DYNAMIC, cols], pypto.DT_FP32),
+                      y: pypto.Tensor([pypto.DYNAMIC, cols], pypto.DT_FP32)):
+                pypto.set_vec_tile_shapes(8, cols)
+                y[:] = x * 2.0
+            return scale
+        """))
+    _, k = trace_file(str(f), call="make_kernel(512)(torch.randn(32, 512), torch.empty(32, 512))")
+    assert k.program["inputs"][0]["shape"] == [32, 512]
+
+
+def test_torch_standin_old_library_impl_and_fake_tensor():
+    mods = torch_standin.modules()
+    torch = mods["torch"]
+    lib = torch.library.Library("demo_ns", "FRAGMENT")
+    lib.define("twice(Tensor x) -> Tensor")
+    seen = []
+    torch.library.impl(lib, "twice", "Meta")(lambda x: seen.append("meta"))
+    torch.library.impl(lib, "twice", "NPU")(lambda x: seen.append("npu") or x)
+    x = torch.randn(4, 8)
+    assert torch.ops.demo_ns.twice(x) is x and seen == ["npu"]
+    fake = mods["torch._subclasses.fake_tensor"].FakeTensor
+    assert not isinstance(x, fake) and torch._subclasses.fake_tensor.FakeTensor is fake
+
+
+def test_fake_quant_rounds_as_pypto_and_clips():
+    call = ("fake_quant(torch.randn(1024, 2048, dtype=torch.bfloat16), "
+            "torch.rand(1024, 1, dtype=torch.bfloat16))")
+    _, k = trace_file(compat("fake_quant.py"), call=call)
+    body = [o["op"] for o in ops(loops(k.program)[0])]
+    assert body[body.index("div"):body.index("div") + 4] == ["div", "round", "maximum", "minimum"]
+    ran(k)
+
+    @pypto.jit
+    def half(x: pypto.Tensor((64, 256), FP16), y: pypto.Tensor((64, 256), FP16)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = pypto.round(x)
+
+    with pytest.raises(pypto.UnsupportedError, match="cast to DT_FP32 first"):
+        half.trace()
+
+    @pypto.jit
+    def decimals(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = x.round(decimals=2)
+
+    with pytest.raises(pypto.UnsupportedError, match="decimals=2"):
+        decimals.trace()
+
+
+def test_a_reshape_to_a_padded_shape_reads_its_valid_part():
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), w: pypto.Tensor((256,), FP32),
+          y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        y[:] = x * pypto.reshape(w, [1, 512], valid_shape=[1, 256])
+
+    t = k.trace()
+    assert {i["name"]: i["shape"] for i in t.program["inputs"]}["w"] == [1, 256]
+    ran(t)

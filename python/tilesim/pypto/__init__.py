@@ -17,6 +17,7 @@ and line, and what tilesim supports instead; nothing is approximated silently. `
 tilesim.pypto kernel.py --json program.json`` (``tilesim trace-pypto``) writes a kernel file's
 traced program.
 """
+import functools as _functools
 import os as _os
 
 from .._jobs import dim_error as _dim_error
@@ -203,9 +204,6 @@ def set_cube_tile_shapes(m, k, n, enable_split_k=False):
     L1 tile is the C tile and the L1 k step; each L1 extent holds whole L0 tiles, one mmad's."""
     call = "pypto.set_cube_tile_shapes"
     trace = _T.active(call)
-    if enable_split_k:
-        refuse(call, "enable_split_k=True: split-K is not modelled in programs",
-               "leave it out")
     l0, l1 = [], []
     for axis, pair in zip("mkn", (m, k, n)):
         pair = list(pair) if isinstance(pair, (list, tuple)) else [pair]
@@ -217,6 +215,9 @@ def set_cube_tile_shapes(m, k, n, enable_split_k=False):
         l0.append(pair[0])
         l1.append(pair[-1])
     trace.add_tile(l1, True, _T.caller(), l0=l0 if l0 != l1 else None)
+    # enable_split_k: PyPTO's GM accumulation (cube_operation_impl.cpp
+    # ConstructGmAccumulationTensorGraph), applied by each matmul that follows
+    trace.cube_tile["split_k"] = bool(enable_split_k)
 
 
 def get_vec_tile_shapes():
@@ -279,6 +280,81 @@ set_verify_options = _option_group("set_verify_options", "verify_options")
 set_debug_options = _option_group("set_debug_options", "debug_options")
 
 
+class _Scope:
+    """pypto.options(...): PyPTO's config scope (python/pypto/config.py _Options), a decorator
+    or a ``with`` block. Its options apply from entry to exit as the setters' do: outside a
+    kernel to the kernels traced inside it (the defaults are restored at exit), inside a kernel
+    to that kernel. Read at entry, never when the file is imported."""
+
+    def __init__(self, name="", codegen_options=None, host_options=None, pass_options=None,
+                 runtime_options=None, verify_options=None, operation_options=None,
+                 debug_options=None, vec_tile_shapes=None, cube_tile_shapes=None,
+                 conv_tile_shapes=None, matrix_size=None):
+        self._where = _T.caller()
+        self._groups = {"codegen_options": codegen_options, "host_options": host_options,
+                        "verify_options": verify_options, "debug_options": debug_options}
+        self._pass, self._runtime = pass_options or {}, runtime_options or {}
+        self._operation = operation_options or {}
+        self._vec, self._cube = vec_tile_shapes, cube_tile_shapes
+        self._unmodelled = {k: v for k, v in (("conv_tile_shapes", conv_tile_shapes),
+                                              ("matrix_size", matrix_size)) if v is not None}
+        self._saved = []
+
+    def __enter__(self):
+        call = "pypto.options"
+        inside = bool(_T._current)
+        if self._unmodelled:
+            refuse(call, f"{sorted(self._unmodelled)}: not modelled (no convolution op; the "
+                   "matmul's size hint)", "leave them out: the traced shapes give the sizes",
+                   self._where)
+        self._saved.append(None if inside else _options.GLOBAL[0].copy())
+        o = _options_in_force()
+        for name, value in self._groups.items():
+            o.group(name, value)
+        o.pass_options(self._pass, call, self._where)
+        o.runtime_options(self._runtime, call, self._where)
+        if self._operation:
+            o.note(f"pypto.options operation_options {sorted(self._operation)}: how PyPTO "
+                   "emits ops (a note)")
+        if self._vec is not None:
+            if not inside:
+                refuse(call, "vec_tile_shapes outside a kernel", "set the tile inside the "
+                       "kernel (pypto.set_vec_tile_shapes)", self._where)
+            set_vec_tile_shapes(*self._vec)
+        if self._cube is not None:
+            if not inside:
+                refuse(call, "cube_tile_shapes outside a kernel", "set the tile inside the "
+                       "kernel (pypto.set_cube_tile_shapes)", self._where)
+            cube = list(self._cube)
+            set_cube_tile_shapes(*cube[:3], enable_split_k=bool(cube[3:4] and cube[3]))
+        return self
+
+    def __exit__(self, *exc):
+        saved = self._saved.pop()
+        if saved is not None:
+            _options.GLOBAL[0] = saved
+        return False
+
+    def __call__(self, func):
+        @_functools.wraps(func)
+        def scoped(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return scoped
+
+
+def options(*args, **kwargs):
+    return _Scope(*args, **kwargs)
+
+
+def set_semantic_label(label):
+    """PyPTO's label for the ops that follow (python/pypto/config.py): a name in its IR and
+    dumps, which cube_l1_reuse_setting may key on; it changes no NPU work (a note)."""
+    _options_in_force().note(f"pypto.set_semantic_label {label!r}: a label on the ops in "
+                             "PyPTO's IR, not the NPU's work (ignored; a cube_l1_reuse_setting "
+                             "key naming it names nothing tilesim traces)")
+
+
 def set_options(*args, **kwargs):
     refuse("pypto.set_options", "a generic option setter whose keys tilesim cannot sort",
            "use set_pass_options / set_runtime_options (read as the model's run config) or "
@@ -333,6 +409,31 @@ def sub(input, other, *, alpha=1):
     return _ops.binary("sub", input, other, "pypto.sub")
 
 
+def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
+    """pypto.clip as PyPTO builds it (framework/src/interface/operation/vector/math.cpp Clip):
+    maximum with `min`, then minimum with `max`, each only when given."""
+    out = input
+    if min is not None:
+        out = _ops.binary("maximum", out, min, "pypto.clip")
+    if max is not None:
+        out = _ops.binary("minimum", out, max, "pypto.clip")
+    return out
+
+
+def round(input, decimals=0):  # noqa: A001 - PyPTO's name
+    """pypto.round of an fp32 tensor to integers: the program's round op, hicann/pypto's TRound
+    (Muls, Cast CAST_RINT, Divs). Other decimals and dtypes are refused."""
+    call = "pypto.round"
+    if isinstance(decimals, bool) or decimals != 0:
+        refuse(call, f"decimals={decimals!r}: the program's round op rounds to integers",
+               "scale by 10 ** decimals around pypto.round(x)")
+    if getattr(input, "dtype", None) is not _T.DTYPES["DT_FP32"]:
+        refuse(call, f"a {getattr(input, 'dtype', input)!r} input: PyPTO rounds fp16 / bf16 "
+               "through fp32 casts, which the round op does not model",
+               "cast to DT_FP32 first (pypto.cast)")
+    return _ops.unary("round", input, call)
+
+
 def _pow(base, exponent):
     if _ops._scalar(exponent, "pypto.pow") == 2.0:
         return _ops.binary("mul", base, base, "x ** 2")
@@ -348,8 +449,9 @@ max = _max  # noqa: A001
 SUPPORTED = sorted(
     ["jit", "frontend.jit", "frontend.function", "frontend.dynamic", "Tensor", "tensor",
      "Element", "from_torch", "set_vec_tile_shapes", "set_cube_tile_shapes", "set_pass_options",
-     "set_runtime_options", "loop", "loop_unroll", "view", "assemble", "reshape", "unsqueeze",
-     "squeeze", "expand_clone", "full", "zeros", "ones", "cast", "matmul", "where", "transpose",
+     "set_runtime_options", "set_semantic_label", "options", "clip", "round", "loop", "loop_unroll",
+     "view", "assemble", "reshape", "unsqueeze", "squeeze", "expand_clone", "full", "zeros",
+     "ones", "cast", "matmul", "where", "transpose",
      "concat", "softmax", "sigmoid", "rms_norm", "layer_norm", "gelu", "silu", "tanh", "cumsum",
      "add", "sub", "pow (** 2)", "min", "max", "ceildiv", "runtime._device_*",
      "platform.npuarch", "experimental.set_operation_options", "get_*_options"]
@@ -385,6 +487,8 @@ def _install_tensor_methods():
     for n in _ops.REDUCTIONS:
         setattr(Tensor, n, globals()[n])
     Tensor.cumsum = cumsum
+    Tensor.clip = clip
+    Tensor.round = round
     Tensor.matmul = matmul
     Tensor.reshape = lambda self, *shape, **kw: reshape(
         self, list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple))

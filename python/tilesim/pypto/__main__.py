@@ -108,15 +108,18 @@ class _Source:
 
 
 def _evaluate(call, namespace):
-    """--call's expression in the file's namespace; its own mistakes (a syntax error, a name
-    the file does not define) are one line naming it."""
+    """--call's expression in the file's namespace (with torch and pypto); its own mistakes (a
+    syntax error, a name the file does not define) are one line naming it."""
     try:
         code = compile(call, "--call", "eval")
     except SyntaxError as e:
         raise TraceFailure(f"--call {one_line(call, 200)}: not a Python expression "
                            f"({one_line(e.msg)})") from None
+    # torch and pypto are the call's names too where the file does not import them itself
+    # (a kernel file whose wrapper lives elsewhere): the stand-in and tilesim.pypto
+    scope = {n: sys.modules[n] for n in ("torch", "pypto") if n in sys.modules}
     try:
-        eval(code, namespace)
+        eval(code, {**scope, **namespace})
     except (NameError, AttributeError, TypeError) as e:
         if traceback.extract_tb(e.__traceback__)[-1].filename != "--call":
             raise

@@ -53,6 +53,15 @@ def function(func):
     return func
 
 
+def _rank_differs(spec, shape):
+    """Whether a call's rank breaks its annotation as PyPTO checks it
+    (python/pypto/frontend/parser/entry.py): a shape of pypto.DYNAMIC / STATIC marks (a status
+    shape) takes a tensor of at least its rank, any other the same rank."""
+    if any(isinstance(d, Dynamic) and d.name in ("DYNAMIC", "STATIC") for d in spec):
+        return len(shape) < len(spec)
+    return len(spec) != len(shape)
+
+
 def _arg_spec(param, arg, ann, call):
     """(shape, dtype) of a tensor parameter from its argument and its annotation."""
     shape = dtype = None
@@ -74,7 +83,7 @@ def _arg_spec(param, arg, ann, call):
                            "call the kernel (or its wrapper: trace-pypto --call) with tensors "
                            "of concrete shapes")
                 shape = list(spec)
-            elif Ellipsis not in spec and (len(spec) != len(shape) or any(
+            elif Ellipsis not in spec and (_rank_differs(spec, shape) or any(
                     isinstance(s, int) and s != d for s, d in zip(spec, shape))):
                 refuse(call, f"'{param}' is annotated {spec}, called with {shape}")
         if ann._dtype is not None:
@@ -85,6 +94,24 @@ def _arg_spec(param, arg, ann, call):
         refuse(call, f"tensor '{param}' has no shape or dtype",
                "annotate it pypto.Tensor(shape, dtype) or call the kernel with tensors")
     return shape, dtype
+
+
+def _tiles_in_use(body):
+    """The names of the vector tiles in force at some vector op of a program body."""
+    used = set()
+
+    def walk(entries, current):
+        for e in entries:
+            if "set_vec_tile_shapes" in e:
+                current = e["name"]
+            elif "loop" in e:
+                current = walk(e["body"], current)
+            elif "op" in e and e["op"] != "matmul" and current is not None:
+                used.add(current)
+        return current
+
+    walk(body, None)
+    return used
 
 
 class JitKernel:
@@ -251,7 +278,11 @@ class TracedKernel:
     def _tile(self, tile):
         _jobs.selector("tile", tile)
         if tile is None:
+            # the first vector tile some op runs under (a kernel may set one it replaces
+            # before any op, e.g. a tile for one row, then the loop's)
+            used = _tiles_in_use(self.program["body"])
             vec = [t for t in self.tiles if not t["cube"]]
+            vec = [t for t in vec if t["name"] in used] or vec
             return (vec or self.tiles)[0] if self.tiles else None
         for t in self.tiles:
             if tile in (t["name"], t["line"]):

@@ -206,6 +206,8 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
     keys = {"out_dtype": dt.program}
     if b_trans:
         keys["transpose_b"] = True
+    if trace.cube_tile.get("split_k"):
+        keys.update(_split_k(trace, k_a, dt, call))
     result = _result(trace, "matmul", [a, b], batch + [a.shape[-2], n],
                      full_batch + [a._value.shape[-2], n_full], dt,
                      _merge_cuts([a, b], len(batch) + 2), call, **keys)
@@ -214,6 +216,26 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
     trace.matmul_tiles[id(result._value.op)] = (list(trace.cube_tile["dims"]),
                                                 list(result.shape), T.caller())
     return result
+
+
+def _split_k(trace, k, dt, call):
+    """set_cube_tile_shapes(..., enable_split_k=True) as PyPTO builds the matmul
+    (framework/src/interface/operation/cube_operation_impl.cpp ConstructGmAccumulationTensorGraph):
+    K cut into ceil(K / kL1) slices, each a matmul of its own into a partial C; int32 partials
+    added atomically in GM, fp32 ones summed by vector tasks (its deterministic accumulation).
+    The program matmul's split_k / split_k_merge."""
+    if dt.program not in ("fp32", "int32"):
+        refuse(call, f"enable_split_k with a {dt!r} output", "PyPTO's GM accumulation writes "
+               "fp32 or int32 (CheckGmAccumulationParam): give out_dtype DT_FP32")
+    slices = -(-k // trace.cube_tile["dims"][1])
+    if slices <= 1:
+        return {}
+    merge = "atomic" if dt.program == "int32" else "vector"
+    trace.notes.append(f"enable_split_k: the matmul at {T.caller()[0]}:{T.caller()[1]} cuts K "
+                       f"{k} into {slices} slices of the k L1 tile "
+                       f"{trace.cube_tile['dims'][1]}, as PyPTO's GM accumulation does "
+                       f"(split_k {slices}, split_k_merge \"{merge}\")")
+    return {"split_k": slices, "split_k_merge": merge}
 
 
 def where(condition, input, other):

@@ -34,6 +34,9 @@ _NOTE_ONLY = {
     "pg_lower_bound": _PARTITION_BOUNDS, "pg_parallel_lower_bound": _PARTITION_BOUNDS,
     "sg_cube_parallel_num": "the cube subgraphs' parallelism bound: tilesim packs cube tasks "
                             "as its default packing does",
+    "enable_slice": "the IR's spelling of views and assembles (OP_SLICE / OP_CONTRACT in place "
+                    "of OP_VIEW / OP_ASSEMBLE, hicann/pypto config_manager_ng.h "
+                    "GetSliceOpcode): the same copies either way",
     "copyout_resolve_coalescing": "how copy-outs are merged when dependencies resolve: tilesim "
                                   "copies each tile out itself",
 }

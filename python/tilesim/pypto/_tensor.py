@@ -1,5 +1,7 @@
 """pypto.Tensor under tracing: annotations and arguments (shape, dtype), traced values, views,
 assemble and loops."""
+import os
+
 from .._jobs import dim_error
 from . import _tail
 from . import _trace as T
@@ -388,6 +390,12 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         refuse(call, "views are taken of the kernel's tensors (arguments, pypto.tensor "
                "buffers); this one is computed inside the kernel",
                "tilesim's loops chunk GM tensors: view the argument instead")
+    reshaped = getattr(value, "reshaped_at", None)
+    if reshaped and input.shape != value.shape and not input._cut:
+        old, (file, line) = reshaped
+        refuse(call, f"'{value.name}' is read as {old} here and as {value.shape} (the reshape "
+               f"at {os.path.basename(file)}:{line}): a program declares a kernel argument in "
+               "one shape", "view it in one of the two shapes only")
     tails = set()
     if valid_shape is not None:
         tails, shape = _valid_tails(valid_shape, shape, offsets, value.shape, call)
@@ -494,6 +502,13 @@ def reshape(input, shape, *, valid_shape=None, inplace=False, call="pypto.reshap
     total = 1
     for d in shape:
         total *= d
+    if total != n and valid_shape is not None and all(
+            isinstance(d, int) and not isinstance(d, bool) for d in valid_shape):
+        valid = 1
+        for d in valid_shape:
+            valid *= d
+        if valid == n:  # a padded shape whose valid part holds the input's elements
+            shape, total = list(valid_shape), n
     if total != n:
         refuse(call, f"{input.shape} ({n} elements) into {shape} ({total})")
     if shape == input.shape:
@@ -505,11 +520,18 @@ def reshape(input, shape, *, valid_shape=None, inplace=False, call="pypto.reshap
                    "reshape the argument before its first use (the program declares it once)")
         trace.notes.append(f"'{value.name}' {value.shape} is read as {shape} (a reshape of a "
                            "contiguous tensor: the same bytes)")
+        value.reshaped_at = (list(value.shape), T.caller())
         value.shape = list(shape)
         return Tensor._of(value)
     if input._cut and not whole:
-        refuse(call, f"a reshape of a loop chunk of '{value.name}'",
-               "reshape the whole argument before the loop views it")
+        if value.kind == "temp":
+            refuse(call, f"a reshape of a value computed on a loop chunk ('{value.name}' "
+                   f"{input.shape} into {shape}): tilesim programs have no reshape op, and a "
+                   "loop's chunks keep the rank of the tensors it cuts",
+                   "compute in the shape the kernel's arguments have (reshape them whole "
+                   "before the loop)")
+        refuse(call, f"a reshape of a loop chunk of '{value.name}' ({input.shape} into "
+               f"{shape})", "reshape the whole argument before the loop views it")
     if _strip(shape) != _strip(input.shape):
         refuse(call, f"a computed value {input.shape} into {shape}: tilesim programs have no "
                "reshape (copy) op", "reshape the kernel's argument instead, or only add or "
@@ -569,7 +591,7 @@ class _Loop:
     def __iter__(self):
         trace = T.active("pypto.loop")
         frame = self.frame
-        frame.tile_at_start = trace.vec_tile
+        frame.tile_at_start = frame.tile_at_entry = trace.vec_tile
         trace.frames.append(frame)
         trace.loops.append(frame)
         try:
@@ -583,6 +605,7 @@ class _Loop:
             refuse("pypto.loop", f"no view in loop '{frame.name}' takes a chunk by its index",
                    "tilesim's loop cuts one axis: view(x, [chunk, ...], [idx * chunk, ...])",
                    where=frame.where)
+        trace.hoist_prefix(frame)
         trace.check_whole_reads(frame)
         split = _tail.split(trace, frame)
         if split:  # [] and None: one loop

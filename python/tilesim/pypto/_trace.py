@@ -199,6 +199,7 @@ class LoopFrame:
         self.tail = None  # (chunk, last chunk) when a valid_shape view ends in a partial chunk
         self.counts = []  # unroll_list, largest first
         self.tile_at_start = None  # the vector tile in force where the loop begins
+        self.tile_at_entry = None  # the same, as the loop began (before any hoist)
         self.chunk = self.extent = self.program_count = None
         self.where = where
         self.axis = None
@@ -424,6 +425,53 @@ class Trace:
         note = (f"ops on operands loop '{frame.name}' does not cut run once before it, in a root "
                 f"function of their own under tile '{frame.tile_at_start['name']}' (PyPTO "
                 "repeats them in each root function)")
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def hoist_prefix(self, frame):
+        """The ops that open `frame`'s body before its first view fixed the loop's axis and
+        that, the axis now known, depend on no chunk of it (gamma's cast before the view of x):
+        they run once before the loop, as _hoist places such an op traced after the view (the
+        program loop chunks every op of its body along the axis). A vector tile the body sets
+        before them stays in the body and is set again before the loop for them."""
+        if frame.tile_at_start is not frame.tile_at_entry or frame.tile_at_start is None:
+            return
+        tile = {"dims": list(frame.tile_at_start["dims"]), "name": frame.tile_at_start["name"],
+                "entry": None}
+        moved, keep, hoisted = [], [], []  # hoisted: (entry, the tile it ran under)
+        for i, entry in enumerate(frame.body):  # the first op that stays keeps the rest in
+            if "set_vec_tile_shapes" in entry:
+                tile = {"dims": list(entry["set_vec_tile_shapes"]), "name": entry["name"],
+                        "entry": entry}
+                keep.append(entry)
+                continue
+            if "op" not in entry or entry["op"] == "matmul":
+                break
+            _, cuts, _, _ = self._reads[id(entry)]
+            if any(frame in c.values() for c in cuts) or any(
+                    frame.spans(v) for v in entry["inputs"]):
+                break
+            moved.append(i)
+            hoisted.append((entry, tile))
+        if not hoisted:
+            return
+        frame.body[:] = [e for i, e in enumerate(frame.body) if i not in set(moved)]
+        body = self.frames[-1].body if self.frames else self.body
+        current, shown, set_before = self.vec_tile, [], None
+        for entry, tile in hoisted:
+            if tile["entry"] is not None and set_before is not tile["entry"]:
+                name = self.fresh(tile["name"] + "_before_")
+                body.append({"set_vec_tile_shapes": list(tile["dims"]), "name": name})
+                set_before, tile = tile["entry"], dict(tile, name=name)
+            self.vec_tile = {"dims": tile["dims"], "name": tile["name"]}
+            entry.pop("psg", None)
+            entry["out"].frames = tuple(self.frames)
+            self._broadcast_rank(entry["inputs"], entry["out"])
+            body.append(entry)
+            shown.append(tile["name"])
+        self.vec_tile = current
+        note = (f"ops on operands loop '{frame.name}' does not cut run once before it, under "
+                f"tile '{shown[0]}' (PyPTO repeats them in each root function)")
         if note not in self.notes:
             self.notes.append(note)
 

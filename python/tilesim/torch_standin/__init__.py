@@ -237,6 +237,11 @@ def _custom_op(name, fn=None, *, mutates_args=(), device_types=None, schema=None
 
 
 def _impl(qualname, types=None, func=None, *, lib=None, **kw):  # noqa: A002
+    if isinstance(qualname, _Library):
+        # torch.library.impl(lib, "op", "Key"): the older spelling, the library first
+        return qualname.impl(types, func if callable(func) else None,
+                             func if isinstance(func, str) else kw.get("dispatch_key", ""))
+
     def reg(f):
         if _npu_device(types):
             _registry[_qualname(qualname, lib)] = f
@@ -318,6 +323,9 @@ def modules():
     functional = _module("torch.nn.functional", "Shapes of torch.nn.functional's results.")
     testing = _module("torch.testing", "Checks of values: NeedsValues.")
     torch_npu = _module("torch_npu", "torch_npu: device calls accepted; npu_* ops need values.")
+    subclasses = _module("torch._subclasses", "Tensor subclasses: the fake tensor's class only.")
+    fake_tensor = _module("torch._subclasses.fake_tensor", "FakeTensor: a class no stand-in "
+                          "tensor is an instance of (a wrapper's fake-tensor branch is skipped).")
     for name, d in _t.DTYPES.items():
         setattr(torch, name, d)
     torch.__version__ = "0.0.0+tilesim.standin"
@@ -360,6 +368,9 @@ def modules():
     torch.npu = npu
     torch.cuda = npu
     torch._dynamo = dynamo
+    fake_tensor.FakeTensor = subclasses.FakeTensor = _FakeTensor
+    subclasses.fake_tensor = fake_tensor
+    torch._subclasses = subclasses
     torch.library = library
     torch.nn = nn
     torch.testing = testing
@@ -417,7 +428,12 @@ def modules():
     return {"torch": torch, "torch.npu": npu, "torch._dynamo": dynamo, "torch.library": library,
             "torch.nn": nn, "torch.nn.functional": functional, "torch.testing": testing,
             "torch.cuda": npu, "torch_npu": torch_npu, "torch_npu.npu": npu,
-            "torch.distributed": distributed, "torch.autograd": autograd}
+            "torch.distributed": distributed, "torch.autograd": autograd,
+            "torch._subclasses": subclasses, "torch._subclasses.fake_tensor": fake_tensor}
+
+
+class _FakeTensor:
+    """torch._subclasses.fake_tensor.FakeTensor: the stand-in's tensors are never fake ones."""
 
 
 class _AutogradFunction:
