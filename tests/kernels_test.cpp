@@ -8,6 +8,7 @@
 #include "kernels/families/families.hpp"
 #include "kernels/lower/diagnostics.hpp"
 #include "kernels/lowering.hpp"
+#include "kernels/tiling/kind_cache.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/dma_cost.hpp"
 #include "model/error.hpp"
@@ -1231,6 +1232,43 @@ TEST(Kernels, BroadcastRowHandCount) {
   const LoweredKernel r = lower_kernel(row, default_hw());
   EXPECT_EQ(totals(r).read, totals(k).read);
   EXPECT_EQ(r.diag.ub_bytes, k.diag.ub_bytes);
+}
+
+// Kinds share an id exactly when their work is the same: a label is not work; a vector op's bank
+// conflict, the compiler's multibuffering and a step's repeat are. append_step folds a step into
+// the last one when their work is the same.
+TEST(KindCache, KindsShareAnIdExactlyWhenTheirWorkIsTheSame) {
+  TaskKind a;
+  a.label = "a";
+  TileStep st;
+  st.loads.push_back(DmaOp{DmaDir::kRead, 16, 512});
+  st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 16, 128});
+  st.stores.push_back(DmaOp{DmaDir::kWrite, 16, 512});
+  a.steps = {st};
+  a.buffers = {{"x", 8192, BufferRole::kInput, MemSpace::kUb}};
+  TaskGraph g;
+  KindCache cache;
+  const int id = cache.get(g, a);
+  TaskKind renamed = a;
+  renamed.label = "b";
+  renamed.buffers[0].name = "y";
+  EXPECT_EQ(cache.get(g, renamed), id);
+  TaskKind clear = a;
+  clear.steps[0].vec[0].bank_conflict = false;
+  TaskKind compiled = a;
+  compiled.compiler_multibuffer = true;
+  TaskKind twice = a;
+  append_step(twice, st);
+  ASSERT_EQ(twice.steps.size(), 1u);
+  EXPECT_EQ(twice.steps[0].repeat, 2);
+  const int c = cache.get(g, clear), m = cache.get(g, compiled), t = cache.get(g, twice);
+  EXPECT_NE(c, id);
+  EXPECT_NE(m, id);
+  EXPECT_NE(t, id);
+  EXPECT_EQ(g.kinds.size(), 4u);
+  EXPECT_EQ(cache.get(g, a), id);  // after others: found by its work, not as the last asked
+  EXPECT_TRUE(same_kind_work(a, renamed));
+  EXPECT_FALSE(same_step_work(st, clear.steps[0]));
 }
 
 }  // namespace

@@ -13,8 +13,8 @@ bool same_copy(const DmaOp& a, const DmaOp& b) {
 }
 
 bool same_vec(const VecOp& a, const VecOp& b) {
-  return a.cls == b.cls && a.same_op == b.same_op && a.dtype == b.dtype && a.batch == b.batch &&
-         a.rows == b.rows && a.cols == b.cols;
+  return a.cls == b.cls && a.same_op == b.same_op && a.bank_conflict == b.bank_conflict &&
+         a.dtype == b.dtype && a.batch == b.batch && a.rows == b.rows && a.cols == b.cols;
 }
 
 bool same_cube(const CubeOp& a, const CubeOp& b) {
@@ -48,8 +48,8 @@ void hash_step(const TileStep& st, Hash& h) {
   for (const auto* ops : {&st.load_fill, &st.vec, &st.fold}) {
     h.add(static_cast<int64_t>(ops->size()));
     for (const VecOp& v : *ops) {
-      h.add(static_cast<int64_t>(v.cls) * 64 + static_cast<int64_t>(v.dtype) * 2 +
-            (v.same_op ? 1 : 0));
+      h.add(static_cast<int64_t>(v.cls) * 256 + static_cast<int64_t>(v.dtype) * 4 +
+            (v.bank_conflict ? 2 : 0) + (v.same_op ? 1 : 0));
       h.add(v.batch);
       h.add(v.rows);
       h.add(v.cols);
@@ -70,7 +70,7 @@ uint64_t kind_hash(const TaskKind& k) {
   h.add(k.psg);
   h.add(k.buffer_count);
   h.add(k.l0_depth);
-  h.add(k.carries_state ? 1 : 0);
+  h.add((k.carries_state ? 1 : 0) + (k.compiler_multibuffer ? 2 : 0));
   h.add(k.overlap);
   for (const Buffer& b : k.buffers) {
     h.add(b.bytes);
@@ -91,7 +91,8 @@ bool same_step_work(const TileStep& a, const TileStep& b) {
 
 bool same_kind_work(const TaskKind& a, const TaskKind& b) {
   return a.core == b.core && a.psg == b.psg && a.buffer_count == b.buffer_count &&
-         a.l0_depth == b.l0_depth && a.carries_state == b.carries_state && a.overlap == b.overlap &&
+         a.l0_depth == b.l0_depth && a.carries_state == b.carries_state &&
+         a.compiler_multibuffer == b.compiler_multibuffer && a.overlap == b.overlap &&
          same_list(a.buffers, b.buffers,
                    [](const Buffer& x, const Buffer& y) {
                      return x.bytes == y.bytes && x.role == y.role && x.space == y.space;

@@ -3,9 +3,9 @@
 // looping task's steps merged where they repeat.
 //
 // A kind's work is everything the cost model prices: its core, PSG, buffer depth, L0 depth,
-// state, overlap, buffer sizes and roles, and each step's repeat, copies, vector and cube work.
-// Its label and buffer names are not work; the kernel-wide settings (a VecOp's bank conflict, the
-// compiler's multibuffering) are the same for every kind of one lowering and are left out too.
+// state, overlap, the compiler's multibuffering, buffer sizes and roles, and each step's repeat,
+// copies, vector work (bank conflicts included) and cube work. Its label and buffer names are not
+// work.
 
 #include <cstdint>
 #include <unordered_map>
