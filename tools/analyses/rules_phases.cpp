@@ -426,6 +426,14 @@ struct Phase1 {
   std::string text() const {
     return fmt::format("{} ({}, {}) phase 1 [{}, {}]", op, n, features, rows, features);
   }
+  // The run config both phase-2 sweeps start from: fp32, phase 1's tile.
+  nlohmann::json config() const {
+    return {{"op", op}, {"shape", {n, features}}, {"dtype", "fp32"}, {"tile", {rows, features}}};
+  }
+  // A candidate of phase 1's tile at loop count `loop`, phase 2 under `tile` and `merge`.
+  Candidate candidate(int64_t loop, int64_t tile, const std::string& merge) const {
+    return {{rows, features}, loop, 0, {}, {}, {{"phase2_tile", {tile}}, {"merge", merge}}};
+  }
 };
 // Cross entropy over 16 classes: phase 1 a row of 16 logits per sample, so phase 2's share of the
 // kernel is large.
@@ -461,16 +469,10 @@ struct Phase2Curve {
 Phase2Curve phase2_curve(Cases& cases, const Phase1& p, const std::string& merge) {
   std::vector<Candidate> cands;
   for (int64_t t : phase2_tiles())
-    if (t <= p.n)
-      cands.push_back(
-          {{p.rows, p.features}, 1, 0, {}, {}, {{"phase2_tile", {t}}, {"merge", merge}}});
+    if (t <= p.n) cands.push_back(p.candidate(1, t, merge));
   // 16 classes: a tile covers the row exactly.
-  const Ran& r = config_sweep(cases, fmt::format("rule4 {} {}", p.text(), merge),
-                              {{"op", p.op},
-                               {"shape", {p.n, p.features}},
-                               {"dtype", "fp32"},
-                               {"tile", {p.rows, p.features}}},
-                              cands, true);
+  const Ran& r =
+      config_sweep(cases, fmt::format("rule4 {} {}", p.text(), merge), p.config(), cands, true);
   Phase2Curve c;
   for (const auto& x : r.res.candidates)
     if (x.ok) {
@@ -659,15 +661,9 @@ RuleCheck check_loop_merge(Cases& cases) {
   std::map<std::string, std::vector<double>> us;
   for (const char* merge : {"atomic", "tree"}) {
     std::vector<Candidate> cands;
-    for (int64_t l : loops)
-      cands.push_back(
-          {{p.rows, p.features}, l, 0, {}, {}, {{"phase2_tile", {1024}}, {"merge", merge}}});
+    for (int64_t l : loops) cands.push_back(p.candidate(l, 1024, merge));
     const Ran& r = config_sweep(cases, fmt::format("rule4 {} loops {}", p.text(), merge),
-                                {{"op", p.op},
-                                 {"shape", {p.n, p.features}},
-                                 {"dtype", "fp32"},
-                                 {"tile", {p.rows, p.features}}},
-                                cands, true);
+                                p.config(), cands, true);
     for (const auto& c : r.res.candidates) {
       if (!c.ok)
         throw Error(fmt::format("rules: rule 4: {} loop {} merge {}: {}", p.text(), c.loop_count,
