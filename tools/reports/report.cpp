@@ -22,8 +22,7 @@ std::string kernel_time_line(const Metrics& m) {
 std::string span_path_line(const SpanPath& p, const Hardware& hw) {
   if (p.tasks < 2) return "";
   auto us = [&](double cycles) { return hw.cycles_to_us(cycles); };
-  std::string s = fmt::format("  span path: {} task{} {:.3f} us", p.tasks, p.tasks == 1 ? "" : "s",
-                              us(p.task_cycles));
+  std::string s = fmt::format("  span path: {} tasks {:.3f} us", p.tasks, us(p.task_cycles));
   if (p.handoffs > 0)
     s += fmt::format(" + {} hand-off{} {:.3f} us", p.handoffs, p.handoffs == 1 ? "" : "s",
                      us(p.handoff_cycles));
