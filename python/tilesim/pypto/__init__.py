@@ -134,8 +134,8 @@ class _Platform(_Namespace):
 runtime, experimental, platform = _Runtime(), _Experimental(), _Platform()
 
 # The NPUArch of each shipped hardware file (configs/hardware/*.json): all are Atlas A2 910B
-# chips or the A3's die, DAV_2201 (hicann/pypto's runtime platform helper maps DAV_2201 to the 910B / 910C, and
-# the scheduler cap the files cite is MAX_DAV_2201_SCHEDULE_AICPU_NUM, for A2/A3).
+# chips or the A3's die, DAV_2201 (hicann/pypto's runtime platform helper maps DAV_2201 to the
+# 910B / 910C, and the scheduler cap the files cite is MAX_DAV_2201_SCHEDULE_AICPU_NUM, for A2/A3).
 _HARDWARE_FILES = {name: "DAV_2201" for name in
                    ("ascend910_93", "ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4")}
 
