@@ -580,6 +580,15 @@ TEST(Kernels, PackingKeepsTheWorkAndBoundsTasksPerRoot) {
   EXPECT_EQ(chains.write, 256.0 * 256 * 4);
   EXPECT_EQ(t.write, 48.0 * 256 * 4);
   EXPECT_EQ(t.vec_elems, chains.vec_elems + (256.0 - 48) * 256);
+  // The L2 model sees what is stored: a partial kept in UB for the next member leaves the
+  // task's GM accesses too, so its write accesses add up to its stores (one per task) and its
+  // reads stay every segment's.
+  double read_acc = 0, write_acc = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(packed.graph.tasks.size()); ++i)
+    for (const Access* a = packed.graph.access_begin(i); a != packed.graph.access_end(i); ++a)
+      (a->write ? write_acc : read_acc) += static_cast<double>(a->bytes);
+  EXPECT_EQ(write_acc, t.write);
+  EXPECT_EQ(read_acc, t.read);
   s.loop_count = 4;  // 4 root functions of 64 chains
   EXPECT_EQ(lower_kernel(s, default_hw()).graph.tasks.size(), 4u * 48);
   // Dependencies survive packing: a softmax's output tasks still wait for its merges.

@@ -626,6 +626,37 @@ TEST(ProgramFlash, OnlineSoftmaxFusesQkSoftmaxAndPvIntoOneStageAndProvesEqual) {
   EXPECT_EQ(cores.size(), 9u);  // three clusters of three cores
 }
 
+// S's L0 tile narrower than the key block (pto-isa's CUBE_S1 sub-tiles of a TILE_S1 key block):
+// each L0 tile of key columns is its own accumulator, sent out by the fixpipe when its mmads end,
+// so a full key block of 16 leaves L0C as two 16 x 8 fp32 stores (512 B each) and the ragged one
+// of 8 as one; Q is loaded once per task (the head dim is one L1 k step). The tasks and the proof
+// are those of the undivided tile.
+TEST(ProgramFlash, SLeavesL0cAnL0TileOfKeysAtATime) {
+  json j = flash_program();
+  j["body"][0]["set_cube_tile_shapes"] = {{16, 16}, {16, 16}, {8, 16}};
+  const Program p = parse(j);
+  EXPECT_TRUE(proves(p, 13));
+  KernelSpec spec;
+  spec.op = "program:flash";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), 6u * 3u * 6u);
+  std::multiset<std::vector<int64_t>> qk;  // per qk kind: its fixpipe stores' bytes
+  for (const TaskKind& kind : k.graph.kinds) {
+    if (kind.label.find(":qk") == std::string::npos) continue;
+    std::vector<int64_t> out;
+    int a_loads = 0;
+    for (const TileStep& st : kind.steps) {
+      for (const DmaOp& d : st.stores)
+        if (d.path == DmaPath::kFixpipe)
+          for (int r = 0; r < st.repeat; ++r) out.push_back(d.bytes());
+      a_loads += static_cast<int>(st.loads.size()) * st.repeat;
+    }
+    EXPECT_EQ(a_loads, out.size() == 2 ? 3 : 2) << kind.label;  // Q once, K per part
+    qk.insert(out);
+  }
+  EXPECT_EQ(qk, (std::multiset<std::vector<int64_t>>{{512, 512}, {512}}));
+}
+
 // Random flash programs: batches, query and key lengths (a ragged last key block), head dims, the
 // query block, key block and row piece, the ops on S before the statistic (scale, mask select,
 // additive bias), P cast to fp16 or kept fp32, lse an output or not. Each fuses into one stage,

@@ -31,6 +31,28 @@ uint64_t accumulate_target(const TaskGraph& g, int32_t t) {
   return 0;
 }
 
+bool accumulates(const TaskKind& k) {
+  return std::any_of(k.steps.begin(), k.steps.end(),
+                     [](const TileStep& st) { return st.accumulates; });
+}
+
+const TaskKind& kind_of(const TaskGraph& g, int32_t t) {
+  return g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
+}
+
+// Whether task a, followed by task b in a pack, keeps its partial in UB for b
+// (keep_partials_in_ub across the two members): a's last step and b's first accumulate, once
+// each, into the same GM block.
+bool keeps_partial_for(const TaskGraph& g, int32_t a, int32_t b) {
+  const TaskKind &ka = kind_of(g, a), &kb = kind_of(g, b);
+  if (ka.steps.empty() || kb.steps.empty()) return false;
+  const TileStep &last = ka.steps.back(), &first = kb.steps.front();
+  if (!last.accumulates || !first.accumulates || last.repeat != 1 || first.repeat != 1)
+    return false;
+  const uint64_t into = accumulate_target(g, a);
+  return into != 0 && into == accumulate_target(g, b);
+}
+
 }  // namespace
 
 namespace {
@@ -124,10 +146,6 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
   // (keep_partials_in_ub): packs alike share their new id without building it again.
   std::map<std::vector<int64_t>, int> packed;
   std::vector<int64_t> key;
-  const auto accumulates = [](const TaskKind& k) {
-    return std::any_of(k.steps.begin(), k.steps.end(),
-                       [](const TileStep& st) { return st.accumulates; });
-  };
   for (size_t idx : order) {
     const auto& m = members[idx];
     const Task& lead = g.tasks[static_cast<size_t>(m.front())];
@@ -152,9 +170,15 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
       kind = kept[static_cast<size_t>(lead.kind)] = kinds.get(out, first);
     }
     const int32_t id = out.add_task(kind, lead.root, -1, lead.launch);
-    for (int32_t t : m) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      const int32_t t = m[i];
       pack_of[static_cast<size_t>(t)] = id;
-      for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) out.add_access(id, *a);
+      // A partial kept in UB for the next member (keep_partials_in_ub) is never stored: its
+      // write leaves the task's GM accesses, as it left its steps.
+      const uint64_t kept_in_ub =
+          i + 1 < m.size() && keeps_partial_for(g, t, m[i + 1]) ? accumulate_target(g, t) : 0;
+      for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a)
+        if (!(a->write && a->block == kept_in_ub)) out.add_access(id, *a);
     }
   }
   for (size_t i = 0; i < g.tasks.size(); ++i)

@@ -127,12 +127,19 @@ class FlashLowering {
   }
   // A cube access of a whole block as its row pieces' workspace slots (an AIV task reads or
   // writes one piece): the access with key `key` replaced by one per piece, bytes by rows.
-  void by_pieces(uint64_t key, const Block& b, uint32_t id, int64_t slot) {
-    const auto it =
-        std::find_if(acc_.begin(), acc_.end(), [&](const Access& x) { return x.block == key; });
-    if (it == acc_.end()) throw InternalError("lower_flash: a cube access to replace is missing");
-    const Access whole = *it;
-    acc_.erase(it);
+  // A block sent out in column parts (S drained an L0 tile at a time) has an access per part:
+  // `keys` names them all.
+  void by_pieces(const std::vector<uint64_t>& keys, const Block& b, uint32_t id, int64_t slot) {
+    Access whole{0, 0, false};
+    for (const uint64_t key : keys) {
+      const auto it =
+          std::find_if(acc_.begin(), acc_.end(), [&](const Access& x) { return x.block == key; });
+      if (it == acc_.end())
+        throw InternalError("lower_flash: a cube access to replace is missing");
+      whole.bytes += it->bytes;
+      whole.write = it->write;
+      acc_.erase(it);
+    }
     for (const Block& pc : pieces_of(b))
       acc_.push_back({cx_.ring_key(id, pc, slot),
                       whole.bytes * pc.extent[r_ - 2] / b.extent[r_ - 2], whole.write});
@@ -182,13 +189,19 @@ class FlashLowering {
     const ProgTile& t1 = cx_.program().tiles[static_cast<size_t>(mm1_.tile)];
     // A preloading kernel's AIC keeps its query block in L1 across the key blocks (pto-isa's
     // compute_qk loads Q at the first key block only).
+    // S leaves L0C an L0 tile's key columns at a time when its L0 tile is narrower than the key
+    // block (pto-isa's CUBE_S1 sub-tiles of a TILE_S1 key block).
     TaskKind k = cx_.cube_task(mm1_, t1.dims, t1.l0, mb, cx_.tensor(mm1_.out).dtype,
                                fmt::format("{}:qk{}", s_.psg, format_dims(b.extent)), acc_,
-                               !(resident_ && cx_.spec().preload > 0 && j > 0));
-    Dims c_origin(batch_q);
-    c_origin.push_back(b.origin[r_ - 1]);
-    by_pieces(block_key(static_cast<uint32_t>(mm1_.out), c_origin), b,
-              static_cast<uint32_t>(mm1_.out), j % slots_);
+                               !(resident_ && cx_.spec().preload > 0 && j > 0), true);
+    const int64_t n0 = t1.l0.empty() ? b.extent[r_ - 1] : t1.l0[2];
+    std::vector<uint64_t> parts;
+    for (int64_t n = 0; n < b.extent[r_ - 1]; n += n0) {
+      Dims c_origin(batch_q);
+      c_origin.push_back(b.origin[r_ - 1] + n);
+      parts.push_back(block_key(static_cast<uint32_t>(mm1_.out), c_origin));
+    }
+    by_pieces(parts, b, static_cast<uint32_t>(mm1_.out), j % slots_);
     std::vector<int32_t> deps;
     for (int t : mm1_.in) deps_on(t, operand_region(cx_.program(), mm1_, t, mb), deps);
     if (j >= slots_) deps.insert(deps.end(), v1_[ju - sl_].begin(), v1_[ju - sl_].end());
@@ -253,11 +266,11 @@ class FlashLowering {
     const ProgTile& t2 = cx_.program().tiles[static_cast<size_t>(mm2_.tile)];
     TaskKind ck = cx_.cube_task(mm2_, t2.dims, t2.l0, pb, DType::kFp32,
                                 fmt::format("{}:pv{}", s_.psg, format_dims(b.extent)), acc_);
-    by_pieces(block_key(static_cast<uint32_t>(pt_), b.origin), b, static_cast<uint32_t>(pt_),
+    by_pieces({block_key(static_cast<uint32_t>(pt_), b.origin)}, b, static_cast<uint32_t>(pt_),
               j % slots_);
     Dims o_origin(batch_q);
     o_origin.push_back(0);
-    by_pieces(block_key(static_cast<uint32_t>(mm2_.out), o_origin), b, pv_ws_, j % slots_);
+    by_pieces({block_key(static_cast<uint32_t>(mm2_.out), o_origin)}, b, pv_ws_, j % slots_);
     ck.carries_state = true;
     std::vector<int32_t> deps = v1_[ju];
     if (j >= slots_) deps.insert(deps.end(), v2_[ju - sl_].begin(), v2_[ju - sl_].end());

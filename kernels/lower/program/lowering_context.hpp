@@ -135,9 +135,11 @@ class LoweringContext {
                         const std::vector<int>& skip_loads = {});
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
   // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`; without
-  // `load_a`, A is already in L1 (kept there by the task before on its core).
+  // `load_a`, A is already in L1 (kept there by the task before on its core). With
+  // `drain_by_l0_n`, C leaves L0C an L0 tile's columns at a time (an accumulator per part).
   TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
-                     std::string label, std::vector<Access>& acc, bool load_a = true) const;
+                     std::string label, std::vector<Access>& acc, bool load_a = true,
+                     bool drain_by_l0_n = false) const;
   // Folding one partial of `out_elems` into another: each statistic's merge instructions (split
   // stage s's reductions, ops [s.reduce_first, s.last]).
   void combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const;

@@ -219,15 +219,33 @@ void check_matmul_stage(const MatmulStage& m) {
 
 TaskKind LoweringContext::cube_task(const ProgOp& x, const Dims& tile, const Dims& l0,
                                     const Block& b, DType out, std::string label,
-                                    std::vector<Access>& acc, bool load_a) const {
+                                    std::vector<Access>& acc, bool load_a,
+                                    bool drain_by_l0_n) const {
   // The cube task of C tile b over the block's k range, C written as `out`.
   const size_t r = b.origin.size();
   const MatmulTensors mt = operands(*this, x, Dims(b.origin.begin(), b.origin.end() - 3));
-  const CubeTiling t = tiling(tile, l0, out, L1Resident::kNone, spec_.buffer_count);
-  TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
+  CubeTiling t = tiling(tile, l0, out, L1Resident::kNone, spec_.buffer_count);
   const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1],
                      b.extent[r - 1], b.origin[r - 2], b.extent[r - 2]};
-  add_cube_tile(k, mt, t, w, load_a, true, {static_cast<uint32_t>(x.out)}, hw_, acc);
+  const uint32_t c_id = static_cast<uint32_t>(x.out);
+  if (!drain_by_l0_n || t.n0 >= w.next) {
+    TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
+    add_cube_tile(k, mt, t, w, load_a, true, {c_id}, hw_, acc);
+    return k;
+  }
+  // Each L0 column part of C is its own accumulator in L0C, sent out by the fixpipe as soon as
+  // its mmads end while the next part computes (pto-isa's flash compute_qk: a TSTORE per CUBE_S1
+  // sub-tile, two accumulators ping-ponged in L0C by assign_running_acc_tile). A is loaded once
+  // when the whole k range is one L1 step (it stays in L1 across the parts).
+  t.n1 = t.n0;
+  const bool one_step = w.kext <= t.k1;
+  TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
+  for (int64_t n = 0; n < w.next; n += t.n0) {
+    MatmulWork part = w;
+    part.n0 = w.n0 + n;
+    part.next = std::min(t.n0, w.next - n);
+    add_cube_tile(k, mt, t, part, load_a && (n == 0 || !one_step), true, {c_id}, hw_, acc);
+  }
   return k;
 }
 
