@@ -1905,6 +1905,56 @@ TEST(ProgramLoader, MatmulOptionsAndTwoLevelCubeTiles) {
             "[kL0, kL1], [nL0, nL1]], got [[128,128],[64,256]]");
 }
 
+// A matmul's third input is a bias row [1, n] (PyPTO's extend_params bias_tensor): each C tile
+// copies its n range GM -> L1 -> the bias table before its first mmad, which starts from it
+// (cube_operation_impl.cpp LinkBias); C is A @ B + bias.
+TEST(ProgramLoader, AMatmulBiasIsLoadedPerCTileAndAddedOnce) {
+  auto program = [](bool bias) {
+    json mm = op("matmul", bias ? json{"a", "b", "bias"} : json{"a", "b"}, "c");
+    return json{{"program", "mb"},
+                {"inputs",
+                 {{{"name", "a"}, {"shape", {64, 128}}, {"dtype", "fp16"}},
+                  {{"name", "b"}, {"shape", {128, 96}}, {"dtype", "fp16"}},
+                  {{"name", "bias"}, {"shape", {1, 96}}, {"dtype", "fp32"}}}},
+                {"outputs", {"c"}},
+                {"body", {{{"set_cube_tile_shapes", {32, 64, 32}}}, mm}}};
+  };
+  const Program with = parse(program(true));
+  EXPECT_TRUE(proves(with, 5));  // tiled (two k steps per C tile) equals A @ B + bias
+  KernelSpec spec;
+  const LoweredKernel k = lower_program(with, spec, test::default_hw());
+  const LoweredKernel k0 = lower_program(parse(program(false)), spec, test::default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), k0.graph.tasks.size());  // 2 x 3 C tiles either way
+  // Each of the 2 x 3 C tiles reads its 32 columns of the bias once: 6 x 32 x 4 B more.
+  EXPECT_DOUBLE_EQ(gm_bytes(k, false) - gm_bytes(k0, false), 6.0 * 32 * 4);
+  int64_t bt = 0;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& st : kind.steps)
+      for (const auto& c : st.cube) bt += st.repeat * c.bt_bytes;
+  EXPECT_GT(bt, 0);  // and moves it L1 -> the bias table on MTE1
+
+  json bad = program(true);
+  bad["inputs"][2]["shape"] = {96};
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): shape mismatch: the bias 'bias' (96) fp32 is a row "
+            "[1, n] of C's n (96)");
+  bad = program(true);
+  bad["inputs"][2]["dtype"] = "bf16";
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): dtype mismatch: the bias 'bias' (1, 96) bf16 of a "
+            "fp16 matmul is fp32 or fp16 (PyPTO's CheckBiasParam)");
+  bad = program(true);
+  bad["body"][1]["split_k"] = 2;
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): a bias with split_k: PyPTO adds a bias only without "
+            "GM accumulation");
+  bad = program(true);
+  bad["body"][1]["inputs"] = {"a", "b", "bias", "bias"};
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): takes 2 inputs (got 4); a third is the bias row "
+            "[1, n]");
+}
+
 // PyPTO's cube lowering builds each root function's C tiles n outer, m inner: a loop over m's
 // chunks, or L2 views of l2_block tiles (a root function each), come first. Under spmd a program's
 // C tiles go row-major in contiguous runs unless it gives a swizzle and an assignment.

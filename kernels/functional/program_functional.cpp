@@ -188,6 +188,8 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
           }
           sum += partial;
         }
+        // A bias row (the op's third input) starts the C tile whose k range starts K.
+        if (op.in.size() > 2 && k0 == 0) sum += at(in(2), {0, q.back()});
         set(q, sum);
       });
       break;

@@ -194,6 +194,8 @@ class OnlineFusion {
       fail(lse,
            "needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
     const ProgOp& mm1 = op(stages_[b - 1].first);
+    if (mm1.in.size() > 2)
+      fail(lse, fmt::format("needs S from a matmul without a bias; {} has one", mm1.where()));
     bool reads_s = false;
     for (int o = stages_[b].first; o <= stages_[b].last; ++o)
       for (int t : op(o).in) reads_s = reads_s || t == mm1.out;
@@ -234,8 +236,8 @@ class OnlineFusion {
     if (c.first == c.last)
       fail(lse, fmt::format("needs {}; the stage after it ends at {}", kChain, sub.where()));
     const ProgOp& mm2 = op(d.first);
-    if (d.kind != OpKind::kMatmul || mm2.in[0] != last)
-      fail(lse, fmt::format("needs {} with p as A; found {}", kChain, mm2.where()));
+    if (d.kind != OpKind::kMatmul || mm2.in[0] != last || mm2.in.size() > 2)
+      fail(lse, fmt::format("needs {} with p as A (and no bias); found {}", kChain, mm2.where()));
     return mm2;
   }
 
@@ -619,6 +621,8 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
       // b over [batch..., m, k, n]
       Block x{Dims(b.origin.begin(), b.origin.end() - 3),
               Dims(b.extent.begin(), b.extent.end() - 3)};
+      if (op.in.size() > 2 && t == op.in[2] && t != op.in[0] && t != op.in[1])
+        return Block{{0, b.origin[r - 1]}, {1, b.extent[r - 1]}};  // the bias row's n range
       const bool a = t == op.in[0];
       if (!a && op.transpose_b) {  // B^T stored [..., n, k]: the tile's columns, all of k
         x.origin.push_back(b.origin[r - 1]);

@@ -537,10 +537,48 @@ def test_refusal_of_output_parts_that_overlap():
 
 def test_needs_values_before_any_kernel_is_a_refusal(tmp_path):
     f = tmp_path / "golden_first.py"
-    f.write_text("import torch\nx = torch.randn(4)\nprint(x.item())\n")
-    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: needs tensor "
+    f.write_text("import torch\nx = torch.randn(4)\nprint(x.tolist())\n")
+    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.tolist: needs tensor "
                                            "values"):
         trace_file(str(f))
+    # item() of a tensor of several elements is no scalar, as in torch
+    f.write_text("import torch\nx = torch.randn(4)\nprint(x.item())\n")
+    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: a tensor of 4 "
+                                           "elements is no scalar"):
+        trace_file(str(f))
+
+
+def test_scalar_reads_before_the_kernel_are_answered_and_noted_after_it_stop_the_file(tmp_path):
+    """The wrapper reads scale.item() for a kernel scalar before the kernel runs: answered 1.0,
+    with a note (the stand-in holds no data); the bias row goes in through extend_params."""
+    call = ("scaled_linear(torch.randn(4, 64, 256, dtype=torch.float16), "
+            "torch.randn(512, 256, dtype=torch.float16), torch.randn(512), torch.tensor([0.5]))")
+    _, k = trace_file(compat("scaled_linear.py"), call=call)
+    assert any("Tensor.item at scaled_linear.py:31" in n and "answered 1.0" in n
+               for n in k.notes)
+    assert any("adds its bias 'bias' in the cube" in n for n in k.notes)
+    mm = next(o for o in ops(k.program) if o["op"] == "matmul")
+    assert mm["inputs"][2] == "bias"
+    ran(k)
+    # after a kernel ran, a scalar read checks its results: the file stops there, as before
+    f = tmp_path / "golden_after.py"
+    f.write_text(textwrap.dedent("""\
+        import torch
+        import pypto
+
+        @pypto.jit
+        def k(x: pypto.Tensor((64, 256), pypto.DT_FP32), y: pypto.Tensor((64, 256), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+            y[:] = pypto.exp(x)
+
+        x = torch.randn(64, 256)
+        y = torch.empty_like(x)
+        k(x, y)
+        assert (y - x).abs().max().item() < 1e-3
+        """))
+    _, k = trace_file(str(f))
+    assert any("stopped at" in n and "golden_after.py:12" in n for n in k.notes)
+    assert not any("answered" in n for n in k.notes)
 
 
 def test_a_frontend_kernel_returns_its_outputs_to_the_wrapper(tmp_path):
@@ -645,7 +683,7 @@ def test_torch_standin_autograd_function_distributed_and_new_tensors():
                 pass
 
 
-def test_operation_options_are_notes_and_bias_epilogues_are_refused():
+def test_operation_options_are_notes_and_a_bias_is_the_cubes_bias_path():
     bias = True
 
     @pypto.jit
@@ -666,15 +704,31 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
 
     args = [pypto.tensor([300, 256], FP16), pypto.tensor([256, 512], FP16),
             pypto.tensor([512], FP32), pypto.tensor([300, 512], FP32)]
-    with pytest.raises(pypto.UnsupportedError, match="extend_params") as e:
+    # PyPTO's CheckBiasShapeParam: a bias of rank 2 whose penultimate dim is 1
+    with pytest.raises(pypto.UnsupportedError, match=r"bias_tensor \[512\]: PyPTO's bias is a "
+                                                     r"row \[1, n\]") as e:
         k.trace(*args)
     assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
                                 if t.rstrip().endswith("# at:bias"))
+    args[2] = pypto.tensor([1, 512], FP32)
+    t = k.trace(*args)
+    assert [len(o["inputs"]) for o in ops(t.program) if o["op"] == "matmul"] == [3, 3]
+    with_bias = ran(t)
     bias = False
     t = k.trace(*args)
     assert any("set_operation_options ['combine_axis']" in n for n in t.notes)
     assert [lp["loop_count"] for lp in loops(t.program)] == [2, 1]  # 128, 128, then 44
-    ran(t)
+    assert ran(t).gen_time_us <= with_bias.gen_time_us
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor((128, 256), FP16), w: pypto.Tensor((256, 512), FP16),
+               y: pypto.Tensor((128, 512), FP32)):
+        pypto.set_cube_tile_shapes([128, 128], [128, 128], [128, 128])
+        y[:] = pypto.matmul(x, w, FP32, extend_params={"scale_tensor": x})
+
+    with pytest.raises(pypto.UnsupportedError, match=r"extend_params \['scale_tensor'\]: the "
+                                                     "fixpipe's dequantisation"):
+        scaled.trace()
 
 
 def test_option_getters_hold_no_compiler_state():
@@ -921,3 +975,30 @@ def test_a_reshape_to_a_padded_shape_reads_its_valid_part():
     t = k.trace()
     assert {i["name"]: i["shape"] for i in t.program["inputs"]}["w"] == [1, 256]
     ran(t)
+
+
+def test_set_matrix_size_is_checked_against_the_traced_matmul():
+    """PyPTO's set_matrix_size([m, k, n]) gives the static extents its cube copies use; a trace
+    has static shapes, so the hint is a note where it matches and refused where it does not."""
+    size = [64, 256, 128]
+
+    @pypto.jit
+    def k(x: pypto.Tensor((128, 256), FP16), w: pypto.Tensor((256, 128), FP16),
+          y: pypto.Tensor((128, 128), FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [128, 128], [128, 128])
+        for i in pypto.loop(2, name="rows", idx_name="i"):
+            pypto.set_matrix_size(size)
+            xt = pypto.view(x, [64, 256], [i * 64, 0])
+            pypto.assemble(pypto.matmul(xt, w, FP32), [i * 64, 0], y)  # at:matrix
+
+    t = k.trace()
+    assert any("set_matrix_size([64, 256, 128])" in n for n in t.notes)
+    ran(t)
+    size = [128, 256, 128]
+    with pytest.raises(pypto.UnsupportedError, match=r"set_matrix_size\(\[128, 256, 128\]\) at "
+                                                     r"test_pypto_compat.py:\d+ is not this "
+                                                     r"matmul's traced \[m, k, n\] \[64, 256, "
+                                                     r"128\]") as e:
+        k.trace()
+    assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
+                                if t.rstrip().endswith("# at:matrix"))

@@ -85,6 +85,7 @@ class Loader {
   void read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const;
   static MergeMode read_merge(const OpSite& at, const ReduceRecord& reduce);
   void matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
+  void matmul_bias(const OpSite& at, const ProgOp& op, const ProgTensor& out) const;
   static void read_matmul_options(const JsonReader& e, MatmulOptions& o);
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
@@ -235,8 +236,11 @@ void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
     if (op.in.size() < 2)
       at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
                           op.in.size(), op.name));
+  } else if (kind == OpKind::kMatmul && op.in.size() == 3) {
+    // A, B and a bias row (PyPTO's extend_params bias_tensor): matmul_output checks it.
   } else if (op.in.size() != want) {
-    at.fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
+    at.fail(fmt::format("takes {} input{} (got {}){}", want, want == 1 ? "" : "s", op.in.size(),
+                        kind == OpKind::kMatmul ? "; a third is the bias row [1, n]" : ""));
   }
 }
 
@@ -286,7 +290,9 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
   const bool index_last =
       op.info->kind == OpKind::kGather || (op.info->reduction && op.info->reduction->picks);
-  const size_t last = index_last ? 1 : op.in.size();
+  const size_t last = index_last                          ? 1
+                      : op.info->kind == OpKind::kMatmul ? 2  // a bias has its own rule
+                                                         : op.in.size();
   for (size_t i = first; i < last; ++i) require_operand_dtype(at, op, op.in[i]);
   switch (op.info->kind) {
     case OpKind::kUnary:
@@ -465,10 +471,35 @@ void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
   out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
   read_matmul_options(e, op.mm);
+  if (op.in.size() == 3) matmul_bias(at, op, out);
   if (op.mm.b_nz && op.transpose_b)
     at.fail(
         "\"b_layout\": \"nz\" is B [..., k, n] in the cube's fractal layout; leave "
         "\"transpose_b\" out");
+}
+
+// A matmul's bias (its third input): a row [1, n] added to C in the cube (PyPTO's
+// extend_params bias_tensor, cube_operation_impl.cpp CheckBiasParam / LinkBias: GM -> L1 -> the
+// bias table, which the first mmad of each C tile starts from). Its dtype: fp32 for fp32 / bf16
+// inputs, fp32 or fp16 for fp16, int32 for int8; PyPTO refuses it with GM accumulation (split K).
+void Loader::matmul_bias(const OpSite& at, const ProgOp& op, const ProgTensor& out) const {
+  const ProgTensor& bias = tensor(op.in[2]);
+  const DType in = tensor(op.in[0]).dtype;
+  if (bias.shape.size() != 2 || bias.shape[0] != 1 || bias.shape[1] != out.shape.back())
+    at.fail(fmt::format("shape mismatch: the bias {} is a row [1, n] of C's n ({})", text(op.in[2]),
+                        out.shape.back()));
+  const bool ok = in == DType::kInt8 ? bias.dtype == DType::kInt32
+                  : in == DType::kFp16
+                      ? bias.dtype == DType::kFp32 || bias.dtype == DType::kFp16
+                      : bias.dtype == DType::kFp32;
+  if (!ok)
+    at.fail(fmt::format("dtype mismatch: the bias {} of a {} matmul is {} (PyPTO's CheckBiasParam)",
+                        text(op.in[2]), dtype_name(in),
+                        in == DType::kInt8   ? "int32"
+                        : in == DType::kFp16 ? "fp32 or fp16"
+                                             : "fp32"));
+  if (op.mm.split_k > 1)
+    at.fail("a bias with split_k: PyPTO adds a bias only without GM accumulation");
 }
 
 // The matmul's cube options (the matmul family's params of the same names).

@@ -32,6 +32,10 @@ MatmulTensors operands(const LoweringContext& cx, const ProgOp& x, Dims batch) {
                    cx.tensor(x.in[0]).dtype, b_layout(x));
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
+  if (x.in.size() > 2) {
+    mt.bias_id = static_cast<uint32_t>(x.in[2]);
+    mt.bias_b = dtype_bytes(cx.tensor(x.in[2]).dtype);
+  }
   mt.batch = std::move(batch);
   return mt;
 }

@@ -292,6 +292,7 @@ class Trace:
         self.loops = []  # LoopFrame, in order of appearance
         self.vec_tile = None
         self.cube_tile = None
+        self.matrix_size = None  # set_matrix_size: ([m, k, n], where)
         self.names = set()
         self.counter = 0
         self.broken_loop = None
