@@ -1955,6 +1955,67 @@ TEST(ProgramLoader, AMatmulBiasIsLoadedPerCTileAndAddedOnce) {
             "[1, n]");
 }
 
+// A view of part of a computed tensor and a reshape of one make no copy: the tensor they name is
+// stored once, and the ops reading them copy their part of its bytes (a view's rows at the
+// parent's stride). PyPTO's view / slice of a tile and reshape of a contiguous one.
+TEST(ProgramLoader, ViewsAndReshapesOfComputedTensorsAreAliasesNotCopies) {
+  json view_op = {{"op", "view"}, {"inputs", {"y"}}, {"out", "p"}, {"offsets", {0, 8}},
+                  {"shape", {8, 8}}};
+  json reshape_op = {{"op", "reshape"}, {"inputs", {"y"}}, {"out", "r"}, {"shape", {8, 3, 8}}};
+  auto program = [&](const json& view, const json& reshape) {
+    return json{{"program", "alias"},
+                {"inputs", {{{"name", "x"}, {"shape", {8, 24}}, {"dtype", "fp32"}}}},
+                {"outputs", {"z", "w"}},
+                {"body",
+                 {tile({2, 24}), op("exp", {"x"}, "y"), view, reshape, tile({2, 8}),
+                  op("neg", {"p"}, "z"), tile({2, 3, 8}), op("abs", {"r"}, "w")}}};
+  };
+  const Program p = parse(program(view_op, reshape_op));
+  EXPECT_EQ(p.ops.size(), 3u);  // exp, neg, abs: the aliases are no ops
+  EXPECT_TRUE(proves(p, 7));
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 3u);
+  EXPECT_EQ(stages[0].stores, (std::vector<int>{p.tensor_id("y")}));  // stored once for both
+  KernelSpec spec;
+  spec.op = "program:alias";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  // neg reads 32 B of each 96 B row of y: per task of 2 rows, 2 bursts of 32 B
+  bool strided = false;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& st : kind.steps)
+      for (const auto& d : st.loads) strided = strided || (d.bursts == 2 && d.burst_bytes == 32);
+  EXPECT_TRUE(strided);
+
+  json bad_view = view_op;
+  bad_view["offsets"] = {0, 22};
+  EXPECT_EQ(load_error(program(bad_view, reshape_op)),
+            "p.json: body[2]: view 'p': offsets (0, 22) and shape (8, 8) are not a part of 'y' "
+            "(8, 24) fp32 (same rank, inside it)");
+  json bad_reshape = reshape_op;
+  bad_reshape["shape"] = {8, 5, 8};
+  EXPECT_EQ(load_error(program(view_op, bad_reshape)),
+            "p.json: body[3]: reshape 'r': (8, 5, 8) has 320 elements, 'y' (8, 24) fp32 holds "
+            "192");
+  bad_reshape = reshape_op;
+  bad_reshape["inputs"] = {"p"};
+  bad_reshape["shape"] = {64};
+  EXPECT_EQ(load_error(program(view_op, bad_reshape)),
+            "p.json: body[3]: reshape 'r': 'p' (8, 8) fp32 is a view, whose rows are not "
+            "contiguous: reshape the tensor it views");
+  json j = program(view_op, reshape_op);
+  j["outputs"] = {"z", "w", "p"};
+  EXPECT_EQ(load_error(j),
+            "p.json: outputs[2]: output 'p' is a view or reshape, which moves no data: name an "
+            "op's output");
+  j = program(view_op, reshape_op);
+  j["body"].push_back(tile({2, 8}));
+  j["body"].push_back({{"op", "transpose"}, {"inputs", {"p"}}, {"out", "t"}});
+  j["outputs"] = {"z", "w", "t"};
+  EXPECT_EQ(load_error(j),
+            "p.json: body[9]: op 3 (transpose): 'p' (8, 8) fp32 is a view at an offset; views "
+            "feed vector ops (this op's copies take whole tensors)");
+}
+
 // PyPTO's cube lowering builds each root function's C tiles n outer, m inner: a loop over m's
 // chunks, or L2 views of l2_block tiles (a root function each), come first. Under spmd a program's
 // C tiles go row-major in contiguous runs unless it gives a swizzle and an assignment.

@@ -485,12 +485,18 @@ def refusal(body, *words, args=None):
         for i in pypto.loop(4, idx_name="i"):
             v = pypto.view(x, [16, 256], [i * 8, 0])""", ["starts at 8 (offset i * 8), not 16"]),
     ("reshape_computed", "y[:] = pypto.reshape(pypto.exp(x), [128, 128])",
-     ["pypto.reshape", "no reshape (copy) op"]),
+     ["pypto.assemble", "is a reshape of", "assembled into 'y'", "only whole"]),
     ("reshape_computed_chunk", """\
         for i in pypto.loop(4, idx_name="i"):
             e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
             y[:] = pypto.reshape(e, [16, 1, 256])""",
-     ["computed on a loop chunk", "[16, 256] into [16, 1, 256]", "no reshape op"]),
+     ["is a reshape of", "assembled into 'y'"]),
+    ("reshape_moving_the_loop_dim", """\
+        for i in pypto.loop(4, idx_name="i"):
+            e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
+            y[:] = pypto.reshape(e, [1, 16, 256])""",
+     ["computed on a loop chunk", "[16, 256] into [1, 16, 256]", "moves the dims the loop cuts",
+      "keep the loop's dims leading"]),
     ("reshape_then_old_shape", """\
         flat = pypto.reshape(x, [16, 1024])
         for i in pypto.loop(4, idx_name="i"):
@@ -504,14 +510,19 @@ def refusal(body, *words, args=None):
     ("full_alone", "y[:] = pypto.exp(pypto.full([64, 256], 1.0))", ["pypto.full"]),
     ("view_of_computed", """\
         e = pypto.exp(x)
-        pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.view",
-                                                                        "computed inside"]),
+        pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.assemble",
+                                                                        "is a view of"]),
+    ("view_of_computed_at_loop_index", """\
+        e = pypto.exp(x)
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(e, [16, 256], [i * 16, 0])""", ["pypto.view", "follows a loop index",
+                                                          "static offsets"]),
     ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
     ("bad_unroll", """\
         for i in pypto.loop(4, unroll_list=[0, 1]):
             pass""", ["unroll_list [0, 1]"]),
     ("unsqueeze_computed_mid", "y[:] = pypto.unsqueeze(pypto.exp(x), 1)",
-     ["pypto.unsqueeze", "[64, 1, 256]", "leading 1s"]),
+     ["pypto.assemble", "is a reshape of", "assembled into 'y'"]),
     ("view_past_extent", "y[:] = pypto.exp(pypto.view(x, [64, 128], [0, 200]))",
      ["offset 200 + size 128 passes the extent 256", "valid_shape"]),
     ("needs_shape_tail_loop", """\
@@ -1002,3 +1013,23 @@ def test_set_matrix_size_is_checked_against_the_traced_matmul():
         k.trace()
     assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
                                 if t.rstrip().endswith("# at:matrix"))
+
+
+def test_views_and_reshapes_of_computed_values_are_aliases():
+    """Slices of a computed value, a reshape of a computed chunk that adds a unit dim, a
+    reshape assembled into an output and an argument read in two shapes: the program's view
+    and reshape ops (no copy), traced and run."""
+    _, k = trace_file(compat("gated_heads.py"), call="gated_heads(torch.randn(64, 16, 128))")
+    body = ops(loops(k.program)[0])
+    views = [o for o in body if o["op"] == "view"]
+    assert [v["offsets"] for v in views] == [[0, 0], [0, 8]]
+    assert all(v["shape"] == [64, 8] for v in views)
+    reshapes = [o for o in body if o["op"] == "reshape"]
+    assert [r["shape"] for r in reshapes] == [[64, 16, 128], [64, 16, 1]]  # x per head, gate
+    assert reshapes[0]["inputs"] == ["x"]
+    assert {"name": "mixed", "shape": [64, 8], "dtype": "fp32"} in k.program["outputs"] or \
+        "mixed" in k.program["outputs"]
+    assert any("'mixed' [64, 2, 4] is written as [64, 8]" in n for n in k.notes)
+    assert any("views of values computed inside the kernel are the program's view op" in n
+               for n in k.notes)
+    ran(k)

@@ -64,6 +64,7 @@ class Loader {
  private:
   void read_body(const JsonReader& body, int loop);
   void resolve(const RawOp& raw, size_t index);
+  void resolve_alias(const RawOp& raw);
 
   // The op resolve() is building: its entry, and "op N (name)", which starts its messages.
   struct OpSite {
@@ -174,6 +175,15 @@ void Loader::read_body(const JsonReader& body, int loop) {
           "set_cube_tile_shapes");
     RawOp r{e, {}, "", vec_tile_, cube_tile_, loop};
     const std::string name = e.at("op").string();
+    if (name == "view" || name == "reshape") {  // aliases: no op, no copy (resolve_alias)
+      e.check_keys(name == "view" ? std::vector<std::string>{"op", "inputs", "out", "offsets",
+                                                             "shape"}
+                                  : std::vector<std::string>{"op", "inputs", "out", "shape"});
+      for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
+      r.out = e.at("out").string();
+      raw_.push_back(r);
+      continue;
+    }
     if (!find_op_record(name))
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
@@ -189,11 +199,54 @@ void Loader::read_body(const JsonReader& body, int loop) {
   }
 }
 
-void Loader::resolve(const RawOp& raw, size_t index) {
+// A view or reshape: the output names part or all of its input's bytes in another shape; no op
+// runs (PyPTO's view of a tile and reshape of a contiguous one move no data). A view feeds
+// vector ops (their copies read its part at the parent's strides); a reshape, any op.
+void Loader::resolve_alias(const RawOp& raw) {
   const JsonReader& e = raw.at;
+  const std::string kind = e.at("op").string();
+  const auto fail = [&](const std::string& m) {
+    e.fail(fmt::format("{} '{}': {}", kind, raw.out, m));
+  };
+  if (raw.inputs.size() != 1)
+    fail(fmt::format("takes 1 input (got {})", raw.inputs.size()));
+  const int x = tensor_id(raw.inputs[0]);
+  if (load_results_.count(x))
+    fail(fmt::format("'{}' is a load's result, which stays on chip", raw.inputs[0]));
+  ProgTensor out;
+  out.name = raw.out;
+  out.dtype = tensor(x).dtype;
+  out.alias_of = x;
+  out.shape = e.at("shape").positive_ints();
+  const Dims& in = tensor(x).shape;
+  if (kind == "view") {
+    for (const JsonReader& o : e.at("offsets").items())
+      out.view_offset.push_back(o.integer(0, int64_t{1} << 40));
+    bool fits = out.view_offset.size() == in.size() && out.shape.size() == in.size();
+    for (size_t d = 0; fits && d < in.size(); ++d)
+      fits = out.view_offset[d] + out.shape[d] <= in[d];
+    if (!fits)
+      fail(fmt::format("offsets {} and shape {} are not a part of {} (same rank, inside it)",
+                       format_dims(out.view_offset), format_dims(out.shape), text(x)));
+  } else {
+    if (product(out.shape) != product(in))
+      fail(fmt::format("{} has {} elements, {} holds {}", format_dims(out.shape),
+                       product(out.shape), text(x), product(in)));
+    if (tensor(x).is_view())
+      fail(fmt::format("{} is a view, whose rows are not contiguous: reshape the tensor it views",
+                       text(x)));
+  }
+  if (tensor_id(out.name) >= 0) throw InternalError("program: alias defined twice");
+  add_tensor(out);
+}
+
+void Loader::resolve(const RawOp& raw, size_t /*index*/) {
+  const JsonReader& e = raw.at;
+  const std::string kind = e.at("op").string();
+  if (kind == "view" || kind == "reshape") return resolve_alias(raw);
   ProgOp op;
-  op.index = static_cast<int>(index);
-  op.name = e.at("op").string();
+  op.index = static_cast<int>(p_.ops.size());  // aliases make no op
+  op.name = kind;
   op.info = find_op_record(op.name);
   op.loop = raw.loop;
   op.tile = op.info->kind == OpKind::kMatmul ? raw.cube : raw.tile;
@@ -207,6 +260,14 @@ void Loader::resolve(const RawOp& raw, size_t index) {
                       n));
   }
   check_input_count(at, op);
+  const OpKind kind_of = op.info->kind;
+  if (kind_of == OpKind::kMatmul || kind_of == OpKind::kGather || kind_of == OpKind::kLoad ||
+      kind_of == OpKind::kTranspose)
+    for (int t : op.in)
+      if (tensor(t).is_view())
+        at.fail(fmt::format("{} is a view at an offset; views feed vector ops (this op's copies "
+                            "take whole tensors)",
+                            text(t)));
   if (e.has("scalar")) {
     if (op.info->kind != OpKind::kBinary)
       at.fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
@@ -655,6 +716,10 @@ Program Loader::run() {
     if (load_results_.count(t))
       o.fail(
           fmt::format("output '{}' is a load's result, which stays on chip (never stored)", name));
+    if (p_.tensors[static_cast<size_t>(t)].alias_of >= 0)
+      o.fail(fmt::format("output '{}' is a view or reshape, which moves no data: name an op's "
+                         "output",
+                         name));
     ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
     if (o.json().is_object()) {
       o.check_keys({"name", "shape", "dtype"});
