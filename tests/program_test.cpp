@@ -2067,6 +2067,32 @@ TEST(ProgramLowering, MatmulTilesRootFirstThenNOuterMInner) {
       (O{{0, 0, 0}, {0, 1, 1}, {0, 2, 0}, {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {0, 0, 1}, {0, 3, 1}}));
 }
 
+// A cube tile larger than its matmul holds only what the matmul has (PyPTO's L1 / L0 views take
+// the valid size, padded to the fractal in the NZ layout): a [1024, 24] fp32 B under a tile n of
+// 128 takes 1024 x 32 x 4 B of L1, not 1024 x 128 x 4 B (which alone would fill L1).
+TEST(ProgramLowering, ACubeTileLargerThanItsMatmulHoldsTheMatmulsExtent) {
+  const json j = {{"program", "narrow"},
+                  {"inputs",
+                   {{{"name", "a"}, {"shape", {16, 1024}}, {"dtype", "fp32"}},
+                    {{"name", "b"}, {"shape", {1024, 24}}, {"dtype", "fp32"}}}},
+                  {"outputs", {"c"}},
+                  {"body",
+                   {{{"set_cube_tile_shapes", {{16, 16}, {512, 1024}, {128, 128}}}},
+                    op("matmul", {"a", "b"}, "c")}}};
+  KernelSpec spec;
+  const LoweredKernel k = lower_program(parse(j), spec, test::default_hw());
+  bool found = false;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& b : kind.buffers)
+      if (b.name == "B" && b.space == MemSpace::kL1) {
+        EXPECT_EQ(b.bytes, 1024 * 32 * 4);
+        found = true;
+      } else if (b.name == "B0") {
+        EXPECT_EQ(b.bytes, 512 * 32 * 4);  // the L0 tile's n clipped the same way
+      }
+  EXPECT_TRUE(found);
+}
+
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
   for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
     if (f.path().filename().string().find("8x32x2048") != std::string::npos ||

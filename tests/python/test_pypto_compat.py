@@ -1033,3 +1033,21 @@ def test_views_and_reshapes_of_computed_values_are_aliases():
     assert any("views of values computed inside the kernel are the program's view op" in n
                for n in k.notes)
     ran(k)
+
+
+def test_a_slice_of_an_expanded_argument_is_the_slice_it_broadcasts():
+    """scale.expand_clone([3, n])[1:2, :] is row 1 of scale, broadcast: a static part of the
+    argument (its broadcast dim taken once), which the elementwise op broadcasts."""
+
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), scale: pypto.Tensor((3,), FP32),
+          y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        s = pypto.reshape(scale, [3, 1]).expand_clone([3, 256])
+        y[:] = x * s[1:2, :]
+
+    t = k.trace()
+    mul = next(o for o in ops(t.program) if o["op"] == "mul")
+    part = next(i for i in t.program["inputs"] if i["name"] == mul["inputs"][1])
+    assert part["shape"] == [1, 1] and "d0_1_2" in part["name"]
+    ran(t)

@@ -375,6 +375,10 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     T.active(call)
     if dtype is not None:
         refuse(call, "dtype= reinterprets bits; tilesim does not trace it", "use pypto.cast")
+    if input._shaped and input._value is not None and shape is not None and offsets is not None \
+            and valid_shape is None and not input._cut \
+            and len(input._value.shape) == input.dim == len(shape):
+        return _view_of_broadcast(input, list(shape), list(offsets), call)
     value = input._traced(call)
     shape = list(input.shape if shape is None else _view_shape(shape, call))
     offsets = list([0] * len(shape) if offsets is None else _offsets(offsets, call))
@@ -415,6 +419,25 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     elif value not in T._current[-1].written:
         value.read = True
     return Tensor._of(value, shape, {**input._cut, **cut})
+
+
+def _view_of_broadcast(input, shape, offsets, call):
+    """A slice of a shape-only view (expand_clone): the same slice of the tensor it broadcasts,
+    its broadcast dims taken at [0:1], broadcast again to the slice's shape."""
+    value = input._value
+    under_shape, under_offsets = [], []
+    for d, (n, o) in enumerate(zip(shape, offsets)):
+        if value.shape[d] == 1 and input.shape[d] != 1:
+            under_shape.append(1)  # a broadcast dim: every part of it is the one row
+            under_offsets.append(0)
+        else:
+            under_shape.append(n)
+            under_offsets.append(o)
+    base = Tensor._of(value, None, input._cut)
+    part = _view(base, under_shape, under_offsets, None, None, False)
+    if part.shape == shape:
+        return part
+    return _shaped_view(part, part._value, shape)
 
 
 def _computed_view(input, value, shape, offsets, call):
@@ -475,7 +498,9 @@ def _computed_reshape(input, value, shape, call):
     while keep < min(len(shape), input.dim) and shape[keep] == input.shape[keep]:
         keep += 1
     if any(d >= keep for d in input._cut):
-        refuse(call, f"a reshape of a value computed on a loop chunk ('{value.name}' "
+        what = "a value computed on a loop chunk" if value.kind == "temp" else \
+            "an argument's loop chunk"
+        refuse(call, f"a reshape of {what} ('{value.name}' "
                f"{input.shape} into {shape}) that moves the dims the loop cuts "
                f"({sorted(input._cut)})", "keep the loop's dims leading and unchanged")
     if any(input.shape[d] != value.shape[d] for d in range(input.dim) if d not in input._cut):
