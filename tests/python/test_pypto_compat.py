@@ -1051,3 +1051,27 @@ def test_a_slice_of_an_expanded_argument_is_the_slice_it_broadcasts():
     part = next(i for i in t.program["inputs"] if i["name"] == mul["inputs"][1])
     assert part["shape"] == [1, 1] and "d0_1_2" in part["name"]
     ran(t)
+
+
+def test_views_of_computed_values_follow_a_loops_tail():
+    """A loop of 32-row chunks over 100 rows (a valid_shape tail): each run's views and the
+    reshape assembled into an output name that run's part."""
+
+    @pypto.jit
+    def k(x: pypto.Tensor((100, 64), FP32), y: pypto.Tensor((100, 32), FP32),
+          z: pypto.Tensor((100, 4, 8), FP32)):
+        for i in pypto.loop(pypto.ceildiv(100, 32), idx_name="i"):
+            off = i * 32
+            xv = pypto.view(x, [32, 64], [off, 0], valid_shape=[(100 - off).min(32), 64])
+            pypto.set_vec_tile_shapes(8, 64)
+            e = pypto.exp(xv)
+            pypto.set_vec_tile_shapes(8, 32)
+            y[off:, 0:] = e[:, 0:32] + e[:, 32:64]
+            z[off:, 0:, 0:] = pypto.reshape(pypto.exp(e[:, 0:32]), [e.shape[0], 4, 8])
+
+    t = k.trace()
+    main, tail = loops(t.program)
+    assert {tuple(o["shape"]) for o in ops(main) if o["op"] == "view"} == {(96, 32)}
+    assert {tuple(o["shape"]) for o in ops(tail) if o["op"] == "view"} == {(4, 32)}
+    assert any("'z' [100, 4, 8] is written as [100, 32]" in n for n in t.notes)
+    ran(t)
