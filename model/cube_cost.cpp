@@ -35,7 +35,10 @@ double cube_cycles(const CubeOp& op, const Hardware& hw) {
 
 double mte1_cycles(const CubeOp& op, const Hardware& hw) {
   return load_cycles(op.l0a_bytes, hw.cube.mte1_l0a_bytes_per_cycle, hw) +
-         load_cycles(op.l0b_bytes, hw.cube.mte1_l0b_bytes_per_cycle, hw);
+         load_cycles(op.l0b_bytes, hw.cube.mte1_l0b_bytes_per_cycle, hw) +
+         // L1 -> BT at the L1 -> L0B rate: both are MTE1 moves out of L1; the hardware files have
+         // no BT rate of their own (an approximation, noted where a trace adds a bias).
+         load_cycles(op.bt_bytes, hw.cube.mte1_l0b_bytes_per_cycle, hw);
 }
 
 CubeStage cube_stage(const std::vector<CubeOp>& ops, int l0_depth, const Hardware& hw) {

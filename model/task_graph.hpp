@@ -105,6 +105,8 @@ struct CubeOp {
   DType dtype = DType::kFp16;
   int64_t m = 0, k = 0, n = 0;
   int64_t l0a_bytes = 0, l0b_bytes = 0;
+  // L1 -> the bias table (BT) before the mmad that starts a C tile from a bias row (MTE1).
+  int64_t bt_bytes = 0;
 };
 
 struct TileStep {

@@ -1936,6 +1936,117 @@ TEST(ProgramLoader, MatmulOptionsAndTwoLevelCubeTiles) {
             "[kL0, kL1], [nL0, nL1]], got [[128,128],[64,256]]");
 }
 
+// A matmul's third input is a bias row [1, n] (PyPTO's extend_params bias_tensor): each C tile
+// copies its n range GM -> L1 -> the bias table before its first mmad, which starts from it
+// (cube_operation_impl.cpp LinkBias); C is A @ B + bias.
+TEST(ProgramLoader, AMatmulBiasIsLoadedPerCTileAndAddedOnce) {
+  auto program = [](bool bias) {
+    json mm = op("matmul", bias ? json{"a", "b", "bias"} : json{"a", "b"}, "c");
+    return json{{"program", "mb"},
+                {"inputs",
+                 {{{"name", "a"}, {"shape", {64, 128}}, {"dtype", "fp16"}},
+                  {{"name", "b"}, {"shape", {128, 96}}, {"dtype", "fp16"}},
+                  {{"name", "bias"}, {"shape", {1, 96}}, {"dtype", "fp32"}}}},
+                {"outputs", {"c"}},
+                {"body", {{{"set_cube_tile_shapes", {32, 64, 32}}}, mm}}};
+  };
+  const Program with = parse(program(true));
+  EXPECT_TRUE(proves(with, 5));  // tiled (two k steps per C tile) equals A @ B + bias
+  KernelSpec spec;
+  const LoweredKernel k = lower_program(with, spec, test::default_hw());
+  const LoweredKernel k0 = lower_program(parse(program(false)), spec, test::default_hw());
+  EXPECT_EQ(k.graph.tasks.size(), k0.graph.tasks.size());  // 2 x 3 C tiles either way
+  // Each of the 2 x 3 C tiles reads its 32 columns of the bias once: 6 x 32 x 4 B more.
+  EXPECT_DOUBLE_EQ(gm_bytes(k, false) - gm_bytes(k0, false), 6.0 * 32 * 4);
+  int64_t bt = 0;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& st : kind.steps)
+      for (const auto& c : st.cube) bt += st.repeat * c.bt_bytes;
+  EXPECT_GT(bt, 0);  // and moves it L1 -> the bias table on MTE1
+
+  json bad = program(true);
+  bad["inputs"][2]["shape"] = {96};
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): shape mismatch: the bias 'bias' (96) fp32 is a row "
+            "[1, n] of C's n (96)");
+  bad = program(true);
+  bad["inputs"][2]["dtype"] = "bf16";
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): dtype mismatch: the bias 'bias' (1, 96) bf16 of a "
+            "fp16 matmul is fp32 or fp16 (PyPTO's CheckBiasParam)");
+  bad = program(true);
+  bad["body"][1]["split_k"] = 2;
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): a bias with split_k: PyPTO adds a bias only without "
+            "GM accumulation");
+  bad = program(true);
+  bad["body"][1]["inputs"] = {"a", "b", "bias", "bias"};
+  EXPECT_EQ(load_error(bad),
+            "p.json: body[1]: op 0 (matmul): takes 2 inputs (got 4); a third is the bias row "
+            "[1, n]");
+}
+
+// A view of part of a computed tensor and a reshape of one make no copy: the tensor they name is
+// stored once, and the ops reading them copy their part of its bytes (a view's rows at the
+// parent's stride). PyPTO's view / slice of a tile and reshape of a contiguous one.
+TEST(ProgramLoader, ViewsAndReshapesOfComputedTensorsAreAliasesNotCopies) {
+  json view_op = {{"op", "view"}, {"inputs", {"y"}}, {"out", "p"}, {"offsets", {0, 8}},
+                  {"shape", {8, 8}}};
+  json reshape_op = {{"op", "reshape"}, {"inputs", {"y"}}, {"out", "r"}, {"shape", {8, 3, 8}}};
+  auto program = [&](const json& view, const json& reshape) {
+    return json{{"program", "alias"},
+                {"inputs", {{{"name", "x"}, {"shape", {8, 24}}, {"dtype", "fp32"}}}},
+                {"outputs", {"z", "w"}},
+                {"body",
+                 {tile({2, 24}), op("exp", {"x"}, "y"), view, reshape, tile({2, 8}),
+                  op("neg", {"p"}, "z"), tile({2, 3, 8}), op("abs", {"r"}, "w")}}};
+  };
+  const Program p = parse(program(view_op, reshape_op));
+  EXPECT_EQ(p.ops.size(), 3u);  // exp, neg, abs: the aliases are no ops
+  EXPECT_TRUE(proves(p, 7));
+  const auto stages = plan_stages(p);
+  ASSERT_EQ(stages.size(), 3u);
+  EXPECT_EQ(stages[0].stores, (std::vector<int>{p.tensor_id("y")}));  // stored once for both
+  KernelSpec spec;
+  spec.op = "program:alias";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  // neg reads 32 B of each 96 B row of y: per task of 2 rows, 2 bursts of 32 B
+  bool strided = false;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& st : kind.steps)
+      for (const auto& d : st.loads) strided = strided || (d.bursts == 2 && d.burst_bytes == 32);
+  EXPECT_TRUE(strided);
+
+  json bad_view = view_op;
+  bad_view["offsets"] = {0, 22};
+  EXPECT_EQ(load_error(program(bad_view, reshape_op)),
+            "p.json: body[2]: view 'p': offsets (0, 22) and shape (8, 8) are not a part of 'y' "
+            "(8, 24) fp32 (same rank, inside it)");
+  json bad_reshape = reshape_op;
+  bad_reshape["shape"] = {8, 5, 8};
+  EXPECT_EQ(load_error(program(view_op, bad_reshape)),
+            "p.json: body[3]: reshape 'r': (8, 5, 8) has 320 elements, 'y' (8, 24) fp32 holds "
+            "192");
+  bad_reshape = reshape_op;
+  bad_reshape["inputs"] = {"p"};
+  bad_reshape["shape"] = {64};
+  EXPECT_EQ(load_error(program(view_op, bad_reshape)),
+            "p.json: body[3]: reshape 'r': 'p' (8, 8) fp32 is a view, whose rows are not "
+            "contiguous: reshape the tensor it views");
+  json j = program(view_op, reshape_op);
+  j["outputs"] = {"z", "w", "p"};
+  EXPECT_EQ(load_error(j),
+            "p.json: outputs[2]: output 'p' is a view or reshape, which moves no data: name an "
+            "op's output");
+  j = program(view_op, reshape_op);
+  j["body"].push_back(tile({2, 8}));
+  j["body"].push_back({{"op", "transpose"}, {"inputs", {"p"}}, {"out", "t"}});
+  j["outputs"] = {"z", "w", "t"};
+  EXPECT_EQ(load_error(j),
+            "p.json: body[9]: op 3 (transpose): 'p' (8, 8) fp32 is a view at an offset; views "
+            "feed vector ops (this op's copies take whole tensors)");
+}
+
 // PyPTO's cube lowering builds each root function's C tiles n outer, m inner: a loop over m's
 // chunks, or L2 views of l2_block tiles (a root function each), come first. Under spmd a program's
 // C tiles go row-major in contiguous runs unless it gives a swizzle and an assignment.
@@ -1985,6 +2096,32 @@ TEST(ProgramLowering, MatmulTilesRootFirstThenNOuterMInner) {
   EXPECT_EQ(
       order(spmd, spec),
       (O{{0, 0, 0}, {0, 1, 1}, {0, 2, 0}, {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {0, 0, 1}, {0, 3, 1}}));
+}
+
+// A cube tile larger than its matmul holds only what the matmul has (PyPTO's L1 / L0 views take
+// the valid size, padded to the fractal in the NZ layout): a [1024, 24] fp32 B under a tile n of
+// 128 takes 1024 x 32 x 4 B of L1, not 1024 x 128 x 4 B (which alone would fill L1).
+TEST(ProgramLowering, ACubeTileLargerThanItsMatmulHoldsTheMatmulsExtent) {
+  const json j = {{"program", "narrow"},
+                  {"inputs",
+                   {{{"name", "a"}, {"shape", {16, 1024}}, {"dtype", "fp32"}},
+                    {{"name", "b"}, {"shape", {1024, 24}}, {"dtype", "fp32"}}}},
+                  {"outputs", {"c"}},
+                  {"body",
+                   {{{"set_cube_tile_shapes", {{16, 16}, {512, 1024}, {128, 128}}}},
+                    op("matmul", {"a", "b"}, "c")}}};
+  KernelSpec spec;
+  const LoweredKernel k = lower_program(parse(j), spec, test::default_hw());
+  bool found = false;
+  for (const auto& kind : k.graph.kinds)
+    for (const auto& b : kind.buffers)
+      if (b.name == "B" && b.space == MemSpace::kL1) {
+        EXPECT_EQ(b.bytes, 1024 * 32 * 4);
+        found = true;
+      } else if (b.name == "B0") {
+        EXPECT_EQ(b.bytes, 512 * 32 * 4);  // the L0 tile's n clipped the same way
+      }
+  EXPECT_TRUE(found);
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {

@@ -74,6 +74,16 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
       acc.push_back({block_key(x.a_id, x.key({w.m0, k0})), bytes, false});
     }
     if (load_b) b_loads(x, k0, kext, w.n0, w.next, hw, st.loads, acc);
+    const bool bias = x.bias_b > 0 && k0 == w.k0 && w.k0 == 0;
+    if (bias) {  // the bias row of the tile's n range, GM -> L1 (ND2ND: one burst)
+      DmaOp op;
+      op.dir = DmaDir::kRead;
+      op.path = DmaPath::kL1;
+      op.bursts = 1;
+      op.burst_bytes = w.next * x.bias_b;
+      st.loads.push_back(op);
+      acc.push_back({block_key(x.bias_id, x.key({0, w.n0})), op.bytes(), false});
+    }
     // catlass's L0 loop: m parts, k parts, then n parts; L0A is loaded once per (m, k) part and
     // L0B once per n part (block_mmad_pingpong.hpp).
     for (int64_t mi = 0; mi < w.mext; mi += t.m0)
@@ -81,7 +91,10 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
         for (int64_t ni = 0; ni < w.next; ni += t.n0) {
           const int64_t me = std::min(t.m0, w.mext - mi), ke = std::min(t.k0, kext - ki),
                         ne = std::min(t.n0, w.next - ni);
-          st.cube.push_back(CubeOp{x.dt, me, ke, ne, ni == 0 ? me * ke * x.b : 0, ke * ne * x.b});
+          st.cube.push_back(CubeOp{x.dt, me, ke, ne, ni == 0 ? me * ke * x.b : 0, ke * ne * x.b,
+                                   // the bias table holds fp32 (int32 for int8): the n part's
+                                   // row, before the part's first mmad
+                                   bias && ki == 0 ? ne * 4 : 0});
         }
     append_step(kind, st);
   }
@@ -117,6 +130,7 @@ TaskKind cube_kind(int psg, std::string label, const MatmulTensors& x, const Cub
                {"A0", t.m0 * t.k0 * x.b, BufferRole::kInput, MemSpace::kL0a},
                {"B0", t.k0 * t.n0 * x.b, BufferRole::kInput, MemSpace::kL0b},
                {"C0", t.m1 * t.n1 * 4, BufferRole::kTemp, MemSpace::kL0c}};
+  if (x.bias_b > 0) k.buffers.push_back({"bias", t.n1 * x.bias_b, BufferRole::kInput, MemSpace::kL1});
   return k;
 }
 

@@ -28,6 +28,9 @@ struct MatmulTensors {
   // batched matmul prepends.
   uint32_t a_id = 0, b_id = 1;
   Dims batch;
+  // A bias row [1, n] (PyPTO's extend_params bias_tensor): its bytes per element (0: none) and id.
+  int64_t bias_b = 0;
+  uint32_t bias_id = 2;
   Dims key(Dims origin) const {
     origin.insert(origin.begin(), batch.begin(), batch.end());
     return origin;
@@ -50,7 +53,9 @@ struct CubeStore {
   bool atomic = false;
   bool workspace = false;
 };
-// One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C. With
+// One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C. With a
+// bias, the first k step also copies the tile's bias row GM -> L1 and L1 -> the bias table before
+// the first mmad, which starts the accumulator from it (PyPTO cube_operation_impl.cpp LinkBias). With
 // `load_a` / `load_b` false the operand is resident in L1 from an earlier tile. The GM blocks
 // touched go to `acc`.
 void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,

@@ -188,6 +188,8 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
           }
           sum += partial;
         }
+        // A bias row (the op's third input) starts the C tile whose k range starts K.
+        if (op.in.size() > 2 && k0 == 0) sum += at(in(2), {0, q.back()});
         set(q, sum);
       });
       break;
@@ -415,9 +417,34 @@ std::vector<NdArray> program_inputs(const Program& p, unsigned seed) {
   return in;
 }
 
+namespace {
+
+// The values of the aliases (views and reshapes) from the tensors they name, as they are now:
+// before each op (untiled) or stage (tiled) reads them.
+void refresh_aliases(const Program& p, std::vector<NdArray>& gm) {
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgTensor& x = p.tensors[t];
+    if (x.alias_of < 0) continue;
+    const NdArray& from = gm[static_cast<size_t>(x.alias_of)];
+    NdArray& to = gm[t];
+    if (!x.is_view()) {
+      to.data = from.data;  // row-major: the same elements in the same order
+      continue;
+    }
+    for_each_position(Block{Dims(x.shape.size(), 0), x.shape}, [&](const Dims& q) {
+      Dims f = q;
+      for (size_t d = 0; d < f.size(); ++d) f[d] += x.view_offset[d];
+      to[q] = from[f];
+    });
+  }
+}
+
+}  // namespace
+
 std::vector<NdArray> execute_program_untiled(const Program& p, const std::vector<NdArray>& inputs) {
   std::vector<NdArray> gm = empty_tensors(p, inputs);
   for (const ProgOp& op : p.ops) {
+    refresh_aliases(p, gm);
     std::map<int, Local> locals;
     for (int t : op.in) locals.emplace(t, whole(gm[static_cast<size_t>(t)]));
     const Dims space = iteration_shape(p, op);
@@ -440,6 +467,7 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     });
   };
   for (const ProgStage& s : plan_stages(p)) {
+    refresh_aliases(p, gm);
     if (s.online >= 0) {
       run_flash(p, s, gm, store);
       continue;

@@ -194,6 +194,8 @@ class OnlineFusion {
       fail(lse,
            "needs S from a matmul right before its stage (S = Q K^T, then the vector ops on S)");
     const ProgOp& mm1 = op(stages_[b - 1].first);
+    if (mm1.in.size() > 2)
+      fail(lse, fmt::format("needs S from a matmul without a bias; {} has one", mm1.where()));
     bool reads_s = false;
     for (int o = stages_[b].first; o <= stages_[b].last; ++o)
       for (int t : op(o).in) reads_s = reads_s || t == mm1.out;
@@ -234,8 +236,8 @@ class OnlineFusion {
     if (c.first == c.last)
       fail(lse, fmt::format("needs {}; the stage after it ends at {}", kChain, sub.where()));
     const ProgOp& mm2 = op(d.first);
-    if (d.kind != OpKind::kMatmul || mm2.in[0] != last)
-      fail(lse, fmt::format("needs {} with p as A; found {}", kChain, mm2.where()));
+    if (d.kind != OpKind::kMatmul || mm2.in[0] != last || mm2.in.size() > 2)
+      fail(lse, fmt::format("needs {} with p as A (and no bias); found {}", kChain, mm2.where()));
     return mm2;
   }
 
@@ -468,6 +470,14 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
                  bool splits) {
   const OpKind kind = op.info->kind;
   if (!cur || cur->kind != OpKind::kUnary || !fusable(kind)) return false;
+  // An op reading an alias (view / reshape) of a tensor made in this stage reads it from GM
+  // after the stage stores it: a stage of its own (the stage's tiles cover the tensor, not the
+  // alias).
+  for (int t : op.in)
+    for (int r = p.tensors[static_cast<size_t>(t)].alias_of; r >= 0;
+         r = p.tensors[static_cast<size_t>(r)].alias_of)
+      for (int o = cur->first; o <= cur->last; ++o)
+        if (p.ops[static_cast<size_t>(o)].out == r) return false;
   if (cur->split)
     return p.ops[static_cast<size_t>(cur->last)].tile == op.tile && cur->loop == op.loop &&
            joins_statistics(p, *cur, op, shape, splits);
@@ -540,7 +550,9 @@ void plan_gm_traffic(const Program& p, std::vector<ProgStage>& stages) {
       if (p.tensors[static_cast<size_t>(t)].output || read_later[static_cast<size_t>(t)])
         s.stores.push_back(t);
     }
-    for (int t : s.loads) read_later[static_cast<size_t>(t)] = true;
+    for (int t : s.loads)  // an alias is read from the bytes of the tensor it names
+      for (int r = t; r >= 0; r = p.tensors[static_cast<size_t>(r)].alias_of)
+        read_later[static_cast<size_t>(r)] = true;
     // A long fused stage is named by its ends: a PSG name stays one readable line.
     constexpr size_t kNamedOps = 16;
     if (names.size() > kNamedOps) {
@@ -598,6 +610,29 @@ Block broadcast_region(const Dims& shape, const Block& b) {
 
 }  // namespace
 
+Block alias_region(const Program& p, int t, const Block& b) {
+  const ProgTensor& x = p.tensors[static_cast<size_t>(t)];
+  const Dims& in = p.tensors[static_cast<size_t>(x.alias_of)].shape;
+  Block r = b;
+  if (x.is_view()) {
+    for (size_t d = 0; d < r.origin.size(); ++d) r.origin[d] += x.view_offset[d];
+    return r;
+  }
+  const auto linear = [&](const Dims& q) {
+    int64_t i = 0;
+    for (size_t d = 0; d < q.size(); ++d) i = i * x.shape[d] + q[d];
+    return i;
+  };
+  Dims last = b.origin;
+  for (size_t d = 0; d < last.size(); ++d) last[d] += std::max<int64_t>(b.extent[d], 1) - 1;
+  const int64_t row = product(in) / in[0], lo = linear(b.origin) / row, hi = linear(last) / row;
+  r.origin = Dims(in.size(), 0);
+  r.extent = in;
+  r.origin[0] = lo;
+  r.extent[0] = hi - lo + 1;
+  return r;
+}
+
 Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) {
   const Dims& shape = p.tensors[static_cast<size_t>(t)].shape;
   const size_t r = b.origin.size();
@@ -619,6 +654,8 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
       // b over [batch..., m, k, n]
       Block x{Dims(b.origin.begin(), b.origin.end() - 3),
               Dims(b.extent.begin(), b.extent.end() - 3)};
+      if (op.in.size() > 2 && t == op.in[2] && t != op.in[0] && t != op.in[1])
+        return Block{{0, b.origin[r - 1]}, {1, b.extent[r - 1]}};  // the bias row's n range
       const bool a = t == op.in[0];
       if (!a && op.transpose_b) {  // B^T stored [..., n, k]: the tile's columns, all of k
         x.origin.push_back(b.origin[r - 1]);

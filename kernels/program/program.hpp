@@ -38,6 +38,12 @@ struct ProgTensor {
   // Reads do not allocate in L2 (Ascend C SetL2CacheHint(CACHE_MODE_DISABLE) on data read once),
   // so L2 keeps its room for the lines that are read again.
   bool l2_bypass = false;
+  // A program's view or reshape op makes no copy: its output is an alias of tensor `alias_of`'s
+  // bytes, a view of the part at `view_offset` (same rank; PyPTO's view / slice of a computed
+  // tile) or, with `view_offset` empty, a reshape of the same elements (row-major, contiguous).
+  int alias_of = -1;
+  Dims view_offset = {};
+  bool is_view() const { return alias_of >= 0 && !view_offset.empty(); }
 };
 
 struct ProgTile {
@@ -228,6 +234,10 @@ std::vector<ProgStage> plan_stages(const Program& p);
 // operand of `op` (broadcast dims collapse to 0..1; a transpose's input swaps its last two dims;
 // a gather's table and a matmul's operands span their full reduced extent).
 Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b);
+// The region of tensor p.tensors[t].alias_of that the block `b` of alias t (a view or reshape)
+// names: a view's part shifted by its offset; a reshape's elements as the parent's rows that
+// hold them (its first dim from the first element's to the last's, the others whole).
+Block alias_region(const Program& p, int t, const Block& b);
 // The region of op's output for the tile `b` (a reduction collapses or drops its dims).
 Block output_region(const Program& p, const ProgOp& op, const Block& b);
 // The block of op's own iteration space inside a stage's tile `b`: b itself, or for a column op

@@ -19,7 +19,7 @@ bool same_vec(const VecOp& a, const VecOp& b) {
 
 bool same_cube(const CubeOp& a, const CubeOp& b) {
   return a.dtype == b.dtype && a.m == b.m && a.k == b.k && a.n == b.n &&
-         a.l0a_bytes == b.l0a_bytes && a.l0b_bytes == b.l0b_bytes;
+         a.l0a_bytes == b.l0a_bytes && a.l0b_bytes == b.l0b_bytes && a.bt_bytes == b.bt_bytes;
 }
 
 template <class T, class Eq>
@@ -61,6 +61,7 @@ void hash_step(const TileStep& st, Hash& h) {
     h.add(c.m * 131 + c.k * 7 + c.n + static_cast<int64_t>(c.dtype));
     h.add(c.l0a_bytes);
     h.add(c.l0b_bytes);
+    if (c.bt_bytes != 0) h.add(c.bt_bytes);  // a bias (kinds without one keep their keys)
   }
 }
 

@@ -304,13 +304,13 @@ def test_refusals(case):
             pypto.assemble(pypto.exp(xv), [i * 2, 0], y)
             break
 
-    words = {"reshape": ["pypto.reshape", "no reshape (copy) op"],
+    words = {"reshape": ["pypto.assemble", "is a reshape of", "assembled into 'y'"],
              "uneven_chunk": ["3 chunks of 3", "extent 10"],
              "reduce_loop_axis": ["pypto.sum", "reduces dim 0"],
              "whole_read": ["pypto.amax", "reads the whole of 'x'"],
              "twice": ["already written"], "mixed": ["pypto.add", "DT_FP32", "DT_FP16"],
              "no_tile": ["no vector tile shape"], "a_trans": ["a_trans=True"],
-             "extend": ["extend_params", "bias_tensor"], "cube_levels": ["k L1 64 is not a multiple",
+             "extend": ["bias_tensor [64, 64]", "row [1, n]"], "cube_levels": ["k L1 64 is not a multiple",
                                                                "of its L0 48"],
              "compare": ["comparison"],
              "method": ["Tensor.permute"], "copy": ["copied unchanged"],

@@ -485,12 +485,18 @@ def refusal(body, *words, args=None):
         for i in pypto.loop(4, idx_name="i"):
             v = pypto.view(x, [16, 256], [i * 8, 0])""", ["starts at 8 (offset i * 8), not 16"]),
     ("reshape_computed", "y[:] = pypto.reshape(pypto.exp(x), [128, 128])",
-     ["pypto.reshape", "no reshape (copy) op"]),
+     ["pypto.assemble", "is a reshape of", "assembled into 'y'", "only whole"]),
     ("reshape_computed_chunk", """\
         for i in pypto.loop(4, idx_name="i"):
             e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
             y[:] = pypto.reshape(e, [16, 1, 256])""",
-     ["computed on a loop chunk", "[16, 256] into [16, 1, 256]", "no reshape op"]),
+     ["is a reshape of", "assembled into 'y'"]),
+    ("reshape_moving_the_loop_dim", """\
+        for i in pypto.loop(4, idx_name="i"):
+            e = pypto.exp(pypto.view(x, [16, 256], [i * 16, 0]))
+            y[:] = pypto.reshape(e, [1, 16, 256])""",
+     ["computed on a loop chunk", "[16, 256] into [1, 16, 256]", "moves the dims the loop cuts",
+      "keep the loop's dims leading"]),
     ("reshape_then_old_shape", """\
         flat = pypto.reshape(x, [16, 1024])
         for i in pypto.loop(4, idx_name="i"):
@@ -504,14 +510,19 @@ def refusal(body, *words, args=None):
     ("full_alone", "y[:] = pypto.exp(pypto.full([64, 256], 1.0))", ["pypto.full"]),
     ("view_of_computed", """\
         e = pypto.exp(x)
-        pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.view",
-                                                                        "computed inside"]),
+        pypto.assemble(pypto.view(e, [32, 256], [0, 0]), [0, 0], y)""", ["pypto.assemble",
+                                                                        "is a view of"]),
+    ("view_of_computed_at_loop_index", """\
+        e = pypto.exp(x)
+        for i in pypto.loop(4, idx_name="i"):
+            v = pypto.view(e, [16, 256], [i * 16, 0])""", ["pypto.view", "follows a loop index",
+                                                          "static offsets"]),
     ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
     ("bad_unroll", """\
         for i in pypto.loop(4, unroll_list=[0, 1]):
             pass""", ["unroll_list [0, 1]"]),
     ("unsqueeze_computed_mid", "y[:] = pypto.unsqueeze(pypto.exp(x), 1)",
-     ["pypto.unsqueeze", "[64, 1, 256]", "leading 1s"]),
+     ["pypto.assemble", "is a reshape of", "assembled into 'y'"]),
     ("view_past_extent", "y[:] = pypto.exp(pypto.view(x, [64, 128], [0, 200]))",
      ["offset 200 + size 128 passes the extent 256", "valid_shape"]),
     ("needs_shape_tail_loop", """\
@@ -537,10 +548,48 @@ def test_refusal_of_output_parts_that_overlap():
 
 def test_needs_values_before_any_kernel_is_a_refusal(tmp_path):
     f = tmp_path / "golden_first.py"
-    f.write_text("import torch\nx = torch.randn(4)\nprint(x.item())\n")
-    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: needs tensor "
+    f.write_text("import torch\nx = torch.randn(4)\nprint(x.tolist())\n")
+    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.tolist: needs tensor "
                                            "values"):
         trace_file(str(f))
+    # item() of a tensor of several elements is no scalar, as in torch
+    f.write_text("import torch\nx = torch.randn(4)\nprint(x.item())\n")
+    with pytest.raises(TraceFailure, match=r"golden_first.py:3: Tensor.item: a tensor of 4 "
+                                           "elements is no scalar"):
+        trace_file(str(f))
+
+
+def test_scalar_reads_before_the_kernel_are_answered_and_noted_after_it_stop_the_file(tmp_path):
+    """The wrapper reads scale.item() for a kernel scalar before the kernel runs: answered 1.0,
+    with a note (the stand-in holds no data); the bias row goes in through extend_params."""
+    call = ("scaled_linear(torch.randn(4, 64, 256, dtype=torch.float16), "
+            "torch.randn(512, 256, dtype=torch.float16), torch.randn(512), torch.tensor([0.5]))")
+    _, k = trace_file(compat("scaled_linear.py"), call=call)
+    assert any("Tensor.item at scaled_linear.py:31" in n and "answered 1.0" in n
+               for n in k.notes)
+    assert any("adds its bias 'bias' in the cube" in n for n in k.notes)
+    mm = next(o for o in ops(k.program) if o["op"] == "matmul")
+    assert mm["inputs"][2] == "bias"
+    ran(k)
+    # after a kernel ran, a scalar read checks its results: the file stops there, as before
+    f = tmp_path / "golden_after.py"
+    f.write_text(textwrap.dedent("""\
+        import torch
+        import pypto
+
+        @pypto.jit
+        def k(x: pypto.Tensor((64, 256), pypto.DT_FP32), y: pypto.Tensor((64, 256), pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 256)
+            y[:] = pypto.exp(x)
+
+        x = torch.randn(64, 256)
+        y = torch.empty_like(x)
+        k(x, y)
+        assert (y - x).abs().max().item() < 1e-3
+        """))
+    _, k = trace_file(str(f))
+    assert any("stopped at" in n and "golden_after.py:12" in n for n in k.notes)
+    assert not any("answered" in n for n in k.notes)
 
 
 def test_a_frontend_kernel_returns_its_outputs_to_the_wrapper(tmp_path):
@@ -645,7 +694,7 @@ def test_torch_standin_autograd_function_distributed_and_new_tensors():
                 pass
 
 
-def test_operation_options_are_notes_and_bias_epilogues_are_refused():
+def test_operation_options_are_notes_and_a_bias_is_the_cubes_bias_path():
     bias = True
 
     @pypto.jit
@@ -666,15 +715,31 @@ def test_operation_options_are_notes_and_bias_epilogues_are_refused():
 
     args = [pypto.tensor([300, 256], FP16), pypto.tensor([256, 512], FP16),
             pypto.tensor([512], FP32), pypto.tensor([300, 512], FP32)]
-    with pytest.raises(pypto.UnsupportedError, match="extend_params") as e:
+    # PyPTO's CheckBiasShapeParam: a bias of rank 2 whose penultimate dim is 1
+    with pytest.raises(pypto.UnsupportedError, match=r"bias_tensor \[512\]: PyPTO's bias is a "
+                                                     r"row \[1, n\]") as e:
         k.trace(*args)
     assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
                                 if t.rstrip().endswith("# at:bias"))
+    args[2] = pypto.tensor([1, 512], FP32)
+    t = k.trace(*args)
+    assert [len(o["inputs"]) for o in ops(t.program) if o["op"] == "matmul"] == [3, 3]
+    with_bias = ran(t)
     bias = False
     t = k.trace(*args)
     assert any("set_operation_options ['combine_axis']" in n for n in t.notes)
     assert [lp["loop_count"] for lp in loops(t.program)] == [2, 1]  # 128, 128, then 44
-    ran(t)
+    assert ran(t).gen_time_us <= with_bias.gen_time_us
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor((128, 256), FP16), w: pypto.Tensor((256, 512), FP16),
+               y: pypto.Tensor((128, 512), FP32)):
+        pypto.set_cube_tile_shapes([128, 128], [128, 128], [128, 128])
+        y[:] = pypto.matmul(x, w, FP32, extend_params={"scale_tensor": x})
+
+    with pytest.raises(pypto.UnsupportedError, match=r"extend_params \['scale_tensor'\]: the "
+                                                     "fixpipe's dequantisation"):
+        scaled.trace()
 
 
 def test_option_getters_hold_no_compiler_state():
@@ -920,4 +985,93 @@ def test_a_reshape_to_a_padded_shape_reads_its_valid_part():
 
     t = k.trace()
     assert {i["name"]: i["shape"] for i in t.program["inputs"]}["w"] == [1, 256]
+    ran(t)
+
+
+def test_set_matrix_size_is_checked_against_the_traced_matmul():
+    """PyPTO's set_matrix_size([m, k, n]) gives the static extents its cube copies use; a trace
+    has static shapes, so the hint is a note where it matches and refused where it does not."""
+    size = [64, 256, 128]
+
+    @pypto.jit
+    def k(x: pypto.Tensor((128, 256), FP16), w: pypto.Tensor((256, 128), FP16),
+          y: pypto.Tensor((128, 128), FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [128, 128], [128, 128])
+        for i in pypto.loop(2, name="rows", idx_name="i"):
+            pypto.set_matrix_size(size)
+            xt = pypto.view(x, [64, 256], [i * 64, 0])
+            pypto.assemble(pypto.matmul(xt, w, FP32), [i * 64, 0], y)  # at:matrix
+
+    t = k.trace()
+    assert any("set_matrix_size([64, 256, 128])" in n for n in t.notes)
+    ran(t)
+    size = [128, 256, 128]
+    with pytest.raises(pypto.UnsupportedError, match=r"set_matrix_size\(\[128, 256, 128\]\) at "
+                                                     r"test_pypto_compat.py:\d+ is not this "
+                                                     r"matmul's traced \[m, k, n\] \[64, 256, "
+                                                     r"128\]") as e:
+        k.trace()
+    assert e.value.line == next(n for n, t in enumerate(open(__file__), 1)
+                                if t.rstrip().endswith("# at:matrix"))
+
+
+def test_views_and_reshapes_of_computed_values_are_aliases():
+    """Slices of a computed value, a reshape of a computed chunk that adds a unit dim, a
+    reshape assembled into an output and an argument read in two shapes: the program's view
+    and reshape ops (no copy), traced and run."""
+    _, k = trace_file(compat("gated_heads.py"), call="gated_heads(torch.randn(64, 16, 128))")
+    body = ops(loops(k.program)[0])
+    views = [o for o in body if o["op"] == "view"]
+    assert [v["offsets"] for v in views] == [[0, 0], [0, 8]]
+    assert all(v["shape"] == [64, 8] for v in views)
+    reshapes = [o for o in body if o["op"] == "reshape"]
+    assert [r["shape"] for r in reshapes] == [[64, 16, 128], [64, 16, 1]]  # x per head, gate
+    assert reshapes[0]["inputs"] == ["x"]
+    assert {"name": "mixed", "shape": [64, 8], "dtype": "fp32"} in k.program["outputs"] or \
+        "mixed" in k.program["outputs"]
+    assert any("'mixed' [64, 2, 4] is written as [64, 8]" in n for n in k.notes)
+    assert any("views of values computed inside the kernel are the program's view op" in n
+               for n in k.notes)
+    ran(k)
+
+
+def test_a_slice_of_an_expanded_argument_is_the_slice_it_broadcasts():
+    """scale.expand_clone([3, n])[1:2, :] is row 1 of scale, broadcast: a static part of the
+    argument (its broadcast dim taken once), which the elementwise op broadcasts."""
+
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), scale: pypto.Tensor((3,), FP32),
+          y: pypto.Tensor((64, 256), FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        s = pypto.reshape(scale, [3, 1]).expand_clone([3, 256])
+        y[:] = x * s[1:2, :]
+
+    t = k.trace()
+    mul = next(o for o in ops(t.program) if o["op"] == "mul")
+    part = next(i for i in t.program["inputs"] if i["name"] == mul["inputs"][1])
+    assert part["shape"] == [1, 1] and "d0_1_2" in part["name"]
+    ran(t)
+
+
+def test_views_of_computed_values_follow_a_loops_tail():
+    """A loop of 32-row chunks over 100 rows (a valid_shape tail): each run's views and the
+    reshape assembled into an output name that run's part."""
+
+    @pypto.jit
+    def k(x: pypto.Tensor((100, 64), FP32), y: pypto.Tensor((100, 32), FP32),
+          z: pypto.Tensor((100, 4, 8), FP32)):
+        for i in pypto.loop(pypto.ceildiv(100, 32), idx_name="i"):
+            off = i * 32
+            xv = pypto.view(x, [32, 64], [off, 0], valid_shape=[(100 - off).min(32), 64])
+            pypto.set_vec_tile_shapes(8, 64)
+            e = pypto.exp(xv)
+            pypto.set_vec_tile_shapes(8, 32)
+            y[off:, 0:] = e[:, 0:32] + e[:, 32:64]
+            z[off:, 0:, 0:] = pypto.reshape(pypto.exp(e[:, 0:32]), [e.shape[0], 4, 8])
+
+    t = k.trace()
+    main, tail = loops(t.program)
+    assert {tuple(o["shape"]) for o in ops(main) if o["op"] == "view"} == {(96, 32)}
+    assert {tuple(o["shape"]) for o in ops(tail) if o["op"] == "view"} == {(4, 32)}
+    assert any("'z' [100, 4, 8] is written as [100, 32]" in n for n in t.notes)
     ran(t)

@@ -64,6 +64,7 @@ class Loader {
  private:
   void read_body(const JsonReader& body, int loop);
   void resolve(const RawOp& raw, size_t index);
+  void resolve_alias(const RawOp& raw);
 
   // The op resolve() is building: its entry, and "op N (name)", which starts its messages.
   struct OpSite {
@@ -85,6 +86,7 @@ class Loader {
   void read_reduce_dims(const OpSite& at, ProgOp& op, int64_t rank) const;
   static MergeMode read_merge(const OpSite& at, const ReduceRecord& reduce);
   void matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const;
+  void matmul_bias(const OpSite& at, const ProgOp& op, const ProgTensor& out) const;
   static void read_matmul_options(const JsonReader& e, MatmulOptions& o);
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   std::string text(int t) const {
@@ -173,6 +175,15 @@ void Loader::read_body(const JsonReader& body, int loop) {
           "set_cube_tile_shapes");
     RawOp r{e, {}, "", vec_tile_, cube_tile_, loop};
     const std::string name = e.at("op").string();
+    if (name == "view" || name == "reshape") {  // aliases: no op, no copy (resolve_alias)
+      e.check_keys(name == "view" ? std::vector<std::string>{"op", "inputs", "out", "offsets",
+                                                             "shape"}
+                                  : std::vector<std::string>{"op", "inputs", "out", "shape"});
+      for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
+      r.out = e.at("out").string();
+      raw_.push_back(r);
+      continue;
+    }
     if (!find_op_record(name))
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
@@ -188,11 +199,54 @@ void Loader::read_body(const JsonReader& body, int loop) {
   }
 }
 
-void Loader::resolve(const RawOp& raw, size_t index) {
+// A view or reshape: the output names part or all of its input's bytes in another shape; no op
+// runs (PyPTO's view of a tile and reshape of a contiguous one move no data). A view feeds
+// vector ops (their copies read its part at the parent's strides); a reshape, any op.
+void Loader::resolve_alias(const RawOp& raw) {
   const JsonReader& e = raw.at;
+  const std::string kind = e.at("op").string();
+  const auto fail = [&](const std::string& m) {
+    e.fail(fmt::format("{} '{}': {}", kind, raw.out, m));
+  };
+  if (raw.inputs.size() != 1)
+    fail(fmt::format("takes 1 input (got {})", raw.inputs.size()));
+  const int x = tensor_id(raw.inputs[0]);
+  if (load_results_.count(x))
+    fail(fmt::format("'{}' is a load's result, which stays on chip", raw.inputs[0]));
+  ProgTensor out;
+  out.name = raw.out;
+  out.dtype = tensor(x).dtype;
+  out.alias_of = x;
+  out.shape = e.at("shape").positive_ints();
+  const Dims& in = tensor(x).shape;
+  if (kind == "view") {
+    for (const JsonReader& o : e.at("offsets").items())
+      out.view_offset.push_back(o.integer(0, int64_t{1} << 40));
+    bool fits = out.view_offset.size() == in.size() && out.shape.size() == in.size();
+    for (size_t d = 0; fits && d < in.size(); ++d)
+      fits = out.view_offset[d] + out.shape[d] <= in[d];
+    if (!fits)
+      fail(fmt::format("offsets {} and shape {} are not a part of {} (same rank, inside it)",
+                       format_dims(out.view_offset), format_dims(out.shape), text(x)));
+  } else {
+    if (product(out.shape) != product(in))
+      fail(fmt::format("{} has {} elements, {} holds {}", format_dims(out.shape),
+                       product(out.shape), text(x), product(in)));
+    if (tensor(x).is_view())
+      fail(fmt::format("{} is a view, whose rows are not contiguous: reshape the tensor it views",
+                       text(x)));
+  }
+  if (tensor_id(out.name) >= 0) throw InternalError("program: alias defined twice");
+  add_tensor(out);
+}
+
+void Loader::resolve(const RawOp& raw, size_t /*index*/) {
+  const JsonReader& e = raw.at;
+  const std::string kind = e.at("op").string();
+  if (kind == "view" || kind == "reshape") return resolve_alias(raw);
   ProgOp op;
-  op.index = static_cast<int>(index);
-  op.name = e.at("op").string();
+  op.index = static_cast<int>(p_.ops.size());  // aliases make no op
+  op.name = kind;
   op.info = find_op_record(op.name);
   op.loop = raw.loop;
   op.tile = op.info->kind == OpKind::kMatmul ? raw.cube : raw.tile;
@@ -206,6 +260,14 @@ void Loader::resolve(const RawOp& raw, size_t index) {
                       n));
   }
   check_input_count(at, op);
+  const OpKind kind_of = op.info->kind;
+  if (kind_of == OpKind::kMatmul || kind_of == OpKind::kGather || kind_of == OpKind::kLoad ||
+      kind_of == OpKind::kTranspose)
+    for (int t : op.in)
+      if (tensor(t).is_view())
+        at.fail(fmt::format("{} is a view at an offset; views feed vector ops (this op's copies "
+                            "take whole tensors)",
+                            text(t)));
   if (e.has("scalar")) {
     if (op.info->kind != OpKind::kBinary)
       at.fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
@@ -235,8 +297,11 @@ void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
     if (op.in.size() < 2)
       at.fail(fmt::format("takes 2 or more inputs (got {}; {} folds them left to right)",
                           op.in.size(), op.name));
+  } else if (kind == OpKind::kMatmul && op.in.size() == 3) {
+    // A, B and a bias row (PyPTO's extend_params bias_tensor): matmul_output checks it.
   } else if (op.in.size() != want) {
-    at.fail(fmt::format("takes {} input{} (got {})", want, want == 1 ? "" : "s", op.in.size()));
+    at.fail(fmt::format("takes {} input{} (got {}){}", want, want == 1 ? "" : "s", op.in.size(),
+                        kind == OpKind::kMatmul ? "; a third is the bias row [1, n]" : ""));
   }
 }
 
@@ -286,7 +351,9 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
   const bool index_last =
       op.info->kind == OpKind::kGather || (op.info->reduction && op.info->reduction->picks);
-  const size_t last = index_last ? 1 : op.in.size();
+  const size_t last = index_last                          ? 1
+                      : op.info->kind == OpKind::kMatmul ? 2  // a bias has its own rule
+                                                         : op.in.size();
   for (size_t i = first; i < last; ++i) require_operand_dtype(at, op, op.in[i]);
   switch (op.info->kind) {
     case OpKind::kUnary:
@@ -465,10 +532,35 @@ void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
   out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
   read_matmul_options(e, op.mm);
+  if (op.in.size() == 3) matmul_bias(at, op, out);
   if (op.mm.b_nz && op.transpose_b)
     at.fail(
         "\"b_layout\": \"nz\" is B [..., k, n] in the cube's fractal layout; leave "
         "\"transpose_b\" out");
+}
+
+// A matmul's bias (its third input): a row [1, n] added to C in the cube (PyPTO's
+// extend_params bias_tensor, cube_operation_impl.cpp CheckBiasParam / LinkBias: GM -> L1 -> the
+// bias table, which the first mmad of each C tile starts from). Its dtype: fp32 for fp32 / bf16
+// inputs, fp32 or fp16 for fp16, int32 for int8; PyPTO refuses it with GM accumulation (split K).
+void Loader::matmul_bias(const OpSite& at, const ProgOp& op, const ProgTensor& out) const {
+  const ProgTensor& bias = tensor(op.in[2]);
+  const DType in = tensor(op.in[0]).dtype;
+  if (bias.shape.size() != 2 || bias.shape[0] != 1 || bias.shape[1] != out.shape.back())
+    at.fail(fmt::format("shape mismatch: the bias {} is a row [1, n] of C's n ({})", text(op.in[2]),
+                        out.shape.back()));
+  const bool ok = in == DType::kInt8 ? bias.dtype == DType::kInt32
+                  : in == DType::kFp16
+                      ? bias.dtype == DType::kFp32 || bias.dtype == DType::kFp16
+                      : bias.dtype == DType::kFp32;
+  if (!ok)
+    at.fail(fmt::format("dtype mismatch: the bias {} of a {} matmul is {} (PyPTO's CheckBiasParam)",
+                        text(op.in[2]), dtype_name(in),
+                        in == DType::kInt8   ? "int32"
+                        : in == DType::kFp16 ? "fp32 or fp16"
+                                             : "fp32"));
+  if (op.mm.split_k > 1)
+    at.fail("a bias with split_k: PyPTO adds a bias only without GM accumulation");
 }
 
 // The matmul's cube options (the matmul family's params of the same names).
@@ -624,6 +716,10 @@ Program Loader::run() {
     if (load_results_.count(t))
       o.fail(
           fmt::format("output '{}' is a load's result, which stays on chip (never stored)", name));
+    if (p_.tensors[static_cast<size_t>(t)].alias_of >= 0)
+      o.fail(fmt::format("output '{}' is a view or reshape, which moves no data: name an op's "
+                         "output",
+                         name));
     ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
     if (o.json().is_object()) {
       o.check_keys({"name", "shape", "dtype"});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/dma_cost.hpp"
@@ -78,7 +79,22 @@ DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DTy
   return d;
 }
 
-DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const {
+namespace {
+
+// A view's block as the part of the tensor it views (its copies stride as that tensor's rows
+// do), through views of views; a reshape is its own bytes in its own shape.
+std::pair<int, Block> storage(const Program& p, int t, Block r) {
+  while (p.tensors[static_cast<size_t>(t)].is_view()) {
+    r = alias_region(p, t, r);
+    t = p.tensors[static_cast<size_t>(t)].alias_of;
+  }
+  return {t, r};
+}
+
+}  // namespace
+
+DmaOp LoweringContext::dma(DmaDir dir, int view, const Block& vr, std::vector<Access>& acc) const {
+  const auto [t, r] = storage(p_, view, vr);
   if (spmd_) regions_.push_back({t, r, dir == DmaDir::kWrite});
   in_dma_ = true;
   const DmaOp d = gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
@@ -88,7 +104,8 @@ DmaOp LoweringContext::dma(DmaDir dir, int t, const Block& r, std::vector<Access
   return d;
 }
 
-int64_t LoweringContext::copy_bytes(int t, const Block& r) const {
+int64_t LoweringContext::copy_bytes(int view, const Block& vr) const {
+  const auto [t, r] = storage(p_, view, vr);
   return ub_copy_bytes(block_dma(DmaDir::kRead, tensor(t).shape, r.origin, r.extent,
                                  tensor(t).dtype, hw_.dma.gm_granule_bytes),
                        hw_);
@@ -178,8 +195,14 @@ std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block&
   // spmd: a launch starts when the one before ends; producers keep no tasks to wait on.
   if (spmd_) return deps;
   for (int t : s.loads) {
-    const auto it = produced.find(t);
-    if (it != produced.end()) overlapping(it->second, operand_region(p_, reader(s, t), t, b), deps);
+    Block r = operand_region(p_, reader(s, t), t, b);
+    int made = t;  // an alias waits for the tasks writing the part of the tensor it names
+    while (p_.tensors[static_cast<size_t>(made)].alias_of >= 0) {
+      r = alias_region(p_, made, r);
+      made = p_.tensors[static_cast<size_t>(made)].alias_of;
+    }
+    const auto it = produced.find(made);
+    if (it != produced.end()) overlapping(it->second, r, deps);
   }
   return deps;
 }

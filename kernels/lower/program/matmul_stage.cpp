@@ -32,14 +32,26 @@ MatmulTensors operands(const LoweringContext& cx, const ProgOp& x, Dims batch) {
                    cx.tensor(x.in[0]).dtype, b_layout(x));
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
+  if (x.in.size() > 2) {
+    mt.bias_id = static_cast<uint32_t>(x.in[2]);
+    mt.bias_b = dtype_bytes(cx.tensor(x.in[2]).dtype);
+  }
   mt.batch = std::move(batch);
   return mt;
 }
 
-// Under the L1 tile [tm, tk, tn] and the L0 tile `l0` [m0, k0, n0] (empty: the L1 tile).
-CubeTiling tiling(const Dims& tile, const Dims& l0, DType out, L1Resident resident, int depth) {
+// Under the L1 tile [tm, tk, tn] and the L0 tile `l0` [m0, k0, n0] (empty: the L1 tile). With
+// the matmul's [m, k, n] (`mkn`), each extent is at most that dim rounded up to the fractal: a
+// tile larger than its matmul holds (and PyPTO allocates, its L1 / L0 views taking the valid
+// size, padded in the NZ layout) only what the matmul has.
+CubeTiling tiling(const Dims& tile, const Dims& l0, DType out, L1Resident resident, int depth,
+                  const Dims& mkn = {}, int64_t fractal = 1) {
   const Dims l = l0.empty() ? tile : l0;
-  return {tile[0], tile[2], tile[1], l[0], l[2], l[1], out, resident, depth};
+  const auto at = [&](const Dims& d, size_t i) {
+    return mkn.empty() ? d[i] : std::min(d[i], round_up(mkn[i], fractal));
+  };
+  return {at(tile, 0), at(tile, 2), at(tile, 1), at(l, 0), at(l, 2), at(l, 1),
+          out,         resident,    depth};
 }
 
 // How a message names one of the matmul's options: the family's param, or the program op's field.
@@ -83,7 +95,8 @@ MatmulStage::MatmulStage(LoweringContext& c, StageRun& rn)
       r(rn.s.shape.size()),
       k(rn.s.shape[r - 2]),
       t(tiling(Dims(rn.s.tile.end() - 3, rn.s.tile.end()), rn.s.l0, DType::kFp32, o.l1_resident,
-               c.spec().buffer_count)),
+               c.spec().buffer_count, Dims(rn.s.shape.end() - 3, rn.s.shape.end()),
+               c.hw().cube.fractal)),
       out(c.tensor(x.out).dtype),
       vector_merge(o.split_k > 1 && !o.split_k_atomic),
       workspace(vector_merge || o.vector_epilogue),

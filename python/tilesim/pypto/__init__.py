@@ -361,9 +361,17 @@ def set_options(*args, **kwargs):
            "the codegen / host / verify / debug setters (notes)")
 
 
-def set_matrix_size(*args, **kwargs):
-    refuse("pypto.set_matrix_size", "the matmul's static size hint is not modelled",
-           "leave it out: the traced shapes give the sizes")
+def set_matrix_size(size):
+    """pypto.set_matrix_size([m, k, n]): the static sizes the next matmuls' L1 copy-ins and L0C
+    copy-out take their outer / inner extents from (PyPTO cube_operation_impl.cpp SetMatmulAttr
+    -> A_MUL_B_ACT_M/K/N, cube_process.cpp AddL1CopyInAttr). A trace has static shapes: each
+    matmul under it checks the hint against its traced [m, k, n]."""
+    call = "pypto.set_matrix_size"
+    trace = _T.active(call)
+    if not isinstance(size, (list, tuple)) or len(size) != 3 or any(
+            isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in size):
+        refuse(call, f"size {size!r}: [m, k, n], integers")
+    trace.matrix_size = (list(size), _T.caller())
 
 
 def _reduction(name):

@@ -141,12 +141,14 @@ def _run(source, as_main, call):
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.modules["pypto"] = tilesim.pypto
     ended = stopped = None
+    answered = []  # the scalar reads answered before any kernel ran (_scalar_answer)
     namespace = {}
     _kernel.CREATED.clear()
     _options.GLOBAL[0] = _options.Options()
     _kernel.KEEP_GOING[0] = True
     try:
         with torch_standin.installed():
+            torch_standin.SCALAR_ANSWER[0] = lambda call: _scalar_answer(call, answered)
             try:
                 namespace = source.execute(run_name, as_main)
                 if call:
@@ -156,12 +158,13 @@ def _run(source, as_main, call):
                     raise
                 ended = source.where(e)
             except torch_standin.NeedsValues as e:
-                if not any(k.traced is not None for k in _kernel.CREATED):
+                if not any(k.traced is not None or k.error is not None for k in _kernel.CREATED):
                     raise
                 stopped = f"the kernel file stopped at {e.file}:{e.line} ({e.call} needs tensor " \
                         "values, which the torch stand-in does not have): its kernels were " \
                         "traced before"
     finally:
+        torch_standin.SCALAR_ANSWER[0] = None
         _kernel.KEEP_GOING[0] = False
         sys.argv = saved_argv
         sys.path[:] = saved_path
@@ -174,7 +177,30 @@ def _run(source, as_main, call):
             else:
                 sys.modules[k] = v
     namespace = getattr(source, "namespace", None) or namespace
+    if answered:
+        reads = ", ".join(dict.fromkeys(answered))
+        note = (f"scalar reads of torch tensors before the kernel ran ({reads}) were answered "
+                f"{SCALAR_ANSWER}: the torch stand-in holds no data; as a kernel's scalar "
+                "operand the value changes no work, but a shape, loop count or branch taken "
+                "from it is traced for that value")
+        stopped = note if not stopped else f"{note}; {stopped}"
     return namespace, ended, stopped
+
+
+# The value a scalar read (Tensor.item(), float(tensor)) of a torch tensor gets before any
+# kernel ran: the stand-in has no data. 1.0 leaves a product or quotient it scales defined.
+SCALAR_ANSWER = 1.0
+
+
+def _scalar_answer(call, answered):
+    """Answers a scalar read with SCALAR_ANSWER before any kernel traced (a wrapper's
+    alpha[0].item() passed to the kernel, a golden's range printed first), recording where;
+    after, None: the read checks results, so NeedsValues stops the file there."""
+    if any(k.traced is not None or k.error is not None for k in _kernel.CREATED):
+        return None
+    file, line = _T.caller()
+    answered.append(f"{call} at {os.path.basename(file)}:{line}")
+    return SCALAR_ANSWER
 
 
 def traced_kernels(source, as_main=False, call=None):

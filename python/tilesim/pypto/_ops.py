@@ -1,6 +1,7 @@
 """PyPTO's ops under tracing: each call checks its operands at the kernel's line and records the
 op of the program's op table (kernels/ops/op_table.cpp) it is, or refuses."""
 import math
+import os
 
 from . import _trace as T
 from ._tensor import Tensor
@@ -176,10 +177,7 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
                "store A as [m, k] (b_trans=True is modelled)")
     if c_matrix_nz:
         refuse(call, "c_matrix_nz=True: C is written ND in tilesim programs", "leave it out")
-    if extend_params:
-        refuse(call, f"extend_params {sorted(extend_params)}: the fixpipe epilogue is not "
-               "modelled in programs", "write the epilogue as vector ops on the result "
-               "(pypto.matmul(a, b, dt) + bias)")
+    bias = _bias(extend_params, call)
     if trace.cube_tile is None:
         refuse(call, "no cube tile shape is set before this matmul",
                "call pypto.set_cube_tile_shapes([m, m], [k, k], [n, n]) first, as PyPTO "
@@ -208,7 +206,28 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
         keys["transpose_b"] = True
     if trace.cube_tile.get("split_k"):
         keys.update(_split_k(trace, k_a, dt, call))
-    result = _result(trace, "matmul", [a, b], batch + [a.shape[-2], n],
+    hint = getattr(trace, "matrix_size", None)
+    if hint is not None:
+        size, (file, line) = hint
+        traced = [a.shape[-2], k_a, n]
+        if size != traced:
+            refuse(call, f"set_matrix_size({size}) at {os.path.basename(file)}:{line} is not "
+                   f"this matmul's traced [m, k, n] {traced}: PyPTO's copies would take the "
+                   "hint's extents", "give the traced sizes, or leave the hint out")
+        note = (f"set_matrix_size({size}) at {os.path.basename(file)}:{line}: the static "
+                "[m, k, n] PyPTO's cube copies take their extents from; the traced matmul's "
+                "shapes are the same")
+        if note not in trace.notes:
+            trace.notes.append(note)
+    if bias is not None:
+        _check_bias(bias, a, n, keys, call)
+        trace.notes.append(f"the matmul at {T.caller()[0]}:{T.caller()[1]} adds its bias "
+                           f"'{bias.name}' in the cube, as PyPTO's LinkBias does (each C tile's "
+                           "bias row GM -> L1 -> bias table, which its first mmad starts "
+                           "from); the L1 -> bias table move is priced at the L1 -> L0B rate "
+                           "(the hardware files have no rate of its own)")
+    result = _result(trace, "matmul", [a, b] + ([bias] if bias is not None else []),
+                     batch + [a.shape[-2], n],
                      full_batch + [a._value.shape[-2], n_full], dt,
                      _merge_cuts([a, b], len(batch) + 2), call, **keys)
     # the C tile in force and the C one root function computes (cube_l1_reuse_setting's auto
@@ -216,6 +235,49 @@ def matmul(input, mat2, out_dtype=None, *, a_trans=False, b_trans=False, c_matri
     trace.matmul_tiles[id(result._value.op)] = (list(trace.cube_tile["dims"]),
                                                 list(result.shape), T.caller())
     return result
+
+
+# extend_params keys PyPTO's matmul takes (python/pypto/op/matmul.py) that add fixpipe work
+# tilesim does not model: dequantisation and ReLU on the way out of L0C.
+_FIXPIPE_KEYS = ("scale_tensor", "scale", "relu_type")
+
+
+def _bias(extend_params, call):
+    """The bias_tensor of a matmul's extend_params (None without one); the fixpipe's scale
+    and ReLU epilogues are refused."""
+    if not extend_params:
+        return None
+    if not isinstance(extend_params, dict):
+        refuse(call, f"extend_params {extend_params!r} is not a dict",
+               "extend_params={'bias_tensor': bias}")
+    def unset(v):  # PyPTO's defaults: no tensor, scale 0.0, NO_RELU
+        return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0) \
+            or (not isinstance(v, Tensor) and getattr(v, "name", None) == "NO_RELU")
+
+    other = [k for k, v in extend_params.items() if k != "bias_tensor" and not unset(v)]
+    if other:
+        refuse(call, f"extend_params {sorted(other)}: the fixpipe's dequantisation and ReLU "
+               "epilogues are not modelled in programs", "extend_params={'bias_tensor': bias} "
+               "is (the cube's bias path); write the rest as vector ops on the result")
+    bias = extend_params.get("bias_tensor")
+    if bias is None:
+        return None
+    return _tensor(bias, call, "bias_tensor")
+
+
+def _check_bias(bias, a, n, keys, call):
+    """PyPTO's CheckBiasParam: a row [1, n] (rank 2), fp32 (fp16 also for fp16 inputs, int32
+    for int8), never with GM accumulation."""
+    if bias.shape != [1, n] or bias._cut:
+        refuse(call, f"bias_tensor {bias.shape}: PyPTO's bias is a row [1, n] = [1, {n}] of "
+               "the whole n", "reshape the bias argument to [1, n]")
+    want = {"int8": ("int32",), "fp16": ("fp32", "fp16")}.get(a.dtype.program, ("fp32",))
+    if bias.dtype.program not in want:
+        refuse(call, f"a {bias.dtype!r} bias for {a.dtype!r} operands",
+               f"PyPTO's CheckBiasParam takes {' or '.join(want)}")
+    if keys.get("split_k", 1) > 1:
+        refuse(call, "a bias with enable_split_k", "PyPTO refuses a bias with GM accumulation "
+               "(CheckGmAccumulationParam); leave one out")
 
 
 def _split_k(trace, k, dt, call):

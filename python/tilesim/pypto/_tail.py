@@ -103,6 +103,8 @@ def _copy(trace, entry, mapping, again):
                 out=mapping.get(id(entry["out"]), entry["out"]))
     if again and "psg" in copy:
         copy["psg"] = trace.fresh(copy["psg"] + "_again_")
+    if copy["op"] in T.ALIASES:  # a view or reshape names its run's part of the value
+        copy["shape"] = list(copy["out"].shape)
     trace._reads[id(copy)] = trace._reads[id(entry)]
     if id(entry) in trace.matmul_tiles:
         trace.matmul_tiles[id(copy)] = trace.matmul_tiles[id(entry)]

@@ -99,11 +99,13 @@ class Tensor:
     def _traced(self, call, shaped_ok=False):
         if self._value is None and self._half is not None:
             base, side, sign = self._half
-            if sign == 1 and base._value is not None and base._value.kind in ("param", "gm"):
-                # a half of a kernel tensor used as a tensor: a view at a static offset
+            if sign == 1 and base._value is not None:
+                # a half used as a tensor: a view at a static offset (of a kernel tensor, or
+                # the program's view op of a computed one, whose loop chunks it takes whole)
                 offsets = [0] * (base.dim - 1) + [0 if side == "lo" else self.shape[-1]]
                 for d, f in base._cut.items():
-                    offsets[d] = (f.index() - f.start) // f.step * f.chunk
+                    if base._value.kind in ("param", "gm"):
+                        offsets[d] = (f.index() - f.start) // f.step * f.chunk
                 v = _view(base, self.shape, offsets, None, None, False)
                 self._half = None
                 self._bind(v._value, v._shape, v._cut)
@@ -373,6 +375,10 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     T.active(call)
     if dtype is not None:
         refuse(call, "dtype= reinterprets bits; tilesim does not trace it", "use pypto.cast")
+    if input._shaped and input._value is not None and shape is not None and offsets is not None \
+            and valid_shape is None and not input._cut \
+            and len(input._value.shape) == input.dim == len(shape):
+        return _view_of_broadcast(input, list(shape), list(offsets), call)
     value = input._traced(call)
     shape = list(input.shape if shape is None else _view_shape(shape, call))
     offsets = list([0] * len(shape) if offsets is None else _offsets(offsets, call))
@@ -387,12 +393,20 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         half._half = (input, "lo" if offsets[-1] == 0 else "hi", 1)
         return half
     if value.kind not in ("param", "gm"):
-        refuse(call, "views are taken of the kernel's tensors (arguments, pypto.tensor "
-               "buffers); this one is computed inside the kernel",
-               "tilesim's loops chunk GM tensors: view the argument instead")
+        if valid_shape is not None:
+            refuse(call, "a valid_shape on a view of a value computed inside the kernel",
+                   "tails are taken where the loop views the kernel's arguments")
+        return _computed_view(input, value, shape, offsets, call)
     reshaped = getattr(value, "reshaped_at", None)
     if reshaped and input.shape != value.shape and not input._cut:
         old, (file, line) = reshaped
+        if (valid_shape is None and len(shape) == len(old) and old[0] == value.shape[0]
+                and shape[1:] == old[1:] and not any(offsets[1:])):
+            # rows of the argument in its old shape: those rows in its declared shape, then
+            # the program's reshape op back (the same bytes)
+            rows = _view(Tensor._of(value), [shape[0]] + value.shape[1:],
+                         [offsets[0]] + [0] * (len(value.shape) - 1), None, None, False)
+            return _computed_reshape(rows, rows._value, list(shape), call)
         refuse(call, f"'{value.name}' is read as {old} here and as {value.shape} (the reshape "
                f"at {os.path.basename(file)}:{line}): a program declares a kernel argument in "
                "one shape", "view it in one of the two shapes only")
@@ -405,6 +419,97 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     elif value not in T._current[-1].written:
         value.read = True
     return Tensor._of(value, shape, {**input._cut, **cut})
+
+
+def _view_of_broadcast(input, shape, offsets, call):
+    """A slice of a shape-only view (expand_clone): the same slice of the tensor it broadcasts,
+    its broadcast dims taken at [0:1], broadcast again to the slice's shape."""
+    value = input._value
+    under_shape, under_offsets = [], []
+    for d, (n, o) in enumerate(zip(shape, offsets)):
+        if value.shape[d] == 1 and input.shape[d] != 1:
+            under_shape.append(1)  # a broadcast dim: every part of it is the one row
+            under_offsets.append(0)
+        else:
+            under_shape.append(n)
+            under_offsets.append(o)
+    base = Tensor._of(value, None, input._cut)
+    part = _view(base, under_shape, under_offsets, None, None, False)
+    if part.shape == shape:
+        return part
+    return _shaped_view(part, part._value, shape)
+
+
+def _computed_view(input, value, shape, offsets, call):
+    """A view (or slice) of part of a value computed inside the kernel: the program's view op,
+    an alias of the value's bytes (PyPTO's view of a tile moves no data). On a dim a loop cuts,
+    it takes the whole chunk; elsewhere a static part."""
+    if len(shape) != input.dim or len(offsets) != input.dim:
+        refuse(call, f"shape {shape} and offsets {offsets} for a rank-{input.dim} value")
+    full_shape, full_offsets = [], []
+    for d, (n, o) in enumerate(zip(shape, offsets)):
+        if isinstance(o, T.Sym):
+            refuse(call, f"the offset on dim {d} ({o}) of '{value.name}', computed inside the "
+                   "kernel, follows a loop index", "a view of a computed value is at static "
+                   "offsets (its loop chunks are whole)")
+        if d in input._cut:
+            if o != 0 or n != input.shape[d]:
+                refuse(call, f"on dim {d}, which loop '{input._cut[d].name}' cuts, the view "
+                       f"takes {n} from {o} of the chunk of {input.shape[d]}",
+                       "a view of a computed value takes its loop chunks whole")
+            full_shape.append(value.shape[d])
+            full_offsets.append(0)
+        else:
+            if input.shape[d] != value.shape[d]:
+                refuse(call, f"'{value.name}' is a part on dim {d}", "view the whole value")
+            if o + n > value.shape[d]:
+                refuse(call, f"on dim {d}, offset {o} + size {n} passes the extent "
+                       f"{value.shape[d]}")
+            full_shape.append(n)
+            full_offsets.append(o)
+    if full_shape == value.shape:
+        return input
+    return _alias("view", input, value, full_shape, shape, call, offsets=full_offsets,
+                  note="views of values computed inside the kernel are the program's view op: "
+                  "an alias of the value's bytes, stored once and read at its strides (PyPTO's "
+                  "view moves no data); an op on it starts a stage of its own")
+
+
+def _alias(kind, input, value, full, shape, call, note, **keys):
+    """The program's view or reshape op of `value` (its whole `full` shape; the kernel sees
+    `shape`, in the loop chunks `input` is in), and its note once."""
+    trace = T._current[-1]
+    out = T.Value(full, value.dtype, trace.fresh(f"{value.name}_{kind}"))
+    out.cut = dict(input._cut)
+    trace.op(kind, [value], out, call, cuts=[input._cut], shape=list(full), **keys)
+    if note not in trace.notes:
+        trace.notes.append(note)
+    return Tensor._of(out, shape, input._cut)
+
+
+def _computed_reshape(input, value, shape, call):
+    """A reshape of a value computed inside the kernel, or of a kernel argument's loop chunk:
+    the program's reshape op, an alias of the same elements. Dims a loop cuts must lead and
+    stay (the chunk's rows keep their place)."""
+    if value.op is not None and value.op["op"] == "view":
+        refuse(call, f"a reshape of a view of '{value.op['inputs'][0].name}' ({input.shape} into "
+               f"{shape}): its rows are not contiguous", "reshape the value it views")
+    keep = 0
+    while keep < min(len(shape), input.dim) and shape[keep] == input.shape[keep]:
+        keep += 1
+    if any(d >= keep for d in input._cut):
+        what = "a value computed on a loop chunk" if value.kind == "temp" else \
+            "an argument's loop chunk"
+        refuse(call, f"a reshape of {what} ('{value.name}' "
+               f"{input.shape} into {shape}) that moves the dims the loop cuts "
+               f"({sorted(input._cut)})", "keep the loop's dims leading and unchanged")
+    if any(input.shape[d] != value.shape[d] for d in range(input.dim) if d not in input._cut):
+        refuse(call, f"a reshape of a part of '{value.name}'", "reshape the whole value")
+    full = [value.shape[d] if d in input._cut else n for d, n in enumerate(shape)]
+    return _alias("reshape", input, value, full, shape, call,
+                  note="reshapes of values computed inside the kernel are the program's "
+                  "reshape op: the same bytes in another shape, no copy (PyPTO's reshape of a "
+                  "contiguous tensor); an op on it starts a stage of its own")
 
 
 def assemble(src, offsets=None, dst=None, parallel=False):
@@ -426,6 +531,8 @@ def assemble(src, offsets=None, dst=None, parallel=False):
             at = at + piece.shape[d]
         return
     out, value = dst._value, src._traced(call)
+    if value.op is not None and value.op["op"] in T.ALIASES:
+        return _assemble_alias(src, value, offsets, dst, call)
     if len(src.shape) != len(out.shape) or any(
             a > b for d, (a, b) in enumerate(zip(src.shape, out.shape)) if d not in src._cut):
         refuse(call, f"a {src.shape} value does not fit '{out.name}' {out.shape}")
@@ -457,6 +564,44 @@ def assemble(src, offsets=None, dst=None, parallel=False):
     trace.names.add(out.name)
     trace.written[out] = T.caller()
     out.alias = value
+
+
+def _assemble_alias(src, value, offsets, dst, call):
+    """An assemble of a reshape of a computed value into a whole output argument: the output is
+    declared in the computed value's shape (the same bytes, as a reshaped argument is) and the
+    value written into it. A view, or a part of the output, is refused: programs write an op's
+    result, not an alias of one."""
+    trace = T._current[-1]
+    out, parent = dst._value, value.op["inputs"][0]
+    whole = value.shape == out.shape and all(
+        (o == 0) if d not in src._cut else True for d, o in enumerate(offsets))
+    if (value.op["op"] != "reshape" or not whole or out.kind != "param"
+            or getattr(out, "read", False) or out in trace.written
+            or getattr(out, "reshaped_at", None) or out in trace.output_parts):
+        refuse(call, f"'{value.name}' is a {value.op['op']} of '{parent.name}' (no op computes "
+               f"it) assembled into '{out.name}'", "assemble the computed value; an output "
+               "takes a reshape of one only whole")
+    trace.notes.append(f"'{out.name}' {out.shape} is written as {parent.shape} (the reshape of "
+                       f"'{parent.name}' assembled into it: the same bytes)")
+    out.reshaped_at = (list(out.shape), T.caller())
+    out.shape = list(parent.shape)
+    # the alias names nothing now
+    _drop(trace.body, value.op) or any(_drop(f.body, value.op) for f in trace.frames)
+    chunk = [src.shape[d] if d in src._cut else n for d, n in enumerate(parent.shape)]
+    whole_src = Tensor._of(parent, chunk, src._cut)
+    assemble(whole_src, [offsets[d] if d in src._cut else 0 for d in range(len(parent.shape))],
+             dst)
+
+
+def _drop(entries, entry):
+    """Removes op `entry` from a program body (loop bodies included)."""
+    for i, e in enumerate(entries):
+        if e is entry:
+            del entries[i]
+            return True
+        if "loop" in e and _drop(e["body"], entry):
+            return True
+    return False
 
 
 def _output_part(trace, out, parts, call):
@@ -523,20 +668,16 @@ def reshape(input, shape, *, valid_shape=None, inplace=False, call="pypto.reshap
         value.reshaped_at = (list(value.shape), T.caller())
         value.shape = list(shape)
         return Tensor._of(value)
+    if _strip(shape) == _strip(input.shape) and not (input._cut and not whole):
+        return _shaped_view(input, value, shape)  # leading 1s: elementwise ops broadcast it
+    if not input._shaped and (value.kind == "temp" or (input._cut and not whole)):
+        # a computed value, or an argument's loop chunk: the program's reshape op
+        return _computed_reshape(input, value, shape, call)
     if input._cut and not whole:
-        if value.kind == "temp":
-            refuse(call, f"a reshape of a value computed on a loop chunk ('{value.name}' "
-                   f"{input.shape} into {shape}): tilesim programs have no reshape op, and a "
-                   "loop's chunks keep the rank of the tensors it cuts",
-                   "compute in the shape the kernel's arguments have (reshape them whole "
-                   "before the loop)")
         refuse(call, f"a reshape of a loop chunk of '{value.name}' ({input.shape} into "
                f"{shape})", "reshape the whole argument before the loop views it")
-    if _strip(shape) != _strip(input.shape):
-        refuse(call, f"a computed value {input.shape} into {shape}: tilesim programs have no "
-               "reshape (copy) op", "reshape the kernel's argument instead, or only add or "
-               "drop leading 1s")
-    return _shaped_view(input, value, shape)
+    refuse(call, f"a computed value {input.shape} into {shape}: tilesim programs reshape "
+           "computed values, not a shape-only view of one", "reshape the value itself")
 
 
 def _shaped_view(input, value, shape):

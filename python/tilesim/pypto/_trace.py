@@ -271,6 +271,10 @@ class LoopFrame:
 # ---- program values and the trace ----------------------------------------------------------
 
 
+# The program's alias ops: a view of part of a computed tensor, a reshape of one (no copy).
+ALIASES = ("view", "reshape")
+
+
 class Value:
     """A whole tensor of the program: an input, an output, a GM buffer or an op's result."""
 
@@ -292,6 +296,7 @@ class Trace:
         self.loops = []  # LoopFrame, in order of appearance
         self.vec_tile = None
         self.cube_tile = None
+        self.matrix_size = None  # set_matrix_size: ([m, k, n], where)
         self.names = set()
         self.counter = 0
         self.broken_loop = None
@@ -345,12 +350,14 @@ class Trace:
         for v in inputs:
             if v.kind == "param" and v not in self.written:
                 v.read = True
-        if name != "matmul" and self.vec_tile is None:
+        if name != "matmul" and name not in ALIASES and self.vec_tile is None:
             refuse(call, "no vector tile shape is set before this op",
                    "call pypto.set_vec_tile_shapes(...) first, as PyPTO requires")
         entry = {"op": name, "inputs": list(inputs), "out": out, **keys}
         scope = self.options.scope if self.options is not None else None
-        if scope is not None and scope >= 0:
+        if name in ALIASES:
+            pass  # a view or reshape makes no stage: it opens none and ends none
+        elif scope is not None and scope >= 0:
             if self.scope is None or self.scope[0] != scope:
                 self.scope = (scope, self.fresh(f"sg_scope{scope}_"), _dims_of(self.vec_tile))
                 entry["psg"] = self.scope[1]
@@ -372,6 +379,9 @@ class Trace:
         if any(f.axis is None or any(f.spans(v) for v in inputs) for f in self.frames[level:]):
             level = len(self.frames)  # stays in the loop (check_whole_reads judges it)
         out.frames = tuple(self.frames[:level])
+        if name in ALIASES:  # no op runs: it sits with its input, under no tile
+            (self.frames[level - 1].body if level else self.body).append(entry)
+            return out
         if level < len(self.frames):
             self._broadcast_rank(inputs, out)
             self._hoist(entry, level)

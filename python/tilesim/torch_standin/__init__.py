@@ -14,7 +14,8 @@ elementwise and reduction functions as shapes. Registrations (``torch._dynamo.al
 ``torch.library.custom_op`` / ``Library`` / ``impl`` / ``register_fake``) are accepted and do
 nothing but remember the NPU implementation, which ``torch.ops.NS.NAME(...)`` then calls, as on a
 board. Device calls (``torch.npu.synchronize``, ``set_device``) do nothing. A call that needs
-tensor values (``item``, ``allclose``, ``torch_npu.npu_*`` golden ops) raises NeedsValues.
+tensor values (``item``, ``allclose``, ``torch_npu.npu_*`` golden ops) raises NeedsValues, unless
+a front end answers the scalar reads (``item()``, ``float(t)``) through ``SCALAR_ANSWER``.
 
 The stand-in replaces an installed torch only while the kernel file runs (sys.modules is
 restored after): a traced kernel needs no values, a CPU torch has no ``torch.npu``, and tensors
@@ -26,10 +27,11 @@ import sys
 import types
 
 from . import _tensor as _t
-from ._tensor import (NeedsValues, Size, StandInError, Tensor, broadcast_shapes, device,
-                      dtype, elementwise)
+from ._tensor import (SCALAR_ANSWER, NeedsValues, Size, StandInError, Tensor, broadcast_shapes,
+                      device, dtype, elementwise)
 
-__all__ = ["NeedsValues", "StandInError", "Tensor", "dtype_named", "installed", "modules"]
+__all__ = ["NeedsValues", "SCALAR_ANSWER", "StandInError", "Tensor", "dtype_named", "installed",
+           "modules"]
 
 # tilesim's program dtype names (model/dtype.cpp) as torch's
 _PROGRAM_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int8": "int8",
