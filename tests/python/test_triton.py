@@ -469,3 +469,69 @@ def test_a_module_with_relative_imports_traces(tmp_path, monkeypatch):
     launch = tt.trace_file(module="mypkg.ops.act", call="main()")[0]
     ops = [e["op"] for e in launch.program["body"] if "op" in e]
     assert ops == ["sigmoid", "mul"] and launch.grid == 25
+
+
+def test_rmsnorm_is_one_launch_moving_what_the_source_moves():
+    """The example's w.to(tl.float32) runs in each program's row stage, as the kernel does (a
+    block computes what its code computes), not in a stage of its own whose fp32 result every
+    row reads through GM: one launch reading x once and the fp16 weight once per row."""
+    launch = tt.trace_file(os.path.join(EXAMPLES, "rmsnorm.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    run = tilesim.run(launch.config)
+    assert run.diagnostics.get("launches", 1) == 1
+    x = 4096 * 2048 * 2
+    assert run.gm["read_bytes"] == x + 4096 * 2048 * 2
+    assert run.gm["write_bytes"] == x
+    assert not any("broadcast operands" in n for n in launch.notes)
+
+
+HOISTED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, g_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    g = tl.load(g_ptr + cols, mask=ok, other=1.0).to(tl.float32)
+    for r in range(pid, n_rows, tl.num_programs(0)):
+        v = tl.load(x_ptr + r * n_cols + cols, mask=ok, other=0.0).to(tl.float32)
+        m = tl.max(v, axis=0)
+        tl.store(y_ptr + r * n_cols + cols, (v / m * g).to(tl.float16), mask=ok)
+
+
+@triton.jit
+def scale_rows_in_loop(x_ptr, g_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    for r in range(pid, n_rows, tl.num_programs(0)):
+        v = tl.load(x_ptr + r * n_cols + cols, mask=ok, other=0.0).to(tl.float32)
+        m = tl.max(v, axis=0)
+        g = tl.load(g_ptr + cols, mask=ok, other=1.0).to(tl.float32)
+        tl.store(y_ptr + r * n_cols + cols, (v / m * g).to(tl.float16), mask=ok)
+
+
+def go(kernel=scale_rows):
+    x = torch.randn(2000, 1000, dtype=torch.float16)
+    kernel[(40,)](x, torch.ones(1000, dtype=torch.float16), torch.empty_like(x), 2000, 1000,
+                  BLOCK=1024)
+'''
+
+
+def test_a_weight_cast_before_the_row_loop_joins_the_rows_stage(tmp_path):
+    """Written before the row loop (the first op of the program) or inside it, the weight's
+    cast runs in the rows' stage: one launch, the same bytes."""
+    path = tmp_path / "hoisted.py"
+    path.write_text(HOISTED)
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops[0] == "cast" and launch.program["body"][1]["inputs"] == ["g_ptr"]
+    run = tilesim.run(launch.config)
+    assert run.diagnostics.get("launches", 1) == 1 and run.tasks == 40
+    in_loop = tt.trace_file(str(path), call="go(scale_rows_in_loop)", hardware="ascend910b4")[0]
+    assert tilesim.run(in_loop.config).gm["read_bytes"] == run.gm["read_bytes"]
+

@@ -735,16 +735,6 @@ class Writer:
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
-        space = [max(v) for v in zip(*[[1] * (self.rank - len(d)) + list(d)
-                                        for d, _ in self.views.values()])]
-        hoisted = [d for d in t.nodes if id(d) in needed and d.kind == "op" and
-                   self._broadcast_only(d, space)]
-        for d in hoisted:
-            self.resolve(d)
-        if hoisted:
-            t.note(f"{len(hoisted)} op(s) on broadcast operands only ({_at(hoisted[0].where)}: "
-                   "a weight's cast) run once before the others, where each program repeats "
-                   "them for each of its blocks")
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
                 self.resolve(d)
@@ -816,31 +806,6 @@ class Writer:
                 tainted.add(id(e["out"]))
                 for g in group:
                     g["apply_in_task"] = True
-
-    def _broadcast_only(self, d, space):
-        """An op whose loads are all broadcast along the kernel's rows (a weight [1, N]) and
-        which reads no reduction: its iterations repeat one value."""
-        loads = self._loads_of(d)
-        if not loads or self._reads_reduction(d, set()):
-            return False
-        for a in loads:
-            dims = self.views[a.ptr.arg.name][0]
-            view = [1] * (self.rank - len(dims)) + list(dims)
-            if not any(v == 1 and n > 1 for v, n in zip(view, space)):
-                return False
-        return True
-
-    def _reads_reduction(self, d, seen):
-        if not isinstance(d, Data) or id(d) in seen:
-            return False
-        seen.add(id(d))
-        if d.kind == "reduce":
-            return True
-        if d.kind == "op" and any(isinstance(x, (int, float)) or
-                                  (isinstance(x, Data) and x.kind == "const")
-                                  for x in d.args[1]) and d.args[0] in _COMBINE:
-            return True  # a possible accumulator: keep it in order
-        return any(self._reads_reduction(x, seen) for x in _operands(d))
 
     def check_loops(self):
         """A loop whose index no load or store inside it reads redoes the same blocks in every
