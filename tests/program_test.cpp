@@ -856,6 +856,26 @@ TEST(ProgramStages, BroadcastOpsRunInTheirUsersStageUnderSpmd) {
     EXPECT_EQ(plan_stages(kept).size(), first ? 2u : 3u);
     EXPECT_TRUE(proves(kept, 5));
   }
+  // The weight's cast under a tile of its own ([1, 64], the rows' tile [2, 64]: a Triton kernel
+  // loading the weight before its loop over blocks of two rows): the stage widens to the rows'
+  // space and tile.
+  json body = {tile({1, 64}),
+               {{"op", "cast"}, {"inputs", {"w"}}, {"out", "wf"}, {"dtype", "fp32"}},
+               tile({2, 64}),
+               {{"op", "cast"}, {"inputs", {"x"}}, {"out", "xf"}, {"dtype", "fp32"}},
+               op("mul", {"xf", "wf"}, "y")};
+  Program two_rows = parse({{"program", "rows2"},
+                            {"inputs",
+                             {{{"name", "x"}, {"shape", {8, 64}}, {"dtype", "fp16"}},
+                              {{"name", "w"}, {"shape", {1, 64}}, {"dtype", "fp16"}}}},
+                            {"outputs", {"y"}},
+                            {"body", body}});
+  EXPECT_EQ(plan_stages(two_rows).size(), 2u);
+  two_rows.recompute_broadcasts = true;
+  const auto widened = plan_stages(two_rows);
+  ASSERT_EQ(widened.size(), 1u);
+  EXPECT_EQ(widened[0].tile, (Dims{2, 64}));
+  EXPECT_TRUE(proves(two_rows, 9));
   KernelSpec spec;
   spec.op = "program:rms";
   spec.partition = PartitionStyle::kSpmd;

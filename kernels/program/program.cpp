@@ -482,9 +482,7 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
     return p.ops[static_cast<size_t>(cur->last)].tile == op.tile && cur->loop == op.loop &&
            joins_statistics(p, *cur, op, shape, splits);
   const ProgOp& prev = p.ops[static_cast<size_t>(cur->last)];
-  if ((prev.info->kind == OpKind::kReduce && prev.online) || prev.tile != op.tile ||
-      cur->loop != op.loop)
-    return false;
+  if ((prev.info->kind == OpKind::kReduce && prev.online) || cur->loop != op.loop) return false;
   if (shape.size() != cur->shape.size()) return false;
   const auto recomputed = [&](const ProgOp& o) {
     return p.recompute_broadcasts && elementwise(o.info->kind) &&
@@ -493,11 +491,21 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
   bool stage_recomputed = true;
   for (int o = cur->first; o <= cur->last && stage_recomputed; ++o)
     stage_recomputed = recomputed(p.ops[static_cast<size_t>(o)]);
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != cur->shape[d] &&
-        !(shape[d] == 1 && (cur->tile[d] >= cur->shape[d] || recomputed(op))) &&
-        !(cur->shape[d] == 1 && stage_recomputed))
+  // Another tile joins only where it differs in dims a recomputed op's space (or a widening
+  // stage's) is 1 along, which its tile does not cut.
+  const Dims& tile = p.tiles[static_cast<size_t>(op.tile)].dims;
+  if (prev.tile != op.tile && tile.size() != cur->tile.size()) return false;
+  bool other_tile = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool free = (shape[d] == 1 && recomputed(op)) || (cur->shape[d] == 1 && stage_recomputed);
+    if (prev.tile != op.tile && tile[d] != cur->tile[d]) {
+      if (!free) return false;
+      other_tile = true;
+    }
+    if (shape[d] != cur->shape[d] && !(shape[d] == 1 && cur->tile[d] >= cur->shape[d]) && !free)
       return false;
+  }
+  if (prev.tile != op.tile && !other_tile) return false;
   if (kind == OpKind::kReduce && splits)
     for (int o = cur->first; o <= cur->last; ++o)
       if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return false;
@@ -592,8 +600,11 @@ std::vector<ProgStage> plan_stages(const Program& p) {
       if (joins_stage(p, cur, op, shape, splits, once)) {
         if (!cur->split) cur->reduce_first = op.index;
         cur->last = op.index;
-        for (size_t d = 0; d < shape.size(); ++d)
+        const Dims& tile = p.tiles[static_cast<size_t>(op.tile)].dims;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          if (cur->shape[d] == 1 && shape[d] > 1) cur->tile[d] = tile[d];  // the stage widens
           cur->shape[d] = std::max(cur->shape[d], shape[d]);
+        }
       } else {
         ProgStage s = new_stage(p, op, shape);
         s.loop_axes = loop_axes;

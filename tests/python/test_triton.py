@@ -287,6 +287,15 @@ REFUSED = {
                            "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                            "    tl.store(y_ptr + offs, erfinv(tl.load(x_ptr + offs)))",
                            "libdevice.erfinv: not in what tilesim.triton traces"),
+    "select_by_position": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    x = tl.load(x_ptr + offs)\n"
+                           "    at3 = tl.arange(0, BLOCK) == 3\n"
+                           "    tl.store(y_ptr + offs, tl.where(at3, x * 2.0, x))",
+                           "tl.where: a select by position"),
+    "data_plus_loop_index": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    for i in range(2):\n"
+                             "        tl.store(y_ptr + offs, tl.load(x_ptr + offs) + i)",
+                             "an operation between data and a program id or loop index"),
     "min_of_blocks": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                       "    tl.store(y_ptr + offs, tl.load(x_ptr + min(offs, n - 1)))",
                       "min(...) in a kernel: a min of"),
@@ -680,3 +689,18 @@ def test_a_wrapper_probing_the_device_and_timing_with_streams(tmp_path):
     launch = tt.trace_file(str(path), call="run(torch.randn(8192))", hardware="ascend910b4")[0]
     assert launch.grid == 8
 
+
+
+def test_a_block_size_passed_by_position_sweeps(tmp_path):
+    """A tutorial passes its BLOCK_SIZE by position: each sweep candidate replaces it there."""
+    path = tmp_path / "positional.py"
+    path.write_text(KERNEL.format(body="    for r in tl.range(pid, n // N, tl.num_programs(0)):\n"
+                                       "        c = tl.arange(0, BLOCK)\n"
+                                       "        v = tl.load(x_ptr + r * N + c, mask=c < N)\n"
+                                       "        tl.store(y_ptr + r * N + c, v * 3.0, mask=c < N)")
+                    + "\n\ndef by_position():\n    x = torch.randn(64, 1000)\n"
+                      "    k[(8,)](x, torch.empty_like(x), 64000, 1000, 1024)\n")
+    launch = tt.trace_file(str(path), call="by_position()", hardware="ascend910b4")[0]
+    assert launch.meta == {"N": 1000, "BLOCK": 1024}
+    sweep = launch.sweep({"BLOCK": [1024, 2048]})
+    assert [c.time is not None for c in sweep.candidates] == [True, True]

@@ -338,17 +338,11 @@ def _refusing_getattr(module_name, what):
             raise AttributeError(name)
         if name.startswith("npu_"):
             raise NeedsValues(f"{module_name}.{name}")
-        raise _MissingAttribute(f"{module_name}.{name}",
+        raise _t.MissingAttribute(f"{module_name}.{name}",
                                 f"not in tilesim's torch stand-in ({what})",
                                 "the stand-in serves a kernel's wrapper: tensor creation, "
                                 "shapes, dtypes and registrations")
     return getattr_
-
-
-class _MissingAttribute(StandInError, AttributeError):
-    """A module attribute the stand-in does not have: the refusal where it is used, and an
-    AttributeError to a probe (hasattr(torch.npu, "amp"), getattr(..., None)) that has a
-    fallback."""
 
 
 def _ntuple(n):

@@ -156,6 +156,7 @@ class Heuristics(_Kernel):
         self.inner, self.values, self.jit = inner, dict(values), inner.jit
 
     def _launch(self, grid, args, kwargs, meta, where, space=None):
+        args, meta = _positional(self.jit, args, meta)
         bound = _bind(self.jit, args, dict(kwargs, **meta), where, partial=True)
         meta = dict(meta)
         for name, fn in self.values.items():
@@ -214,9 +215,23 @@ def _bind(jitf, args, kwargs, where, partial=False):
     return dict(b.arguments)
 
 
+def _positional(jitf, args, meta):
+    """args with the meta values of parameters the call gave by position (a sweep's candidate
+    for a BLOCK_SIZE passed positionally), and the rest of meta."""
+    names = list(jitf.signature.parameters)
+    args, rest = list(args), {}
+    for k, v in meta.items():
+        if k in names and names.index(k) < len(args):
+            args[names.index(k)] = v
+        else:
+            rest[k] = v
+    return tuple(args), rest
+
+
 def _launch(jitf, grid, args, kwargs, meta, where, space):
     name = jitf.fn.__name__
     call = f"{name}[grid](...)"
+    args, meta = _positional(jitf, args, meta)
     kwargs = dict(kwargs, **meta)
     options = {k: v for k, v in kwargs.items() if k not in jitf.signature.parameters}
     unknown = [k for k in options if k not in IGNORED_OPTIONS]

@@ -252,6 +252,10 @@ def _value(v, call):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         if isinstance(v, constexpr):
             return _value(v.value, call)
+        if isinstance(v, Index) and not v.shape:
+            refuse(call, "an operation between data and a program id or loop index (a value "
+                   "that differs between programs or iterations)", "data combines with data "
+                   "and with numbers (constexprs, integer arguments)")
         if isinstance(v, (Index, Mask, Pointer)):
             refuse(call, f"an operation between data and {type(v).__name__.lower()} blocks",
                    "data combines with data and with numbers")
@@ -349,11 +353,16 @@ def where(condition, x, y):
     call = "tl.where"
     t = _T.active(call)
     if isinstance(condition, Mask):
-        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
-               "itself: the program computes the tensor's elements only")
         v = x if isinstance(x, Data) else y
+        pad = y if v is x else x
         if not isinstance(v, Data):
             refuse(call, "a where between two constants")
+        if isinstance(pad, Data) or any(op in ("==", "!=") for _, op in condition.terms):
+            refuse(call, "a select by position (an offsets mask other than a block's bounds, "
+                   "or between two blocks: a scatter into a block)", "tl.where on a bounds "
+                   "mask (cols < n) with a number, the padding of a partial block")
+        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
+               "itself: the program computes the tensor's elements only")
         return v
     if isinstance(condition, bool):
         return x if condition else y
