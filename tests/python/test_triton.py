@@ -248,9 +248,6 @@ REFUSED = {
     "unknown_call": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                      "    tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))",
                      "tl.cumsum: not in what tilesim.triton traces"),
-    "erf": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
-            "    tl.store(y_ptr + offs, tl.erf(tl.load(x_ptr + offs)))",
-            "tl.erf: erf is not in tilesim's op table"),
     "flat_mask_2d": ("    r = tl.arange(0, 4)[:, None]\n"
                      "    c = tl.arange(0, BLOCK)[None, :]\n"
                      "    offs = (pid * 4 + r) * N + c\n"
@@ -392,6 +389,18 @@ def test_a_guard_every_program_passes_is_taken_and_noted(tmp_path):
     with pytest.raises(TraceFailure) as e:  # program 4 of 5 would return: programs differ
         tt.trace_file(str(path), call="go(grid=5)")
     assert "a condition on a program id or loop index" in str(e.value)
+
+
+def test_erf_is_the_op_tables_erf(tmp_path):
+    """GELU in its erf form, as operator libraries write it: tl.erf (and libdevice.erf) is the
+    op table's erf, Ascend C's Erf API."""
+    body = ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n"
+            "    tl.store(y_ptr + offs, 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476)))")
+    (tmp_path / "gelu_erf.py").write_text(KERNEL.format(body=body))
+    launch = tt.trace_file(str(tmp_path / "gelu_erf.py"), call="go()")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops == ["mul", "mul", "erf", "add", "mul"]
+    assert tilesim.run(launch.config).tasks == 4
 
 
 def test_a_where_on_x_positive_is_a_relu(tmp_path):

@@ -378,9 +378,7 @@ def where(condition, x, y):
 
 
 def erf(x):
-    refuse("tl.erf", "erf is not in tilesim's op table (kernels/ops/op_table.cpp)",
-           "the traced ops are exp, exp2, log, sqrt, rsqrt, abs, sigmoid, tanh, maximum, "
-           "minimum, fma, where and + - * /")
+    return _unary("erf", x)
 
 
 # ---- reductions ---------------------------------------------------------------------------
