@@ -125,8 +125,8 @@ std::vector<Bad> bad_programs() {
        "written once)"},
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
-       "neg, relu, round, tanh, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, where, "
-       "cast, "
+       "neg, relu, round, tanh, erf, sigmoid, silu, gelu, add, sub, mul, div, maximum, minimum, "
+       "where, cast, "
        "sum, amax, amin, mean, prod, any, all, logsumexp, sumexp, pick, argmax, argmin, cumsum, "
        "rotate_half, "
        "transpose, gather, load, matmul)"},
@@ -840,6 +840,86 @@ TEST(ProgramPlan, ASplitStatisticsSecondPassRunsInTheTaskThatFinishesTheRow) {
   spec.grid = 32;
   const LoweredKernel split = lower_program(softmax("in_task"), spec, test::default_hw());
   EXPECT_EQ(split.graph.num_launches(), 3);
+}
+
+// RMSNorm with a weight [1, N] cast to fp32, tiles of one row: the cast written before the row's
+// ops (a weight loaded before the row loop) or where the output uses it; its result also an output
+// when `weight_out`.
+Program weighted_rmsnorm(bool cast_first, bool weight_out, bool recompute) {
+  json cast_w = {{"op", "cast"}, {"inputs", {"w"}}, {"out", "wf"}, {"dtype", "fp32"}};
+  json body = {tile({1, 64})};
+  if (cast_first) body.push_back(cast_w);
+  body.push_back({{"op", "cast"}, {"inputs", {"x"}}, {"out", "xf"}, {"dtype", "fp32"}});
+  body.push_back(op("mul", {"xf", "xf"}, "sq"));
+  body.push_back({{"op", "sum"}, {"inputs", {"sq"}}, {"out", "ss"}, {"dim", 1}, {"keepdim", true}});
+  body.push_back(op("rsqrt", {"ss"}, "r"));
+  body.push_back(op("mul", {"xf", "r"}, "n"));
+  if (!cast_first) body.push_back(cast_w);
+  body.push_back(op("mul", {"n", "wf"}, "y"));
+  json outputs = {"y"};
+  if (weight_out) outputs.push_back("wf");
+  Program p = parse({{"program", "rms"},
+                     {"inputs",
+                      {{{"name", "x"}, {"shape", {8, 64}}, {"dtype", "fp16"}},
+                       {{"name", "w"}, {"shape", {1, 64}}, {"dtype", "fp16"}}}},
+                     {"outputs", outputs},
+                     {"body", body}});
+  p.recompute_broadcasts = recompute;
+  return p;
+}
+
+// A vector op on operands broadcast along the rows the tiles walk (a weight's cast): PyPTO computes
+// it once, a stage of its own whose result each row's tile reads through GM; a block of an spmd
+// (or ascendc) launch runs its kernel's code for each tile, so the cast runs in the stage of the
+// ops that use it, before them or after, and the kernel is one launch reading x and the fp16
+// weight once per row. A result that must reach GM (an output) stays computed once.
+TEST(ProgramStages, BroadcastOpsRunInTheirUsersStageUnderSpmd) {
+  for (const bool first : {true, false}) {
+    EXPECT_EQ(plan_stages(weighted_rmsnorm(first, false, false)).size(), first ? 2u : 3u);
+    const Program p = weighted_rmsnorm(first, false, true);
+    const auto stages = plan_stages(p);
+    ASSERT_EQ(stages.size(), 1u) << first;
+    EXPECT_EQ(stages[0].shape, (Dims{8, 64}));
+    EXPECT_TRUE(recomputed_in(p, stages[0], p.ops[first ? 0 : 5]));
+    EXPECT_FALSE(recomputed_in(p, stages[0], p.ops[first ? 1 : 0]));
+    EXPECT_TRUE(proves(p, 5));
+    const Program kept = weighted_rmsnorm(first, true, true);
+    EXPECT_EQ(plan_stages(kept).size(), first ? 2u : 3u);
+    EXPECT_TRUE(proves(kept, 5));
+  }
+  // The weight's cast under a tile of its own ([1, 64], the rows' tile [2, 64]: a Triton kernel
+  // loading the weight before its loop over blocks of two rows): the stage widens to the rows'
+  // space and tile.
+  json body = {tile({1, 64}),
+               {{"op", "cast"}, {"inputs", {"w"}}, {"out", "wf"}, {"dtype", "fp32"}},
+               tile({2, 64}),
+               {{"op", "cast"}, {"inputs", {"x"}}, {"out", "xf"}, {"dtype", "fp32"}},
+               op("mul", {"xf", "wf"}, "y")};
+  Program two_rows = parse({{"program", "rows2"},
+                            {"inputs",
+                             {{{"name", "x"}, {"shape", {8, 64}}, {"dtype", "fp16"}},
+                              {{"name", "w"}, {"shape", {1, 64}}, {"dtype", "fp16"}}}},
+                            {"outputs", {"y"}},
+                            {"body", body}});
+  EXPECT_EQ(plan_stages(two_rows).size(), 2u);
+  two_rows.recompute_broadcasts = true;
+  const auto widened = plan_stages(two_rows);
+  ASSERT_EQ(widened.size(), 1u);
+  EXPECT_EQ(widened[0].tile, (Dims{2, 64}));
+  EXPECT_TRUE(proves(two_rows, 9));
+  KernelSpec spec;
+  spec.op = "program:rms";
+  spec.partition = PartitionStyle::kSpmd;
+  spec.grid = 4;
+  spec.program = std::make_shared<const Program>(weighted_rmsnorm(false, false, false));
+  const LoweredKernel k = lower_program(program_of(spec), spec, test::default_hw());
+  EXPECT_EQ(k.graph.num_launches(), 1);
+  EXPECT_EQ(gm_bytes(k, false), 8 * 64 * 2 + 8 * 64 * 2);  // x, and w for each row's tile
+  // pypto, the cast first: w read once, then x and the fp32 wf for each row's tile.
+  spec.partition = PartitionStyle::kPypto;
+  spec.program = std::make_shared<const Program>(weighted_rmsnorm(true, false, false));
+  const LoweredKernel once = lower_program(program_of(spec), spec, test::default_hw());
+  EXPECT_EQ(gm_bytes(once, false), 64 * 2 + 8 * 64 * 2 + 8 * 64 * 4);
 }
 
 // Split reductions over the same dims written one after another, none reading another's result
@@ -1557,6 +1637,12 @@ TEST(ProgramFunctional, ThousandRandomProgramsTiledEqualsUntiled) {
     if (j["body"][0].contains("loop") || across) continue;
     spec.partition = PartitionStyle::kSpmd;
     spec.grid = 1 + static_cast<int64_t>(rng() % 40);
+    spmd_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
+    // A block computing again, in each tile, the broadcast ops its users need (as spmd kernels
+    // are priced: Program::recompute_broadcasts) computes the same, each output written once.
+    p.recompute_broadcasts = true;
+    ASSERT_TRUE(proves(p, static_cast<unsigned>(i))) << "program " << i << " recomputing\n"
+                                                     << j.dump();
     spmd_tasks += static_cast<int>(lower_program(p, spec, hw).graph.tasks.size());
   }
   EXPECT_GT(split_stages, 150);

@@ -67,6 +67,11 @@ OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecCl
 //    Ascend C uses for sigmoid-based GELU);
 //  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
 //  - tanh = (exp(2x) - 1) / (exp(2x) + 1): Muls, Exp, Adds, Adds, Div, one temporary;
+//  - erf: Ascend C's Erf high-level API (CANN 8.1 ascendc/include/highlevel_api/impl/math/erf/
+//    erf_common_impl.h): x clipped to [-3.92, 3.92] (Mins, Maxs), P(x) = x * (a degree-5
+//    polynomial in x^2) (Mul, Muls, Adds, 4 x (Mul, Adds), Mul), Q(x) = a degree-5 polynomial in
+//    x^2 (Adds, 4 x (Mul, Adds)), P / Q (Div): 23 simple, 1 complex, three temporaries (its
+//    ERF_FLOAT_CALC_PROCEDURE buffers);
 //  - round (fp32): Muls by 10^decimals, Cast with CAST_RINT, Divs by it (hicann/pypto's TRound,
 //    framework/src/interface/tileop/vector/unary.h, at decimals 0).
 std::vector<OpRecord> elementwise_records() {
@@ -84,6 +89,9 @@ std::vector<OpRecord> elementwise_records() {
                       [](double x, double) { return std::nearbyint(x); })),
       unary("tanh", "z = tanh(x)", {S, C, S, S, C}, 1,
             [](double x, double) { return std::tanh(x); }),
+      unary("erf", "z = erf(x), Ascend C's rational approximation",
+            {S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, C}, 3,
+            [](double x, double) { return std::erf(x); }),
       unary("sigmoid", "z = 1 / (1 + exp(-x))", {S, C, S, C}, 0,
             [](double x, double) { return sigmoid(x); }),
       unary("silu", "z = x * sigmoid(x)", {S, C, S, C, S}, 1,

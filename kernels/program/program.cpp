@@ -145,6 +145,11 @@ std::string tensor_text(const ProgTensor& t) {
   return fmt::format("'{}' {} {}", t.name, format_dims(t.shape), dtype_name(t.dtype));
 }
 
+// An op whose output element is a function of its operands' at the same position.
+bool elementwise(OpKind k) {
+  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kWhere || k == OpKind::kCast;
+}
+
 bool fusable(OpKind k) {
   return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kWhere || k == OpKind::kCast ||
          k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
@@ -466,8 +471,13 @@ bool joins_statistics(const Program& p, const ProgStage& cur, const ProgOp& op, 
 // GM transfer between them). A split reduction ends its stage (its partials merge across tiles),
 // and so does a flash statistic (merge "online", fuse_online); a splitting reduction starts a
 // stage after another reduction.
+//
+// Under Program::recompute_broadcasts an elementwise op not in `once` also joins when its space is
+// 1 where the stage's is larger and the tile walks it (each tile computes it again), and a stage
+// of such ops widens to the space of an op that follows it (a weight's cast written before the
+// row loop's ops).
 bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const Dims& shape,
-                 bool splits) {
+                 bool splits, const std::vector<bool>& once) {
   const OpKind kind = op.info->kind;
   if (!cur || cur->kind != OpKind::kUnary || !fusable(kind)) return false;
   // An op reading an alias (view / reshape) of a tensor made in this stage reads it from GM
@@ -482,13 +492,30 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
     return p.ops[static_cast<size_t>(cur->last)].tile == op.tile && cur->loop == op.loop &&
            joins_statistics(p, *cur, op, shape, splits);
   const ProgOp& prev = p.ops[static_cast<size_t>(cur->last)];
-  if ((prev.info->kind == OpKind::kReduce && prev.online) || prev.tile != op.tile ||
-      cur->loop != op.loop)
-    return false;
+  if ((prev.info->kind == OpKind::kReduce && prev.online) || cur->loop != op.loop) return false;
   if (shape.size() != cur->shape.size()) return false;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != cur->shape[d] && !(shape[d] == 1 && cur->tile[d] >= cur->shape[d]))
+  const auto recomputed = [&](const ProgOp& o) {
+    return p.recompute_broadcasts && elementwise(o.info->kind) &&
+           !once[static_cast<size_t>(o.index)];
+  };
+  bool stage_recomputed = true;
+  for (int o = cur->first; o <= cur->last && stage_recomputed; ++o)
+    stage_recomputed = recomputed(p.ops[static_cast<size_t>(o)]);
+  // Another tile joins only where it differs in dims a recomputed op's space (or a widening
+  // stage's) is 1 along, which its tile does not cut.
+  const Dims& tile = p.tiles[static_cast<size_t>(op.tile)].dims;
+  if (prev.tile != op.tile && tile.size() != cur->tile.size()) return false;
+  bool other_tile = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool free = (shape[d] == 1 && recomputed(op)) || (cur->shape[d] == 1 && stage_recomputed);
+    if (prev.tile != op.tile && tile[d] != cur->tile[d]) {
+      if (!free) return false;
+      other_tile = true;
+    }
+    if (shape[d] != cur->shape[d] && !(shape[d] == 1 && cur->tile[d] >= cur->shape[d]) && !free)
       return false;
+  }
+  if (prev.tile != op.tile && !other_tile) return false;
   if (kind == OpKind::kReduce && splits)
     for (int o = cur->first; o <= cur->last; ++o)
       if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return false;
@@ -570,28 +597,57 @@ void plan_gm_traffic(const Program& p, std::vector<ProgStage>& stages) {
 }  // namespace
 
 std::vector<ProgStage> plan_stages(const Program& p) {
-  std::vector<ProgStage> stages;
-  for (const ProgOp& op : p.ops) {
-    const Dims shape = iteration_shape(p, op);
-    const bool splits = check_op_tile(p, op, shape);
-    std::vector<int> loop_axes;
-    std::vector<int64_t> loop_counts;
-    loop_nest(p, op, shape, loop_axes, loop_counts);
-    ProgStage* cur = stages.empty() ? nullptr : &stages.back();
-    if (joins_stage(p, cur, op, shape, splits)) {
-      if (!cur->split) cur->reduce_first = op.index;
-      cur->last = op.index;
-    } else {
-      ProgStage s = new_stage(p, op, shape);
-      s.loop_axes = loop_axes;
-      s.loop_counts = loop_counts;
-      stages.push_back(s);
+  // Ops that run once, in a stage of their own: every op, until recomputing one in each tile of
+  // its users' stage would write its result to GM from every tile (Program::recompute_broadcasts).
+  std::vector<bool> once(p.ops.size(), false);
+  for (;;) {
+    std::vector<ProgStage> stages;
+    for (const ProgOp& op : p.ops) {
+      const Dims shape = iteration_shape(p, op);
+      const bool splits = check_op_tile(p, op, shape);
+      std::vector<int> loop_axes;
+      std::vector<int64_t> loop_counts;
+      loop_nest(p, op, shape, loop_axes, loop_counts);
+      ProgStage* cur = stages.empty() ? nullptr : &stages.back();
+      if (joins_stage(p, cur, op, shape, splits, once)) {
+        if (!cur->split) cur->reduce_first = op.index;
+        cur->last = op.index;
+        const Dims& tile = p.tiles[static_cast<size_t>(op.tile)].dims;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          if (cur->shape[d] == 1 && shape[d] > 1) cur->tile[d] = tile[d];  // the stage widens
+          cur->shape[d] = std::max(cur->shape[d], shape[d]);
+        }
+      } else {
+        ProgStage s = new_stage(p, op, shape);
+        s.loop_axes = loop_axes;
+        s.loop_counts = loop_counts;
+        stages.push_back(s);
+      }
+      stages.back().split = splits;
     }
-    stages.back().split = splits;
+    fuse_online(p, stages);
+    plan_gm_traffic(p, stages);
+    bool again = false;
+    for (const ProgStage& s : stages)
+      for (int o = s.first; o <= s.last; ++o) {
+        const ProgOp& op = p.ops[static_cast<size_t>(o)];
+        if (s.online < 0 && recomputed_in(p, s, op) &&
+            std::find(s.stores.begin(), s.stores.end(), op.out) != s.stores.end()) {
+          once[static_cast<size_t>(o)] = true;
+          again = true;
+        }
+      }
+    if (!again) return stages;
   }
-  fuse_online(p, stages);
-  plan_gm_traffic(p, stages);
-  return stages;
+}
+
+bool recomputed_in(const Program& p, const ProgStage& s, const ProgOp& op) {
+  if (s.kind != OpKind::kUnary) return false;
+  const Dims shape = iteration_shape(p, op);
+  if (shape.size() != s.shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 1 && s.shape[d] > 1 && s.tile[d] < s.shape[d]) return true;
+  return false;
 }
 
 namespace {
@@ -715,6 +771,7 @@ int reused_max(const Program& p, const ProgStage& s, const ProgOp& op) {
 Program program_of(const KernelSpec& spec) {
   if (!spec.program) throw InternalError("program_of: the spec holds no program");
   Program p = *spec.program;
+  p.recompute_broadcasts = spec.partition != PartitionStyle::kPypto;
   if (!spec.program_tile.empty() && !spec.tile.empty())
     p.tiles[static_cast<size_t>(p.tile_id(spec.program_tile))].dims = spec.tile;
   for (const auto& [name, dims] : spec.program_tiles) {

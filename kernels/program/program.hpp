@@ -155,6 +155,14 @@ struct Program {
   std::vector<ProgLoop> loops;
   std::vector<ProgOp> ops;
   UbPlan ub_plan = UbPlan::kAuto;
+  // Whether a block computes again what each of its tiles uses (spmd and ascendc: a kernel's code
+  // runs per block and per sub-tile, as written): a vector op on operands broadcast along the dims
+  // the tile walks (a Triton kernel's `w.to(tl.float32)` of a weight [1, N] in its row loop) runs
+  // in the stage of the ops that use it, each tile computing it for itself, where PyPTO (false)
+  // computes each tensor once, a stage of its own that the users read through GM. plan_stages
+  // keeps such an op in a stage of its own when its result must reach GM (an output, or a later
+  // stage reads it): each tile would write it again.
+  bool recompute_broadcasts = false;
   // Built by a family from a run config (kernels/families/): its messages name the op and tile as
   // the config gives them, not the program's ops and stages.
   bool built_in = false;
@@ -229,6 +237,9 @@ std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage
 // Checks the tiles against the ops (rank, a reduction's tile covering its reduced dims, the
 // loop axis) and cuts the program into stages. Throws tilesim::Error naming the op and tensor.
 std::vector<ProgStage> plan_stages(const Program& p);
+// Whether stage `s` computes op's result again in each of its tiles: op's iteration space is 1
+// along a dim the stage's tiles walk (Program::recompute_broadcasts).
+bool recomputed_in(const Program& p, const ProgStage& s, const ProgOp& op);
 
 // The region of tensor `t` that the stage's tile `b` (in iteration coordinates) touches as an
 // operand of `op` (broadcast dims collapse to 0..1; a transpose's input swaps its last two dims;

@@ -248,9 +248,6 @@ REFUSED = {
     "unknown_call": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                      "    tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))",
                      "tl.cumsum: not in what tilesim.triton traces"),
-    "erf": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
-            "    tl.store(y_ptr + offs, tl.erf(tl.load(x_ptr + offs)))",
-            "tl.erf: erf is not in tilesim's op table"),
     "flat_mask_2d": ("    r = tl.arange(0, 4)[:, None]\n"
                      "    c = tl.arange(0, BLOCK)[None, :]\n"
                      "    offs = (pid * 4 + r) * N + c\n"
@@ -269,6 +266,36 @@ REFUSED = {
                   "    out = pid * BLOCK + tl.arange(0, BLOCK)\n"
                   "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
                   "the programs read 2 of the 3 blocks of 'x_ptr' in one pass"),
+    # what operator libraries write beyond the traced surface
+    "and_of_masks": ("    r = tl.arange(0, 8)\n"
+                     "    c = tl.arange(0, BLOCK)\n"
+                     "    m = (r < 4)[:, None] and (c < N)[None, :]\n"
+                     "    tl.store(y_ptr + r[:, None] * N + c[None, :], 1.0, mask=m)",
+                     "masks joined with `and` / `or` / `not`); join masks with &"),
+    "reshape_2d": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    x = tl.load(x_ptr + offs).reshape(32, BLOCK // 32)\n"
+                   "    tl.store(y_ptr + offs, x)",
+                   "tl.reshape: a reshape of a [1024] block to [32, 32]; a reshape that adds axes"),
+    "sub_block_parallel": ("    from triton.language.extra.cann import extension\n"
+                           "    for s in extension.parallel(0, 2, bind_sub_block=True):\n"
+                           "        offs = pid * BLOCK + tl.arange(0, BLOCK)",
+                           "extension.parallel: a loop split over a core's vector units"),
+    "unused_import_used": ("    from triton.language.extra.libdevice import erfinv\n"
+                           "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    tl.store(y_ptr + offs, erfinv(tl.load(x_ptr + offs)))",
+                           "libdevice.erfinv: not in what tilesim.triton traces"),
+    "select_by_position": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    x = tl.load(x_ptr + offs)\n"
+                           "    at3 = tl.arange(0, BLOCK) == 3\n"
+                           "    tl.store(y_ptr + offs, tl.where(at3, x * 2.0, x))",
+                           "tl.where: a select by position"),
+    "data_plus_loop_index": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    for i in range(2):\n"
+                             "        tl.store(y_ptr + offs, tl.load(x_ptr + offs) + i)",
+                             "an operation between data and a program id or loop index"),
+    "min_of_blocks": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                      "    tl.store(y_ptr + offs, tl.load(x_ptr + min(offs, n - 1)))",
+                      "min(...) in a kernel: a min of"),
 }
 CALL = {"past_the_end": "go(grid=5)", "read_part": "go(grid=2)", "flat_mask_2d": "go(grid=1, n=4096)",
         "loop_redoes_blocks": "go(grid=4)", "masked_moved_pointer": "go(grid=2, n=4096)"}
@@ -362,6 +389,18 @@ def test_a_guard_every_program_passes_is_taken_and_noted(tmp_path):
     with pytest.raises(TraceFailure) as e:  # program 4 of 5 would return: programs differ
         tt.trace_file(str(path), call="go(grid=5)")
     assert "a condition on a program id or loop index" in str(e.value)
+
+
+def test_erf_is_the_op_tables_erf(tmp_path):
+    """GELU in its erf form, as operator libraries write it: tl.erf (and libdevice.erf) is the
+    op table's erf, Ascend C's Erf API."""
+    body = ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n"
+            "    tl.store(y_ptr + offs, 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476)))")
+    (tmp_path / "gelu_erf.py").write_text(KERNEL.format(body=body))
+    launch = tt.trace_file(str(tmp_path / "gelu_erf.py"), call="go()")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops == ["mul", "mul", "erf", "add", "mul"]
+    assert tilesim.run(launch.config).tasks == 4
 
 
 def test_a_where_on_x_positive_is_a_relu(tmp_path):
@@ -469,3 +508,208 @@ def test_a_module_with_relative_imports_traces(tmp_path, monkeypatch):
     launch = tt.trace_file(module="mypkg.ops.act", call="main()")[0]
     ops = [e["op"] for e in launch.program["body"] if "op" in e]
     assert ops == ["sigmoid", "mul"] and launch.grid == 25
+
+
+def test_rmsnorm_is_one_launch_moving_what_the_source_moves():
+    """The example's w.to(tl.float32) runs in each program's row stage, as the kernel does (a
+    block computes what its code computes), not in a stage of its own whose fp32 result every
+    row reads through GM: one launch reading x once and the fp16 weight once per row."""
+    launch = tt.trace_file(os.path.join(EXAMPLES, "rmsnorm.py"), call="main()",
+                           hardware="ascend910b4")[0]
+    run = tilesim.run(launch.config)
+    assert run.diagnostics.get("launches", 1) == 1
+    x = 4096 * 2048 * 2
+    assert run.gm["read_bytes"] == x + 4096 * 2048 * 2
+    assert run.gm["write_bytes"] == x
+    assert not any("broadcast operands" in n for n in launch.notes)
+
+
+HOISTED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, g_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    g = tl.load(g_ptr + cols, mask=ok, other=1.0).to(tl.float32)
+    for r in range(pid, n_rows, tl.num_programs(0)):
+        v = tl.load(x_ptr + r * n_cols + cols, mask=ok, other=0.0).to(tl.float32)
+        m = tl.max(v, axis=0)
+        tl.store(y_ptr + r * n_cols + cols, (v / m * g).to(tl.float16), mask=ok)
+
+
+@triton.jit
+def scale_rows_in_loop(x_ptr, g_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    for r in range(pid, n_rows, tl.num_programs(0)):
+        v = tl.load(x_ptr + r * n_cols + cols, mask=ok, other=0.0).to(tl.float32)
+        m = tl.max(v, axis=0)
+        g = tl.load(g_ptr + cols, mask=ok, other=1.0).to(tl.float32)
+        tl.store(y_ptr + r * n_cols + cols, (v / m * g).to(tl.float16), mask=ok)
+
+
+def go(kernel=scale_rows):
+    x = torch.randn(2000, 1000, dtype=torch.float16)
+    kernel[(40,)](x, torch.ones(1000, dtype=torch.float16), torch.empty_like(x), 2000, 1000,
+                  BLOCK=1024)
+'''
+
+
+def test_a_weight_cast_before_the_row_loop_joins_the_rows_stage(tmp_path):
+    """Written before the row loop (the first op of the program) or inside it, the weight's
+    cast runs in the rows' stage: one launch, the same bytes."""
+    path = tmp_path / "hoisted.py"
+    path.write_text(HOISTED)
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops[0] == "cast" and launch.program["body"][1]["inputs"] == ["g_ptr"]
+    run = tilesim.run(launch.config)
+    assert run.diagnostics.get("launches", 1) == 1 and run.tasks == 40
+    in_loop = tt.trace_file(str(path), call="go(scale_rows_in_loop)", hardware="ascend910b4")[0]
+    assert tilesim.run(in_loop.config).gm["read_bytes"] == run.gm["read_bytes"]
+
+
+AS_WRITTEN = '''
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra.libdevice import erfinv  # imported, never used: no refusal
+from triton.language.math import tanh
+from triton.tools.tensor_descriptor import TensorDescriptor  # likewise
+
+
+@triton.jit
+def row_blocks(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, SUB: tl.constexpr,
+               COLS: tl.constexpr):
+    start = tl.program_id(0) * ROWS
+    r = tl.arange(0, SUB)
+    c = tl.arange(0, COLS)
+    for i in tl.range(0, ROWS, SUB):
+        offs = (start + i + r[:, None]) * n_cols + c[None, :]
+        v = tl.load(x_ptr + offs, mask=(c < n_cols)[None, :], other=0.0)
+        top = tl.max(v, axis=1).reshape(SUB, 1)
+        e = tl.exp(v - top)
+        tot = tl.expand_dims(tl.sum(e, axis=1), 1)
+        tl.store(y_ptr + offs, e / tot, mask=(c < n_cols)[None, :])
+
+
+@triton.jit
+def even_share(x_ptr, y_ptr, n_rows, n_cols, COLS: tl.constexpr, USE_TL: tl.constexpr):
+    per = (n_rows + tl.num_programs(0) - 1) // tl.num_programs(0)
+    first = tl.program_id(0) * per
+    if USE_TL:
+        mine = tl.minimum(per, n_rows - first)
+    else:
+        mine = min(per, n_rows - first)
+    c = tl.arange(0, COLS)
+    for j in tl.range(0, mine):
+        v = tl.load(x_ptr + (first + j) * n_cols + c, mask=c < n_cols, other=0.0)
+        h = tanh(v.to(tl.float32))
+        tl.store(y_ptr + (first + j) * n_cols + c, h.cast(v.dtype), mask=c < n_cols)
+
+
+@triton.jit
+def flat_gelu_like(a_ptr, b_ptr, total, BLOCK: tl.constexpr):
+    for s in tl.range(tl.program_id(0) * BLOCK, total, tl.num_programs(0) * BLOCK):
+        offs = s + tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs, mask=offs < total, other=0.0)
+        t = a.to(tl.float32)
+        tl.store(b_ptr + offs, (t * tl.sigmoid(t)).to(a.dtype), mask=offs < total)
+
+
+def rows():
+    x = torch.randn(1200, 700)
+    row_blocks[(40,)](x, torch.empty_like(x), 1200, 700, ROWS=30, SUB=6, COLS=1024)
+
+
+def share(use_tl):
+    x = torch.randn(960, 500, dtype=torch.bfloat16)
+    even_share[(48,)](x, torch.empty_like(x), 960, 500, COLS=512, USE_TL=use_tl)
+
+
+def flat():
+    a = torch.randn(300, 5000, dtype=torch.float16)
+    flat_gelu_like[(40,)](a, torch.empty_like(a), a.numel(), BLOCK=4096)
+'''
+
+
+def test_kernels_as_libraries_write_them(tmp_path):
+    """Constructs of public Triton-Ascend operator kernels: a reduction reshaped (or
+    expand_dims) to a column, Python's min / tl.minimum of program-dependent row counts, tanh
+    from tl.math, x.cast(y.dtype), a grid-stride loop over x.numel() whose blocks straddle
+    rows (the tensors walked as flat arrays), and unused imports of what is not traced."""
+    path = tmp_path / "as_written.py"
+    path.write_text(AS_WRITTEN)
+    launch = tt.trace_file(str(path), call="rows()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [1200, 700], "fp32")], ["y"], [
+        tile(6, 1024), op("amax", ["x"], "m", dim=1, keepdim=True), op("sub", ["x", "m"], "d"),
+        op("exp", ["d"], "e"), op("sum", ["e"], "s", dim=1, keepdim=True),
+        op("div", ["e", "s"], "y")]), 40)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    for use_tl in (False, True):
+        launch = tt.trace_file(str(path), call=f"share({use_tl})", hardware="ascend910b4")[0]
+        assert [e["op"] for e in launch.program["body"] if "op" in e] == ["cast", "tanh", "cast"]
+        assert tilesim.run(launch.config).tasks == 48
+    launch = tt.trace_file(str(path), call="flat()", hardware="ascend910b4")[0]
+    assert launch.program["inputs"] == [{"name": "a_ptr", "shape": [1500000], "dtype": "fp16"}]
+    assert tilesim.run(launch.config).gm["read_bytes"] == 300 * 5000 * 2
+
+
+WRAPPER = '''
+import torch
+import torch_npu
+import triton
+import triton.language as tl
+from torch.nn.modules.utils import _pair
+
+AMP = torch.npu.amp.custom_fwd if getattr(torch.npu, "amp", None) is not None else None
+NO_SUCH = getattr(torch.npu, "no_such_thing", "fallback")
+TARGET = triton.runtime.driver.active.get_current_target()
+
+
+@triton.jit
+def halve(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 0.5, mask=offs < n)
+
+
+@torch.amp.custom_fwd(device_type="npu")
+def run(x):
+    assert TARGET.backend == "npu" and NO_SUCH == "fallback" and _pair(3) == (3, 3)
+    stream = torch.npu.current_stream()
+    ref = torch.nn.Softmax(dim=-1)(x)
+    y = torch.empty_like(x)
+    halve[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024, stream=stream.npu_stream)
+    stream.synchronize()
+    return ref, y
+'''
+
+
+def test_a_wrapper_probing_the_device_and_timing_with_streams(tmp_path):
+    path = tmp_path / "wrapper.py"
+    path.write_text(WRAPPER)
+    launch = tt.trace_file(str(path), call="run(torch.randn(8192))", hardware="ascend910b4")[0]
+    assert launch.grid == 8
+
+
+
+def test_a_block_size_passed_by_position_sweeps(tmp_path):
+    """A tutorial passes its BLOCK_SIZE by position: each sweep candidate replaces it there."""
+    path = tmp_path / "positional.py"
+    path.write_text(KERNEL.format(body="    for r in tl.range(pid, n // N, tl.num_programs(0)):\n"
+                                       "        c = tl.arange(0, BLOCK)\n"
+                                       "        v = tl.load(x_ptr + r * N + c, mask=c < N)\n"
+                                       "        tl.store(y_ptr + r * N + c, v * 3.0, mask=c < N)")
+                    + "\n\ndef by_position():\n    x = torch.randn(64, 1000)\n"
+                      "    k[(8,)](x, torch.empty_like(x), 64000, 1000, 1024)\n")
+    launch = tt.trace_file(str(path), call="by_position()", hardware="ascend910b4")[0]
+    assert launch.meta == {"N": 1000, "BLOCK": 1024}
+    sweep = launch.sweep({"BLOCK": [1024, 2048]})
+    assert [c.time is not None for c in sweep.candidates] == [True, True]

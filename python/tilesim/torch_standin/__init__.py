@@ -164,6 +164,11 @@ def _norm(x, normalized_shape=None, weight=None, bias=None, eps=None, **kw):
 
 
 class _NoGrad(contextlib.ContextDecorator):
+    """no_grad, inference_mode, amp.autocast(...): a context or decorator with no effect."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
     def __enter__(self):
         return self
 
@@ -193,6 +198,33 @@ class _Namespace:
 
     def __setattr__(self, key, value):
         self.__dict__[key] = value
+
+
+class _Stream:
+    """torch.npu's Stream and Event: ordering calls do nothing (no device); a board's timing
+    (elapsed_time) needs values."""
+
+    npu_stream = cuda_stream = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def synchronize(self, *args, **kwargs):
+        return None
+
+    wait_stream = wait_event = record_event = record = wait = synchronize
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, *args):
+        raise NeedsValues("an event's elapsed_time (a board's timing)")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class _CustomOp:
@@ -308,10 +340,26 @@ def _refusing_getattr(module_name, what):
             raise AttributeError(name)
         if name.startswith("npu_"):
             raise NeedsValues(f"{module_name}.{name}")
-        raise StandInError(f"{module_name}.{name}", f"not in tilesim's torch stand-in ({what})",
-                           "the stand-in serves a kernel's wrapper: tensor creation, shapes, "
-                           "dtypes and registrations")
+        raise _t.MissingAttribute(f"{module_name}.{name}",
+                                f"not in tilesim's torch stand-in ({what})",
+                                "the stand-in serves a kernel's wrapper: tensor creation, "
+                                "shapes, dtypes and registrations")
     return getattr_
+
+
+def _ntuple(n):
+    """torch.nn.modules.utils._pair and its kin: an iterable as a tuple, else n copies."""
+    def parse(x):
+        try:
+            return tuple(iter(x))
+        except TypeError:
+            return (x,) * n
+    return parse
+
+
+def _custom_fwd(fwd=None, **kwargs):
+    """torch.amp.custom_fwd / custom_bwd: the function itself (no autocast when tracing)."""
+    return fwd if fwd is not None else (lambda f: f)
 
 
 def modules():
@@ -375,6 +423,15 @@ def modules():
     torch._subclasses = subclasses
     torch.library = library
     torch.nn = nn
+    modules_ = _module("torch.nn.modules", "torch.nn.modules: its utils only.")
+    nn_utils = _module("torch.nn.modules.utils", "The tuple helpers (_pair, ...).")
+    for n, k in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4)):
+        setattr(nn_utils, n, _ntuple(k))
+    nn.modules, modules_.utils = modules_, nn_utils
+    amp = _module("torch.amp", "Autocast decorators and contexts: accepted, no effect.")
+    amp.custom_fwd = amp.custom_bwd = _custom_fwd
+    amp.autocast = _NoGrad
+    torch.amp = npu.amp = amp
     torch.testing = testing
     torch.ops = _OpsNamespace()
     torch.__getattr__ = _refusing_getattr("torch", "a torch function the wrappers do not need")
@@ -385,8 +442,7 @@ def modules():
     npu.is_available = lambda: True
     npu.device_count = lambda: 1
     npu.current_device = lambda: 0
-    npu.current_stream = npu.default_stream = lambda *a, **k: _Namespace("stream")
-    npu.Stream = npu.Event = lambda *a, **k: _Namespace("stream")
+    npu.current_stream = npu.default_stream = npu.Stream = npu.Event = _Stream
     npu.__getattr__ = _refusing_getattr("torch.npu", "a device call the wrappers do not need")
 
     dynamo.allow_in_graph = dynamo.disable = dynamo.assume_constant_result = _first_or_decorator
@@ -401,6 +457,7 @@ def modules():
     library.define = lambda qualname, schema, **kw: qualname
 
     nn.Module = _ModuleBase
+    nn.Softmax = nn.LogSoftmax = _Softmax
     nn.Parameter = lambda data=None, requires_grad=True: data
     nn.functional = functional
     functional.pad = _pad
@@ -429,6 +486,8 @@ def modules():
     torch_npu.__getattr__ = _refusing_getattr("torch_npu", "a torch_npu call")
     return {"torch": torch, "torch.npu": npu, "torch._dynamo": dynamo, "torch.library": library,
             "torch.nn": nn, "torch.nn.functional": functional, "torch.testing": testing,
+            "torch.amp": amp, "torch.npu.amp": amp, "torch.nn.modules": modules_,
+            "torch.nn.modules.utils": nn_utils,
             "torch.cuda": npu, "torch_npu": torch_npu, "torch_npu.npu": npu,
             "torch.distributed": distributed, "torch.autograd": autograd,
             "torch._subclasses": subclasses, "torch._subclasses.fake_tensor": fake_tensor}
@@ -462,6 +521,13 @@ class _ModuleBase:
 
     def parameters(self):
         return iter(())
+
+
+class _Softmax(_ModuleBase):
+    """torch.nn.Softmax / LogSoftmax (a reference a kernel's test computes): its input's shape."""
+
+    def forward(self, x):
+        return x._like()
 
 
 @contextlib.contextmanager

@@ -14,6 +14,12 @@ class StandInError(Refusal):
         super().__init__(call, what, instead)
 
 
+class MissingAttribute(StandInError, AttributeError):
+    """An attribute the stand-in does not have: the refusal where it is used, and an
+    AttributeError to a probe (hasattr(torch.npu, "amp"), getattr(..., None)) that has a
+    fallback."""
+
+
 class NeedsValues(StandInError):
     """The call needs tensor values (a golden check, item(), printing data): the stand-in's
     tensors carry shapes only. A tracer stops the file here once its kernels are traced."""
@@ -222,6 +228,16 @@ class Tensor:
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return self._dtype.name.startswith("complex")
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise MissingAttribute(f"Tensor.{name}", "not in tilesim's torch stand-in",
+                               "the stand-in's tensors have shapes, strides and dtypes: what a "
+                               "kernel's wrapper reads of them")
 
     def data_ptr(self):
         return id(self)

@@ -13,6 +13,7 @@ with tilesim's torch stand-in and writes a launch's run config. What is traced a
 refused is in docs/triton.md; a refusal names the kernel's file:line, the construct and what is
 supported instead.
 """
+import collections
 import contextlib
 import inspect
 import json
@@ -155,6 +156,7 @@ class Heuristics(_Kernel):
         self.inner, self.values, self.jit = inner, dict(values), inner.jit
 
     def _launch(self, grid, args, kwargs, meta, where, space=None):
+        args, meta = _positional(self.jit, args, meta)
         bound = _bind(self.jit, args, dict(kwargs, **meta), where, partial=True)
         meta = dict(meta)
         for name, fn in self.values.items():
@@ -191,9 +193,11 @@ def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None, restore
 
 
 def _traced_function(fn):
-    """fn with Python's range as a traced loop (its globals copied once per trace)."""
+    """fn with Python's range as a traced loop and its min / max as Triton compiles them
+    (its globals copied once per trace)."""
     g = dict(fn.__globals__)
     g["range"] = language.builtin_range
+    g["min"], g["max"] = language.builtin_min, language.builtin_max
     f = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
     f.__kwdefaults__ = fn.__kwdefaults__
     return f
@@ -211,9 +215,23 @@ def _bind(jitf, args, kwargs, where, partial=False):
     return dict(b.arguments)
 
 
+def _positional(jitf, args, meta):
+    """args with the meta values of parameters the call gave by position (a sweep's candidate
+    for a BLOCK_SIZE passed positionally), and the rest of meta."""
+    names = list(jitf.signature.parameters)
+    args, rest = list(args), {}
+    for k, v in meta.items():
+        if k in names and names.index(k) < len(args):
+            args[names.index(k)] = v
+        else:
+            rest[k] = v
+    return tuple(args), rest
+
+
 def _launch(jitf, grid, args, kwargs, meta, where, space):
     name = jitf.fn.__name__
     call = f"{name}[grid](...)"
+    args, meta = _positional(jitf, args, meta)
     kwargs = dict(kwargs, **meta)
     options = {k: v for k, v in kwargs.items() if k not in jitf.signature.parameters}
     unknown = [k for k in options if k not in IGNORED_OPTIONS]
@@ -346,9 +364,19 @@ class _Active:
     def get_current_stream(device=None):
         return 0
 
+    @staticmethod
+    def get_current_target():
+        """Triton's GPUTarget of the device: the npu backend, the hardware in force as its
+        arch (no warps on Ascend)."""
+        return GPUTarget("npu", hardware_name(), 0)
+
     def __getattr__(self, name):
         refuse(f"triton.runtime.driver.active.{name}", "not a driver call tilesim answers",
-               "it answers utils.get_device_properties(...)")
+               "it answers utils.get_device_properties(...), get_current_target(), "
+               "get_current_device() and get_active_torch_device()")
+
+
+GPUTarget = collections.namedtuple("GPUTarget", "backend arch warp_size")
 
 
 def libentry(*args, **kwargs):
@@ -382,6 +410,13 @@ def _modules():
     testing.do_bench = testing.do_bench_npu = do_bench
     testing.assert_close = lambda *a, **k: None
     backends = types.ModuleType("triton.backends")
+    # Modules a kernel library imports for kernels tilesim does not trace (TMA descriptors, the
+    # compile cache): importable, each name refused where it is used.
+    untraced = {}
+    for name in ("triton.tools", "triton.tools.tensor_descriptor", "triton.runtime.cache"):
+        untraced[name] = types.ModuleType(name, "not traced by tilesim: each name refused where "
+                                          "it is used")
+        untraced[name].__getattr__ = language._refusing(name)
     mods = {"triton.runtime": runtime, "triton.runtime.driver": driver,
             "triton.runtime.libentry": le, "triton.runtime.autotuner": at,
             "triton.runtime.jit": rj, "triton.testing": testing, "triton.backends": backends,
@@ -391,7 +426,8 @@ def _modules():
             "triton.language.extra.ascend": language.extra.ascend,
             "triton.language.extra.ascend.libdevice": language.libdevice,
             "triton.language.extra.cann": language.extra.cann,
-            "triton.language.extra.cann.libdevice": language.libdevice}
+            "triton.language.extra.cann.libdevice": language.libdevice,
+            "triton.language.extra.cann.extension": language.extension, **untraced}
     return mods
 
 

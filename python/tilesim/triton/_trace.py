@@ -17,7 +17,7 @@ import itertools
 import math
 import os
 
-from .._refusal import caller
+from .._refusal import Refusal, caller
 from . import _values
 from ._values import BlockPointer, Data, Expr, Index, Mask, Pointer, TensorArg, Var, refuse
 
@@ -314,9 +314,27 @@ class Writer:
         return f"{stem}{self.counter}"
 
     # -- views and tiles
-    def map_accesses(self, kind, views=None):
+    def map_loads(self):
+        """map_accesses("load"), each tensor in its own dims; when those do not hold its blocks
+        (a grid-stride loop over x.numel() whose blocks straddle rows) and every tensor read is
+        contiguous and walked by 1-D blocks, the tensors read as flat arrays."""
+        try:
+            self.map_accesses("load")
+        except Refusal as own_dims:
+            loads = [a for a in self.t.accesses if a.kind == "load"]
+            if not all(a.ptr.arg.tensor.is_contiguous() and len(a.shape) == 1 and
+                       all(st == 1 for _, st in _axes_of(a)) for a in loads):
+                raise
+            self.views = {}
+            try:
+                self.map_accesses("load", flat=True)
+            except Refusal:
+                raise own_dims from None
+
+    def map_accesses(self, kind, views=None, flat=False):
         """Maps the loads (or the stores) to their tensors' dims and evaluates their tiles.
-        `views` {name: dims}: a stored tensor is the shape of the value stored into it."""
+        `views` {name: dims}: a stored tensor is the shape of the value stored into it; `flat`:
+        each tensor loaded as a flat array of its elements."""
         t = self.t
         by_arg = {}
         for a in t.accesses:
@@ -324,7 +342,9 @@ class Writer:
                 by_arg.setdefault(a.ptr.arg.name, []).append(a)
         for name, accs in by_arg.items():
             arg = t.args[name]
-            if views and name in views and arg.tensor.is_contiguous() and \
+            if flat:
+                self.views[name] = ([arg.tensor.numel()], [1])
+            elif views and name in views and arg.tensor.is_contiguous() and \
                     math.prod(views[name]) == math.prod(arg.shape):
                 dims = list(views[name])
                 self.views[name] = (dims, [math.prod(dims[i + 1:]) for i in range(len(dims))])
@@ -728,23 +748,13 @@ class Writer:
             refuse("a kernel", "it stores nothing", "a traced kernel writes its results with "
                    "tl.store", t.where)
         self.check_loops()
-        self.map_accesses("load")
+        self.map_loads()
         needed, todo = set(), [a.data for a in t.accesses if a.kind == "store"]
         while todo:
             d = todo.pop()
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
-        space = [max(v) for v in zip(*[[1] * (self.rank - len(d)) + list(d)
-                                        for d, _ in self.views.values()])]
-        hoisted = [d for d in t.nodes if id(d) in needed and d.kind == "op" and
-                   self._broadcast_only(d, space)]
-        for d in hoisted:
-            self.resolve(d)
-        if hoisted:
-            t.note(f"{len(hoisted)} op(s) on broadcast operands only ({_at(hoisted[0].where)}: "
-                   "a weight's cast) run once before the others, where each program repeats "
-                   "them for each of its blocks")
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
                 self.resolve(d)
@@ -816,31 +826,6 @@ class Writer:
                 tainted.add(id(e["out"]))
                 for g in group:
                     g["apply_in_task"] = True
-
-    def _broadcast_only(self, d, space):
-        """An op whose loads are all broadcast along the kernel's rows (a weight [1, N]) and
-        which reads no reduction: its iterations repeat one value."""
-        loads = self._loads_of(d)
-        if not loads or self._reads_reduction(d, set()):
-            return False
-        for a in loads:
-            dims = self.views[a.ptr.arg.name][0]
-            view = [1] * (self.rank - len(dims)) + list(dims)
-            if not any(v == 1 and n > 1 for v, n in zip(view, space)):
-                return False
-        return True
-
-    def _reads_reduction(self, d, seen):
-        if not isinstance(d, Data) or id(d) in seen:
-            return False
-        seen.add(id(d))
-        if d.kind == "reduce":
-            return True
-        if d.kind == "op" and any(isinstance(x, (int, float)) or
-                                  (isinstance(x, Data) and x.kind == "const")
-                                  for x in d.args[1]) and d.args[0] in _COMBINE:
-            return True  # a possible accumulator: keep it in order
-        return any(self._reads_reduction(x, seen) for x in _operands(d))
 
     def check_loops(self):
         """A loop whose index no load or store inside it reads redoes the same blocks in every

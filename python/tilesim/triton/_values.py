@@ -340,8 +340,9 @@ class Mask:
             if same is not None:
                 return same
             _refuse_varying_condition()
-        refuse("a condition on a mask", "Python cannot branch on a block of booleans",
-               "give the mask to tl.load / tl.store")
+        refuse("a condition on a mask", "Python cannot branch on a block of booleans (an if, "
+               "or masks joined with `and` / `or` / `not`)", "join masks with &, and give the "
+               "mask to tl.load / tl.store")
 
     def __getitem__(self, key):
         terms = []

@@ -49,6 +49,8 @@ fp32, fp16, bf16 = float32, float16, bfloat16
 
 
 def _program_dtype(d, call):
+    if isinstance(d, str) and d in _T.PROGRAM_DTYPES.values():
+        return d  # a traced block's own dtype (x.to(y.dtype))
     if isinstance(d, dtype):
         if d.program is None:
             refuse(call, f"dtype {d.name}", "tilesim programs model float32, float16, "
@@ -250,6 +252,10 @@ def _value(v, call):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         if isinstance(v, constexpr):
             return _value(v.value, call)
+        if isinstance(v, Index) and not v.shape:
+            refuse(call, "an operation between data and a program id or loop index (a value "
+                   "that differs between programs or iterations)", "data combines with data "
+                   "and with numbers (constexprs, integer arguments)")
         if isinstance(v, (Index, Mask, Pointer)):
             refuse(call, f"an operation between data and {type(v).__name__.lower()} blocks",
                    "data combines with data and with numbers")
@@ -307,6 +313,10 @@ def sigmoid(x):
     return _unary("sigmoid", x)
 
 
+def tanh(x):
+    return _unary("tanh", x)
+
+
 def exp2(x):
     """2^x: exp(x * ln 2), as the compiler lowers it (a Muls and an Exp)."""
     t = _T.active("tl.exp2")
@@ -315,10 +325,16 @@ def exp2(x):
 
 
 def maximum(a, b, propagate_nan=None):
+    if not isinstance(a, Data) and not isinstance(b, Data) and \
+            (isinstance(a, Index) or isinstance(b, Index)):
+        return _builtin_extreme(_builtins.max, "tl.maximum", None, (a, b), {})
     return _binary("maximum", a, b, "tl.maximum")
 
 
 def minimum(a, b, propagate_nan=None):
+    if not isinstance(a, Data) and not isinstance(b, Data) and \
+            (isinstance(a, Index) or isinstance(b, Index)):
+        return _builtin_extreme(_builtins.min, "tl.minimum", None, (a, b), {})
     return _binary("minimum", a, b, "tl.minimum")
 
 
@@ -337,11 +353,16 @@ def where(condition, x, y):
     call = "tl.where"
     t = _T.active(call)
     if isinstance(condition, Mask):
-        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
-               "itself: the program computes the tensor's elements only")
         v = x if isinstance(x, Data) else y
+        pad = y if v is x else x
         if not isinstance(v, Data):
             refuse(call, "a where between two constants")
+        if isinstance(pad, Data) or any(op in ("==", "!=") for _, op in condition.terms):
+            refuse(call, "a select by position (an offsets mask other than a block's bounds, "
+                   "or between two blocks: a scatter into a block)", "tl.where on a bounds "
+                   "mask (cols < n) with a number, the padding of a partial block")
+        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
+               "itself: the program computes the tensor's elements only")
         return v
     if isinstance(condition, bool):
         return x if condition else y
@@ -357,9 +378,7 @@ def where(condition, x, y):
 
 
 def erf(x):
-    refuse("tl.erf", "erf is not in tilesim's op table (kernels/ops/op_table.cpp)",
-           "the traced ops are exp, exp2, log, sqrt, rsqrt, abs, sigmoid, maximum, minimum, "
-           "fma, where and + - * /")
+    return _unary("erf", x)
 
 
 # ---- reductions ---------------------------------------------------------------------------
@@ -451,6 +470,32 @@ maximum = _probe_binary("maximum", maximum)
 minimum = _probe_binary("minimum", minimum)
 
 
+def _builtin_extreme(py, name, elementwise, args, kw):
+    """Python's min / max inside a traced kernel, as Triton compiles them: of data, the
+    elementwise tl.minimum / tl.maximum; of scalars of the program ids and loop indices (a
+    grouped ordering's min(num_pid_m - first_pid_m, GROUP_SIZE_M)), that integer for each
+    program; of numbers, Python's own."""
+    if kw or len(args) != 2 or not any(isinstance(a, (Data, Index)) for a in args):
+        return py(*args, **kw)
+    a, b = args
+    if isinstance(a, Data) or isinstance(b, Data):
+        return elementwise(a, b)
+    ia, ib = Index.of(a, name), Index.of(b, name)
+    if ia is None or ib is None or ia.shape or ib.shape:
+        refuse(f"{name}(...) in a kernel", f"a {name} of {a!r} and {b!r}", f"{name} of data "
+               "blocks (tl.minimum / tl.maximum) or of scalar program ids, loop indices and "
+               "integers")
+    return Index((), ia.base.combine(ib.base, py, name))
+
+
+def builtin_min(*args, **kw):
+    return _builtin_extreme(_builtins.min, "min", minimum, args, kw)
+
+
+def builtin_max(*args, **kw):
+    return _builtin_extreme(_builtins.max, "max", maximum, args, kw)
+
+
 # ---- shape helpers ------------------------------------------------------------------------
 
 
@@ -464,11 +509,39 @@ def broadcast_to(x, shape):
            f"{list(shape)}", "let the operation broadcast ([:, None] / [None, :])")
 
 
-def reshape(x, shape, can_reorder=False):
-    refuse("tl.reshape", "a reshape of a block", "index with [:, None] / [None, :]")
+def reshape(x, *shape, can_reorder=False):
+    """tl.reshape (and x.reshape, tl.view) that only adds axes of size 1 ((BLOCK,) to
+    (BLOCK, 1): a row statistic made a column) is x[:, None]; any other reshape is refused."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    shape = tuple(_int(n, "tl.reshape") for n in shape)
+    old = tuple(getattr(x, "shape", ()))
+    key, d = [], 0
+    for n in shape:
+        if d < len(old) and n == old[d]:
+            key.append(slice(None))
+            d += 1
+        elif n == 1:
+            key.append(None)
+        else:
+            break
+    if d != len(old) or len(key) != len(shape) or not isinstance(x, (Data, Index, Mask)):
+        refuse("tl.reshape", f"a reshape of a {list(old)} block to {list(shape)}",
+               "a reshape that adds axes of size 1 (x.reshape(BLOCK, 1)), or [:, None] / "
+               "[None, :]")
+    return x[tuple(key)] if key else x
 
 
 view = reshape
+
+
+def expand_dims(x, axis):
+    """tl.expand_dims(x, axis): x with a new axis of size 1 (x[:, None] for axis 1)."""
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shape = list(getattr(x, "shape", ()))
+    for a in sorted(_int(a, "tl.expand_dims") % (len(shape) + len(axes)) for a in axes):
+        shape.insert(a, 1)
+    return reshape(x, tuple(shape))
 
 
 def static_assert(cond, msg=""):
@@ -633,6 +706,13 @@ def _data_to(self, dtype, fp_downcast_rounding=None, bitcast=False):  # noqa: A0
     return _cast(self, _program_dtype(dtype, "Tensor.to"))
 
 
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):  # noqa: A002
+    """tl.cast(x, dtype) and x.cast(dtype): x.to(dtype)."""
+    if not isinstance(input, Data):
+        refuse("tl.cast", f"a cast of {input!r}", "cast loaded or computed data")
+    return _data_to(input, dtype, fp_downcast_rounding, bitcast)
+
+
 class pointer_type:  # noqa: N801
     """x_ptr.dtype: a pointer to element_ty."""
 
@@ -647,26 +727,49 @@ Pointer.dtype = property(lambda self: pointer_type(_by_program(
     _T.program_dtype(self.arg.dtype, "pointer.dtype"))))
 Data.__getitem__ = _data_getitem
 Data.to = _data_to
+Data.cast = cast
+Data.reshape = Data.view = reshape
+Data.expand_dims = expand_dims
 Data.__pow__ = lambda self, o: refuse("x ** y", "a power of data", "write x * x")
 
 # tl.math, tl.extra.*.libdevice: the same functions
 math = _types.ModuleType("triton.language.math", "tl.math under tilesim")
-for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "sigmoid", "maximum", "minimum",
-              "fma", "div_rn", "fdiv", "erf"):
+for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "maximum",
+              "minimum", "fma", "div_rn", "fdiv", "erf"):
     setattr(math, _name, globals()[_name])
+
+
+class _Untraced:
+    """A name of a Triton module that tilesim does not trace: refused where a kernel uses it
+    (calls it, or casts to it), so that importing it, annotating with it or probing for it
+    (hasattr) in a file whose traced kernels do not use it is not a refusal."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        refuse(self.name, "not in what tilesim.triton traces")
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Untraced(f"{self.name}.{name}")
+
+    def __repr__(self):
+        return f"<{self.name}: not traced by tilesim>"
 
 
 def _refusing(module):
     def getattr_(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        refuse(f"{module}.{name}", "not in what tilesim.triton traces")
+        return _Untraced(f"{module}.{name}")
     return getattr_
 
 
 math.__getattr__ = _refusing("tl.math")
 libdevice = _types.ModuleType("triton.language.extra.libdevice", "libdevice under tilesim")
-for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "fma", "div_rn", "erf"):
+for _name in ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "tanh", "fma", "div_rn", "erf"):
     setattr(libdevice, _name, globals()[_name])
 libdevice.__getattr__ = _refusing("libdevice")
 extra = _types.ModuleType("triton.language.extra", "tl.extra under tilesim")
@@ -678,10 +781,26 @@ extra.cann.libdevice = libdevice
 extra.__getattr__ = _refusing("tl.extra")
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    refuse(f"tl.{name}", "not in what tilesim.triton traces")
+def _extension_parallel(*args, **kw):
+    refuse("extension.parallel", "a loop split over a core's vector units (bind_sub_block)",
+           "a for loop over range / tl.range / tl.static_range")
+
+
+def _extension_slice(*args, **kw):
+    refuse("extension.extract_slice / insert_slice", "a slice of a computed block",
+           "load and store the sub-blocks themselves, with offsets from the loop index")
+
+
+# triton.language.extra.cann.extension (Triton-Ascend's own ops): each refused where it is used.
+extension = _types.ModuleType("triton.language.extra.cann.extension",
+                              "Triton-Ascend's extension ops under tilesim: refused")
+extension.parallel = _extension_parallel
+extension.extract_slice = extension.insert_slice = _extension_slice
+extension.__getattr__ = _refusing("extension")
+extra.cann.extension = extension
+
+
+__getattr__ = _refusing("tl")
 
 
 del _n, _p
