@@ -2084,8 +2084,8 @@ TEST(ProgramLoader, AMatmulBiasIsLoadedPerCTileAndAddedOnce) {
 // stored once, and the ops reading them copy their part of its bytes (a view's rows at the
 // parent's stride). PyPTO's view / slice of a tile and reshape of a contiguous one.
 TEST(ProgramLoader, ViewsAndReshapesOfComputedTensorsAreAliasesNotCopies) {
-  json view_op = {{"op", "view"}, {"inputs", {"y"}}, {"out", "p"}, {"offsets", {0, 8}},
-                  {"shape", {8, 8}}};
+  json view_op = {
+      {"op", "view"}, {"inputs", {"y"}}, {"out", "p"}, {"offsets", {0, 8}}, {"shape", {8, 8}}};
   json reshape_op = {{"op", "reshape"}, {"inputs", {"y"}}, {"out", "r"}, {"shape", {8, 3, 8}}};
   auto program = [&](const json& view, const json& reshape) {
     return json{{"program", "alias"},

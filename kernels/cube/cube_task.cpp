@@ -130,7 +130,8 @@ TaskKind cube_kind(int psg, std::string label, const MatmulTensors& x, const Cub
                {"A0", t.m0 * t.k0 * x.b, BufferRole::kInput, MemSpace::kL0a},
                {"B0", t.k0 * t.n0 * x.b, BufferRole::kInput, MemSpace::kL0b},
                {"C0", t.m1 * t.n1 * 4, BufferRole::kTemp, MemSpace::kL0c}};
-  if (x.bias_b > 0) k.buffers.push_back({"bias", t.n1 * x.bias_b, BufferRole::kInput, MemSpace::kL1});
+  if (x.bias_b > 0)
+    k.buffers.push_back({"bias", t.n1 * x.bias_b, BufferRole::kInput, MemSpace::kL1});
   return k;
 }
 

@@ -55,8 +55,8 @@ struct CubeStore {
 };
 // One task's C tile: its k steps (loads, then the L0 mmads), then the fixpipe store of C. With a
 // bias, the first k step also copies the tile's bias row GM -> L1 and L1 -> the bias table before
-// the first mmad, which starts the accumulator from it (PyPTO cube_operation_impl.cpp LinkBias). With
-// `load_a` / `load_b` false the operand is resident in L1 from an earlier tile. The GM blocks
+// the first mmad, which starts the accumulator from it (PyPTO cube_operation_impl.cpp LinkBias).
+// With `load_a` / `load_b` false the operand is resident in L1 from an earlier tile. The GM blocks
 // touched go to `acc`.
 void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,
                    bool load_a, bool load_b, const CubeStore& c, const Hardware& hw,

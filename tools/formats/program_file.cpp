@@ -176,9 +176,9 @@ void Loader::read_body(const JsonReader& body, int loop) {
     RawOp r{e, {}, "", vec_tile_, cube_tile_, loop};
     const std::string name = e.at("op").string();
     if (name == "view" || name == "reshape") {  // aliases: no op, no copy (resolve_alias)
-      e.check_keys(name == "view" ? std::vector<std::string>{"op", "inputs", "out", "offsets",
-                                                             "shape"}
-                                  : std::vector<std::string>{"op", "inputs", "out", "shape"});
+      e.check_keys(name == "view"
+                       ? std::vector<std::string>{"op", "inputs", "out", "offsets", "shape"}
+                       : std::vector<std::string>{"op", "inputs", "out", "shape"});
       for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
       r.out = e.at("out").string();
       raw_.push_back(r);
@@ -208,8 +208,7 @@ void Loader::resolve_alias(const RawOp& raw) {
   const auto fail = [&](const std::string& m) {
     e.fail(fmt::format("{} '{}': {}", kind, raw.out, m));
   };
-  if (raw.inputs.size() != 1)
-    fail(fmt::format("takes 1 input (got {})", raw.inputs.size()));
+  if (raw.inputs.size() != 1) fail(fmt::format("takes 1 input (got {})", raw.inputs.size()));
   const int x = tensor_id(raw.inputs[0]);
   if (load_results_.count(x))
     fail(fmt::format("'{}' is a load's result, which stays on chip", raw.inputs[0]));
@@ -265,9 +264,10 @@ void Loader::resolve(const RawOp& raw, size_t /*index*/) {
       kind_of == OpKind::kTranspose)
     for (int t : op.in)
       if (tensor(t).is_view())
-        at.fail(fmt::format("{} is a view at an offset; views feed vector ops (this op's copies "
-                            "take whole tensors)",
-                            text(t)));
+        at.fail(
+            fmt::format("{} is a view at an offset; views feed vector ops (this op's copies "
+                        "take whole tensors)",
+                        text(t)));
   if (e.has("scalar")) {
     if (op.info->kind != OpKind::kBinary)
       at.fail("\"scalar\" applies to binary ops (add, sub, mul, ...)");
@@ -351,7 +351,7 @@ ProgTensor Loader::output_of(const OpSite& at, ProgOp& op) const {
   const size_t first = op.info->kind == OpKind::kWhere ? 1 : 0;
   const bool index_last =
       op.info->kind == OpKind::kGather || (op.info->reduction && op.info->reduction->picks);
-  const size_t last = index_last                          ? 1
+  const size_t last = index_last                         ? 1
                       : op.info->kind == OpKind::kMatmul ? 2  // a bias has its own rule
                                                          : op.in.size();
   for (size_t i = first; i < last; ++i) require_operand_dtype(at, op, op.in[i]);
@@ -549,10 +549,9 @@ void Loader::matmul_bias(const OpSite& at, const ProgOp& op, const ProgTensor& o
   if (bias.shape.size() != 2 || bias.shape[0] != 1 || bias.shape[1] != out.shape.back())
     at.fail(fmt::format("shape mismatch: the bias {} is a row [1, n] of C's n ({})", text(op.in[2]),
                         out.shape.back()));
-  const bool ok = in == DType::kInt8 ? bias.dtype == DType::kInt32
-                  : in == DType::kFp16
-                      ? bias.dtype == DType::kFp32 || bias.dtype == DType::kFp16
-                      : bias.dtype == DType::kFp32;
+  const bool ok = in == DType::kInt8   ? bias.dtype == DType::kInt32
+                  : in == DType::kFp16 ? bias.dtype == DType::kFp32 || bias.dtype == DType::kFp16
+                                       : bias.dtype == DType::kFp32;
   if (!ok)
     at.fail(fmt::format("dtype mismatch: the bias {} of a {} matmul is {} (PyPTO's CheckBiasParam)",
                         text(op.in[2]), dtype_name(in),
@@ -717,9 +716,10 @@ Program Loader::run() {
       o.fail(
           fmt::format("output '{}' is a load's result, which stays on chip (never stored)", name));
     if (p_.tensors[static_cast<size_t>(t)].alias_of >= 0)
-      o.fail(fmt::format("output '{}' is a view or reshape, which moves no data: name an op's "
-                         "output",
-                         name));
+      o.fail(
+          fmt::format("output '{}' is a view or reshape, which moves no data: name an op's "
+                      "output",
+                      name));
     ProgTensor& x = p_.tensors[static_cast<size_t>(t)];
     if (o.json().is_object()) {
       o.check_keys({"name", "shape", "dtype"});

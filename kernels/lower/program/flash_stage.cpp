@@ -134,8 +134,7 @@ class FlashLowering {
     for (const uint64_t key : keys) {
       const auto it =
           std::find_if(acc_.begin(), acc_.end(), [&](const Access& x) { return x.block == key; });
-      if (it == acc_.end())
-        throw InternalError("lower_flash: a cube access to replace is missing");
+      if (it == acc_.end()) throw InternalError("lower_flash: a cube access to replace is missing");
       whole.bytes += it->bytes;
       whole.write = it->write;
       acc_.erase(it);

@@ -50,8 +50,8 @@ CubeTiling tiling(const Dims& tile, const Dims& l0, DType out, L1Resident reside
   const auto at = [&](const Dims& d, size_t i) {
     return mkn.empty() ? d[i] : std::min(d[i], round_up(mkn[i], fractal));
   };
-  return {at(tile, 0), at(tile, 2), at(tile, 1), at(l, 0), at(l, 2), at(l, 1),
-          out,         resident,    depth};
+  return {at(tile, 0), at(tile, 2), at(tile, 1), at(l, 0), at(l, 2),
+          at(l, 1),    out,         resident,    depth};
 }
 
 // How a message names one of the matmul's options: the family's param, or the program op's field.
