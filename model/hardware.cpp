@@ -96,6 +96,9 @@ std::vector<HardwareParam> make_table() {
       P(vector.complex.latency_cycles, 0, 1e6, "cycles", "exp, div, sqrt, ...: latency"),
       P(vector.reduce.cycles_per_repeat, 0.01, 1e4, "cycles", "in-row reduce: per repeat"),
       P(vector.reduce.latency_cycles, 0, 1e6, "cycles", "in-row reduce: latency"),
+      P(vector.block_reduce_cycles_per_repeat, 0.01, 1e4, "cycles",
+        "block reduce (vcgadd, vcgmax: each 32 B block of a repeat to one value): per repeat, its "
+        "latency the in-row reduce's"),
       P(cube.fractal, 1, 1024, "elements", "cube fractal edge: m, k and n step by it"),
       P(cube.fp16_cycles_per_fractal, 0.01, 1e4, "cycles", "fp16 cube: per fractal"),
       P(cube.fp32_cycles_per_fractal, 0.01, 1e4, "cycles", "fp32 cube: per fractal"),

@@ -81,6 +81,7 @@ struct Hardware {
     VectorClass simple, complex, reduce;
     double bank_conflict_cycles_per_repeat = 0;  // taken off a simple op whose sources do not
                                                  // share a bank group
+    double block_reduce_cycles_per_repeat = 0;   // vcgadd / vcgmax: each 32 B block to a value
   } vector;
 
   // Cube pipe (per AIC).

@@ -96,6 +96,10 @@ struct VecOp {
   // An instruction of the same operation as the VecOp before it (a broadcast binary issued row by
   // row): a compiled loop syncs once per operation (model/task_cost.cpp, compiled_loop_cycles).
   bool same_op = false;
+  // kReduceLast only: the rows reduced by block reduces (vcgadd / vcgmax turn each 32 B block into
+  // one value, pass after pass over the packed partials) instead of halving adds and a
+  // WholeReduce per row (pto-isa TROWSUM / TROWMAX, include/pto/npu/a2a3/TRowReduceOps.hpp).
+  bool block_reduce = false;
 };
 
 // One cube mmad on an L0 tile: m x k times k x n, fed by the MTE1 loads L1 -> L0A of

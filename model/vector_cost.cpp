@@ -57,6 +57,19 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
     }
     case VecClass::kReduceLast: {
       const int64_t rows = op.batch * op.rows;
+      if (op.block_reduce) {
+        // Block reduces: each pass turns every UB block (ub.align_bytes, a repeat's eighth) into
+        // one value, the first over the tile's rows, the later ones over the packed partials,
+        // until a row is one value.
+        const ClassCost block{hw.vector.block_reduce_cycles_per_repeat,
+                              hw.vector.reduce.latency_cycles};
+        const int64_t per_block = std::max<int64_t>(1, hw.ub.align_bytes / dtype_bytes(op.dtype));
+        int64_t width = op.cols;
+        add_op(total, rows * ceil_div(width, per_repeat), block, hw);
+        for (width = ceil_div(width, per_block); width > 1; width = ceil_div(width, per_block))
+          add_op(total, ceil_div(rows * width, per_repeat), block, hw);
+        break;
+      }
       // Halving adds over all rows at once until each row is one repeat wide.
       int64_t width = ceil_div(op.cols, per_repeat);
       while (width > 1) {

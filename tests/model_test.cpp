@@ -177,6 +177,18 @@ TEST(VectorCost, ElementwiseAndReductions) {
   EXPECT_EQ(rows.repeats, 15 * 4);
   EXPECT_EQ(rows.instructions, 4);
   EXPECT_LT(rows.cycles, last.cycles);  // reducing across rows is cheaper than in-row
+  // The same rows by block reduces (pto-isa TROWSUM on a [32, 256] fp32 tile): one pass over the
+  // 128 repeats leaves 32 values a row (one per 32 B block), a pass over the packed 32 x 32 (16
+  // repeats) leaves 4, one over 32 x 4 (2 repeats) leaves 1: 3 instructions, 146 repeats.
+  VecOp by_blocks{VecClass::kReduceLast, DType::kFp32, 1, 32, 256};
+  by_blocks.block_reduce = true;
+  const VecCost blocks = vector_cost(by_blocks, hw);
+  EXPECT_EQ(blocks.instructions, 3);
+  EXPECT_EQ(blocks.repeats, 128 + 16 + 2);
+  EXPECT_DOUBLE_EQ(blocks.cycles, 3 * (hw.vector.issue_cycles + hw.vector.reduce.latency_cycles) +
+                                      146 * hw.vector.block_reduce_cycles_per_repeat);
+  EXPECT_LT(blocks.cycles,
+            vector_cost(VecOp{VecClass::kReduceLast, DType::kFp32, 1, 32, 256}, hw).cycles);
   // A scan (cumsum) of 7 dependent steps over 3 x 256 fp32: 21 instructions of 4 repeats each,
   // each paying its issue and latency (no step starts before the previous one ends).
   const VecCost scan = vector_cost(VecOp{VecClass::kScan, DType::kFp32, 3, 7, 256}, hw);

@@ -199,6 +199,15 @@ std::vector<Bad> bad_programs() {
       {"merge on an elementwise op",
        prog({tile({1, 32}), {{"op", "exp"}, {"inputs", {"x"}}, {"merge", "tree"}, {"out", "y"}}}),
        "p.json: body[1]: op 0 (exp): \"merge\" applies to reductions"},
+      {"row_reduce on an elementwise op",
+       prog({tile({1, 32}),
+             {{"op", "exp"}, {"inputs", {"x"}}, {"row_reduce", "block"}, {"out", "y"}}}),
+       "p.json: body[1]: op 0 (exp): \"row_reduce\" applies to reductions"},
+      {"row_reduce not a route",
+       prog(
+           {tile({1, 64}),
+            {{"op", "sum"}, {"inputs", {"x"}}, {"dim", -1}, {"row_reduce", "tree"}, {"out", "y"}}}),
+       "p.json: body[1].row_reduce: \"tree\" is not allowed (allowed: whole, block)"},
       {"no tile", prog(json::array({op("exp", {"x"}, "y")})),
        "p.json: op 0 (exp): no vec tile shapes in force (add a set_vec_tile_shapes entry before "
        "it)"},

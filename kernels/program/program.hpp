@@ -128,6 +128,9 @@ struct ProgOp {
   // A binary op whose two sources sit in different UB bank groups (addresses 256 B apart modulo
   // 512 B), so a repeat reads both at once rather than one after the other.
   bool bank_conflict_free = false;
+  // A reduction whose in-row part runs as block reduces (row_reduce "block": pto-isa's TROWSUM /
+  // TROWMAX) rather than halving adds and a WholeReduce per row ("whole": Ascend C's ReduceSum).
+  bool block_reduce = false;
   // load: where the copy lands (UB on the vector cores, or L1 on the cube cores).
   MemSpace dest = MemSpace::kUb;
   // The name of the stage (PSG) this op opens; empty: "stage<i>:<its ops>".

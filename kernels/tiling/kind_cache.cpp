@@ -14,7 +14,8 @@ bool same_copy(const DmaOp& a, const DmaOp& b) {
 
 bool same_vec(const VecOp& a, const VecOp& b) {
   return a.cls == b.cls && a.same_op == b.same_op && a.bank_conflict == b.bank_conflict &&
-         a.dtype == b.dtype && a.batch == b.batch && a.rows == b.rows && a.cols == b.cols;
+         a.block_reduce == b.block_reduce && a.dtype == b.dtype && a.batch == b.batch &&
+         a.rows == b.rows && a.cols == b.cols;
 }
 
 bool same_cube(const CubeOp& a, const CubeOp& b) {
@@ -48,8 +49,8 @@ void hash_step(const TileStep& st, Hash& h) {
   for (const auto* ops : {&st.load_fill, &st.vec, &st.fold}) {
     h.add(static_cast<int64_t>(ops->size()));
     for (const VecOp& v : *ops) {
-      h.add(static_cast<int64_t>(v.cls) * 256 + static_cast<int64_t>(v.dtype) * 4 +
-            (v.bank_conflict ? 2 : 0) + (v.same_op ? 1 : 0));
+      h.add(static_cast<int64_t>(v.cls) * 256 + static_cast<int64_t>(v.dtype) * 8 +
+            (v.block_reduce ? 4 : 0) + (v.bank_conflict ? 2 : 0) + (v.same_op ? 1 : 0));
       h.add(v.batch);
       h.add(v.rows);
       h.add(v.cols);

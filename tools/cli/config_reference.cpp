@@ -291,7 +291,11 @@ std::vector<ConfigObject> make_objects() {
         {"apply_in_task", "boolean", "`false`",
          "reductions over a split dim: the next stage (on its tiles, using its result) runs in "
          "the task that finishes the row (merge `in_task`, or an spmd block's whole rows); "
-         "column ops between them on the statistic run once per row where the row completes"}}},
+         "column ops between them on the statistic run once per row where the row completes"},
+        {"row_reduce", "string", "`whole`",
+         "reductions: how a row is reduced in UB, `whole`: halving adds then a WholeReduce per "
+         "row (Ascend C ReduceSum), or `block`: passes of block reduces (vcgadd / vcgmax, "
+         "pto-isa TROWSUM / TROWMAX)"}}},
       {"program",
        "body[] (loop)",
        "A loop of `body`: `pypto.loop` with view / assemble.",

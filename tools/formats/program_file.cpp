@@ -188,9 +188,10 @@ void Loader::read_body(const JsonReader& body, int loop) {
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
     std::vector<std::string> keys = {
-        "op",      "inputs", "out",       "scalar",        "dim",
-        "keepdim", "merge",  "dtype",     "out_dtype",     "transpose_b",
-        "psg",     "dest",   "spmd_rows", "apply_in_task", "bank_conflict_free"};
+        "op",        "inputs", "out",       "scalar",        "dim",
+        "keepdim",   "merge",  "dtype",     "out_dtype",     "transpose_b",
+        "psg",       "dest",   "spmd_rows", "apply_in_task", "bank_conflict_free",
+        "row_reduce"};
     keys.insert(keys.end(), std::begin(kMatmulKeys), std::end(kMatmulKeys));
     e.check_keys(keys);
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
@@ -275,6 +276,8 @@ void Loader::resolve(const RawOp& raw, size_t /*index*/) {
   }
   check_keys_apply(at, op);
   if (e.has("bank_conflict_free")) op.bank_conflict_free = e.at("bank_conflict_free").boolean();
+  if (e.has("row_reduce"))
+    op.block_reduce = e.at("row_reduce").one_of({"whole", "block"}) == "block";
   if (e.has("psg")) {
     op.psg = e.at("psg").string();
     if (op.psg.empty()) e.at("psg").fail("expected a non-empty name for the stage this op opens");
@@ -309,7 +312,7 @@ void Loader::check_input_count(const OpSite& at, const ProgOp& op) const {
 void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
   const JsonReader& e = at.e;
   const OpKind kind = op.info->kind;
-  for (const char* key : {"keepdim", "merge", "spmd_rows", "apply_in_task"})
+  for (const char* key : {"keepdim", "merge", "spmd_rows", "apply_in_task", "row_reduce"})
     if (e.has(key) && kind != OpKind::kReduce)
       at.fail(std::string("\"") + key + "\" applies to reductions");
   if (e.has("dim") && kind != OpKind::kReduce && kind != OpKind::kScan)

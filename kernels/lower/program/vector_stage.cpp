@@ -148,8 +148,12 @@ void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   const DType dt = cx.tensor(x.out).dtype;
   const DType in_dt = cx.tensor(x.in[0]).dtype;
   const TileReduceGeometry g = reduce_geometry(ce, x.dims);
+  const size_t first = vec.size();
   reduce_tile_work(rec, g, in_dt, dt, vec,
                    stage && reused_max(cx.program(), *stage, x) >= 0 ? 1 : 0);
+  if (x.block_reduce)
+    for (size_t v = first; v < vec.size(); ++v)
+      vec[v].block_reduce = vec[v].cls == VecClass::kReduceLast;
   reduce_finalize_work(rec, g.out_elems, in_dt, dt, vec);
   if (rec.input_scratch > 0)  // online softmax's exp(x - m), the size of the input tile
     w.scratch_bytes +=
