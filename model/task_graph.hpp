@@ -130,6 +130,14 @@ struct TileStep {
   // keeps the running partial in UB and stores once (kernels/lower/task_packing.cpp).
   bool accumulates = false;
   std::vector<VecOp> fold;
+  // Empty again, its vectors keeping their storage (a lowering's scratch step).
+  void clear() {
+    for (auto* ops : {&loads, &stores}) ops->clear();
+    for (auto* ops : {&load_fill, &vec, &fold}) ops->clear();
+    cube.clear();
+    repeat = 1;
+    accumulates = false;
+  }
 };
 
 enum class MemSpace { kUb, kL1, kL0a, kL0b, kL0c };

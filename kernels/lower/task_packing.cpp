@@ -11,13 +11,19 @@ namespace tilesim {
 
 namespace {
 
+// Whether step a, accumulating into GM block `ta` (0: it does not accumulate), keeps its partial
+// in UB for step b after it (into `tb`): both once, into the same block.
+bool keeps_in_ub(const TileStep& a, uint64_t ta, const TileStep& b, uint64_t tb) {
+  return ta != 0 && ta == tb && a.repeat == 1 && b.repeat == 1;
+}
+
 // Consecutive steps accumulating into the same GM block (`target`, 0 for other steps): the
 // running partial stays in UB (one fold each) and only the last step of the run stores it.
 void keep_partials_in_ub(std::vector<TileStep>& steps, const std::vector<uint64_t>& target) {
   for (size_t i = 0; i + 1 < steps.size(); ++i) {
     TileStep& a = steps[i];
     TileStep& b = steps[i + 1];
-    if (target[i] == 0 || target[i] != target[i + 1] || a.repeat != 1 || b.repeat != 1) continue;
+    if (!keeps_in_ub(a, target[i], b, target[i + 1])) continue;
     a.stores.pop_back();
     a.accumulates = false;
     b.vec.insert(b.vec.end(), b.fold.begin(), b.fold.end());
@@ -47,10 +53,8 @@ bool keeps_partial_for(const TaskGraph& g, int32_t a, int32_t b) {
   const TaskKind &ka = kind_of(g, a), &kb = kind_of(g, b);
   if (ka.steps.empty() || kb.steps.empty()) return false;
   const TileStep &last = ka.steps.back(), &first = kb.steps.front();
-  if (!last.accumulates || !first.accumulates || last.repeat != 1 || first.repeat != 1)
-    return false;
-  const uint64_t into = accumulate_target(g, a);
-  return into != 0 && into == accumulate_target(g, b);
+  return keeps_in_ub(last, last.accumulates ? accumulate_target(g, a) : 0, first,
+                     first.accumulates ? accumulate_target(g, b) : 0);
 }
 
 }  // namespace

@@ -151,8 +151,7 @@ bool elementwise(OpKind k) {
 }
 
 bool fusable(OpKind k) {
-  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kWhere || k == OpKind::kCast ||
-         k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
+  return elementwise(k) || k == OpKind::kReduce || k == OpKind::kRotateHalf || k == OpKind::kScan;
 }
 
 // Flash attention as one stage. A logsumexp with merge "online" fuses the matmul before its
@@ -631,7 +630,8 @@ std::vector<ProgStage> plan_stages(const Program& p) {
     for (const ProgStage& s : stages)
       for (int o = s.first; o <= s.last; ++o) {
         const ProgOp& op = p.ops[static_cast<size_t>(o)];
-        if (s.online < 0 && recomputed_in(p, s, op) &&
+        // Each pass marks ops not yet marked, so the passes end (at most one per op).
+        if (!once[static_cast<size_t>(o)] && s.online < 0 && recomputed_in(p, s, op) &&
             std::find(s.stores.begin(), s.stores.end(), op.out) != s.stores.end()) {
           once[static_cast<size_t>(o)] = true;
           again = true;

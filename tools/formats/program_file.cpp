@@ -63,7 +63,7 @@ class Loader {
 
  private:
   void read_body(const JsonReader& body, int loop);
-  void resolve(const RawOp& raw, size_t index);
+  void resolve(const RawOp& raw);
   void resolve_alias(const RawOp& raw);
 
   // The op resolve() is building: its entry, and "op N (name)", which starts its messages.
@@ -240,7 +240,7 @@ void Loader::resolve_alias(const RawOp& raw) {
   add_tensor(out);
 }
 
-void Loader::resolve(const RawOp& raw, size_t /*index*/) {
+void Loader::resolve(const RawOp& raw) {
   const JsonReader& e = raw.at;
   const std::string kind = e.at("op").string();
   if (kind == "view" || kind == "reshape") return resolve_alias(raw);
@@ -704,7 +704,7 @@ Program Loader::run() {
                         where, n, it->second));
     }
   }
-  for (size_t i = 0; i < raw_.size(); ++i) resolve(raw_[i], i);
+  for (const RawOp& r : raw_) resolve(r);
   const auto outs = doc_.at("outputs");
   if (!outs.json().is_array() || (outs.json().empty() && load_results_.empty()))
     outs.fail(

@@ -81,20 +81,22 @@ DmaOp LoweringContext::gm_dma(DmaDir dir, const Dims& shape, const Block& r, DTy
 
 namespace {
 
-// A view's block as the part of the tensor it views (its copies stride as that tensor's rows
-// do), through views of views; a reshape is its own bytes in its own shape.
-std::pair<int, Block> storage(const Program& p, int t, Block r) {
-  while (p.tensors[static_cast<size_t>(t)].is_view()) {
+// Block r of tensor t as the part of the tensor whose bytes it names, through aliases of
+// aliases: through views only for a copy (it strides as the viewed tensor's rows do; a reshape's
+// copy reads its own bytes in its own shape), through reshapes too for the tasks that wrote it.
+std::pair<int, Block> named_part(const Program& p, int t, Block r, bool views_only) {
+  for (;;) {
+    const ProgTensor& x = p.tensors[static_cast<size_t>(t)];
+    if (x.alias_of < 0 || (views_only && !x.is_view())) return {t, r};
     r = alias_region(p, t, r);
-    t = p.tensors[static_cast<size_t>(t)].alias_of;
+    t = x.alias_of;
   }
-  return {t, r};
 }
 
 }  // namespace
 
 DmaOp LoweringContext::dma(DmaDir dir, int view, const Block& vr, std::vector<Access>& acc) const {
-  const auto [t, r] = storage(p_, view, vr);
+  const auto [t, r] = named_part(p_, view, vr, true);
   if (spmd_) regions_.push_back({t, r, dir == DmaDir::kWrite});
   in_dma_ = true;
   const DmaOp d = gm_dma(dir, tensor(t).shape, r, tensor(t).dtype,
@@ -105,7 +107,7 @@ DmaOp LoweringContext::dma(DmaDir dir, int view, const Block& vr, std::vector<Ac
 }
 
 int64_t LoweringContext::copy_bytes(int view, const Block& vr) const {
-  const auto [t, r] = storage(p_, view, vr);
+  const auto [t, r] = named_part(p_, view, vr, true);
   return ub_copy_bytes(block_dma(DmaDir::kRead, tensor(t).shape, r.origin, r.extent,
                                  tensor(t).dtype, hw_.dma.gm_granule_bytes),
                        hw_);
@@ -195,12 +197,8 @@ std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block&
   // spmd: a launch starts when the one before ends; producers keep no tasks to wait on.
   if (spmd_) return deps;
   for (int t : s.loads) {
-    Block r = operand_region(p_, reader(s, t), t, b);
-    int made = t;  // an alias waits for the tasks writing the part of the tensor it names
-    while (p_.tensors[static_cast<size_t>(made)].alias_of >= 0) {
-      r = alias_region(p_, made, r);
-      made = p_.tensors[static_cast<size_t>(made)].alias_of;
-    }
+    // An alias waits for the tasks writing the part of the tensor it names.
+    const auto [made, r] = named_part(p_, t, operand_region(p_, reader(s, t), t, b), false);
     const auto it = produced.find(made);
     if (it != produced.end()) overlapping(it->second, r, deps);
   }

@@ -239,11 +239,7 @@ class ChainLowering {
         k.label = label;
         k.steps.resize(1);
         TileStep& st = k.steps.front();
-        for (auto* ops : {&st.loads, &st.stores}) ops->clear();
-        for (auto* ops : {&st.load_fill, &st.vec, &st.fold}) ops->clear();
-        st.cube.clear();
-        st.repeat = 1;
-        st.accumulates = false;
+        st.clear();
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
         cx_.combine(run_.s, out_elems_, st.vec);
