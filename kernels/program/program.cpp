@@ -476,7 +476,7 @@ bool joins_statistics(const Program& p, const ProgStage& cur, const ProgOp& op, 
 // of such ops widens to the space of an op that follows it (a weight's cast written before the
 // row loop's ops).
 bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const Dims& shape,
-                 bool splits, const std::vector<bool>& once) {
+                 bool splits, const std::vector<bool>& once, const std::vector<int>& writer) {
   const OpKind kind = op.info->kind;
   if (!cur || cur->kind != OpKind::kUnary || !fusable(kind)) return false;
   // An op reading an alias (view / reshape) of a tensor made in this stage reads it from GM
@@ -485,8 +485,8 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
   for (int t : op.in)
     for (int r = p.tensors[static_cast<size_t>(t)].alias_of; r >= 0;
          r = p.tensors[static_cast<size_t>(r)].alias_of)
-      for (int o = cur->first; o <= cur->last; ++o)
-        if (p.ops[static_cast<size_t>(o)].out == r) return false;
+      if (const int w = writer[static_cast<size_t>(r)]; w >= cur->first && w <= cur->last)
+        return false;
   if (cur->split)
     return p.ops[static_cast<size_t>(cur->last)].tile == op.tile && cur->loop == op.loop &&
            joins_statistics(p, *cur, op, shape, splits);
@@ -599,6 +599,8 @@ std::vector<ProgStage> plan_stages(const Program& p) {
   // Ops that run once, in a stage of their own: every op, until recomputing one in each tile of
   // its users' stage would write its result to GM from every tile (Program::recompute_broadcasts).
   std::vector<bool> once(p.ops.size(), false);
+  std::vector<int> writer(p.tensors.size(), -1);  // per tensor: the op writing it (-1: none)
+  for (const ProgOp& op : p.ops) writer[static_cast<size_t>(op.out)] = op.index;
   for (;;) {
     std::vector<ProgStage> stages;
     for (const ProgOp& op : p.ops) {
@@ -608,7 +610,7 @@ std::vector<ProgStage> plan_stages(const Program& p) {
       std::vector<int64_t> loop_counts;
       loop_nest(p, op, shape, loop_axes, loop_counts);
       ProgStage* cur = stages.empty() ? nullptr : &stages.back();
-      if (joins_stage(p, cur, op, shape, splits, once)) {
+      if (joins_stage(p, cur, op, shape, splits, once, writer)) {
         if (!cur->split) cur->reduce_first = op.index;
         cur->last = op.index;
         const Dims& tile = p.tiles[static_cast<size_t>(op.tile)].dims;
