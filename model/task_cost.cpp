@@ -56,6 +56,7 @@ StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
 struct PipeState {
   double load_free = 0, compute_free = 0, store_free = 0;
   double end = 0;                               // latest completion of anything
+  double first_load = -1;                       // when the load pipe first starts
   double first_compute = -1, first_store = -1;  // when the compute and store pipes first start
   double mte2_busy = 0, mte3_busy = 0;          // busy-interval unions
   double mte2_mark = 0, mte3_mark = 0;          // end of the last counted busy interval
@@ -87,6 +88,7 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
       p.compute_free = fill_start + s.load_fill;
       load_start = std::max(load_start, p.compute_free);
     }
+    if (p.first_load < 0) p.first_load = load_start;
     p.load_free = load_start + s.load_occ;
     data_ready = p.load_free + s.load_lat;
     add_busy(p.mte2_busy, p.mte2_mark, load_start, data_ready);
@@ -228,12 +230,15 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
   cost.cycles = p.end + extra;
   // The pipes' offsets for overlap with a neighbouring task (model/task_overlap.hpp); the cube
   // fill delays the first mmad, the compiled loop's flags every later stage.
+  cost.stages.load_start = std::max(p.first_load, 0.0);
   cost.stages.load_done = p.load_free;
+  cost.stages.load_ready = p.mte2_mark;
   cost.stages.compute_start =
       p.first_compute < 0 ? cost.cycles : p.first_compute + std::max(fill, 0.0);
   cost.stages.compute_done = p.first_compute < 0 ? 0 : p.compute_free + extra;
   cost.stages.store_start = p.first_store < 0 ? cost.cycles : p.first_store + extra;
   cost.stages.store_done = p.first_store < 0 ? 0 : p.store_free + extra;
+  cost.stages.store_ready = p.first_store < 0 ? 0 : p.mte3_mark + extra;
   cost.mte2_busy = p.mte2_busy;
   cost.mte3_busy = p.mte3_busy;
   cost.mixed_share = p.mte3_busy > 0 ? std::min(1.0, p.mixed / p.mte3_busy) : 1.0;

@@ -26,6 +26,10 @@ struct PipeStages {
   double compute_done = 0;   // the last ends (0: none), which releases the input buffers
   double store_start = 0;    // the first copy-out starts (cycles: none)
   double store_done = 0;     // the store pipe's last copy-out issued (0: no stores)
+  // Where each DMA pipe has work outstanding (sim/dma_attribution.hpp counts it once per core).
+  double load_start = 0;   // the first copy-in issued
+  double load_ready = 0;   // the last copy-in's data arrived (0: no loads)
+  double store_ready = 0;  // the last copy-out completed (0: no stores)
 };
 
 struct TaskCost {

@@ -29,7 +29,26 @@ struct DmaBusy {
 };
 
 // The MTE2 and MTE3 busy cycles of a task of idle-machine cost `cost` that ran `dur` cycles, a
-// `write_share` of its waited-on traffic being writes; never past the task.
-DmaBusy shared_dma_busy(const TaskCost& cost, double dur, double write_share);
+// `read_hit` share of its GM reads hitting L2 (its idle run and load pipe between the all-miss and
+// all-hit ones, as the simulator runs it) and a `write_share` of its waited-on traffic being
+// writes; never past the task.
+DmaBusy shared_dma_busy(const TaskCost& cost, double dur, double read_hit, double write_share);
+
+// A core's DMA busy time over its tasks, added in start order. A pipe's work outstanding includes
+// the latency of its last copy, and a core that overlaps consecutive tasks (model/task_overlap.hpp)
+// issues the next task's first copy once the previous one's last copy has issued, while that copy
+// is still in flight: counted per task, the overlap would be counted twice and a pipe could be
+// busy longer than the run. Each task's outstanding work spans its idle-machine window (first
+// copy issued to last copy done, PipeStages) scaled to the time it ran; the part of it before the
+// end of the windows already counted is not counted again.
+class CoreDmaBusy {
+ public:
+  void add(const TaskCost& cost, double start, double dur, double read_hit, double write_share);
+  DmaBusy total() const { return total_; }
+
+ private:
+  DmaBusy total_;
+  double mte2_until_ = -1, mte3_until_ = -1;  // end of the windows counted so far
+};
 
 }  // namespace tilesim

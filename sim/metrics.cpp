@@ -78,7 +78,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       cm.core = static_cast<int32_t>(c);
       cm.type = sim.core_types[c];
       double prev_end = sim.first_start;
-      double wait = 0, wait_sched = 0, busy = 0, mte2 = 0, vec = 0, cube = 0, mte3 = 0, mte1 = 0;
+      double wait = 0, wait_sched = 0, busy = 0, vec = 0, cube = 0, mte1 = 0;
+      CoreDmaBusy dma;
       for (size_t j = 0; j < list.size(); ++j) {
         const Run& run = list[j];
         // The records are read in start order, scattered over the run: fetched ahead.
@@ -89,13 +90,12 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
         const double dur = r.end - r.start;
         // A core's busy time is the union of its tasks' spans: a board trace may draw tasks of
         // one core overlapping (PyPTO's swimlane, on tids of their own), which must not give a
-        // negative wait or more busy time than the span. Simulated tasks never overlap.
+        // negative wait or more busy time than the span, and so do simulated cores that pipeline
+        // consecutive tasks (model/task_overlap.hpp).
         wait += std::max(0.0, r.start - prev_end);
         wait_sched += std::max(0.0, r.start - std::max(prev_end, r.pred_end));
         busy += std::max(0.0, r.end - std::max(r.start, prev_end));
-        const DmaBusy dma = shared_dma_busy(cost, dur, r.write_share);
-        mte2 += dma.mte2;
-        mte3 += dma.mte3;
+        dma.add(cost, r.start, dur, sim.hit_share(static_cast<size_t>(run.task)), r.write_share);
         vec += cost.vec_busy;
         cube += cost.cube_busy;
         mte1 += cost.mte1_busy;
@@ -107,10 +107,10 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       cm.wait_schedule_time_us = us(wait_sched);
       cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
       cm.busy_us = us(busy);
-      cm.mte2_us = us(mte2);
+      cm.mte2_us = us(dma.total().mte2);
       cm.vec_us = us(vec);
       cm.cube_us = us(cube);
-      cm.mte3_us = us(mte3);
+      cm.mte3_us = us(dma.total().mte3);
       cm.mte1_us = us(mte1);
     }
   });

@@ -96,6 +96,10 @@ struct AicpuSpan {
 
 struct SimResult {
   std::vector<TaskRecord> tasks;
+  // Per task: the share of its GM reads that hit L2, which sets its idle-machine run between its
+  // kind's all-miss and all-hit runs (empty: no L2 model, every read misses).
+  std::vector<float> read_hit;
+  double hit_share(size_t task) const { return read_hit.empty() ? 0.0 : read_hit[task]; }
   std::vector<TaskCost> kind_costs;  // idle-machine cost of each task kind
   std::vector<CoreType> core_types;  // per global core index
   std::vector<AicpuSpan> aicpu_spans;

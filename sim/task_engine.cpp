@@ -32,6 +32,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     l2_.emplace(g, opt.l2_blocks ? opt.l2_blocks : std::make_shared<const L2Blocks>(g),
                 static_cast<double>(hw.l2.bytes), opt.l2_start);
     if (!opt.prior_starts.empty()) l2_->use_prior_starts(opt.prior_starts);
+    res_.read_hit.assign(g.tasks.size(), 0.0F);
   }
   count_[CoreType::kAiv] = hw.cores.aiv;
   count_[CoreType::kAic] = hw.cores.aic;

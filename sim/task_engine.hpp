@@ -120,6 +120,7 @@ class TaskEngine {
     int32_t cls = kind.flow_class;
     double scale = 1;
     const double h = hbm ? hbm->read_hit : 0;
+    if (hbm) res_.read_hit[static_cast<size_t>(task)] = static_cast<float>(h);
     double run = kind.cycles + h * (kind.hit_cycles - kind.cycles);
     // Requests for lines other cores request at the same moment queue at L2, one served per
     // l2.same_line_request_ns: the load pipe's shared part takes at least its requests times

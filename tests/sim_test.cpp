@@ -674,7 +674,7 @@ TEST(Simulator, SpmdMixedBlockRunsOnAClusterBehindItsFlags) {
 TaskCost three_stage_cost(double l, double c, double st) {
   TaskCost cost;
   cost.cycles = l + c + st;
-  cost.stages = {l, l, l + c, l + c, l + c + st};
+  cost.stages = {l, l, l + c, l + c, l + c + st, 0, l, l + c + st};
   return cost;
 }
 
@@ -1060,18 +1060,62 @@ TEST(DmaAttribution, EachPipeWaitsForItsOwnTrafficAndForTheOthersWhereMixed) {
   c.mte3_busy = 30;
   const double w = 1.0 / 3;
   c.mixed_share = 0;  // in turn
-  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte2, 80 * (1 + 100.0 / 100), 1e-9);
-  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte3, 30 * (1 + 50.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, 0, w).mte2, 80 * (1 + 100.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, 0, w).mte3, 30 * (1 + 50.0 / 100), 1e-9);
   c.mixed_share = 0.5;
-  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte2, 80 * (1 + 125.0 / 100), 1e-9);
-  EXPECT_NEAR(shared_dma_busy(c, 250, w).mte3, 30 * (1 + 100.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, 0, w).mte2, 80 * (1 + 125.0 / 100), 1e-9);
+  EXPECT_NEAR(shared_dma_busy(c, 250, 0, w).mte3, 30 * (1 + 100.0 / 100), 1e-9);
   c.mixed_share = 1;  // mixed: both stretch with the whole run
-  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte2, 80 * 250.0 / 100);
-  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte3, 30 * 250.0 / 100);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, 0, w).mte2, 80 * 250.0 / 100);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, 0, w).mte3, 30 * 250.0 / 100);
   // Never past the task; an unslowed task keeps its idle busy times.
   c.mte2_busy = 100;
-  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, w).mte2, 250);
-  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 100, w).mte3, 30);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 250, 0, w).mte2, 250);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 100, 0, w).mte3, 30);
+}
+
+// A task whose reads hit L2 runs between its kind's all-miss and all-hit runs (half its reads
+// hitting: 80 idle cycles of 100 and 60), and so does its load pipe (60 busy of 80 and 40); its
+// shared-bandwidth delay is measured from that run.
+TEST(DmaAttribution, ReadsThatHitL2BusyTheLoadPipeAsTheHitRunDoes) {
+  TaskCost c;
+  c.cycles = 100;
+  c.hit_cycles = 60;
+  c.mte2_busy = 80;
+  c.hit_mte2_busy = 40;
+  c.mte3_busy = 30;
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 80, 0.5, 0).mte2, 60);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 60, 1, 0).mte2, 40);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 80, 0.5, 0).mte3, 30);
+  c.mixed_share = 1;  // twice the idle run: both pipes stretch with it
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 160, 0.5, 0.5).mte2, 120);
+  EXPECT_DOUBLE_EQ(shared_dma_busy(c, 160, 0.5, 0.5).mte3, 60);
+}
+
+// A core that starts the next task when the previous one's last load has issued (40 of 100
+// cycles) has both tasks' loads outstanding from 40 to 60: the loads' union is [0, 100], not the
+// 120 cycles of the two tasks' busy times. The stores do not meet ([70, 100] and [110, 140]).
+TEST(DmaAttribution, ACoreCountsOverlappedTasksOutstandingCopiesOnce) {
+  TaskCost c;
+  c.cycles = 100;
+  c.mte2_busy = 60;
+  c.mte3_busy = 30;
+  c.stages.load_done = 40;
+  c.stages.load_ready = 60;
+  c.stages.store_start = 70;
+  c.stages.store_done = 90;
+  c.stages.store_ready = 100;
+  CoreDmaBusy core;
+  core.add(c, 0, 100, 0, 0);
+  core.add(c, 40, 100, 0, 0);
+  EXPECT_DOUBLE_EQ(core.total().mte2, 100);
+  EXPECT_DOUBLE_EQ(core.total().mte3, 60);
+  // Twice as slow (shared memory), its window twice as long: [0, 120] and [80, 200].
+  CoreDmaBusy slow;
+  c.mixed_share = 1;
+  slow.add(c, 0, 200, 0, 0.5);
+  slow.add(c, 80, 200, 0, 0.5);
+  EXPECT_DOUBLE_EQ(slow.total().mte2, 200);
 }
 
 // Two cores share HBM, one reading and one writing the same bytes: at capacity C below their
