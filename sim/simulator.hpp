@@ -96,6 +96,9 @@ struct AicpuSpan {
 
 struct SimResult {
   std::vector<TaskRecord> tasks;
+  // The tasks in the order they started (the simulator's; empty for a result built otherwise):
+  // compute_metrics walks each core's tasks in start order from it instead of sorting them.
+  std::vector<int32_t> start_order;
   std::vector<TaskCost> kind_costs;  // idle-machine cost of each task kind
   std::vector<CoreType> core_types;  // per global core index
   std::vector<AicpuSpan> aicpu_spans;
