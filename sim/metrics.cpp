@@ -1,9 +1,11 @@
 #include "sim/metrics.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "model/error.hpp"
 #include "sim/dma_attribution.hpp"
@@ -33,28 +35,14 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
   m.kernel_time_us = m.launch_us + us(sim.last_end) + m.completion_us + m.end_us;
 
   const size_t ncores = sim.core_types.size();
-  // Each core's tasks in start order (ties by index): their start, index and kind (16 B a task,
-  // the peak of a big replay's memory is here), the rest read from the record.
-  struct Run {
-    double start;
-    int32_t task, kind;
-    bool operator<(const Run& o) const {
-      return start != o.start ? start < o.start : task < o.task;
-    }
-  };
-  constexpr size_t kPrefetchAhead = 16;
-  std::vector<std::vector<Run>> by_core(ncores);
+  const size_t ntasks = sim.tasks.size();
   std::vector<size_t> on_core(ncores, 0);
   for (const auto& r : sim.tasks) ++on_core[static_cast<size_t>(r.core)];
-  for (size_t c = 0; c < ncores; ++c) by_core[c].reserve(on_core[c]);
-  for (size_t i = 0; i < sim.tasks.size(); ++i)
-    by_core[static_cast<size_t>(sim.tasks[i].core)].push_back(
-        Run{sim.tasks[i].start, static_cast<int32_t>(i), graph.tasks[i].kind});
 
   // Per PSG and in total, in task order.
   std::vector<PsgMetrics> psg(graph.psg_names.size());
   for (size_t p = 0; p < psg.size(); ++p) psg[p].name = graph.psg_names[p];
-  for (size_t i = 0; i < sim.tasks.size(); ++i) {
+  for (size_t i = 0; i < ntasks; ++i) {
     const TaskRecord& r = sim.tasks[i];
     const auto kind = static_cast<size_t>(graph.tasks[i].kind);
     const auto& cost = sim.kind_costs[kind];
@@ -65,57 +53,127 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
     m.gm_write_bytes += cost.gm_write_bytes;
   }
 
-  // Per core, each core on its own: the cores in parallel when the graph is big enough to pay
-  // for it (each core's sums in start order, so any thread count gives the same figures).
-  std::vector<CoreMetrics> per_core(ncores);
-  const size_t grain = sim.tasks.size() >= (size_t{1} << 16) ? 1 : std::max<size_t>(ncores, 1);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, ncores, grain), [&](const auto& cores) {
-    for (size_t c = cores.begin(); c != cores.end(); ++c) {
-      auto& list = by_core[c];
-      if (list.empty()) continue;
-      if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
-      CoreMetrics& cm = per_core[c];
-      cm.core = static_cast<int32_t>(c);
-      cm.type = sim.core_types[c];
-      double prev_end = sim.first_start;
-      double wait = 0, wait_sched = 0, busy = 0, vec = 0, cube = 0, mte1 = 0;
-      CoreDmaBusy dma;
-      for (size_t j = 0; j < list.size(); ++j) {
-        const Run& run = list[j];
-        // The records are read in start order, scattered over the run: fetched ahead.
-        if (j + kPrefetchAhead < list.size())
-          __builtin_prefetch(&sim.tasks[static_cast<size_t>(list[j + kPrefetchAhead].task)]);
-        const TaskRecord& r = sim.tasks[static_cast<size_t>(run.task)];
-        const auto& cost = sim.kind_costs[static_cast<size_t>(run.kind)];
-        const double dur = r.end - r.start;
-        // A core's busy time is the union of its tasks' spans: a board trace may draw tasks of
-        // one core overlapping (PyPTO's swimlane, on tids of their own), which must not give a
-        // negative wait or more busy time than the span, and so do simulated cores that pipeline
-        // consecutive tasks (model/task_overlap.hpp).
-        wait += std::max(0.0, r.start - prev_end);
-        wait_sched += std::max(0.0, r.start - std::max(prev_end, r.pred_end));
-        busy += std::max(0.0, r.end - std::max(r.start, prev_end));
-        dma.add(cost, r.start, dur, sim.hit_share(static_cast<size_t>(run.task)), r.write_share);
-        vec += cost.vec_busy;
-        cube += cost.cube_busy;
-        mte1 += cost.mte1_busy;
-        prev_end = std::max(prev_end, r.end);
-      }
-      cm.execute_task_num = static_cast<int64_t>(list.size());
-      cm.core_total_work_time_us = us(prev_end - sim.first_start);
-      cm.total_wait_time_us = us(wait);
-      cm.wait_schedule_time_us = us(wait_sched);
-      cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
-      cm.busy_us = us(busy);
-      cm.mte2_us = us(dma.total().mte2);
-      cm.vec_us = us(vec);
-      cm.cube_us = us(cube);
-      cm.mte3_us = us(dma.total().mte3);
-      cm.mte1_us = us(mte1);
+  // Per core, each core's tasks summed in start order (ties by index), whatever the thread count.
+  struct CoreSums {
+    double prev_end;
+    double wait = 0, wait_sched = 0, busy = 0, vec = 0, cube = 0, mte1 = 0;
+    CoreDmaBusy dma{};
+    size_t count = 0;
+    double last_start = -std::numeric_limits<double>::infinity();
+    int32_t last_task = -1;
+    bool in_order = true;  // every task after the one before in (start, index) order
+
+    void add(const TaskRecord& r, int32_t task, const TaskCost& cost, double read_hit) {
+      in_order = in_order && (r.start > last_start || (r.start == last_start && task > last_task));
+      last_start = r.start;
+      last_task = task;
+      ++count;
+      const double dur = r.end - r.start;
+      // A core's busy time is the union of its tasks' spans: a board trace may draw tasks of
+      // one core overlapping (PyPTO's swimlane, on tids of their own), which must not give a
+      // negative wait or more busy time than the span, and so do simulated cores that pipeline
+      // consecutive tasks (model/task_overlap.hpp).
+      wait += std::max(0.0, r.start - prev_end);
+      wait_sched += std::max(0.0, r.start - std::max(prev_end, r.pred_end));
+      busy += std::max(0.0, r.end - std::max(r.start, prev_end));
+      dma.add(cost, r.start, dur, read_hit, r.write_share);
+      vec += cost.vec_busy;
+      cube += cost.cube_busy;
+      mte1 += cost.mte1_busy;
+      prev_end = std::max(prev_end, r.end);
     }
-  });
-  for (size_t c = 0; c < ncores; ++c)
-    if (!by_core[c].empty()) m.per_core.push_back(per_core[c]);
+  };
+  constexpr size_t kPrefetchAhead = 16;
+  auto kind_cost = [&](int32_t task) -> const TaskCost& {
+    return sim.kind_costs[static_cast<size_t>(graph.tasks[static_cast<size_t>(task)].kind)];
+  };
+  std::vector<CoreSums> sums(ncores, CoreSums{sim.first_start});
+  const bool big = ntasks >= (size_t{1} << 16);
+  // The simulator's start order gives each core's tasks in start order without a sort or a copy
+  // of them: one walk per group of cores (a thread each when the graph is big enough to pay for
+  // it), each summing its own cores.
+  const bool by_start = sim.start_order.size() == ntasks;
+  if (by_start && ncores > 0) {
+    const size_t groups =
+        big ? std::min<size_t>(
+                  ncores, static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency())))
+            : 1;
+    tbb::parallel_for(size_t{0}, groups, [&](size_t grp) {
+      const auto lo = static_cast<int32_t>(grp * ncores / groups);
+      const auto hi = static_cast<int32_t>((grp + 1) * ncores / groups);
+      const int32_t* order = sim.start_order.data();
+      for (size_t j = 0; j < ntasks; ++j) {
+        // The records are read in start order, scattered over the run: fetched ahead.
+        if (j + kPrefetchAhead < ntasks)
+          __builtin_prefetch(&sim.tasks[static_cast<size_t>(order[j + kPrefetchAhead])]);
+        const int32_t task = order[j];
+        if (task < 0 || static_cast<size_t>(task) >= ntasks) continue;  // counts then differ
+        const TaskRecord& r = sim.tasks[static_cast<size_t>(task)];
+        if (r.core < lo || r.core >= hi) continue;
+        sums[static_cast<size_t>(r.core)].add(r, task, kind_cost(task),
+                                              sim.hit_share(static_cast<size_t>(task)));
+      }
+    });
+  }
+  // Cores not summed so: no start order (a result built from a trace), or one that is not each
+  // core's (start, index) order (equal starts on a core): their tasks gathered and sorted.
+  std::vector<char> sort_core(ncores, 0);
+  bool any_sorted = false;
+  for (size_t c = 0; c < ncores; ++c) {
+    sort_core[c] = !by_start || !sums[c].in_order || sums[c].count != on_core[c];
+    any_sorted = any_sorted || sort_core[c];
+  }
+  if (any_sorted) {
+    struct Run {
+      double start;
+      int32_t task;
+      bool operator<(const Run& o) const {
+        return start != o.start ? start < o.start : task < o.task;
+      }
+    };
+    std::vector<std::vector<Run>> by_core(ncores);
+    for (size_t c = 0; c < ncores; ++c)
+      if (sort_core[c]) by_core[c].reserve(on_core[c]);
+    for (size_t i = 0; i < ntasks; ++i) {
+      const auto c = static_cast<size_t>(sim.tasks[i].core);
+      if (sort_core[c]) by_core[c].push_back(Run{sim.tasks[i].start, static_cast<int32_t>(i)});
+    }
+    const size_t grain = big ? 1 : std::max<size_t>(ncores, 1);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, ncores, grain), [&](const auto& cores) {
+      for (size_t c = cores.begin(); c != cores.end(); ++c) {
+        if (!sort_core[c]) continue;
+        auto& list = by_core[c];
+        if (!std::is_sorted(list.begin(), list.end())) std::sort(list.begin(), list.end());
+        sums[c] = CoreSums{sim.first_start};
+        for (size_t j = 0; j < list.size(); ++j) {
+          if (j + kPrefetchAhead < list.size())
+            __builtin_prefetch(&sim.tasks[static_cast<size_t>(list[j + kPrefetchAhead].task)]);
+          const int32_t task = list[j].task;
+          sums[c].add(sim.tasks[static_cast<size_t>(task)], task, kind_cost(task),
+                      sim.hit_share(static_cast<size_t>(task)));
+        }
+      }
+    });
+  }
+  for (size_t c = 0; c < ncores; ++c) {
+    if (on_core[c] == 0) continue;
+    const CoreSums& s = sums[c];
+    CoreMetrics cm;
+    cm.core = static_cast<int32_t>(c);
+    cm.type = sim.core_types[c];
+    cm.execute_task_num = static_cast<int64_t>(on_core[c]);
+    cm.core_total_work_time_us = us(s.prev_end - sim.first_start);
+    cm.total_wait_time_us = us(s.wait);
+    cm.wait_schedule_time_us = us(s.wait_sched);
+    cm.wait_predecessor_time_us = cm.total_wait_time_us - cm.wait_schedule_time_us;
+    cm.busy_us = us(s.busy);
+    cm.mte2_us = us(s.dma.total().mte2);
+    cm.vec_us = us(s.vec);
+    cm.cube_us = us(s.cube);
+    cm.mte3_us = us(s.dma.total().mte3);
+    cm.mte1_us = us(s.mte1);
+    m.per_core.push_back(cm);
+  }
   for (auto& p : psg) {
     p.avg_dur_us = p.count ? p.sum_dur_us / static_cast<double>(p.count) : 0;
     m.psg.push_back(p);

@@ -104,9 +104,17 @@ class PyptoMachine : public TaskEngine {
   // Set bits below `bit`.
   int32_t bits_below(size_t set, int32_t bit) const {
     int32_t n = 0;
-    for (int32_t w = 0; w < bit >> 6; ++w) n += std::popcount(bits_[set + static_cast<size_t>(w)]);
+    for (int32_t w = 0; w < bit >> 6; ++w) n += ones(bits_[set + static_cast<size_t>(w)]);
     const uint64_t low = (uint64_t{1} << (bit & 63)) - 1;
-    return n + std::popcount(bits_[set + static_cast<size_t>(bit >> 6)] & low);
+    return n + ones(bits_[set + static_cast<size_t>(bit >> 6)] & low);
+  }
+  // std::popcount inline: the baseline x86-64 build has no popcnt instruction and would call
+  // libgcc's __popcountdi2 once per task end.
+  static int32_t ones(uint64_t x) {
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<int32_t>((x * 0x0101010101010101ULL) >> 56);
   }
   // Lowest set bit of a non-empty set.
   int32_t first_bit(size_t set, int32_t words) const {

@@ -100,6 +100,9 @@ struct SimResult {
   // kind's all-miss and all-hit runs (empty: no L2 model, every read misses).
   std::vector<float> read_hit;
   double hit_share(size_t task) const { return read_hit.empty() ? 0.0 : read_hit[task]; }
+  // The tasks in the order they started (the simulator's; empty for a result built otherwise):
+  // compute_metrics walks each core's tasks in start order from it instead of sorting them.
+  std::vector<int32_t> start_order;
   std::vector<TaskCost> kind_costs;  // idle-machine cost of each task kind
   std::vector<CoreType> core_types;  // per global core index
   std::vector<AicpuSpan> aicpu_spans;

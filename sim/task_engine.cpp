@@ -17,7 +17,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
       request_cycles_(hw.ns_to_cycles(hw.l2.same_line_request_ns)) {
   res_.kind_costs = std::move(costs);
   res_.tasks.assign(g.tasks.size(), TaskRecord{});
-  run_scale_.assign(g.tasks.size(), 1.0);
+  res_.start_order.reserve(g.tasks.size());
   for (size_t i = 0; i < g.kinds.size(); ++i) {
     const auto& cost = res_.kind_costs[i];
     kinds_.push_back({g.kinds[i].core, bw_.flow_class(SharedBandwidth::run_time(cost.cycles)),
@@ -29,6 +29,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       cost.gm_read_requests});
   }
   if (g.has_accesses()) {
+    run_scale_.assign(g.tasks.size(), 1.0);
     l2_.emplace(g, opt.l2_blocks ? opt.l2_blocks : std::make_shared<const L2Blocks>(g),
                 static_cast<double>(hw.l2.bytes), opt.l2_start);
     if (!opt.prior_starts.empty()) l2_->use_prior_starts(opt.prior_starts);
@@ -57,7 +58,7 @@ double TaskEngine::overlap_offset(int32_t prev, int32_t next) {
   if (it == overlap_rooms_.end())
     it = overlap_rooms_.emplace(key, overlap_room(g_.kinds[a], g_.kinds[b], hw_)).first;
   return overlapped_start(res_.kind_costs[a], res_.kind_costs[b], it->second) *
-         run_scale_[static_cast<size_t>(prev)];
+         (l2_ ? run_scale_[static_cast<size_t>(prev)] : unshared_scale(kinds_[a]));
 }
 
 SimResult TaskEngine::finish() {

@@ -110,6 +110,7 @@ class TaskEngine {
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
     record(task).start = t;
+    res_.start_order.push_back(task);
     const auto& kind = kinds_[static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].kind)];
     // Every byte passes through L2; only L2 misses and write-backs draw on HBM
     // (sim/l2_residency.hpp), a written byte costing write_weight_ read bytes.
@@ -135,7 +136,7 @@ class TaskEngine {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }
-    run_scale_[static_cast<size_t>(task)] = kind.cycles > 0 ? run / kind.cycles : 1;
+    if (l2_) run_scale_[static_cast<size_t>(task)] = kind.cycles > 0 ? run / kind.cycles : 1;
     const double reads = kind.read_demand * scale, writes = kind.write_demand * scale;
     const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
@@ -163,7 +164,16 @@ class TaskEngine {
   EventQueue events_;
   size_t finished_ = 0;
   std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
-  std::vector<double> run_scale_;  // per task: its run over its kind's all-miss run
+  // Per task: its run over its kind's all-miss run; kept only with L2 (without it the run is its
+  // kind's: unshared_scale), which spares a fixed-latency replay 8 B a task of fresh memory.
+  std::vector<double> run_scale_;
+  // The run over the all-miss run of a task of `kind` started without L2 (start_task's
+  // arithmetic with no hits, so the same value to the bit).
+  static double unshared_scale(const KindInfo& kind) {
+    const double h = 0;
+    const double run = kind.cycles + h * (kind.hit_cycles - kind.cycles);
+    return kind.cycles > 0 ? run / kind.cycles : 1;
+  }
 };
 
 }  // namespace tilesim

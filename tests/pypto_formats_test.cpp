@@ -517,6 +517,26 @@ TEST(Replay, BatchesOnAnyThreadCountGiveOneGraphAndOneFirstError) {
         std::string::npos)
         << threads << " threads: " << msg;
   }
+  // A batch is parsed in parts small enough to stay in cache; malformed text inside a later part
+  // (an empty element) is reported as the whole batch reports it: from the batch's first byte
+  // (just after the comma that ends the batch before), on any thread count.
+  {
+    const size_t e = starts[1] + (starts[2] - starts[1]) * 3 / 4;
+    size_t line = 0, at = 0;  // element k is on line k + 1
+    while (line < starts[1] + 1) at = text.find('\n', at) + 1, ++line;
+    const size_t first_byte = at - 1;
+    while (line < e + 1) at = text.find('\n', at) + 1, ++line;
+    std::string empty = text;
+    empty.insert(at, ",");
+    for (const int threads : {1, 2}) {
+      const std::string msg =
+          error_of([&] { pypto_graph_from_text(empty, "fixture.json", threads); });
+      EXPECT_NE(msg.find("malformed JSON"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(fmt::format("(in the elements from byte {} on, element", first_byte)),
+                std::string::npos)
+          << threads << " threads: " << msg;
+    }
+  }
   // tilesimRoot on element 0 and missing from a batch's first element on: that element is named
   // (the batch itself is consistent; the join holds it to element 0).
   // (Elements from k on carry an ignored key of the same length instead, so the batches are

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <tbb/enumerable_thread_specific.h>
@@ -311,6 +312,10 @@ class JsonStream::BatchPipeline {
     size_t size = 0;
     uint64_t first_byte = 0;  // of its first element, in the file
     size_t first_index = 0;   // its first element's index
+    size_t elements = 0;
+    // Top-level commas inside it that the cutting saw last in a read (text position, elements
+    // before it): where it splits into parts parsed one by one (parse_parts).
+    std::vector<std::pair<size_t, size_t>> parts;
     std::unique_ptr<JsonBatchReader> reader;
     std::exception_ptr error;  // reading the text, or the file after the last batch, failed
   };
@@ -346,6 +351,7 @@ class JsonStream::BatchPipeline {
   std::shared_ptr<Batch> next_batch();
   void check_trailing();
   void parse(Batch& b);
+  bool parse_parts(Batch& b);
   std::shared_ptr<Batch> cut_stage(tbb::flow_control& fc);
   std::shared_ptr<Batch> parse_stage(std::shared_ptr<Batch> b);
   void done_stage(std::shared_ptr<Batch> b);
@@ -356,9 +362,10 @@ class JsonStream::BatchPipeline {
   const BatchOpen& open_batch_;
   const BatchDone& done_;
   const std::function<void(JsonScalar::Type)>& not_array_;
-  std::string buf_;       // text not yet cut into a batch, from the next batch's first element
-  size_t scanned_ = 0;    // buf_[0, scanned_) is scanned
-  uint64_t dropped_ = 0;  // bytes of the file before buf_
+  std::string buf_;  // text not yet cut into a batch, from the next batch's first element
+  std::vector<std::pair<size_t, size_t>> cuts_;  // the last comma of each read: (at, commas before)
+  size_t scanned_ = 0;                           // buf_[0, scanned_) is scanned
+  uint64_t dropped_ = 0;                         // bytes of the file before buf_
   size_t next_index_ = 0;
   bool started_ = false, finished_ = false;
   JsonArrayScanner scan_;
@@ -381,6 +388,10 @@ std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::tak
   t[end + 1] = ']';
   b->first_byte = dropped_;
   b->first_index = next_index_;
+  b->elements = elements;
+  for (const auto& [at, commas] : cuts_)
+    if (at < end) b->parts.emplace_back(at + 1, commas + 1);
+  cuts_.clear();
   next_index_ += elements;
   const size_t next = std::min(end + 1, buf_.size());
   buf_.erase(0, next);
@@ -433,6 +444,8 @@ std::shared_ptr<JsonStream::BatchPipeline::Batch> JsonStream::BatchPipeline::nex
     if (scan_.stop() == JsonArrayScanner::Stop::kTooDeep) stream_.too_deep();
     if (scan_.stop() == JsonArrayScanner::Stop::kClosedByBrace)
       stream_.malformed(fmt::format("'}}' closes the array near byte {}", dropped_ + scanned_));
+    if (scan_.cut() > 0 && (cuts_.empty() || scan_.cut() > cuts_.back().first))
+      cuts_.emplace_back(scan_.cut(), scan_.commas_before_cut());
   }
   if (!finished_) {  // the last batch (its ']' dropped too)
     finished_ = true;
@@ -455,8 +468,53 @@ void JsonStream::BatchPipeline::check_trailing() {
   if (trailing) stream_.malformed("text after the top-level array");
 }
 
+// Parses a batch part by part, each part's text and structural index small enough to stay in
+// the core's cache (a whole batch's index is ~4 MB): each part's commas become brackets while it
+// is parsed. False, the text as it was and no reader kept, when any part fails or does not hold
+// the elements the cutting counted: parse() then reads the batch whole, for the same messages.
+bool JsonStream::BatchPipeline::parse_parts(Batch& b) {
+  od::parser& parser = parsers_.local();
+  size_t longest = 0, begin = 0;
+  for (const auto& part : b.parts) {
+    longest = std::max(longest, part.first + 1 - begin);
+    begin = part.first;
+  }
+  longest = std::max(longest, b.size - begin);
+  if (parser.capacity() < longest && parser.allocate(longest) != simdjson::SUCCESS) return false;
+  std::unique_ptr<JsonBatchReader> reader = open_batch_(b.first_index);
+  reader->bytes = b.size;
+  char* t = b.text.data();
+  size_t index = b.first_index;
+  begin = 0;
+  for (size_t k = 0; k <= b.parts.size(); ++k) {
+    const size_t end = k < b.parts.size() ? b.parts[k].first : b.size - 1;  // its ']'
+    const size_t last =
+        b.first_index + (k < b.parts.size() ? b.parts[k].second : b.elements);  // past its last
+    const char open = t[begin], close = t[end];
+    t[begin] = '[';
+    t[end] = ']';
+    bool ok = false;
+    try {
+      od::document doc = parser.iterate(t + begin, end + 1 - begin, b.text.size() - begin);
+      for (auto item : doc.get_array()) {
+        if (index == last) break;
+        reader->element(index++, item.value());
+      }
+      ok = index == last && at_end(doc);
+    } catch (...) {
+    }
+    t[begin] = open;
+    t[end] = close;
+    if (!ok) return false;
+    begin = end;
+  }
+  b.reader = std::move(reader);
+  return true;
+}
+
 // Parses a batch's elements into its reader; an error is kept in the batch.
 void JsonStream::BatchPipeline::parse(Batch& b) {
+  if (!b.parts.empty() && parse_parts(b)) return;
   b.reader = open_batch_(b.first_index);
   b.reader->bytes = b.size;
   size_t index = b.first_index;
