@@ -45,10 +45,15 @@ double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw) {
       // write per row), so rows cost nothing beyond the bytes once the bytes are the slower.
       return issue +
              std::max(bursts * hw.dma.l1.nd2nz_row_cycles, gm / hw.dma.l1.peak_bytes_per_cycle);
-    case DmaPath::kFixpipe:  // reads the accumulator out of L0C and writes the converted rows
-      return issue + bursts * burst +
-             std::max(static_cast<double>(op.src_bytes) / hw.cube.fixpipe_l0c_bytes_per_cycle,
-                      gm / hw.cube.fixpipe_out_bytes_per_cycle);
+    case DmaPath::kFixpipe:
+      // Reads the accumulator out of L0C, converts and writes the rows into GM, a stage each in
+      // one pipeline: the slowest sets the pace, with no per-row constant (hicann/pypto
+      // simulation_ca/A2A3/model/pipe.cpp CalcFixL0cOut: per row the max of the GM write and
+      // the L0C read).
+      return issue +
+             std::max({static_cast<double>(op.src_bytes) / hw.cube.fixpipe_l0c_bytes_per_cycle,
+                       gm / hw.cube.fixpipe_out_bytes_per_cycle,
+                       gm / hw.cube.fixpipe_gm_bytes_per_cycle});
     case DmaPath::kUb:
     case DmaPath::kL1:
       break;

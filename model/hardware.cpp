@@ -111,6 +111,8 @@ std::vector<HardwareParam> make_table() {
         "fixpipe: rate reading the accumulator out of L0C"),
       P(cube.fixpipe_out_bytes_per_cycle, 0.01, 1e6, "B/cycle",
         "fixpipe: rate of the converted (cast / quantised) output towards GM"),
+      P(cube.fixpipe_gm_bytes_per_cycle, 0.01, 1e6, "B/cycle",
+        "fixpipe: rate of the output rows' write into GM"),
   };
   const std::initializer_list<HardwareParam> runtime = {
       P(scheduler.max_threads, 1, 64, "threads", "scheduler AICPU threads at most"),

@@ -97,6 +97,7 @@ struct Hardware {
     double mte1_l0b_bytes_per_cycle = 0;
     double fixpipe_l0c_bytes_per_cycle = 0;  // reading the accumulator out of L0C
     double fixpipe_out_bytes_per_cycle = 0;  // converted output towards GM
+    double fixpipe_gm_bytes_per_cycle = 0;   // the output rows' write into GM
   } cube;
 
   // ---- The AICPU runtime's costs: scheduler threads, the control AICPU, the launch ----

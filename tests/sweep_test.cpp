@@ -460,7 +460,7 @@ TEST(Sweep, ZoneEvidenceNamesTheMechanismThatGrowsAlongShippedLoopSweeps) {
   r = run_sweep(cfg, load_hardware(cfg.hardware));
   c = candidate(r, 128);
   EXPECT_EQ(c.zone, Zone::kSlower);
-  EXPECT_NE(c.zone_evidence.find("MTE2 busy/core (copies in) grew most: 218.555 us vs 203.120"),
+  EXPECT_NE(c.zone_evidence.find("MTE2 busy/core (copies in) grew most: 217.578 us vs 202.630"),
             std::string::npos)
       << c.zone_evidence;
 }
