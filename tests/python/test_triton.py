@@ -495,6 +495,37 @@ def test_masks_joined_with_and_are_joined_as_triton_does(tmp_path):
     assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
 
 
+def test_kernels_made_by_one_factory_keep_their_own_closures(tmp_path):
+    """Two kernels of one factory share their code, not their closure: the flag each was made
+    with decides its `if twice and not DEBUG` (scalars: Python's `and` / `not`)."""
+    path = tmp_path / "factory.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        def make(twice):
+            @triton.jit
+            def k(x_ptr, y_ptr, n, DEBUG: tl.constexpr, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                x = tl.load(x_ptr + offs, mask=offs < n and offs >= 0)
+                if twice and not DEBUG:
+                    x = x * 2.0
+                tl.store(y_ptr + offs, x + 1.0, mask=offs < n)
+            return k
+
+
+        def go():
+            x = torch.randn(4096)
+            make(True)[(4,)](x, torch.empty_like(x), 4096, DEBUG=False, BLOCK=1024)
+            make(False)[(4,)](x, torch.empty_like(x), 4096, DEBUG=False, BLOCK=1024)
+        '''))
+    launches = tt.trace_file(str(path), call="go()")
+    assert [[e["op"] for e in t.program["body"] if "op" in e] for t in launches] == \
+        [["mul", "add"], ["add"]]
+
+
 def test_erf_is_the_op_tables_erf(tmp_path):
     """GELU in its erf form, as operator libraries write it: tl.erf (and libdevice.erf) is the
     op table's erf, Ascend C's Erf API."""

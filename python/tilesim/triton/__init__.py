@@ -201,7 +201,10 @@ def _traced_function(fn):
     g["range"] = language.builtin_range
     g["min"], g["max"] = language.builtin_min, language.builtin_max
     g.update(_LOGICAL)
-    code, closure = _BOOL_OPS.get(fn.__code__) or _bool_ops_as_triton(fn)
+    code = _BOOL_OPS.get(fn.__code__) or _bool_ops_as_triton(fn)
+    # fn's own cells, in the order the code names them (the same names: it is fn's source)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(cells[v] for v in code.co_freevars) or None
     f = types.FunctionType(code, g, fn.__name__, fn.__defaults__, closure)
     f.__kwdefaults__ = fn.__kwdefaults__
     return f
@@ -213,7 +216,7 @@ def _traced_function(fn):
 # (constexprs, a uniform condition) Python's own, short-circuit.
 _LOGICAL = {"__tilesim_and": language.logical_and_of, "__tilesim_or": language.logical_or_of,
             "__tilesim_not": language.logical_not_of}
-_BOOL_OPS = {}  # a kernel's code -> (its code with the logical ops, closure), once per process
+_BOOL_OPS = {}  # a kernel's code -> its code with the logical ops, once per process
 
 
 class _AsLogicalCalls(ast.NodeTransformer):
@@ -237,9 +240,9 @@ class _AsLogicalCalls(ast.NodeTransformer):
 
 
 def _bool_ops_as_triton(fn):
-    """(code, closure) of fn with its logical ops as _LOGICAL's calls, compiled from its source
-    at its own file and lines; fn's own when it has none or its source cannot be read."""
-    plain = (fn.__code__, fn.__closure__)
+    """The code of fn with its logical ops as _LOGICAL's calls, compiled from its source at its
+    own file and lines; fn's own when it has none or its source cannot be read."""
+    plain = fn.__code__
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
@@ -263,17 +266,8 @@ def _bool_ops_as_triton(fn):
     ast.increment_lineno(module, first - 1)
     ns = {}
     exec(compile(module, fn.__code__.co_filename, "exec"), fn.__globals__, ns)
-    cells = [c.cell_contents if _filled(c) else None for c in fn.__closure__ or ()]
-    made = ns["__tilesim_outer"](*cells)
-    return _BOOL_OPS.setdefault(fn.__code__, (made.__code__, made.__closure__))
-
-
-def _filled(cell):
-    try:
-        cell.cell_contents
-        return True
-    except ValueError:
-        return False
+    made = ns["__tilesim_outer"](*[None] * len(free))  # its code; the cells are fn's
+    return _BOOL_OPS.setdefault(fn.__code__, made.__code__)
 
 
 def _bind(jitf, args, kwargs, where, partial=False):
