@@ -148,7 +148,9 @@ inline constexpr std::array<EnumName<MemSpace>, 5> kMemSpaceNames = {{{MemSpace:
                                                                       {MemSpace::kL0c, "L0C"}}};
 const char* mem_space_name(MemSpace m);
 
-enum class BufferRole { kInput, kOutput, kTemp };  // inputs/outputs rotate with multi-buffering
+// Inputs and outputs rotate with multi-buffering; a temporary is held once, except kTempRotated,
+// a temporary a compiler multi-buffers with the copies (TaskKind::compiler_multibuffer).
+enum class BufferRole { kInput, kOutput, kTemp, kTempRotated };
 
 struct Buffer {
   std::string name;
@@ -167,8 +169,10 @@ struct TaskKind {
   // How the kernel's source allocates UB. false (Ascend C as written): inputs and outputs rotate
   // through buffer_count copies, temporaries once, and a depth that does not fit falls back.
   // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer (a
-  // result written over a loaded input dying at it shares it: the lowering's in-place reuse) and
-  // multibuffer (on by default) doubles each one, temporaries too; a plan that does not fit is a
+  // result written over a source dying at it shares it: the lowering's in-place reuse) and
+  // multibuffer (on by default) doubles what the copies fill and drain, not the vector ops'
+  // temporaries (AscendNPU-IR MarkMultiBuffer; model/ub_budget.cpp copies_of), but a
+  // materialised broadcast (BufferRole::kTempRotated); a plan that does not fit is a
   // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302). Only
   // a body inside a loop is multi-buffered (Ascend/AscendNPU-IR HIVM MarkMultiBuffer marks a
   // buffer only when every op around it is an scf.for / scf.while): a block of one sub-tile, a

@@ -39,10 +39,18 @@ int64_t mem_align(MemSpace space, const Hardware& hw) {
   return memory(space, hw).align_bytes;
 }
 
-// How many copies of buffer `b` a plan at `depth` keeps: temporaries are single unless the
-// compiler multi-buffers everything.
+// How many copies of buffer `b` a plan at `depth` keeps. As written (Ascend C), inputs and
+// outputs rotate and temporaries are single. The Triton-Ascend compiler multi-buffers what its
+// copies fill and drain (Ascend/AscendNPU-IR bishengir/lib/Dialect/HIVM/Transforms/
+// MarkMultiBuffer.cpp: MarkMultiBuffer<LoadOp> / <StoreOp> mark the UB side of a load or store,
+// <ND2NZOp> the L1 side of a GM -> L1 copy, <FixpipeOp> the L0C side; only inside scf.for /
+// scf.while). A UB temporary, the result of a vector op that no copy fills or drains, is not
+// marked: one copy; L1 and L0C temporaries are what ND2NZ fills and Fixpipe drains. kTempRotated
+// is a UB temporary the plan rotates all the same (vector_stage.cpp: a materialised broadcast).
 int copies_of(const TaskKind& kind, const Buffer& b, int depth) {
-  return b.role == BufferRole::kTemp && !kind.compiler_multibuffer ? 1 : depth;
+  if (!kind.compiler_multibuffer)
+    return b.role == BufferRole::kTemp || b.role == BufferRole::kTempRotated ? 1 : depth;
+  return b.role == BufferRole::kTemp && b.space == MemSpace::kUb ? 1 : depth;
 }
 
 int64_t footprint(const TaskKind& kind, MemSpace space, int depth, const Hardware& hw) {

@@ -163,7 +163,7 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   };
   EXPECT_EQ(lower_error(div(1024, true)),
             "UB overflow in task 'div_block0': needs 196672 B, has 196608 B (buffers: x0 32768 B "
-            "x 2, y 32 B x 2, z 32768 B x 2, temporaries 32768 B x 2)");
+            "x 2, y 32 B x 2, z 32768 B x 2, broadcasts 32768 B x 2)");
   EXPECT_EQ(lower_kernel(div(512, true), default_hw()).diag.ub_bytes, 2 * (3 * 16384 + 32));
   const LoweredKernel ascendc = lower_kernel(div(1024, false), default_hw());
   EXPECT_EQ(ascendc.diag.ub_bytes, 2 * (2 * 32768 + 32));
@@ -233,7 +233,7 @@ TEST(Kernels, TritonMultiBuffersOnlyALoopedBody) {
   EXPECT_EQ(once.diag.buffer_depth, 1);
   EXPECT_EQ(lower_error(div(20)),
             "UB overflow in task 'div_block0': needs 303104 B, has 196608 B (buffers: x0 49152 B "
-            "x 2, y 4096 B x 2, z 49152 B x 2, temporaries 49152 B x 2)");
+            "x 2, y 4096 B x 2, z 49152 B x 2, broadcasts 49152 B x 2)");
 }
 
 // spmd elementwise: `grid` blocks share the tiles evenly; the hardware places them (unpinned).

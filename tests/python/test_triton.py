@@ -116,6 +116,51 @@ def test_the_fused_multiply_sum_of_the_board_fits_ub():
     assert abs(tilesim.run(warm).kernel_time_us / 16.00 - 1) < 0.25
 
 
+GATED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gated(a_ptr, b_ptr, c_ptr, n, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    for start in tl.range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + offs, mask=offs < n, other=0.0)
+        if TANH:
+            g = 0.5 * a * (1.0 + tl.math.tanh(0.79788456 * (a + 0.044715 * a * a * a)))
+        else:
+            g = a * tl.sigmoid(a)
+        tl.store(c_ptr + offs, g.to(b.dtype) * b, mask=offs < n)
+
+
+def go(tanh):
+    a = torch.randn(4096, 11008, dtype=torch.bfloat16)
+    b = torch.randn(4096, 11008, dtype=torch.bfloat16)
+    gated[(40,)](a, b, torch.empty_like(a), a.numel(), TANH=tanh, BLOCK=8192)
+'''
+
+
+def test_the_compiler_multi_buffers_copies_and_writes_temporaries_in_place(tmp_path):
+    """A gated activation over bf16 rows as operator libraries write it (a grid-stride loop of
+    8192-element blocks, computed in fp32). The Triton-Ascend compiler multi-buffers the buffers
+    its loads fill and its stores drain (AscendNPU-IR MarkMultiBuffer), not the vector ops'
+    results, and writes a result over a source that dies at it (PlanMemory's in-place reuse):
+    a, b and c 2 x 16384 B each, then the fp32 temporaries once. SiLU: a and sigmoid(a), 2 x
+    32768 B (a * sigmoid(a) written over a); GELU's tanh form: a, the tanh argument and the one
+    scratch tile of tanh, 3 x 32768 B: exactly the 196608 B of UB (these were refused as UB
+    overflows while temporaries were doubled and written beside their sources)."""
+    path = tmp_path / "gated.py"
+    path.write_text(GATED)
+    copies = 3 * 2 * 16384
+    for tanh, temporaries in ((False, 2 * 32768), (True, 3 * 32768)):
+        launch = tt.trace_file(str(path), call=f"go({tanh})", hardware="ascend910b4")[0]
+        run = tilesim.run(launch.config)
+        assert run.diagnostics["ub_bytes"] == copies + temporaries
+        assert run.diagnostics["buffer_depth"] == 2
+
+
 SOFTMAX_3PASS = '''
 import torch
 import triton
@@ -267,11 +312,15 @@ REFUSED = {
                   "    tl.store(y_ptr + out, tl.load(x_ptr + offs) * 2.0)",
                   "the programs read 2 of the 3 blocks of 'x_ptr' in one pass"),
     # what operator libraries write beyond the traced surface
-    "and_of_masks": ("    r = tl.arange(0, 8)\n"
-                     "    c = tl.arange(0, BLOCK)\n"
-                     "    m = (r < 4)[:, None] and (c < N)[None, :]\n"
-                     "    tl.store(y_ptr + r[:, None] * N + c[None, :], 1.0, mask=m)",
-                     "masks joined with `and` / `or` / `not`); join masks with &"),
+    "or_of_masks": ("    r = tl.arange(0, 8)\n"
+                    "    c = tl.arange(0, BLOCK)\n"
+                    "    m = (r < 4)[:, None] or (c < N)[None, :]\n"
+                    "    tl.store(y_ptr + r[:, None] * N + c[None, :], 1.0, mask=m)",
+                    "mask | mask (or `or`): a disjunction of masks is not a box"),
+    "if_on_a_mask": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                     "    if offs < n:\n"
+                     "        tl.store(y_ptr + offs, tl.load(x_ptr + offs))",
+                     "a condition on a mask: a kernel cannot branch on a block of booleans"),
     "reshape_2d": ("    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                    "    x = tl.load(x_ptr + offs).reshape(32, BLOCK // 32)\n"
                    "    tl.store(y_ptr + offs, x)",
@@ -389,6 +438,92 @@ def test_a_guard_every_program_passes_is_taken_and_noted(tmp_path):
     with pytest.raises(TraceFailure) as e:  # program 4 of 5 would return: programs differ
         tt.trace_file(str(path), call="go(grid=5)")
     assert "a condition on a program id or loop index" in str(e.value)
+
+
+AND_MASKS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+def make(split):
+    @triton.jit
+    def matmul_and(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        pid = tl.program_id(0)
+        num_n = tl.cdiv(N, BLOCK_N)
+        for tile in range(pid, tl.cdiv(M, BLOCK_M) * num_n, tl.num_programs(0)):
+            rm = (tile // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+            rn = (tile % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+            msk_m = rm < M
+            msk_n = rn < N
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k in range(0, tl.cdiv(K, BLOCK_K)):
+                rk = tl.arange(0, BLOCK_K)
+                a = tl.load(a_ptr + rm[:, None] * stride_am + (k * BLOCK_K + rk)[None, :],
+                            mask=msk_m[:, None] and (rk[None, :] < K - k * BLOCK_K), other=0.0)
+                b = tl.load(b_ptr + (k * BLOCK_K + rk)[:, None] * stride_bk + rn[None, :],
+                            mask=msk_n[None, :] and (rk[:, None] < K - k * BLOCK_K), other=0.0)
+                acc = tl.dot(a, b, acc)
+            if split and not (BLOCK_M < 16):  # scalars (a closure's, constexprs): Python's own
+                tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16),
+                         mask=(rm[:, None] < M) and (rn[None, :] < N))
+    return matmul_and
+
+
+def go():
+    a = torch.randn(2048, 1024, dtype=torch.float16)
+    b = torch.randn(1024, 2048, dtype=torch.float16)
+    c = torch.empty((2048, 2048), dtype=torch.float16)
+    make(True)[(20,)](a, b, c, 2048, 2048, 1024, a.stride(0), b.stride(0), c.stride(0),
+                      BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+'''
+
+
+def test_masks_joined_with_and_are_joined_as_triton_does(tmp_path):
+    """`msk_m[:, None] and (rk[None, :] < K - k * BLOCK_K)`, as triton-ascend's matmul tutorial
+    writes its masks: Triton compiles `and` between blocks as logical_and (its code generator's
+    visit_BoolOp), so the kernel traces as the example written with `&` (same tasks and time);
+    `and` / `not` between scalars (a closure's flag, a constexpr test) stay Python's."""
+    path = tmp_path / "matmul_and.py"
+    path.write_text(AND_MASKS)
+    traced = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    amp = tt.trace_file(os.path.join(EXAMPLES, "matmul.py"), call="main()",
+                        hardware="ascend910b4")[0]
+    assert traced.grid == amp.grid == 20
+    a, b = tilesim.run(traced.config), tilesim.run(amp.config)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+
+
+def test_kernels_made_by_one_factory_keep_their_own_closures(tmp_path):
+    """Two kernels of one factory share their code, not their closure: the flag each was made
+    with decides its `if twice and not DEBUG` (scalars: Python's `and` / `not`)."""
+    path = tmp_path / "factory.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        def make(twice):
+            @triton.jit
+            def k(x_ptr, y_ptr, n, DEBUG: tl.constexpr, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                x = tl.load(x_ptr + offs, mask=offs < n and offs >= 0)
+                if twice and not DEBUG:
+                    x = x * 2.0
+                tl.store(y_ptr + offs, x + 1.0, mask=offs < n)
+            return k
+
+
+        def go():
+            x = torch.randn(4096)
+            make(True)[(4,)](x, torch.empty_like(x), 4096, DEBUG=False, BLOCK=1024)
+            make(False)[(4,)](x, torch.empty_like(x), 4096, DEBUG=False, BLOCK=1024)
+        '''))
+    launches = tt.trace_file(str(path), call="go()")
+    assert [[e["op"] for e in t.program["body"] if "op" in e] for t in launches] == \
+        [["mul", "add"], ["add"]]
 
 
 def test_erf_is_the_op_tables_erf(tmp_path):

@@ -36,10 +36,12 @@ void append_kind(TaskKind& block, TaskKind&& part);
 void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers);
 
 // What one op of a fused stage adds to a tile's UB beside its output: scratch tiles the size of
-// the output, other scratch bytes, and each column operand Brcb spreads over UB blocks (tensor,
-// bytes; alive for the op only).
+// the output, other scratch bytes, broadcasts the Triton-Ascend compiler materialises (tiles the
+// size of the output), and each column operand Brcb spreads over UB blocks (tensor, bytes; alive
+// for the op only).
 struct OpVectorWork {
   int scratch = 0;
+  int broadcast_tiles = 0;  // Triton: broadcasts materialised as tiles of the output's size
   int64_t scratch_bytes = 0;
   std::vector<std::pair<int, int64_t>> columns;
 };

@@ -100,7 +100,7 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
           product(operand_region(cx.program(), x, t, full).extent) > 1 &&
           !broadcast_inlined(x, cx.tensor(t).shape, is, inner_axis(stage))) {
         vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, product(ce)});
-        ++w.scratch;
+        ++w.broadcast_tiles;
       }
   // An n-ary add (mul, maximum, minimum) folds its operands left to right: n - 1 ops.
   const size_t first = vec.size();
@@ -267,6 +267,11 @@ class VectorTile {
       peak_ = std::max<int64_t>(0, peak_ - fixed);
     }
     if (peak_ > 0) k_.buffers.push_back({"temporaries", peak_, BufferRole::kTemp, MemSpace::kUb});
+    // The Triton-Ascend compiler's materialised broadcasts rotate with the copies: the one board
+    // refusal known, div_001's (1024, 16) fp16 sub-tiles on grid 40 (196672 B of 196608), needs
+    // its broadcast divisor tile doubled (docs/model.md: the source's plan would hold it once).
+    if (broadcasts_ > 0)
+      k_.buffers.push_back({"broadcasts", broadcasts_, BufferRole::kTempRotated, MemSpace::kUb});
     k_.steps.push_back(st_);
     std::vector<DmaOp>& first = k_.steps.front().loads;  // the copies moved to later steps
     for (auto at = moved_.rbegin(); at != moved_.rend(); ++at)
@@ -454,16 +459,20 @@ class VectorTile {
       if (!gather) reuse_in_place(x, o, out_bytes, stored);
       if (!gather) hold(x.out, out_bytes);
     } else if (!stored && !gather) {
-      // A temporary: in a dying loaded input's buffer, or in a dying temporary's place.
+      // A temporary: in a dying loaded input's buffer, or in a dying temporary's place. The
+      // Triton-Ascend compiler writes it over the temporary as the op runs (AscendNPU-IR
+      // PlanMemory's in-place reuse: the result's life starts where the source's ends,
+      // docs/developer_guide/features/PlanMemory); as written, the two are held for the op.
       const int donor = in_place_donor(x, o, out_bytes);
       const bool into_input = donor >= 0 && holds_input_.count(donor) > 0;
-      if (into_input) reuse_in_place(x, o, out_bytes, false);
+      if (into_input || (donor >= 0 && cx_.spec().triton)) reuse_in_place(x, o, out_bytes, false);
       if (!into_input) hold(x.out, out_bytes);
     }
     // The result outlives the op that makes it: it dies at its last use, or one op later.
     if (live_.count(x.out)) schedule_death(x.out, o + 1);
     // Temporaries the size of the op's output, others, and what is live.
     peak_ = std::max(peak_, w.scratch * out_bytes + w.scratch_bytes + live_bytes_);
+    broadcasts_ = std::max(broadcasts_, w.broadcast_tiles * out_bytes);
     if (const auto ending = dies_after_.find(o); ending != dies_after_.end()) {
       for (int t : ending->second) drop(t);
       dies_after_.erase(ending);
@@ -507,6 +516,7 @@ class VectorTile {
   std::set<size_t> moved_;             // copies moved to a later step (a shared buffer)
   std::vector<VectorTileCopy> calls_;
   int64_t peak_ = 0;
+  int64_t broadcasts_ = 0;  // Triton: the largest op's materialised broadcasts
 };
 
 }  // namespace

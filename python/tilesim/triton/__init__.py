@@ -13,6 +13,7 @@ with tilesim's torch stand-in and writes a launch's run config. What is traced a
 refused is in docs/triton.md; a refusal names the kernel's file:line, the construct and what is
 supported instead.
 """
+import ast
 import collections
 import contextlib
 import inspect
@@ -20,6 +21,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import types
 
 from .. import _jobs
@@ -193,14 +195,79 @@ def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None, restore
 
 
 def _traced_function(fn):
-    """fn with Python's range as a traced loop and its min / max as Triton compiles them
-    (its globals copied once per trace)."""
+    """fn with Python's range as a traced loop, its min / max and its `and` / `or` / `not` as
+    Triton compiles them (its globals copied once per trace)."""
     g = dict(fn.__globals__)
     g["range"] = language.builtin_range
     g["min"], g["max"] = language.builtin_min, language.builtin_max
-    f = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    g.update(_LOGICAL)
+    code = _BOOL_OPS.get(fn.__code__) or _bool_ops_as_triton(fn)
+    # fn's own cells, in the order the code names them (the same names: it is fn's source)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(cells[v] for v in code.co_freevars) or None
+    f = types.FunctionType(code, g, fn.__name__, fn.__defaults__, closure)
     f.__kwdefaults__ = fn.__kwdefaults__
     return f
+
+
+# A kernel's `a and b`, `a or b`, `not a` as Triton's code generator compiles them
+# (triton/compiler/code_generator.py visit_BoolOp / visit_UnaryOp: logical_and, logical_or,
+# __not__ of the operands): on blocks (masks) elementwise, `and` the same as `&`; on scalars
+# (constexprs, a uniform condition) Python's own, short-circuit.
+_LOGICAL = {"__tilesim_and": language.logical_and_of, "__tilesim_or": language.logical_or_of,
+            "__tilesim_not": language.logical_not_of}
+_BOOL_OPS = {}  # a kernel's code -> its code with the logical ops, once per process
+
+
+class _AsLogicalCalls(ast.NodeTransformer):
+    """`a and b` -> __tilesim_and(a, lambda: b); `not a` -> __tilesim_not(a)."""
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        name = "__tilesim_and" if isinstance(node.op, ast.And) else "__tilesim_or"
+        out = node.values[0]
+        for v in node.values[1:]:
+            rhs = ast.Lambda(ast.arguments([], [], None, [], [], None, []), v)
+            out = ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [out, rhs], []), node)
+        return out
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        return ast.copy_location(
+            ast.Call(ast.Name("__tilesim_not", ast.Load()), [node.operand], []), node)
+
+
+def _bool_ops_as_triton(fn):
+    """The code of fn with its logical ops as _LOGICAL's calls, compiled from its source at its
+    own file and lines; fn's own when it has none or its source cannot be read."""
+    plain = fn.__code__
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return _BOOL_OPS.setdefault(fn.__code__, plain)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = tree.body[0] if tree.body and isinstance(tree.body[0], ast.FunctionDef) else None
+    if fdef is None or not any(isinstance(n, ast.BoolOp) or (isinstance(n, ast.UnaryOp) and
+                                                             isinstance(n.op, ast.Not))
+                               for n in ast.walk(fdef)):
+        return _BOOL_OPS.setdefault(fn.__code__, plain)
+    fdef.decorator_list = []
+    fdef = _AsLogicalCalls().visit(fdef)
+    # A kernel defined in a function keeps its free variables: defined in a function of them.
+    free = fn.__code__.co_freevars
+    outer = ast.FunctionDef(name="__tilesim_outer",
+                            args=ast.arguments([], [ast.arg(v) for v in free], None, [], [], None,
+                                               []),
+                            body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
+                            decorator_list=[])
+    module = ast.fix_missing_locations(ast.Module([outer], []))
+    ast.increment_lineno(module, first - 1)
+    ns = {}
+    exec(compile(module, fn.__code__.co_filename, "exec"), fn.__globals__, ns)
+    made = ns["__tilesim_outer"](*[None] * len(free))  # its code; the cells are fn's
+    return _BOOL_OPS.setdefault(fn.__code__, made.__code__)
 
 
 def _bind(jitf, args, kwargs, where, partial=False):

@@ -26,7 +26,9 @@ def _refuse_varying_condition():
            "the trace takes one pass through the kernel for every program, so it cannot "
            "branch on a value that differs between programs or iterations",
            "branch on constexprs and on integer arguments only; put a program-dependent "
-           "bound in a mask or a loop's range")
+           "bound in a mask or a loop's range, and compute a tile's row and column from the "
+           "program id or loop index with // and % (a tile order chosen by branches, such as "
+           "a diagonal swizzle, is not traced)")
 
 def refuse(call, what, instead=None, where=None):
     raise Refusal(call, what, instead or SUPPORTED, where)
@@ -323,13 +325,13 @@ class Mask:
     __rand__ = __and__
 
     def __or__(self, other):
-        refuse("mask | mask", "a disjunction of masks is not a box of the tensor",
+        refuse("mask | mask (or `or`)", "a disjunction of masks is not a box of the tensor",
                "use one mask per dimension joined with &")
 
     __ror__ = __or__
 
     def __invert__(self):
-        refuse("~mask", "the complement of a mask is not a box of the tensor",
+        refuse("~mask (or `not`)", "the complement of a mask is not a box of the tensor",
                "write the opposite comparison")
 
     def __bool__(self):
@@ -340,9 +342,9 @@ class Mask:
             if same is not None:
                 return same
             _refuse_varying_condition()
-        refuse("a condition on a mask", "Python cannot branch on a block of booleans (an if, "
-               "or masks joined with `and` / `or` / `not`)", "join masks with &, and give the "
-               "mask to tl.load / tl.store")
+        refuse("a condition on a mask", "a kernel cannot branch on a block of booleans (an if or "
+               "a while on a mask)", "give the mask to tl.load / tl.store, or select with "
+               "tl.where")
 
     def __getitem__(self, key):
         terms = []

@@ -804,3 +804,32 @@ __getattr__ = _refusing("tl")
 
 
 del _n, _p
+
+
+# A kernel's `and` / `or` / `not` (tilesim.triton rewrites them into these calls, as Triton's
+# code generator makes them logical_and / logical_or / __not__): a block (a mask of several
+# elements) combines elementwise, `and` as `&`; anything else as Python does.
+def _is_block(x):
+    return isinstance(x, (Data, Index, Mask)) and len(x.shape) > 0
+
+
+def logical_and_of(a, b):
+    if _is_block(a):
+        return a & b()
+    if not a:
+        return a
+    b_value = b()
+    return a & b_value if _is_block(b_value) else b_value
+
+
+def logical_or_of(a, b):
+    if _is_block(a):
+        return a | b()
+    if a:
+        return a
+    b_value = b()
+    return a | b_value if _is_block(b_value) else b_value
+
+
+def logical_not_of(a):
+    return ~a if _is_block(a) else not a
