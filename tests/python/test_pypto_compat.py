@@ -928,6 +928,33 @@ def test_a_loop_begun_with_no_tile_hoists_the_weight_casts_after_its_first_tile(
     assert res.tasks == 1 + 8 * 4 + 8 * 4
 
 
+def test_a_pseudo_query_matmul_broadcasts_its_batch_of_one():
+    """Attention over residual blocks as model ports write it: one learned query [1, 1, D]
+    scores each token's L blocks [T, L, D] (b_trans), a batch dim of 1 that PyPTO's matmul
+    broadcasts (python/pypto/op/matmul.py); each token's C row reads the one query."""
+    T_, L, D = 16, 8, 256
+
+    @pypto.jit
+    def k(blocks: pypto.Tensor((T_, L, D), FP32), query: pypto.Tensor((1, 1, D), FP32),
+          scores: pypto.Tensor((T_, 1, L), FP32)):
+        for t, n in pypto.loop_unroll(0, T_, 1, name="TOKENS", idx_name="t",
+                                      unroll_list=[1, 4]):
+            rows = pypto.view(blocks, [n, L, D], [t, 0, 0])
+            pypto.set_vec_tile_shapes(1, L, D)
+            pypto.set_cube_tile_shapes([16, 16], [256, 256], [16, 16])
+            s = pypto.matmul(query, rows * 2.0, pypto.DT_FP32, b_trans=True)
+            pypto.assemble(s, [t, 0, 0], scores)
+
+    t = k.trace()
+    mm = next(o for o in ops(t.program) if o["op"] == "matmul")
+    assert mm["inputs"][0] == "query" and mm["transpose_b"]
+    assert [(lp["loop"], lp["loop_count"]) for lp in loops(t.program)] == [("TOKENS", 4)]
+    res = ran(t)
+    assert res.root_functions == 4
+    # per token: the scaled rows (one vector task) and its C row [1, 8] (one cube task)
+    assert res.tasks == T_ + T_
+
+
 def test_split_k_matmul_as_pypto_accumulates_in_gm():
     @pypto.jit
     def k(a: pypto.Tensor((64, 4096), FP16), b: pypto.Tensor((4096, 128), FP16),
