@@ -164,7 +164,8 @@ std::vector<Bad> bad_programs() {
       {"matmul shapes that do not chain",
        prog({{{"set_cube_tile_shapes", {16, 16, 16}}}, op("matmul", {"x", "z"}, "y")}),
        "p.json: body[1]: op 0 (matmul): shape mismatch: 'x' (4, 64) fp32 @ 'z' (4, 32) fp32 (A "
-       "[..., m, k] and B [..., k, n] of one rank, equal batch dims and k)"},
+       "[..., m, k] and B [..., k, n] of one rank, equal k, each batch dim equal or 1 in one of "
+       "them)"},
       {"n-ary sub", prog({tile({1, 64}), op("sub", {"x", "x", "x"}, "y")}),
        "p.json: body[1]: op 0 (sub): takes 2 inputs (got 3)"},
       {"loop nest too deep",
@@ -544,6 +545,54 @@ TEST(ProgramFunctional, GatherMatmulAndLoopsTiledEqualsUntiled) {
   // pieces. gather: 5 x 3 column tiles of 16; matmul: 5 x 2 C column tiles (k walked in a task).
   EXPECT_EQ(k.graph.tasks.size(), 15u + 10u);
   EXPECT_EQ(k.graph.num_roots(), 3);
+}
+
+// PyPTO's matmul broadcasts a batch dim of 1 (python/pypto/op/matmul.py: (1 x n x k) @
+// (b x k x m) -> (b x n x m)): a query row [1, 1, k] against each batch's keys [b, l, k]^T, in a
+// loop over the batch. Each batch reads the one A matrix: the untiled result is A[0] @ B[b]^T,
+// and the tiled one equals it.
+TEST(ProgramFunctional, MatmulBroadcastsABatchDimOfOne) {
+  const int64_t batch = 6, l = 8, kd = 64;
+  json mm = op("matmul", {"q", "keys"}, "s");
+  mm["transpose_b"] = true;
+  const json loop = {{"loop", "b"},
+                     {"axis", 0},
+                     {"loop_count", 3},
+                     {"body", {{{"set_cube_tile_shapes", {16, 64, 16}}}, mm}}};
+  json j = {{"program", "bc"},
+            {"inputs",
+             {{{"name", "q"}, {"shape", {1, 1, kd}}, {"dtype", "fp32"}},
+              {{"name", "keys"}, {"shape", {batch, l, kd}}, {"dtype", "fp32"}}}},
+            {"outputs", {"s"}}};
+  j["body"] = json::array({loop});
+  const Program p = parse(j);
+  const auto id = [&](const char* n) { return static_cast<size_t>(p.tensor_id(n)); };
+  EXPECT_EQ(p.tensors[id("s")].shape, (Dims{batch, 1, l}));
+  const auto in = program_inputs(p, 5);
+  const auto ref = execute_program_untiled(p, in);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t n = 0; n < l; ++n) {
+      double want = 0;
+      for (int64_t i = 0; i < kd; ++i) want += in[id("q")][{0, 0, i}] * in[id("keys")][{b, n, i}];
+      EXPECT_TRUE(same(ref[id("s")][{b, 0, n}], want)) << b << ", " << n;
+    }
+  EXPECT_TRUE(proves(p, 5));
+  KernelSpec spec;
+  spec.op = "program:bc";
+  const LoweredKernel k = lower_program(p, spec, test::default_hw());
+  // one C tile [1, 8] per batch, in 3 root functions of 2 batches
+  EXPECT_EQ(k.graph.tasks.size(), static_cast<size_t>(batch));
+  EXPECT_EQ(k.graph.num_roots(), 3);
+  // the other way round: A's batches against one B [1, l, k]
+  json rev = j;
+  rev["inputs"][0]["shape"] = {batch, 1, kd};
+  rev["inputs"][1]["shape"] = {1, l, kd};
+  EXPECT_TRUE(proves(parse(rev), 5));
+  // batch dims that differ and are not 1 do not broadcast
+  json bad = j;
+  bad["inputs"][0]["shape"] = {4, 1, kd};
+  EXPECT_NE(load_error(bad).find("each batch dim equal or 1 in one of them"), std::string::npos)
+      << load_error(bad);
 }
 
 // Flash attention as one program: S = Q K^T, scale, mask, an online logsumexp, P = exp(S - lse)

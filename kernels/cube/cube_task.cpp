@@ -55,7 +55,7 @@ void b_loads(const MatmulTensors& x, int64_t k0, int64_t kext, int64_t n0, int64
   }
   int64_t bytes = 0;
   for (size_t i = first; i < out.size(); ++i) bytes += out[i].bytes();
-  acc.push_back({block_key(x.b_id, x.key({k0, n0})), bytes, false});
+  acc.push_back({block_key(x.b_id, x.key_b({k0, n0})), bytes, false});
 }
 
 }  // namespace
@@ -71,7 +71,7 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
       nd2nz_loads(x.a_shape, {w.m0, k0}, {w.mext, kext}, x.dt, hw, st.loads);
       int64_t bytes = 0;
       for (size_t i = first; i < st.loads.size(); ++i) bytes += st.loads[i].bytes();
-      acc.push_back({block_key(x.a_id, x.key({w.m0, k0})), bytes, false});
+      acc.push_back({block_key(x.a_id, x.key_a({w.m0, k0})), bytes, false});
     }
     if (load_b) b_loads(x, k0, kext, w.n0, w.next, hw, st.loads, acc);
     const bool bias = x.bias_b > 0 && k0 == w.k0 && w.k0 == 0;

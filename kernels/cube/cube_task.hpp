@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cube/matmul_plan.hpp"
@@ -25,14 +26,18 @@ struct MatmulTensors {
   BLayout layout;
   Dims a_shape, b_shape, c_shape;
   // What the L2 model keys their GM blocks by: tensor ids and the batch origin a program's
-  // batched matmul prepends.
+  // batched matmul prepends (C's), and A's and B's own (0 on a batch dim of 1 that broadcasts,
+  // as PyPTO's matmul reads an operand of batch 1 for every batch).
   uint32_t a_id = 0, b_id = 1;
-  Dims batch;
+  Dims batch, a_batch, b_batch;
   // A bias row [1, n] (PyPTO's extend_params bias_tensor): its bytes per element (0: none) and id.
   int64_t bias_b = 0;
   uint32_t bias_id = 2;
-  Dims key(Dims origin) const {
-    origin.insert(origin.begin(), batch.begin(), batch.end());
+  Dims key(Dims origin) const { return key(std::move(origin), batch); }
+  Dims key_a(Dims origin) const { return key(std::move(origin), a_batch); }
+  Dims key_b(Dims origin) const { return key(std::move(origin), b_batch); }
+  static Dims key(Dims origin, const Dims& at) {
+    origin.insert(origin.begin(), at.begin(), at.end());
     return origin;
   }
 };

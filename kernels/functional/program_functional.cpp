@@ -173,8 +173,14 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       const int64_t whole_k = p.tensors[static_cast<size_t>(op.in[0])].shape.back();
       const int64_t slices = kext == whole_k ? op.mm.split_k : 1;
       const int64_t step = p.tiles[static_cast<size_t>(op.tile)].dims[1];
+      const Dims& a_shape = p.tensors[static_cast<size_t>(op.in[0])].shape;
+      const Dims& b_shape = p.tensors[static_cast<size_t>(op.in[1])].shape;
       for_each_position(r, [&](const Dims& q) {
-        Dims a = q, bb = q;  // q: [batch..., m, n]
+        Dims a = q, bb = q;  // q: [batch..., m, n]; a batch dim of 1 broadcasts
+        for (size_t d = 0; d + 2 < q.size(); ++d) {
+          if (a_shape[d] == 1) a[d] = 0;
+          if (b_shape[d] == 1) bb[d] = 0;
+        }
         double sum = 0;
         for (int64_t s = 0; s < slices; ++s) {
           const auto [s0, sext] =

@@ -709,9 +709,14 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
       return x;
     }
     case OpKind::kMatmul: {
-      // b over [batch..., m, k, n]
+      // b over [batch..., m, k, n]; an operand's batch dim of 1 broadcasts (its one matrix)
       Block x{Dims(b.origin.begin(), b.origin.end() - 3),
               Dims(b.extent.begin(), b.extent.end() - 3)};
+      for (size_t d = 0; d < x.origin.size() && d < shape.size(); ++d)
+        if (shape[d] == 1) {
+          x.origin[d] = 0;
+          x.extent[d] = 1;
+        }
       if (op.in.size() > 2 && t == op.in[2] && t != op.in[0] && t != op.in[1])
         return Block{{0, b.origin[r - 1]}, {1, b.extent[r - 1]}};  // the bias row's n range
       const bool a = t == op.in[0];

@@ -876,6 +876,85 @@ def test_a_tile_set_at_the_top_of_the_loop_body_is_set_again_for_its_hoisted_ops
     ran(k)
 
 
+def test_a_loop_begun_with_no_tile_hoists_the_weight_casts_after_its_first_tile(tmp_path):
+    """A gated cell in the style of LSTM ports: no vector tile before the loop_unroll; its body
+    sets one, casts the reshaped 1-D weights (no chunk of the loop), then views its rows. The
+    casts run once before the loop under the body's first tile, where the loop would otherwise
+    chunk their [1, H] rows by its count (which `tilesim run` refuses)."""
+    f = tmp_path / "gated_cell.py"
+    f.write_text(textwrap.dedent("""\
+        import torch
+        import pypto
+
+        H = 1024
+
+        @pypto.frontend.jit(runtime_options={"device_sched_mode": 1})
+        def cell_kernel(gates: pypto.Tensor([pypto.DYNAMIC, 2 * H], pypto.DT_FP16),
+                        w: pypto.Tensor([H], pypto.DT_FP16),
+                        out: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_FP16)):
+            w_row = pypto.reshape(w, [1, H], inplace=True)
+            for b, n in pypto.loop_unroll(0, gates.shape[0], 1, name="BATCH", idx_name="b",
+                                          unroll_list=[1, 2, 4]):
+                pypto.set_vec_tile_shapes(n, H)
+                wf = pypto.cast(w_row, pypto.DT_FP32)
+                pypto.set_vec_tile_shapes(1, 2 * H)
+                g = pypto.cast(pypto.view(gates, [n, 2 * H], [b, 0]), pypto.DT_FP32)
+                pypto.set_vec_tile_shapes(1, H)
+                f_gate = pypto.sigmoid(pypto.view(g, [n, H], [0, 0]))
+                c = pypto.mul(pypto.view(g, [n, H], [0, H]), wf)
+                pypto.assemble(pypto.cast(pypto.mul(c, f_gate), pypto.DT_FP16), [b, 0], out)
+
+        def cell(gates, w):
+            out = torch.empty(gates.shape[0], H, dtype=torch.float16)
+            cell_kernel(gates, w, out)
+            return out
+        """))
+    _, k = trace_file(str(f), call="cell(torch.randn(32, 2048, dtype=torch.float16), "
+                                   "torch.randn(1024, dtype=torch.float16))")
+    p = k.program
+    body = p["body"]
+    assert [e.get("op") for e in body if "op" in e] == ["cast"]
+    cast = next(i for i, e in enumerate(body) if e.get("op") == "cast")
+    assert body[cast - 1]["set_vec_tile_shapes"] == [4, 1024]  # the body's first tile
+    assert body[cast]["inputs"] == ["w"]
+    # 32 rows in steps of 4 (the largest unroll): 8 root functions
+    assert [(lp["loop"], lp["axis"], lp["loop_count"]) for lp in loops(p)] == [("BATCH", 0, 8)]
+    assert [o["op"] for o in ops(loops(p)[0])][0] == "cast"
+    assert any("run once before it" in n for n in k.notes)
+    res = ran(k)
+    assert res.root_functions == 9  # the hoisted cast's, then the loop's 8
+    # the hoisted cast: one task; each root function's 4 rows: a [1, 2H] cast task per row,
+    # then the [1, H] stage per row
+    assert res.tasks == 1 + 8 * 4 + 8 * 4
+
+
+def test_a_pseudo_query_matmul_broadcasts_its_batch_of_one():
+    """Attention over residual blocks as model ports write it: one learned query [1, 1, D]
+    scores each token's L blocks [T, L, D] (b_trans), a batch dim of 1 that PyPTO's matmul
+    broadcasts (python/pypto/op/matmul.py); each token's C row reads the one query."""
+    T_, L, D = 16, 8, 256
+
+    @pypto.jit
+    def k(blocks: pypto.Tensor((T_, L, D), FP32), query: pypto.Tensor((1, 1, D), FP32),
+          scores: pypto.Tensor((T_, 1, L), FP32)):
+        for t, n in pypto.loop_unroll(0, T_, 1, name="TOKENS", idx_name="t",
+                                      unroll_list=[1, 4]):
+            rows = pypto.view(blocks, [n, L, D], [t, 0, 0])
+            pypto.set_vec_tile_shapes(1, L, D)
+            pypto.set_cube_tile_shapes([16, 16], [256, 256], [16, 16])
+            s = pypto.matmul(query, rows * 2.0, pypto.DT_FP32, b_trans=True)
+            pypto.assemble(s, [t, 0, 0], scores)
+
+    t = k.trace()
+    mm = next(o for o in ops(t.program) if o["op"] == "matmul")
+    assert mm["inputs"][0] == "query" and mm["transpose_b"]
+    assert [(lp["loop"], lp["loop_count"]) for lp in loops(t.program)] == [("TOKENS", 4)]
+    res = ran(t)
+    assert res.root_functions == 4
+    # per token: the scaled rows (one vector task) and its C row [1, 8] (one cube task)
+    assert res.tasks == T_ + T_
+
+
 def test_split_k_matmul_as_pypto_accumulates_in_gm():
     @pypto.jit
     def k(a: pypto.Tensor((64, 4096), FP16), b: pypto.Tensor((4096, 128), FP16),

@@ -515,7 +515,9 @@ MergeMode Loader::read_merge(const OpSite& at, const ReduceRecord& reduce) {
                                     : MergeMode::kTree;
 }
 
-// A matmul: A [..., m, k] @ B [..., k, n] (B [..., n, k] with transpose_b) of one dtype.
+// A matmul: A [..., m, k] @ B [..., k, n] (B [..., n, k] with transpose_b) of one dtype. A batch
+// dim of 1 in one operand broadcasts to the other's (PyPTO's matmul: python/pypto/op/matmul.py,
+// "(1 x n x k) and (b x k x m) -> (b x n x m)"; tensor_ops/matmul.cpp BroadcastShapes).
 void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const {
   const JsonReader& e = at.e;
   const ProgTensor& x = tensor(op.in[0]);
@@ -524,14 +526,19 @@ void Loader::matmul_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   op.transpose_b = e.boolean_or("transpose_b", false);
   const size_t r = x.shape.size();
   const size_t kd = op.transpose_b ? r - 1 : r - 2;  // B's k dim
-  if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[kd] ||
-      !std::equal(x.shape.begin(), x.shape.end() - 2, b.shape.begin()))
+  const auto batch_ok = [&] {
+    for (size_t d = 0; d + 2 < r; ++d)
+      if (x.shape[d] != b.shape[d] && x.shape[d] != 1 && b.shape[d] != 1) return false;
+    return true;
+  };
+  if (r < 2 || b.shape.size() != r || x.shape[r - 1] != b.shape[kd] || !batch_ok())
     at.fail(
         fmt::format("shape mismatch: {} @ {}{} (A [..., m, k] and B [..., {}] of one rank, "
-                    "equal batch dims and k)",
+                    "equal k, each batch dim equal or 1 in one of them)",
                     text(op.in[0]), text(op.in[1]), op.transpose_b ? "^T" : "",
                     op.transpose_b ? "n, k" : "k, n"));
   out.shape = x.shape;
+  for (size_t d = 0; d + 2 < r; ++d) out.shape[d] = std::max(x.shape[d], b.shape[d]);
   out.shape.back() = b.shape[op.transpose_b ? r - 2 : r - 1];
   out.dtype = e.has("out_dtype") ? read_dtype(e.at("out_dtype")) : DType::kFp32;
   read_matmul_options(e, op.mm);

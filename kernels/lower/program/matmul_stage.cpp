@@ -36,6 +36,16 @@ MatmulTensors operands(const LoweringContext& cx, const ProgOp& x, Dims batch) {
     mt.bias_id = static_cast<uint32_t>(x.in[2]);
     mt.bias_b = dtype_bytes(cx.tensor(x.in[2]).dtype);
   }
+  // an operand's batch dim of 1 broadcasts: each batch reads its one matrix there
+  const auto own = [&](int t) {
+    const Dims& shape = cx.tensor(t).shape;
+    Dims at = batch;
+    for (size_t d = 0; d < at.size(); ++d)
+      if (shape[d] == 1) at[d] = 0;
+    return at;
+  };
+  mt.a_batch = own(x.in[0]);
+  mt.b_batch = own(x.in[1]);
   mt.batch = std::move(batch);
   return mt;
 }

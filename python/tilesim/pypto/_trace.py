@@ -443,11 +443,13 @@ class Trace:
         that, the axis now known, depend on no chunk of it (gamma's cast before the view of x):
         they run once before the loop, as _hoist places such an op traced after the view (the
         program loop chunks every op of its body along the axis). A vector tile the body sets
-        before them stays in the body and is set again before the loop for them."""
-        if frame.tile_at_start is not frame.tile_at_entry or frame.tile_at_start is None:
+        before them stays in the body and is set again before the loop for them. A loop begun
+        with no vector tile in force (its body sets the first) hoists the ops after that set."""
+        if frame.tile_at_start is not frame.tile_at_entry:
             return
-        tile = {"dims": list(frame.tile_at_start["dims"]), "name": frame.tile_at_start["name"],
-                "entry": None}
+        start = frame.tile_at_start
+        tile = None if start is None else {"dims": list(start["dims"]), "name": start["name"],
+                                           "entry": None}
         moved, keep, hoisted = [], [], []  # hoisted: (entry, the tile it ran under)
         for i, entry in enumerate(frame.body):  # the first op that stays keeps the rest in
             if "set_vec_tile_shapes" in entry:
@@ -455,7 +457,7 @@ class Trace:
                         "entry": entry}
                 keep.append(entry)
                 continue
-            if "op" not in entry or entry["op"] == "matmul":
+            if "op" not in entry or entry["op"] == "matmul" or tile is None:
                 break
             _, cuts, _, _ = self._reads[id(entry)]
             if any(frame in c.values() for c in cuts) or any(
