@@ -48,10 +48,13 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
     case VecClass::kComplex: {
       const int64_t elems = op.batch * op.rows * op.cols;
       ClassCost cc = class_cost(op.cls, hw);
-      // Only the simple class's rate is measured both ways (the add study, cases 5 and 6).
-      if (op.cls == VecClass::kSimple && !op.bank_conflict)
-        cc.cycles_per_repeat =
-            std::max(0.0, cc.cycles_per_repeat - hw.vector.bank_conflict_cycles_per_repeat);
+      // The simple class's rate is measured both ways (the add study, cases 5 and 6); the complex
+      // class's is a multiple of the conflicted add's (hardware.md), so without the conflict it
+      // is the same multiple of the conflict-free add's.
+      if (!op.bank_conflict && simple.cycles_per_repeat > 0)
+        cc.cycles_per_repeat *=
+            std::max(0.0, simple.cycles_per_repeat - hw.vector.bank_conflict_cycles_per_repeat) /
+            simple.cycles_per_repeat;
       add_op(total, ceil_div(elems, per_repeat), cc, hw);
       break;
     }

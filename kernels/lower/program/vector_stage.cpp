@@ -110,7 +110,13 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
       add_compiled_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
     else
       add_binary_vec(x.info->instrs.front(), dt, ce, broadcast, cx.hw(), vec);
-  if (x.bank_conflict_free)
+  // Sources that share a UB bank group conflict only in pairs: an op reading one tile (the other
+  // operand a scalar, or one value per tile) cannot (Ascend C best practices, 'Avoiding Bank
+  // Conflicts in the Unified Buffer': a read/read conflict is two reads of one bank group at once).
+  const auto tiles = std::count_if(x.in.begin(), x.in.end(), [&](int t) {
+    return product(operand_region(cx.program(), x, t, full).extent) > 1;
+  });
+  if (x.bank_conflict_free || tiles < 2)
     for (size_t v = first; v < vec.size(); ++v) vec[v].bank_conflict = false;
 }
 
@@ -170,8 +176,11 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
   OpVectorWork w;
   w.scratch = x.info->scratch_tiles;
   switch (x.info->kind) {
-    case OpKind::kUnary:
-      for (VecClass c : x.info->instrs) vec.push_back(VecOp{c, dt, 1, 1, n});
+    case OpKind::kUnary:  // one source: no two reads to meet in a bank group (binary_work)
+      for (VecClass c : x.info->instrs) {
+        vec.push_back(VecOp{c, dt, 1, 1, n});
+        vec.back().bank_conflict = false;
+      }
       break;
     case OpKind::kBinary:
     case OpKind::kWhere:
@@ -180,6 +189,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
     case OpKind::kCast:
       vec.push_back(
           VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
+      vec.back().bank_conflict = false;
       break;
     case OpKind::kScan:
       scan_work(dt, x, ce, n, vec, w);
@@ -190,6 +200,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
     case OpKind::kRotateHalf:
     case OpKind::kTranspose:                                 // Ascend C Transpose
       vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // one pass over the tile
+      vec.back().bank_conflict = false;
       break;
     case OpKind::kGather:
     case OpKind::kMatmul:
