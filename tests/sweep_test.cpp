@@ -452,7 +452,7 @@ TEST(Sweep, ZoneEvidenceNamesTheMechanismThatGrowsAlongShippedLoopSweeps) {
             std::string::npos)
       << c.zone_evidence;
   EXPECT_NE(c.zone_evidence.find("each scheduler thread's completions, resolves and dispatches "
-                                 "take 88% of the span"),
+                                 "take 91% of the span"),
             std::string::npos)
       << c.zone_evidence;
   EXPECT_NE(c.zone_evidence.find("roots 16 vs 8"), std::string::npos) << c.zone_evidence;
@@ -466,8 +466,9 @@ TEST(Sweep, ZoneEvidenceNamesTheMechanismThatGrowsAlongShippedLoopSweeps) {
 }
 
 TEST(Sweep, TheObjectiveRanksZonesAndExplains) {
-  // The GroupNorm loop sweep: by gen_time loop 16 and 8 are 2.2% apart; kernel_time_us adds the
-  // launch and the root builds, which grow with the loop count, so it ranks loop 8 first.
+  // The GroupNorm loop sweep: by gen_time loop 16 leads loop 8 by 7.3%; kernel_time_us adds the
+  // launch and the root builds, which grow with the loop count, and brings them within 1.4% (a
+  // tie), loop 16 still first.
   const auto hw = test::default_hw();
   SweepConfig cfg = load_sweep_config(
       test::source_path("configs/sweeps/rule2_groupnorm_16x64x256x256_loops.json"));
@@ -480,7 +481,9 @@ TEST(Sweep, TheObjectiveRanksZonesAndExplains) {
                 objective_us(r.candidates[r.ranking[i]], o));
     const auto& b = r.candidates[*r.recommended];
     if (o == Objective::kKernelTime) {
-      EXPECT_EQ(b.loop_count, 8);
+      EXPECT_EQ(b.loop_count, 16);
+      EXPECT_EQ(r.candidates[r.ranking[1]].loop_count, 8);
+      EXPECT_EQ(r.candidates[r.ranking[1]].zone, Zone::kSweetSpot);  // the tie
       EXPECT_DOUBLE_EQ(objective_us(b, o), b.kernel_time_us);
       EXPECT_NE(r.why.find(fmt::format("{:.3f} us kernel_time_us", b.kernel_time_us)),
                 std::string::npos)
