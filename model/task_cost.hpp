@@ -59,6 +59,12 @@ struct TaskCost {
   double gm_bytes() const { return gm_read_bytes + gm_write_bytes; }
 };
 
+// A task figure when a `read_hit` share of its GM reads hits L2: between its all-miss value and
+// its all-hit one (< 0: not known, as the all-miss), as the simulator runs the task.
+inline double at_read_hit(double miss, double hit, double read_hit) {
+  return miss + read_hit * ((hit < 0 ? miss : hit) - miss);
+}
+
 // Costs one task kind; throws tilesim::Error when its buffers do not fit.
 TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw);
 

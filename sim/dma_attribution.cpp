@@ -7,11 +7,8 @@
 namespace tilesim {
 
 DmaBusy shared_dma_busy(const TaskCost& cost, double dur, double read_hit, double write_share) {
-  auto between = [&](double miss, double hit) {
-    return miss + read_hit * ((hit < 0 ? miss : hit) - miss);
-  };
-  const double cycles = between(cost.cycles, cost.hit_cycles);
-  const double mte2 = between(cost.mte2_busy, cost.hit_mte2_busy);
+  const double cycles = at_read_hit(cost.cycles, cost.hit_cycles, read_hit);
+  const double mte2 = at_read_hit(cost.mte2_busy, cost.hit_mte2_busy, read_hit);
   if (cycles <= 0) return {std::min(dur, mte2), std::min(dur, cost.mte3_busy)};
   const double lost = std::max(0.0, dur - cycles);
   const double w = std::clamp(write_share, 0.0, 1.0);

@@ -122,12 +122,12 @@ class TaskEngine {
     double scale = 1;
     const double h = hbm ? hbm->read_hit : 0;
     if (hbm) res_.read_hit[static_cast<size_t>(task)] = static_cast<float>(h);
-    double run = kind.cycles + h * (kind.hit_cycles - kind.cycles);
+    double run = at_read_hit(kind.cycles, kind.hit_cycles, h);
     // Requests for lines other cores request at the same moment queue at L2, one served per
     // l2.same_line_request_ns: the load pipe's shared part takes at least its requests times
     // the readers in line, and the run at least the load pipe's time.
     if (hbm && hbm->shared_read > 0) {
-      const double load = kind.load + h * (kind.hit_load - kind.load);
+      const double load = at_read_hit(kind.load, kind.hit_load, h);
       const double own = load * hbm->shared_read;
       const double queue = kind.requests * hbm->queued_reads * request_cycles_;
       run = std::max(run, load - own + std::max(own, queue));
@@ -171,7 +171,7 @@ class TaskEngine {
   // arithmetic with no hits, so the same value to the bit).
   static double unshared_scale(const KindInfo& kind) {
     const double h = 0;
-    const double run = kind.cycles + h * (kind.hit_cycles - kind.cycles);
+    const double run = at_read_hit(kind.cycles, kind.hit_cycles, h);
     return kind.cycles > 0 ? run / kind.cycles : 1;
   }
 };

@@ -74,11 +74,13 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   // Against the op's own iteration space (a column op's is the stage's column).
   const Dims is = iteration_shape(cx.program(), x);
   bool broadcast = false;
+  int tiles = 0;  // operands read as tiles (more than one value)
   for (int t : x.in) {
     // One value per tile (a one-row tile's statistic) is a vector-scalar instruction's operand
     // (Ascend C Adds / Muls with a scalar read from UB): no Brcb, no per-row split.
     const int64_t values = product(operand_region(cx.program(), x, t, full).extent);
     broadcast = broadcast || (cx.tensor(t).shape != is && values > 1);
+    tiles += values > 1;
   }
   for (int t : x.in) {
     // A column operand of several rows: Brcb spreads each row's scalar over one UB block, as the
@@ -113,9 +115,6 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   // Sources that share a UB bank group conflict only in pairs: an op reading one tile (the other
   // operand a scalar, or one value per tile) cannot (Ascend C best practices, 'Avoiding Bank
   // Conflicts in the Unified Buffer': a read/read conflict is two reads of one bank group at once).
-  const auto tiles = std::count_if(x.in.begin(), x.in.end(), [&](int t) {
-    return product(operand_region(cx.program(), x, t, full).extent) > 1;
-  });
   if (x.bank_conflict_free || tiles < 2)
     for (size_t v = first; v < vec.size(); ++v) vec[v].bank_conflict = false;
 }
