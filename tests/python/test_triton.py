@@ -848,3 +848,70 @@ def test_a_block_size_passed_by_position_sweeps(tmp_path):
     assert launch.meta == {"N": 1000, "BLOCK": 1024}
     sweep = launch.sweep({"BLOCK": [1024, 2048]})
     assert [c.time is not None for c in sweep.candidates] == [True, True]
+
+
+BOXES = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, w_ptr, y_ptr, M, N: tl.constexpr, GRID: tl.constexpr, SUB: tl.constexpr):
+    pid = tl.program_id(0)
+    per = {per}
+    first = pid * per
+    last = tl.minimum(first + per, M)
+    cols = tl.arange(0, N)
+    w = tl.load(w_ptr + cols)
+    for r in range(first, last, SUB):
+        rows = r + tl.arange(0, SUB)
+        offs = rows[:, None] * N + cols[None, :]
+        m = (rows < last)[:, None]
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m, other=0.0) * w[None, :], mask=m)
+
+
+def go(M=1000, N=64, GRID=8, SUB=32):
+    x = torch.randn(M, N)
+    y = torch.empty(M, N)
+    scale_rows[(GRID,)](x, torch.randn(N), y, M, N, GRID=GRID, SUB=SUB)
+'''
+
+
+def test_programs_owning_a_box_of_rows_cut_at_its_end_are_the_partitions_blocks(tmp_path):
+    # Each program owns cdiv(1000, 8) = 125 rows from pid * 125, walked in 32-row sub-tiles
+    # from the box's start (125 = 3 x 32 + 29: the fourth cut by the box's end, row_end): the
+    # spmd partition's block regions, as a hand-written config says them (partition.block).
+    path = tmp_path / "boxes.py"
+    path.write_text(BOXES.format(per="(M + GRID - 1) // GRID"))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    assert launch.config["partition"]["block"] == [125, 64]
+    hand = spmd(prog([("x", [1000, 64], "fp32"), ("w", [1, 64], "fp32")], ["y"],
+                     [tile(32, 64), op("mul", ["x", "w"], "y")]), 8)
+    hand["partition"]["block"] = [125, 64]
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 8
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
+    assert a.gm["read_bytes"] == b.gm["read_bytes"]
+
+
+def test_boxes_that_leave_rows_unowned_are_refused(tmp_path):
+    # per = M // GRID: 8 boxes of 125 rows leave row 1000 of 1001 to no program.
+    path = tmp_path / "boxes.py"
+    path.write_text(BOXES.format(per="M // GRID"))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go(M=1001)")
+    message = str(e.value)
+    assert "'y_ptr' has 64064 elements where the program computes 64000" in message, message
+    assert message.startswith(f"{path}:19: tl.store") and "\n" not in message
+
+
+def test_a_sweep_where_no_candidate_runs_says_why_in_its_summary(tmp_path):
+    path = tmp_path / "boxes.py"
+    path.write_text(BOXES.format(per="(M + GRID - 1) // GRID").replace(
+        "@triton.jit", "@triton.autotune(configs=[triton.Config({'SUB': 4096}), "
+        "triton.Config({'SUB': 8192})], key=['M'])\n@triton.jit").replace(
+        "GRID=GRID, SUB=SUB)", "GRID=GRID)").replace("N=64", "N=1024"))
+    launch = tt.trace_file(str(path), call="go(M=100000)", hardware="ascend910b4")[0]
+    brief = launch.sweep().brief
+    assert brief.startswith("no candidate of the 2 ran (SUB=4096: ") and "UB overflow" in brief

@@ -51,8 +51,7 @@ class TritonSweep:
         la = self.launch
         at = f"{os.path.basename(la.where[0])}:{la.where[1]}"
         if self.recommended is None:
-            why = "; ".join(f"{_shown(c.meta)}: {c.reason}" for c in self.candidates[:3])
-            return f"tilesim: no candidate of {la.name} ran ({why})"
+            return f"tilesim: no candidate of {la.name} ran ({self._why_none()})"
         best = self.recommended
         lines = [f"tilesim recommends for {la.name} ({len(self.ranked)} of "
                  f"{len(self.candidates)} candidates ran on {la.hardware}): {_shown(best.meta)}, "
@@ -78,12 +77,18 @@ class TritonSweep:
         lines += [f"  note: {n}" for n in la.notes]
         return "\n".join(lines)
 
+    def _why_none(self):
+        """Why the first candidates did not run, each by its meta values."""
+        shown = "; ".join(f"{_shown(c.meta)}: {c.reason}" for c in self.candidates[:3])
+        more = len(self.candidates) - 3
+        return shown + (f"; and {more} more" if more > 0 else "")
+
     @property
     def brief(self):
         """The recommendation in one line (trace-triton --sweep's summary)."""
         la, best, base = self.launch, self.recommended, self.as_written
         if best is None:
-            return f"no candidate of the {len(self.candidates)} ran"
+            return f"no candidate of the {len(self.candidates)} ran ({self._why_none()})"
         where = self.launch.space["where"] if self.launch.space else la.where
         said = (f"recommended {_shown(best.meta)} (grid {best.grid}, {best.time:.3f} us of "
                 f"{len(self.ranked)} candidates that ran of {len(self.candidates)})")

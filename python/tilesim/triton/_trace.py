@@ -405,19 +405,48 @@ class Writer:
             a.tiles.append((pid, env, start, lo, hi))
 
     def _check_clip(self, a, view):
-        """A mask may cut a tile only where the tensor ends (a partial tile)."""
+        """A mask may cut a tile only where the tensor ends (a partial tile), or where the
+        region its program owns ends: programs that each own a box of rows (row_start to
+        min(row_start + rows_per_block, M)) walked in SUB tiles from the box's start, the last
+        one cut by the box's end (offs < row_end). Such an access is `a.boxed`: the launch's
+        spmd blocks are those boxes (partition.block), checked against the store's in
+        ownership()."""
+        a.boxed = False
+        if all(self._plain_tile(a, start, lo, hi, view) for _, _, start, lo, hi in a.tiles):
+            return
+        boxes = _boxes(a.tiles)
+        ext = [max(b[1][d] - b[0][d] for b in boxes.values()) for d in range(self.rank)]
         for pid, env, start, lo, hi in a.tiles:
+            box_lo, box_hi = boxes[pid]
             for d in range(self.rank):
-                if lo[d] != start[d] or hi[d] != min(start[d] + a.extent[d], view[d]):
-                    refuse(f"tl.{a.kind}", f"the mask keeps [{lo[d]}, {hi[d]}) of dim {d} of "
-                           f"'{a.ptr.arg.name}' in a tile starting at {start[d]} of "
-                           f"{a.extent[d]}: it cuts inside the tensor, not at its end "
-                           f"({view[d]})", "mask only what lies past the tensor's end "
-                           "(offs < n)", a.where)
-                if start[d] % a.extent[d]:
-                    refuse(f"tl.{a.kind}", f"a block of '{a.ptr.arg.name}' starts at {start[d]} "
-                           f"on dim {d}, not a multiple of its {a.extent[d]}: blocks must tile "
-                           "the tensor", "start blocks at multiples of the BLOCK size", a.where)
+                if lo[d] != start[d] or (start[d] - box_lo[d]) % a.extent[d] or \
+                        hi[d] != min(start[d] + a.extent[d], box_hi[d], view[d]) or \
+                        box_lo[d] % ext[d] or box_hi[d] != min(box_lo[d] + ext[d], view[d]):
+                    self._plain_tile(a, start, lo, hi, view, refusing=True)
+        a.boxed = True
+
+    def _plain_tile(self, a, start, lo, hi, view, refusing=False):
+        """Whether a tile is a block of a tiling of the tensor from its origin, cut only where
+        the tensor ends; `refusing`: says why not."""
+        for d in range(self.rank):
+            if lo[d] != start[d] or hi[d] != min(start[d] + a.extent[d], view[d]):
+                if not refusing:
+                    return False
+                refuse(f"tl.{a.kind}", f"the mask keeps [{lo[d]}, {hi[d]}) of dim {d} of "
+                       f"'{a.ptr.arg.name}' in a tile starting at {start[d]} of "
+                       f"{a.extent[d]}: it cuts inside the tensor, not at its end "
+                       f"({view[d]}) nor at the end of the rows its program owns",
+                       "mask only what lies past the tensor's end (offs < n) or past the "
+                       "program's own rows (offs < row_end), its tiles walking them from "
+                       "their start", a.where)
+            if start[d] % a.extent[d]:
+                if not refusing:
+                    return False
+                refuse(f"tl.{a.kind}", f"a block of '{a.ptr.arg.name}' starts at {start[d]} "
+                       f"on dim {d}, not a multiple of its {a.extent[d]}: blocks must tile "
+                       "the tensor, or each program's rows from their start", "start blocks "
+                       "at multiples of the BLOCK size", a.where)
+        return True
 
     def _check_cover(self, a, view):
         """A load reads each block of its tensor once per pass: the program's stage reads a
@@ -440,7 +469,11 @@ class Writer:
                        "stage reads each tile once", "read each block once per pass (a loop "
                        "whose iterations revisit blocks is not modelled)", a.where)
             seen[key] = pid
-        want = math.prod(-(-view[d] // a.extent[d]) for d in range(self.rank))
+        if a.boxed:  # each program's box in tiles from its start
+            want = sum(math.prod(-(-(hi[d] - lo[d]) // a.extent[d]) for d in range(self.rank))
+                       for lo, hi in _boxes(a.tiles).values())
+        else:
+            want = math.prod(-(-view[d] // a.extent[d]) for d in range(self.rank))
         if len(seen) != want:
             refuse("tl.load", f"the programs read {len(seen)} of the {want} blocks of "
                    f"'{a.ptr.arg.name}' in one pass (a part of it): the program's stage reads "
@@ -862,6 +895,15 @@ class Writer:
             refuse("a kernel's programs", f"{seen - n} of the {n} blocks of '{store.ptr.arg.name}'"
                    " are written by more than one program", "give each block one owner",
                    store.where)
+        if any(getattr(a, "boxed", False) for a in t.accesses):
+            if not self._regions(store, units, grid):
+                refuse("the launch", f"a mask cuts tiles at the end of each program's rows, "
+                       f"but the boxes the {grid} programs write of '{store.ptr.arg.name}' are "
+                       "not one equal box each, from multiples of its size (the last cut at the "
+                       "tensor's end)", "give each program rows_per_block = cdiv(M, grid) rows "
+                       "from pid * rows_per_block, or tile the tensor (docs/triton.md)",
+                       store.where)
+            return n
         view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
             self.views[store.ptr.arg.name][0]
         full = math.prod(1 if d in self.reduced_dims else -(-view[d] // store.extent[d])
@@ -900,11 +942,7 @@ class Writer:
         the spmd partition's block regions (partition.block), one per program."""
         view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
             self.views[store.ptr.arg.name][0]
-        boxes = {}
-        for pid, env, start, lo, hi in store.tiles:
-            b = boxes.setdefault(pid, [list(lo), list(hi)])
-            b[0] = [min(x, y) for x, y in zip(b[0], lo)]
-            b[1] = [max(x, y) for x, y in zip(b[1], hi)]
+        boxes = _boxes(store.tiles)
         if not boxes or self.reduced_dims:
             return False
         ext = [max(b[1][d] - b[0][d] for b in boxes.values()) for d in range(self.rank)]
@@ -934,6 +972,16 @@ class Writer:
                 "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype} for v in used],
                 "outputs": [v.name for v in self.outputs],
                 "body": [named(e) for e in self.body]}
+
+
+def _boxes(tiles):
+    """{pid: [lo, hi]}: the box around each program's tiles."""
+    boxes = {}
+    for pid, env, start, lo, hi in tiles:
+        b = boxes.setdefault(pid, [list(lo), list(hi)])
+        b[0] = [min(x, y) for x, y in zip(b[0], lo)]
+        b[1] = [max(x, y) for x, y in zip(b[1], hi)]
+    return boxes
 
 
 def _counts(values):
