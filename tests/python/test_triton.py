@@ -915,3 +915,45 @@ def test_a_sweep_where_no_candidate_runs_says_why_in_its_summary(tmp_path):
     launch = tt.trace_file(str(path), call="go(M=100000)", hardware="ascend910b4")[0]
     brief = launch.sweep().brief
     assert brief.startswith("no candidate of the 2 ran (SUB=4096: ") and "UB overflow" in brief
+
+
+FLATTENED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_planes(a_ptr, s_ptr, o_ptr, B, HW: tl.constexpr, BLOCK_B: tl.constexpr,
+                 SUB: tl.constexpr):
+    pid = tl.program_id(0)
+    b = pid * BLOCK_B + tl.arange(0, BLOCK_B)
+    s = tl.load(s_ptr + b)
+    for h in range(0, HW, SUB):
+        hw = h + tl.arange(0, SUB)
+        offs = b[:, None] * HW + hw[None, :]
+        tl.store(o_ptr + offs, tl.load(a_ptr + offs) * s[:, None])
+
+
+def go(BLOCK_B=2, SUB=1024):
+    a = torch.randn(8, 32, 64)
+    o = torch.empty_like(a)
+    scale_planes[(8 // BLOCK_B,)](a, torch.randn(8, 1, 1), o, 8, 2048, BLOCK_B=BLOCK_B, SUB=SUB)
+'''
+
+
+@pytest.mark.parametrize("block_b", [1, 2])
+def test_a_block_walking_contiguous_dims_as_one_reads_them_merged(tmp_path, block_b):
+    # Offsets b * H * W + hw walk a [8, 32, 64] tensor's last two dims as one (H * W flattened,
+    # akg's elemwise_mul_002 style): the program's tensors are [8, 2048] and the scale [8, 1],
+    # with one row per program (BLOCK_B 1: the row is the program id's, no arange) as with two.
+    path = tmp_path / "planes.py"
+    path.write_text(FLATTENED)
+    launch = tt.trace_file(str(path), call=f"go(BLOCK_B={block_b})", hardware="ascend910b4")[0]
+    shapes = {i["name"]: i["shape"] for i in launch.program["inputs"]}
+    assert shapes == {"a_ptr": [8, 2048], "s_ptr": [8, 1]}
+    hand = spmd(prog([("a", [8, 2048], "fp32"), ("s", [8, 1], "fp32")], ["o"],
+                     [tile(block_b, 1024), op("mul", ["a", "s"], "o")]), 8 // block_b)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.gm["read_bytes"] == b.gm["read_bytes"]
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)

@@ -227,6 +227,39 @@ def _natural(arg, accesses):
     return dims, strides
 
 
+def _base_steps(access):
+    """The strides a block's start moves by with each program id and loop index (its offset's
+    coefficients: the offsets are affine in them)."""
+    base = access.ptr.offset.base
+    zero = {v: 0 for v in base.vars}
+    at0 = base(zero)
+    steps = set()
+    for v in base.vars:
+        one = dict(zero)
+        one[v] = 1
+        steps.add(abs(base(one) - at0))
+    return steps - {0}
+
+
+def _merged(arg, accesses):
+    """The tensor's dims with each dim that no access steps along (its stride none of theirs)
+    merged into the dim inside it, where the two are contiguous, and each dim of size 1 merged
+    likewise: a [B, H, W] tensor walked by offsets b * H * W + hw is a [B, H * W] one, its
+    [B, 1, 1] scale a [B, 1]. None when nothing merges."""
+    steps = {s for acc in accesses for _, s in _axes_of(acc)} | \
+        {c for acc in accesses for c in _base_steps(acc)}
+    dims, strides = list(arg.shape), list(arg.strides)
+    out_dims, out_strides = [dims[-1]], [strides[-1]]
+    for d in range(len(dims) - 2, -1, -1):
+        if dims[d] == 1 or (strides[d] not in steps and
+                            strides[d] == out_strides[0] * out_dims[0]):
+            out_dims[0] *= dims[d]
+        else:
+            out_dims.insert(0, dims[d])
+            out_strides.insert(0, strides[d])
+    return (out_dims, out_strides) if len(out_dims) < len(dims) else None
+
+
 def view_of(arg, accesses):
     nat = _natural(arg, accesses)
     if nat is not None:
@@ -322,6 +355,16 @@ class Writer:
             self.map_accesses("load")
         except Refusal as own_dims:
             loads = [a for a in self.t.accesses if a.kind == "load"]
+            by_arg = {}
+            for a in loads:
+                by_arg.setdefault(a.ptr.arg.name, []).append(a)
+            if any(_merged(self.t.args[n], accs) for n, accs in by_arg.items()):
+                self.views = {}
+                try:  # a block walking several contiguous dims as one (H * W flattened)
+                    self.map_accesses("load", merged=True)
+                    return
+                except Refusal:
+                    self.views = {}
             if not all(a.ptr.arg.tensor.is_contiguous() and len(a.shape) == 1 and
                        all(st == 1 for _, st in _axes_of(a)) for a in loads):
                 raise
@@ -331,10 +374,11 @@ class Writer:
             except Refusal:
                 raise own_dims from None
 
-    def map_accesses(self, kind, views=None, flat=False):
+    def map_accesses(self, kind, views=None, flat=False, merged=False):
         """Maps the loads (or the stores) to their tensors' dims and evaluates their tiles.
         `views` {name: dims}: a stored tensor is the shape of the value stored into it; `flat`:
-        each tensor loaded as a flat array of its elements."""
+        each tensor loaded as a flat array of its elements; `merged`: a tensor's contiguous dims
+        that no access steps along separately as one dim (_merged)."""
         t = self.t
         by_arg = {}
         for a in t.accesses:
@@ -344,6 +388,8 @@ class Writer:
             arg = t.args[name]
             if flat:
                 self.views[name] = ([arg.tensor.numel()], [1])
+            elif merged and _merged(arg, accs):
+                self.views[name] = _merged(arg, accs)
             elif views and name in views and arg.tensor.is_contiguous() and \
                     math.prod(views[name]) == math.prod(arg.shape):
                 dims = list(views[name])
