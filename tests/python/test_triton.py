@@ -957,3 +957,90 @@ def test_a_block_walking_contiguous_dims_as_one_reads_them_merged(tmp_path, bloc
     a, b = tilesim.run(launch.config), tilesim.run(hand)
     assert a.tasks == b.tasks and a.gm["read_bytes"] == b.gm["read_bytes"]
     assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
+
+
+ATOMIC = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def block_min(x_ptr, out_ptr, n, BLOCK: tl.constexpr, TILE: tl.constexpr):
+    pid = tl.program_id(0)
+    for i in range(0, BLOCK, TILE):  # runs once: TILE == BLOCK
+        offs = pid * BLOCK + tl.arange(0, TILE)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=float("inf"))
+        tl.{atomic}(out_ptr, {value})
+
+
+def go(n=65536, BLOCK=16384):
+    x = torch.randn(n)
+    out = torch.tensor([float("inf")])
+    block_min[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK, TILE=BLOCK)
+'''
+
+
+def test_an_atomic_of_each_programs_reduction_is_the_launchs_reduction(tmp_path):
+    # Each program's tl.min of its 16384-element block combined by tl.atomic_min into one value:
+    # the program's amin over the whole tensor, split over 4 programs, as a hand-written one.
+    path = tmp_path / "atomic.py"
+    path.write_text(ATOMIC.format(atomic="atomic_min", value="tl.min(x, axis=0)"))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    hand = spmd(prog([("x", [65536], "fp32")], ["out"],
+                     [tile(16384), op("amin", ["x"], "out", dim=0, keepdim=True)]), 4)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 4
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
+
+
+@pytest.mark.parametrize("atomic, value, said", [
+    ("atomic_min", "tl.max(x, axis=0)", "tl.atomic_min: a value that is not the program's amin"),
+    ("atomic_add", "x", "tl.atomic_add: a value that is not the program's sum of its block"),
+])
+def test_an_atomic_of_another_value_is_refused(tmp_path, atomic, value, said):
+    path = tmp_path / "atomic.py"
+    path.write_text(ATOMIC.format(atomic=atomic, value=value))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go()")
+    assert said in str(e.value) and str(e.value).startswith(f"{path}:13:"), str(e.value)
+
+
+PROD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mul(a, b):
+    return a * b
+
+
+@triton.jit
+def row_prod(x_ptr, y_ptr, N: tl.constexpr, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.full((BLOCK_N,), 1.0, dtype=tl.float32)
+    for c in range(0, N, BLOCK_N):
+        cols = c + tl.arange(0, BLOCK_N)
+        acc *= tl.load(x_ptr + row * N + cols)
+    tl.store(y_ptr + row, tl.reduce(acc, 0, mul))
+
+
+def go():
+    x = torch.randn(64, 4096)
+    y = torch.empty(64)
+    row_prod[(64,)](x, y, 4096, BLOCK_N=1024)
+'''
+
+
+def test_a_product_accumulated_over_the_loop_and_reduced_is_a_prod(tmp_path):
+    path = tmp_path / "prod.py"
+    path.write_text(PROD)
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    ops = [e["op"] for e in launch.program["body"] if "op" in e]
+    assert ops == ["prod"], launch.program["body"]
+    hand = spmd(prog([("x", [64, 4096], "fp32")], ["y"],
+                     [tile(1, 1024), op("prod", ["x"], "y", dim=1, keepdim=True)]), 64)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)

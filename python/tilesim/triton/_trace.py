@@ -56,6 +56,7 @@ class Access:
         self.kind, self.ptr, self.mask, self.shape = kind, ptr, mask, tuple(shape)
         self.frames, self.where = tuple(frames), where
         self.bp, self.check = bp, check  # a block pointer's, and its boundary_check
+        self.combine = None  # an atomic's: the reduction it combines with ("sum", "amax", "amin")
 
     def bp_moved(self, moved, old):
         """The block pointer `old` this access went through is `moved` in the loop."""
@@ -319,8 +320,8 @@ class Scalar:
         self.value = value
 
 
-_COMBINE = {"add": "sum", "maximum": "amax", "minimum": "amin"}
-_IDENTITY = {"sum": 0.0, "amax": -math.inf, "amin": math.inf}
+_COMBINE = {"add": "sum", "mul": "prod", "maximum": "amax", "minimum": "amin"}
+_IDENTITY = {"sum": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}
 _IDENTITY_OPERAND = {"add": 0.0, "sub": 0.0, "mul": 1.0, "div": 1.0}
 
 
@@ -858,6 +859,8 @@ class Writer:
                        "write the result to a tensor of its own", a.where)
             self.stored[name] = a.where
             data = a.data
+            if a.combine:
+                self._check_atomic(a)
             r = self.materialize(self.resolve(data), data, a.where) if isinstance(data, Data) \
                 else None
             if not isinstance(r, PVal) or r.kind == "input":
@@ -917,22 +920,44 @@ class Writer:
                 reads |= a.ptr.offset.base.vars
                 for diff, _ in (a.mask.terms if a.mask is not None else []):
                     reads |= diff.base.vars
-            if inside and f.var not in reads:
+            if inside and f.var not in reads and self._iterates(f, inside[0]):
                 refuse("a loop", f"no load or store inside the loop at {_at(f.where)} reads its "
                        "index, so every iteration would redo the same blocks (a pointer "
                        "advanced with += inside a loop is not traced)", "compute the offsets "
                        "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
                        inside[0].where)
 
+    def _check_atomic(self, a):
+        """An atomic combines into one place the program's reduction of its block, of its own
+        kind (tl.atomic_min of a tl.min): the launch's reduction of the whole tensor."""
+        call = {"sum": "tl.atomic_add", "amax": "tl.atomic_max", "amin": "tl.atomic_min"}
+        r = self.resolve(a.data) if isinstance(a.data, Data) else None
+        if not isinstance(r, Pending) or r.kind != a.combine:
+            refuse(call[a.combine], f"a value that is not the program's {a.combine} of its "
+                   "block", f"combine each program's reduction of its block (tl.{a.combine} "
+                   f"then {call[a.combine]}), one place for all programs", a.where)
+
+    def _iterates(self, frame, access):
+        """Whether `frame` runs two or more iterations for some program (reaching `access`); a
+        loop that runs once for every program is its body (range(0, BLOCK, TILE) with TILE ==
+        BLOCK)."""
+        outer = access.frames[:access.frames.index(frame)]
+        return any(len(frame.values(env)) >= 2
+                   for _, env in self.t.envs(outer, "a loop", access.where))
+
     def ownership(self):
         """Each program must own what an spmd block of the partition owns: the same number of
         rows (or tiles), the extra ones on as many programs."""
         t = self.t
-        store = next(a for a in t.accesses if a.kind == "store")
+        store = next((a for a in t.accesses if a.kind == "store" and not a.combine), None)
+        reduced = self.reduced_dims
+        if store is None:  # atomics only: the programs own the blocks their reductions read
+            atomic = next(a for a in t.accesses if a.kind == "store")
+            store, reduced = self._loads_of(atomic.data)[0], set()
         grid = math.prod(t.grid)
         units = {}
         for pid, env, start, lo, hi in store.tiles:
-            key = tuple(0 if d in self.reduced_dims else s for d, s in enumerate(start))
+            key = tuple(0 if d in reduced else s for d, s in enumerate(start))
             units.setdefault(pid, set()).add(key)
         allunits = set().union(*units.values()) if units else set()
         n = len(allunits)
@@ -952,7 +977,7 @@ class Writer:
             return n
         view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
             self.views[store.ptr.arg.name][0]
-        full = math.prod(1 if d in self.reduced_dims else -(-view[d] // store.extent[d])
+        full = math.prod(1 if d in reduced else -(-view[d] // store.extent[d])
                          for d in range(self.rank))
         if n != full:
             refuse("tl.store", f"the programs write {n} of the {full} blocks of "

@@ -432,10 +432,10 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False):  # noqa: A002
 
 
 def reduce(input, axis, combine_fn, keep_dims=False):  # noqa: A002
-    """tl.reduce with a combine function tilesim recognises (a + b, maximum, minimum)."""
+    """tl.reduce with a combine function tilesim recognises (a + b, a * b, maximum, minimum)."""
     call = "tl.reduce"
     fn = getattr(combine_fn, "fn", combine_fn)
-    kinds = {"add": "sum", "maximum": "amax", "minimum": "amin"}
+    kinds = {"add": "sum", "mul": "prod", "maximum": "amax", "minimum": "amin"}
     probe = _Probe()
     try:
         r = fn(probe, _Probe())
@@ -443,7 +443,7 @@ def reduce(input, axis, combine_fn, keep_dims=False):  # noqa: A002
         r = None
     if not isinstance(r, _Probe) or r.op not in kinds:
         refuse(call, f"combine_fn {getattr(fn, '__name__', fn)!r}",
-               "tl.reduce is traced with a combine of a + b, tl.maximum(a, b) or "
+               "tl.reduce is traced with a combine of a + b, a * b, tl.maximum(a, b) or "
                "tl.minimum(a, b)")
     return _reduce(kinds[r.op], input, axis, keep_dims, call)
 
@@ -456,6 +456,11 @@ class _Probe:
         return _Probe("add")
 
     __radd__ = __add__
+
+    def __mul__(self, o):
+        return _Probe("mul")
+
+    __rmul__ = __mul__
 
 
 def _probe_binary(name, orig):
@@ -646,8 +651,33 @@ def _block_access(pointer, boundary_check, call):
     return pointer.block(dims)
 
 
-def atomic_add(*args, **kw):
-    refuse("tl.atomic_add", "atomics are not traced", "store each block once")
+def _atomic(kind, name):
+    """tl.atomic_add / atomic_max / atomic_min(pointer, value): every program combines its value
+    into the same place; traced where the value is the program's reduction of its block
+    (tl.min(x) then tl.atomic_min): the launch reduces the whole tensor, its blocks' partials
+    merged across programs."""
+    call = f"tl.{name}"
+
+    def f(pointer, val, mask=None, sem=None, scope=None):
+        t = _T.active(call)
+        if isinstance(pointer, BlockPointer):
+            refuse(call, "a block pointer", "an atomic on a tensor pointer (out_ptr + offs)")
+        p, m = _pointer_and_mask(pointer, mask, (), call)
+        shape = p.shape if m is None else _bc(p.shape, m.shape, call)
+        if isinstance(val, Data):
+            shape = _bc(shape, val.shape, call)
+            val.uses.append((tuple(t.frames), _T.caller()))
+        a = t.access("store", p, m, shape, None, ())
+        t.args.setdefault(p.arg.name, p.arg)
+        a.data = val
+        a.combine = kind
+        return None
+    return f
+
+
+atomic_add = _atomic("sum", "atomic_add")
+atomic_max = _atomic("amax", "atomic_max")
+atomic_min = _atomic("amin", "atomic_min")
 
 
 # Data's operators: the graph's ops.
