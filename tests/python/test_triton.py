@@ -1044,3 +1044,30 @@ def test_a_product_accumulated_over_the_loop_and_reduced_is_a_prod(tmp_path):
                      [tile(1, 1024), op("prod", ["x"], "y", dim=1, keepdim=True)]), 64)
     a, b = tilesim.run(launch.config), tilesim.run(hand)
     assert a.tasks == b.tasks and a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
+
+
+def test_a_reduction_over_every_axis_of_a_2d_block_reduces_them_all(tmp_path):
+    # tl.max(x) with axis=None over a (BLOCK_M, N) block, combined by tl.atomic_max: the
+    # launch's amax over both dims (akg's reduction_amax_003 style).
+    path = tmp_path / "all_axes.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, N: tl.constexpr, BLOCK_M: tl.constexpr):
+            rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+            x = tl.load(x_ptr + rows[:, None] * N + tl.arange(0, N)[None, :])
+            tl.atomic_max(out_ptr, tl.max(x))
+
+
+        def go():
+            out = torch.tensor([float("-inf")])
+            k[(8,)](torch.randn(64, 256), out, 256, BLOCK_M=8)
+    '''))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    ops = [e for e in launch.program["body"] if "op" in e]
+    assert [e["op"] for e in ops] == ["amax"] and sorted(ops[0]["dim"]) == [0, 1], ops
+    assert tilesim.run(launch.config).tasks == 8

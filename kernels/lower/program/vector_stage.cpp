@@ -359,12 +359,16 @@ class VectorTile {
       copy({DmaDir::kRead, t, r.index, VectorTileCopy::Region::kOperand});
       const Block buffer = operand_region(cx_.program(), r, t, full_);
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
-      // fills its whole buffer with the load's `other`, then MTE2 copies the valid part.
+      // fills its whole buffer with the load's `other` (AscendNPU-IR LoadOp::decomposeOperation:
+      // a VBrc of the pad value, then the copy), then MTE2 copies the valid part. The VBrc reads
+      // nothing from UB: no two reads to meet in a bank group (binary_work).
       const Block tile = operand_region(cx_.program(), r, t, Block{full_.origin, s_.tile});
       const bool filled = cx_.spec().triton && region.extent != tile.extent;
-      if (filled)
+      if (filled) {
         st_.load_fill.push_back(
             VecOp{VecClass::kSimple, cx_.tensor(t).dtype, 1, 1, product(tile.extent)});
+        st_.load_fill.back().bank_conflict = false;
+      }
       // Own buffers hold what the copy brings (a broadcast column's scalars packed); a pool holds
       // tiles (every row a whole number of UB blocks).
       const bool broadcast = cx_.tensor(t).shape != iteration_shape(cx_.program(), r);

@@ -389,9 +389,11 @@ def _reduce(kind, x, axis, keep_dims, call):
     if not isinstance(x, Data):
         refuse(call, f"a reduction of {type(x).__name__}", "reduce loaded data")
     if axis is None:
-        if len(x.shape) != 1:
-            refuse(call, "axis=None over a block of more than one axis",
+        if len(x.shape) > 1 and kind in ("argmax", "argmin"):
+            refuse(call, "axis=None over a block of more than one axis (a flat index)",
                    "reduce one axis at a time (axis=0 / axis=1)")
+        for _ in _builtins.range(len(x.shape) - 1):  # every axis, the last first
+            x = _reduce(kind, x, len(x.shape) - 1, False, call)
         axis = 0
     axis = _int(axis, call)
     if not -len(x.shape) <= axis < len(x.shape):
