@@ -1071,3 +1071,38 @@ def test_a_reduction_over_every_axis_of_a_2d_block_reduces_them_all(tmp_path):
     ops = [e for e in launch.program["body"] if "op" in e]
     assert [e["op"] for e in ops] == ["amax"] and sorted(ops[0]["dim"]) == [0, 1], ops
     assert tilesim.run(launch.config).tasks == 8
+
+
+def test_boxes_of_whole_rows_of_a_row_reduction_are_the_partitions_blocks(tmp_path):
+    # Each program sums 128 whole rows in 8-row sub-tiles, the last program 1000 - 7 * 128 = 104
+    # (akg's reduction_weighted_swiglu_bwd style): the row sums' regions are partition.block
+    # [128, 512], no reduced dim cut.
+    path = tmp_path / "row_boxes.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, y_ptr, M, N: tl.constexpr, BLOCK: tl.constexpr, SUB: tl.constexpr,
+              BLOCK_N: tl.constexpr):
+            pid = tl.program_id(0)
+            for r in range(0, BLOCK, SUB):
+                rows = pid * BLOCK + r + tl.arange(0, SUB)
+                acc = tl.zeros((SUB,), dtype=tl.float32)
+                for c in range(0, N, BLOCK_N):
+                    cols = c + tl.arange(0, BLOCK_N)
+                    m = (rows < M)[:, None]
+                    acc += tl.sum(tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=m,
+                                          other=0.0), axis=1)
+                tl.store(y_ptr + rows, acc, mask=rows < M)
+
+
+        def go():
+            y = torch.empty(1000)
+            k[(8,)](torch.randn(1000, 512), y, 1000, 512, BLOCK=128, SUB=8, BLOCK_N=256)
+    '''))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    assert launch.config["partition"]["block"] == [128, 512]
+    assert tilesim.run(launch.config).tasks == 8

@@ -1014,9 +1014,12 @@ class Writer:
         view = [1] * (self.rank - len(self.views[store.ptr.arg.name][0])) + \
             self.views[store.ptr.arg.name][0]
         boxes = _boxes(store.tiles)
-        if not boxes or self.reduced_dims:
+        if not boxes:
             return False
         ext = [max(b[1][d] - b[0][d] for b in boxes.values()) for d in range(self.rank)]
+        # A region owns whole rows of what the program reduces: no reduced dim is cut.
+        if any(ext[d] < view[d] for d in self.reduced_dims if d < self.rank):
+            return False
         regions = math.prod(-(-view[d] // ext[d]) for d in range(self.rank))
         for lo, hi in boxes.values():
             for d in range(self.rank):
@@ -1024,7 +1027,10 @@ class Writer:
                     return False
         if len(boxes) != regions or grid < regions:
             return False
-        self.block = ext
+        # The block is a region of the program's iteration space: a reduced dim whole.
+        space = [max([1] + [([1] * (self.rank - len(v[0])) + list(v[0]))[d]
+                            for v in self.views.values()]) for d in range(self.rank)]
+        self.block = [space[d] if d in self.reduced_dims else ext[d] for d in range(self.rank)]
         return True
 
     def program(self):
