@@ -1106,3 +1106,93 @@ def test_boxes_of_whole_rows_of_a_row_reduction_are_the_partitions_blocks(tmp_pa
     launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
     assert launch.config["partition"]["block"] == [128, 512]
     assert tilesim.run(launch.config).tasks == 8
+
+
+READ_BACK = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_norm(x_ptr, r_ptr, s_ptr, y_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c in range(0, N, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        s = tl.load(x_ptr + row * N + cols) + tl.load(r_ptr + row * N + cols)
+        tl.store(s_ptr + row * N + cols, s)
+        acc += s * s
+    rstd = tl.rsqrt(tl.sum(acc, axis=0) / N)
+    for c in range(0, N, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        tl.store(y_ptr + row * N + cols, tl.load(s_ptr + row * N + cols) * rstd)
+
+
+def go():
+    x = torch.randn(64, 4096)
+    s, y = torch.empty_like(x), torch.empty_like(x)
+    add_norm[(64,)](x, torch.randn(64, 4096), s, y, 4096, BLOCK=1024)
+'''
+
+
+def test_a_tensor_stored_then_read_back_is_the_value_stored(tmp_path):
+    # The residual sum stored in the first pass and read back in the second (mojo_opset's
+    # fused_add_rmsnorm style): the second pass reads the program tensor the first wrote.
+    path = tmp_path / "read_back.py"
+    path.write_text(READ_BACK)
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    ops = [e for e in launch.program["body"] if "op" in e]
+    add = next(e for e in ops if e["op"] == "add" and e["out"] == "s_ptr")
+    assert any("s_ptr" in e["inputs"] and e["out"] == "y_ptr" for e in ops), ops
+    assert add["inputs"] == ["x_ptr", "r_ptr"]
+    assert set(launch.program["outputs"]) == {"s_ptr", "y_ptr"}
+    assert tilesim.run(launch.config).tasks >= 64
+
+
+def test_a_read_back_of_another_programs_rows_is_refused(tmp_path):
+    path = tmp_path / "read_back.py"
+    path.write_text(READ_BACK.replace("tl.load(s_ptr + row * N + cols)",
+                                      "tl.load(s_ptr + (63 - row) * N + cols)"))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go()")
+    assert "'s_ptr' read back in blocks other than the ones each program stored" in \
+        str(e.value), str(e.value)
+
+
+def test_submodules_the_stand_ins_do_not_define_import_and_refuse_where_used(tmp_path):
+    # A package's modules import torch.distributed internals and triton.language.standard /
+    # triton.runtime.jit names at import time; the kernel's wrapper never calls them.
+    path = tmp_path / "imports.py"
+    path.write_text(textwrap.dedent('''
+        from typing import Optional
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.distributed_c10d import _get_default_group
+        import torch.distributed._functional_collectives as fc
+        from triton.language.standard import zeros_like
+        from triton.runtime.jit import JITFunction
+        import triton
+        import triton.language as tl
+
+
+        def collective(group: Optional[dist.ProcessGroup] = None):
+            return _get_default_group()
+
+
+        @triton.jit
+        def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+        def go():
+            x = torch.randn(4096)
+            k[(4,)](x, torch.empty_like(x), BLOCK=1024)
+    '''))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    assert launch.grid == 4 or list(launch.config["partition"].values())[1] == 4
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="collective()")
+    assert "torch.distributed.distributed_c10d._get_default_group: not in tilesim's torch " \
+        "stand-in" in str(e.value), str(e.value)

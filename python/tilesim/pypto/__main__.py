@@ -10,6 +10,7 @@ However the kernel file fails (it raises, calls sys.exit, runs out of memory) th
 line naming the kernel file, never a traceback."""
 import argparse
 import os
+import importlib
 import runpy
 import sys
 import traceback
@@ -92,7 +93,10 @@ class _Source:
             return self.namespace
         sys.argv = [self.module]
         sys.path.insert(0, os.getcwd())
-        self.namespace = runpy.run_module(self.module, run_name=run_name, alter_sys=as_main)
+        if as_main:
+            self.namespace = runpy.run_module(self.module, run_name=run_name, alter_sys=True)
+        else:  # the package's own copy, as its users import it (its __init__ may import it too)
+            self.namespace = importlib.import_module(self.module).__dict__
         return self.namespace
 
     def where(self, error):

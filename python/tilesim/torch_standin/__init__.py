@@ -22,6 +22,8 @@ restored after): a traced kernel needs no values, a CPU torch has no ``torch.npu
 of a model's shapes would take their memory for nothing.
 """
 import contextlib
+import importlib.abc
+import importlib.machinery
 import math
 import sys
 import types
@@ -340,6 +342,8 @@ def _refusing_getattr(module_name, what):
             raise AttributeError(name)
         if name.startswith("npu_"):
             raise NeedsValues(f"{module_name}.{name}")
+        if name[:1].isupper():  # a type (an annotation, a base class): refused where made
+            return _absent(f"{module_name}.{name}")
         raise _t.MissingAttribute(f"{module_name}.{name}",
                                 f"not in tilesim's torch stand-in ({what})",
                                 "the stand-in serves a kernel's wrapper: tensor creation, "
@@ -530,6 +534,57 @@ class _Softmax(_ModuleBase):
         return x._like()
 
 
+class _Absent(type):
+    """A name the stand-in does not have, imported from a torch module a kernel file's package
+    reaches at import time (``from torch.distributed.distributed_c10d import _get_default_group``,
+    a type in an annotation or a base class): importing it, naming it in a signature and reading
+    its attributes work; calling it or making one is the refusal, where it is used."""
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _absent(f"{cls.__qualname__}.{name}")
+
+    def __call__(cls, *args, **kwargs):
+        raise _t.MissingAttribute(cls.__qualname__, "not in tilesim's torch stand-in",
+                                  "the stand-in serves a kernel's wrapper: tensor creation, "
+                                  "shapes, dtypes and registrations")
+
+
+def _absent(qualname):
+    return _Absent(qualname.rsplit(".", 1)[-1], (), {"__qualname__": qualname,
+                                                      "__module__": qualname.rsplit(".", 1)[0]})
+
+
+class SubmoduleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """A submodule a stand-in does not define (torch.distributed.tensor,
+    triton.language.core, ...), below `prefixes`: a module whose names are `absent(qualname)`,
+    so that a package whose other modules import it still imports; what its kernel's wrapper
+    calls from it is refused at the call."""
+
+    def __init__(self, prefixes, absent):
+        self.prefixes, self.absent = tuple(prefixes), absent
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.startswith(self.prefixes):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        m = _module(spec.name, "Not in tilesim's stand-ins: its names are absent.")
+        m.__path__ = []
+
+        def absent(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return self.absent(f"{spec.name}.{name}")
+        m.__getattr__ = absent
+        return m
+
+    def exec_module(self, module):
+        pass
+
+
 @contextlib.contextmanager
 def installed():
     """While the block runs, ``import torch`` (and torch_npu, ...) give the stand-in; the
@@ -541,9 +596,15 @@ def installed():
     for k in shadowed:
         del sys.modules[k]
     sys.modules.update(fresh)
+    for m in fresh.values():  # packages: their other submodules come from the finder
+        if not hasattr(m, "__path__"):
+            m.__path__ = []
+    finder = SubmoduleFinder(("torch.", "torch_npu."), _absent)
+    sys.meta_path.append(finder)
     try:
         yield fresh["torch"]
     finally:
+        sys.meta_path.remove(finder)
         for k in [k for k in sys.modules if k in fresh or k.startswith(("torch.", "torch_npu."))]:
             del sys.modules[k]
         sys.modules.update(shadowed)

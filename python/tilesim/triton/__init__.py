@@ -503,6 +503,16 @@ runtime = _MODULES["triton.runtime"]
 testing = _MODULES["triton.testing"]
 
 
+def _absent(qualname):
+    """A name of a triton submodule tilesim does not define (triton.language.standard.zeros_like,
+    triton.runtime.jit.JITFunction): tilesim's own where it has one, else refused where used."""
+    name = qualname.rsplit(".", 1)[-1]
+    for own in (language, sys.modules[__name__]):
+        if name in getattr(own, "__dict__", {}):
+            return own.__dict__[name]
+    return language._Untraced(qualname)
+
+
 def _install():
     """`import triton` (and its submodules) give tilesim.triton, unless a triton is imported."""
     if "triton" in sys.modules and sys.modules["triton"] is not sys.modules[__name__]:
@@ -521,10 +531,16 @@ def installed():
     saved = {k: sys.modules.get(k) for k in names}
     sys.modules["triton"] = sys.modules[__name__]
     sys.modules.update(_MODULES)
+    for m in _MODULES.values():  # packages: their other submodules come from the finder
+        if not hasattr(m, "__path__"):
+            m.__path__ = []
+    finder = torch_standin.SubmoduleFinder(("triton.",), _absent)
+    sys.meta_path.append(finder)
     try:
         with torch_standin.installed() as torch:
             yield torch
     finally:
+        sys.meta_path.remove(finder)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)

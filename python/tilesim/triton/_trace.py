@@ -666,6 +666,9 @@ class Writer:
             a = d.args[0]
             d.axes, d.extent = a.axes, a.extent
             name = a.ptr.arg.name
+            written = self._written_before(a)
+            if written is not None:  # what the program stored there earlier, read back
+                return self.materialize(self.resolve(written.data), written.data, written.where)
             if name not in self.inputs:
                 view = self.views[name][0]
                 self.inputs[name] = PVal(name, [1] * (self.rank - len(view)) + list(view),
@@ -853,10 +856,12 @@ class Writer:
                 refuse("tl.store", f"a second store to '{name}' (the first at "
                        f"{_at(self.stored[name])})", "store each output once per block",
                        a.where)
-            if name in self.inputs or any(b.kind == "load" and b.ptr.arg.name == name
-                                          for b in t.accesses):
+            reads = [b for b in t.accesses if b.kind == "load" and b.ptr.arg.name == name]
+            if name in self.inputs or any(self._written_before(b) is not a for b in reads):
                 refuse("tl.store", f"'{name}' is read and written (in place)",
-                       "write the result to a tensor of its own", a.where)
+                       "write the result to a tensor of its own, or read it back after the "
+                       "store that writes it", a.where)
+
             self.stored[name] = a.where
             data = a.data
             if a.combine:
@@ -877,6 +882,7 @@ class Writer:
             r.name, r.kind = name, "output"
             self.outputs.append(r)
         self.map_accesses("store", {r.name: r.shape for r in self.outputs})
+        self._check_read_back()
         self.apply_in_task()
         return self.ownership()
 
@@ -926,6 +932,27 @@ class Writer:
                        "advanced with += inside a loop is not traced)", "compute the offsets "
                        "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
                        inside[0].where)
+
+    def _check_read_back(self):
+        """A tensor read back after its store: each program reads the blocks it stored (the
+        rows of other programs would need a launch of their own)."""
+        for b in self.t.accesses:
+            a = self._written_before(b) if b.kind == "load" else None
+            if a is not None and {(p, tuple(lo), tuple(hi)) for p, _, _, lo, hi in b.tiles} != \
+                    {(p, tuple(lo), tuple(hi)) for p, _, _, lo, hi in a.tiles}:
+                refuse("tl.load", f"'{b.ptr.arg.name}' read back in blocks other than the ones "
+                       "each program stored", "read back the blocks the program wrote (what "
+                       "other programs wrote needs a launch of its own)", b.where)
+
+    def _written_before(self, load):
+        """The store to the same tensor that comes before `load` in the kernel, if any."""
+        before = None
+        for a in self.t.accesses:
+            if a is load:
+                return before
+            if a.kind == "store" and a.ptr.arg.name == load.ptr.arg.name and not a.combine:
+                before = a
+        return before
 
     def _check_atomic(self, a):
         """An atomic combines into one place the program's reduction of its block, of its own
