@@ -148,9 +148,8 @@ inline constexpr std::array<EnumName<MemSpace>, 5> kMemSpaceNames = {{{MemSpace:
                                                                       {MemSpace::kL0c, "L0C"}}};
 const char* mem_space_name(MemSpace m);
 
-// Inputs and outputs rotate with multi-buffering; a temporary is held once, except kTempRotated,
-// a temporary a compiler multi-buffers with the copies (TaskKind::compiler_multibuffer).
-enum class BufferRole { kInput, kOutput, kTemp, kTempRotated };
+// Inputs and outputs rotate with multi-buffering; a temporary is held once.
+enum class BufferRole { kInput, kOutput, kTemp };
 
 struct Buffer {
   std::string name;
@@ -171,9 +170,9 @@ struct TaskKind {
   // true (the Triton-Ascend compiler): every tensor live in the loop body is its own buffer (a
   // result written over a source dying at it shares it: the lowering's in-place reuse) and
   // multibuffer (on by default) doubles what the copies fill and drain, not the vector ops'
-  // temporaries (AscendNPU-IR MarkMultiBuffer; model/ub_budget.cpp copies_of), but a
-  // materialised broadcast (BufferRole::kTempRotated); a plan that does not fit is a
-  // compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend issue 302). Only
+  // temporaries (AscendNPU-IR MarkMultiBuffer; model/ub_budget.cpp copies_of); a plan that
+  // does not fit is a compile error ("ub overflow"), with no fallback (triton-lang/triton-ascend
+  // issue 302). Only
   // a body inside a loop is multi-buffered (Ascend/AscendNPU-IR HIVM MarkMultiBuffer marks a
   // buffer only when every op around it is an scf.for / scf.while): a block of one sub-tile, a
   // program without a loop, plans every buffer once (model/ub_budget: body_iterations).

@@ -45,11 +45,9 @@ int64_t mem_align(MemSpace space, const Hardware& hw) {
 // MarkMultiBuffer.cpp: MarkMultiBuffer<LoadOp> / <StoreOp> mark the UB side of a load or store,
 // <ND2NZOp> the L1 side of a GM -> L1 copy, <FixpipeOp> the L0C side; only inside scf.for /
 // scf.while). A UB temporary, the result of a vector op that no copy fills or drains, is not
-// marked: one copy; L1 and L0C temporaries are what ND2NZ fills and Fixpipe drains. kTempRotated
-// is a UB temporary the plan rotates all the same (vector_stage.cpp: a materialised broadcast).
+// marked: one copy; L1 and L0C temporaries are what ND2NZ fills and Fixpipe drains.
 int copies_of(const TaskKind& kind, const Buffer& b, int depth) {
-  if (!kind.compiler_multibuffer)
-    return b.role == BufferRole::kTemp || b.role == BufferRole::kTempRotated ? 1 : depth;
+  if (!kind.compiler_multibuffer) return b.role == BufferRole::kTemp ? 1 : depth;
   return b.role == BufferRole::kTemp && b.space == MemSpace::kUb ? 1 : depth;
 }
 

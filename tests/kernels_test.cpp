@@ -149,10 +149,11 @@ KernelSpec spmd(const std::string& op, Dims shape, Dims tile, std::vector<int> d
 }
 
 // partition.source "triton": the Triton-Ascend compiler's UB plan. div (131072, 16) fp16 by a
-// (1, 16) row in (sm, 16) sub-tiles: x, the 32 B divisor row, z and the divisor broadcast to a
-// full sub-tile (the stage's temporaries), each doubled by multibuffer: 2 x (3 x sm x 32 B + 32 B).
-// sm = 1024 needs 196672 B of 196608 (the board: "ub overflow"); sm = 512 fits; the Ascend C plan
-// (written buffers, no materialised broadcast) fits 1024 at depth 2 in 131136 B.
+// (1, 16) row in (sm, 16) sub-tiles: x and the 32 B divisor row, doubled by multibuffer; the
+// divisor read in place along the rows (InlineOTFBroadcast) and z written over x, which dies at
+// the div (PlanMemory's in-place reuse): 2 x (sm x 32 B + 32 B). sm = 1024 fits in 65600 B,
+// where the board refused it ("ub overflow": the triton dataset's known miss, docs/triton.md);
+// the Ascend C plan (written buffers, x, y and z each) fits 1024 at depth 2 in 131136 B.
 TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
   auto div = [](int64_t sm, bool triton) {
     KernelSpec s = spmd("div", {131072, 16}, {sm, 16}, {}, 40);
@@ -161,10 +162,8 @@ TEST(Kernels, TritonUbPlanDoublesEveryLiveTensorWithoutFallback) {
     s.triton = triton;
     return s;
   };
-  EXPECT_EQ(lower_error(div(1024, true)),
-            "UB overflow in task 'div_block0': needs 196672 B, has 196608 B (buffers: x0 32768 B "
-            "x 2, y 32 B x 2, z 32768 B x 2, broadcasts 32768 B x 2)");
-  EXPECT_EQ(lower_kernel(div(512, true), default_hw()).diag.ub_bytes, 2 * (3 * 16384 + 32));
+  EXPECT_EQ(lower_kernel(div(1024, true), default_hw()).diag.ub_bytes, 2 * (32768 + 32));
+  EXPECT_EQ(lower_kernel(div(512, true), default_hw()).diag.ub_bytes, 2 * (16384 + 32));
   const LoweredKernel ascendc = lower_kernel(div(1024, false), default_hw());
   EXPECT_EQ(ascendc.diag.ub_bytes, 2 * (2 * 32768 + 32));
   EXPECT_EQ(ascendc.diag.buffer_depth, 2);
@@ -219,9 +218,9 @@ TEST(Kernels, TritonMaskedEdgeFillsItsLoadBuffersFirst) {
 }
 
 // The compiler multi-buffers a loop's body only (AscendNPU-IR MarkMultiBuffer): a Triton program
-// that owns one (12, 1024) fp32 sub-tile, divided by a (1, 1024) row, has no loop and plans x, the
-// 4 KiB row, its broadcast and z once: 3 x 49152 + 4096 = 151552 B. Looping over two sub-tiles
-// (half the grid) doubles them, 303104 B, and the compiler refuses it as it refuses div_001.
+// that owns one (12, 1024) fp32 sub-tile, divided by a (1, 1024) row read in place, z written
+// over x, has no loop and plans x and the 4 KiB row once: 49152 + 4096 = 53248 B. Looping over
+// two sub-tiles (half the grid) doubles them: 106496 B.
 TEST(Kernels, TritonMultiBuffersOnlyALoopedBody) {
   auto div = [](int64_t grid) {
     KernelSpec s = spmd("div", {480, 1024}, {12, 1024}, {}, grid);
@@ -230,11 +229,11 @@ TEST(Kernels, TritonMultiBuffersOnlyALoopedBody) {
     return s;
   };
   const LoweredKernel once = lower_kernel(div(40), default_hw());
-  EXPECT_EQ(once.diag.ub_bytes, 3 * 49152 + 4096);
+  EXPECT_EQ(once.diag.ub_bytes, 49152 + 4096);
   EXPECT_EQ(once.diag.buffer_depth, 1);
-  EXPECT_EQ(lower_error(div(20)),
-            "UB overflow in task 'div_block0': needs 303104 B, has 196608 B (buffers: x0 49152 B "
-            "x 2, y 4096 B x 2, z 49152 B x 2, broadcasts 49152 B x 2)");
+  const LoweredKernel looped = lower_kernel(div(20), default_hw());
+  EXPECT_EQ(looped.diag.ub_bytes, 2 * (49152 + 4096));
+  EXPECT_EQ(looped.diag.buffer_depth, 2);
 }
 
 // spmd elementwise: `grid` blocks share the tiles evenly; the hardware places them (unpinned).

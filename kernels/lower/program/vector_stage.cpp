@@ -22,32 +22,17 @@ namespace {
 // place rather than materialising its broadcast as a tile of its own. AscendNPU-IR's
 // InlineOTFBroadcast (bishengir/lib/Dialect/HIVM/Transforms/InlineOTFBroadcast.cpp) folds a
 // vbrc along one axis into its binary users (vadd, vsub, vmul, vdiv, vmax, vmin:
-// BroadcastableOTF), not into a select (tl.where) nor along two axes; a last-axis one keeps a
-// per-row block, which the column's Brcb prices (GetExtraBuffers.cpp). An operand the same for
-// every sub-tile of the block's inner loop (`inner`: the last axis the stage walks, -1: none)
-// stays a tile of its own: Triton hoists the loop-invariant broadcast out of the loop (make_ttir's
-// licm), and the board's kernels read that way are priced and refused as materialised
-// (docs/triton.md: div_001's UB overflow, sub_003).
-bool broadcast_inlined(const ProgOp& x, const Dims& sh, const Dims& is, int inner) {
+// BroadcastableOTF), wherever the vbrc stands (a loop-invariant one hoisted before the loop too),
+// not into a select (tl.where) nor along two axes; a last-axis one keeps a per-row block, which
+// the column's Brcb prices (GetExtraBuffers.cpp).
+bool broadcast_inlined(const ProgOp& x, const Dims& sh, const Dims& is) {
   if (x.info->kind != OpKind::kBinary) return false;
   int axes = 0;
   for (size_t d = 0; d < is.size(); ++d) {
-    const size_t back = is.size() - 1 - d;  // numpy alignment: from the last dim
-    const int64_t own = d < sh.size() ? sh[sh.size() - 1 - d] : 1;
-    if (own == 1 && is[back] != 1) {
-      ++axes;
-      if (static_cast<int>(back) == inner) return false;  // the same in every inner sub-tile
-    }
+    const int64_t own = d < sh.size() ? sh[sh.size() - 1 - d] : 1;  // numpy: from the last dim
+    axes += own == 1 && is[is.size() - 1 - d] != 1;
   }
   return axes == 1;
-}
-
-// The last axis stage s walks in more than one sub-tile (its inner loop); -1: one sub-tile.
-int inner_axis(const ProgStage* s) {
-  if (s == nullptr) return -1;
-  for (size_t a = s->shape.size(); a-- > 0;)
-    if (s->tile[a] < s->shape[a]) return static_cast<int>(a);
-  return -1;
 }
 
 // A binary op with an operand broadcast along the rows, as the Triton-Ascend compiler's vector
@@ -69,7 +54,7 @@ void add_compiled_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadc
 
 // A binary, n-ary or where op: one instruction per fold, a column operand spread by Brcb first.
 void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
-                 std::vector<VecOp>& vec, OpVectorWork& w, const ProgStage* stage) {
+                 std::vector<VecOp>& vec, OpVectorWork& w) {
   const DType dt = cx.tensor(x.out).dtype;
   // Against the op's own iteration space (a column op's is the stage's column).
   const Dims is = iteration_shape(cx.program(), x);
@@ -100,7 +85,7 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
     for (int t : x.in)
       if (cx.tensor(t).shape != is &&
           product(operand_region(cx.program(), x, t, full).extent) > 1 &&
-          !broadcast_inlined(x, cx.tensor(t).shape, is, inner_axis(stage))) {
+          !broadcast_inlined(x, cx.tensor(t).shape, is)) {
         vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, product(ce)});
         ++w.broadcast_tiles;
       }
@@ -183,7 +168,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       break;
     case OpKind::kBinary:
     case OpKind::kWhere:
-      binary_work(*this, x, ce, full, vec, w, stage);
+      binary_work(*this, x, ce, full, vec, w);
       break;
     case OpKind::kCast:
       vec.push_back(
@@ -277,11 +262,10 @@ class VectorTile {
       peak_ = std::max<int64_t>(0, peak_ - fixed);
     }
     if (peak_ > 0) k_.buffers.push_back({"temporaries", peak_, BufferRole::kTemp, MemSpace::kUb});
-    // The Triton-Ascend compiler's materialised broadcasts rotate with the copies: the one board
-    // refusal known, div_001's (1024, 16) fp16 sub-tiles on grid 40 (196672 B of 196608), needs
-    // its broadcast divisor tile doubled (docs/model.md: the source's plan would hold it once).
+    // The Triton-Ascend compiler's materialised broadcasts (a select's operand, two axes): a
+    // vbrc result no copy fills or drains, held once (MarkMultiBuffer marks copies only).
     if (broadcasts_ > 0)
-      k_.buffers.push_back({"broadcasts", broadcasts_, BufferRole::kTempRotated, MemSpace::kUb});
+      k_.buffers.push_back({"broadcasts", broadcasts_, BufferRole::kTemp, MemSpace::kUb});
     k_.steps.push_back(st_);
     std::vector<DmaOp>& first = k_.steps.front().loads;  // the copies moved to later steps
     for (auto at = moved_.rbegin(); at != moved_.rend(); ++at)
@@ -481,6 +465,11 @@ class VectorTile {
       const bool into_input = donor >= 0 && holds_input_.count(donor) > 0;
       if (into_input || (donor >= 0 && cx_.spec().triton)) reuse_in_place(x, o, out_bytes, false);
       if (!into_input) hold(x.out, out_bytes);
+    } else if (cx_.spec().triton && !gather) {
+      // A stored result the Triton-Ascend compiler writes over a loaded input that dies at it
+      // (PlanMemory's in-place reuse, as for a temporary): the store drains that buffer.
+      const int donor = in_place_donor(x, o, out_bytes);
+      if (donor >= 0 && holds_input_.count(donor) > 0) reuse_in_place(x, o, out_bytes, true);
     }
     // The result outlives the op that makes it: it dies at its last use, or one op later.
     if (live_.count(x.out)) schedule_death(x.out, o + 1);
