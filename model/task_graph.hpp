@@ -148,8 +148,9 @@ inline constexpr std::array<EnumName<MemSpace>, 5> kMemSpaceNames = {{{MemSpace:
                                                                       {MemSpace::kL0c, "L0C"}}};
 const char* mem_space_name(MemSpace m);
 
-// Inputs and outputs rotate with multi-buffering; a temporary is held once.
-enum class BufferRole { kInput, kOutput, kTemp };
+// Inputs and outputs rotate with multi-buffering; a temporary is held once, and so is a resident
+// input (loaded once, before the loop its task walks: nothing to overlap).
+enum class BufferRole { kInput, kOutput, kTemp, kResident };
 
 struct Buffer {
   std::string name;

@@ -47,6 +47,7 @@ int64_t mem_align(MemSpace space, const Hardware& hw) {
 // scf.while). A UB temporary, the result of a vector op that no copy fills or drains, is not
 // marked: one copy; L1 and L0C temporaries are what ND2NZ fills and Fixpipe drains.
 int copies_of(const TaskKind& kind, const Buffer& b, int depth) {
+  if (b.role == BufferRole::kResident) return 1;
   if (!kind.compiler_multibuffer) return b.role == BufferRole::kTemp ? 1 : depth;
   return b.role == BufferRole::kTemp && b.space == MemSpace::kUb ? 1 : depth;
 }

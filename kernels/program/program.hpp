@@ -38,6 +38,10 @@ struct ProgTensor {
   // Reads do not allocate in L2 (Ascend C SetL2CacheHint(CACHE_MODE_DISABLE) on data read once),
   // so L2 keeps its room for the lines that are read again.
   bool l2_bypass = false;
+  // Read once by each spmd block (or Ascend C core) before it walks its sub-tiles and held in UB
+  // across them, one copy (a weight row a kernel loads before its loop); the operand's region is
+  // the same for every sub-tile of a block. Under pypto every task is its own block.
+  bool resident = false;
   // A program's view or reshape op makes no copy: its output is an alias of tensor `alias_of`'s
   // bytes, a view of the part at `view_offset` (same rank; PyPTO's view / slice of a computed
   // tile) or, with `view_offset` empty, a reshape of the same elements (row-major, contiguous).

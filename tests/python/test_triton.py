@@ -698,7 +698,9 @@ def go(kernel=scale_rows):
 
 def test_a_weight_cast_before_the_row_loop_joins_the_rows_stage(tmp_path):
     """Written before the row loop (the first op of the program) or inside it, the weight's
-    cast runs in the rows' stage: one launch, the same bytes."""
+    cast runs in the rows' stage: one launch. Loaded before the loop, the weight is resident:
+    each of the 40 programs reads its 2000 B once, where inside the loop each of the 2000 rows
+    reads it again."""
     path = tmp_path / "hoisted.py"
     path.write_text(HOISTED)
     launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
@@ -706,8 +708,12 @@ def test_a_weight_cast_before_the_row_loop_joins_the_rows_stage(tmp_path):
     assert ops[0] == "cast" and launch.program["body"][1]["inputs"] == ["g_ptr"]
     run = tilesim.run(launch.config)
     assert run.diagnostics.get("launches", 1) == 1 and run.tasks == 40
+    assert launch.program["inputs"][0] == {"name": "g_ptr", "shape": [1, 1000], "dtype": "fp16",
+                                           "resident": True}
     in_loop = tt.trace_file(str(path), call="go(scale_rows_in_loop)", hardware="ascend910b4")[0]
-    assert tilesim.run(in_loop.config).gm["read_bytes"] == run.gm["read_bytes"]
+    assert "resident" not in in_loop.program["inputs"][0]
+    assert tilesim.run(in_loop.config).gm["read_bytes"] - run.gm["read_bytes"] == \
+        (2000 - 40) * 2000
 
 
 AS_WRITTEN = '''
@@ -889,6 +895,7 @@ def test_programs_owning_a_box_of_rows_cut_at_its_end_are_the_partitions_blocks(
     hand = spmd(prog([("x", [1000, 64], "fp32"), ("w", [1, 64], "fp32")], ["y"],
                      [tile(32, 64), op("mul", ["x", "w"], "y")]), 8)
     hand["partition"]["block"] = [125, 64]
+    hand["program"]["inputs"][1]["resident"] = True  # loaded before the loop
     a, b = tilesim.run(launch.config), tilesim.run(hand)
     assert a.tasks == b.tasks == 8
     assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
@@ -954,6 +961,7 @@ def test_a_block_walking_contiguous_dims_as_one_reads_them_merged(tmp_path, bloc
     assert shapes == {"a_ptr": [8, 2048], "s_ptr": [8, 1]}
     hand = spmd(prog([("a", [8, 2048], "fp32"), ("s", [8, 1], "fp32")], ["o"],
                      [tile(block_b, 1024), op("mul", ["a", "s"], "o")]), 8 // block_b)
+    hand["program"]["inputs"][1]["resident"] = True  # the scale, loaded before the loop
     a, b = tilesim.run(launch.config), tilesim.run(hand)
     assert a.tasks == b.tasks and a.gm["read_bytes"] == b.gm["read_bytes"]
     assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=1e-9)
@@ -1196,3 +1204,32 @@ def test_submodules_the_stand_ins_do_not_define_import_and_refuse_where_used(tmp
         tt.trace_file(str(path), call="collective()")
     assert "torch.distributed.distributed_c10d._get_default_group: not in tilesim's torch " \
         "stand-in" in str(e.value), str(e.value)
+
+
+def test_a_resident_input_is_read_once_per_block_and_held_once():
+    # x [64, 1024] fp32 in (8, 1024) sub-tiles, 4 blocks of 16 rows: the (1, 1024) weight row
+    # resident is read once per block (4 x 4096 B) instead of once per sub-tile (8 x 4096 B),
+    # and its UB buffer is one copy where a per-sub-tile load is double-buffered.
+    def config(resident):
+        c = spmd(prog([("x", [64, 1024], "fp32"), ("w", [1, 1024], "fp32")], ["y"],
+                      [tile(8, 1024), op("mul", ["x", "w"], "y")]), 4)
+        c["partition"]["block"] = [16, 1024]
+        if resident:
+            c["program"]["inputs"][1]["resident"] = True
+        return c
+    held, each = tilesim.run(config(True)), tilesim.run(config(False))
+    assert held.gm["read_bytes"] == 64 * 1024 * 4 + 4 * 4096
+    assert each.gm["read_bytes"] == 64 * 1024 * 4 + 8 * 4096
+    # x and y (in place over x) 32 KiB double-buffered; the weight 4 KiB held once, or doubled
+    assert held.diagnostics["ub_bytes"] == 2 * 32768 + 4096
+    assert each.diagnostics["ub_bytes"] == 2 * 32768 + 2 * 4096
+
+
+def test_a_resident_input_whose_region_changes_within_a_block_is_refused():
+    c = spmd(prog([("x", [64, 1024], "fp32"), ("w", [1, 1024], "fp32")], ["y"],
+                  [tile(8, 1024), op("mul", ["x", "w"], "y")]), 4)
+    c["partition"]["block"] = [16, 1024]
+    c["program"]["inputs"][0]["resident"] = True
+    with pytest.raises(tilesim.ConfigError, match=r"input 'x' is resident, but its region "
+                                                  r"changes between the sub-tiles of a block"):
+        tilesim.run(c)

@@ -239,7 +239,11 @@ std::vector<ConfigObject> make_objects() {
        {{"name", "string", "required", "the tensor's name"},
         {"shape", "array of 1-5 integers >= 1", "required", "its shape"},
         {"dtype", "string", "required", "`fp32`, `fp16`, `bf16`, `int8`, `int32`"},
-        {"l2_bypass", "boolean", "`false`", "read without allocating in L2"}}},
+        {"l2_bypass", "boolean", "`false`", "read without allocating in L2"},
+        {"resident", "boolean", "`false`",
+         "read once by each spmd block or Ascend C core before it walks its sub-tiles and held "
+         "in UB, one copy (a weight row loaded before a kernel's loop); the same region for "
+         "every sub-tile of a block"}}},
       {"program",
        "outputs[]",
        "An element of `outputs` given as an object.",

@@ -648,7 +648,7 @@ Program Loader::run() {
   if (const auto plan = doc_.find("ub_plan"))
     p_.ub_plan = *enum_named(kUbPlanNames, plan->one_of(enum_names(kUbPlanNames)));
   for (const JsonReader& i : doc_.at("inputs").items()) {
-    i.check_keys({"name", "shape", "dtype", "l2_bypass"});
+    i.check_keys({"name", "shape", "dtype", "l2_bypass", "resident"});
     ProgTensor t;
     t.name = i.at("name").string();
     t.shape = i.at("shape").positive_ints();
@@ -656,6 +656,7 @@ Program Loader::run() {
     t.dtype = read_dtype(i.at("dtype"));
     t.input = true;
     if (i.has("l2_bypass")) t.l2_bypass = i.at("l2_bypass").boolean();
+    if (i.has("resident")) t.resident = i.at("resident").boolean();
     if (tensor_id(t.name) >= 0) i.at("name").fail("tensor '" + t.name + "' is declared twice");
     add_tensor(t);
   }

@@ -36,7 +36,7 @@ TaskKind copy_kind(const LoweringContext& cx, const ProgStage& s, const Block& b
 
 void lower_copy_stage(LoweringContext& cx, StageRun& run) {
   const CoreType core = cx.op(run.s.first).dest == MemSpace::kL1 ? CoreType::kAic : CoreType::kAiv;
-  lower_tiles(cx, run, core, [&](const Block& b, std::vector<Access>& acc) {
+  lower_tiles(cx, run, core, [&](const Block& b, std::vector<Access>& acc, bool) {
     return copy_kind(cx, run.s, b, acc);
   });
 }

@@ -238,8 +238,9 @@ class LoweringContext {
 };
 
 // A stage of independent tiles as tasks under the partition (tile_tasks.cpp): `make` gives tile
-// b's kind (its GM accesses appended to `acc`); the tasks run on cores of type `core`.
-using TileKindMaker = std::function<TaskKind(const Block& b, std::vector<Access>& acc)>;
+// b's kind (its GM accesses appended to `acc`; `first`: the first sub-tile its block or core
+// walks, or a task of its own); the tasks run on cores of type `core`.
+using TileKindMaker = std::function<TaskKind(const Block& b, std::vector<Access>& acc, bool first)>;
 void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKindMaker& make);
 
 // The stage kinds, each a pre-check and a lowering.

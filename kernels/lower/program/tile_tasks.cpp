@@ -42,8 +42,8 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
     for (int64_t i = 0; i < tiles; ++i) {
       acc.clear();
       const Block b = run.grid.block(i);
-      const int32_t task = cx.add_task(s, make(b, acc), run.psg, run.base + run.grid.root(i), acc,
-                                       cx.load_deps(s, b, run.produced));
+      const int32_t task = cx.add_task(s, make(b, acc, true), run.psg, run.base + run.grid.root(i),
+                                       acc, cx.load_deps(s, b, run.produced));
       for (auto& pr : run.stores) pr.tasks[static_cast<size_t>(i)] = {task};
     }
     return;
@@ -59,7 +59,7 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
     int64_t values = 0;  // of the fold's input (X13)
     for (int64_t i = range.begin; i < range.end; ++i)
       cut.for_each_subtile(i, [&](const Block& b) {
-        append_kind(k, make(b, acc));
+        append_kind(k, make(b, acc, k.steps.empty()));
         if (run.fold) values += fold_values(cx, run, b);
       });
     if (run.fold) append_kind(k, fold_kind(cx, run, values, acc));

@@ -302,7 +302,8 @@ class VectorTile {
   // it with the same size; -1 if none.
   int in_place_donor(const ProgOp& x, int o, int64_t bytes) {
     for (int t : x.in) {
-      if (last_use_[t] != o || is_stored(t)) continue;
+      // A resident input stays for the block's later sub-tiles: nothing is written over it.
+      if (last_use_[t] != o || is_stored(t) || cx_.tensor(t).resident) continue;
       const auto held = live_.find(t);
       if (held != live_.end() && held->second == bytes) return t;
       // Own buffers: a loaded input's buffer of the same size.
@@ -358,11 +359,13 @@ class VectorTile {
       const bool broadcast = cx_.tensor(t).shape != iteration_shape(cx_.program(), r);
       const int64_t bytes =
           !pooled_ && broadcast ? cx_.copy_bytes(t, buffer) : cx_.ub_bytes(t, buffer);
-      if (share_ && !filled) {  // a filled load keeps its fill beside it: a buffer of its own
-        unplaced_[t] = bytes;   // its buffer is chosen at its first reader
+      const bool resident = cx_.tensor(t).resident;
+      if (share_ && !filled && !resident) {  // a filled load keeps its fill beside it
+        unplaced_[t] = bytes;                // its buffer is chosen at its first reader
         continue;
       }
-      k_.buffers.push_back({name, bytes, BufferRole::kInput, MemSpace::kUb});
+      k_.buffers.push_back(
+          {name, bytes, resident ? BufferRole::kResident : BufferRole::kInput, MemSpace::kUb});
       holds_input_[t] = k_.buffers.size() - 1;
       if (pooled_) hold(t, bytes);
     }
@@ -428,7 +431,8 @@ class VectorTile {
   void free_inputs(int o) {
     for (auto it = holds_input_.begin(); it != holds_input_.end();) {
       const auto lu = last_use_.find(it->first);
-      if (lu != last_use_.end() && lu->second == o && !is_stored(it->first)) {
+      if (lu != last_use_.end() && lu->second == o && !is_stored(it->first) &&
+          !cx_.tensor(it->first).resident) {
         freed_.push_back(it->second);
         it = holds_input_.erase(it);
       } else {
@@ -609,8 +613,29 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
 }
 
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
-  lower_tiles(cx, run, CoreType::kAiv, [&](const Block& b, std::vector<Access>& acc) {
-    return cx.vector_kind(run.s, b, acc, run.dropped);
+  // Resident inputs: the block's first sub-tile loads them; the others read them in UB.
+  std::map<int, Block> held;
+  std::vector<int> skip;
+  lower_tiles(cx, run, CoreType::kAiv, [&](const Block& b, std::vector<Access>& acc, bool first) {
+    if (first) held.clear();
+    skip.clear();
+    for (int t : run.s.loads) {
+      if (!cx.tensor(t).resident) continue;
+      const Block r = operand_region(cx.program(), cx.reader(run.s, t), t, b);
+      if (first) {
+        held[t] = r;
+      } else if (held.at(t).origin != r.origin || held.at(t).extent != r.extent) {
+        throw Error(fmt::format("{}: input '{}' is resident, but its region changes between the "
+                                "sub-tiles of a block ({} then {}): a resident input is the "
+                                "same for every sub-tile its block walks (a weight row)",
+                                run.s.psg, cx.tensor(t).name, format_dims(held.at(t).origin),
+                                format_dims(r.origin)),
+                    ErrorKind::kInput);
+      } else {
+        skip.push_back(t);
+      }
+    }
+    return cx.vector_kind(run.s, b, acc, run.dropped, skip);
   });
 }
 

@@ -933,6 +933,18 @@ class Writer:
                        "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
                        inside[0].where)
 
+    def _resident(self, name):
+        """A tensor every program loads before its loops, one block per program (a weight row
+        read once and held across the rows the program walks): the program's resident input."""
+        loads = [a for a in self.t.accesses if a.kind == "load" and a.ptr.arg.name == name]
+        if not loads or any(a.frames for a in loads) or not self.t.all_frames:
+            return False
+        starts = {}
+        for a in loads:
+            for pid, _, start, _, _ in a.tiles:
+                starts.setdefault(pid, set()).add(tuple(start))
+        return all(len(v) == 1 for v in starts.values())
+
     def _check_read_back(self):
         """A tensor read back after its store: each program reads the blocks it stored (the
         rows of other programs would need a launch of their own)."""
@@ -1073,7 +1085,9 @@ class Writer:
                     used.append(v)
         return {"program": self.t.name,
                 "description": f"traced by tilesim.triton from {_at(self.t.where)}",
-                "inputs": [{"name": v.name, "shape": v.shape, "dtype": v.dtype} for v in used],
+                "inputs": [dict({"name": v.name, "shape": v.shape, "dtype": v.dtype},
+                                **({"resident": True} if self._resident(v.name) else {}))
+                           for v in used],
                 "outputs": [v.name for v in self.outputs],
                 "body": [named(e) for e in self.body]}
 
