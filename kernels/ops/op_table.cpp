@@ -85,6 +85,10 @@ std::vector<OpRecord> elementwise_records() {
       unary("abs", "z = |x|", {S}, 0, [](double x, double) { return std::abs(x); }),
       unary("neg", "z = -x", {S}, 0, [](double x, double) { return -x; }),
       unary("relu", "z = max(x, 0)", {S}, 0, [](double x, double) { return std::max(x, 0.0); }),
+      // A tile that passes through UB unchanged (a kernel storing what it loaded: a copy, a
+      // slice moved): the copies only.
+      unary("copy", "z = x, the tile through UB (no vector instruction)", {}, 0,
+            [](double x, double) { return x; }),
       fp32_only(unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
                       [](double x, double) { return std::nearbyint(x); })),
       unary("tanh", "z = tanh(x)", {S, C, S, S, C}, 1,

@@ -1233,3 +1233,25 @@ def test_a_resident_input_whose_region_changes_within_a_block_is_refused():
     with pytest.raises(tilesim.ConfigError, match=r"input 'x' is resident, but its region "
                                                   r"changes between the sub-tiles of a block"):
         tilesim.run(c)
+
+
+def test_a_loaded_block_stored_as_it_is_is_a_copy_through_ub(tmp_path):
+    # y = x block by block (a memcpy kernel): the op copy, the tile through UB with no vector
+    # work; its store drains the loaded buffer (one buffer, double-buffered).
+    path = tmp_path / "copy.py"
+    path.write_text(KERNEL.format(body="    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    tl.store(y_ptr + offs, tl.load(x_ptr + offs))"))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["copy"]
+    run = tilesim.run(launch.config)
+    assert run.gm["read_bytes"] == run.gm["write_bytes"] == 4096 * 4
+    assert run.pipes["V"]["total_us"] == 0
+    assert run.diagnostics["ub_bytes"] == 4096  # one 1024-element fp32 buffer, a sub-tile each
+    hand = spmd(prog([("x", [4096], "fp32")], ["y"], [tile(1024), op("copy", ["x"], "y")]), 4)
+    assert tilesim.run(hand).kernel_time_us == pytest.approx(run.kernel_time_us, rel=1e-9)
+    fill = tmp_path / "fill.py"
+    fill.write_text(KERNEL.format(body="    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                                       "    tl.store(y_ptr + offs, tl.zeros([BLOCK], "
+                                       "dtype=tl.float32))"))
+    with pytest.raises(TraceFailure, match="a store of a constant block"):
+        tt.trace_file(str(fill), call="go()")

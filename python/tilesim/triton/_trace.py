@@ -868,12 +868,14 @@ class Writer:
                 self._check_atomic(a)
             r = self.materialize(self.resolve(data), data, a.where) if isinstance(data, Data) \
                 else None
-            if not isinstance(r, PVal) or r.kind == "input":
-                refuse("tl.store", "a store of a loaded block or a constant as it is (a copy)",
-                       "tilesim programs store what an op computed", a.where)
+            if not isinstance(r, PVal):
+                refuse("tl.store", "a store of a constant block (a fill)",
+                       "tilesim programs store what they load or compute", a.where)
             want = program_dtype(a.ptr.arg.dtype, "tl.store", a.where)
             if r.dtype != want:
                 r = self.emit("cast", [r], r.shape, want, data, dtype=want)
+            elif r.kind == "input":  # a loaded block stored as it is: through UB
+                r = self.emit("copy", [r], r.shape, r.dtype, data)
             if r.kind == "output":
                 r = self.emit("mul", [r], r.shape, r.dtype, data, scalar=1.0)
             if math.prod(a.ptr.arg.shape) != math.prod(r.shape):
