@@ -282,6 +282,39 @@ TEST(TaskOverlap, LoopOfTasksRunsInFillPlusNSlowestStagesPlusDrain) {
   EXPECT_NEAR(overlapped_start(one, one, {false, true}), one.stages.compute_done, 1e-9);
 }
 
+// Reads that hit L2 shorten a task's loads, not its compute: its pipe offsets interpolate between
+// the all-miss and all-hit runs by its hit share (staged_run_at_read_hit), not by the whole run's
+// ratio. One iteration of loads L, compute C = 300, stores S = 200, L = 400 missing and 100
+// hitting: runs of 900 and 600. At half its reads hitting, L = 250, the run 750 and the next task
+// of the kind starts a compute stage (300) after it: max(250, 550 - 250, 750 - 550). The whole
+// run's ratio would have scaled the all-miss offset (the loads' 400) to 400 x 750 / 900 = 333.3;
+// all hitting, to 400 x 600 / 900 = 266.7, less than the compute the vector pipe does per task.
+TEST(TaskOverlap, HitsShortenTheLoadsNotTheCompute) {
+  TaskCost c;
+  c.cycles = 900;
+  c.hit_cycles = 600;
+  c.stages = {400, 400, 700, 700, 900, 0, 400, 900};
+  c.hit_stages = PipeStages{100, 100, 400, 400, 600, 0, 100, 600};
+  const StagedRun half = staged_run_at_read_hit(c, 0.5);
+  EXPECT_DOUBLE_EQ(half.cycles, 750);
+  EXPECT_DOUBLE_EQ(half.stages.load_done, 250);
+  EXPECT_DOUBLE_EQ(half.stages.compute_done, 550);
+  EXPECT_DOUBLE_EQ(half.stages.store_done, 750);
+  EXPECT_DOUBLE_EQ(overlapped_start(half, half), 300);
+  const StagedRun hit = staged_run_at_read_hit(c, 1);
+  EXPECT_DOUBLE_EQ(overlapped_start(hit, hit), 300);
+  // All missing: the all-miss offsets, the loads binding.
+  EXPECT_DOUBLE_EQ(overlapped_start(staged_run_at_read_hit(c, 0), staged_run_at_read_hit(c, 0)),
+                   400);
+  EXPECT_DOUBLE_EQ(overlapped_start(c, c), 400);
+  // Hit offsets not known: the all-miss offsets scaled to the run (750 / 900).
+  c.hit_stages.reset();
+  const StagedRun scaled = staged_run_at_read_hit(c, 0.5);
+  EXPECT_DOUBLE_EQ(scaled.cycles, 750);
+  EXPECT_DOUBLE_EQ(scaled.stages.load_done, 400 * 750.0 / 900);
+  EXPECT_DOUBLE_EQ(overlapped_start(scaled, scaled), 400 * 750.0 / 900);
+}
+
 // Depth 1: load i+1 and store i both wait for compute i, so they leave together: no load is in
 // flight when a store begins (sim/dma_attribution.hpp: in turn).
 TEST(TaskCost, SingleBufferLoadsMeetStoresInTurn) {
