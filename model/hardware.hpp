@@ -79,6 +79,7 @@ struct Hardware {
     int64_t max_repeats = 0;
     double issue_cycles = 0;
     VectorClass simple, complex, reduce;
+    VectorClass exp_ln, div, rsqrt;  // pto-isa's 910B3 calibration of vexp / vln, vdiv, vrsqrt
     double bank_conflict_cycles_per_repeat = 0;  // taken off a simple op whose sources do not
                                                  // share a bank group
     double block_reduce_cycles_per_repeat = 0;   // vcgadd / vcgmax: each 32 B block to a value

@@ -247,6 +247,32 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
 
 }  // namespace
 
+StagedRun staged_run_at_read_hit(const TaskCost& cost, double read_hit) {
+  StagedRun r{at_read_hit(cost.cycles, cost.hit_cycles, read_hit), cost.stages};
+  const PipeStages& m = cost.stages;
+  if (!cost.hit_stages) {  // the all-miss offsets scaled to the run
+    const double f = cost.cycles > 0 ? r.cycles / cost.cycles : 1;
+    for (double PipeStages::*x :
+         {&PipeStages::load_done, &PipeStages::compute_start, &PipeStages::compute_done,
+          &PipeStages::store_start, &PipeStages::store_done, &PipeStages::load_start,
+          &PipeStages::load_ready, &PipeStages::store_ready})
+      r.stages.*x = m.*x * f;
+    return r;
+  }
+  const PipeStages& h = *cost.hit_stages;
+  PipeStages& s = r.stages;
+  auto at = [&](double miss, double hit) { return miss + read_hit * (hit - miss); };
+  s.load_done = at(m.load_done, h.load_done);
+  s.compute_start = at(m.compute_start, h.compute_start);
+  s.compute_done = at(m.compute_done, h.compute_done);
+  s.store_start = at(m.store_start, h.store_start);
+  s.store_done = at(m.store_done, h.store_done);
+  s.load_start = at(m.load_start, h.load_start);
+  s.load_ready = at(m.load_ready, h.load_ready);
+  s.store_ready = at(m.store_ready, h.store_ready);
+  return r;
+}
+
 TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   const int depth = plan_buffers(kind, hw).depth;
   TaskCost cost = run_kind(kind, hw, depth);
@@ -258,9 +284,11 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
     const TaskCost h = run_kind(kind, hit, depth);
     cost.hit_cycles = h.cycles;
     cost.hit_mte2_busy = h.mte2_busy;
+    cost.hit_stages = h.stages;
   } else {
     cost.hit_cycles = cost.cycles;
     cost.hit_mte2_busy = cost.mte2_busy;
+    cost.hit_stages = cost.stages;
   }
   // The slope of the run in the DMA latency: the recurrence is piecewise linear in it, so one
   // added cycle counts the memory waits on the critical path at the unloaded latency.

@@ -12,6 +12,7 @@
 // (model/cube_cost.hpp), the loads are GM -> L1 and the stores leave L0C through the fixpipe.
 
 #include <cstdint>
+#include <optional>
 
 #include "model/hardware.hpp"
 #include "model/task_graph.hpp"
@@ -48,6 +49,9 @@ struct TaskCost {
   double gm_write_bytes = 0;
   int depth = 1;  // multi-buffering depth used
   PipeStages stages;
+  // The same offsets when every GM read hits L2: loads at the L2-hit rate shift the pipes by more
+  // than the whole run shrinks (none: not known, as stages).
+  std::optional<PipeStages> hit_stages;
   int64_t iterations = 0;
   // Share of mte3_busy during which a load issued before that store is still in flight: loads and
   // stores mixed on the memory rather than in turn (sim/dma_attribution.hpp). 1 when not known.
@@ -64,6 +68,15 @@ struct TaskCost {
 inline double at_read_hit(double miss, double hit, double read_hit) {
   return miss + read_hit * ((hit < 0 ? miss : hit) - miss);
 }
+
+// A task's run and pipe offsets when a `read_hit` share of its GM reads hits L2: each between
+// its all-miss and all-hit value (at_read_hit), as the simulator runs the task; without the
+// all-hit offsets, the all-miss ones scaled to the run.
+struct StagedRun {
+  double cycles = 0;
+  PipeStages stages;
+};
+StagedRun staged_run_at_read_hit(const TaskCost& cost, double read_hit);
 
 // Costs one task kind; throws tilesim::Error when its buffers do not fit.
 TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw);

@@ -66,14 +66,20 @@ struct DmaOp {
 
 enum class VecClass {
   kSimple,      // add, sub, mul, max, min, relu, copy, broadcast: full-rate elementwise
-  kComplex,     // exp, ln, sqrt, div: slower elementwise
+  kComplex,     // sqrt, reciprocal, divs: slower elementwise, the rate of no measurement
+  kExpLn,       // exp, ln: one source, pto-isa's 910B3 calibration (hardware.md vector.exp_ln)
+  kDiv,         // div: two sources, pto-isa's 910B3 calibration (hardware.md vector.div)
+  kRsqrt,       // rsqrt: one source, pto-isa's 910B3 calibration (hardware.md vector.rsqrt)
   kReduceLast,  // reduce each row along the last (contiguous) axis: in-row reduce instructions
   kReduceRows,  // combine `rows` rows elementwise (reduction along a non-last axis)
   kScan,        // `rows` dependent elementwise adds of `cols` elements each (a cumsum's steps)
 };
-inline constexpr std::array<EnumName<VecClass>, 5> kVecClassNames = {
+inline constexpr std::array<EnumName<VecClass>, 8> kVecClassNames = {
     {{VecClass::kSimple, "simple"},
      {VecClass::kComplex, "complex"},
+     {VecClass::kExpLn, "exp_ln"},
+     {VecClass::kDiv, "div"},
+     {VecClass::kRsqrt, "rsqrt"},
      {VecClass::kReduceLast, "reduce_last"},
      {VecClass::kReduceRows, "reduce_rows"},
      {VecClass::kScan, "scan"}}};

@@ -33,6 +33,11 @@ OverlapRoom overlap_room(const TaskKind& prev, const TaskKind& next, const Hardw
 }
 
 double overlapped_start(const TaskCost& prev, const TaskCost& next, OverlapRoom room) {
+  return overlapped_start(StagedRun{prev.cycles, prev.stages}, StagedRun{next.cycles, next.stages},
+                          room);
+}
+
+double overlapped_start(const StagedRun& prev, const StagedRun& next, OverlapRoom room) {
   const PipeStages& p = prev.stages;
   const PipeStages& n = next.stages;
   double start = 0;

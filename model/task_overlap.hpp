@@ -36,7 +36,11 @@ struct OverlapRoom {
 OverlapRoom overlap_room(const TaskKind& prev, const TaskKind& next, const Hardware& hw);
 
 // The earliest start of `next`, in cycles after the start of `prev` on the same core (never
-// before 0, never after prev.cycles).
+// before 0, never after prev.cycles), each task's pipes at the offsets of the run it makes
+// (staged_run_at_read_hit: reads that hit L2 shorten its loads, and the pipes after them, by
+// more than its whole run).
+double overlapped_start(const StagedRun& prev, const StagedRun& next, OverlapRoom room = {});
+// The same with every GM read missing L2.
 double overlapped_start(const TaskCost& prev, const TaskCost& next, OverlapRoom room = {});
 
 }  // namespace tilesim

@@ -17,6 +17,12 @@ ClassCost class_cost(VecClass c, const Hardware& hw) {
   switch (c) {
     case VecClass::kComplex:
       return {hw.vector.complex.cycles_per_repeat, hw.vector.complex.latency_cycles};
+    case VecClass::kExpLn:
+      return {hw.vector.exp_ln.cycles_per_repeat, hw.vector.exp_ln.latency_cycles};
+    case VecClass::kDiv:
+      return {hw.vector.div.cycles_per_repeat, hw.vector.div.latency_cycles};
+    case VecClass::kRsqrt:
+      return {hw.vector.rsqrt.cycles_per_repeat, hw.vector.rsqrt.latency_cycles};
     case VecClass::kReduceLast:
       return {hw.vector.reduce.cycles_per_repeat, hw.vector.reduce.latency_cycles};
     case VecClass::kSimple:
@@ -44,12 +50,20 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
   const int64_t per_repeat = hw.vector.bytes_per_repeat / dtype_bytes(op.dtype);
   const ClassCost simple = class_cost(VecClass::kSimple, hw);
   switch (op.cls) {
+    case VecClass::kExpLn:
+    case VecClass::kRsqrt:
+      // One source: no two reads to meet in a bank group, so the measured rate whatever the flag
+      // (pto-isa's calibration times the one-source instruction itself).
+      add_op(total, ceil_div(op.batch * op.rows * op.cols, per_repeat), class_cost(op.cls, hw), hw);
+      break;
     case VecClass::kSimple:
-    case VecClass::kComplex: {
+    case VecClass::kComplex:
+    case VecClass::kDiv: {
       const int64_t elems = op.batch * op.rows * op.cols;
       ClassCost cc = class_cost(op.cls, hw);
       // The simple class's rate is measured both ways (the add study, cases 5 and 6); the complex
-      // class's is a multiple of the conflicted add's (hardware.md), so without the conflict it
+      // class's is a multiple of the conflicted add's (hardware.md), and so is div's (pto-isa
+      // timed its TDIV beside a TADD at the conflicted add's rate), so without the conflict each
       // is the same multiple of the conflict-free add's.
       if (!op.bank_conflict && simple.cycles_per_repeat > 0)
         cc.cycles_per_repeat *=

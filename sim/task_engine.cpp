@@ -29,7 +29,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       cost.gm_read_requests});
   }
   if (g.has_accesses()) {
-    run_scale_.assign(g.tasks.size(), 1.0);
+    run_stretch_.assign(g.tasks.size(), 1.0);
     l2_.emplace(g, opt.l2_blocks ? opt.l2_blocks : std::make_shared<const L2Blocks>(g),
                 static_cast<double>(hw.l2.bytes), opt.l2_start);
     if (!opt.prior_starts.empty()) l2_->use_prior_starts(opt.prior_starts);
@@ -57,8 +57,13 @@ double TaskEngine::overlap_offset(int32_t prev, int32_t next) {
   auto it = overlap_rooms_.find(key);
   if (it == overlap_rooms_.end())
     it = overlap_rooms_.emplace(key, overlap_room(g_.kinds[a], g_.kinds[b], hw_)).first;
-  return overlapped_start(res_.kind_costs[a], res_.kind_costs[b], it->second) *
-         (l2_ ? run_scale_[static_cast<size_t>(prev)] : unshared_scale(kinds_[a]));
+  const TaskCost& p = res_.kind_costs[a];
+  const TaskCost& n = res_.kind_costs[b];
+  if (!l2_) return overlapped_start(p, n, it->second);  // every read misses: the all-miss run
+  const auto i = static_cast<size_t>(prev);
+  const double h = res_.read_hit[i];
+  return overlapped_start(staged_run_at_read_hit(p, h), staged_run_at_read_hit(n, h), it->second) *
+         run_stretch_[i];
 }
 
 SimResult TaskEngine::finish() {

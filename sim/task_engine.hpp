@@ -59,8 +59,10 @@ class TaskEngine {
     return std::min(g_.kinds[static_cast<size_t>(kind_of(prev))].overlap,
                     g_.kinds[static_cast<size_t>(kind_of(next))].overlap);
   }
-  // Scaled to the run `prev` started with (its L2 hits shorten it), so an overlapped start is
-  // never later than the serial one.
+  // With L2, both tasks' pipes at the offsets of the run `prev` started with (its L2 hit share:
+  // model/task_cost.hpp staged_run_at_read_hit; `next` has not started, so its share is taken to
+  // be its predecessor's), stretched as that run was by queueing at L2, so an overlapped start
+  // is never later than the serial one.
   double overlap_offset(int32_t prev, int32_t next);
   int32_t kind_of(int32_t task) const { return g_.tasks[static_cast<size_t>(task)].kind; }
 
@@ -122,7 +124,8 @@ class TaskEngine {
     double scale = 1;
     const double h = hbm ? hbm->read_hit : 0;
     if (hbm) res_.read_hit[static_cast<size_t>(task)] = static_cast<float>(h);
-    double run = at_read_hit(kind.cycles, kind.hit_cycles, h);
+    const double unqueued = at_read_hit(kind.cycles, kind.hit_cycles, h);
+    double run = unqueued;
     // Requests for lines other cores request at the same moment queue at L2, one served per
     // l2.same_line_request_ns: the load pipe's shared part takes at least its requests times
     // the readers in line, and the run at least the load pipe's time.
@@ -136,7 +139,7 @@ class TaskEngine {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
     }
-    if (l2_) run_scale_[static_cast<size_t>(task)] = kind.cycles > 0 ? run / kind.cycles : 1;
+    if (l2_) run_stretch_[static_cast<size_t>(task)] = unqueued > 0 ? run / unqueued : 1;
     const double reads = kind.read_demand * scale, writes = kind.write_demand * scale;
     const double all = reads + writes;
     const double hbm_demand = hbm ? all * (hbm->read_hbm + hbm->write_hbm * write_weight_)
@@ -164,16 +167,10 @@ class TaskEngine {
   EventQueue events_;
   size_t finished_ = 0;
   std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
-  // Per task: its run over its kind's all-miss run; kept only with L2 (without it the run is its
-  // kind's: unshared_scale), which spares a fixed-latency replay 8 B a task of fresh memory.
-  std::vector<double> run_scale_;
-  // The run over the all-miss run of a task of `kind` started without L2 (start_task's
-  // arithmetic with no hits, so the same value to the bit).
-  static double unshared_scale(const KindInfo& kind) {
-    const double h = 0;
-    const double run = at_read_hit(kind.cycles, kind.hit_cycles, h);
-    return kind.cycles > 0 ? run / kind.cycles : 1;
-  }
+  // Per task: its run over the run its L2 hits alone give (above 1 when requests queue at L2);
+  // kept only with L2 (without it the run is its kind's), which spares a fixed-latency replay
+  // 8 B a task of fresh memory.
+  std::vector<double> run_stretch_;
 };
 
 }  // namespace tilesim

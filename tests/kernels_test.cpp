@@ -1195,7 +1195,7 @@ TEST(Kernels, BroadcastColumnHandCount) {
   ASSERT_EQ(st.vec.size(), 2u);
   EXPECT_EQ(st.vec[0].cls, VecClass::kSimple);  // Brcb
   EXPECT_EQ(st.vec[0].cols, 512 * 16);
-  EXPECT_EQ(st.vec[1].cls, VecClass::kComplex);  // div
+  EXPECT_EQ(st.vec[1].cls, VecClass::kDiv);  // div
   EXPECT_EQ(st.vec[1].cols, 512 * 16);
   const Totals t = totals(k);
   EXPECT_EQ(t.read, 131072.0 * 16 * 2 + 131072.0 * 2);

@@ -144,6 +144,43 @@ TEST(TileGeometry, RaggedTailsAreExact) {
   EXPECT_EQ(contiguous_bytes({1, 256, 64}, DType::kFp32), 256);
 }
 
+// pto-isa's 910B3 calibration (include/pto/costmodel/a2a3/cce_costmodel/
+// cce_costmodel_vector_compute.hpp): fp32 vexp 2.00 x repeat + 31 cycles, vln 2.00 x repeat + 33,
+// vdiv 4.03 x repeat + 31, vrsqrt 1.07 x repeat + 24. A hand count: an instruction's issue and
+// latency, then each repeat at its class's rate; exp, ln and rsqrt read one source, so the bank
+// conflict flag does not move them.
+TEST(VectorCost, PtoIsaCalibratedClasses) {
+  const Hardware hw = default_hw();
+  EXPECT_DOUBLE_EQ(hw.vector.exp_ln.cycles_per_repeat, 2.00);
+  EXPECT_DOUBLE_EQ(hw.vector.div.cycles_per_repeat, 4.03);
+  EXPECT_DOUBLE_EQ(hw.vector.rsqrt.cycles_per_repeat, 1.07);
+  const double fixed = hw.vector.issue_cycles + hw.vector.exp_ln.latency_cycles;
+  // An exp over 128 repeats of 64 fp32 (pto-isa's longest timed run: 287 cycles on the board).
+  for (bool conflict : {true, false}) {
+    VecOp exp{VecClass::kExpLn, DType::kFp32, 1, 1, 64 * 128};
+    exp.bank_conflict = conflict;
+    const VecCost c = vector_cost(exp, hw);
+    EXPECT_EQ(c.instructions, 1);
+    EXPECT_EQ(c.repeats, 128);
+    EXPECT_DOUBLE_EQ(c.cycles, 128 * 2.00 + fixed);
+  }
+  // 2.00 x 128 + 22.9: within 3% of the board's 287 (the fixed part is the model's issue and
+  // latency, not pto-isa's 31).
+  EXPECT_NEAR(128 * 2.00 + fixed, 287, 0.03 * 287);
+  // Past vector.max_repeats (255) an exp is two instructions, each paying the fixed part.
+  const VecCost two = vector_cost(VecOp{VecClass::kExpLn, DType::kFp16, 1, 1, 128 * 300}, hw);
+  EXPECT_EQ(two.instructions, 2);
+  EXPECT_DOUBLE_EQ(two.cycles, 300 * 2.00 + 2 * fixed);
+  // A div over 128 repeats, its sources in one bank group (the default).
+  EXPECT_DOUBLE_EQ(vector_cost(VecOp{VecClass::kDiv, DType::kFp32, 1, 1, 64 * 128}, hw).cycles,
+                   128 * 4.03 + hw.vector.issue_cycles + hw.vector.div.latency_cycles);
+  // An rsqrt over 128 repeats.
+  VecOp rsqrt{VecClass::kRsqrt, DType::kFp32, 1, 1, 64 * 128};
+  rsqrt.bank_conflict = false;
+  EXPECT_DOUBLE_EQ(vector_cost(rsqrt, hw).cycles,
+                   128 * 1.07 + hw.vector.issue_cycles + hw.vector.rsqrt.latency_cycles);
+}
+
 TEST(VectorCost, ElementwiseAndReductions) {
   const Hardware hw = default_hw();
   // 4096 fp16 = 32 repeats in one instruction.
@@ -159,15 +196,21 @@ TEST(VectorCost, ElementwiseAndReductions) {
                    add.cycles - 32 * hw.vector.bank_conflict_cycles_per_repeat);
   EXPECT_DOUBLE_EQ(hw.vector.simple.cycles_per_repeat - hw.vector.bank_conflict_cycles_per_repeat,
                    1.18);
-  // The complex class's rate is a multiple of the conflicted add's: without the conflict it is the
-  // same multiple of the conflict-free add's (4.36 -> 2.36 cycles a repeat).
-  VecOp free_exp{VecClass::kComplex, DType::kFp16, 1, 1, 4096};
-  const double exp_cycles = vector_cost(free_exp, hw).cycles;
-  free_exp.bank_conflict = false;
+  // The complex class's rate (sqrt, reciprocal) is a multiple of the conflicted add's: without the
+  // conflict it is the same multiple of the conflict-free add's (4.36 -> 2.36 cycles a repeat).
+  VecOp free_sqrt{VecClass::kComplex, DType::kFp16, 1, 1, 4096};
+  const double sqrt_cycles = vector_cost(free_sqrt, hw).cycles;
+  free_sqrt.bank_conflict = false;
   const double ratio = 1.18 / hw.vector.simple.cycles_per_repeat;
-  EXPECT_NEAR(vector_cost(free_exp, hw).cycles,
-              exp_cycles - 32 * hw.vector.complex.cycles_per_repeat * (1 - ratio), 1e-9);
+  EXPECT_NEAR(vector_cost(free_sqrt, hw).cycles,
+              sqrt_cycles - 32 * hw.vector.complex.cycles_per_repeat * (1 - ratio), 1e-9);
   EXPECT_NEAR(hw.vector.complex.cycles_per_repeat * ratio, 2.36, 1e-12);
+  // div, timed by pto-isa beside its conflicted add, scales the same way (4.03 -> 2.18).
+  VecOp div{VecClass::kDiv, DType::kFp32, 1, 1, 64 * 32};
+  const double div_cycles = vector_cost(div, hw).cycles;
+  div.bank_conflict = false;
+  EXPECT_NEAR(vector_cost(div, hw).cycles,
+              div_cycles - 32 * hw.vector.div.cycles_per_repeat * (1 - ratio), 1e-9);
   // 255-repeat limit splits long ops.
   EXPECT_EQ(vector_cost(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, 64 * 256}, hw).instructions,
             2);
@@ -280,6 +323,39 @@ TEST(TaskOverlap, LoopOfTasksRunsInFillPlusNSlowestStagesPlusDrain) {
   const OverlapRoom none = overlap_room(big, big, hw);
   EXPECT_FALSE(none.inputs || none.outputs);
   EXPECT_NEAR(overlapped_start(one, one, {false, true}), one.stages.compute_done, 1e-9);
+}
+
+// Reads that hit L2 shorten a task's loads, not its compute: its pipe offsets interpolate between
+// the all-miss and all-hit runs by its hit share (staged_run_at_read_hit), not by the whole run's
+// ratio. One iteration of loads L, compute C = 300, stores S = 200, L = 400 missing and 100
+// hitting: runs of 900 and 600. At half its reads hitting, L = 250, the run 750 and the next task
+// of the kind starts a compute stage (300) after it: max(250, 550 - 250, 750 - 550). The whole
+// run's ratio would have scaled the all-miss offset (the loads' 400) to 400 x 750 / 900 = 333.3;
+// all hitting, to 400 x 600 / 900 = 266.7, less than the compute the vector pipe does per task.
+TEST(TaskOverlap, HitsShortenTheLoadsNotTheCompute) {
+  TaskCost c;
+  c.cycles = 900;
+  c.hit_cycles = 600;
+  c.stages = {400, 400, 700, 700, 900, 0, 400, 900};
+  c.hit_stages = PipeStages{100, 100, 400, 400, 600, 0, 100, 600};
+  const StagedRun half = staged_run_at_read_hit(c, 0.5);
+  EXPECT_DOUBLE_EQ(half.cycles, 750);
+  EXPECT_DOUBLE_EQ(half.stages.load_done, 250);
+  EXPECT_DOUBLE_EQ(half.stages.compute_done, 550);
+  EXPECT_DOUBLE_EQ(half.stages.store_done, 750);
+  EXPECT_DOUBLE_EQ(overlapped_start(half, half), 300);
+  const StagedRun hit = staged_run_at_read_hit(c, 1);
+  EXPECT_DOUBLE_EQ(overlapped_start(hit, hit), 300);
+  // All missing: the all-miss offsets, the loads binding.
+  EXPECT_DOUBLE_EQ(overlapped_start(staged_run_at_read_hit(c, 0), staged_run_at_read_hit(c, 0)),
+                   400);
+  EXPECT_DOUBLE_EQ(overlapped_start(c, c), 400);
+  // Hit offsets not known: the all-miss offsets scaled to the run (750 / 900).
+  c.hit_stages.reset();
+  const StagedRun scaled = staged_run_at_read_hit(c, 0.5);
+  EXPECT_DOUBLE_EQ(scaled.cycles, 750);
+  EXPECT_DOUBLE_EQ(scaled.stages.load_done, 400 * 750.0 / 900);
+  EXPECT_DOUBLE_EQ(overlapped_start(scaled, scaled), 400 * 750.0 / 900);
 }
 
 // Depth 1: load i+1 and store i both wait for compute i, so they leave together: no load is in

@@ -19,7 +19,7 @@ namespace tilesim {
 namespace {
 
 constexpr VecClass S = VecClass::kSimple;
-constexpr VecClass C = VecClass::kComplex;
+constexpr VecClass E = VecClass::kExpLn;  // exp, ln (the complex class before pto-isa's rates)
 
 // What kernels/lower/program_lowering.cpp's op_vector_work emitted for a reduction at 1b78e7e,
 // before the records: the instructions of one tile, its mean's scale included.
@@ -33,15 +33,15 @@ std::vector<VecOp> hand_tile(ReduceKind k, const TileReduceGeometry& g, DType in
   } else if (k == ReduceKind::kLogSumExp) {
     add_reduce_ops(g, in_dt, vec);
     vec.push_back(VecOp{S, in_dt, 1, 1, n});
-    vec.push_back(VecOp{C, in_dt, 1, 1, n});
+    vec.push_back(VecOp{E, in_dt, 1, 1, n});
     add_reduce_ops(g, in_dt, vec);
-    vec.push_back(VecOp{C, dt, 1, 1, g.out_elems});
+    vec.push_back(VecOp{E, dt, 1, 1, g.out_elems});
     vec.push_back(VecOp{S, dt, 1, 1, g.out_elems});
   } else if (k == ReduceKind::kSumExp) {
     // The softmax family's partial (kernels/families/softmax.cpp add_max_sum_partial).
     add_reduce_ops(g, in_dt, vec);
     vec.push_back(VecOp{S, in_dt, 1, 1, n});
-    vec.push_back(VecOp{C, in_dt, 1, 1, n});
+    vec.push_back(VecOp{E, in_dt, 1, 1, n});
     add_reduce_ops(g, in_dt, vec);
   } else if (k == ReduceKind::kPick) {
     // The loss family's target logit: one simple instruction over the rows (its output).
@@ -62,9 +62,9 @@ std::vector<VecOp> hand_tile(ReduceKind k, const TileReduceGeometry& g, DType in
 std::vector<VecOp> hand_merge(ReduceKind k, int64_t out_elems, DType in_dt, DType dt) {
   std::vector<VecOp> v;
   if (k == ReduceKind::kLogSumExp) {
-    for (const VecClass c : {S, S, S, C, C, S, C, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
+    for (const VecClass c : {S, S, S, E, E, S, E, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
   } else if (k == ReduceKind::kSumExp) {  // the softmax family's add_max_sum_combine
-    for (const VecClass c : {S, S, S, C, C, S, S, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
+    for (const VecClass c : {S, S, S, E, E, S, S, S}) v.push_back(VecOp{c, dt, 1, 1, out_elems});
   } else if (k != ReduceKind::kArgMax && k != ReduceKind::kArgMin) {
     v.push_back(VecOp{S, dt, 1, 1, out_elems});
   } else {

@@ -35,17 +35,17 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // The softmax family's pricing of its (max, sum of exp) statistic, as its own lowering wrote it
-// before the builder: a tile's ReduceMax, Sub, Exp, ReduceSum; a merge's 3 simple, 2 complex and
+// before the builder: a tile's ReduceMax, Sub, Exp, ReduceSum; a merge's 3 simple, 2 exp_ln and
 // 3 simple instructions over the outputs.
 void add_max_sum_partial(const TileReduceGeometry& g, DType dt, std::vector<VecOp>& ops) {
   add_reduce_ops(g, dt, ops);
   add_elementwise(VecClass::kSimple, dt, g.elems, 1, ops);
-  add_elementwise(VecClass::kComplex, dt, g.elems, 1, ops);
+  add_elementwise(VecClass::kExpLn, dt, g.elems, 1, ops);
   add_reduce_ops(g, dt, ops);
 }
 void add_max_sum_combine(int64_t n, std::vector<VecOp>& ops) {
   add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);
-  add_elementwise(VecClass::kComplex, DType::kFp32, n, 2, ops);
+  add_elementwise(VecClass::kExpLn, DType::kFp32, n, 2, ops);
   add_elementwise(VecClass::kSimple, DType::kFp32, n, 3, ops);
 }
 
@@ -430,7 +430,7 @@ TEST(ProgramPlan, ElementwiseChainsFuseAndOnlyASplitReductionEndsAStage) {
   const LoweredKernel k = lower_program(whole, spec, test::default_hw());
   std::vector<int64_t> elems;
   for (const VecOp& v : k.graph.kinds[0].steps[0].vec)
-    if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex)
+    if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex || v.cls == VecClass::kExpLn)
       elems.push_back(v.batch * v.rows * v.cols);
   // exp, mul, +1, 1/x, then the apply: the tile's one row has one r, a vector-scalar Muls (no
   // Brcb of the column).
@@ -446,7 +446,7 @@ TEST(ProgramPlan, ElementwiseChainsFuseAndOnlyASplitReductionEndsAStage) {
   const LoweredKernel k2 = lower_program(parse(two), spec, test::default_hw());
   elems.clear();
   for (const VecOp& v : k2.graph.kinds[0].steps[0].vec)
-    if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex)
+    if (v.cls == VecClass::kSimple || v.cls == VecClass::kComplex || v.cls == VecClass::kExpLn)
       elems.push_back(v.batch * v.rows * v.cols);
   EXPECT_EQ(elems, (std::vector<int64_t>{128, 128, 2, 16, 128}));  // ..., 1/x, Brcb, mul
   // A 32-wide tile splits the row: the sum ends stage 0 (b and s cross GM), the column ops are
@@ -1132,7 +1132,7 @@ TEST(ProgramPlan, AStatisticsEpilogueRunsOncePerRowWhereTheRowCompletes) {
 // X10: the softmax family's (max, sum of exp) statistic as m = amax(x) and s = sumexp(x) over a
 // split row, one pass whose partials merge as one record: the sumexp takes the amax as its running
 // max, so a tile costs the family's ReduceMax, Sub, Exp, ReduceSum and a merge its 6 simple and 2
-// complex instructions (kernels/families/softmax.cpp add_max_sum_partial / add_max_sum_combine).
+// exp_ln instructions (kernels/families/softmax.cpp add_max_sum_partial / add_max_sum_combine).
 // Later ops read both m and s: 1 / s once per row, then exp(x - m) * (1 / s).
 Program online_softmax(const std::string& merge, int64_t tile_cols, bool with_amax = true) {
   auto red = [&](const std::string& name, const std::string& out) {
@@ -1938,7 +1938,7 @@ TEST(ProgramVsOps, RmsnormAndSoftmaxWithinAPercentOfTheirFamilies) {
   EXPECT_EQ(b.gm_read_bytes, a.gm_read_bytes);
   // softmax over rows one tile covers, written as Ascend C's SoftMax computes it (ReduceMax,
   // Sub, Exp, ReduceSum, Div): one task per row, as the softmax family's fused row. Written
-  // with 1 / sum on the column and a Mul instead, the program trades the Div's complex pass over
+  // with 1 / sum on the column and a Mul instead, the program trades the Div's div pass over
   // the tile for a simple one.
   const json sref = {
       {"op", "softmax"}, {"shape", {16, 8192}}, {"dtype", "fp32"}, {"dim", 1}, {"tile", {1, 8192}}};

@@ -55,7 +55,9 @@ TEST(RulesPhases, PhaseTwoContiguityFollowsTheVectorIssueCost) {
 TEST(RulesPhases, PhaseTwoOwnTileFollowsUbNotPhaseOne) {
   const RuleCheck a = run("rule4.phase2_own_tile", test::default_hw());
   const RuleCheck b = run("rule4.phase2_own_tile", half_ub());
-  EXPECT_EQ(threshold(a, 0), 4096);
+  // On the default UB, phase 1 [512, 16]'s best phase 2 tile is now 512, its own rows (exp at
+  // pto-isa's calibrated rate; 4096 before): the claim bends there (tests/rules_test.cpp).
+  EXPECT_EQ(threshold(a, 0), 512);
   EXPECT_EQ(threshold(b, 0), 2048);
   EXPECT_EQ(verdict_name(b.verdict), std::string("holds")) << b.numbers;
 }

@@ -730,6 +730,36 @@ TEST(Simulator, SpmdLoopsOverlapToTheSlowestStage) {
   EXPECT_NEAR(run(1, 1024, false).tasks[n].start, 2 * s + serial, 1e-6);
 }
 
+// A block's two overlapping tasks whose reads all hit L2 (warm: the input they read starts
+// resident): the second starts where the first's pipes are free in the run it makes, its stages
+// at its hit share (model/task_overlap.hpp). Loads of 400 cycles missing and 100 hitting, compute
+// 300, stores 200: all hitting, the compute binds and the second starts 300 after the first
+// (max(100, 400 - 100, 600 - 400)); the first's whole run (600 of 900) would have scaled the
+// all-miss offset (the loads' 400) to 266.7, less than the compute it waits for. Cold, both miss:
+// the all-miss offset, 400.
+TEST(Simulator, OverlappedTasksTakeTheirStagesAtTheirHitShare) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aic = 1;
+  hw.cores.aiv = 2;
+  TaskKind k;
+  k.overlap = 2;
+  k.core = CoreType::kAic;
+  TaskGraph g = loop_graph(2, k, false);
+  for (int32_t t = 0; t < 2; ++t) g.add_access(t, {1, 1000, false});
+  g.finalize();
+  TaskCost c = three_stage_cost(400, 300, 200);
+  c.hit_cycles = 600;
+  c.hit_stages = PipeStages{100, 100, 400, 400, 600, 0, 100, 600};
+  SimOptions warm;
+  warm.l2_start = L2Start::kWarm;
+  const SimResult hit = simulate_costed(g, {c}, hw, warm);
+  ASSERT_EQ(hit.hit_share(0), 1);
+  EXPECT_NEAR(hit.tasks[1].start - hit.tasks[0].start, 300, 1e-6);
+  const SimResult cold = simulate_costed(g, {c}, hw);
+  ASSERT_EQ(cold.hit_share(0), 0);
+  EXPECT_NEAR(cold.tasks[1].start - cold.tasks[0].start, 400, 1e-6);
+}
+
 // Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch
 // gap plus a block start later, even on cores that freed early; launch 0's blocks run first
 // whatever their order in the graph. The gap is the launch of the graph's kernel type (vector

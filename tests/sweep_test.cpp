@@ -452,7 +452,7 @@ TEST(Sweep, ZoneEvidenceNamesTheMechanismThatGrowsAlongShippedLoopSweeps) {
             std::string::npos)
       << c.zone_evidence;
   EXPECT_NE(c.zone_evidence.find("each scheduler thread's completions, resolves and dispatches "
-                                 "take 91% of the span"),
+                                 "take 90% of the span"),
             std::string::npos)
       << c.zone_evidence;
   EXPECT_NE(c.zone_evidence.find("roots 16 vs 8"), std::string::npos) << c.zone_evidence;
@@ -578,14 +578,14 @@ TEST(Binding, TwoResourcesWithinFivePointsAreCoBound) {
 
 TEST(Binding, TheSweepsRecommendationNamesWhatBoundsIt) {
   // The spmd softmax grid sweep's winner streams a 4096-wide row per block: the vector pipe of
-  // its busiest core is busy for 97% of the span.
+  // its busiest core is busy for 89% of the span (91% before exp took pto-isa's rate).
   const auto hw = test::default_hw();
   const SweepConfig cfg = load_sweep_config(
       test::source_path("configs/sweeps/spmd_softmax_grid_subtile_4096x4096.json"));
   const SweepResult r = run_sweep(cfg, hw);
   const auto j = sweep_json(cfg, hw, r);
   EXPECT_EQ(j["recommended"]["binding"][0]["resource"], "V");
-  EXPECT_GT(j["recommended"]["binding"][0]["share"].get<double>(), 0.9);
+  EXPECT_GT(j["recommended"]["binding"][0]["share"].get<double>(), 0.85);
   EXPECT_NE(sweep_table(cfg, hw, r, 5, false).find("    bound by V of the busiest core"),
             std::string::npos);
 }

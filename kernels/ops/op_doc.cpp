@@ -11,8 +11,10 @@ constexpr const char* kTableIntro =
     R"(Each op is one record of `kernels/ops/op_table.cpp`: tile programs (`tilesim run PROGRAM`)
 use every op below by name, and a built-in kernel's op (see "Built-in kernels") lowers through
 the same record. Vector instructions per tile are passes over the tile in an instruction class
-(`simple`: full-rate elementwise, `complex`: exp, ln, sqrt, div; `reduce_rows` combines rows
-elementwise, `reduce_last` reduces within a row, `scan` a cumsum's dependent adds), timed by
+(`simple`: full-rate elementwise; `exp_ln`: exp and ln, `div`: div, `rsqrt`: rsqrt, each at its
+rate of pto-isa's 910B3 calibration; `complex`: sqrt, reciprocal and divs, which it does not
+time, at the estimated half add rate; `reduce_rows` combines rows elementwise, `reduce_last`
+reduces within a row, `scan` a cumsum's dependent adds), timed by
 `model/vector_cost.cpp`. A binary op's (and `where`'s) instruction runs once per operand fold (an
 n-ary op's n - 1) over the tile, or once per row when a broadcast operand's rows are longer than
 one repeat; a column operand first costs one `simple` Brcb. Temporaries are UB tiles the

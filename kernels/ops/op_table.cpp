@@ -16,7 +16,10 @@ namespace tilesim {
 namespace {
 
 constexpr VecClass S = VecClass::kSimple;
-constexpr VecClass C = VecClass::kComplex;
+constexpr VecClass C = VecClass::kComplex;  // sqrt, reciprocal, divs: no calibration of theirs
+constexpr VecClass E = VecClass::kExpLn;    // exp, ln
+constexpr VecClass D = VecClass::kDiv;      // div
+constexpr VecClass R = VecClass::kRsqrt;    // rsqrt
 
 double gelu(double x) {
   // The tanh form as Ascend C computes it: x / (1 + exp(-sqrt(8 / pi) * (x + 0.044715 x^3))).
@@ -62,7 +65,7 @@ OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecCl
 // composed ones follow their Ascend C decomposition:
 //  - gelu: cann-ops src/math/gelu (docs/Gelu.md: "Mul, Muls, Add, Adds, Exp and Div"):
 //    x^2, x^3 (Mul x2), 0.044715 x^3 (Muls), x + . (Add), * -sqrt(8/pi) (Muls), Exp, + 1 (Adds),
-//    x / . (Div): 6 simple, 2 complex, one temporary besides the output;
+//    x / . (Div): 6 simple, an exp_ln and a div, one temporary besides the output;
 //  - sigmoid: 1 / (1 + exp(-x)): Muls, Exp, Adds, Reciprocal (the pattern PTO-ISA's generated
 //    Ascend C uses for sigmoid-based GELU);
 //  - silu = x * sigmoid(x): the sigmoid's four plus one Mul, keeping x alive (one temporary);
@@ -70,16 +73,16 @@ OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecCl
 //  - erf: Ascend C's Erf high-level API (CANN 8.1 ascendc/include/highlevel_api/impl/math/erf/
 //    erf_common_impl.h): x clipped to [-3.92, 3.92] (Mins, Maxs), P(x) = x * (a degree-5
 //    polynomial in x^2) (Mul, Muls, Adds, 4 x (Mul, Adds), Mul), Q(x) = a degree-5 polynomial in
-//    x^2 (Adds, 4 x (Mul, Adds)), P / Q (Div): 23 simple, 1 complex, three temporaries (its
+//    x^2 (Adds, 4 x (Mul, Adds)), P / Q (Div): 23 simple, 1 div, three temporaries (its
 //    ERF_FLOAT_CALC_PROCEDURE buffers);
 //  - round (fp32): Muls by 10^decimals, Cast with CAST_RINT, Divs by it (hicann/pypto's TRound,
 //    framework/src/interface/tileop/vector/unary.h, at decimals 0).
 std::vector<OpRecord> elementwise_records() {
   return {
-      unary("exp", "z = exp(x)", {C}, 0, [](double x, double) { return std::exp(x); }),
-      unary("log", "z = ln(x)", {C}, 0, [](double x, double) { return std::log(x); }),
+      unary("exp", "z = exp(x)", {E}, 0, [](double x, double) { return std::exp(x); }),
+      unary("log", "z = ln(x)", {E}, 0, [](double x, double) { return std::log(x); }),
       unary("sqrt", "z = sqrt(x)", {C}, 0, [](double x, double) { return std::sqrt(x); }),
-      unary("rsqrt", "z = 1 / sqrt(x)", {C}, 0,
+      unary("rsqrt", "z = 1 / sqrt(x)", {R}, 0,
             [](double x, double) { return 1.0 / std::sqrt(x); }),
       unary("reciprocal", "z = 1 / x", {C}, 0, [](double x, double) { return 1.0 / x; }),
       unary("abs", "z = |x|", {S}, 0, [](double x, double) { return std::abs(x); }),
@@ -91,21 +94,21 @@ std::vector<OpRecord> elementwise_records() {
             [](double x, double) { return x; }),
       fp32_only(unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
                       [](double x, double) { return std::nearbyint(x); })),
-      unary("tanh", "z = tanh(x)", {S, C, S, S, C}, 1,
+      unary("tanh", "z = tanh(x)", {S, E, S, S, D}, 1,
             [](double x, double) { return std::tanh(x); }),
       unary("erf", "z = erf(x), Ascend C's rational approximation",
-            {S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, C}, 3,
+            {S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, D}, 3,
             [](double x, double) { return std::erf(x); }),
-      unary("sigmoid", "z = 1 / (1 + exp(-x))", {S, C, S, C}, 0,
+      unary("sigmoid", "z = 1 / (1 + exp(-x))", {S, E, S, C}, 0,
             [](double x, double) { return sigmoid(x); }),
-      unary("silu", "z = x * sigmoid(x)", {S, C, S, C, S}, 1,
+      unary("silu", "z = x * sigmoid(x)", {S, E, S, C, S}, 1,
             [](double x, double) { return x * sigmoid(x); }),
-      unary("gelu", "z = gelu(x), tanh form", {S, S, S, S, S, C, S, C}, 1,
+      unary("gelu", "z = gelu(x), tanh form", {S, S, S, S, S, E, S, D}, 1,
             [](double x, double) { return gelu(x); }),
       binary("add", "z = x + y", S, true, [](double x, double y) { return x + y; }),
       binary("sub", "z = x - y", S, false, [](double x, double y) { return x - y; }),
       binary("mul", "z = x * y", S, true, [](double x, double y) { return x * y; }),
-      binary("div", "z = x / y", C, false, [](double x, double y) { return x / y; }),
+      binary("div", "z = x / y", D, false, [](double x, double y) { return x / y; }),
       binary("maximum", "z = max(x, y)", S, true,
              [](double x, double y) { return std::max(x, y); }),
       binary("minimum", "z = min(x, y)", S, true,
@@ -215,11 +218,11 @@ ReduceRecord truth_reduce(bool any) {
 // sum).
 ReduceRecord log_sum_exp() {
   return {
-      .tile_passes = {reduce_pass("ReduceMax"), tile_pass(S, "Sub (x - max)"), tile_pass(C, "Exp"),
-                      reduce_pass("ReduceSum"), out_pass(C, "Ln"), out_pass(S, "Add (+ max)")},
+      .tile_passes = {reduce_pass("ReduceMax"), tile_pass(S, "Sub (x - max)"), tile_pass(E, "Exp"),
+                      reduce_pass("ReduceSum"), out_pass(E, "Ln"), out_pass(S, "Add (+ max)")},
       .merge_passes = {out_pass(S, "Max"), out_pass(S, "Sub"), out_pass(S, "Sub"),
-                       out_pass(C, "Exp"), out_pass(C, "Exp"), out_pass(S, "Add"),
-                       out_pass(C, "Ln"), out_pass(S, "Add")},
+                       out_pass(E, "Exp"), out_pass(E, "Exp"), out_pass(S, "Add"),
+                       out_pass(E, "Ln"), out_pass(S, "Add")},
       .input_scratch = 1,
       .online = true,
       .partial = "log-sum-exp",
@@ -230,7 +233,7 @@ ReduceRecord log_sum_exp() {
 // and the sum of exp(x - m) rescaled to it as m grows (online softmax). A tile: its max
 // (ReduceMax), x - max (Sub), Exp, the sum (ReduceSum), exp(x - m) a temporary the size of the
 // input tile. Two partials: the new max (Max), two differences (Sub, Sub), the two rescale factors
-// (Exp, Exp), two products and a sum (Mul, Mul, Add): the family's 6 simple and 2 complex. The max
+// (Exp, Exp), two products and a sum (Mul, Mul, Add): the family's 6 simple and 2 exp_ln. The max
 // is the first pass of each (running_max): an amax of the same input over the same dims in the
 // same pass is that max, and the sumexp reuses it (m = amax(x); s = sumexp(x) costs the family's
 // partial and merge once, and later ops read both m and s).
@@ -252,9 +255,9 @@ ReduceValue sum_exp_value() {
 }
 ReduceRecord sum_exp() {
   return {.tile_passes = {reduce_pass("ReduceMax"), tile_pass(S, "Sub (x - max)"),
-                          tile_pass(C, "Exp"), reduce_pass("ReduceSum")},
+                          tile_pass(E, "Exp"), reduce_pass("ReduceSum")},
           .merge_passes = {out_pass(S, "Max"), out_pass(S, "Sub"), out_pass(S, "Sub"),
-                           out_pass(C, "Exp"), out_pass(C, "Exp"), out_pass(S, "Mul"),
+                           out_pass(E, "Exp"), out_pass(E, "Exp"), out_pass(S, "Mul"),
                            out_pass(S, "Mul"), out_pass(S, "Add")},
           .input_scratch = 1,
           .running_max = true,

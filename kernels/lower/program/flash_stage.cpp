@@ -222,7 +222,7 @@ class FlashLowering {
     // The running update on the rows: Max with the running max, alpha = exp(m_old - m) (Sub,
     // Exp), l = l * alpha + the tile's sum (Mul, Add).
     const int64_t prow = pc.extent[r_ - 2];
-    for (VecClass cl : {VecClass::kSimple, VecClass::kSimple, VecClass::kComplex, VecClass::kSimple,
+    for (VecClass cl : {VecClass::kSimple, VecClass::kSimple, VecClass::kExpLn, VecClass::kSimple,
                         VecClass::kSimple})
       st.vec.push_back(VecOp{cl, DType::kFp32, 1, 1, prow});
     // P is the statistic's own exp(x - m); its casts are priced as they are written.
@@ -340,14 +340,14 @@ class FlashLowering {
     const int64_t prow = pc.extent[r_ - 2];
     const int64_t on = prow * dv_;
     if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1));
-    column(VecClass::kComplex);  // O / l
+    column(VecClass::kDiv);  // O / l
     if (cx_.tensor(mm2_.out).dtype != DType::kFp32)
       st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});
     st.stores.push_back(cx_.dma(DmaDir::kWrite, mm2_.out, ob, acc_));
     if (std::find(s_.stores.begin(), s_.stores.end(), lse_.out) == s_.stores.end()) return;
     if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0));
-    st.vec.push_back(VecOp{VecClass::kComplex, DType::kFp32, 1, 1, prow});  // ln l
-    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});   // + m
+    st.vec.push_back(VecOp{VecClass::kExpLn, DType::kFp32, 1, 1, prow});   // ln l
+    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});  // + m
     st.stores.push_back(
         cx_.dma(DmaDir::kWrite, lse_.out, output_region(cx_.program(), lse_, pc), acc_));
   }
