@@ -994,10 +994,10 @@ TEST(Kernels, KernelSpecRejectionsNameFileAndKey) {
   EXPECT_EQ(error(R"(, "buffer_count": 9)"),
             "r.json: buffer_count: out of range: 9 (allowed 1..8)");
   EXPECT_EQ(error(R"(, "dtype": "fp8")"),
-            "r.json: dtype: unknown dtype 'fp8' (allowed: fp32, fp16, bf16)");
+            "r.json: dtype: unknown dtype 'fp8' (allowed: fp32, fp16, bf16, int32)");
   // The dtypes are the op record's (kernels/ops/op_table.cpp): add takes the float types only.
   EXPECT_EQ(error(R"(, "dtype": "int8")"),
-            "r.json: dtype: add does not take int8 (allowed: fp32, fp16, bf16)");
+            "r.json: dtype: add does not take int8 (allowed: fp32, fp16, bf16, int32)");
   EXPECT_EQ(error(R"(, "tiel": 1)"),
             "r.json: tiel: unknown key (allowed: buffer_count, dim, dtype, loop_axis, loop_count, "
             "op, params, partition, shape, tile, hardware)");

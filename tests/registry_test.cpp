@@ -57,6 +57,11 @@ TEST(Registry, EachRecordNamesTheDtypesItTakesAndGives) {
       {"gather", any},
       {"load", any},
       {"round", {DType::kFp32}},  // PyPTO rounds fp16 / bf16 through casts: not this record
+      {"add", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32}},
+      {"sub", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32}},
+      {"mul", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32}},
+      {"maximum", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32}},
+      {"minimum", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32}},
       {"matmul", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8}}};
   for (const auto& name : op_record_names()) {
     const OpRecord& r = *find_op_record(name);

@@ -49,6 +49,15 @@ OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, V
           n_ary,           ReduceKind::kSum, std::move(v)};
 }
 
+// An op the vector unit also runs on int32 at the fp32 rate per 256 B repeat (Ascend C Add, Sub,
+// Mul, Max, Min take int32; triton-ascend's performance guidelines,
+// docs/en/migration_guide/performance_guidelines.md, list int64 add as the one falling back to
+// the scalar unit).
+OpRecord with_int32(OpRecord r) {
+  r.operands = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32};
+  return r;
+}
+
 OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecClass> instrs,
                DTypeSet operands = DTypeSet::floats(), OutDType out = OutDType::kOperand,
                std::string cost_doc = "") {
@@ -105,14 +114,14 @@ std::vector<OpRecord> elementwise_records() {
             [](double x, double) { return x * sigmoid(x); }),
       unary("gelu", "z = gelu(x), tanh form", {S, S, S, S, S, E, S, D}, 1,
             [](double x, double) { return gelu(x); }),
-      binary("add", "z = x + y", S, true, [](double x, double y) { return x + y; }),
-      binary("sub", "z = x - y", S, false, [](double x, double y) { return x - y; }),
-      binary("mul", "z = x * y", S, true, [](double x, double y) { return x * y; }),
+      with_int32(binary("add", "z = x + y", S, true, [](double x, double y) { return x + y; })),
+      with_int32(binary("sub", "z = x - y", S, false, [](double x, double y) { return x - y; })),
+      with_int32(binary("mul", "z = x * y", S, true, [](double x, double y) { return x * y; })),
       binary("div", "z = x / y", D, false, [](double x, double y) { return x / y; }),
-      binary("maximum", "z = max(x, y)", S, true,
-             [](double x, double y) { return std::max(x, y); }),
-      binary("minimum", "z = min(x, y)", S, true,
-             [](double x, double y) { return std::min(x, y); }),
+      with_int32(binary("maximum", "z = max(x, y)", S, true,
+                        [](double x, double y) { return std::max(x, y); })),
+      with_int32(binary("minimum", "z = min(x, y)", S, true,
+                        [](double x, double y) { return std::min(x, y); })),
       other("where", OpKind::kWhere, "z = cond ? x : y (Select)", {S}),
       other("cast", OpKind::kCast, "z = x converted to dtype (Cast)", {S}, DTypeSet::all(),
             OutDType::kGiven, "simple, in the wider of the two dtypes (Cast)"),

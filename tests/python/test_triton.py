@@ -1255,3 +1255,45 @@ def test_a_loaded_block_stored_as_it_is_is_a_copy_through_ub(tmp_path):
                                        "dtype=tl.float32))"))
     with pytest.raises(TraceFailure, match="a store of a constant block"):
         tt.trace_file(str(fill), call="go()")
+
+
+INT_KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+{body}
+    tl.store(o_ptr + offs, r)
+
+
+def go():
+    x = torch.randint(0, 100, (8192,), dtype=torch.int32)
+    k[(8,)](x, torch.randint(0, 100, (8192,), dtype=torch.int32), torch.empty_like(x),
+            BLOCK=1024)
+'''
+
+
+def test_int32_add_sub_mul_max_min_trace_and_a_loop_carried_update_is_refused(tmp_path):
+    # The vector unit's int32 Add / Sub / Mul / Max / Min: the op table takes them on int32.
+    path = tmp_path / "int.py"
+    path.write_text(INT_KERNEL.format(body="    r = tl.maximum(x + y, x * y) - y"))
+    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["add", "mul", "maximum",
+                                                                       "sub"]
+    assert {i["dtype"] for i in launch.program["inputs"]} == {"int32"}
+    assert tilesim.run(launch.config).tasks == 8
+    # r = r + y in a two-iteration loop that loads nothing: the trace would see one iteration.
+    path.write_text(INT_KERNEL.format(body="    r = x + y\n    for j in range(2):\n"
+                                           "        r = r + y"))
+    with pytest.raises(TraceFailure, match="loads nothing, and the trace sees one of its "
+                                           "iterations"):
+        tt.trace_file(str(path), call="go()")
+    path.write_text(INT_KERNEL.format(body="    r = x / y"))
+    with pytest.raises(TraceFailure, match="div on int32 data"):
+        tt.trace_file(str(path), call="go()")

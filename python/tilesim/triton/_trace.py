@@ -934,6 +934,16 @@ class Writer:
                        "advanced with += inside a loop is not traced)", "compute the offsets "
                        "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
                        inside[0].where)
+            ops = [d for d in t.nodes if d.kind == "op" and f in d.frames]
+            if not inside and ops and any(
+                    len(f.values(env)) >= 2
+                    for _, env in t.envs(ops[0].frames[:ops[0].frames.index(f)], "a loop",
+                                         ops[0].where)):
+                refuse("a loop", f"the loop at {_at(f.where)} loads nothing, and the trace sees "
+                       "one of its iterations (a value updated from the one before, ret = ret "
+                       "+ x, is a loop-carried value it does not see)", "write the iterations "
+                       "out, or accumulate loaded blocks from the identity (acc = tl.zeros(...); "
+                       "acc += x)", ops[0].where)
 
     def _resident(self, name):
         """A tensor every program loads before its loops, one block per program (a weight row

@@ -225,6 +225,8 @@ def _by_program(p):
 
 
 _FLOATS = ("fp32", "fp16", "bf16")
+# Binary ops the op table also takes on int32 (the vector unit's int32 Add, Sub, Mul, Max, Min).
+_INT32_OPS = ("add", "sub", "mul", "maximum", "minimum")
 
 
 def _promote(a, b, call):
@@ -274,8 +276,9 @@ def _binary(name, a, b, call=None):
     else:
         x = a if isinstance(a, Data) else b
         shape, dt = x.shape, x.dtype
-    if dt not in _FLOATS:
-        refuse(call, f"arithmetic on {dt} data", "tilesim programs compute in float dtypes")
+    if dt not in _FLOATS and not (dt == "int32" and name in _INT32_OPS):
+        refuse(call, f"{name} on {dt} data", "tilesim programs compute in float dtypes, and "
+               f"{', '.join(_INT32_OPS)} in int32 too")
     return t.data(shape, dt, "op", (name, [a, b], {}), uses=[a, b])
 
 
