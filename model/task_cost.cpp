@@ -249,27 +249,13 @@ TaskCost run_kind(const TaskKind& kind, const Hardware& hw, int depth) {
 
 StagedRun staged_run_at_read_hit(const TaskCost& cost, double read_hit) {
   StagedRun r{at_read_hit(cost.cycles, cost.hit_cycles, read_hit), cost.stages};
-  const PipeStages& m = cost.stages;
-  if (!cost.hit_stages) {  // the all-miss offsets scaled to the run
-    const double f = cost.cycles > 0 ? r.cycles / cost.cycles : 1;
-    for (double PipeStages::*x :
-         {&PipeStages::load_done, &PipeStages::compute_start, &PipeStages::compute_done,
-          &PipeStages::store_start, &PipeStages::store_done, &PipeStages::load_start,
-          &PipeStages::load_ready, &PipeStages::store_ready})
-      r.stages.*x = m.*x * f;
-    return r;
-  }
-  const PipeStages& h = *cost.hit_stages;
-  PipeStages& s = r.stages;
-  auto at = [&](double miss, double hit) { return miss + read_hit * (hit - miss); };
-  s.load_done = at(m.load_done, h.load_done);
-  s.compute_start = at(m.compute_start, h.compute_start);
-  s.compute_done = at(m.compute_done, h.compute_done);
-  s.store_start = at(m.store_start, h.store_start);
-  s.store_done = at(m.store_done, h.store_done);
-  s.load_start = at(m.load_start, h.load_start);
-  s.load_ready = at(m.load_ready, h.load_ready);
-  s.store_ready = at(m.store_ready, h.store_ready);
+  const double f = cost.cycles > 0 ? r.cycles / cost.cycles : 1;  // without the hit offsets
+  for (double PipeStages::*x :
+       {&PipeStages::load_done, &PipeStages::compute_start, &PipeStages::compute_done,
+        &PipeStages::store_start, &PipeStages::store_done, &PipeStages::load_start,
+        &PipeStages::load_ready, &PipeStages::store_ready})
+    r.stages.*x = cost.hit_stages ? at_read_hit(cost.stages.*x, (*cost.hit_stages).*x, read_hit)
+                                  : cost.stages.*x * f;
   return r;
 }
 

@@ -1155,7 +1155,11 @@ def test_a_tensor_stored_then_read_back_is_the_value_stored(tmp_path):
     assert any("s_ptr" in e["inputs"] and e["out"] == "y_ptr" for e in ops), ops
     assert add["inputs"] == ["x_ptr", "r_ptr"]
     assert set(launch.program["outputs"]) == {"s_ptr", "y_ptr"}
-    assert tilesim.run(launch.config).tasks >= 64
+    run = tilesim.run(launch.config)
+    tensor = 64 * 4096 * 4
+    # x and r read, s written, s read back in the second pass, y written: one task a row.
+    assert run.tasks == 64
+    assert run.gm["read_bytes"] == 3 * tensor and run.gm["write_bytes"] == 2 * tensor
 
 
 def test_a_read_back_of_another_programs_rows_is_refused(tmp_path):

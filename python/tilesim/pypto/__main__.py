@@ -9,8 +9,8 @@ call is refused keeps its refusal while the file runs on (another kernel of it s
 However the kernel file fails (it raises, calls sys.exit, runs out of memory) the verdict is one
 line naming the kernel file, never a traceback."""
 import argparse
-import os
 import importlib
+import os
 import runpy
 import sys
 import traceback

@@ -586,6 +586,21 @@ class SubmoduleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 @contextlib.contextmanager
+def submodules(modules, prefixes, absent):
+    """While the block runs, `modules` (a stand-in's, by name) are packages and their other
+    submodules below `prefixes` come from a SubmoduleFinder of `absent` names."""
+    for m in modules.values():
+        if not hasattr(m, "__path__"):
+            m.__path__ = []
+    finder = SubmoduleFinder(prefixes, absent)
+    sys.meta_path.append(finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
+@contextlib.contextmanager
 def installed():
     """While the block runs, ``import torch`` (and torch_npu, ...) give the stand-in; the
     modules sys.modules held before (a real torch, or none) come back after."""
@@ -596,15 +611,10 @@ def installed():
     for k in shadowed:
         del sys.modules[k]
     sys.modules.update(fresh)
-    for m in fresh.values():  # packages: their other submodules come from the finder
-        if not hasattr(m, "__path__"):
-            m.__path__ = []
-    finder = SubmoduleFinder(("torch.", "torch_npu."), _absent)
-    sys.meta_path.append(finder)
     try:
-        yield fresh["torch"]
+        with submodules(fresh, ("torch.", "torch_npu."), _absent):
+            yield fresh["torch"]
     finally:
-        sys.meta_path.remove(finder)
         for k in [k for k in sys.modules if k in fresh or k.startswith(("torch.", "torch_npu."))]:
             del sys.modules[k]
         sys.modules.update(shadowed)

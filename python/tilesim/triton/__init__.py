@@ -531,16 +531,11 @@ def installed():
     saved = {k: sys.modules.get(k) for k in names}
     sys.modules["triton"] = sys.modules[__name__]
     sys.modules.update(_MODULES)
-    for m in _MODULES.values():  # packages: their other submodules come from the finder
-        if not hasattr(m, "__path__"):
-            m.__path__ = []
-    finder = torch_standin.SubmoduleFinder(("triton.",), _absent)
-    sys.meta_path.append(finder)
     try:
-        with torch_standin.installed() as torch:
+        with torch_standin.submodules(_MODULES, ("triton.",), _absent), \
+                torch_standin.installed() as torch:
             yield torch
     finally:
-        sys.meta_path.remove(finder)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)

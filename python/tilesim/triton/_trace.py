@@ -495,6 +495,11 @@ class Writer:
                        "at multiples of the BLOCK size", a.where)
         return True
 
+    def _space(self):
+        """The program's iteration space: per dim, the largest of the mapped tensors'."""
+        tensors = [[1] * (self.rank - len(v[0])) + list(v[0]) for v in self.views.values()]
+        return [max([1] + [d[i] for d in tensors]) for i in range(self.rank)]
+
     def _check_cover(self, a, view):
         """A load reads each block of its tensor once per pass: the program's stage reads a
         tile once. A tensor broadcast along the kernel's rows (a weight [1, N]) is read again
@@ -502,10 +507,7 @@ class Writer:
         matmul stage's, which reads its panels for each C tile itself."""
         if any(u.kind == "dot" and any(x is a.data for x in u.args) for u in self.t.nodes):
             return
-        tensors = [self.views[n][0] for n in self.views]
-        space = [max([1] + [([1] * (self.rank - len(d)) + list(d))[i] for d in tensors])
-                 for i in range(self.rank)]
-        if any(v == 1 and n > 1 for v, n in zip(view, space)):
+        if any(v == 1 and n > 1 for v, n in zip(view, self._space())):
             return
         seen = {}
         for pid, env, start, lo, hi in a.tiles:
@@ -935,10 +937,7 @@ class Writer:
                        "from the loop index: tl.load(x_ptr + off + tl.arange(0, BLOCK))",
                        inside[0].where)
             ops = [d for d in t.nodes if d.kind == "op" and f in d.frames]
-            if not inside and ops and any(
-                    len(f.values(env)) >= 2
-                    for _, env in t.envs(ops[0].frames[:ops[0].frames.index(f)], "a loop",
-                                         ops[0].where)):
+            if not inside and ops and self._iterates(f, ops[0]):
                 refuse("a loop", f"the loop at {_at(f.where)} loads nothing, and the trace sees "
                        "one of its iterations (a value updated from the one before, ret = ret "
                        "+ x, is a loop-carried value it does not see)", "write the iterations "
@@ -988,13 +987,13 @@ class Writer:
                    "block", f"combine each program's reduction of its block (tl.{a.combine} "
                    f"then {call[a.combine]}), one place for all programs", a.where)
 
-    def _iterates(self, frame, access):
-        """Whether `frame` runs two or more iterations for some program (reaching `access`); a
-        loop that runs once for every program is its body (range(0, BLOCK, TILE) with TILE ==
-        BLOCK)."""
-        outer = access.frames[:access.frames.index(frame)]
+    def _iterates(self, frame, node):
+        """Whether `frame` runs two or more iterations for some program (reaching `node`, an
+        access or a data op inside it); a loop that runs once for every program is its body
+        (range(0, BLOCK, TILE) with TILE == BLOCK)."""
+        outer = node.frames[:node.frames.index(frame)]
         return any(len(frame.values(env)) >= 2
-                   for _, env in self.t.envs(outer, "a loop", access.where))
+                   for _, env in self.t.envs(outer, "a loop", node.where))
 
     def ownership(self):
         """Each program must own what an spmd block of the partition owns: the same number of
@@ -1079,8 +1078,7 @@ class Writer:
         if len(boxes) != regions or grid < regions:
             return False
         # The block is a region of the program's iteration space: a reduced dim whole.
-        space = [max([1] + [([1] * (self.rank - len(v[0])) + list(v[0]))[d]
-                            for v in self.views.values()]) for d in range(self.rank)]
+        space = self._space()
         self.block = [space[d] if d in self.reduced_dims else ext[d] for d in range(self.rank)]
         return True
 
