@@ -107,6 +107,9 @@ std::vector<HardwareParam> make_table() {
       P(vector.block_reduce_cycles_per_repeat, 0.01, 1e4, "cycles",
         "block reduce (vcgadd, vcgmax: each 32 B block of a repeat to one value): per repeat, its "
         "latency the in-row reduce's"),
+      P(scalar.index_compare_cycles_per_element, 0, 1e6, "cycles",
+        "an integer (int32 / int64) compare and its select, which the vector unit's Cmp does not "
+        "take, run on the scalar unit: per element"),
       P(cube.fractal, 1, 1024, "elements", "cube fractal edge: m, k and n step by it"),
       P(cube.fp16_cycles_per_fractal, 0.01, 1e4, "cycles", "fp16 cube: per fractal"),
       P(cube.fp32_cycles_per_fractal, 0.01, 1e4, "cycles", "fp32 cube: per fractal"),

@@ -85,6 +85,11 @@ struct Hardware {
     double block_reduce_cycles_per_repeat = 0;   // vcgadd / vcgmax: each 32 B block to a value
   } vector;
 
+  // Scalar unit (per core): work the vector unit's instructions do not take, element by element.
+  struct Scalar {
+    double index_compare_cycles_per_element = 0;  // an int32 / int64 compare and its select
+  } scalar;
+
   // Cube pipe (per AIC).
   // Cube core (per AIC): MTE1 loads L1 -> L0A/L0B, the mmad, the fixpipe L0C -> GM.
   struct Cube {

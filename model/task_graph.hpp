@@ -65,16 +65,18 @@ struct DmaOp {
 };
 
 enum class VecClass {
-  kSimple,      // add, sub, mul, max, min, relu, copy, broadcast: full-rate elementwise
-  kComplex,     // sqrt, reciprocal, divs: slower elementwise, the rate of no measurement
-  kExpLn,       // exp, ln: one source, pto-isa's 910B3 calibration (hardware.md vector.exp_ln)
-  kDiv,         // div: two sources, pto-isa's 910B3 calibration (hardware.md vector.div)
-  kRsqrt,       // rsqrt: one source, pto-isa's 910B3 calibration (hardware.md vector.rsqrt)
-  kReduceLast,  // reduce each row along the last (contiguous) axis: in-row reduce instructions
-  kReduceRows,  // combine `rows` rows elementwise (reduction along a non-last axis)
-  kScan,        // `rows` dependent elementwise adds of `cols` elements each (a cumsum's steps)
+  kSimple,         // add, sub, mul, max, min, relu, copy, broadcast: full-rate elementwise
+  kComplex,        // sqrt, reciprocal, divs: slower elementwise, the rate of no measurement
+  kExpLn,          // exp, ln: one source, pto-isa's 910B3 calibration (hardware.md vector.exp_ln)
+  kDiv,            // div: two sources, pto-isa's 910B3 calibration (hardware.md vector.div)
+  kRsqrt,          // rsqrt: one source, pto-isa's 910B3 calibration (hardware.md vector.rsqrt)
+  kReduceLast,     // reduce each row along the last (contiguous) axis: in-row reduce instructions
+  kReduceRows,     // combine `rows` rows elementwise (reduction along a non-last axis)
+  kScan,           // `rows` dependent elementwise adds of `cols` elements each (a cumsum's steps)
+  kScalarElement,  // element by element on the scalar unit (an integer compare the vector unit's
+                   // Cmp does not take: hardware.md scalar.index_compare_cycles_per_element)
 };
-inline constexpr std::array<EnumName<VecClass>, 8> kVecClassNames = {
+inline constexpr std::array<EnumName<VecClass>, 9> kVecClassNames = {
     {{VecClass::kSimple, "simple"},
      {VecClass::kComplex, "complex"},
      {VecClass::kExpLn, "exp_ln"},
@@ -82,7 +84,8 @@ inline constexpr std::array<EnumName<VecClass>, 8> kVecClassNames = {
      {VecClass::kRsqrt, "rsqrt"},
      {VecClass::kReduceLast, "reduce_last"},
      {VecClass::kReduceRows, "reduce_rows"},
-     {VecClass::kScan, "scan"}}};
+     {VecClass::kScan, "scan"},
+     {VecClass::kScalarElement, "scalar_element"}}};
 const char* vec_class_name(VecClass c);
 
 // One vector operation on a tile: `batch` independent instances of a rows x cols block.

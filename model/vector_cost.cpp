@@ -28,6 +28,7 @@ ClassCost class_cost(VecClass c, const Hardware& hw) {
     case VecClass::kSimple:
     case VecClass::kReduceRows:
     case VecClass::kScan:
+    case VecClass::kScalarElement:
       break;
   }
   return {hw.vector.simple.cycles_per_repeat, hw.vector.simple.latency_cycles};
@@ -108,6 +109,11 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
       total.cycles = n * step.cycles;
       break;
     }
+    case VecClass::kScalarElement:
+      // A loop on the scalar unit, no vector instruction: each element's compare and select.
+      total.cycles += static_cast<double>(op.batch * op.rows * op.cols) *
+                      hw.scalar.index_compare_cycles_per_element;
+      break;
     case VecClass::kReduceRows: {
       const int64_t row_repeats = ceil_div(op.cols, per_repeat);
       int64_t rows = op.rows;

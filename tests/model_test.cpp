@@ -243,6 +243,13 @@ TEST(VectorCost, ElementwiseAndReductions) {
   EXPECT_EQ(scan.instructions, 21);
   EXPECT_EQ(scan.repeats, 21 * 4);
   EXPECT_DOUBLE_EQ(scan.cycles, 21 * one.cycles);
+  // An integer compare and select on the scalar unit (a Triton tl.where on offsets): no vector
+  // instruction, scalar.index_compare_cycles_per_element for each of 2 x 4 x 512 elements.
+  const VecCost scalar = vector_cost(VecOp{VecClass::kScalarElement, DType::kFp32, 2, 4, 512}, hw);
+  EXPECT_EQ(scalar.instructions, 0);
+  EXPECT_EQ(scalar.repeats, 0);
+  EXPECT_DOUBLE_EQ(scalar.cycles, 4096 * hw.scalar.index_compare_cycles_per_element);
+  EXPECT_GT(hw.scalar.index_compare_cycles_per_element, 0);
 }
 
 TaskKind streaming_kind(int64_t repeat, int depth, int64_t tile_bytes) {

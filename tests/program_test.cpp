@@ -126,7 +126,8 @@ std::vector<Bad> bad_programs() {
        "written once)"},
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
-       "neg, relu, copy, round, tanh, erf, sigmoid, silu, gelu, add, sub, mul, div, maximum, "
+       "neg, relu, copy, where_index, where_index_fp32, round, tanh, erf, sigmoid, silu, gelu, "
+       "add, sub, mul, div, maximum, "
        "minimum, "
        "where, cast, "
        "sum, amax, amin, mean, prod, any, all, logsumexp, sumexp, pick, argmax, argmin, cumsum, "

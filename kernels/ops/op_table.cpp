@@ -20,6 +20,7 @@ constexpr VecClass C = VecClass::kComplex;  // sqrt, reciprocal, divs: no calibr
 constexpr VecClass E = VecClass::kExpLn;    // exp, ln
 constexpr VecClass D = VecClass::kDiv;      // div
 constexpr VecClass R = VecClass::kRsqrt;    // rsqrt
+constexpr VecClass Q = VecClass::kScalarElement;  // on the scalar unit, element by element
 
 double gelu(double x) {
   // The tanh form as Ascend C computes it: x / (1 + exp(-sqrt(8 / pi) * (x + 0.044715 x^3))).
@@ -101,6 +102,19 @@ std::vector<OpRecord> elementwise_records() {
       // slice moved): the copies only.
       unary("copy", "z = x, the tile through UB (no vector instruction)", {}, 0,
             [](double x, double) { return x; }),
+      // Triton's tl.where on an offsets mask (cols < N: the padding of a partial block) keeps
+      // x where the mask holds. Its compare is of int32 / int64 indices, which the vector unit's
+      // Cmp does not take, so the compiled kernel compares and selects on the scalar unit
+      // (triton-ascend docs/en/debug_guide/profiling.md); with the indices cast to fp32 first
+      // (the guide's fix) it is a vector Cmp and a Select. The value is x: programs compute the
+      // tensor's elements only.
+      unary("where_index",
+            "z = x where its index passes an integer bound (Triton's tl.where on offsets), the "
+            "compare and select on the scalar unit",
+            {Q}, 0, [](double x, double) { return x; }),
+      unary("where_index_fp32",
+            "z = x where its index, cast to fp32, passes a bound: a vector Cmp and Select", {S, S},
+            0, [](double x, double) { return x; }),
       fp32_only(unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
                       [](double x, double) { return std::nearbyint(x); })),
       unary("tanh", "z = tanh(x)", {S, E, S, S, D}, 1,

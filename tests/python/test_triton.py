@@ -48,7 +48,8 @@ HAND = {
     "layernorm": spmd(prog([("x", [1151, 8192], "fp32"), ("w", [1, 8192], "fp32"),
                             ("b", [1, 8192], "fp32")], ["y"], [
         tile(1, 1024), op("sum", ["x"], "s1", dim=1, keepdim=True, apply_in_task=True),
-        op("div", ["s1"], "mean", scalar=8192.0), op("sub", ["x", "mean"], "d"),
+        op("div", ["s1"], "mean", scalar=8192.0), op("sub", ["x", "mean"], "d0"),
+        op("where_index", ["d0"], "d"),
         op("mul", ["d", "d"], "dd"), op("sum", ["dd"], "s2", dim=1, keepdim=True),
         op("div", ["s2"], "var", scalar=8192.0), op("add", ["var"], "ve", scalar=1e-5),
         op("sqrt", ["ve"], "sd"), op("reciprocal", ["sd"], "rstd"),
@@ -545,6 +546,49 @@ def test_a_where_on_x_positive_is_a_relu(tmp_path):
                                        "    tl.store(y_ptr + offs, tl.where(x > 0, x, 0))"))
     launch = tt.trace_file(str(path), call="go()")[0]
     assert [e["op"] for e in launch.program["body"] if "op" in e] == ["relu"]
+
+
+def _where_kernel(tmp_path, name, cols):
+    path = tmp_path / f"{name}.py"
+    path.write_text(KERNEL.format(body=(
+        "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"
+        f"    x = tl.where({cols} < n, x * 2.0, 0.0)\n"
+        "    tl.store(y_ptr + offs, x, mask=offs < n)")))
+    return tt.trace_file(str(path), call="go(n=4000)", hardware="ascend910b4")[0]
+
+
+def test_a_where_on_integer_offsets_runs_on_the_scalar_unit(tmp_path):
+    """tl.where(offs < n, ...): the vector unit's Cmp takes no int32 / int64, so the compare and
+    select run on the scalar unit, element by element (triton-ascend's profiling guide); the
+    offsets cast to fp32 compare on the vector unit. 4 programs of 1024 elements, one each: the
+    integer form's one extra pass is 1024 x scalar.index_compare_cycles_per_element (77.7) per
+    program, which nothing overlaps (a program is one load, one pass, one store)."""
+    scalar = _where_kernel(tmp_path, "where_int", "offs")
+    vector = _where_kernel(tmp_path, "where_fp32", "offs.to(tl.float32)")
+    ops = lambda launch: [e["op"] for e in launch.program["body"] if "op" in e]  # noqa: E731
+    assert ops(scalar) == ["mul", "where_index"]
+    assert ops(vector) == ["mul", "where_index_fp32"]
+    assert any("scalar unit" in n and "where_int.py:" in n for n in scalar.notes), scalar.notes
+    s, v = tilesim.run(scalar.config), tilesim.run(vector.config)
+    assert s.tasks == v.tasks == 4
+    with open(source("configs/hardware/ascend910b4.json")) as f:
+        mhz = json.load(f)["parameters"]["clock_mhz"]["value"]
+    vec = lambda r: r.per_core[0]["vec_us"]  # noqa: E731 - program 0's block is whole
+    free = tilesim.run(scalar.config, set={"scalar.index_compare_cycles_per_element": 0})
+    assert vec(s) - vec(free) == pytest.approx(1024 * 77.7 / mhz, rel=1e-6)
+    assert s.kernel_time_us > v.kernel_time_us > free.kernel_time_us
+
+
+def test_an_index_cast_to_float_is_only_compared(tmp_path):
+    path = tmp_path / "fused.py"
+    path.write_text(KERNEL.format(body=(
+        "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs)\n"
+        "    tl.store(y_ptr + offs, x + offs.to(tl.float32))")))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go()")
+    assert "fused.py:" in str(e.value) and "an index block cast to a float" in str(e.value)
 
 
 def test_autotune_heuristics_and_libentry_launch_with_the_first_config(tmp_path):

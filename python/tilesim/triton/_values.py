@@ -108,7 +108,23 @@ def _pad(shape, strides, n):
     return (1,) * k + tuple(shape), (0,) * k + tuple(strides)
 
 
-class Index:
+class _Ordered:
+    """<, <=, > and >= through the class's _compare(other, op)."""
+
+    def __lt__(self, o):
+        return self._compare(o, "<")
+
+    def __le__(self, o):
+        return self._compare(o, "<=")
+
+    def __gt__(self, o):
+        return self._compare(o, ">")
+
+    def __ge__(self, o):
+        return self._compare(o, ">=")
+
+
+class Index(_Ordered):
     """A block of integers: base + sum over axes of strides[a] * i_a (i_a in range(shape[a])),
     the base an Expr. A scalar (shape ()) is an integer of the program ids and loop indices."""
 
@@ -228,18 +244,6 @@ class Index:
             return _OPS[op](diff.base.value(), 0)
         return Mask(diff.shape, [(diff, op)])
 
-    def __lt__(self, o):
-        return self._compare(o, "<")
-
-    def __le__(self, o):
-        return self._compare(o, "<=")
-
-    def __gt__(self, o):
-        return self._compare(o, ">")
-
-    def __ge__(self, o):
-        return self._compare(o, ">=")
-
     def __eq__(self, o):  # noqa: D105 - equality of index blocks is a mask
         return self._compare(o, "==")
 
@@ -271,10 +275,11 @@ class Index:
     __int__ = __index__
 
     def to(self, dtype, *a, **k):
-        if not self.shape:
+        name = getattr(dtype, "name", dtype)
+        if not self.shape or name not in ("float32", "float16", "bfloat16", "fp32", "fp16",
+                                          "bf16"):
             return self
-        refuse("Tensor.to on an index block", "an arange used as data",
-               "data comes from tl.load, tl.zeros and tl.full")
+        return FloatIndex(self)
 
 
 _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -309,18 +314,61 @@ def reshaped(shape, strides, key, what):
     return tuple(out), tuple(outs)
 
 
-class Mask:
-    """A block of booleans: the conjunction of (Index diff, op), each `diff op 0`."""
+class FloatIndex(_Ordered):
+    """An index block cast to a float dtype (`cols.to(tl.float32)`): only compared, so that the
+    compare runs on the vector unit (its Cmp takes floats, not int32 / int64)."""
 
-    def __init__(self, shape, terms):
+    def __init__(self, index):
+        self.index = index
+        self.shape = index.shape
+
+    def _compare(self, other, op):
+        if isinstance(other, FloatIndex):
+            other = other.index
+        if isinstance(other, float) and other == int(other):
+            other = int(other)
+        mask = self.index._compare(other, op)
+        if isinstance(mask, Mask):
+            mask.vector_cmp = True
+        return mask
+
+    def __getitem__(self, key):
+        return FloatIndex(self.index[key])
+
+    def __repr__(self):
+        return "an index block cast to a float (traced only as a comparison's operand)"
+
+    def __getattr__(self, name):
+        refuse(f"'{name}' of an index block cast to a float",
+               "an arange cast to a float is traced only as the operand of a comparison (a "
+               "mask for tl.where)", "compare it (cols.to(tl.float32) < N)")
+
+    def _refuse_use(self, *a):
+        refuse("an index block cast to a float used as data",
+               "an arange cast to a float is traced only as the operand of a comparison",
+               "data comes from tl.load, tl.zeros and tl.full")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse_use
+    __truediv__ = __rtruediv__ = __eq__ = __ne__ = _refuse_use
+    __hash__ = object.__hash__
+
+
+class Mask:
+    """A block of booleans: the conjunction of (Index diff, op), each `diff op 0`. vector_cmp:
+    every comparison was made on indices cast to a float (the vector unit's Cmp); otherwise an
+    int32 / int64 compare, which the vector unit does not take."""
+
+    def __init__(self, shape, terms, vector_cmp=False):
         self.shape, self.terms = tuple(shape), list(terms)
+        self.vector_cmp = vector_cmp
 
     def __and__(self, other):
         if isinstance(other, bool):
-            return self if other else Mask(self.shape, [(Index((), 1), "<")])
+            return self if other else Mask(self.shape, [(Index((), 1), "<")], self.vector_cmp)
         if not isinstance(other, Mask):
             refuse("a mask & a non-mask", "masks combine with other masks", None)
-        return Mask(broadcast(self.shape, other.shape, "&"), self.terms + other.terms)
+        return Mask(broadcast(self.shape, other.shape, "&"), self.terms + other.terms,
+                    self.vector_cmp and other.vector_cmp)
 
     __rand__ = __and__
 
@@ -352,7 +400,7 @@ class Mask:
             s, t = _pad(diff.shape, diff.strides, len(self.shape))
             terms.append((Index(s, diff.base, t)[key], op))
         shape, _ = reshaped(self.shape, (0,) * len(self.shape), key, "a mask")
-        return Mask(shape, terms)
+        return Mask(shape, terms, self.vector_cmp)
 
     def valid(self, env, shape):
         """Per axis of `shape`, the [lo, hi) of positions the mask keeps at `env` (None for an

@@ -364,9 +364,14 @@ def where(condition, x, y):
             refuse(call, "a select by position (an offsets mask other than a block's bounds, "
                    "or between two blocks: a scatter into a block)", "tl.where on a bounds "
                    "mask (cols < n) with a number, the padding of a partial block")
-        t.note("tl.where on an offsets mask (the padding of a partial block) is the block "
-               "itself: the program computes the tensor's elements only")
-        return v
+        if condition.vector_cmp:
+            return _unary("where_index_fp32", v, call)
+        t.note(f"tl.where on an integer offsets mask at {_T._at(_T.caller())}: the vector "
+               "unit's Cmp takes no int32 / int64, so the compare and select run on the scalar "
+               "unit element by element (triton-ascend's profiling guide); compare the offsets "
+               "cast to fp32 (cols.to(tl.float32) < N) for the vector Cmp, or leave the padding "
+               "to tl.load's mask and other")
+        return _unary("where_index", v, call)
     if isinstance(condition, bool):
         return x if condition else y
     if isinstance(condition, _DataCompare):
