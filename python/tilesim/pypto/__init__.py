@@ -489,7 +489,23 @@ def _module_setting(name):
     return setting
 
 
+def _axpy_(self, other, alpha=1.0):
+    """Tensor.axpy_(x, alpha): self += alpha * x in place, PyPTO's Axpy. The tensor is the sum
+    from here on (a computed value rebound, as a Python name is); with alpha 1 that is one add,
+    as the Axpy instruction is one vector op, else alpha * x then the add (one op more than
+    the fused instruction). A kernel argument updated in place is refused."""
+    call = "Tensor.axpy_"
+    if self._value is not None and self._value.kind != "temp":
+        refuse(call, f"updates '{self.name}', a tensor of the kernel, in place",
+               "accumulate into a computed value (acc = x * a, then acc.axpy_(y))")
+    total = add(self, other, alpha=alpha)
+    self._bind(total._value, total._shape, total._cut)
+    self._shaped = total._shaped
+    return self
+
+
 def _install_tensor_methods():
+    Tensor.axpy_ = _axpy_
     for n in _ops.UNARY:
         setattr(Tensor, n, globals()[n])
     for n in _ops.REDUCTIONS:

@@ -210,14 +210,16 @@ def _scalar_answer(call, answered):
 def traced_kernels(source, as_main=False, call=None):
     """({name: TracedKernel or UnsupportedError} of the jit kernels the kernel file or module
     defines: the ones it called (a refused call is kept as its error and the file runs on), and
-    the others traced from their annotations; where it called sys.exit(0), or None). A note
-    says where the file stopped on a call needing tensor values, after its kernels ran."""
+    the others traced from their annotations; where it called sys.exit(0), or None; the names
+    of the kernels it called). A note says where the file stopped on a call needing tensor
+    values, after its kernels ran."""
     if isinstance(source, (str, os.PathLike)):
         source = _Source(os.fspath(source))
     try:
         names, ended, stopped = _run(source, as_main, call)
         found = list(_kernel.CREATED)
         found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
+        called = [k.__name__ for k in found if k.error is not None or k.traced is not None]
         kernels = {}
         for k in found:
             if k.error is not None:
@@ -235,14 +237,14 @@ def traced_kernels(source, as_main=False, call=None):
         for t in kernels.values():
             if not isinstance(t, Exception):
                 t.notes.append(stopped)
-    return kernels, ended
+    return kernels, ended, called
 
 
 def trace_file(path, kernel=None, as_main=False, call=None, module=None):
     """(name, TracedKernel) of the kernel file's (or module's) kernel; raises TraceFailure."""
     source = _Source(path, module)
     try:
-        kernels, ended = traced_kernels(source, as_main, call)
+        kernels, ended, called = traced_kernels(source, as_main, call)
     except BaseException as e:  # whatever the kernel file does, one line naming it
         raise _failure(source, e) from None
     if not kernels and ended:
@@ -250,6 +252,13 @@ def trace_file(path, kernel=None, as_main=False, call=None, module=None):
                            "kernel was defined")
     if not kernels:
         raise TraceFailure(f"{source}: no @pypto.jit kernel found")
+    if kernel is None and len(kernels) > 1 and len(set(called)) == 1:
+        # the wrapper call (or __main__) ran one of the file's kernels: that one, as on a board
+        kernel = called[0]
+        if not isinstance(kernels[kernel], Exception):
+            others = ", ".join(sorted(n for n in kernels if n != kernel))
+            kernels[kernel].notes.append(f"the file's other kernels ({others}) were not called; "
+                                         "--kernel picks one")
     if kernel is None and len(kernels) > 1:
         listed = ", ".join(f"{n}{' (refused)' if isinstance(k, Exception) else ''}"
                            for n, k in sorted(kernels.items()))

@@ -67,6 +67,7 @@ class Tensor:
                        "and a dtype")
             name = trace.claim(self._name, call) if self._name else trace.fresh("buf")
             self._bind(T.Value(self._spec_shape, self._dtype, name, "gm"))
+            self._local = tuple(trace.frames)  # the loops it is a variable of (Tensor.move)
 
     def __class_getitem__(cls, item):
         shape, dtype = item if isinstance(item, tuple) else (item, T.DTYPES["DT_FP32"])
@@ -169,7 +170,26 @@ class Tensor:
         assemble(src, offsets, self)
 
     def move(self, other):
-        assemble(other, [0] * self.dim, self)
+        if not self._rebind(other):
+            assemble(other, [0] * self.dim, self)
+
+    def _rebind(self, other):
+        """t[:] = v (t.move(v)) of a tensor the kernel made (pypto.tensor), written whole at the
+        loop level it was made at: t is v from here on, as PyPTO's move makes it (a local
+        running max or sum updated across a Python loop: gmax[:] = maximum(gmax, m)). False
+        where that does not hold (the write is then an assemble into the buffer)."""
+        trace, mine = _active_trace(), self._value
+        if (trace is None or mine is None or not isinstance(other, Tensor)
+                or getattr(self, "_local", None) != tuple(trace.frames)
+                or mine in trace.written or other._value is None or other._shaped
+                or other._half is not None or other._const is not None
+                or other._pieces is not None or other.dtype is not self.dtype
+                or _strip(other.shape) != _strip(self.shape)):
+            return False
+        if other._value.kind != "temp":
+            return False
+        self._bind(other._value, other._shape, other._cut)
+        return True
 
     def __getitem__(self, key):
         shape, offsets = _slices(self, key, "Tensor[...]")
@@ -410,6 +430,14 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         refuse(call, f"'{value.name}' is read as {old} here and as {value.shape} (the reshape "
                f"at {os.path.basename(file)}:{line}): a program declares a kernel argument in "
                "one shape", "view it in one of the two shapes only")
+    for d, f in (input._cut.items() if len(offsets) == input.dim else ()):
+        # a view of a kernel argument's loop chunk (x[i:i + c], then a view of that): its
+        # offsets are the chunk's; on the dim the loop cuts it takes the chunk whole
+        if not (isinstance(offsets[d], int) and offsets[d] == 0 and shape[d] == input.shape[d]):
+            refuse(call, f"on dim {d}, which loop '{f.name}' cuts, the view takes {shape[d]} "
+                   f"from {offsets[d]} of the chunk of {input.shape[d]} of '{value.name}'",
+                   "a view of an argument's loop chunk takes the chunk whole on that dim")
+        offsets[d] = (f.index() - f.start) // f.step * f.chunk
     tails = set()
     if valid_shape is not None:
         tails, shape = _valid_tails(valid_shape, shape, offsets, value.shape, call)
@@ -825,4 +853,4 @@ def loop_unroll(*args, name=None, idx_name=None, unroll_list=None, submit_before
 
 _TENSOR_METHODS = ["shape", "dtype", "dim", "view", "assemble", "move", "[...]", "exp", "log",
                    "sqrt", "rsqrt", "abs", "neg", "reciprocal", "relu", "sum", "amax", "amin",
-                   "prod", "argmax", "argmin", "cumsum", "matmul"]
+                   "prod", "argmax", "argmin", "cumsum", "matmul", "axpy_"]
