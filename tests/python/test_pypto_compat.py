@@ -497,6 +497,27 @@ def test_stream_mixing_slices_views_of_a_chunk_and_axpy():
     assert trace_file(compat("stream_mix.py"), call=fp32)[0] == "stream_mix_fp32"
 
 
+def test_factory_kernels_tails_on_views_of_a_chunk_and_a_cast_concat():
+    call = ("rope_k(torch.randn(10, 2, 64, dtype=torch.bfloat16), torch.randn(10, 1, 32), "
+            "torch.randn(10, 1, 32), torch.empty(10, 2, 64, dtype=torch.bfloat16))")
+    path = compat("head_rope_factory.py")
+    # the factory made two kernels both named `kernel`: each goes by the name bound to it, and
+    # the call ran rope_k (rope_q, not called, has no shapes to trace)
+    name, k = trace_file(path, call=call)
+    assert name == "rope_k"
+    assert any("other kernels (rope_q) were not called" in n for n in k.notes)
+    with pytest.raises(TraceFailure, match="'x' has dynamic dims \\[pypto.DYNAMIC, 8, 64\\]"):
+        trace_file(path, "rope_q", call=call)
+    # the halves of the chunk, viewed with the chunk's own tail, are the program's view ops;
+    # the cast of their concat is a cast of each half, assembled at its offset
+    names = [o["op"] for o in ops(k.program)]
+    assert names.count("view") == 2 and names[-2:] == ["cast", "cast"]
+    assert [(t["name"], t["shape"]) for t in k.program["outputs"]] == [
+        ("out_part_d2_0_32", [10, 2, 32]), ("out_part_d2_32_64", [10, 2, 32])]
+    assert any("cast mode CAST_RINT: the rounding mode changes the values" in n for n in k.notes)
+    assert ran(k).root_functions == 3  # 10 tokens in chunks of 4: 4, 4, then the tail of 2
+
+
 def test_rotate_half_under_a_tile_of_part_of_the_last_dim(tmp_path):
     f = tmp_path / "quarter_rope.py"
     f.write_text(textwrap.dedent("""\
@@ -594,7 +615,7 @@ def refusal(body, *words, args=None):
      ["used as [64, 256] before this reshape"]),
     ("expand_into_unary", "y[:] = pypto.exp(pypto.expand_clone(w, [64, 256]))",
      ["shape-only view", "broadcast"]),
-    ("concat_into_op", "y[:] = pypto.exp(pypto.concat([x, x], 0))", ["a concat feeds only"]),
+    ("concat_into_op", "y[:] = pypto.concat([x, x], 0) * w", ["a concat feeds only"]),
     ("full_alone", "y[:] = pypto.exp(pypto.full([64, 256], 1.0))", ["pypto.full"]),
     ("view_of_computed", """\
         e = pypto.exp(x)
@@ -621,6 +642,14 @@ def refusal(body, *words, args=None):
             v = pypto.view(rows, [8, 256], [8, 0])""",
      ["which loop 'loop_L", "takes 8 from 8 of the chunk of 16 of 'x'",
       "takes the chunk whole"]),
+    ("tail_of_a_view_of_a_computed_chunk", """\
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),
+                                                                   256])
+            e = pypto.exp(v)
+            h = pypto.view(e, [30, 128], [0, 0], valid_shape=[pypto.min(30, 64 - i * 30), 100])""",
+     ["valid_shape", "makes part of a view of a value computed inside the kernel invalid on a "
+      "dim no loop cuts"]),
     ("needs_shape_tail_loop", """\
         for i in pypto.loop(3, idx_name="i"):
             v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),

@@ -207,6 +207,21 @@ def _scalar_answer(call, answered):
     return SCALAR_ANSWER
 
 
+def _labels(found, names):
+    """{kernel: the name --kernel picks it by}: its function's name, or where a factory made
+    several of one name (q_rope = make(16); k_rope = make(8)), the module name bound to it."""
+    label, seen = {}, {}
+    for k in found:
+        seen[k.__name__] = seen.get(k.__name__, 0) + 1
+    for i, k in enumerate(found):
+        if seen[k.__name__] == 1:
+            label[k] = k.__name__
+        else:
+            bound = [n for n, v in names.items() if v is k]
+            label[k] = bound[0] if bound else f"{k.__name__}_{i}"
+    return label
+
+
 def traced_kernels(source, as_main=False, call=None):
     """({name: TracedKernel or UnsupportedError} of the jit kernels the kernel file or module
     defines: the ones it called (a refused call is kept as its error and the file runs on), and
@@ -219,18 +234,19 @@ def traced_kernels(source, as_main=False, call=None):
         names, ended, stopped = _run(source, as_main, call)
         found = list(_kernel.CREATED)
         found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
-        called = [k.__name__ for k in found if k.error is not None or k.traced is not None]
+        label = _labels(found, names)
+        called = [label[k] for k in found if k.error is not None or k.traced is not None]
         kernels = {}
         for k in found:
             if k.error is not None:
-                kernels[k.__name__] = k.error
+                kernels[label[k]] = k.error
             elif k.traced is not None:
-                kernels[k.__name__] = k.traced
+                kernels[label[k]] = k.traced
             else:  # with the file's module-level settings still in force
                 try:
-                    kernels[k.__name__] = k.trace()
+                    kernels[label[k]] = k.trace()
                 except UnsupportedError as e:
-                    kernels[k.__name__] = e
+                    kernels[label[k]] = e
     finally:
         _options.GLOBAL[0] = _options.Options()
     if stopped:

@@ -119,7 +119,8 @@ class Tensor:
                 refuse(call, f"pypto.full(..., {self._const}) feeds elementwise ops as a "
                        "scalar operand only", "tilesim programs have no fill op")
             if self._pieces is not None:
-                refuse(call, "a concat feeds only an assemble into a kernel tensor",
+                refuse(call, "a concat feeds only an assemble into a kernel tensor, a cast "
+                       "or a one-operand elementwise op (each piece's own)",
                        "tilesim programs have no concat op: assemble the concat, or compute "
                        "on its pieces")
             refuse(call, "this tensor is not part of the traced kernel",
@@ -414,8 +415,7 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         return half
     if value.kind not in ("param", "gm"):
         if valid_shape is not None:
-            refuse(call, "a valid_shape on a view of a value computed inside the kernel",
-                   "tails are taken where the loop views the kernel's arguments")
+            _computed_view_tails(input, shape, offsets, valid_shape, call)
         return _computed_view(input, value, shape, offsets, call)
     reshaped = getattr(value, "reshaped_at", None)
     if reshaped and input.shape != value.shape and not input._cut:
@@ -447,6 +447,22 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     elif value not in T._current[-1].written:
         value.read = True
     return Tensor._of(value, shape, {**input._cut, **cut})
+
+
+def _computed_view_tails(input, shape, offsets, valid, call):
+    """A valid_shape on a view of a value computed inside a loop: on the dims the loop cuts, the
+    tail its chunk already has (the value was computed on the chunk's valid rows), checked as
+    on an argument's view; elsewhere the whole view."""
+    if len(offsets) != input.dim or not input._cut:
+        refuse(call, "a valid_shape on a view of a value computed outside any loop's chunks",
+               "tails are taken where the loop views the kernel's arguments")
+    absolute, extents = list(offsets), list(shape)
+    for d, f in input._cut.items():
+        absolute[d] = (f.index() - f.start) // f.step * f.chunk + offsets[d]
+        extents[d] = f.extent
+    if _valid_tails(valid, shape, absolute, extents, call)[1] != list(shape):
+        refuse(call, f"valid_shape {list(valid)} makes part of a view of a value computed "
+               "inside the kernel invalid on a dim no loop cuts", "view the valid part")
 
 
 def _view_of_broadcast(input, shape, offsets, call):
