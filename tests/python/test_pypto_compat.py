@@ -627,6 +627,9 @@ def refusal(body, *words, args=None):
             v = pypto.view(e, [16, 256], [i * 16, 0])""", ["pypto.view", "follows a loop index",
                                                           "static offsets"]),
     ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
+    ("strided_pick", "y[:] = pypto.gathermask(x, pattern_mode=1)",
+     ["pypto.gathermask: picks elements of the last dim by a bit pattern", "strided pick",
+      "view them (x[..., :d // 2], x[..., d // 2:])"]),
     ("bad_unroll", """\
         for i in pypto.loop(4, unroll_list=[0, 1]):
             pass""", ["unroll_list [0, 1]"]),

@@ -466,6 +466,15 @@ SUPPORTED = sorted(
     + _ops.UNARY + ["mul", "div", "maximum", "minimum"] + _ops.REDUCTIONS)
 
 
+# PyPTO ops outside the model, each with why (the rest of the surface names what it traces).
+_OUTSIDE = {
+    "gathermask": "picks elements of the last dim by a bit pattern (GatherMask: pattern_mode 1 "
+                  "the even ones, 2 the odd ones), a strided pick tilesim's op table has no op for",
+    "deinterleave": "splits the last dim into its even and odd elements, a strided pick "
+                    "tilesim's op table has no op for",
+}
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
@@ -473,6 +482,9 @@ def __getattr__(name):
         # a setting made outside any kernel (at import): noted for the kernels traced after,
         # refused only where a kernel would need it
         return _module_setting(name)
+    if name in _OUTSIDE:
+        refuse(f"pypto.{name}", _OUTSIDE[name], "lay the halves out contiguously and view them "
+               "(x[..., :d // 2], x[..., d // 2:]), which tilesim traces")
     refuse(f"pypto.{name}", "not in the PyPTO surface tilesim.pypto traces",
            f"it traces {', '.join(SUPPORTED)}")
 
