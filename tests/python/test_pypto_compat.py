@@ -483,6 +483,8 @@ def test_stream_mixing_slices_views_of_a_chunk_and_axpy():
     name, k = trace_file(compat("stream_mix.py"), call=call)
     assert name == "stream_mix_bf16"
     assert any("other kernels (stream_mix_fp32) were not called" in n for n in k.notes)
+    assert any("unrolled by 8, 13 root functions of 8, the last of 4 along dim 0" in n
+               for n in k.notes), k.notes
     assert k.config()["buffer_count"] == 2
     # each stream of a loop chunk is a part of 'x' on dim 1, cut by the token loop on dim 0
     shapes = {t["name"]: t["shape"] for t in k.program["inputs"]}

@@ -182,12 +182,10 @@ class Tensor:
         trace, mine = _active_trace(), self._value
         if (trace is None or mine is None or not isinstance(other, Tensor)
                 or getattr(self, "_local", None) != tuple(trace.frames)
-                or mine in trace.written or other._value is None or other._shaped
-                or other._half is not None or other._const is not None
+                or mine in trace.written or other._value is None or other._value.kind != "temp"
+                or other._shaped or other._half is not None or other._const is not None
                 or other._pieces is not None or other.dtype is not self.dtype
                 or _strip(other.shape) != _strip(self.shape)):
-            return False
-        if other._value.kind != "temp":
             return False
         self._bind(other._value, other._shape, other._cut)
         return True
