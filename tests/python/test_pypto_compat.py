@@ -520,6 +520,21 @@ def test_factory_kernels_tails_on_views_of_a_chunk_and_a_cast_concat():
     assert ran(k).root_functions == 3  # 10 tokens in chunks of 4: 4, 4, then the tail of 2
 
 
+def test_a_half_of_an_arguments_loop_chunk_is_a_part_read_in_the_loop():
+    @pypto.jit
+    def k(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 128), FP32)):
+        pypto.set_vec_tile_shapes(8, 128)
+        for i in pypto.loop(8, idx_name="i"):
+            rows = pypto.view(x, [8, 256], [i * 8, 0])
+            pypto.assemble(pypto.exp(rows[:, 128:]) + rows[:, :128], [i * 8, 0], y)
+
+    traced = k.trace()
+    assert sorted((t["name"], t["shape"]) for t in traced.program["inputs"]) == [
+        ("x_view_d1_0_128", [64, 128]), ("x_view_d1_128_256", [64, 128])]
+    assert loops(traced.program)[0]["loop_count"] == 8
+    ran(traced)
+
+
 def test_rotate_half_under_a_tile_of_part_of_the_last_dim(tmp_path):
     f = tmp_path / "quarter_rope.py"
     f.write_text(textwrap.dedent("""\

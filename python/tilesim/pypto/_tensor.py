@@ -104,10 +104,7 @@ class Tensor:
                 # a half used as a tensor: a view at a static offset (of a kernel tensor, or
                 # the program's view op of a computed one, whose loop chunks it takes whole)
                 offsets = [0] * (base.dim - 1) + [0 if side == "lo" else self.shape[-1]]
-                for d, f in base._cut.items():
-                    if base._value.kind in ("param", "gm"):
-                        offsets[d] = (f.index() - f.start) // f.step * f.chunk
-                v = _view(base, self.shape, offsets, None, None, False)
+                v = _view(base, self.shape, offsets, None, None, False)  # in base's chunks
                 self._half = None
                 self._bind(v._value, v._shape, v._cut)
         if self._value is None:
