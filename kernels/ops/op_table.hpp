@@ -28,7 +28,7 @@ enum class OpKind {
   kCast,
   kReduce,
   kScan,        // cumsum along one dim (the output keeps the input's shape)
-  kRotateHalf,  // RoPE's rotate_half over the last dim (needs the whole last dim in the tile)
+  kRotateHalf,  // RoPE's rotate_half over the last dim (a tile of part of it divides the half)
   kTranspose,
   kGather,
   kMatmul,

@@ -396,11 +396,15 @@ bool check_op_tile(const Program& p, const ProgOp& op, const Dims& shape) {
   // A cumsum over a split dim carries each tile's last line into the next (and ends its stage).
   if (kind == OpKind::kScan)
     splits = tile.dims[static_cast<size_t>(op.dims[0])] < shape[static_cast<size_t>(op.dims[0])];
-  if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back())
-    throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}), which rotate_half "
-                            "swaps halves of (set the last tile dim >= {})",
+  // A tile splitting the last dim reads its columns from the other half (operand_region): it
+  // must not straddle the halves' boundary, as PyPTO's concat of the two halves' tiles does not.
+  if (kind == OpKind::kRotateHalf && tile.dims.back() < shape.back() &&
+      (shape.back() / 2) % tile.dims.back() != 0)
+    throw Error(fmt::format("{}: tile '{}' {} splits the last dim of {} ({}) across its halves, "
+                            "which rotate_half swaps (set the last tile dim to a divisor of {} "
+                            "or >= {})",
                             where, tile.name, format_dims(tile.dims), tensor_text(first),
-                            shape.back(), shape.back()),
+                            shape.back(), shape.back() / 2, shape.back()),
                 ErrorKind::kLimits);
   return splits;
 }
@@ -699,6 +703,14 @@ Block operand_region(const Program& p, const ProgOp& op, int t, const Block& b) 
       Block x = b;
       std::swap(x.origin[r - 1], x.origin[r - 2]);
       std::swap(x.extent[r - 1], x.extent[r - 2]);
+      return x;
+    }
+    case OpKind::kRotateHalf: {
+      // a tile of part of the last dim reads the same columns of the other half (the tile
+      // divides the half: check_op_tile)
+      Block x = broadcast_region(shape, b);
+      const int64_t d = shape.back();
+      if (b.extent[r - 1] < d) x.origin[r - 1] = (b.origin[r - 1] + d / 2) % d;
       return x;
     }
     case OpKind::kGather: {

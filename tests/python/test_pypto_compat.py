@@ -443,6 +443,133 @@ def test_sg_set_scope_note_says_where_the_model_stops():
                for n in notes), notes
 
 
+def test_a_tiled_row_softmax_keeps_its_running_max_and_sum_in_its_own_tensors():
+    call = "row_softmax(torch.randn(16, 1500, dtype=torch.float16))"
+    name, k = trace_file(compat("tiled_row_softmax.py"), call=call)
+    assert name == "row_softmax_kernel"
+    # the wrapper padded 1500 columns to three tiles of 512; each tile of a row is a part of
+    # 's' read three times (max, sum, normalise) and a part of 'p' written once
+    assert sorted(t["name"] for t in k.program["inputs"]) == [
+        f"s_view_d1_{a}_{a + 512}" for a in (0, 1024, 512)]
+    names = [o["op"] for o in ops(k.program)]
+    # peak[:] = ... and total[:] = ... rebind the kernel's own tensors: the first tile sets
+    # them, the other two fold in (maximum, add); no write of 'peak' or 'total' is an output
+    assert names.count("amax") == 3 and names.count("maximum") == 2
+    assert names.count("sum") == 3 and names.count("add") == 2
+    assert names.count("div") == 3
+    assert not any(o["name"] in ("peak", "total") for o in k.program["outputs"])
+    assert ran(k).root_functions == 16
+
+
+def test_a_local_tensor_written_in_an_inner_loop_stays_a_buffer():
+    @pypto.jit
+    def k(x: pypto.Tensor((4, 256), FP32), y: pypto.Tensor((4, 256), FP32)):
+        acc = pypto.tensor([1, 256], FP32, "acc")
+        pypto.set_vec_tile_shapes(1, 256)
+        for i in pypto.loop(4, idx_name="i"):
+            acc[:] = pypto.exp(pypto.view(x, [1, 256], [i, 0]))
+            pypto.assemble(acc, [i, 0], y)
+
+    # made outside the loop and written inside it: a loop-carried buffer, not a name to rebind
+    with pytest.raises(pypto.UnsupportedError, match="pypto.assemble: 'acc' is assembled at "
+                       "chunks {}"):
+        k.trace()
+
+
+def test_stream_mixing_slices_views_of_a_chunk_and_axpy():
+    call = ("stream_mix(torch.randn(2, 50, 4, 2048, dtype=torch.bfloat16), torch.randn(2, 50, 4), "
+            "torch.randn(2, 50, 1, 2048, dtype=torch.bfloat16))")
+    # the file defines two kernels; the call runs the bf16 one, which is the one traced
+    name, k = trace_file(compat("stream_mix.py"), call=call)
+    assert name == "stream_mix_bf16"
+    assert any("other kernels (stream_mix_fp32) were not called" in n for n in k.notes)
+    assert any("unrolled by 8, 13 root functions of 8, the last of 4 along dim 0" in n
+               for n in k.notes), k.notes
+    assert k.config()["buffer_count"] == 2
+    # each stream of a loop chunk is a part of 'x' on dim 1, cut by the token loop on dim 0
+    shapes = {t["name"]: t["shape"] for t in k.program["inputs"]}
+    assert shapes["x_view_d1_0_1"] == [100, 1, 2048] and shapes["x_view_d1_3_4"] == [100, 1, 2048]
+    assert shapes["w_view_d1_0_1"] == [100, 1, 1]
+    # acc.axpy_(stream * weight, alpha=1.0): one add per stream, acc rebound to the sum
+    names = [o["op"] for o in ops(k.program)]
+    assert names.count("add") == 4 and names[-1] == "cast"
+    assert ran(k).root_functions == 13  # 12 unrolled runs of 8 tokens, then the rest of 4
+    fp32 = ("stream_mix(torch.randn(1, 24, 4, 1024), torch.randn(1, 24, 4), "
+            "torch.randn(1, 24, 1, 1024))")
+    assert trace_file(compat("stream_mix.py"), call=fp32)[0] == "stream_mix_fp32"
+
+
+def test_factory_kernels_tails_on_views_of_a_chunk_and_a_cast_concat():
+    call = ("rope_k(torch.randn(10, 2, 64, dtype=torch.bfloat16), torch.randn(10, 1, 32), "
+            "torch.randn(10, 1, 32), torch.empty(10, 2, 64, dtype=torch.bfloat16))")
+    path = compat("head_rope_factory.py")
+    # the factory made two kernels both named `kernel`: each goes by the name bound to it, and
+    # the call ran rope_k (rope_q, not called, has no shapes to trace)
+    name, k = trace_file(path, call=call)
+    assert name == "rope_k"
+    assert any("other kernels (rope_q) were not called" in n for n in k.notes)
+    with pytest.raises(TraceFailure, match="'x' has dynamic dims \\[pypto.DYNAMIC, 8, 64\\]"):
+        trace_file(path, "rope_q", call=call)
+    # the halves of the chunk, viewed with the chunk's own tail, are the program's view ops;
+    # the cast of their concat is a cast of each half, assembled at its offset
+    names = [o["op"] for o in ops(k.program)]
+    assert names.count("view") == 2 and names[-2:] == ["cast", "cast"]
+    assert [(t["name"], t["shape"]) for t in k.program["outputs"]] == [
+        ("out_part_d2_0_32", [10, 2, 32]), ("out_part_d2_32_64", [10, 2, 32])]
+    assert any("cast mode CAST_RINT: the rounding mode changes the values" in n for n in k.notes)
+    assert ran(k).root_functions == 3  # 10 tokens in chunks of 4: 4, 4, then the tail of 2
+
+
+def test_a_half_of_an_arguments_loop_chunk_is_a_part_read_in_the_loop():
+    @pypto.jit
+    def halves(x: pypto.Tensor((64, 256), FP32), y: pypto.Tensor((64, 128), FP32)):
+        pypto.set_vec_tile_shapes(8, 128)
+        for i in pypto.loop(8, idx_name="i"):
+            rows = x[i * 8:(i + 1) * 8, :]
+            lo, hi = rows[:, :128], rows[:, 128:]
+            y[i * 8:(i + 1) * 8, :] = pypto.exp(hi) + lo
+
+    traced = halves.trace()
+    assert sorted((t["name"], t["shape"]) for t in traced.program["inputs"]) == [
+        ("x_view_d1_0_128", [64, 128]), ("x_view_d1_128_256", [64, 128])]
+    assert loops(traced.program)[0]["loop_count"] == 8
+    ran(traced)
+
+
+def test_rotate_half_under_a_tile_of_part_of_the_last_dim(tmp_path):
+    f = tmp_path / "quarter_rope.py"
+    f.write_text(textwrap.dedent("""\
+        import torch
+        import pypto
+
+        @pypto.frontend.jit
+        def rope(q: pypto.tensor(), cos: pypto.tensor(), sin: pypto.tensor(),
+                 out: pypto.tensor()):
+            pypto.set_vec_tile_shapes(*[TILE for _ in range(q.dim)])
+            half = q.shape[-1] // 2
+            turned = pypto.concat([pypto.neg(q[..., half:]), q[..., :half]], dim=-1)
+            out[:] = q * cos + turned * sin
+
+        def apply(q, cos, sin):
+            out = torch.empty_like(q)
+            rope(q, cos, sin, out)
+            return out
+        """))
+    call = "apply(*[torch.randn(64, 128, dtype=torch.float16) for _ in range(3)])"
+    src = f.read_text()
+    f.write_text("TILE = 32\n" + src)
+    _, k = trace_file(str(f), call=call)
+    assert "rotate_half" in [o["op"] for o in ops(k.program)]
+    quarter = ran(k)  # each 32-column tile reads the same columns of the other half
+    f.write_text("TILE = 128\n" + src)
+    whole = ran(trace_file(str(f), call=call)[1])
+    assert quarter.gm["read_bytes"] == whole.gm["read_bytes"] == 3 * 64 * 128 * 2
+    f.write_text("TILE = 48\n" + src)  # 48 does not divide the half (64): a tile straddles it
+    with pytest.raises(Exception, match="splits the last dim of .* across its halves, which "
+                       "rotate_half swaps \\(set the last tile dim to a divisor of 64 or >= 128"):
+        trace_file(str(f), call=call)[1].run()
+
+
 # ---- refusals: one per class ---------------------------------------------------------------
 
 
@@ -506,7 +633,7 @@ def refusal(body, *words, args=None):
      ["used as [64, 256] before this reshape"]),
     ("expand_into_unary", "y[:] = pypto.exp(pypto.expand_clone(w, [64, 256]))",
      ["shape-only view", "broadcast"]),
-    ("concat_into_op", "y[:] = pypto.exp(pypto.concat([x, x], 0))", ["a concat feeds only"]),
+    ("concat_into_op", "y[:] = pypto.concat([x, x], 0) * w", ["a concat feeds only"]),
     ("full_alone", "y[:] = pypto.exp(pypto.full([64, 256], 1.0))", ["pypto.full"]),
     ("view_of_computed", """\
         e = pypto.exp(x)
@@ -518,6 +645,9 @@ def refusal(body, *words, args=None):
             v = pypto.view(e, [16, 256], [i * 16, 0])""", ["pypto.view", "follows a loop index",
                                                           "static offsets"]),
     ("unknown_op", "y[:] = pypto.topk(x, 4, -1)", ["pypto.topk", "it traces"]),
+    ("strided_pick", "y[:] = pypto.gathermask(x, pattern_mode=1)",
+     ["pypto.gathermask: picks elements of the last dim by a bit pattern", "strided pick",
+      "view them (x[..., :d // 2], x[..., d // 2:])"]),
     ("bad_unroll", """\
         for i in pypto.loop(4, unroll_list=[0, 1]):
             pass""", ["unroll_list [0, 1]"]),
@@ -525,6 +655,22 @@ def refusal(body, *words, args=None):
      ["pypto.assemble", "is a reshape of", "assembled into 'y'"]),
     ("view_past_extent", "y[:] = pypto.exp(pypto.view(x, [64, 128], [0, 200]))",
      ["offset 200 + size 128 passes the extent 256", "valid_shape"]),
+    ("axpy_into_an_argument", "x.axpy_(pypto.exp(x))",
+     ["Tensor.axpy_", "updates 'x', a tensor of the kernel, in place"]),
+    ("view_of_part_of_a_chunk", """\
+        for i in pypto.loop(4, idx_name="i"):
+            rows = x[i * 16:(i + 1) * 16, :]
+            v = pypto.view(rows, [8, 256], [8, 0])""",
+     ["which loop 'loop_L", "takes 8 from 8 of the chunk of 16 of 'x'",
+      "takes the chunk whole"]),
+    ("tail_of_a_view_of_a_computed_chunk", """\
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),
+                                                                   256])
+            e = pypto.exp(v)
+            h = pypto.view(e, [30, 128], [0, 0], valid_shape=[pypto.min(30, 64 - i * 30), 100])""",
+     ["valid_shape", "makes part of a view of a value computed inside the kernel invalid on a "
+      "dim no loop cuts"]),
     ("needs_shape_tail_loop", """\
         for i in pypto.loop(3, idx_name="i"):
             v = pypto.view(x, [30, 256], [i * 30, 0], valid_shape=[pypto.min(30, 64 - i * 30),

@@ -466,6 +466,15 @@ SUPPORTED = sorted(
     + _ops.UNARY + ["mul", "div", "maximum", "minimum"] + _ops.REDUCTIONS)
 
 
+# PyPTO ops outside the model, each with why (the rest of the surface names what it traces).
+_OUTSIDE = {
+    "gathermask": "picks elements of the last dim by a bit pattern (GatherMask: pattern_mode 1 "
+                  "the even ones, 2 the odd ones), a strided pick tilesim's op table has no op for",
+    "deinterleave": "splits the last dim into its even and odd elements, a strided pick "
+                    "tilesim's op table has no op for",
+}
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
@@ -473,6 +482,9 @@ def __getattr__(name):
         # a setting made outside any kernel (at import): noted for the kernels traced after,
         # refused only where a kernel would need it
         return _module_setting(name)
+    if name in _OUTSIDE:
+        refuse(f"pypto.{name}", _OUTSIDE[name], "lay the halves out contiguously and view them "
+               "(x[..., :d // 2], x[..., d // 2:]), which tilesim traces")
     refuse(f"pypto.{name}", "not in the PyPTO surface tilesim.pypto traces",
            f"it traces {', '.join(SUPPORTED)}")
 
@@ -489,7 +501,23 @@ def _module_setting(name):
     return setting
 
 
+def _axpy_(self, other, alpha=1.0):
+    """Tensor.axpy_(x, alpha): self += alpha * x in place, PyPTO's Axpy. The tensor is the sum
+    from here on (a computed value rebound, as a Python name is); with alpha 1 that is one add,
+    as the Axpy instruction is one vector op, else alpha * x then the add (one op more than
+    the fused instruction). A kernel argument updated in place is refused."""
+    call = "Tensor.axpy_"
+    if self._value is not None and self._value.kind != "temp":
+        refuse(call, f"updates '{self.name}', a tensor of the kernel, in place",
+               "accumulate into a computed value (acc = x * a, then acc.axpy_(y))")
+    total = add(self, other, alpha=alpha)
+    self._bind(total._value, total._shape, total._cut)
+    self._shaped = total._shaped
+    return self
+
+
 def _install_tensor_methods():
+    Tensor.axpy_ = _axpy_
     for n in _ops.UNARY:
         setattr(Tensor, n, globals()[n])
     for n in _ops.REDUCTIONS:

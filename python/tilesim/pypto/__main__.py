@@ -207,42 +207,60 @@ def _scalar_answer(call, answered):
     return SCALAR_ANSWER
 
 
+def _labels(found, names):
+    """{kernel: the name --kernel picks it by}: its function's name, or where a factory made
+    several of one name (q_rope = make(16); k_rope = make(8)), the module name bound to it."""
+    label, seen = {}, {}
+    for k in found:
+        seen[k.__name__] = seen.get(k.__name__, 0) + 1
+    for i, k in enumerate(found):
+        if seen[k.__name__] == 1:
+            label[k] = k.__name__
+        else:
+            bound = [n for n, v in names.items() if v is k]
+            label[k] = bound[0] if bound else f"{k.__name__}_{i}"
+    return label
+
+
 def traced_kernels(source, as_main=False, call=None):
     """({name: TracedKernel or UnsupportedError} of the jit kernels the kernel file or module
     defines: the ones it called (a refused call is kept as its error and the file runs on), and
-    the others traced from their annotations; where it called sys.exit(0), or None). A note
-    says where the file stopped on a call needing tensor values, after its kernels ran."""
+    the others traced from their annotations; where it called sys.exit(0), or None; the names
+    of the kernels it called). A note says where the file stopped on a call needing tensor
+    values, after its kernels ran."""
     if isinstance(source, (str, os.PathLike)):
         source = _Source(os.fspath(source))
     try:
         names, ended, stopped = _run(source, as_main, call)
         found = list(_kernel.CREATED)
         found += [k for k in names.values() if isinstance(k, JitKernel) and k not in found]
+        label = _labels(found, names)
+        called = [label[k] for k in found if k.error is not None or k.traced is not None]
         kernels = {}
         for k in found:
             if k.error is not None:
-                kernels[k.__name__] = k.error
+                kernels[label[k]] = k.error
             elif k.traced is not None:
-                kernels[k.__name__] = k.traced
+                kernels[label[k]] = k.traced
             else:  # with the file's module-level settings still in force
                 try:
-                    kernels[k.__name__] = k.trace()
+                    kernels[label[k]] = k.trace()
                 except UnsupportedError as e:
-                    kernels[k.__name__] = e
+                    kernels[label[k]] = e
     finally:
         _options.GLOBAL[0] = _options.Options()
     if stopped:
         for t in kernels.values():
             if not isinstance(t, Exception):
                 t.notes.append(stopped)
-    return kernels, ended
+    return kernels, ended, called
 
 
 def trace_file(path, kernel=None, as_main=False, call=None, module=None):
     """(name, TracedKernel) of the kernel file's (or module's) kernel; raises TraceFailure."""
     source = _Source(path, module)
     try:
-        kernels, ended = traced_kernels(source, as_main, call)
+        kernels, ended, called = traced_kernels(source, as_main, call)
     except BaseException as e:  # whatever the kernel file does, one line naming it
         raise _failure(source, e) from None
     if not kernels and ended:
@@ -250,6 +268,13 @@ def trace_file(path, kernel=None, as_main=False, call=None, module=None):
                            "kernel was defined")
     if not kernels:
         raise TraceFailure(f"{source}: no @pypto.jit kernel found")
+    if kernel is None and len(kernels) > 1 and len(set(called)) == 1:
+        # the wrapper call (or __main__) ran one of the file's kernels: that one, as on a board
+        kernel = called[0]
+        if not isinstance(kernels[kernel], Exception):
+            others = ", ".join(sorted(n for n in kernels if n != kernel))
+            kernels[kernel].notes.append(f"the file's other kernels ({others}) were not called; "
+                                         "--kernel picks one")
     if kernel is None and len(kernels) > 1:
         listed = ", ".join(f"{n}{' (refused)' if isinstance(k, Exception) else ''}"
                            for n, k in sorted(kernels.items()))

@@ -70,11 +70,20 @@ def _result(trace, name, inputs, shape, full, value_dtype, cut, call, **keys):
     return Tensor._of(out, shape, cut)
 
 
+def _piecewise(x, op):
+    """op (elementwise, one operand) of a concat: the concat of op on each piece (a cast of
+    concat([o1, o2], d) is concat([cast(o1), cast(o2)], d), each piece's own op)."""
+    pieces, d = x._pieces
+    return concat([op(p) for p in pieces], d)
+
+
 def unary(name, x, call=None, **keys):
     call = call or f"pypto.{name}"
     trace = T.active(call)
     if getattr(x, "_half", None) and name == "neg":
         return half_op(name, x, None, call)
+    if getattr(x, "_pieces", None) is not None and name != "rotate_half":
+        return _piecewise(x, lambda p: unary(name, p, call, **keys))
     x = _tensor(x, call)
     return _result(trace, name, [x], x.shape, x._value.shape, x.dtype, x._cut, call, **keys)
 
@@ -157,13 +166,17 @@ def reduction(name, x, dim, keepdim, call=None):
 
 def cast(input, dtype, mode=None):
     call = "pypto.cast"
-    T.active(call)
-    if mode is not None and getattr(mode, "name", str(mode)) != "CAST_NONE":
-        refuse(call, f"mode {mode}: rounding modes are not modelled", "leave mode out")
+    trace = T.active(call)
     dt = T.dtype_of(dtype, call)
     T.program_dtype(dt, call)
+    if getattr(input, "_pieces", None) is not None:
+        return _piecewise(input, lambda p: cast(p, dtype, mode))
     x = _tensor(input, call)
-    trace = T._current[-1]
+    if mode is not None and getattr(mode, "name", str(mode)) != "CAST_NONE":
+        note = (f"pypto.cast mode {getattr(mode, 'name', mode)}: the rounding mode changes the "
+                "values, not the Cast instruction's work; the op table's cast runs")
+        if note not in trace.notes:
+            trace.notes.append(note)
     return _result(trace, "cast", [x], x.shape, x._value.shape, dt, x._cut, call,
                    dtype=dt.program)
 

@@ -67,6 +67,7 @@ class Tensor:
                        "and a dtype")
             name = trace.claim(self._name, call) if self._name else trace.fresh("buf")
             self._bind(T.Value(self._spec_shape, self._dtype, name, "gm"))
+            self._local = tuple(trace.frames)  # the loops it is a variable of (Tensor.move)
 
     def __class_getitem__(cls, item):
         shape, dtype = item if isinstance(item, tuple) else (item, T.DTYPES["DT_FP32"])
@@ -103,10 +104,7 @@ class Tensor:
                 # a half used as a tensor: a view at a static offset (of a kernel tensor, or
                 # the program's view op of a computed one, whose loop chunks it takes whole)
                 offsets = [0] * (base.dim - 1) + [0 if side == "lo" else self.shape[-1]]
-                for d, f in base._cut.items():
-                    if base._value.kind in ("param", "gm"):
-                        offsets[d] = (f.index() - f.start) // f.step * f.chunk
-                v = _view(base, self.shape, offsets, None, None, False)
+                v = _view(base, self.shape, offsets, None, None, False)  # in base's chunks
                 self._half = None
                 self._bind(v._value, v._shape, v._cut)
         if self._value is None:
@@ -118,7 +116,8 @@ class Tensor:
                 refuse(call, f"pypto.full(..., {self._const}) feeds elementwise ops as a "
                        "scalar operand only", "tilesim programs have no fill op")
             if self._pieces is not None:
-                refuse(call, "a concat feeds only an assemble into a kernel tensor",
+                refuse(call, "a concat feeds only an assemble into a kernel tensor, a cast "
+                       "or a one-operand elementwise op (each piece's own)",
                        "tilesim programs have no concat op: assemble the concat, or compute "
                        "on its pieces")
             refuse(call, "this tensor is not part of the traced kernel",
@@ -169,7 +168,24 @@ class Tensor:
         assemble(src, offsets, self)
 
     def move(self, other):
-        assemble(other, [0] * self.dim, self)
+        if not self._rebind(other):
+            assemble(other, [0] * self.dim, self)
+
+    def _rebind(self, other):
+        """t[:] = v (t.move(v)) of a tensor the kernel made (pypto.tensor), written whole at the
+        loop level it was made at: t is v from here on, as PyPTO's move makes it (a local
+        running max or sum updated across a Python loop: gmax[:] = maximum(gmax, m)). False
+        where that does not hold (the write is then an assemble into the buffer)."""
+        trace, mine = _active_trace(), self._value
+        if (trace is None or mine is None or not isinstance(other, Tensor)
+                or getattr(self, "_local", None) != tuple(trace.frames)
+                or mine in trace.written or other._value is None or other._value.kind != "temp"
+                or other._shaped or other._half is not None or other._const is not None
+                or other._pieces is not None or other.dtype is not self.dtype
+                or _strip(other.shape) != _strip(self.shape)):
+            return False
+        self._bind(other._value, other._shape, other._cut)
+        return True
 
     def __getitem__(self, key):
         shape, offsets = _slices(self, key, "Tensor[...]")
@@ -394,8 +410,7 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         return half
     if value.kind not in ("param", "gm"):
         if valid_shape is not None:
-            refuse(call, "a valid_shape on a view of a value computed inside the kernel",
-                   "tails are taken where the loop views the kernel's arguments")
+            _computed_view_tails(input, shape, offsets, valid_shape, call)
         return _computed_view(input, value, shape, offsets, call)
     reshaped = getattr(value, "reshaped_at", None)
     if reshaped and input.shape != value.shape and not input._cut:
@@ -410,6 +425,14 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
         refuse(call, f"'{value.name}' is read as {old} here and as {value.shape} (the reshape "
                f"at {os.path.basename(file)}:{line}): a program declares a kernel argument in "
                "one shape", "view it in one of the two shapes only")
+    for d, f in (input._cut.items() if len(offsets) == input.dim else ()):
+        # a view of a kernel argument's loop chunk (x[i:i + c], then a view of that): its
+        # offsets are the chunk's; on the dim the loop cuts it takes the chunk whole
+        if not (isinstance(offsets[d], int) and offsets[d] == 0 and shape[d] == input.shape[d]):
+            refuse(call, f"on dim {d}, which loop '{f.name}' cuts, the view takes {shape[d]} "
+                   f"from {offsets[d]} of the chunk of {input.shape[d]} of '{value.name}'",
+                   "a view of an argument's loop chunk takes the chunk whole on that dim")
+        offsets[d] = (f.index() - f.start) // f.step * f.chunk
     tails = set()
     if valid_shape is not None:
         tails, shape = _valid_tails(valid_shape, shape, offsets, value.shape, call)
@@ -419,6 +442,22 @@ def _view(input, shape, offsets, valid_shape, dtype, halves):
     elif value not in T._current[-1].written:
         value.read = True
     return Tensor._of(value, shape, {**input._cut, **cut})
+
+
+def _computed_view_tails(input, shape, offsets, valid, call):
+    """A valid_shape on a view of a value computed inside a loop: on the dims the loop cuts, the
+    tail its chunk already has (the value was computed on the chunk's valid rows), checked as
+    on an argument's view; elsewhere the whole view."""
+    if len(offsets) != input.dim or not input._cut:
+        refuse(call, "a valid_shape on a view of a value computed outside any loop's chunks",
+               "tails are taken where the loop views the kernel's arguments")
+    absolute, extents = list(offsets), list(shape)
+    for d, f in input._cut.items():
+        absolute[d] = (f.index() - f.start) // f.step * f.chunk + offsets[d]
+        extents[d] = f.extent
+    if _valid_tails(valid, shape, absolute, extents, call)[1] != list(shape):
+        refuse(call, f"valid_shape {list(valid)} makes part of a view of a value computed "
+               "inside the kernel invalid on a dim no loop cuts", "view the valid part")
 
 
 def _view_of_broadcast(input, shape, offsets, call):
@@ -825,4 +864,4 @@ def loop_unroll(*args, name=None, idx_name=None, unroll_list=None, submit_before
 
 _TENSOR_METHODS = ["shape", "dtype", "dim", "view", "assemble", "move", "[...]", "exp", "log",
                    "sqrt", "rsqrt", "abs", "neg", "reciprocal", "relu", "sum", "amax", "amin",
-                   "prod", "argmax", "argmin", "cumsum", "matmul"]
+                   "prod", "argmax", "argmin", "cumsum", "matmul", "axpy_"]

@@ -260,9 +260,11 @@ class LoopFrame:
                 f"root functions take chunks of {shown} rows of dim {self.axis}; tilesim's "
                 f"loop cuts its {self.extent} into chunks of {even} ({same})")
         elif k > 1:
+            last = balanced[-1][0]
+            rest = f", the last of {last}" if balanced[-1][1] and last != even else ""
             trace.notes.append(
                 f"loop '{self.name}': unrolled by {k}, {self.program_count} root functions of "
-                f"{even} along dim {self.axis}")
+                f"{even}{rest} along dim {self.axis}")
 
     def index(self):
         return Sym(lambda env: env.get(self, self.start), frozenset([self]), self.idx_name)
