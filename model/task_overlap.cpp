@@ -32,22 +32,33 @@ OverlapRoom overlap_room(const TaskKind& prev, const TaskKind& next, const Hardw
           room_for(prev, next, BufferRole::kOutput, hw)};
 }
 
-double overlapped_start(const TaskCost& prev, const TaskCost& next, OverlapRoom room) {
-  return overlapped_start(StagedRun{prev.cycles, prev.stages}, StagedRun{next.cycles, next.stages},
-                          room);
+double earliest_start(const PipeClock& clock, const StagedRun& next, OverlapRoom room) {
+  const PipeStages& n = next.stages;
+  if (n.load_done > 0) return room.inputs ? clock.load : std::max(clock.load, clock.compute);
+  if (n.compute_start < next.cycles) return std::max(0.0, clock.compute - n.compute_start);
+  if (n.store_start < next.cycles) return std::max(0.0, clock.store - n.store_start);
+  return 0;
 }
 
-double overlapped_start(const StagedRun& prev, const StagedRun& next, OverlapRoom room) {
-  const PipeStages& p = prev.stages;
-  const PipeStages& n = next.stages;
-  double start = 0;
-  if (n.load_done > 0) start = std::max(start, room.inputs ? p.load_done : p.compute_done);
-  if (n.compute_start < next.cycles) {
-    start = std::max(start, p.compute_done - n.compute_start);
-    if (!room.outputs) start = std::max(start, p.store_done - n.compute_start);
+PipedRun run_on_pipes(const PipeClock& clock, double start, const StagedRun& run,
+                      OverlapRoom room) {
+  const PipeStages& n = run.stages;
+  const bool loads = n.load_done > 0, computes = n.compute_start < run.cycles,
+             stores = n.store_start < run.cycles;
+  double compute_wait = 0;
+  if (computes) {
+    const double free = room.outputs ? clock.compute : std::max(clock.compute, clock.store);
+    compute_wait = std::max(0.0, free - (start + n.compute_start));
   }
-  if (n.store_start < next.cycles) start = std::max(start, p.store_done - n.store_start);
-  return std::min(start, prev.cycles);
+  // The stores follow the compute: they wait for it, and for the store pipe.
+  double wait = compute_wait;
+  if (stores) wait = std::max(wait, clock.store - (start + n.store_start));
+  PipedRun r{run.cycles + wait, wait, clock};
+  if (loads)
+    r.after.load = start + n.load_done + (n.load_done > n.compute_start ? compute_wait : 0);
+  if (computes) r.after.compute = start + n.compute_done + compute_wait;
+  if (stores) r.after.store = start + n.store_done + wait;
+  return r;
 }
 
 }  // namespace tilesim

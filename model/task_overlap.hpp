@@ -3,22 +3,23 @@
 // flash kernel's key blocks, a looped block's sub-tiles) lets the next iteration's copy-in start
 // when the load pipe and a buffer are free, not when the previous iteration's copy-out ends.
 //
-// Each task keeps its own pipe offsets (model/task_cost.hpp PipeStages); the next task shifts as
-// a whole to the earliest start at which every pipe it uses is free of the task before it (a
-// pipe's issue, not the latency of its last copy, is what it holds):
-//   load:    start >= prev.load_done
-//   compute: start + next.compute_start >= prev.compute_done
-//   store:   start + next.store_start >= prev.store_done
-// and its buffers are free, as iterations inside a task rotate theirs (model/task_cost.hpp): when
-// the memory holding the previous task's buffers has no room for another copy of the next one's
-// inputs, its loads wait for the previous compute to end (start >= prev.compute_done); with no
+// The core carries each pipe's free time from task to task (PipeClock): loads (MTE2), compute
+// (vector or cube) and stores (MTE3). A task starts when its first pipe is free (its loads when
+// the load pipe is, earliest_start); each later stage waits for its own pipe (run_on_pipes):
+//   compute begins at max(start + compute_start, the compute pipe's free time)
+//   stores  begin  at max(start + store_start + the compute's wait, the store pipe's free time)
+// so a task's copy-in runs while earlier tasks still compute, and its run stretches by what its
+// later stages wait. Its buffers must be free, as iterations inside a task rotate theirs
+// (model/task_cost.hpp): when the memory holding the previous task's buffers has no room for
+// another copy of the next one's inputs, its loads wait for the previous compute to end; with no
 // room for its outputs (a cube core's L0C accumulator counts as one), its compute waits for the
-// previous stores (start + next.compute_start >= prev.store_done). The runtime caps the tasks a
-// core holds at once at the kinds' TaskKind::overlap.
+// previous stores. The runtime caps the tasks a core holds at once at the kinds'
+// TaskKind::overlap (the kernel's preload depth), which bounds how far the loads run ahead.
 //
 // A loop of N identical one-iteration tasks of stages L, C, S thus runs in
 // L + C + S + (N - 1) max(L, C, S): fill, N times the slowest stage, drain, as the same N
-// iterations inside one task do when their buffers do not bind.
+// iterations inside one task do when their buffers do not bind; a depth D that holds fewer tasks
+// than one run spans (D max(L, C, S) < L + C + S) makes the runtime's cap bind instead.
 
 #include "model/hardware.hpp"
 #include "model/task_cost.hpp"
@@ -35,12 +36,28 @@ struct OverlapRoom {
 };
 OverlapRoom overlap_room(const TaskKind& prev, const TaskKind& next, const Hardware& hw);
 
-// The earliest start of `next`, in cycles after the start of `prev` on the same core (never
-// before 0, never after prev.cycles), each task's pipes at the offsets of the run it makes
-// (staged_run_at_read_hit: reads that hit L2 shorten its loads, and the pipes after them, by
-// more than its whole run).
-double overlapped_start(const StagedRun& prev, const StagedRun& next, OverlapRoom room = {});
-// The same with every GM read missing L2.
-double overlapped_start(const TaskCost& prev, const TaskCost& next, OverlapRoom room = {});
+// When each pipe of a core is free of the work its tasks have issued, in cycles (0: never used).
+struct PipeClock {
+  double load = 0;
+  double compute = 0;
+  double store = 0;
+};
+
+// The earliest start of `next` on a core whose pipes stand at `clock`: its first pipe free (its
+// loads; without loads its compute, then its stores), and without room for its inputs its loads
+// after the compute before.
+double earliest_start(const PipeClock& clock, const StagedRun& next, OverlapRoom room = {});
+
+// A task started at `start` on a core whose pipes stand at `clock`, each stage waiting for its
+// pipe: its run (its own, stretched by those waits), the part of it spent waiting, and the core's
+// pipes once it has issued its work. Loads that continue past its compute's start (a task of
+// several iterations) move with its compute.
+struct PipedRun {
+  double cycles = 0;
+  double wait = 0;
+  PipeClock after;
+};
+PipedRun run_on_pipes(const PipeClock& clock, double start, const StagedRun& run,
+                      OverlapRoom room = {});
 
 }  // namespace tilesim

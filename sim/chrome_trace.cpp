@@ -146,7 +146,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResu
       const auto& cost = sim.kind_costs[static_cast<size_t>(graph.tasks[list[k]].kind)];
       const Ticks t = ticks(r.start, r.end);
       const double dur = r.end - r.start;
-      const DmaBusy dma = shared_dma_busy(cost, dur, sim.hit_share(list[k]), r.write_share);
+      // Waits for the core's pipes (busy with the tasks before) are not this task's DMA.
+      const DmaBusy dma = shared_dma_busy(cost, dur - sim.pipe_wait_of(list[k]),
+                                          sim.hit_share(list[k]), r.write_share);
       auto pct = [&](double busy) {
         return dur > 0 ? std::round(std::clamp(busy / dur, 0.0, 1.0) * 1000.0) / 10.0 : 0.0;
       };

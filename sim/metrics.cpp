@@ -63,7 +63,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
     int32_t last_task = -1;
     bool in_order = true;  // every task after the one before in (start, index) order
 
-    void add(const TaskRecord& r, int32_t task, const TaskCost& cost, double read_hit) {
+    void add(const TaskRecord& r, int32_t task, const TaskCost& cost, double read_hit,
+             double pipe_wait) {
       in_order = in_order && (r.start > last_start || (r.start == last_start && task > last_task));
       last_start = r.start;
       last_task = task;
@@ -76,7 +77,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
       wait += std::max(0.0, r.start - prev_end);
       wait_sched += std::max(0.0, r.start - std::max(prev_end, r.pred_end));
       busy += std::max(0.0, r.end - std::max(r.start, prev_end));
-      dma.add(cost, r.start, dur, read_hit, r.write_share);
+      // Waits for the core's pipes (busy with the tasks before) are not this task's DMA.
+      dma.add(cost, r.start, dur - pipe_wait, read_hit, r.write_share);
       vec += cost.vec_busy;
       cube += cost.cube_busy;
       mte1 += cost.mte1_busy;
@@ -111,7 +113,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
         const TaskRecord& r = sim.tasks[static_cast<size_t>(task)];
         if (r.core < lo || r.core >= hi) continue;
         sums[static_cast<size_t>(r.core)].add(r, task, kind_cost(task),
-                                              sim.hit_share(static_cast<size_t>(task)));
+                                              sim.hit_share(static_cast<size_t>(task)),
+                                              sim.pipe_wait_of(static_cast<size_t>(task)));
       }
     });
   }
@@ -150,7 +153,8 @@ Metrics compute_metrics(const TaskGraph& graph, const SimResult& sim, const Hard
             __builtin_prefetch(&sim.tasks[static_cast<size_t>(list[j + kPrefetchAhead].task)]);
           const int32_t task = list[j].task;
           sums[c].add(sim.tasks[static_cast<size_t>(task)], task, kind_cost(task),
-                      sim.hit_share(static_cast<size_t>(task)));
+                      sim.hit_share(static_cast<size_t>(task)),
+                      sim.pipe_wait_of(static_cast<size_t>(task)));
         }
       }
     });

@@ -100,6 +100,10 @@ struct SimResult {
   // kind's all-miss and all-hit runs (empty: no L2 model, every read misses).
   std::vector<float> read_hit;
   double hit_share(size_t task) const { return read_hit.empty() ? 0.0 : read_hit[task]; }
+  // Per task: cycles of its span its stages waited for its core's pipes, busy with the tasks
+  // before it (model/task_overlap.hpp run_on_pipes; empty: no task overlaps another).
+  std::vector<float> pipe_wait;
+  double pipe_wait_of(size_t task) const { return pipe_wait.empty() ? 0.0 : pipe_wait[task]; }
   // The tasks in the order they started (the simulator's; empty for a result built otherwise):
   // compute_metrics walks each core's tasks in start order from it instead of sorting them.
   std::vector<int32_t> start_order;

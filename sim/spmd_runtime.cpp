@@ -200,9 +200,9 @@ void SpmdRuntime::try_lane(int32_t c, int lane, double t) {
     if (cl.running[l] == 0) {
       at = std::max(at, cl.free_at[l]);
     } else {
-      // Overlapped: after the task before has started (the run it started with sets the offset).
+      // Overlapped: after the task before has started (the core's pipes hold its work).
       if (!cl.last_started[l] || cl.running[l] >= overlap_depth(prev, task)) return;
-      at = std::max(at, cl.last_start[l] + overlap_offset(prev, task));
+      at = std::max(at, overlap_start(lane_core(c, lane), task));
     }
     ++cl.next[l];
     ++cl.running[l];

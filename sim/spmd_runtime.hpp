@@ -10,9 +10,9 @@
 //    the cores wait for one to free, so grid = cores + 1 runs a second wave.
 //  - A block may be a run of tasks (Task::continues_block): the hardware places its first; each
 //    next one starts on the same core the moment the previous ends (the block's own loop), or,
-//    when their kinds overlap (TaskKind::overlap), as model/task_overlap.hpp says: once each
-//    pipe it uses is free of the task before, up to that many tasks at once; the core takes its
-//    next work when all of them have ended.
+//    when their kinds overlap (TaskKind::overlap), as model/task_overlap.hpp says: once its
+//    first pipe is free of the tasks before (each later stage waiting for its own pipe), up to
+//    that many tasks at once; the core takes its next work when all of them have ended.
 // A core runs its pinned tasks first, then takes blocks.
 // A mixed block (Task::mix_lane; Triton-Ascend's and Ascend C's mix kernels) runs on a cluster:
 // AIC c with AIVs 2c and 2c + 1. The hardware places it on the first cluster whose three cores
@@ -20,8 +20,9 @@
 // predecessors, kernel.cross_core_flag_ns more when one ran on another core of the cluster
 // (CrossCoreSetFlag / CrossCoreWaitFlag, mode 2). Consecutive tasks of a lane whose kinds
 // pipeline across tasks (TaskKind::overlap) overlap as model/task_overlap.hpp says: the next
-// starts once each pipe it uses is free of the one before, up to the depth the kinds and the
-// core's capacity allow, and an edge between them is met at the predecessor's start. The cluster
+// starts once its first pipe is free of the tasks before (each later stage waiting for its own
+// pipe), up to the depth the kinds allow, and an edge between them is met at the predecessor's
+// start. The cluster
 // takes its next block when the block's last task ends. A launch holds mixed blocks or other work,
 // not both. A graph may hold several launches (Task::launch): the blocks of launch k + 1 start only
 // when every task of launch k has finished, launch_gap_cycles (sim/launch_cost.hpp) later, their
@@ -29,6 +30,7 @@
 // to a later launch idles until then. Pinned tasks are launch 0; a block's continuing tasks belong
 // to its launch.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -56,15 +58,13 @@ class SpmdRuntime : public TaskEngine {
       const auto l = static_cast<size_t>(g_.tasks[static_cast<size_t>(task)].mix_lane);
       if (cl.last[l] != task) return;
       cl.last_started[l] = true;
-      cl.last_start[l] = t;
       try_lane(cluster_of(core), static_cast<int>(l), t);
       return;
     }
     CoreLoop& loop = loops_[static_cast<size_t>(core)];
     if (loop.last != task) return;
     loop.started = true;
-    loop.last_start = t;
-    pre_start(core);
+    pre_start(core, t);
   }
   void on_task_end(int32_t task, double t) {
     const int32_t core = record(task).core;
@@ -78,7 +78,7 @@ class SpmdRuntime : public TaskEngine {
         if (loop.running == 0)
           start_on(core, static_cast<int32_t>(after), t);
         else
-          pre_start(core);
+          pre_start(core, t);
       } else if (loop.running == 0) {
         idle_[static_cast<size_t>(core)] = !start_next(core, t, gap_);
       }
@@ -113,11 +113,10 @@ class SpmdRuntime : public TaskEngine {
   }
 
   // A core's run of tasks (a pinned list, a block's continuing tasks): the task queued last on
-  // it, whether it has started and when, and how many of its tasks are queued and not ended.
+  // it, whether it has started, and how many of its tasks are queued and not ended.
   struct CoreLoop {
     int32_t last = -1;
     bool started = false;
-    double last_start = 0;
     int running = 0;
   };
   // Queues `task` on `core` at `at`.
@@ -131,14 +130,14 @@ class SpmdRuntime : public TaskEngine {
   }
   // Once the core's last task has started: the block's next task too if the two overlap
   // (TaskKind::overlap, model/task_overlap.hpp) and the core holds fewer tasks than they allow.
-  void pre_start(int32_t core) {
+  void pre_start(int32_t core, double now) {
     const CoreLoop& loop = loops_[static_cast<size_t>(core)];
     if (!loop.started) return;
     const auto after = static_cast<size_t>(loop.last) + 1;
     if (after >= g_.tasks.size() || !g_.tasks[after].continues_block) return;
     const auto next = static_cast<int32_t>(after);
     if (loop.running >= overlap_depth(loop.last, next)) return;
-    start_on(core, next, loop.last_start + overlap_offset(loop.last, next));
+    start_on(core, next, std::max(now, overlap_start(core, next)));
   }
 
   // Mixed blocks. The cluster of a core, and the core of lane `lane` of cluster `c`.
@@ -171,7 +170,6 @@ class SpmdRuntime : public TaskEngine {
     std::array<double, 3> free_at{};           // per lane: its core free from then
     std::array<int32_t, 3> last{};             // per lane: the task queued last (-1: none)
     std::array<bool, 3> last_started{};        // ... whether it has started
-    std::array<double, 3> last_start{};        // ... and when
   };
   // An edge between two tasks of one lane whose kinds overlap: the core's pipes keep their order
   // (the successor's compute after the predecessor's, model/task_overlap.hpp) and the state

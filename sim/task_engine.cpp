@@ -26,7 +26,7 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
                       cost.hit_cycles < 0 ? cost.cycles : cost.hit_cycles,
                       SharedBandwidth::demand_of(cost.cycles, cost.latency_exposures),
                       cost.mte2_busy, cost.hit_mte2_busy < 0 ? cost.mte2_busy : cost.hit_mte2_busy,
-                      cost.gm_read_requests});
+                      cost.gm_read_requests, g.kinds[i].overlap > 1});
   }
   if (g.has_accesses()) {
     run_stretch_.assign(g.tasks.size(), 1.0);
@@ -37,6 +37,10 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
   }
   count_[CoreType::kAiv] = hw.cores.aiv;
   count_[CoreType::kAic] = hw.cores.aic;
+  if (std::any_of(kinds_.begin(), kinds_.end(), [](const KindInfo& k) { return k.overlaps; })) {
+    pipes_.assign(static_cast<size_t>(count_[CoreType::kAiv] + count_[CoreType::kAic]), {});
+    res_.pipe_wait.assign(g.tasks.size(), 0.0F);
+  }
   for (const CoreType t : kCoreTypes) {
     first_core_[t] = num_cores();
     res_.core_types.insert(res_.core_types.end(), static_cast<size_t>(count_[t]), t);
@@ -51,19 +55,52 @@ int32_t TaskEngine::global_core(CoreType t, int32_t index) const {
   return first_core_[t] + index;
 }
 
-double TaskEngine::overlap_offset(int32_t prev, int32_t next) {
-  const auto a = static_cast<size_t>(kind_of(prev)), b = static_cast<size_t>(kind_of(next));
+OverlapRoom TaskEngine::room(int32_t prev_kind, int32_t next_kind) {
+  const auto a = static_cast<size_t>(prev_kind), b = static_cast<size_t>(next_kind);
   const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
   auto it = overlap_rooms_.find(key);
   if (it == overlap_rooms_.end())
     it = overlap_rooms_.emplace(key, overlap_room(g_.kinds[a], g_.kinds[b], hw_)).first;
-  const TaskCost& p = res_.kind_costs[a];
-  const TaskCost& n = res_.kind_costs[b];
-  if (!l2_) return overlapped_start(p, n, it->second);  // every read misses: the all-miss run
-  const auto i = static_cast<size_t>(prev);
-  const double h = res_.read_hit[i];
-  return overlapped_start(staged_run_at_read_hit(p, h), staged_run_at_read_hit(n, h), it->second) *
-         run_stretch_[i];
+  return it->second;
+}
+
+namespace {
+
+// A task's run and pipe offsets at read-hit share `h`, stretched by `stretch`.
+StagedRun stretched_run(const TaskCost& cost, double h, double stretch) {
+  StagedRun r = staged_run_at_read_hit(cost, h);
+  if (stretch == 1) return r;
+  r.cycles *= stretch;
+  for (double PipeStages::*x :
+       {&PipeStages::load_done, &PipeStages::compute_start, &PipeStages::compute_done,
+        &PipeStages::store_start, &PipeStages::store_done})
+    r.stages.*x *= stretch;
+  return r;
+}
+
+}  // namespace
+
+double TaskEngine::overlap_start(int32_t core, int32_t next) {
+  const CorePipes& p = pipes_[static_cast<size_t>(core)];
+  if (p.last < 0) return 0;
+  const auto i = static_cast<size_t>(p.last);
+  const double h = l2_ ? res_.read_hit[i] : 0;
+  const double stretch = l2_ ? run_stretch_[i] : 1;
+  return earliest_start(
+      p.clock, stretched_run(res_.kind_costs[static_cast<size_t>(kind_of(next))], h, stretch),
+      room(kind_of(p.last), kind_of(next)));
+}
+
+double TaskEngine::run_on_core_pipes(int32_t task, double t, double h, double stretch) {
+  CorePipes& p = pipes_[static_cast<size_t>(record(task).core)];
+  const int32_t kind = kind_of(task);
+  const PipedRun r = run_on_pipes(
+      p.clock, t, stretched_run(res_.kind_costs[static_cast<size_t>(kind)], h, stretch),
+      p.last < 0 ? OverlapRoom{} : room(kind_of(p.last), kind));
+  p.clock = r.after;
+  p.last = task;
+  res_.pipe_wait[static_cast<size_t>(task)] = static_cast<float>(r.wait);
+  return r.cycles;
 }
 
 SimResult TaskEngine::finish() {

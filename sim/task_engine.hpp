@@ -53,17 +53,16 @@ class TaskEngine {
   int32_t global_core(CoreType t, int32_t index) const;
 
   // Overlap of a core's consecutive tasks `prev` then `next` (model/task_overlap.hpp): the tasks
-  // the core may hold at once (TaskKind::overlap of both kinds; 1: serial), and the earliest
-  // start of `next` after the start of `prev`.
+  // the core may hold at once (TaskKind::overlap of both kinds; 1: serial).
   int overlap_depth(int32_t prev, int32_t next) const {
     return std::min(g_.kinds[static_cast<size_t>(kind_of(prev))].overlap,
                     g_.kinds[static_cast<size_t>(kind_of(next))].overlap);
   }
-  // With L2, both tasks' pipes at the offsets of the run `prev` started with (its L2 hit share:
-  // model/task_cost.hpp staged_run_at_read_hit; `next` has not started, so its share is taken to
-  // be its predecessor's), stretched as that run was by queueing at L2, so an overlapped start
-  // is never later than the serial one.
-  double overlap_offset(int32_t prev, int32_t next);
+  // The earliest start of `next` on `core` once the core's last task has started: its first pipe
+  // free of the work the core's tasks have issued (model/task_overlap.hpp earliest_start), its
+  // stages at the L2 hit share the task before started with (it has not started: its own is
+  // not known) and stretched as that run was by queueing at L2.
+  double overlap_start(int32_t core, int32_t next);
   int32_t kind_of(int32_t task) const { return g_.tasks[static_cast<size_t>(task)].kind; }
 
   [[gnu::always_inline]] void push(int lane, double t, uint8_t type, int32_t id) {
@@ -108,6 +107,12 @@ class TaskEngine {
     double load;        // cycles its load pipe is busy when every read misses
     double hit_load;    // ... when every read hits
     double requests;    // GM read requests (line pieces)
+    bool overlaps;      // TaskKind::overlap > 1: its stages run on its core's pipe clock
+  };
+  // A core's pipes as its overlapping tasks leave them, and its last such task (-1: none).
+  struct CorePipes {
+    PipeClock clock;
+    int32_t last = -1;
   };
 
   [[gnu::always_inline]] void start_task(int32_t task, double t) {
@@ -135,6 +140,7 @@ class TaskEngine {
       const double queue = kind.requests * hbm->queued_reads * request_cycles_;
       run = std::max(run, load - own + std::max(own, queue));
     }
+    if (kind.overlaps) run = run_on_core_pipes(task, t, h, unqueued > 0 ? run / unqueued : 1);
     if (run != kind.cycles && kind.cycles > 0) {
       cls = bw_.flow_class(SharedBandwidth::run_time(run));
       scale = run > 0 ? kind.cycles / run : 1;
@@ -150,6 +156,12 @@ class TaskEngine {
                                                                  : 0.0);
     bw_.start_flow(task, t, cls, hbm_demand, all, hbm_demand * kind.waits * scale);
   }
+  // An overlapping task started at `t` on its core, its stages at read-hit share `h` stretched by
+  // `stretch` (queueing at L2): each stage waits for its pipe (model/task_overlap.hpp
+  // run_on_pipes); the core's pipe clock moves on. Returns its run.
+  double run_on_core_pipes(int32_t task, double t, double h, double stretch);
+  // Which of `prev` and `next`'s buffers fit beside each other (cached by kind pair).
+  OverlapRoom room(int32_t prev_kind, int32_t next_kind);
   // Checks every task ran; fills the predecessor ends and the span.
   SimResult finish();
 
@@ -167,6 +179,7 @@ class TaskEngine {
   EventQueue events_;
   size_t finished_ = 0;
   std::unordered_map<uint64_t, OverlapRoom> overlap_rooms_;  // by kind pair
+  std::vector<CorePipes> pipes_;  // per core, when some kind overlaps (else empty)
   // Per task: its run over the run its L2 hits alone give (above 1 when requests queue at L2);
   // kept only with L2 (without it the run is its kind's), which spares a fixed-latency replay
   // 8 B a task of fresh memory.

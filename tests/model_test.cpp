@@ -297,11 +297,25 @@ TEST(TaskCost, DoubleBufferingOverlapsToTheSlowestPipe) {
   EXPECT_LT(c.cycles, cost_task_kind(streaming_kind(n, 1, bytes), hw).cycles * 0.8);
 }
 
+// N tasks of `run` on one core whose pipes carry from task to task (model/task_overlap.hpp),
+// each started at its earliest: the end of the last.
+double loop_on_pipes(const StagedRun& run, int64_t n, OverlapRoom room = {}) {
+  PipeClock clock;
+  double end = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double start = earliest_start(clock, run, room);
+    const PipedRun r = run_on_pipes(clock, start, run, room);
+    clock = r.after;
+    end = std::max(end, start + r.cycles);
+  }
+  return end;
+}
+
 // A core's consecutive tasks overlap (model/task_overlap.hpp): N one-iteration tasks, each
-// started where its pipes are free of the one before, run in fill + N x the slowest stage +
-// drain: the loads' occupancy L here, so the n-th starts n L after the first and the loop ends
-// one task's run after that; that is the run of the same N iterations inside one task at depth
-// 4, where the buffers do not bind.
+// started when the load pipe is free and each later stage waiting for its own pipe, run in
+// fill + N x the slowest stage + drain: the loads' occupancy L here, so the loop ends
+// one task's run (N - 1) L after the first starts; that is the run of the same N iterations
+// inside one task at depth 4, where the buffers do not bind.
 TEST(TaskOverlap, LoopOfTasksRunsInFillPlusNSlowestStagesPlusDrain) {
   const Hardware hw = default_hw();
   const int64_t bytes = 8192;
@@ -309,36 +323,82 @@ TEST(TaskOverlap, LoopOfTasksRunsInFillPlusNSlowestStagesPlusDrain) {
   const TaskCost one = cost_task_kind(streaming_kind(1, 4, bytes), hw);
   EXPECT_NEAR(one.stages.load_done, load_occ, 1e-9);
   EXPECT_NEAR(one.stages.compute_start, load_occ + hw.dma.read.latency_cycles, 1e-9);
-  const double period = overlapped_start(one, one);
-  EXPECT_NEAR(period, load_occ, 1e-9);  // loads are the slowest stage
+  const StagedRun r1{one.cycles, one.stages};
+  const PipedRun first = run_on_pipes({}, 0, r1);
+  EXPECT_NEAR(earliest_start(first.after, r1), load_occ, 1e-9);  // loads are the slowest stage
   const int64_t n = 64;
-  const double loop = one.cycles + static_cast<double>(n - 1) * period;
+  const double loop = one.cycles + static_cast<double>(n - 1) * load_occ;
+  EXPECT_NEAR(loop_on_pipes(r1, n), loop, 1e-6);
   EXPECT_NEAR(loop, cost_task_kind(streaming_kind(n, 4, bytes), hw).cycles, 1e-6);
-  // Compute-bound: a task whose vector work outlasts its load starts a compute stage later.
+  // Compute-bound: a task whose vector work C outlasts its load still loads once the load pipe
+  // is free, its compute waiting for the one before: the loop takes a compute stage per task.
   TaskKind heavy = streaming_kind(1, 4, bytes);
   for (int i = 0; i < 8; ++i) heavy.steps[0].vec.push_back(heavy.steps[0].vec[0]);
   const TaskCost h = cost_task_kind(heavy, hw);
   ASSERT_GT(h.vec_busy, load_occ);
-  EXPECT_NEAR(overlapped_start(h, h), h.vec_busy, 1e-9);
+  const StagedRun rh{h.cycles, h.stages};
+  const PipedRun h0 = run_on_pipes({}, 0, rh);
+  EXPECT_NEAR(earliest_start(h0.after, rh), load_occ, 1e-9);
+  const PipedRun h1 = run_on_pipes(h0.after, load_occ, rh);
+  EXPECT_NEAR(h1.wait, h.vec_busy - load_occ, 1e-9);  // its compute waits for the one before
+  EXPECT_NEAR(load_occ + h1.cycles, h.cycles + h.vec_busy, 1e-9);
+  EXPECT_NEAR(loop_on_pipes(rh, n), h.cycles + static_cast<double>(n - 1) * h.vec_busy, 1e-6);
   // Capacity: beside a task's 2 x 16 KiB (one copy each) the 192 KiB UB holds another 16 KiB
   // input and output; beside 2 x 80 KiB neither. Without room for its inputs the next task's
-  // loads wait for the previous compute to end.
+  // loads wait for the previous compute to end: a loop of L + C per task, then the stores.
   const OverlapRoom room =
       overlap_room(streaming_kind(1, 2, bytes), streaming_kind(1, 2, bytes), hw);
   EXPECT_TRUE(room.inputs && room.outputs);
   const TaskKind big = streaming_kind(1, 2, 80 * 1024);
   const OverlapRoom none = overlap_room(big, big, hw);
   EXPECT_FALSE(none.inputs || none.outputs);
-  EXPECT_NEAR(overlapped_start(one, one, {false, true}), one.stages.compute_done, 1e-9);
+  EXPECT_NEAR(earliest_start(first.after, r1, {false, true}), one.stages.compute_done, 1e-9);
+  EXPECT_NEAR(loop_on_pipes(r1, n, {false, true}),
+              static_cast<double>(n - 1) * one.stages.compute_done + one.cycles, 1e-6);
+}
+
+// One iteration of stages L, C, S on an idle machine, each pipe taking its work in turn.
+StagedRun three_stages(double l, double c, double s) {
+  return {l + c + s, PipeStages{l, l, l + c, l + c, l + c + s, 0, l, l + c + s}};
+}
+
+// Each pipe carries its own free time: after a task of long compute, the next one's copy-in
+// runs at once, its compute and stores wait for their pipes and its run stretches by that wait;
+// the load pipe is then free for the task after, whose copy-in also runs under that compute.
+// A (L 100, C 500, S 100) then two B (100 each): B1 loads at 100, computes 600-700 (a wait of
+// 400) and stores 700-800; B2 loads at 200, computes 700-800, stores 800-900. Shifted as a whole
+// (its loads held back until its compute could follow them) B2 would load at 600, not 200. A
+// task without loads starts when its compute pipe is free; without room for its outputs its
+// compute waits for the stores before.
+TEST(TaskOverlap, EachPipeCarriesItsFreeTime) {
+  const StagedRun a = three_stages(100, 500, 100), b = three_stages(100, 100, 100);
+  const PipedRun ra = run_on_pipes({}, 0, a);
+  EXPECT_DOUBLE_EQ(ra.cycles, 700);
+  EXPECT_DOUBLE_EQ(earliest_start(ra.after, b), 100);
+  const PipedRun rb1 = run_on_pipes(ra.after, 100, b);
+  EXPECT_DOUBLE_EQ(rb1.wait, 400);
+  EXPECT_DOUBLE_EQ(100 + rb1.cycles, 800);
+  EXPECT_DOUBLE_EQ(rb1.after.load, 200);
+  EXPECT_DOUBLE_EQ(rb1.after.compute, 700);
+  EXPECT_DOUBLE_EQ(rb1.after.store, 800);
+  EXPECT_DOUBLE_EQ(earliest_start(rb1.after, b), 200);
+  const PipedRun rb2 = run_on_pipes(rb1.after, 200, b);
+  EXPECT_DOUBLE_EQ(200 + rb2.cycles, 900);
+  // No loads: the task starts with its compute.
+  const StagedRun compute_only{100, PipeStages{0, 0, 100, 100, 100, 0, 0, 100}};
+  EXPECT_DOUBLE_EQ(earliest_start(ra.after, compute_only), 600);
+  // No room for B's outputs beside A's buffers: B's compute waits for A's stores (700).
+  const PipedRun full = run_on_pipes(ra.after, 100, b, {true, false});
+  EXPECT_DOUBLE_EQ(full.after.compute, 800);
+  EXPECT_DOUBLE_EQ(100 + full.cycles, 900);
 }
 
 // Reads that hit L2 shorten a task's loads, not its compute: its pipe offsets interpolate between
 // the all-miss and all-hit runs by its hit share (staged_run_at_read_hit), not by the whole run's
 // ratio. One iteration of loads L, compute C = 300, stores S = 200, L = 400 missing and 100
-// hitting: runs of 900 and 600. At half its reads hitting, L = 250, the run 750 and the next task
-// of the kind starts a compute stage (300) after it: max(250, 550 - 250, 750 - 550). The whole
-// run's ratio would have scaled the all-miss offset (the loads' 400) to 400 x 750 / 900 = 333.3;
-// all hitting, to 400 x 600 / 900 = 266.7, less than the compute the vector pipe does per task.
+// hitting: runs of 900 and 600. At half its reads hitting, L = 250, the run 750, and a loop of
+// such tasks takes a compute stage (300) per task: max(250, 300, 200). The whole run's ratio
+// would have scaled the all-miss offsets (the loads' 400) to 400 x 750 / 900 = 333.3 a task.
 TEST(TaskOverlap, HitsShortenTheLoadsNotTheCompute) {
   TaskCost c;
   c.cycles = 900;
@@ -350,19 +410,16 @@ TEST(TaskOverlap, HitsShortenTheLoadsNotTheCompute) {
   EXPECT_DOUBLE_EQ(half.stages.load_done, 250);
   EXPECT_DOUBLE_EQ(half.stages.compute_done, 550);
   EXPECT_DOUBLE_EQ(half.stages.store_done, 750);
-  EXPECT_DOUBLE_EQ(overlapped_start(half, half), 300);
-  const StagedRun hit = staged_run_at_read_hit(c, 1);
-  EXPECT_DOUBLE_EQ(overlapped_start(hit, hit), 300);
+  EXPECT_DOUBLE_EQ(loop_on_pipes(half, 10), 750 + 9 * 300);
+  EXPECT_DOUBLE_EQ(loop_on_pipes(staged_run_at_read_hit(c, 1), 10), 600 + 9 * 300);
   // All missing: the all-miss offsets, the loads binding.
-  EXPECT_DOUBLE_EQ(overlapped_start(staged_run_at_read_hit(c, 0), staged_run_at_read_hit(c, 0)),
-                   400);
-  EXPECT_DOUBLE_EQ(overlapped_start(c, c), 400);
+  EXPECT_DOUBLE_EQ(loop_on_pipes(staged_run_at_read_hit(c, 0), 10), 900 + 9 * 400);
   // Hit offsets not known: the all-miss offsets scaled to the run (750 / 900).
   c.hit_stages.reset();
   const StagedRun scaled = staged_run_at_read_hit(c, 0.5);
   EXPECT_DOUBLE_EQ(scaled.cycles, 750);
   EXPECT_DOUBLE_EQ(scaled.stages.load_done, 400 * 750.0 / 900);
-  EXPECT_DOUBLE_EQ(overlapped_start(scaled, scaled), 400 * 750.0 / 900);
+  EXPECT_NEAR(loop_on_pipes(scaled, 10), 750 + 9 * 400 * 750.0 / 900, 1e-9);
 }
 
 // Depth 1: load i+1 and store i both wait for compute i, so they leave together: no load is in

@@ -697,7 +697,8 @@ TaskGraph loop_graph(int n, const TaskKind& k, bool mixed) {
 // A loop of N tasks on one core: a mixed block's tasks on its first AIV, each carrying state to
 // the next, or a block's continuing tasks on the AIC. Kinds that overlap (TaskKind::overlap 2)
 // run it in L + C + S + (N - 1) max(L, C, S) (model/task_overlap.hpp), the carried edge met at
-// the predecessor's start; kinds that do not run it in N (L + C + S). A core takes its next block
+// the predecessor's start: each task loads once the load pipe is free and its compute waits for
+// the one before; kinds that do not run it in N (L + C + S). A core takes its next block
 // (a one-task block here) only when every task of the first has ended, a block start later.
 TEST(Simulator, SpmdLoopsOverlapToTheSlowestStage) {
   Hardware hw = ideal_runtime_hw();
@@ -720,7 +721,9 @@ TEST(Simulator, SpmdLoopsOverlapToTheSlowestStage) {
   };
   const SimResult lane = run(2, 1024, true);
   EXPECT_NEAR(lane.last_end, s + overlapped, 1e-6);
-  EXPECT_NEAR(lane.tasks[1].start - lane.tasks[0].start, c, 1e-6);
+  EXPECT_NEAR(lane.tasks[1].start - lane.tasks[0].start, l, 1e-6);
+  EXPECT_NEAR(lane.tasks[1].end - lane.tasks[0].end, c, 1e-6);
+  EXPECT_NEAR(lane.pipe_wait_of(1), c - l, 1e-6);  // its compute waited for the one before
   EXPECT_NEAR(run(1, 1024, true).last_end, s + serial, 1e-6);
   // Buffers leaving no room for the next task's inputs: its loads wait for the compute before.
   EXPECT_NEAR(run(2, 128 * 1024, true).last_end, s + n * (l + c) + st, 1e-6);
@@ -730,13 +733,38 @@ TEST(Simulator, SpmdLoopsOverlapToTheSlowestStage) {
   EXPECT_NEAR(run(1, 1024, false).tasks[n].start, 2 * s + serial, 1e-6);
 }
 
+// The depth binds: a core holds at most TaskKind::overlap tasks, so the loads run at most that
+// many tasks ahead. Stages of 300 each (a run of 900): three tasks deep the loop takes a stage
+// per task (fill + N x 300 + drain); two deep, a task's loads wait for the task two before it to
+// end, and each pair of tasks takes a whole run: N / 2 x 900 + 300 (ends at 900, 1200, 1800,
+// 2100, ...).
+TEST(Simulator, SpmdOverlapDepthBoundsTheLoadsAhead) {
+  Hardware hw = ideal_runtime_hw();
+  hw.cores.aic = 1;
+  hw.cores.aiv = 2;
+  const double s = hw.ns_to_cycles(hw.scheduler.block_start_ns);
+  const double stage = 300;
+  const int n = 10;
+  auto run = [&](int overlap) {
+    TaskKind k;
+    k.overlap = overlap;
+    k.buffers = {{"in", 1024, BufferRole::kInput, MemSpace::kUb}};
+    TaskGraph g = loop_graph(n, k, true);
+    g.finalize();
+    return simulate_costed(g, {three_stage_cost(stage, stage, stage)}, hw);
+  };
+  EXPECT_NEAR(run(3).last_end, s + 3 * stage + (n - 1) * stage, 1e-6);
+  EXPECT_NEAR(run(4).last_end, s + 3 * stage + (n - 1) * stage, 1e-6);
+  const SimResult two = run(2);
+  EXPECT_NEAR(two.last_end, s + n / 2 * 3 * stage + stage, 1e-6);
+  EXPECT_NEAR(two.tasks[2].start, two.tasks[0].end, 1e-6);
+}
+
 // A block's two overlapping tasks whose reads all hit L2 (warm: the input they read starts
-// resident): the second starts where the first's pipes are free in the run it makes, its stages
-// at its hit share (model/task_overlap.hpp). Loads of 400 cycles missing and 100 hitting, compute
-// 300, stores 200: all hitting, the compute binds and the second starts 300 after the first
-// (max(100, 400 - 100, 600 - 400)); the first's whole run (600 of 900) would have scaled the
-// all-miss offset (the loads' 400) to 266.7, less than the compute it waits for. Cold, both miss:
-// the all-miss offset, 400.
+// resident): the second's stages are taken at its hit share (model/task_overlap.hpp). Loads of
+// 400 cycles missing and 100 hitting, compute 300, stores 200: all hitting, the second loads
+// once the first's loads are done (100) and the compute binds: it ends 300 after the first. Cold,
+// both miss: the loads bind, 400.
 TEST(Simulator, OverlappedTasksTakeTheirStagesAtTheirHitShare) {
   Hardware hw = ideal_runtime_hw();
   hw.cores.aic = 1;
@@ -754,10 +782,12 @@ TEST(Simulator, OverlappedTasksTakeTheirStagesAtTheirHitShare) {
   warm.l2_start = L2Start::kWarm;
   const SimResult hit = simulate_costed(g, {c}, hw, warm);
   ASSERT_EQ(hit.hit_share(0), 1);
-  EXPECT_NEAR(hit.tasks[1].start - hit.tasks[0].start, 300, 1e-6);
+  EXPECT_NEAR(hit.tasks[1].start - hit.tasks[0].start, 100, 1e-6);
+  EXPECT_NEAR(hit.tasks[1].end - hit.tasks[0].end, 300, 1e-6);
   const SimResult cold = simulate_costed(g, {c}, hw);
   ASSERT_EQ(cold.hit_share(0), 0);
   EXPECT_NEAR(cold.tasks[1].start - cold.tasks[0].start, 400, 1e-6);
+  EXPECT_NEAR(cold.tasks[1].end - cold.tasks[0].end, 400, 1e-6);
 }
 
 // Two launches: launch 1's blocks start only when every task of launch 0 has ended, the launch

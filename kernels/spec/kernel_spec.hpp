@@ -3,6 +3,7 @@
 // Parsed from a run config with JsonReader; every rejection is one line naming the file, the key
 // and what is allowed, and the op's params are checked against its registry declaration.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -68,9 +69,12 @@ struct KernelSpec {
                                    // of its type, 0: one task per tile chain)
   int buffer_count = 2;            // requested multi-buffering depth
   int preload = 0;                 // kSpmd: > 0, the kernel pipelines across its tasks: each core's
-                    // consecutive tasks overlap buffer_count deep (TaskKind::overlap: a flash
+                    // consecutive tasks overlap overlap_depth() deep (TaskKind::overlap: a flash
                     // stage's, a matmul block's), and a flash stage's cube runs this many key
                     // blocks ahead of its vector cores (pto-isa's qkPreload). 0: neither
+  // The tasks a core of a preloading kernel holds at once: the iterations it runs ahead, at
+  // least its buffers' ping-pong (catlass's preload of 1 with 2 buffers: 2). 1: serial.
+  int overlap_depth() const { return preload > 0 ? std::max(buffer_count, preload) : 1; }
   bool triton = false;  // kSpmd: partition.source "triton": the Triton-Ascend compiler
                         // plans UB (TaskKind::compiler_multibuffer)
   nlohmann::json params = nlohmann::json::object();  // op-specific settings ("groups", ...)

@@ -120,8 +120,9 @@ std::vector<ConfigObject> make_objects() {
        "spmd: `ascendc` (buffers as written) or `triton` (the Triton-Ascend compiler's UB plan)"},
       {"preload", "integer in [0, 16]", "0",
        "spmd: the kernel pipelines across its tasks: > 0 overlaps each core's consecutive tasks "
-       "`buffer_count` deep (a flash stage's and a matmul block's); a flash stage's cube also runs "
-       "this many key blocks ahead of the vector cores (pto-isa's qkPreload)"},
+       "this many deep, at least `buffer_count` (a flash stage's and a matmul block's); a flash "
+       "stage's cube also runs this many key blocks ahead of the vector cores (pto-isa's "
+       "qkPreload)"},
   };
   const std::vector<ConfigKey> runtime = {
       {"ready_order", "string", "`oldest_root_first`",

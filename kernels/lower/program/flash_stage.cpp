@@ -3,7 +3,7 @@
 // on the AIVs, through GM workspaces of lead + 1 slots (the AIC runs `lead` key blocks ahead:
 // partition.preload, at least 1). pypto: tasks the AICPU runtime dispatches; spmd: one mixed
 // launch, partition.grid blocks of an AIC and its two AIVs, whose cores overlap their consecutive
-// tasks buffer_count deep when the kernel preloads (TaskKind::overlap).
+// tasks as deep as the kernel preloads (KernelSpec::overlap_depth, TaskKind::overlap).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -162,7 +162,7 @@ class FlashLowering {
                int lane) {
     if (!cx_.spmd()) return cx_.add_task(st, std::move(k), ps, root, acc_, deps);
     k.psg = ps;
-    if (cx_.spec().preload > 0) k.overlap = cx_.spec().buffer_count;
+    k.overlap = cx_.spec().overlap_depth();
     TaskGraph& g = cx_.graph();
     const int32_t task = g.add_task(cx_.kind_id(st, k), 0, -1, cx_.launch(), block_first_ >= 0);
     if (block_first_ < 0) block_first_ = task;

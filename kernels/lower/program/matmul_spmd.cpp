@@ -73,8 +73,8 @@ void lower_spmd_matmul(MatmulStage& m) {
       const int64_t i = index_of(m, w);
       TaskKind k = m.cube_kind(fmt::format("matmul_tile[{}x{}]", w.mext, w.next));
       // A kernel that preloads (catlass's block_mmad_preload.hpp) loads the next C tile's operands
-      // while this one computes: the block's tasks overlap buffer_count deep.
-      if (cx.spec().preload > 0) k.overlap = cx.spec().buffer_count;
+      // while this one computes: the block's tasks overlap (KernelSpec::overlap_depth).
+      k.overlap = cx.spec().overlap_depth();
       std::vector<Access> acc;
       add_cube_tile(k, m.tensors(m.run.grid.block(i)), m.t, w, !keep_a, !keep_b, m.c_store(),
                     cx.hw(), acc);
