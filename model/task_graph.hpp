@@ -260,6 +260,9 @@ class TaskGraph {
   int64_t num_edges() const { return static_cast<int64_t>(succ_.size()); }
   const int32_t* succ_begin(int32_t t) const { return succ_.data() + succ_off_[t]; }
   const int32_t* succ_end(int32_t t) const { return succ_.data() + succ_off_[t + 1]; }
+  // Asks for task t's successor offsets ahead of succ_begin(t) (a simulator's hint: the task
+  // that ends next is known well before its successors are resolved).
+  void prefetch_succ_off(int32_t t) const { __builtin_prefetch(succ_off_.data() + t); }
   int32_t indegree(int32_t t) const { return indeg_[t]; }
   bool has_accesses() const { return !access_.empty(); }
   // A graph without accesses keeps no offsets (8 B a task a replayed graph does not need).
