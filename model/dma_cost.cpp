@@ -27,8 +27,16 @@ int64_t dma_pad_bytes(const DmaOp& op, const Hardware& hw) {
 
 double dma_peak_bytes_per_cycle(const DmaOp& op, const Hardware& hw) {
   if (op.dir == DmaDir::kWrite) return hw.dma.write.peak_bytes_per_cycle;
-  return op.path == DmaPath::kUb ? hw.dma.read.peak_bytes_per_cycle
-                                 : hw.dma.l1.peak_bytes_per_cycle;
+  switch (op.path) {
+    case DmaPath::kUb:
+      return hw.dma.read.peak_bytes_per_cycle;
+    case DmaPath::kL1Nd2nz:
+      return hw.dma.l1.nd2nz_bytes_per_cycle;
+    case DmaPath::kL1:
+    case DmaPath::kFixpipe:
+      break;
+  }
+  return hw.dma.l1.peak_bytes_per_cycle;
 }
 
 double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw) {
@@ -44,7 +52,7 @@ double dma_occupancy_cycles(const DmaOp& op, const Hardware& hw) {
       // simulation_ca/A2A3/model/pipe.cpp CalcNdNzOutL1 takes the max of the GM read and the L1
       // write per row), so rows cost nothing beyond the bytes once the bytes are the slower.
       return issue +
-             std::max(bursts * hw.dma.l1.nd2nz_row_cycles, gm / hw.dma.l1.peak_bytes_per_cycle);
+             std::max(bursts * hw.dma.l1.nd2nz_row_cycles, gm / dma_peak_bytes_per_cycle(op, hw));
     case DmaPath::kFixpipe:
       // Reads the accumulator out of L0C, converts and writes the rows into GM, a stage each in
       // one pipeline: the slowest sets the pace, with no per-row constant (hicann/pypto

@@ -9,8 +9,11 @@
 // slow: HARDWARE.md's 12287-wide fp16 read (-21.6% [M]) is 1.249x the aligned GM bytes here
 // (tests/kernels_test.cpp UnalignedRowWidthCostsExtraGranules).
 // The paths (DmaOp::path) differ in their rates and per-burst work:
-//   GM -> L1 ND2NZ   issue + max(bursts * dma.l1.nd2nz_row_cycles, gm bytes / dma.l1.peak)
+//   GM -> L1 ND2NZ   issue + max(bursts * dma.l1.nd2nz_row_cycles, gm bytes / dma.l1.nd2nz)
 //   GM -> L1 plain   issue + bursts * burst + gm bytes / dma.l1.peak
+// An ND2NZ copy reads its ND rows one strided burst each, a plain one (zN column blocks, ND2ND)
+// long contiguous bursts: from HBM each has its own per-core rate (dma.l1.nd2nz_bytes_per_cycle,
+// dma.l1.peak_bytes_per_cycle); from L2 both stream at dma.l1.l2_hit_bytes_per_cycle.
 //   L0C -> GM        issue + bursts * burst + max(L0C bytes / fixpipe L0C rate,
 //                                                  out bytes / fixpipe out rate)
 // A read that hits L2 streams at the path's L2-hit rate instead of its peak (model/task_cost).

@@ -46,7 +46,8 @@ struct Hardware {
   // GM -> L1 on a cube core (the AIC's MTE2): issue and latency as dma.read, its own rates.
   struct DmaL1 {
     double nd2nz_row_cycles = 0;        // per ND row an ND2NZ copy converts (its bursts)
-    double peak_bytes_per_cycle = 0;    // per-core rate streaming from HBM (L2 misses)
+    double nd2nz_bytes_per_cycle = 0;   // per-core rate of an ND2NZ copy from HBM (L2 misses)
+    double peak_bytes_per_cycle = 0;    // per-core rate of a plain copy from HBM (L2 misses)
     double l2_hit_bytes_per_cycle = 0;  // per-core rate when the data is in L2
   };
   struct Dma {

@@ -266,6 +266,7 @@ TaskCost cost_task_kind(const TaskKind& kind, const Hardware& hw) {
   Hardware hit = hw;
   hit.dma.read.peak_bytes_per_cycle = hw.dma.read.l2_hit_bytes_per_cycle;
   hit.dma.l1.peak_bytes_per_cycle = hw.dma.l1.l2_hit_bytes_per_cycle;
+  hit.dma.l1.nd2nz_bytes_per_cycle = hw.dma.l1.l2_hit_bytes_per_cycle;
   if (cost.gm_read_bytes > 0) {
     const TaskCost h = run_kind(kind, hit, depth);
     cost.hit_cycles = h.cycles;

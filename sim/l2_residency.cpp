@@ -1,6 +1,7 @@
 #include "sim/l2_residency.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -23,6 +24,7 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
   const auto tasks = static_cast<int32_t>(graph.tasks.size());
   const Access* first = graph.access_begin(0);
   ids_.resize(static_cast<size_t>(graph.access_end(tasks - 1) - first));
+  shares_.assign(ids_.size(), 0.0F);
   std::unordered_map<uint64_t, int32_t> id_of;  // the one hash lookup per access
   id_of.reserve(ids_.size());
   struct Seen {
@@ -33,7 +35,14 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
   std::vector<Seen> seen;
   for (int32_t t = 0; t < tasks; ++t) {
     check_stop();
+    double task_read = 0, before = 0;
+    for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a)
+      if (!a->write) task_read += static_cast<double>(a->bytes);
     for (const Access* a = graph.access_begin(t); a != graph.access_end(t); ++a) {
+      if (!a->write && task_read > 0) {
+        shares_[static_cast<size_t>(a - first)] = static_cast<float>(before / task_read);
+        before += static_cast<double>(a->bytes);
+      }
       const auto [it, fresh] = id_of.try_emplace(a->block, static_cast<int32_t>(seen.size()));
       if (fresh) seen.emplace_back();
       const int32_t b = it->second;
@@ -103,8 +112,12 @@ void L2Residency::touch(int32_t block, double bytes) {
   add(next_++, bytes);
 }
 
-void L2Residency::use_prior_starts(const std::vector<double>& starts) {
+void L2Residency::use_prior_starts(const std::vector<double>& starts,
+                                   const std::vector<double>& runs) {
+  if (runs.size() != starts.size())
+    throw InternalError("L2 residency: prior starts and runs differ in count");
   prior_ = starts;
+  prior_run_ = runs;
   // Each block's slice holds one entry per read access, then keeps one per task.
   const std::vector<int32_t>& off = blocks_->read_offsets();
   prior_readers_.resize(static_cast<size_t>(off.back()));
@@ -114,7 +127,9 @@ void L2Residency::use_prior_starts(const std::vector<double>& starts) {
     for (const Access* a = graph_.access_begin(t); a != graph_.access_end(t); ++a)
       if (!a->write) {
         const auto b = static_cast<size_t>(blocks_->id(graph_, a));
-        prior_readers_[static_cast<size_t>(prior_end_[b]++)] = {prior_[static_cast<size_t>(t)], t};
+        const auto ti = static_cast<size_t>(t);
+        prior_readers_[static_cast<size_t>(prior_end_[b]++)] = {
+            prior_[ti] + blocks_->read_share(graph_, a) * prior_run_[ti], t};
       }
   for (size_t b = 0; b < prior_end_.size(); ++b) {
     const auto lo = prior_readers_.begin() + off[b], hi = prior_readers_.begin() + prior_end_[b];
@@ -123,32 +138,36 @@ void L2Residency::use_prior_starts(const std::vector<double>& starts) {
   }
 }
 
-int64_t L2Residency::prior_co_readers(int32_t block, int32_t task, double window) const {
+int64_t L2Residency::prior_co_readers(int32_t block, int32_t task, double at, double window) const {
   const auto b = static_cast<size_t>(block);
   const auto first = prior_readers_.begin() + blocks_->read_offsets()[b];
   const auto last = prior_readers_.begin() + prior_end_[b];
-  const double at = prior_[static_cast<size_t>(task)];
   // Strictly inside (at - window, at + window), itself excluded.
   const auto lo =
       std::upper_bound(first, last, std::pair{at - window, std::numeric_limits<int32_t>::max()});
   const auto hi =
       std::lower_bound(first, last, std::pair{at + window, std::numeric_limits<int32_t>::min()});
-  return std::max<int64_t>(0, hi - lo - 1);
+  return std::count_if(lo, hi, [&](const auto& r) { return r.second != task; });
 }
 
 bool L2Residency::saw_co_readers() const {
   if (co_read_) return true;
   const std::vector<int32_t>& off = blocks_->read_offsets();
-  // Each block's reads are in start order (tasks start in time order): a read's co-readers are
-  // its neighbours within its window.
+  // A read's co-readers are the block's reads within its window: in the order of when they read
+  // (a later task may read a block before an earlier one that reads it late in its run), the
+  // neighbours on either side.
+  std::vector<Read> block_reads;
   for (size_t b = 0; b + 1 < off.size(); ++b) {
-    const auto lo = static_cast<size_t>(off[b]), hi = static_cast<size_t>(tail_[b]);
-    for (size_t i = lo; i < hi; ++i) {
-      const Read& r = reads_[i];
-      for (size_t j = i + 1; j < hi && reads_[j].at - r.at < r.window; ++j)
-        if (reads_[j].task != r.task) return true;
-      for (size_t j = i; j-- > lo && r.at - reads_[j].at < r.window;)
-        if (reads_[j].task != r.task) return true;
+    block_reads.assign(reads_.begin() + off[b], reads_.begin() + tail_[b]);
+    std::sort(block_reads.begin(), block_reads.end(),
+              [](const Read& x, const Read& y) { return x.at < y.at; });
+    const size_t hi = block_reads.size();
+    for (size_t i = 0; i < hi; ++i) {
+      const Read& r = block_reads[i];
+      for (size_t j = i + 1; j < hi && block_reads[j].at - r.at < r.window; ++j)
+        if (block_reads[j].task != r.task) return true;
+      for (size_t j = i; j-- > 0 && r.at - block_reads[j].at < r.window;)
+        if (block_reads[j].task != r.task) return true;
     }
   }
   return false;
@@ -163,7 +182,7 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a)
     if (!a->write) task_read += static_cast<double>(a->bytes);
   for (const Access* a = graph_.access_begin(task); a != graph_.access_end(task); ++a) {
-    double window = 0;
+    double window = 0, at = now;
     const int32_t block = blocks_->id(graph_, a);
     const auto bi = static_cast<size_t>(block);
     const Last& last = last_touch_[bi];
@@ -173,12 +192,21 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       int32_t& head = head_[bi];
       int32_t& tail = tail_[bi];
       window = (resident ? hit_run : run) * static_cast<double>(a->bytes) / task_read;
+      // When the task reads the block: its blocks in the order it records them, on the time base
+      // every task of its kind shares (its idle-machine run), so tasks reading in step meet.
+      const double share = blocks_->read_share(graph_, a);
+      at = now + share * run;
       while (head < tail && reads_[static_cast<size_t>(head)].at <= now - window) ++head;
       // Other tasks only: a task reading one block twice does not wait for itself.
-      const auto others = prior_.empty()
-                              ? std::count_if(reads_.begin() + head, reads_.begin() + tail,
-                                              [&](const Read& r) { return r.task != task; })
-                              : prior_co_readers(block, task, window);
+      const auto others =
+          prior_.empty() ? std::count_if(reads_.begin() + head, reads_.begin() + tail,
+                                         [&](const Read& x) {
+                                           return x.task != task && std::abs(x.at - at) < window;
+                                         })
+                         : prior_co_readers(block, task,
+                                            prior_[static_cast<size_t>(task)] +
+                                                share * prior_run_[static_cast<size_t>(task)],
+                                            window);
       if (others > 0) {
         co_read_ = true;
         shared += static_cast<double>(a->bytes);
@@ -186,7 +214,7 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       }
       if (tail == blocks_->read_offsets()[bi + 1])
         throw InternalError("L2 residency: a task started twice");
-      reads_[static_cast<size_t>(tail++)] = {now, task, window};
+      reads_[static_cast<size_t>(tail++)] = {at, task, window};
     }
     const auto b = static_cast<double>(a->bytes);
     moved += b;
@@ -206,10 +234,10 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       read += b;
       if (!resident) {
         read_miss += b;
-        if (run > 0) fetched_[bi] = {now, task};
+        if (run > 0) fetched_[bi] = {at, task};
       } else if (run > 0) {
         const Read& f = fetched_[bi];
-        if (f.task >= 0 && f.task != task && now - f.at < window) in_flight += b;
+        if (f.task >= 0 && f.task != task && std::abs(at - f.at) < window) in_flight += b;
       }
     }
     touch(block, b);

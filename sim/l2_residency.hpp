@@ -67,6 +67,12 @@ class L2Blocks {
   int32_t id(const TaskGraph& graph, const Access* a) const {
     return ids_[static_cast<size_t>(a - graph.access_begin(0))];
   }
+  // Where in its task's reads access `a` of the graph comes: the share of the task's read bytes
+  // its accesses before it read (0 for the first read, and for writes). A task reads its blocks
+  // in the order it records them (a matmul tile's k steps), so this share of its run is when.
+  double read_share(const TaskGraph& graph, const Access* a) const {
+    return static_cast<double>(shares_[static_cast<size_t>(a - graph.access_begin(0))]);
+  }
   int32_t count() const { return static_cast<int32_t>(read_off_.size()) - 1; }
   // True when some block is read by two or more tasks (co-readers are possible).
   bool shared() const { return shared_; }
@@ -85,6 +91,7 @@ class L2Blocks {
 
  private:
   std::vector<int32_t> ids_;       // per access, in the graph's access order
+  std::vector<float> shares_;      // per access: read_share
   std::vector<int32_t> read_off_;  // per block: prefix sums of its read accesses
   std::vector<Input> inputs_;
   double footprint_ = 0;
@@ -109,10 +116,11 @@ class L2Residency {
                                   double hit_run = -1);
   bool absorbs_writes() const { return absorb_writes_; }
   // Co-readers from a finished pass: with every task's start in it, a block's co-readers are the
-  // tasks that started within the window on either side, those that start later included (cores
-  // reading one region in step share its service whoever came first). Without, only earlier
-  // starters are known.
-  void use_prior_starts(const std::vector<double>& starts);
+  // tasks that read it within the window on either side, those that start later included (cores
+  // reading one region in step share its service whoever came first). A task reads a block at its
+  // start plus the block's read share of its idle-machine run (`runs`, on_start's `run`). Without,
+  // only earlier reads are known.
+  void use_prior_starts(const std::vector<double>& starts, const std::vector<double>& runs);
   // True when some block is read by two or more tasks (co-readers are possible).
   bool has_shared_blocks() const { return blocks_->shared(); }
   // After a pass without prior starts: true when some read had a co-reader on either side, by
@@ -150,12 +158,13 @@ class L2Residency {
   std::vector<Read> reads_;
   std::vector<int32_t> head_, tail_;
   std::vector<Read> fetched_;  // each block's last miss (its HBM fetch)
-  std::vector<double> prior_;  // each task's start in the earlier pass (empty: none)
-  // Each block's readers by their earlier-pass start (one entry per task), sorted, in its slice
-  // [prior_off_[b], prior_end_[b]) of prior_readers_.
+  // Each task's start in the earlier pass (empty: none) and its idle-machine run.
+  std::vector<double> prior_, prior_run_;
+  // Each block's readers by when they read it in the earlier pass (one entry per task), sorted,
+  // in its slice [prior_off_[b], prior_end_[b]) of prior_readers_.
   std::vector<std::pair<double, int32_t>> prior_readers_;
   std::vector<int32_t> prior_end_;
-  int64_t prior_co_readers(int32_t block, int32_t task, double window) const;
+  int64_t prior_co_readers(int32_t block, int32_t task, double at, double window) const;
 };
 
 }  // namespace tilesim

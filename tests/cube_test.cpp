@@ -128,9 +128,11 @@ TEST(CubePipes, L0PipelineOverlapsOnlyAsDeepAsItsBuffers) {
   EXPECT_EQ(one.fill, 0);
 }
 
-// MTE2 GM -> L1 ND2NZ: issue + max(rows x dma.l1.nd2nz_row_cycles, bytes / dma.l1.peak), the
-// conversion and the transfer as two stages of one pipeline; the fixpipe: issue + rows x burst +
-// max(L0C bytes / its L0C rate, out bytes / its out rate).
+// MTE2 GM -> L1 ND2NZ: issue + max(rows x dma.l1.nd2nz_row_cycles, bytes / dma.l1.nd2nz), the
+// conversion and the transfer of strided rows as two stages of one pipeline; a plain copy (zN
+// column blocks): issue + bursts x burst + bytes / dma.l1.peak, its long bursts at the per-core
+// rate; the fixpipe: issue + rows x burst + max(L0C bytes / its L0C rate, out bytes / its out
+// rate).
 TEST(CubePipes, Nd2nzAndFixpipeClosedForms) {
   const Hardware hw = default_hw();
   DmaOp nd;
@@ -138,12 +140,23 @@ TEST(CubePipes, Nd2nzAndFixpipeClosedForms) {
   nd.bursts = 64;
   nd.burst_bytes = 128;  // 128 B rows: the conversion paces the copy
   const double rows = 64 * hw.dma.l1.nd2nz_row_cycles;
-  ASSERT_GT(rows, 8192 / hw.dma.l1.peak_bytes_per_cycle);
+  ASSERT_GT(rows, 8192 / hw.dma.l1.nd2nz_bytes_per_cycle);
   EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw), hw.dma.read.issue_cycles + rows);
   nd.burst_bytes = 1024;  // 1 KiB rows: the bytes do, the rows cost nothing more
-  ASSERT_LT(rows, 65536 / hw.dma.l1.peak_bytes_per_cycle);
+  ASSERT_LT(rows, 65536 / hw.dma.l1.nd2nz_bytes_per_cycle);
   EXPECT_DOUBLE_EQ(dma_occupancy_cycles(nd, hw),
-                   hw.dma.read.issue_cycles + 65536 / hw.dma.l1.peak_bytes_per_cycle);
+                   hw.dma.read.issue_cycles + 65536 / hw.dma.l1.nd2nz_bytes_per_cycle);
+  DmaOp zn;  // the same 64 KiB as zN: 16 column blocks of 128 rows x 32 B
+  zn.path = DmaPath::kL1;
+  zn.bursts = 16;
+  zn.burst_bytes = 128 * 32;
+  EXPECT_DOUBLE_EQ(dma_occupancy_cycles(zn, hw), hw.dma.read.issue_cycles +
+                                                     16 * hw.dma.read.burst_cycles +
+                                                     65536 / hw.dma.l1.peak_bytes_per_cycle);
+  // On the 910B1 the plain copy streams at the vendor's 87 B/cycle, the ND2NZ rows at the fitted
+  // rate below it.
+  EXPECT_DOUBLE_EQ(hw.dma.l1.peak_bytes_per_cycle, 87.0);
+  EXPECT_LT(hw.dma.l1.nd2nz_bytes_per_cycle, hw.dma.l1.peak_bytes_per_cycle);
   DmaOp fix;
   fix.dir = DmaDir::kWrite;
   fix.path = DmaPath::kFixpipe;
@@ -346,6 +359,45 @@ TEST(CubeKernels, BLayoutsAndTheStrideLimit) {
   wide.params["l0_tile"] = {16, 16, 64};
   const LoweredKernel k = lower_kernel(wide, default_hw());
   EXPECT_EQ(k.graph.kinds[0].steps[0].loads.size(), 16u + 1u);  // A: 16 rows one by one; B: one
+}
+
+// catlass's ENABLE_SHUFFLE_K: block b walks its K loop from k tile b mod (k tiles), wrapping. With
+// 8 k tiles of 256 on 4 blocks, block 2's first A load is k tile 2, its last k tile 1; without,
+// every block starts at k tile 0. All four blocks share A's one row panel (m = 16): in step they
+// read each of its k tiles together and queue for its lines (l2.same_line_request_ns); shuffled,
+// no two read one A tile at once, so the kernel is faster by the queue it no longer pays.
+TEST(CubeKernels, ShuffleKStartsEachBlocksKLoopAtItsIndex) {
+  KernelSpec s = matmul({16, 2048, 1024}, {16, 256, 256}, 4);
+  s.params["l0_tile"] = {16, 256, 64};
+  s.params["b_layout"] = "nz";
+  const auto first_a_rows = [&](bool shuffle) {
+    s.params["shuffle_k"] = shuffle;
+    const LoweredKernel k = lower_kernel(s, default_hw());
+    std::vector<uint64_t> first;
+    for (size_t t = 0; t < k.graph.tasks.size(); ++t)
+      first.push_back(k.graph.access_begin(static_cast<int32_t>(t))->block);
+    return std::pair{first, k.graph.tasks.size()};
+  };
+  const auto [plain, n_plain] = first_a_rows(false);
+  const auto [shuffled, n_shuffled] = first_a_rows(true);
+  ASSERT_EQ(n_plain, 4u);
+  ASSERT_EQ(n_shuffled, 4u);
+  for (size_t b = 1; b < 4; ++b) {
+    EXPECT_EQ(plain[b], plain[0]);        // every block starts on A's k tile 0
+    EXPECT_NE(shuffled[b], shuffled[0]);  // each on its own
+  }
+  EXPECT_EQ(shuffled[0], plain[0]);  // block 0 starts at k tile 0 either way
+  Hardware hw = default_hw();
+  hw.l2.same_line_request_ns = 2.0;  // a queue that dominates: the gain is the queue
+  s.params["shuffle_k"] = false;
+  const double in_step = run(s, hw).kernel_time_us;
+  s.params["shuffle_k"] = true;
+  const double shuffled_time = run(s, hw).kernel_time_us;
+  EXPECT_LT(shuffled_time, in_step);
+  s.partition = PartitionStyle::kPypto;
+  s.grid = 0;
+  s.params.erase("l0_tile");
+  EXPECT_THROW(lower_kernel(s, default_hw()), Error);  // a catlass block option
 }
 
 // int8 operands: half the fp16 mmad time per fractal, an int32 accumulator written as int32

@@ -350,7 +350,7 @@ TEST(HardwareBase, CalibrateFitsTheInheritedFittedParametersAndWritesAStandalone
       << refused.out;
   EXPECT_NE(refused.out.find("hold some of them (a --free list without them, or the measurements' "
                              "\"free\" list) or add measurements that move them apart; "
-                             "dma.l1.nd2nz_row_cycles, dma.l1.peak_bytes_per_cycle move no "
+                             "dma.l1.nd2nz_row_cycles, dma.l1.nd2nz_bytes_per_cycle move no "
                              "measurement (hold them); free instead, each alone removing a share "
                              "of the misfit: "),
             std::string::npos)

@@ -1250,6 +1250,39 @@ TEST(SharedReads, CoReadersQueueForTheirLinesOnePerRequest) {
   }
 }
 
+// A task reads its blocks in the order it records them, each at its start plus its share of the
+// task's read bytes before it, of its run. Two cores both read blocks 7 and 8 (1024 requests
+// each): in the same order they read each block together and queue, 2048 requests x 2 readers x
+// l2.same_line_request_ns; one in the reverse order reads 8 while the other reads 7 (half a run
+// apart, a block's whole window), so no read has a co-reader and each runs as it would without
+// the queue (catlass's shuffled K loop: ENABLE_SHUFFLE_K).
+TEST(SharedReads, ReadersOfOneBlockAtOtherPointsOfTheirRunsDoNotQueue) {
+  Hardware hw = ideal_runtime_hw();
+  hw.gm.hbm_queue_ns = 0;
+  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
+  hw.dma.gm_granule_bytes = 512;
+  const auto last_end = [&](bool reversed, double same_line_ns) {
+    hw.l2.same_line_request_ns = same_line_ns;
+    TaskGraph g;
+    g.runtime = RuntimeStyle::kSpmd;
+    g.add_psg("copy");
+    g.add_kind(load_kind(64, 128, 32));
+    for (int32_t c = 0; c < 2; ++c) {
+      g.add_task(0, 0, c);
+      const bool back = reversed && c == 1;
+      g.add_access(c, {back ? 8U : 7U, 16 * 64 * 128, false});
+      g.add_access(c, {back ? 7U : 8U, 16 * 64 * 128, false});
+    }
+    g.finalize();
+    const SimResult r = simulate(g, hw);
+    return std::max(r.tasks[0].end, r.tasks[1].end);
+  };
+  const double queue = 2048 * 2 * hw.ns_to_cycles(4.0);
+  ASSERT_GT(queue, last_end(false, 0));
+  EXPECT_NEAR(last_end(false, 4.0), queue, 1e-9 * queue);
+  EXPECT_NEAR(last_end(true, 4.0), last_end(true, 0), 1e-9 * queue);
+}
+
 // Two tasks read one block, on one core one after the other: no read has a co-reader on either
 // side, so the first pass is the answer (a second pass from its
 // starts would repeat it exactly); on two cores they start together, co-readers, and the second

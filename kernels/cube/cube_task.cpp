@@ -63,7 +63,9 @@ void b_loads(const MatmulTensors& x, int64_t k0, int64_t kext, int64_t n0, int64
 void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, const MatmulWork& w,
                    bool load_a, bool load_b, const CubeStore& cs, const Hardware& hw,
                    std::vector<Access>& acc) {
-  for (int64_t k0 = w.k0; k0 < w.k0 + w.kext; k0 += t.k1) {
+  const int64_t steps = ceil_div(w.kext, t.k1);
+  for (int64_t j = 0; j < steps; ++j) {
+    const int64_t k0 = w.k0 + (w.k_first + j) % steps * t.k1;
     const int64_t kext = std::min(t.k1, w.k0 + w.kext - k0);
     TileStep st;
     if (load_a) {

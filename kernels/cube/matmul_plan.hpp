@@ -17,6 +17,7 @@ struct MatmulWork {
   int64_t m0, mext, n0, next, k0, kext;
   int64_t slice = 0;  // split-K slice index
   int64_t batch = 0;
+  int64_t k_first = 0;  // the k tile (of k1 steps from k0) the K loop starts at, wrapping
 };
 
 // The spmd matmul, catlass's basic matmul (hicann/catlass include/catlass/gemm/kernel/

@@ -66,7 +66,7 @@ ProgTile pypto_cube_tile(const KernelSpec& spec, const Hardware& hw) {
         "matmul: the ascendc partition is not modelled (use pypto, or spmd for "
         "catlass's basic matmul)",
         ErrorKind::kLimits);
-  refuse_params(spec, {"l1_tile", "l0_tile", "swizzle", "assignment"},
+  refuse_params(spec, {"l1_tile", "l0_tile", "swizzle", "assignment", "shuffle_k"},
                 "applies to the spmd partition (catlass's block tiling); the pypto partition's "
                 "tile is the cube tile [tm, tk, tn], params.k_l1 its L1 k step");
   if (has_param(spec, "l2_block") && spec.loop_count != 1)
@@ -129,6 +129,7 @@ MatmulOptions matmul_options(const KernelSpec& spec, bool spmd) {
   if (spmd) {
     o.swizzle = param_ints(spec, "swizzle");
     o.strided = param_string(spec, "assignment") == "strided";
+    o.shuffle_k = param_bool(spec, "shuffle_k");
   }
   if (has_param(spec, "l2_block")) o.l2_block = param_ints(spec, "l2_block");
   o.aiv_psg = o.split_k > 1 && !o.split_k_atomic ? "matmul:split_k_merge" : "matmul:epilogue";
@@ -234,6 +235,9 @@ KernelFamily matmul_kernels() {
       one_of("assignment", {"strided", "contiguous"},
              "spmd: block b takes the work at b, b + grid, ... (catlass's basic matmul) or a "
              "contiguous run of it (catlass's L1 full-load and split-K swizzles)"),
+      flag_param("shuffle_k",
+                 "spmd: block b starts its K loop at k tile b mod (k tiles), so blocks that share "
+                 "an operand panel read different lines at once (catlass ENABLE_SHUFFLE_K)"),
       ints("l2_block", 2, 1, nullptr,
            "[tiles_m, tiles_n]: C tiles walked L2 block by L2 block (spmd: the swizzle runs "
            "inside each block; pypto: a 2-D loop / view, one root function per view)"),

@@ -96,7 +96,10 @@ struct MatmulOptions {
   bool vector_epilogue = false;  // pypto: C written fp32 to a workspace an AIV task casts
   Dims swizzle;  // spmd: [offset, direction] (catlass GemmIdentityBlockSwizzle); empty: row-major
   bool strided = false;  // spmd: block b takes the work at b, b + grid, ... (else a contiguous run)
-  Dims l2_block;         // [tiles_m, tiles_n]: C tiles walked L2 block by L2 block; empty: none
+  // spmd: block b walks its K loop from k tile b mod (k tiles), wrapping (catlass's
+  // ENABLE_SHUFFLE_K), so blocks sharing an operand panel read different lines at once.
+  bool shuffle_k = false;
+  Dims l2_block;  // [tiles_m, tiles_n]: C tiles walked L2 block by L2 block; empty: none
   // The PSG of the AIV tasks after the cube (split-K merge or cast); empty: the stage's PSG with
   // ":split_k_merge" or ":epilogue".
   std::string aiv_psg;

@@ -283,6 +283,9 @@ std::vector<ConfigObject> make_objects() {
         {"assignment", "string", "`contiguous`",
          "matmul, spmd: block b takes a contiguous run of the C tiles, or `strided` b, b + grid, "
          "..."},
+        {"shuffle_k", "boolean", "`false`",
+         "matmul, spmd: block b starts its K loop at k tile b mod (k tiles) (catlass "
+         "ENABLE_SHUFFLE_K)"},
         {"l2_block", "array of 2 integers >= 1", "-",
          "matmul: `[tiles_m, tiles_n]`, C tiles walked L2 block by L2 block (pypto: a root "
          "function per view)"},

@@ -115,9 +115,9 @@ class Loader {
 };
 
 // A matmul op's cube options (MatmulOptions).
-constexpr const char* kMatmulKeys[] = {"b_layout", "l1_resident",   "l1_reuse",
-                                       "split_k",  "split_k_merge", "vector_epilogue",
-                                       "swizzle",  "assignment",    "l2_block"};
+constexpr const char* kMatmulKeys[] = {"b_layout",      "l1_resident",     "l1_reuse", "split_k",
+                                       "split_k_merge", "vector_epilogue", "swizzle",  "assignment",
+                                       "l2_block",      "shuffle_k"};
 
 void Loader::read_body(const JsonReader& body, int loop) {
   if (!body.json().is_array() || body.json().empty())
@@ -591,6 +591,7 @@ void Loader::read_matmul_options(const JsonReader& e, MatmulOptions& o) {
   }
   if (e.has("assignment"))
     o.strided = e.at("assignment").one_of({"contiguous", "strided"}) == "strided";
+  o.shuffle_k = e.boolean_or("shuffle_k", false);
   if (e.has("l2_block")) o.l2_block = e.at("l2_block").positive_ints(2);
 }
 

@@ -63,9 +63,12 @@ void lower_spmd_matmul(MatmulStage& m) {
   TaskGraph& g = cx.graph();
   const SpmdMatmulPlan p = spmd_plan(m);
   const int64_t items = p.tiles() * p.split_k;
-  for (const auto& list : spmd_matmul_work(p)) {
+  const std::vector<std::vector<MatmulWork>> blocks = spmd_matmul_work(p);
+  for (size_t b = 0; b < blocks.size(); ++b) {
     const MatmulWork* prev = nullptr;
-    for (const MatmulWork& w : list) {
+    for (const MatmulWork& piece : blocks[b]) {
+      MatmulWork w = piece;
+      if (m.o.shuffle_k) w.k_first = static_cast<int64_t>(b) % ceil_div(w.kext, m.t.k1);
       const bool same_k =
           prev && prev->k0 == w.k0 && prev->kext == w.kext && prev->batch == w.batch;
       const bool keep_a = m.t.resident == L1Resident::kA && same_k && prev->m0 == w.m0;
@@ -81,7 +84,7 @@ void lower_spmd_matmul(MatmulStage& m) {
       const int32_t task = g.add_task(cx.kind_id(m.run.s, k), 0, -1, cx.launch(), prev != nullptr);
       for (const Access& a : acc) g.add_access(task, a);
       for (auto& pr : m.run.stores) pr.tasks[static_cast<size_t>(i)].push_back(task);
-      prev = &w;
+      prev = &piece;
     }
   }
   // The blocks past the work start on an AIC, find nothing and return.

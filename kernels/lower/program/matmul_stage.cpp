@@ -209,6 +209,11 @@ void check_matmul_stage(const MatmulStage& m) {
                             "tile rows) or 1 (bands of tile columns)",
                             option(cx, m.x, "swizzle"), o.swizzle[0], o.swizzle[1]),
                 ErrorKind::kParams);
+  if (o.shuffle_k && !cx.spmd())
+    throw Error(fmt::format("{}: the K loop's start is shuffled per spmd block (catlass); under "
+                            "{} the cube tasks are not blocks of a launch",
+                            option(cx, m.x, "shuffle_k"), partition_name(cx.spec().partition)),
+                ErrorKind::kParams);
   if (o.split_k > 1 && o.split_k_atomic && m.out != DType::kFp32 && m.out != DType::kInt32)
     throw Error(fmt::format("{} {} with split_k_merge \"atomic\" adds partial C tiles in GM, "
                             "which needs an fp32 or int32 output (out_dtype is {}); set out_dtype "
