@@ -109,6 +109,8 @@ std::vector<HardwareParam> make_table() {
       P(vector.block_reduce_cycles_per_repeat, 0.01, 1e4, "cycles",
         "block reduce (vcgadd, vcgmax: each 32 B block of a repeat to one value): per repeat, its "
         "latency the in-row reduce's"),
+      P(vector.bank_groups, 1, 1024, "groups",
+        "UB bank groups: 32 B blocks fall in them in turn; one block per group per beat"),
       P(scalar.index_compare_cycles_per_element, 0, 1e6, "cycles",
         "an integer (int32 / int64) compare and its select, which the vector unit's Cmp does not "
         "take, run on the scalar unit: per element"),

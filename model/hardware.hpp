@@ -84,6 +84,7 @@ struct Hardware {
     double bank_conflict_cycles_per_repeat = 0;  // taken off a simple op whose sources do not
                                                  // share a bank group
     double block_reduce_cycles_per_repeat = 0;   // vcgadd / vcgmax: each 32 B block to a value
+    int64_t bank_groups = 0;  // UB bank groups; a beat serves one 32 B block row of each
   } vector;
 
   // Scalar unit (per core): work the vector unit's instructions do not take, element by element.

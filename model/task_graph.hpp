@@ -109,6 +109,9 @@ struct VecOp {
   // one value, pass after pass over the packed partials) instead of halving adds and a
   // WholeReduce per row (pto-isa TROWSUM / TROWMAX, include/pto/npu/a2a3/TRowReduceOps.hpp).
   bool block_reduce = false;
+  // A scatter write (a vector Copy whose repeat lands its 32 B blocks dst_block_stride blocks
+  // apart: the ND -> NZ rearrangement in UB); 0: its blocks are written one after another.
+  int64_t dst_block_stride = 0;
 };
 
 // One cube mmad on an L0 tile: m x k times k x n, fed by the MTE1 loads L1 -> L0A of

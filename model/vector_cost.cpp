@@ -1,6 +1,7 @@
 #include "model/vector_cost.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "model/tile_geometry.hpp"
 
@@ -46,6 +47,17 @@ void add_op(VecCost& total, int64_t repeats, ClassCost cc, const Hardware& hw) {
 
 }  // namespace
 
+int64_t ub_write_beats(int64_t block_stride, const Hardware& hw) {
+  const int64_t groups = hw.vector.bank_groups;
+  if (block_stride <= 1 || groups <= 1) return 1;
+  const int64_t blocks = std::max<int64_t>(1, hw.vector.bytes_per_repeat / hw.ub.align_bytes);
+  std::vector<int64_t> in_group(static_cast<size_t>(groups), 0);
+  int64_t beats = 1;
+  for (int64_t i = 0; i < blocks; ++i)
+    beats = std::max(beats, ++in_group[static_cast<size_t>(i * block_stride % groups)]);
+  return beats;
+}
+
 VecCost vector_cost(const VecOp& op, const Hardware& hw) {
   VecCost total;
   const int64_t per_repeat = hw.vector.bytes_per_repeat / dtype_bytes(op.dtype);
@@ -70,6 +82,11 @@ VecCost vector_cost(const VecOp& op, const Hardware& hw) {
         cc.cycles_per_repeat *=
             std::max(0.0, simple.cycles_per_repeat - hw.vector.bank_conflict_cycles_per_repeat) /
             simple.cycles_per_repeat;
+      // A scatter write whose blocks meet in a bank group writes them one beat each: every beat
+      // past the first costs what a read conflict's second beat costs (asc-devkit best practice
+      // 04_memory_access/bank_conflict_nd2nz: 16 bank groups of 3 banks, 32 B blocks in turn).
+      cc.cycles_per_repeat += static_cast<double>(ub_write_beats(op.dst_block_stride, hw) - 1) *
+                              hw.vector.bank_conflict_cycles_per_repeat;
       add_op(total, ceil_div(elems, per_repeat), cc, hw);
       break;
     }

@@ -19,6 +19,10 @@ struct VecCost {
   int64_t repeats = 0;
 };
 
+// Beats one repeat's write takes when its 32 B blocks land `block_stride` blocks apart: the most
+// of them in one UB bank group (blocks fall in the vector.bank_groups groups in turn, and a beat
+// writes one block of each group). 1 for contiguous writes (stride 0 or 1).
+int64_t ub_write_beats(int64_t block_stride, const Hardware& hw);
 VecCost vector_cost(const VecOp& op, const Hardware& hw);
 
 }  // namespace tilesim

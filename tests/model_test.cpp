@@ -181,6 +181,34 @@ TEST(VectorCost, PtoIsaCalibratedClasses) {
                    128 * 1.07 + hw.vector.issue_cycles + hw.vector.rsqrt.latency_cycles);
 }
 
+// A scatter write: a repeat's 8 blocks of 32 B land s blocks apart, block i in UB bank group
+// (i x s) mod 16; a beat writes one block per group, so the repeat takes the most blocks of one
+// group in beats, each past the first at vector.bank_conflict_cycles_per_repeat (asc-devkit
+// bank_conflict_nd2nz: the compact NZ layout of a 144-row tile puts all 8 in group 0; 145 spreads
+// them over 8 groups).
+TEST(VectorCost, ScatterWritesQueueInTheirBankGroups) {
+  const Hardware hw = default_hw();
+  ASSERT_EQ(hw.vector.bank_groups, 16);
+  EXPECT_EQ(ub_write_beats(0, hw), 1);
+  EXPECT_EQ(ub_write_beats(1, hw), 1);
+  EXPECT_EQ(ub_write_beats(2, hw), 1);    // groups 0, 2, ..., 14
+  EXPECT_EQ(ub_write_beats(4, hw), 2);    // 0, 4, 8, 12 twice
+  EXPECT_EQ(ub_write_beats(8, hw), 4);    // 0, 8 four times each
+  EXPECT_EQ(ub_write_beats(144, hw), 8);  // 144 = 9 x 16: all in group 0
+  EXPECT_EQ(ub_write_beats(145, hw), 1);  // 0, 1, ..., 7
+  EXPECT_EQ(ub_write_beats(128 + 8, hw), 4);
+  // A Copy of 144 x 128 fp16 (144 repeats of 8 C0 blocks): one source, so the conflict-free rate,
+  // plus 7 beats a repeat when compact.
+  VecOp copy{VecClass::kSimple, DType::kFp16, 1, 1, 144 * 128};
+  copy.bank_conflict = false;
+  const double spread = vector_cost(copy, hw).cycles;
+  copy.dst_block_stride = 145;
+  EXPECT_DOUBLE_EQ(vector_cost(copy, hw).cycles, spread);
+  copy.dst_block_stride = 144;
+  EXPECT_DOUBLE_EQ(vector_cost(copy, hw).cycles,
+                   spread + 144 * 7 * hw.vector.bank_conflict_cycles_per_repeat);
+}
+
 TEST(VectorCost, ElementwiseAndReductions) {
   const Hardware hw = default_hw();
   // 4096 fp16 = 32 repeats in one instruction.

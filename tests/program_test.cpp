@@ -19,6 +19,7 @@
 #include "kernels/lower/program_lowering.hpp"
 #include "kernels/program/program.hpp"
 #include "kernels/tiling/vector_work.hpp"
+#include "model/vector_cost.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
@@ -126,7 +127,8 @@ std::vector<Bad> bad_programs() {
        "written once)"},
       {"unknown op", prog({tile({1, 64}), op("softplus", {"x"}, "y")}),
        "p.json: body[1].op: unknown op 'softplus' (known: exp, log, sqrt, rsqrt, reciprocal, abs, "
-       "neg, relu, copy, where_index, where_index_fp32, round, tanh, erf, sigmoid, silu, gelu, "
+       "neg, relu, copy, nd2nz, where_index, where_index_fp32, round, tanh, erf, sigmoid, silu, "
+       "gelu, "
        "add, sub, mul, div, maximum, "
        "minimum, "
        "where, cast, "
@@ -1781,6 +1783,40 @@ TEST(ProgramVsOps, ElementwiseAndReductionMatchTodaysLoweringExactly) {
                        {"body", {tile({1, 64, 1, 256}), o}}}}}}}};
   const Metrics a = run_config_text("op.json", ref), b = run_config_text("prog.json", p);
   EXPECT_EQ(a.gen_time_us, b.gen_time_us);
+}
+
+// nd2nz: a tile rearranged ND -> NZ in UB by a vector Copy. Its default C0 stride is the tile's
+// rows (the compact layout): 144 rows put a repeat's 8 blocks in one bank group, 145 (c0_stride,
+// one spare row) spread them; the values pass through unchanged; c0_stride on another op is
+// refused.
+TEST(ProgramOps, Nd2nzScattersAtTheTilesRowsUnlessPadded) {
+  const auto program = [](int64_t stride) {
+    json z = op("nd2nz", {"x"}, "z");
+    if (stride > 0) z["c0_stride"] = stride;
+    return json{{"program", "t"},
+                {"inputs", {{{"name", "x"}, {"shape", {1152, 128}}, {"dtype", "fp16"}}}},
+                {"outputs", {"z"}},
+                {"body", {tile({144, 128}), z}}};
+  };
+  KernelSpec spec;
+  spec.op = "program:t";
+  const Hardware& hw = test::default_hw();
+  const auto scatter = [&](int64_t stride) {
+    const LoweredKernel k = lower_program(parse(program(stride)), spec, hw);
+    const VecOp& v = k.graph.kinds.at(0).steps.at(0).vec.at(0);
+    return std::pair{v.dst_block_stride, vector_cost(v, hw).cycles};
+  };
+  const auto [compact, compact_cycles] = scatter(0);
+  const auto [padded, padded_cycles] = scatter(145);
+  EXPECT_EQ(compact, 144);
+  EXPECT_EQ(padded, 145);
+  EXPECT_DOUBLE_EQ(compact_cycles - padded_cycles,
+                   144 * 7 * hw.vector.bank_conflict_cycles_per_repeat);
+  json bad = program(0);
+  bad["body"][1] = op("abs", {"x"}, "z");
+  bad["body"][1]["c0_stride"] = 145;
+  EXPECT_NE(test::error_of([&] { parse(bad); }).find("\"c0_stride\" applies to nd2nz"),
+            std::string::npos);
 }
 
 // What the elementwise family says, a program says too (issue 44: the family is now this program's

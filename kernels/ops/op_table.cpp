@@ -102,6 +102,13 @@ std::vector<OpRecord> elementwise_records() {
       // slice moved): the copies only.
       unary("copy", "z = x, the tile through UB (no vector instruction)", {}, 0,
             [](double x, double) { return x; }),
+      // The ND -> NZ rearrangement of a tile in UB by vector Copy (Ascend C Copy with
+      // CopyRepeatParams: each repeat reads a row's 8 C0 blocks and scatters them to 8 C0
+      // columns, op.c0_stride blocks apart), where no MTE ND2NZ does it (an AIV preparing a cube
+      // operand). Its cost is the scatter's UB bank groups (VecOp::dst_block_stride); the values
+      // are x's.
+      unary(kNd2nzOp, "z = x rearranged ND -> NZ in UB (vector Copy scattering C0 blocks)", {S}, 0,
+            [](double x, double) { return x; }),
       // Triton's tl.where on an offsets mask (cols < N: the padding of a partial block) keeps
       // x where the mask holds. Its compare is of int32 / int64 indices, which the vector unit's
       // Cmp does not take, so the compiled kernel compares and selects on the scalar unit

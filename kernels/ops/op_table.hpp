@@ -82,6 +82,9 @@ class DTypeSet {
 // (a cast's dtype, a matmul's out_dtype).
 enum class OutDType { kOperand, kInt32, kGiven };
 
+// The ND -> NZ scatter in UB: the one op a program gives a UB write stride (ProgOp::c0_stride).
+inline constexpr const char* kNd2nzOp = "nd2nz";
+
 struct OpRecord {
   std::string name;
   OpKind kind = OpKind::kUnary;

@@ -135,6 +135,10 @@ struct ProgOp {
   // A binary op whose two sources sit in different UB bank groups (addresses 256 B apart modulo
   // 512 B), so a repeat reads both at once rather than one after the other.
   bool bank_conflict_free = false;
+  // nd2nz: 32 B blocks between the starts of two C0 columns of the NZ tile in UB (Ascend C
+  // CopyRepeatParams dstStride, the example's dstNzC0Stride); 0: the tile's rows, the compact
+  // layout.
+  int64_t c0_stride = 0;
   // A reduction whose in-row part runs as block reduces (row_reduce "block": pto-isa's TROWSUM /
   // TROWMAX) rather than halving adds and a WholeReduce per row ("whole": Ascend C's ReduceSum).
   bool block_reduce = false;

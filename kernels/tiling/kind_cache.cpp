@@ -14,8 +14,8 @@ bool same_copy(const DmaOp& a, const DmaOp& b) {
 
 bool same_vec(const VecOp& a, const VecOp& b) {
   return a.cls == b.cls && a.same_op == b.same_op && a.bank_conflict == b.bank_conflict &&
-         a.block_reduce == b.block_reduce && a.dtype == b.dtype && a.batch == b.batch &&
-         a.rows == b.rows && a.cols == b.cols;
+         a.dst_block_stride == b.dst_block_stride && a.block_reduce == b.block_reduce &&
+         a.dtype == b.dtype && a.batch == b.batch && a.rows == b.rows && a.cols == b.cols;
 }
 
 bool same_cube(const CubeOp& a, const CubeOp& b) {
@@ -54,6 +54,7 @@ void hash_step(const TileStep& st, Hash& h) {
       h.add(v.batch);
       h.add(v.rows);
       h.add(v.cols);
+      h.add(v.dst_block_stride);
     }
   }
   h.add(st.accumulates ? 1 : 0);

@@ -291,6 +291,9 @@ std::vector<ConfigObject> make_objects() {
          "function per view)"},
         {"bank_conflict_free", "boolean", "`false`",
          "the binary op's sources sit in different UB bank groups"},
+        {"c0_stride", "integer in [1, 2^20]", "the tile's rows",
+         "nd2nz: 32 B blocks between two C0 columns of the NZ tile in UB (a repeat's blocks land "
+         "this far apart: a multiple of 16 puts all 8 in one bank group)"},
         {"psg", "string", "the stage's ops", "names the stage this op opens"},
         {"dest", "string", "`ub`", "load: `ub`, or `l1` (the cube cores' L1)"},
         {"spmd_rows", "string", "`auto`",

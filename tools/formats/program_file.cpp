@@ -188,10 +188,10 @@ void Loader::read_body(const JsonReader& body, int loop) {
       e.at("op").fail(
           fmt::format("unknown op '{}' (known: {})", name, fmt::join(op_record_names(), ", ")));
     std::vector<std::string> keys = {
-        "op",        "inputs", "out",       "scalar",        "dim",
-        "keepdim",   "merge",  "dtype",     "out_dtype",     "transpose_b",
-        "psg",       "dest",   "spmd_rows", "apply_in_task", "bank_conflict_free",
-        "row_reduce"};
+        "op",         "inputs",   "out",       "scalar",        "dim",
+        "keepdim",    "merge",    "dtype",     "out_dtype",     "transpose_b",
+        "psg",        "dest",     "spmd_rows", "apply_in_task", "bank_conflict_free",
+        "row_reduce", "c0_stride"};
     keys.insert(keys.end(), std::begin(kMatmulKeys), std::end(kMatmulKeys));
     e.check_keys(keys);
     for (const JsonReader& i : e.at("inputs").items()) r.inputs.push_back(i.string());
@@ -276,6 +276,7 @@ void Loader::resolve(const RawOp& raw) {
   }
   check_keys_apply(at, op);
   if (e.has("bank_conflict_free")) op.bank_conflict_free = e.at("bank_conflict_free").boolean();
+  if (e.has("c0_stride")) op.c0_stride = e.at("c0_stride").integer(1, 1 << 20);
   if (e.has("row_reduce"))
     op.block_reduce = e.at("row_reduce").one_of({"whole", "block"}) == "block";
   if (e.has("psg")) {
@@ -326,6 +327,8 @@ void Loader::check_keys_apply(const OpSite& at, const ProgOp& op) const {
   if (e.has("dest") && kind != OpKind::kLoad) at.fail("\"dest\" applies to load");
   if (e.has("bank_conflict_free") && (kind != OpKind::kBinary || op.in.size() != 2))
     at.fail("\"bank_conflict_free\" applies to binary ops of two tensors (add, sub, mul, ...)");
+  if (e.has("c0_stride") && op.info->name != std::string_view(kNd2nzOp))
+    at.fail(fmt::format("\"c0_stride\" applies to {} (the ND -> NZ scatter in UB)", kNd2nzOp));
 }
 
 void Loader::require_same_dtype(const OpSite& at, int a, int b) const {

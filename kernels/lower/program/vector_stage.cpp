@@ -165,6 +165,11 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
         vec.push_back(VecOp{c, dt, 1, 1, n});
         vec.back().bank_conflict = false;
       }
+      // The NZ scatter: a repeat's C0 blocks land c0_stride blocks apart, the compact layout's
+      // stride the tile's rows (each C0 column holds one block per row).
+      if (x.info->name == std::string_view(kNd2nzOp))
+        vec.back().dst_block_stride =
+            x.c0_stride > 0 ? x.c0_stride : n / std::max<int64_t>(1, ce.back());
       break;
     case OpKind::kBinary:
     case OpKind::kWhere:
