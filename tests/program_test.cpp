@@ -2531,7 +2531,8 @@ TEST(ProgramLoader, CycleChecksAreLinearAndNeedNoStack) {
 // row loop). slots: each sub-tile reads its block's slot, adds and writes it back (64 reads and
 // writes of 2 KiB), and a second launch reads the 8 slots and writes s (a per-program
 // accumulator row and the wrapper's sum of the rows). split, the default past the grid: each
-// block folds its rows in UB and adds once (8 writes).
+// block folds its rows in UB and adds once (8 writes); parts: folds them in UB and writes its
+// slot once (8 writes), the second launch reading the 8 slots.
 TEST(ProgramPlan, SpmdRowsTilesAndSlotsMergeEverySubTileInGm) {
   const auto lowered = [](const std::string& rows) {
     json s = op("sum", {"x"}, "s");
@@ -2557,7 +2558,8 @@ TEST(ProgramPlan, SpmdRowsTilesAndSlotsMergeEverySubTileInGm) {
     return n;
   };
   const int64_t x = 64 * 512 * 4, row = 512 * 4;
-  const LoweredKernel split = lowered("split"), tiles = lowered("tiles"), slots = lowered("slots");
+  const LoweredKernel split = lowered("split"), tiles = lowered("tiles"), slots = lowered("slots"),
+                      parts = lowered("parts");
   EXPECT_EQ(bytes(split, false), x);
   EXPECT_EQ(bytes(split, true), 8 * row);
   EXPECT_EQ(split.graph.num_launches(), 1);
@@ -2567,6 +2569,9 @@ TEST(ProgramPlan, SpmdRowsTilesAndSlotsMergeEverySubTileInGm) {
   EXPECT_EQ(bytes(slots, false), x + 64 * row + 8 * row);
   EXPECT_EQ(bytes(slots, true), 64 * row + row);
   EXPECT_EQ(slots.graph.num_launches(), 2);
+  EXPECT_EQ(bytes(parts, false), x + 8 * row);
+  EXPECT_EQ(bytes(parts, true), 8 * row + row);
+  EXPECT_EQ(parts.graph.num_launches(), 2);
 }
 
 }  // namespace

@@ -75,13 +75,17 @@ inline constexpr int kMaxLoopDepth = 3;
 // that does its accumulation in GM inside its loop: kTiles, each sub-tile adds its partial into
 // the output atomically (tl.atomic_add in the loop); kSlots, each block's part in a slot of its
 // own that each sub-tile reads, adds to and writes back (a per-program accumulator row,
-// dW[pid] += ...), the slots folded by a second launch (the wrapper's dW.sum(0)).
-enum class SpmdRows { kAuto, kWhole, kSplit, kTiles, kSlots };
-inline constexpr std::array<EnumName<SpmdRows>, 5> kSpmdRowsNames = {{{SpmdRows::kAuto, "auto"},
+// dW[pid] += ...), the slots folded by a second launch (the wrapper's dW.sum(0)). kParts: as
+// split, each block folding its part in UB, but writing it once to a slot of its own rather than
+// adding it atomically (a per-program partial row stored after the loop), the slots folded by a
+// second launch.
+enum class SpmdRows { kAuto, kWhole, kSplit, kTiles, kSlots, kParts };
+inline constexpr std::array<EnumName<SpmdRows>, 6> kSpmdRowsNames = {{{SpmdRows::kAuto, "auto"},
                                                                       {SpmdRows::kWhole, "whole"},
                                                                       {SpmdRows::kSplit, "split"},
                                                                       {SpmdRows::kTiles, "tiles"},
-                                                                      {SpmdRows::kSlots, "slots"}}};
+                                                                      {SpmdRows::kSlots, "slots"},
+                                                                      {SpmdRows::kParts, "parts"}}};
 
 // How B is stored in GM: catlass's RowMajor ([k, n] ND), ColumnMajor ([n, k] ND, "B
 // transposed") or zN (pre-formatted in the cube's fractal layout).

@@ -1450,6 +1450,34 @@ def ln_bwd_atomics(x_ptr, dy_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, n_rows,
             tl.atomic_add(db_ptr + cols, dy)
 
 
+@triton.jit
+def rms_bwd_partials(dy_ptr, x_ptr, r_ptr, dx_ptr, dw_ptr, n_rows, n_cols: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    for it in range(tl.cdiv(n_rows, nprog * BM)):
+        rows = (it * nprog + pid) * BM + tl.arange(0, BM)
+        rmask = rows < n_rows
+        offs = rows[:, None] * n_cols + cols[None, :]
+        dy = tl.load(dy_ptr + offs, mask=rmask[:, None], other=0.0)
+        x = tl.load(x_ptr + offs, mask=rmask[:, None], other=0.0)
+        r = tl.load(r_ptr + rows, mask=rmask, other=0.0)
+        tl.store(dx_ptr + offs, dy * r[:, None], mask=rmask[:, None])
+        acc += tl.sum(dy * x * r[:, None], axis=0)
+    tl.store(dw_ptr + pid * n_cols + cols, acc)
+
+
+def rms_partials(n_rows=4096, n_cols=1024):
+    grid = 2 * cores()
+    dy, x = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw = torch.empty(grid, n_cols)
+    rms_bwd_partials[(grid,)](dy, x, torch.randn(n_rows), torch.empty_like(x), dw, n_rows,
+                              n_cols, BM=2, BN=n_cols)
+    return dw.sum(0)
+
+
 def rms_2d(n_rows=4096, n_cols=1024):
     grid = 2 * cores()
     dy, x = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
@@ -1549,6 +1577,25 @@ def test_a_kernel_reading_its_rows_twice_moves_them_twice_with_its_accumulator_r
     # dx, every sub-tile's slot, the sum; and the rows' statistic, which the second pass reads
     # in a launch of its own (the blocks walk other rows there: docs/triton.md)
     assert a.gm["write_bytes"] == x + 1024 * 4 * tile_row + 8192 * 4 + 1024 * 4
+
+
+def test_a_partial_row_stored_per_program_after_the_loop_is_a_slot_written_once(tmp_path):
+    # rms_bwd_partials: dw accumulated in UB over each program's row blocks and stored once as
+    # the program's row of dw [80, 1024]: each block's part of the column sum written to its
+    # slot once (no read), the wrapper's dw.sum(0) a second launch reading the 80 slots.
+    launch = _norm_bwd(tmp_path, "rms_partials()")[0]
+    assert any("a slot per program (spmd_rows parts)" in n for n in launch.notes), launch.notes
+    hand = spmd(prog([("dy", [4096, 1024], "fp32"), ("r", [4096, 1], "fp32"),
+                      ("x", [4096, 1024], "fp32")], ["dx", "dw"], [
+        tile(2, 1024), op("mul", ["dy", "r"], "dx"), op("mul", ["dy", "x"], "yx"),
+        op("mul", ["yx", "r"], "c"),
+        op("sum", ["c"], "dw", dim=0, keepdim=True, spmd_rows="parts")]), 80)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 2 * 80
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x, row = 4096 * 1024 * 4, 1024 * 4
+    assert a.gm["read_bytes"] == 2 * x + 4096 * 4 + 80 * row  # dy, x, r; the fold's slots
+    assert a.gm["write_bytes"] == x + 80 * row + row  # dx, a slot per block, the sum
 
 
 def test_accumulators_added_after_the_row_loop_are_the_blocks_split_sum(tmp_path):

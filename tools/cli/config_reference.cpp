@@ -295,7 +295,9 @@ std::vector<ConfigObject> make_objects() {
          "whole while rows >= grid; `tiles` / `slots`: (row, sub-tile) units whose partials "
          "each sub-tile merges in GM, added atomically (`tiles`: tl.atomic_add in the loop) or "
          "read, added and written back in the block's slot (`slots`: a per-program accumulator "
-         "row, the slots folded by a second launch)"},
+         "row, the slots folded by a second launch); `parts`: as `split`, each block's part "
+         "written once to its slot (a per-program partial row stored after the loop), folded by "
+         "a second launch"},
         {"apply_in_task", "boolean", "`false`",
          "reductions over a split dim: the next stage (on its tiles, using its result) runs in "
          "the task that finishes the row (merge `in_task`, or an spmd block's whole rows); "

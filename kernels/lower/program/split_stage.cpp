@@ -346,8 +346,8 @@ class SplitSpmd {
       const BlockTiling cut(run.s.shape, cx.spec().block, run.s.tile);
       units_ = region_chain_runs(cut, static_cast<size_t>(red_.dims.front()));
       what_ = "block regions";
-    } else if (red_.spmd_rows == SpmdRows::kSplit || in_gm() ||
-               (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
+    } else if (red_.spmd_rows == SpmdRows::kSplit || red_.spmd_rows == SpmdRows::kParts ||
+               in_gm() || (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
       for (int64_t u = 0; u < rows_ * segs_; ++u)
         units_.push_back({{u / segs_, u % segs_, u % segs_ + 1}});
       what_ = "sub-tiles";
@@ -409,7 +409,10 @@ class SplitSpmd {
     return true;
   }
   // A row's parts added into the output atomically (else written to slots a launch folds).
-  bool atomic_parts() const { return merges_atomically() && red_.spmd_rows != SpmdRows::kSlots; }
+  bool atomic_parts() const {
+    return merges_atomically() && red_.spmd_rows != SpmdRows::kSlots &&
+           red_.spmd_rows != SpmdRows::kParts;
+  }
   // A block's part kept in GM, sub-tile by sub-tile (spmd_rows tiles or slots).
   bool in_gm() const {
     return red_.spmd_rows == SpmdRows::kTiles || red_.spmd_rows == SpmdRows::kSlots;
@@ -579,8 +582,9 @@ class SplitSpmd {
         store_statistics(cx_, stats_, out, {}, st, acc_);
         append_step(k, st);
         // Slots, one per block, stream through two buffers (the wrapper's sum over them).
-        const int64_t held =
-            red_.spmd_rows == SpmdRows::kSlots ? std::min<int64_t>(parts, 2) : parts;
+        const bool streamed =
+            red_.spmd_rows == SpmdRows::kSlots || red_.spmd_rows == SpmdRows::kParts;
+        const int64_t held = streamed ? std::min<int64_t>(parts, 2) : parts;
         most = std::max(most, held * statistics_bytes(cx_, stats_, out));
       }
       k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};

@@ -430,8 +430,12 @@ class Writer:
             for a in accs:
                 a.axes = [None] * len(a.shape)
                 for ax, s in _axes_of(a):
-                    d = max(i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1)
-                    a.axes[ax] = d + k
+                    ds = [i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1]
+                    if not ds:
+                        refuse(f"tl.{kind}", f"an axis of the block of '{name}' steps by {s}, "
+                               f"not the stride of one of its dims {dims} (strides {strides})",
+                               "walk each dim with an arange times that dim's stride", a.where)
+                    a.axes[ax] = max(ds) + k
                 self._enumerate(a, dims, strides, k, used)
             self.views[name] = (used, strides)
             for a in accs:
@@ -934,8 +938,8 @@ class Writer:
             self.stored[name] = a.where
             data = a.data
             r = self.materialize(self._atomic(a), data, a.where) if a.combine else \
-                self.materialize(self.resolve(data), data, a.where) if isinstance(data, Data) \
-                else None
+                self.materialize(self._partial_row(a), data, a.where) \
+                if isinstance(data, Data) else None
             if not isinstance(r, PVal):
                 refuse("tl.store", "a store of a constant block (a fill)",
                        "tilesim programs store what they load or compute", a.where)
@@ -1075,6 +1079,28 @@ class Writer:
         else:
             p = Pending(a.combine, r, walked, set(), r.dtype, keys)
             p.tile_data = x
+        return p
+
+    def _partial_row(self, a):
+        """The value a store writes; a program's reduction over the rows it walks stored as its
+        own row of a [grid, ...] buffer (dw_acc summed over the row loop, then tl.store(dw_ptr +
+        pid * stride + cols, dw_acc): the wrapper sums the rows) is the sum over those rows,
+        each block's part written once to a slot of its own (spmd_rows "parts")."""
+        r = self.resolve(a.data)
+        grid = math.prod(self.t.grid)
+        shape = a.ptr.arg.shape
+        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
+                shape[0] != grid or r.kind != "sum":
+            return r
+        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
+        if math.prod(shape) != grid * kept:
+            return r
+        a.slots = True
+        self.t.note(f"each program's row of '{a.ptr.arg.name}' stored at {_at(a.where)} is its "
+                    "part of the sum over the rows it walks: a slot per program (spmd_rows "
+                    "parts), the slots folded by a second launch as the wrapper sums them")
+        p = Pending(r.kind, r.src, r.dims, set(), r.dtype, {"spmd_rows": "parts"})
+        p.tile_data = r.tile_data
         return p
 
     def _gm_accumulators(self):
