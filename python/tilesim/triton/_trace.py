@@ -911,9 +911,17 @@ class Writer:
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
+        stored = {id(a.data) for a in t.accesses if a.kind == "store"}
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
-                self.resolve(d)
+                r = self.resolve(d)
+                # an accumulator its loop has finished (sum_m_x += tl.sum(...)) where the loop
+                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage
+                if isinstance(r, Pending) and not r.partial_of and r.src.kind != "input" and \
+                        id(d) not in stored and not any(
+                            any(x is d for x in _operands(u)) and
+                            (u.kind != "op" or _accumulates(u, d)) for u in t.nodes):
+                    self.materialize(r, d)
             elif id(d) in needed and d.kind == "reduce":
                 # a statistic where the kernel computes it: the passes after it come after it
                 r = self.resolve(d)
@@ -1296,6 +1304,18 @@ def _even_rows(units, grid):
     have = sorted((rows.get(p, 0) for p in range(grid)), reverse=True)
     want = sorted((n * (b + 1) // grid - n * b // grid for b in range(grid)), reverse=True)
     return len(lasts) > 1 and have == want
+
+
+def _accumulates(u, d):
+    """Whether op u may accumulate d over a loop (acc = acc + d, acc the combine's identity made
+    before it, as Writer._accumulator takes it)."""
+    name, ops = u.args[0], u.args[1]
+    if name not in _COMBINE or not u.frames:
+        return False
+    others = [x for x in ops if x is not d]
+    return len(others) == 1 and (not isinstance(others[0], Data) or others[0].kind == "const") \
+        and (others[0].args[0] if isinstance(others[0], Data) else others[0]) == \
+        _IDENTITY[_COMBINE[name]]
 
 
 def _counts(values):
