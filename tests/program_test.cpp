@@ -2561,5 +2561,54 @@ TEST(ProgramLoader, CycleChecksAreLinearAndNeedNoStack) {
             "from this op's output");
 }
 
+// spmd_rows "tiles" and "slots": a column sum of x [64, 512] fp32 in one-row sub-tiles on 8
+// blocks (8 rows each), every block's part kept in GM sub-tile by sub-tile. tiles: each sub-tile
+// adds its 2 KiB partial into s atomically (64 writes, one launch; Liger's tl.atomic_add in its
+// row loop). slots: each sub-tile reads its block's slot, adds and writes it back (64 reads and
+// writes of 2 KiB), and a second launch reads the 8 slots and writes s (a per-program
+// accumulator row and the wrapper's sum of the rows). split, the default past the grid: each
+// block folds its rows in UB and adds once (8 writes); parts: folds them in UB and writes its
+// slot once (8 writes), the second launch reading the 8 slots.
+TEST(ProgramPlan, SpmdRowsTilesAndSlotsMergeEverySubTileInGm) {
+  const auto lowered = [](const std::string& rows) {
+    json s = op("sum", {"x"}, "s");
+    s["dim"] = 0;
+    s["keepdim"] = true;
+    s["spmd_rows"] = rows;
+    const Program p =
+        parse(json{{"program", "colsum"},
+                   {"inputs", {{{"name", "x"}, {"shape", {64, 512}}, {"dtype", "fp32"}}}},
+                   {"outputs", {"s"}},
+                   {"body", {tile({1, 512}), s}}});
+    KernelSpec spec;
+    spec.op = "program:colsum";
+    spec.partition = PartitionStyle::kSpmd;
+    spec.grid = 8;
+    return lower_program(p, spec, test::default_hw());
+  };
+  const auto bytes = [](const LoweredKernel& k, bool write) {
+    int64_t n = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(k.graph.tasks.size()); ++t)
+      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
+        if (a->write == write) n += a->bytes;
+    return n;
+  };
+  const int64_t x = 64 * 512 * 4, row = 512 * 4;
+  const LoweredKernel split = lowered("split"), tiles = lowered("tiles"), slots = lowered("slots"),
+                      parts = lowered("parts");
+  EXPECT_EQ(bytes(split, false), x);
+  EXPECT_EQ(bytes(split, true), 8 * row);
+  EXPECT_EQ(split.graph.num_launches(), 1);
+  EXPECT_EQ(bytes(tiles, false), x);
+  EXPECT_EQ(bytes(tiles, true), 64 * row);
+  EXPECT_EQ(tiles.graph.num_launches(), 1);
+  EXPECT_EQ(bytes(slots, false), x + 64 * row + 8 * row);
+  EXPECT_EQ(bytes(slots, true), 64 * row + row);
+  EXPECT_EQ(slots.graph.num_launches(), 2);
+  EXPECT_EQ(bytes(parts, false), x + 8 * row);
+  EXPECT_EQ(bytes(parts, true), 8 * row + row);
+  EXPECT_EQ(parts.graph.num_launches(), 2);
+}
+
 }  // namespace
 }  // namespace tilesim

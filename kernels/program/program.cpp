@@ -473,7 +473,8 @@ bool joins_statistics(const Program& p, const ProgStage& cur, const ProgOp& op, 
 // RMSNorm with the tile covering the row merges the subgraphs before and after its reduction, no
 // GM transfer between them). A split reduction ends its stage (its partials merge across tiles),
 // and so does a flash statistic (merge "online", fuse_online); a splitting reduction starts a
-// stage after another reduction.
+// stage after another reduction, but under Program::recompute_broadcasts (spmd and ascendc, a
+// kernel's code per sub-tile), where it joins the covered reductions before it.
 //
 // Under Program::recompute_broadcasts an elementwise op not in `once` also joins when its space is
 // 1 where the stage's is larger and the tile walks it (each tile computes it again), and a stage
@@ -519,9 +520,13 @@ bool joins_stage(const Program& p, const ProgStage* cur, const ProgOp& op, const
       return false;
   }
   if (prev.tile != op.tile && !other_tile) return false;
+  // A splitting reduction after another: a reduction the tile covers (a row's statistic) stays
+  // in the tile's task with it, as a backward norm's row sums and its column sum of the rows it
+  // walks (dW) in one loop; one reading a stage's own split reduction cannot (ended above).
   if (kind == OpKind::kReduce && splits)
     for (int o = cur->first; o <= cur->last; ++o)
-      if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce) return false;
+      if (p.ops[static_cast<size_t>(o)].info->kind == OpKind::kReduce && !p.recompute_broadcasts)
+        return false;
   return true;
 }
 

@@ -70,10 +70,22 @@ inline constexpr int kMaxLoopDepth = 3;
 
 // spmd: how a splitting reduction's output rows are shared over the blocks: whole rows per block
 // (each accumulates its rows in UB), or (row, sub-tile) units, a row split over blocks finished
-// in GM; auto: whole rows while there are at least as many rows as blocks.
-enum class SpmdRows { kAuto, kWhole, kSplit };
-inline constexpr std::array<EnumName<SpmdRows>, 3> kSpmdRowsNames = {
-    {{SpmdRows::kAuto, "auto"}, {SpmdRows::kWhole, "whole"}, {SpmdRows::kSplit, "split"}}};
+// in GM; auto: whole rows while there are at least as many rows as blocks. Past those, a
+// block's part of a row kept in GM rather than UB, sub-tile by sub-tile, as a Triton kernel
+// that does its accumulation in GM inside its loop: kTiles, each sub-tile adds its partial into
+// the output atomically (tl.atomic_add in the loop); kSlots, each block's part in a slot of its
+// own that each sub-tile reads, adds to and writes back (a per-program accumulator row,
+// dW[pid] += ...), the slots folded by a second launch (the wrapper's dW.sum(0)). kParts: as
+// split, each block folding its part in UB, but writing it once to a slot of its own rather than
+// adding it atomically (a per-program partial row stored after the loop), the slots folded by a
+// second launch.
+enum class SpmdRows { kAuto, kWhole, kSplit, kTiles, kSlots, kParts };
+inline constexpr std::array<EnumName<SpmdRows>, 6> kSpmdRowsNames = {{{SpmdRows::kAuto, "auto"},
+                                                                      {SpmdRows::kWhole, "whole"},
+                                                                      {SpmdRows::kSplit, "split"},
+                                                                      {SpmdRows::kTiles, "tiles"},
+                                                                      {SpmdRows::kSlots, "slots"},
+                                                                      {SpmdRows::kParts, "parts"}}};
 
 // How B is stored in GM: catlass's RowMajor ([k, n] ND), ColumnMajor ([n, k] ND, "B
 // transposed") or zN (pre-formatted in the cube's fractal layout).

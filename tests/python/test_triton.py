@@ -1345,3 +1345,337 @@ def test_int32_add_sub_mul_max_min_trace_and_a_loop_carried_update_is_refused(tm
     path.write_text(INT_KERNEL.format(body="    r = x / y"))
     with pytest.raises(TraceFailure, match="div on int32 data"):
         tt.trace_file(str(path), call="go()")
+
+
+# Backward norms as public Triton-Ascend operator libraries write them: a grid of twice the
+# vector-core count walking its rows with a stride, per-row statistics (rstd, mean) read one
+# value a row, and the weight's gradient accumulated per program, in GM (a row of a [grid, N]
+# buffer read, added to and written back each iteration, the wrapper summing the rows after) or
+# in UB (tl.zeros, then tl.atomic_add after the row loop), or added per block with tl.atomic_add.
+NORM_BWD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+def cores():
+    props = triton.runtime.driver.active.utils.get_device_properties(0)
+    return props["num_vectorcore"]
+
+
+@triton.jit
+def rms_bwd_2d(dy_ptr, x_ptr, w_ptr, r_ptr, dx_ptr, dw_ptr, n_rows, n_cols: tl.constexpr,
+               BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BN)
+    cmask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=cmask, other=0.0)
+    for it in range(tl.cdiv(n_rows, nprog * BM)):
+        rows = (it * nprog + pid) * BM + tl.arange(0, BM)
+        rmask = rows < n_rows
+        m2 = rmask[:, None] & cmask[None, :]
+        offs = rows[:, None] * n_cols + cols[None, :]
+        dy = tl.load(dy_ptr + offs, mask=m2, other=0.0)
+        x = tl.load(x_ptr + offs, mask=m2, other=0.0)
+        r = tl.load(r_ptr + rows, mask=rmask, other=0.0)
+        g = dy * w[None, :]
+        c = tl.sum(g * x, axis=1) * r * r * r / n_cols
+        tl.store(dx_ptr + offs, r[:, None] * g - c[:, None] * x, mask=m2)
+        acc = dw_ptr + pid * n_cols + cols
+        part = tl.load(acc, mask=cmask, other=0.0)
+        tl.store(acc, part + tl.sum(dy * x * r[:, None], axis=0), mask=cmask)
+
+
+@triton.jit
+def rms_bwd_cols(dy_ptr, x_ptr, w_ptr, r_ptr, dx_ptr, dw_ptr, n_rows, n_cols: tl.constexpr,
+                 BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    offs = tl.arange(0, BLOCK)
+    for row in tl.range(pid, n_rows, nprog):
+        r = tl.load(r_ptr + row)
+        dot = 0.0
+        for b in range(tl.cdiv(n_cols, BLOCK)):
+            cols = b * BLOCK + offs
+            dy = tl.load(dy_ptr + row * n_cols + cols)
+            x = tl.load(x_ptr + row * n_cols + cols)
+            w = tl.load(w_ptr + cols)
+            dot += tl.sum(dy * w * x)
+        c = dot * r * r * r / n_cols
+        for b in range(tl.cdiv(n_cols, BLOCK)):
+            cols = b * BLOCK + offs
+            dy = tl.load(dy_ptr + row * n_cols + cols)
+            x = tl.load(x_ptr + row * n_cols + cols)
+            w = tl.load(w_ptr + cols)
+            tl.store(dx_ptr + row * n_cols + cols, r * dy * w - c * x)
+            acc = dw_ptr + pid * n_cols + cols
+            tl.store(acc, tl.load(acc) + dy * x * r)
+
+
+@triton.jit
+def ln_bwd_rows(x_ptr, dy_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr, n_rows,
+                n_cols: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    w = tl.load(w_ptr + cols)
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for row in tl.range(pid, n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * n_cols + cols)
+        dy = tl.load(dy_ptr + row * n_cols + cols)
+        xh = (x - tl.load(mean_ptr + row)) * tl.load(rstd_ptr + row)
+        g = w * dy
+        a = tl.sum(xh * g, axis=0) / n_cols
+        b = tl.sum(g, axis=0) / n_cols
+        tl.store(dx_ptr + row * n_cols + cols, (g - xh * a - b) * tl.load(rstd_ptr + row))
+        dw += dy * xh
+        db += dy
+    tl.atomic_add(dw_ptr + cols, dw)
+    tl.atomic_add(db_ptr + cols, db)
+
+
+@triton.jit
+def ln_bwd_atomics(x_ptr, dy_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, n_rows,
+                   n_cols: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    for row in tl.range(pid, n_rows, tl.num_programs(0)):
+        mean = tl.load(mean_ptr + row)
+        rstd = tl.load(rstd_ptr + row)
+        for b in range(tl.cdiv(n_cols, BLOCK)):
+            cols = b * BLOCK + tl.arange(0, BLOCK)
+            dy = tl.load(dy_ptr + row * n_cols + cols)
+            xh = (tl.load(x_ptr + row * n_cols + cols) - mean) * rstd
+            tl.atomic_add(dw_ptr + cols, dy * xh)
+            tl.atomic_add(db_ptr + cols, dy)
+
+
+@triton.jit
+def rms_bwd_partials(dy_ptr, x_ptr, r_ptr, dx_ptr, dw_ptr, n_rows, n_cols: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    for it in range(tl.cdiv(n_rows, nprog * BM)):
+        rows = (it * nprog + pid) * BM + tl.arange(0, BM)
+        rmask = rows < n_rows
+        offs = rows[:, None] * n_cols + cols[None, :]
+        dy = tl.load(dy_ptr + offs, mask=rmask[:, None], other=0.0)
+        x = tl.load(x_ptr + offs, mask=rmask[:, None], other=0.0)
+        r = tl.load(r_ptr + rows, mask=rmask, other=0.0)
+        tl.store(dx_ptr + offs, dy * r[:, None], mask=rmask[:, None])
+        acc += tl.sum(dy * x * r[:, None], axis=0)
+    tl.store(dw_ptr + pid * n_cols + cols, acc)
+
+
+def rms_partials(n_rows=4096, n_cols=1024):
+    grid = 2 * cores()
+    dy, x = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw = torch.empty(grid, n_cols)
+    rms_bwd_partials[(grid,)](dy, x, torch.randn(n_rows), torch.empty_like(x), dw, n_rows,
+                              n_cols, BM=2, BN=n_cols)
+    return dw.sum(0)
+
+
+def rms_2d(n_rows=4096, n_cols=1024):
+    grid = 2 * cores()
+    dy, x = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw = torch.zeros(grid, n_cols)
+    rms_bwd_2d[(grid,)](dy, x, torch.randn(n_cols), torch.randn(n_rows), torch.empty_like(x),
+                        dw, n_rows, n_cols, BM=2048 // n_cols, BN=n_cols)
+    return dw.sum(0)
+
+
+def rms_cols(n_rows=1024, n_cols=8192, block=2048):
+    grid = 2 * cores()
+    dy, x = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw = torch.zeros(grid, n_cols)
+    rms_bwd_cols[(grid,)](dy, x, torch.randn(n_cols), torch.randn(n_rows), torch.empty_like(x),
+                          dw, n_rows, n_cols, BLOCK=block)
+    return dw.sum(0)
+
+
+def ln_rows(n_rows=2048, n_cols=2048):
+    x, dy = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw, db = torch.zeros(n_cols), torch.zeros(n_cols)
+    ln_bwd_rows[(cores(),)](x, dy, torch.randn(n_cols), torch.randn(n_rows), torch.randn(n_rows),
+                            torch.empty_like(x), dw, db, n_rows, n_cols, BLOCK=n_cols)
+
+
+def ln_atomics(n_rows=1024, n_cols=8192):
+    x, dy = torch.randn(n_rows, n_cols), torch.randn(n_rows, n_cols)
+    dw, db = torch.zeros(n_cols), torch.zeros(n_cols)
+    ln_bwd_atomics[(2 * cores(),)](x, dy, torch.randn(n_rows), torch.randn(n_rows), dw, db,
+                                   n_rows, n_cols, BLOCK=2048)
+'''
+
+
+def _norm_bwd(tmp_path, call, source=NORM_BWD):
+    path = tmp_path / "norm_bwd.py"
+    path.write_text(source)
+    return tt.trace_file(str(path), call=call, hardware="ascend910b4")
+
+
+def _slots():
+    """dw, the column sum of c, each block's part kept in a slot of its own in GM."""
+    return op("sum", ["c"], "dw", dim=0, keepdim=True, spmd_rows="slots")
+
+
+def test_a_per_program_accumulator_row_in_gm_is_a_sum_kept_in_slots(tmp_path):
+    # rms_bwd_2d: (2, 1024) blocks of [4096, 1024] fp32 on grid 80 (twice the 910B4's 40 vector
+    # cores), each iteration reading, adding to and storing back its program's row of dw
+    # [80, 1024]: the column sum of dy * x * r with each block's part in its slot, every
+    # sub-tile reading and writing it, and the wrapper's dw.sum(0) a second launch.
+    launch = _norm_bwd(tmp_path, "rms_2d()")[0]
+    assert launch.grid == 80
+    assert any("an accumulator kept in GM" in n for n in launch.notes), launch.notes
+    hand = spmd(prog([("dy", [4096, 1024], "fp32"), ("w", [1, 1024], "fp32"),
+                      ("x", [4096, 1024], "fp32"), ("r", [4096, 1], "fp32")], ["dx", "dw"], [
+        tile(2, 1024), op("mul", ["dy", "w"], "g"), op("mul", ["g", "x"], "gx"),
+        op("sum", ["gx"], "s", dim=1, keepdim=True), op("mul", ["s", "r"], "s1"),
+        op("mul", ["s1", "r"], "s2"), op("mul", ["s2", "r"], "s3"),
+        op("div", ["s3"], "k", scalar=1024.0), op("mul", ["r", "g"], "rg"),
+        op("mul", ["k", "x"], "kx"), op("sub", ["rg", "kx"], "dx"),
+        op("mul", ["dy", "x"], "yx"), op("mul", ["yx", "r"], "c"), _slots()]), 80)
+    hand["program"]["inputs"][1]["resident"] = True
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 2 * 80  # the blocks, then the fold's launch of 80
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x, row = 4096 * 1024 * 4, 1024 * 4
+    # dy and x once, r once, w once per block, each of the 2048 sub-tiles reading its slot, the
+    # fold reading the 80 slots; dx, each sub-tile's slot, and the sum written.
+    assert a.gm["read_bytes"] == 2 * x + 4096 * 4 + 80 * row + 2048 * row + 80 * row
+    assert a.gm["write_bytes"] == x + 2048 * row + row
+    assert a.diagnostics["launches"] == 2
+
+
+def test_a_kernel_reading_its_rows_twice_moves_them_twice_with_its_accumulator_row(tmp_path):
+    # rms_bwd_cols: rows of 8192 in 2048-column blocks, dy and x read in both passes (the
+    # row's dot product, then dx and dw's row in GM): twice their bytes, where the one-pass
+    # 2-D kernel above reads them once.
+    launch = _norm_bwd(tmp_path, "rms_cols()")[0]
+    hand = spmd(prog([("dy", [1024, 8192], "fp32"), ("w", [1, 8192], "fp32"),
+                      ("x", [1024, 8192], "fp32"), ("r", [1024, 1], "fp32")], ["dx", "dw"], [
+        tile(1, 2048), op("mul", ["dy", "w"], "g"), op("mul", ["g", "x"], "gx"),
+        op("sum", ["gx"], "s", dim=1, keepdim=True, apply_in_task=True),
+        op("mul", ["s", "r"], "s1"), op("mul", ["s1", "r"], "s2"), op("mul", ["s2", "r"], "s3"),
+        op("div", ["s3"], "k", scalar=8192.0), op("mul", ["r", "dy"], "ry"),
+        op("mul", ["ry", "w"], "rg"), op("mul", ["k", "x"], "kx"), op("sub", ["rg", "kx"], "dx"),
+        op("mul", ["dy", "x"], "yx"), op("mul", ["yx", "r"], "c"), _slots()]), 80)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    assert a.gm["read_bytes"] == b.gm["read_bytes"]
+    x, tile_row = 1024 * 8192 * 4, 2048 * 4
+    w = 2 * 1024 * 4 * tile_row  # a weight block per sub-tile, in both passes
+    # Every sub-tile's slot, then the fold's: the blocks share (column block, row) units, 20
+    # blocks to a column block, so each block's slot is one column block wide.
+    slots = 1024 * 4 * tile_row + 80 * tile_row
+    stats = a.gm["read_bytes"] - (2 * 2 * x + w + slots)  # rstd and the row statistics
+    assert 0 < stats < 1024 * 72, stats
+    # dx, every sub-tile's slot, the sum; and the rows' statistic, which the second pass reads
+    # in a launch of its own (the blocks walk other rows there: docs/triton.md)
+    assert a.gm["write_bytes"] == x + 1024 * 4 * tile_row + 8192 * 4 + 1024 * 4
+
+
+def test_a_partial_row_stored_per_program_after_the_loop_is_a_slot_written_once(tmp_path):
+    # rms_bwd_partials: dw accumulated in UB over each program's row blocks and stored once as
+    # the program's row of dw [80, 1024]: each block's part of the column sum written to its
+    # slot once (no read), the wrapper's dw.sum(0) a second launch reading the 80 slots.
+    launch = _norm_bwd(tmp_path, "rms_partials()")[0]
+    assert any("a slot per program (spmd_rows parts)" in n for n in launch.notes), launch.notes
+    hand = spmd(prog([("dy", [4096, 1024], "fp32"), ("r", [4096, 1], "fp32"),
+                      ("x", [4096, 1024], "fp32")], ["dx", "dw"], [
+        tile(2, 1024), op("mul", ["dy", "r"], "dx"), op("mul", ["dy", "x"], "yx"),
+        op("mul", ["yx", "r"], "c"),
+        op("sum", ["c"], "dw", dim=0, keepdim=True, spmd_rows="parts")]), 80)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 2 * 80
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x, row = 4096 * 1024 * 4, 1024 * 4
+    assert a.gm["read_bytes"] == 2 * x + 4096 * 4 + 80 * row  # dy, x, r; the fold's slots
+    assert a.gm["write_bytes"] == x + 80 * row + row  # dx, a slot per block, the sum
+
+
+def test_accumulators_added_after_the_row_loop_are_the_blocks_split_sum(tmp_path):
+    # ln_bwd_rows: dw and db accumulated in UB over each program's rows (tl.zeros, +=) and added
+    # with tl.atomic_add after the loop: the column sums each spmd block folds in UB and adds
+    # once, in the same task as the rows' dx (one launch); mean and rstd [2048] are per-row
+    # values ([2048, 1]), the weight resident.
+    launch = _norm_bwd(tmp_path, "ln_rows()")[0]
+    inputs = {i["name"]: i for i in launch.program["inputs"]}
+    assert inputs["mean_ptr"]["shape"] == inputs["rstd_ptr"]["shape"] == [2048, 1]
+    assert inputs["w_ptr"].get("resident")
+    hand = spmd(prog([("x", [2048, 2048], "fp32"), ("mean", [2048, 1], "fp32"),
+                      ("rstd", [2048, 1], "fp32"), ("w", [1, 2048], "fp32"),
+                      ("dy", [2048, 2048], "fp32")], ["dx", "dw", "db"], [
+        tile(1, 2048), op("sub", ["x", "mean"], "xm"), op("mul", ["xm", "rstd"], "xh"),
+        op("mul", ["w", "dy"], "g"), op("mul", ["xh", "g"], "hg"),
+        op("sum", ["hg"], "a0", dim=1, keepdim=True), op("div", ["a0"], "a", scalar=2048.0),
+        op("sum", ["g"], "b0", dim=1, keepdim=True), op("div", ["b0"], "b", scalar=2048.0),
+        op("mul", ["xh", "a"], "ha"), op("sub", ["g", "ha"], "d0"), op("sub", ["d0", "b"], "d1"),
+        op("mul", ["d1", "rstd"], "dx"), op("mul", ["dy", "xh"], "c"),
+        op("sum", ["c"], "dw", dim=0, keepdim=True),
+        op("sum", ["dy"], "db", dim=0, keepdim=True)]), 40)
+    hand["program"]["inputs"][3]["resident"] = True
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 40
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x, row = 2048 * 2048 * 4, 2048 * 4
+    assert a.gm["read_bytes"] == 2 * x + 2 * 2048 * 4 + 40 * row  # x, dy; mean, rstd; w
+    assert a.gm["write_bytes"] == x + 2 * 40 * row  # dx; dw and db added once per block
+    assert a.diagnostics.get("launches", 1) == 1
+
+
+def test_an_atomic_add_of_a_block_in_the_row_loop_adds_every_sub_tile(tmp_path):
+    # ln_bwd_atomics: tl.atomic_add of each (row, column block) inside the loops: every
+    # sub-tile's partial of dw and db added in GM, 2 x 1024 x 8192 x 4 B of atomic writes.
+    launch = _norm_bwd(tmp_path, "ln_atomics()")[0]
+    hand = spmd(prog([("x", [1024, 8192], "fp32"), ("mean", [1024, 1], "fp32"),
+                      ("rstd", [1024, 1], "fp32"), ("dy", [1024, 8192], "fp32")],
+                     ["dw", "db"], [
+        tile(1, 2048), op("sub", ["x", "mean"], "xm"), op("mul", ["xm", "rstd"], "xh"),
+        op("mul", ["dy", "xh"], "c"),
+        op("sum", ["c"], "dw", dim=0, keepdim=True, spmd_rows="tiles"),
+        op("sum", ["dy"], "db", dim=0, keepdim=True, spmd_rows="tiles")]), 80)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 80
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x = 1024 * 8192 * 4
+    assert a.gm["write_bytes"] == 2 * x
+    folded = dict(hand)
+    folded["program"] = dict(hand["program"], body=[dict(e) for e in hand["program"]["body"]])
+    for e in folded["program"]["body"][-2:]:
+        e.pop("spmd_rows")  # each block folds its sub-tiles in UB and adds once
+    # (its units are rows of one 2048-column block: 20 blocks to a column block)
+    assert tilesim.run(folded).gm["write_bytes"] == 2 * 80 * 2048 * 4
+
+
+EACH_BLOCK = '''
+
+@triton.jit
+def each_block(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr + cols, tl.load(x_ptr + cols))
+
+
+def go():
+    x = torch.randn(4096)
+    each_block[(4,)](x, torch.zeros(4096), BLOCK=1024)
+'''
+
+
+@pytest.mark.parametrize("source, call, said", [
+    # every program's iterations read, add to and write back the same row of dw
+    (NORM_BWD.replace("acc = dw_ptr + pid * n_cols + cols", "acc = dw_ptr + cols"), "rms_2d()",
+     "tl.store: a block of 'dw_ptr' read, added to and written back by programs 0 and 1: a "
+     "race; give each program its own accumulator row"),
+    # each program adds its own block once: no rows summed, no reduction of the block
+    (NORM_BWD + EACH_BLOCK, "go()", "tl.atomic_add: a value that is not the program's sum of "
+     "its block, nor a block of rows its loop walks"),
+])
+def test_gm_accumulations_the_trace_cannot_say_are_refused(tmp_path, source, call, said):
+    with pytest.raises(TraceFailure) as e:
+        _norm_bwd(tmp_path, call, source)
+    assert said in str(e.value) and str(e.value).startswith(str(tmp_path)), str(e.value)

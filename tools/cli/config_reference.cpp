@@ -298,7 +298,12 @@ std::vector<ConfigObject> make_objects() {
         {"dest", "string", "`ub`", "load: `ub`, or `l1` (the cube cores' L1)"},
         {"spmd_rows", "string", "`auto`",
          "reductions under spmd: `whole` rows per block, `split` (row, sub-tile) units, `auto`: "
-         "whole while rows >= grid"},
+         "whole while rows >= grid; `tiles` / `slots`: (row, sub-tile) units whose partials "
+         "each sub-tile merges in GM, added atomically (`tiles`: tl.atomic_add in the loop) or "
+         "read, added and written back in the block's slot (`slots`: a per-program accumulator "
+         "row, the slots folded by a second launch); `parts`: as `split`, each block's part "
+         "written once to its slot (a per-program partial row stored after the loop), folded by "
+         "a second launch"},
         {"apply_in_task", "boolean", "`false`",
          "reductions over a split dim: the next stage (on its tiles, using its result) runs in "
          "the task that finishes the row (merge `in_task`, or an spmd block's whole rows); "

@@ -474,6 +474,8 @@ void Loader::reduce_output(const OpSite& at, ProgOp& op, ProgTensor& out) const 
   if (e.has("spmd_rows"))
     op.spmd_rows =
         *enum_named(kSpmdRowsNames, e.at("spmd_rows").one_of(enum_names(kSpmdRowsNames)));
+  if (op.spmd_rows == SpmdRows::kTiles && !op.info->reduction->merges_atomically)
+    at.fail("\"spmd_rows\": \"tiles\" adds each sub-tile's partial atomically: sum, amax or amin");
   for (int64_t d = 0; d < rank; ++d) {
     const bool red = std::find(op.dims.begin(), op.dims.end(), d) != op.dims.end();
     if (!red)

@@ -22,7 +22,11 @@
 //                                                 or auto (the reduce families' pypto merge:
 //                                                 atomic where partials add, max or min; tree)
 //       {"op": "sum", ..., "spmd_rows": "split"},  spmd: whole rows per block, or (row, sub-tile)
-//                                                 units shared (auto: whole while rows >= grid)
+//                                                 units shared (auto: whole while rows >= grid);
+//                                                 tiles / slots: each sub-tile merges in GM,
+//                                                 atomically / in the block's slot (folded by
+//                                                 a second launch); parts: split, each block's
+//                                                 part written to its slot once
 //       {"op": "logsumexp", ..., "apply_in_task": true},  the next stage (on its tiles, using
 //                                                 it) runs in the task that finishes the row;
 //                                                 column ops on it between: once per row there

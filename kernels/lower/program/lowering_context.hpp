@@ -249,6 +249,11 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
 void check_stage(const LoweringContext& cx, const ProgStage& s);
 // A fused vector stage (vector_stage.cpp): a task per tile, or an spmd block per run of tiles.
 void lower_vector_stage(LoweringContext& cx, StageRun& run);
+// The resident inputs (ProgTensor::resident) sub-tile b of a block leaves unloaded (`skip`): the
+// block's first sub-tile loads them and records their regions in `held`; the others read them in
+// UB, and throw where a region differs from the first sub-tile's.
+void resident_loads(const LoweringContext& cx, const ProgStage& s, const Block& b, bool first,
+                    std::map<int, Block>& held, std::vector<int>& skip);
 // A copy stage (copy_stage.cpp): op "load", each tile read into UB or L1 and kept there.
 void lower_copy_stage(LoweringContext& cx, StageRun& run);
 // A matmul stage (matmul_stage.cpp, matmul_pypto.cpp, matmul_spmd.cpp): a cube task per C tile

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/block_regions.hpp"
@@ -345,8 +346,8 @@ class SplitSpmd {
       const BlockTiling cut(run.s.shape, cx.spec().block, run.s.tile);
       units_ = region_chain_runs(cut, static_cast<size_t>(red_.dims.front()));
       what_ = "block regions";
-    } else if (red_.spmd_rows == SpmdRows::kSplit ||
-               (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
+    } else if (red_.spmd_rows == SpmdRows::kSplit || red_.spmd_rows == SpmdRows::kParts ||
+               in_gm() || (red_.spmd_rows == SpmdRows::kAuto && grid > rows_)) {
       for (int64_t u = 0; u < rows_ * segs_; ++u)
         units_.push_back({{u / segs_, u % segs_, u % segs_ + 1}});
       what_ = "sub-tiles";
@@ -364,7 +365,7 @@ class SplitSpmd {
     // X13: the fold goes into the blocks that finish rows, or that add a linear statistic's parts
     // (each part's scaled share is its share of the fold); otherwise the per-row result is stored
     // and the fold's reduction runs as a launch of its own.
-    folds_ = run.fold && (whole_rows_ || (merges_atomically() && !run.epilogue));
+    folds_ = run.fold && (whole_rows_ || (atomic_parts() && !run.epilogue));
     // Rows split over blocks with an epilogue and no second pass: the epilogue's launch, which
     // finishes the rows, folds them.
     if (run.fold && !folds_ && run.epilogue && !run.second) {
@@ -383,7 +384,7 @@ class SplitSpmd {
     // a workspace and a second launch folds them.
     // With a second pass to follow, that launch is the second pass's: each block folds its own
     // parts' rows from their slots there (as the softmax family's second launch does).
-    if (!merges_atomically() && !folds_in_second_pass()) second_launch();
+    if (!atomic_parts() && !folds_in_second_pass()) second_launch();
     // Rows split over blocks: once the rows are whole, a launch in which each block finishes
     // the rows of its own parts (the epilogue, from the statistics in GM or folded from the
     // row's slots) and walks those parts again (the second pass), as the first launch shared
@@ -407,12 +408,44 @@ class SplitSpmd {
       if (!cx_.op(o).info->reduction->merges_atomically) return false;
     return true;
   }
+  // A row's parts added into the output atomically (else written to slots a launch folds).
+  bool atomic_parts() const {
+    return merges_atomically() && red_.spmd_rows != SpmdRows::kSlots &&
+           red_.spmd_rows != SpmdRows::kParts;
+  }
+  // A block's part kept in GM, sub-tile by sub-tile (spmd_rows tiles or slots).
+  bool in_gm() const {
+    return red_.spmd_rows == SpmdRows::kTiles || red_.spmd_rows == SpmdRows::kSlots;
+  }
+  // spmd_rows tiles / slots: sub-tile j's partial into GM at the end of its step st: added
+  // atomically into the output (tiles), or read from the part's slot, added and written back
+  // (slots; a part that is the whole row, the output itself).
+  void gm_merge(const Part& part, const Block& out, TileStep& st) {
+    const int64_t out_elems = product(out.extent);
+    if (red_.spmd_rows == SpmdRows::kTiles) {
+      store_statistics(cx_, stats_, out, {}, st, acc_);
+      st.accumulates = true;
+      cx_.combine(run_.s, out_elems, st.fold);
+      return;
+    }
+    const int64_t slot = parts_of_[static_cast<size_t>(part.chain)];
+    if (part.s0 == 0 && part.s1 == segs_) {
+      for (int t : stats_) st.loads.push_back(cx_.dma(DmaDir::kRead, t, out, acc_));
+      cx_.combine(run_.s, out_elems, st.vec);
+      store_statistics(cx_, stats_, out, {}, st, acc_);
+      return;
+    }
+    st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, slot, acc_));
+    cx_.combine(run_.s, out_elems, st.vec);
+    st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out, slot, acc_));
+  }
   Block out_of(int64_t chain) const {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
   }
   void first_launch_block(int64_t blk, int64_t used) {
     acc_.clear();
+    block_first_ = true;
     TaskKind k;
     int64_t values = 0;  // of the fold's input (X13)
     for (const Part& part : block_chain_runs(units_, used, blk)) {
@@ -448,7 +481,7 @@ class SplitSpmd {
   // slots loaded and folded in UB first.
   void epilogue_of_part(int64_t c, TaskKind& k, int64_t& most) {
     const int64_t parts = parts_of_[static_cast<size_t>(c)];
-    if (merges_atomically() || parts < 2) {
+    if (atomic_parts() || parts < 2) {
       append_epilogue(cx_, run_, c, false, k, acc_);
       return;
     }
@@ -474,11 +507,16 @@ class SplitSpmd {
     const int64_t out_elems = product(out.extent);
     TaskKind pk;
     for (int64_t j = part.s0; j < part.s1; ++j) {
-      TaskKind t =
-          cx_.vector_kind(run_.s, run_.grid.block(chain[static_cast<size_t>(j)]), acc_, stats_);
+      const Block b = run_.grid.block(chain[static_cast<size_t>(j)]);
+      resident_loads(cx_, run_.s, b, block_first_, held_, skip_);
+      block_first_ = false;
+      TaskKind t = cx_.vector_kind(run_.s, b, acc_, stats_, skip_);
       TileStep st = std::move(t.steps.back());
       t.steps.pop_back();
-      if (j > part.s0) cx_.combine(run_.s, out_elems, st.vec);
+      if (in_gm())
+        gm_merge(part, out, st);
+      else if (j > part.s0)
+        cx_.combine(run_.s, out_elems, st.vec);
       if (j == part.s0)
         pk = std::move(t);
       else
@@ -487,7 +525,9 @@ class SplitSpmd {
     }
     TileStep fin;
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
-    if (part.s0 == 0 && part.s1 == segs_) {
+    if (in_gm()) {
+      // Each sub-tile merged its partial in GM (gm_merge).
+    } else if (part.s0 == 0 && part.s1 == segs_) {
       // Rows split over blocks keep their statistics in GM for the launches after (but the
       // fold's input, which the block folds).
       std::vector<int> unstored = run_.dropped;
@@ -496,7 +536,7 @@ class SplitSpmd {
       store_statistics(cx_, stats_, out, unstored, fin, acc_);
     } else if (folds_) {
       // A linear statistic's part: its scaled share stays in UB for the block's fold.
-    } else if (merges_atomically()) {
+    } else if (atomic_parts()) {
       store_statistics(cx_, stats_, out, {}, fin, acc_);
       fin.accumulates = true;
       cx_.combine(run_.s, out_elems, fin.fold);
@@ -541,7 +581,11 @@ class SplitSpmd {
         for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), st.vec);
         store_statistics(cx_, stats_, out, {}, st, acc_);
         append_step(k, st);
-        most = std::max(most, parts * statistics_bytes(cx_, stats_, out));
+        // Slots, one per block, stream through two buffers (the wrapper's sum over them).
+        const bool streamed =
+            red_.spmd_rows == SpmdRows::kSlots || red_.spmd_rows == SpmdRows::kParts;
+        const int64_t held = streamed ? std::min<int64_t>(parts, 2) : parts;
+        most = std::max(most, held * statistics_bytes(cx_, stats_, out));
       }
       k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};
       const int32_t task = g.add_task(cx_.kind_id(run_.s, k), 0, -1, cx_.launch());
@@ -563,6 +607,10 @@ class SplitSpmd {
   std::string what_;                      // the units, for the grid check's message
   std::vector<int64_t> parts_of_;         // per row: the parts written so far
   std::vector<Access> acc_;
+  // Resident inputs: loaded by a block's first sub-tile (resident_loads), held for the others.
+  bool block_first_ = true;
+  std::map<int, Block> held_;
+  std::vector<int> skip_;
 };
 
 }  // namespace

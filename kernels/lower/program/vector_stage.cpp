@@ -617,29 +617,34 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
   out = by_key.emplace(std::move(key), std::move(t)).first->second.kind;
 }
 
+void resident_loads(const LoweringContext& cx, const ProgStage& s, const Block& b, bool first,
+                    std::map<int, Block>& held, std::vector<int>& skip) {
+  if (first) held.clear();
+  skip.clear();
+  for (int t : s.loads) {
+    if (!cx.tensor(t).resident) continue;
+    const Block r = operand_region(cx.program(), cx.reader(s, t), t, b);
+    if (first) {
+      held[t] = r;
+    } else if (held.at(t).origin != r.origin || held.at(t).extent != r.extent) {
+      throw Error(fmt::format("{}: input '{}' is resident, but its region changes between the "
+                              "sub-tiles of a block ({} then {}): a resident input is the "
+                              "same for every sub-tile its block walks (a weight row)",
+                              s.psg, cx.tensor(t).name, format_dims(held.at(t).origin),
+                              format_dims(r.origin)),
+                  ErrorKind::kInput);
+    } else {
+      skip.push_back(t);
+    }
+  }
+}
+
 void lower_vector_stage(LoweringContext& cx, StageRun& run) {
   // Resident inputs: the block's first sub-tile loads them; the others read them in UB.
   std::map<int, Block> held;
   std::vector<int> skip;
   lower_tiles(cx, run, CoreType::kAiv, [&](const Block& b, std::vector<Access>& acc, bool first) {
-    if (first) held.clear();
-    skip.clear();
-    for (int t : run.s.loads) {
-      if (!cx.tensor(t).resident) continue;
-      const Block r = operand_region(cx.program(), cx.reader(run.s, t), t, b);
-      if (first) {
-        held[t] = r;
-      } else if (held.at(t).origin != r.origin || held.at(t).extent != r.extent) {
-        throw Error(fmt::format("{}: input '{}' is resident, but its region changes between the "
-                                "sub-tiles of a block ({} then {}): a resident input is the "
-                                "same for every sub-tile its block walks (a weight row)",
-                                run.s.psg, cx.tensor(t).name, format_dims(held.at(t).origin),
-                                format_dims(r.origin)),
-                    ErrorKind::kInput);
-      } else {
-        skip.push_back(t);
-      }
-    }
+    resident_loads(cx, run.s, b, first, held, skip);
     return cx.vector_kind(run.s, b, acc, run.dropped, skip);
   });
 }

@@ -57,6 +57,7 @@ class Access:
         self.frames, self.where = tuple(frames), where
         self.bp, self.check = bp, check  # a block pointer's, and its boundary_check
         self.combine = None  # an atomic's: the reduction it combines with ("sum", "amax", "amin")
+        self.slots = False  # a store that is an accumulator kept in GM (Writer._gm_accumulators)
 
     def bp_moved(self, moved, old):
         """The block pointer `old` this access went through is `moved` in the loop."""
@@ -228,18 +229,33 @@ def _natural(arg, accesses):
     return dims, strides
 
 
-def _base_steps(access):
-    """The strides a block's start moves by with each program id and loop index (its offset's
-    coefficients: the offsets are affine in them)."""
+def _coefficients(access):
+    """{Var: the stride its unit step moves the block's start by} (the offsets are affine)."""
     base = access.ptr.offset.base
     zero = {v: 0 for v in base.vars}
     at0 = base(zero)
-    steps = set()
+    out = {}
     for v in base.vars:
         one = dict(zero)
         one[v] = 1
-        steps.add(abs(base(one) - at0))
-    return steps - {0}
+        c = abs(base(one) - at0)
+        if c:
+            out[v] = c
+    return out
+
+
+def _moved(step, dims, strides):
+    """The one dim of a tensor that a step of `step` elements moves along (its offset unravelled
+    in the tensor's dims), or None."""
+    idx, rem = _unravel(step, dims, strides)
+    moved = [d for d, i in enumerate(idx) if i]
+    return moved[0] if len(moved) == 1 and not rem else None
+
+
+def _base_steps(access):
+    """The strides a block's start moves by with each program id and loop index (its offset's
+    coefficients: the offsets are affine in them)."""
+    return set(_coefficients(access).values())
 
 
 def _merged(arg, accesses):
@@ -300,9 +316,10 @@ class Pending:
     """A reduction not yet written: kind (sum, amax, amin), its source PVal, the dims it
     reduces, and the loops it is still a partial of (which must accumulate it)."""
 
-    def __init__(self, kind, src, dims, partial_of, dtype):
+    def __init__(self, kind, src, dims, partial_of, dtype, keys=None):
         self.kind, self.src, self.dims, self.partial_of = kind, src, set(dims), set(partial_of)
         self.dtype = dtype
+        self.keys = keys or {}  # the op's other keys (spmd_rows of a GM accumulation)
 
 
 class DotPending:
@@ -399,6 +416,10 @@ class Writer:
                 self.views[name] = view_of(arg, accs)
         if kind == "load":
             self.rank = max([len(self.views[n][0]) for n in by_arg] or [1])
+            for name, accs in by_arg.items():
+                placed = self._placed(accs, by_arg)
+                if placed is not None:
+                    self.views[name] = placed
         for name, accs in by_arg.items():
             dims, strides = self.views[name]
             k = self.rank - len(dims)
@@ -409,14 +430,60 @@ class Writer:
             for a in accs:
                 a.axes = [None] * len(a.shape)
                 for ax, s in _axes_of(a):
-                    d = max(i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1)
-                    a.axes[ax] = d + k
+                    ds = [i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1]
+                    if not ds:
+                        refuse(f"tl.{kind}", f"an axis of the block of '{name}' steps by {s}, "
+                               f"not the stride of one of its dims {dims} (strides {strides})",
+                               "walk each dim with an arange times that dim's stride", a.where)
+                    a.axes[ax] = max(ds) + k
                 self._enumerate(a, dims, strides, k, used)
             self.views[name] = (used, strides)
             for a in accs:
                 self._check_clip(a, [1] * k + used)
                 if kind == "load":
                     self._check_cover(a, [1] * k + used)
+
+    def _placed(self, accs, by_arg):
+        """A tensor of fewer dims than the program's whose offsets move with the program ids
+        and loop indices that move another tensor's dims (a per-row statistic, rstd[row] beside
+        x[row, :]): its dims at those program dims ([N] as [N, 1]), where padding it in front
+        would lay it along the columns. None where nothing says so."""
+        dims, strides = self.views[accs[0].ptr.arg.name]
+        if len(dims) >= self.rank:
+            return None
+        moves = {}  # Var -> the program dims it moves in the tensors of the program's rank
+        for other in by_arg.values():
+            odims, ostrides = self.views[other[0].ptr.arg.name]
+            if len(odims) == self.rank:
+                for b in other:
+                    for v, c in self._moving(b).items():
+                        ds = _moved(c, odims, ostrides)
+                        if ds is not None:
+                            moves.setdefault(v, set()).add(ds)
+        place = {}  # own dim -> program dims
+        for a in accs:
+            for v, c in self._moving(a).items():
+                ds = _moved(c, dims, strides)
+                if ds is not None and len(moves.get(v, ())) == 1:
+                    place.setdefault(ds, set()).update(moves[v])
+        walked = [d for d, n in enumerate(dims) if n > 1]
+        if sorted(place) != walked or any(len(p) != 1 for p in place.values()):
+            return None
+        at = [next(iter(place[d])) for d in walked]
+        if at != sorted(set(at)) or at == list(range(self.rank - len(walked), self.rank)):
+            return None  # leading padding already lays it there
+        new_dims, new_strides = [1] * self.rank, [0] * self.rank
+        for d, p in zip(walked, at):
+            new_dims[p], new_strides[p] = dims[d], strides[d]
+        return new_dims, new_strides
+
+    def _moving(self, access):
+        """_coefficients of the program ids and loop indices that take two values or more (a
+        column loop of one iteration moves nothing, whatever its step)."""
+        grid = (list(self.t.grid) + [1, 1])[:3]
+        return {v: c for v, c in _coefficients(access).items()
+                if (v.kind == "pid" and grid[v.key] > 1) or
+                (v.kind == "loop" and v.key in access.frames and self._iterates(v.key, access))}
 
     def _enumerate(self, a, dims, strides, k, used):
         t = self.t
@@ -575,13 +642,16 @@ class Writer:
         return out
 
     # -- program body
-    def set_tile(self, data):
+    def set_tile(self, data, shape=None):
+        """The tile in force for an op on `data`; an op whose result is 1 along a dim (a column
+        op on a row's statistic, rstd * rstd) keeps the tile in force there: it runs in the
+        stage of the rows' tiles, as the kernel computes it in their loop."""
         tile = list(self.tile) if self.tile else [1] * self.rank
         ext = getattr(data, "extent", None)
         if ext is None:
             return
         for d, n in enumerate(ext):
-            if n is not None:
+            if n is not None and not (self.tile and shape is not None and shape[d] == 1):
                 tile[d] = n
         if tile != self.tile:
             self.tile = tile
@@ -589,7 +659,7 @@ class Writer:
 
     def emit(self, op, inputs, shape, out_dtype, data=None, **keys):
         if data is not None:
-            self.set_tile(data)
+            self.set_tile(data, shape)
         out = PVal(self.fresh(), shape, out_dtype)
         self.body.append({"op": op, "inputs": list(inputs), "out": out, **keys})
         return out
@@ -611,7 +681,7 @@ class Writer:
                 dims = sorted(r.dims)
                 self.memo[key] = self.emit(r.kind, [r.src], shape, r.dtype,
                                            dim=dims[0] if len(dims) == 1 else dims,
-                                           keepdim=True)
+                                           keepdim=True, **r.keys)
                 self.reduced_dims |= r.dims
             return self.memo[key]
         return r
@@ -832,6 +902,7 @@ class Writer:
         if not any(a.kind == "store" for a in t.accesses):
             refuse("a kernel", "it stores nothing", "a traced kernel writes its results with "
                    "tl.store", t.where)
+        self._gm_accumulators()
         self.check_loops()
         self.map_loads()
         needed, todo = set(), [a.data for a in t.accesses if a.kind == "store"]
@@ -840,9 +911,17 @@ class Writer:
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
+        stored = {id(a.data) for a in t.accesses if a.kind == "store"}
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
-                self.resolve(d)
+                r = self.resolve(d)
+                # an accumulator its loop has finished (sum_m_x += tl.sum(...)) where the loop
+                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage
+                if isinstance(r, Pending) and not r.partial_of and r.src.kind != "input" and \
+                        id(d) not in stored and not any(
+                            any(x is d for x in _operands(u)) and
+                            (u.kind != "op" or _accumulates(u, d)) for u in t.nodes):
+                    self.materialize(r, d)
             elif id(d) in needed and d.kind == "reduce":
                 # a statistic where the kernel computes it: the passes after it come after it
                 r = self.resolve(d)
@@ -866,10 +945,9 @@ class Writer:
 
             self.stored[name] = a.where
             data = a.data
-            if a.combine:
-                self._check_atomic(a)
-            r = self.materialize(self.resolve(data), data, a.where) if isinstance(data, Data) \
-                else None
+            r = self.materialize(self._atomic(a), data, a.where) if a.combine else \
+                self.materialize(self._partial_row(a), data, a.where) \
+                if isinstance(data, Data) else None
             if not isinstance(r, PVal):
                 refuse("tl.store", "a store of a constant block (a fill)",
                        "tilesim programs store what they load or compute", a.where)
@@ -880,7 +958,7 @@ class Writer:
                 r = self.emit("copy", [r], r.shape, r.dtype, data)
             if r.kind == "output":
                 r = self.emit("mul", [r], r.shape, r.dtype, data, scalar=1.0)
-            if math.prod(a.ptr.arg.shape) != math.prod(r.shape):
+            if math.prod(a.ptr.arg.shape) != math.prod(r.shape) and not a.slots:
                 refuse("tl.store", f"'{name}' has {math.prod(a.ptr.arg.shape)} elements where "
                        f"the program computes {math.prod(r.shape)} ({r.shape})", None, a.where)
             r.name, r.kind = name, "output"
@@ -977,15 +1055,104 @@ class Writer:
                 before = a
         return before
 
-    def _check_atomic(self, a):
+    def _atomic(self, a):
         """An atomic combines into one place the program's reduction of its block, of its own
-        kind (tl.atomic_min of a tl.min): the launch's reduction of the whole tensor."""
-        call = {"sum": "tl.atomic_add", "amax": "tl.atomic_max", "amin": "tl.atomic_min"}
-        r = self.resolve(a.data) if isinstance(a.data, Data) else None
-        if not isinstance(r, Pending) or r.kind != a.combine:
-            refuse(call[a.combine], f"a value that is not the program's {a.combine} of its "
-                   "block", f"combine each program's reduction of its block (tl.{a.combine} "
-                   f"then {call[a.combine]}), one place for all programs", a.where)
+        kind (tl.atomic_min of a tl.min): the launch's reduction of the whole tensor. Inside
+        loops that walk the rows of what it adds (tl.atomic_add(dw_ptr + cols, dy * x_hat) per
+        row and column block), it is the reduction over those rows with each sub-tile adding
+        its partial in GM (spmd_rows "tiles"); a per-program accumulator row read, added to and
+        stored back in the loop (_gm_accumulators) is the same reduction kept in a slot per
+        block (spmd_rows "slots")."""
+        call = "tl.store" if a.slots else {"sum": "tl.atomic_add", "amax": "tl.atomic_max",
+                                            "amin": "tl.atomic_min"}[a.combine]
+        x = a.data
+        r = self.resolve(x) if isinstance(x, Data) else None
+        walked = set()
+        for f in a.frames:
+            walked |= self.loop_dims(x, f)
+        walked -= {d for d in (x.axes or []) if d is not None} if r is not None else walked
+        if not walked and not a.slots and isinstance(r, Pending) and r.kind == a.combine:
+            return r
+        if not walked or (isinstance(r, Pending) and r.kind != a.combine) or \
+                not isinstance(r, (Pending, PVal)):
+            refuse(call, f"a value that is not the program's {a.combine} of its block, nor a "
+                   "block of rows its loop walks", f"combine each program's reduction of its "
+                   f"block (tl.{a.combine} then {call}), one place for all programs, or add "
+                   "the blocks of the rows a loop walks", a.where)
+        keys = {"spmd_rows": "slots" if a.slots else "tiles"}
+        if isinstance(r, Pending):
+            p = Pending(r.kind, r.src, r.dims | walked, r.partial_of - set(a.frames), r.dtype,
+                        keys)
+            p.tile_data = r.tile_data
+        else:
+            p = Pending(a.combine, r, walked, set(), r.dtype, keys)
+            p.tile_data = x
+        return p
+
+    def _partial_row(self, a):
+        """The value a store writes; a program's reduction over the rows it walks stored as its
+        own row of a [grid, ...] buffer (dw_acc summed over the row loop, then tl.store(dw_ptr +
+        pid * stride + cols, dw_acc): the wrapper sums the rows) is the sum over those rows,
+        each block's part written once to a slot of its own (spmd_rows "parts")."""
+        r = self.resolve(a.data)
+        grid = math.prod(self.t.grid)
+        shape = a.ptr.arg.shape
+        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
+                shape[0] != grid or r.kind != "sum":
+            return r
+        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
+        if math.prod(shape) != grid * kept:
+            return r
+        a.slots = True
+        self.t.note(f"each program's row of '{a.ptr.arg.name}' stored at {_at(a.where)} is its "
+                    "part of the sum over the rows it walks: a slot per program (spmd_rows "
+                    "parts), the slots folded by a second launch as the wrapper sums them")
+        p = Pending(r.kind, r.src, r.dims, set(), r.dtype, {"spmd_rows": "parts"})
+        p.tile_data = r.tile_data
+        return p
+
+    def _gm_accumulators(self):
+        """A block of a tensor loaded, added to and stored back at the same place in a loop
+        (existing = tl.load(dw_ptr + pid * stride + cols); tl.store(dw_ptr + pid * stride +
+        cols, existing + v)): an accumulator kept in GM, each program its own block, each
+        iteration reading and writing it. The store becomes the accumulation of v (the load
+        leaves the program's inputs): a reduction over the rows the loop walks, its partials
+        in a slot per program (spmd_rows "slots"), the slots folded by a second launch as the
+        wrapper sums them."""
+        t = self.t
+        for s in t.accesses:
+            s.slots = False
+        for s in [a for a in t.accesses if a.kind == "store" and not a.combine and a.frames]:
+            d = s.data
+            if not isinstance(d, Data) or d.kind != "op" or d.args[0] != "add":
+                continue
+            ops = d.args[1]
+            loads = [x for x in ops if isinstance(x, Data) and x.kind == "load" and
+                     x.args[0].ptr.arg.name == s.ptr.arg.name]
+            if len(loads) != 1 or len(ops) != 2:
+                continue
+            ld = loads[0].args[0]
+            if ld.frames != s.frames or ld.ptr.offset.strides != s.ptr.offset.strides or \
+                    ld.ptr.offset.shape != s.ptr.offset.shape:
+                continue
+            same, owner = True, {}
+            for pid, env in t.envs(s.frames, "tl.store", s.where):
+                at = s.ptr.offset.base(env)
+                same = same and ld.ptr.offset.base(env) == at
+                if owner.setdefault(at, pid) != pid:
+                    refuse("tl.store", f"a block of '{s.ptr.arg.name}' read, added to and "
+                           f"written back by programs {owner[at]} and {pid}: a race",
+                           "give each program its own accumulator row (dw_ptr + pid * "
+                           "stride), or add with tl.atomic_add", s.where)
+            if not same:
+                continue
+            t.accesses.remove(ld)
+            s.combine, s.slots = "sum", True
+            s.data = next(x for x in ops if x is not loads[0])
+            t.note(f"the block of '{s.ptr.arg.name}' each program reads, adds to and writes "
+                   f"back at {_at(s.where)} is an accumulator kept in GM: the sum over the rows "
+                   "its loop walks, a slot per program (spmd_rows slots), the slots folded by "
+                   "a second launch as the wrapper sums them")
 
     def _iterates(self, frame, node):
         """Whether `frame` runs two or more iterations for some program (reaching `node`, an
@@ -1000,8 +1167,12 @@ class Writer:
         rows (or tiles), the extra ones on as many programs."""
         t = self.t
         store = next((a for a in t.accesses if a.kind == "store" and not a.combine), None)
-        reduced = self.reduced_dims
-        if store is None:  # atomics only: the programs own the blocks their reductions read
+        reduced = set()
+        if store is not None:  # the dims the stored value was reduced over (a row's statistic)
+            view = self.views[store.ptr.arg.name][0]
+            view = [1] * (self.rank - len(view)) + list(view)
+            reduced = {d for d in self.reduced_dims if view[d] == 1}
+        else:  # atomics only: the programs own the blocks their reductions read
             atomic = next(a for a in t.accesses if a.kind == "store")
             store, reduced = self._loads_of(atomic.data)[0], set()
         grid = math.prod(t.grid)
@@ -1040,6 +1211,11 @@ class Writer:
             want = sorted((n * (b + 1) // grid - n * b // grid for b in range(grid)),
                           reverse=True)
         if have != want and self._regions(store, units, grid):
+            return n
+        if have != want and _even_rows(units, grid):
+            self.t.note("the programs own whole rows, their column blocks walked in a loop (an "
+                        "even share of the rows); the program's spmd blocks share the tiles in "
+                        "runs of the same length")
             return n
         if have != want:
             refuse("the launch", f"its {grid} programs own {_counts(have)} blocks of "
@@ -1110,6 +1286,36 @@ def _boxes(tiles):
         b[0] = [min(x, y) for x, y in zip(b[0], lo)]
         b[1] = [max(x, y) for x, y in zip(b[1], hi)]
     return boxes
+
+
+def _even_rows(units, grid):
+    """Whether each program owns whole rows of blocks (every block of the last dim for each row
+    it has), and as many rows as an even share gives it."""
+    lasts = {k[-1] for u in units.values() for k in u}
+    rows = {}
+    for pid, u in units.items():
+        per = {}
+        for k in u:
+            per.setdefault(k[:-1], set()).add(k[-1])
+        if any(v != lasts for v in per.values()):
+            return False
+        rows[pid] = len(per)
+    n = sum(rows.values())
+    have = sorted((rows.get(p, 0) for p in range(grid)), reverse=True)
+    want = sorted((n * (b + 1) // grid - n * b // grid for b in range(grid)), reverse=True)
+    return len(lasts) > 1 and have == want
+
+
+def _accumulates(u, d):
+    """Whether op u may accumulate d over a loop (acc = acc + d, acc the combine's identity made
+    before it, as Writer._accumulator takes it)."""
+    name, ops = u.args[0], u.args[1]
+    if name not in _COMBINE or not u.frames:
+        return False
+    others = [x for x in ops if x is not d]
+    return len(others) == 1 and (not isinstance(others[0], Data) or others[0].kind == "const") \
+        and (others[0].args[0] if isinstance(others[0], Data) else others[0]) == \
+        _IDENTITY[_COMBINE[name]]
 
 
 def _counts(values):
