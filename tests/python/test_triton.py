@@ -299,7 +299,7 @@ REFUSED = {
                      "    offs = (pid * 4 + r) * N + c\n"
                      "    m = offs < n\n"
                      "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
-                     "which are not its dims' strides"),
+                     "one comparison of a 2-D offset block (offs < n over rows and columns)"),
     "overlap": ("    offs = pid * 8 + tl.arange(0, BLOCK)\n"
                 "    m = offs < n\n"
                 "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
@@ -1679,3 +1679,86 @@ def test_gm_accumulations_the_trace_cannot_say_are_refused(tmp_path, source, cal
     with pytest.raises(TraceFailure) as e:
         _norm_bwd(tmp_path, call, source)
     assert said in str(e.value) and str(e.value).startswith(str(tmp_path)), str(e.value)
+
+
+GROUPED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_scale(x_ptr, y_ptr, mu_ptr, rs_ptr, w_ptr, b_ptr, n_groups,
+                  per_group: tl.constexpr, plane: tl.constexpr, BC: tl.constexpr,
+                  BH: tl.constexpr):
+    n = tl.program_id(0)
+    unit = tl.program_id(1)  # a (group, channel block) pair
+    blocks = per_group // BC
+    grp = unit // blocks
+    chans = (unit % blocks) * BC + tl.arange(0, BC)
+    at = n * n_groups + grp
+    mu = tl.load(mu_ptr + at)
+    rs = tl.load(rs_ptr + at)
+    scale = tl.load(w_ptr + grp * per_group + chans)
+    shift = tl.load(b_ptr + grp * per_group + chans)
+    start = at * per_group * plane
+    for h in tl.range(0, plane, BH):
+        where = start + chans[:, None] * plane + h + tl.arange(0, BH)[None, :]
+        v = tl.load(x_ptr + where)
+        tl.store(y_ptr + where, (v - mu) * rs * scale[:, None] + shift[:, None])
+
+
+def go(batch=4, channels=64, groups=8, plane=1024, BC=4, BH=256, step=None):
+    x = torch.randn(batch, channels, plane).view(batch, groups, -1)
+    stats = torch.randn(batch * groups)
+    per = channels // groups
+    grouped_scale[(batch, groups * (per // BC))](
+        x, torch.empty_like(x), stats, torch.randn(batch * groups), torch.randn(channels),
+        torch.randn(channels), groups, per, step or plane, BC=BC, BH=BH)
+'''
+
+
+@pytest.mark.parametrize("groups, bc", [(8, 4), (8, 8), (32, 2)])
+def test_channels_walked_inside_a_group_read_a_factored_view(tmp_path, groups, bc):
+    # x [4, 64, 1024] viewed [4, G, 64 / G * 1024] by the wrapper, its channels stepped by the
+    # plane (1024) inside a group: the program reads it as [4, G, 64 / G, 1024]; the [4 * G]
+    # statistics at n * G + g lie along its batch and group dims ([4, G, 1, 1]) and the [64]
+    # weight and bias along its group and channel dims ([1, G, 64 / G, 1]), with channel blocks
+    # shorter than the group (8, 4), the whole group (8, 8) and two channels a group (32, 2).
+    path = tmp_path / "grouped.py"
+    path.write_text(GROUPED)
+    launch = tt.trace_file(str(path), call=f"go(groups={groups}, BC={bc})",
+                           hardware="ascend910b4")[0]
+    per = 64 // groups
+    shapes = {i["name"]: i["shape"] for i in launch.program["inputs"]}
+    assert shapes == {"x_ptr": [4, groups, per, 1024], "mu_ptr": [4, groups, 1, 1],
+                      "rs_ptr": [4, groups, 1, 1], "w_ptr": [1, groups, per, 1],
+                      "b_ptr": [1, groups, per, 1]}
+    grid = 4 * groups * (per // bc)
+    hand = spmd(prog([("x", [4, groups, per, 1024], "fp32"), ("mu", [4, groups, 1, 1], "fp32"),
+                      ("rs", [4, groups, 1, 1], "fp32"), ("w", [1, groups, per, 1], "fp32"),
+                      ("b", [1, groups, per, 1], "fp32")], ["y"], [
+        tile(1, 1, bc, 256), op("sub", ["x", "mu"], "d"), op("mul", ["d", "rs"], "n"),
+        op("mul", ["n", "w"], "nw"), op("add", ["nw", "b"], "y")]), grid)
+    for i in hand["program"]["inputs"][1:]:
+        i["resident"] = True  # loaded once per program, before its loop
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == grid
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x = 4 * 64 * 1024 * 4
+    # x once, each program's two statistics and its channels' weight and bias once
+    assert a.gm["read_bytes"] == b.gm["read_bytes"] == x + grid * (2 * 4 + 2 * bc * 4)
+    assert a.gm["write_bytes"] == x
+
+
+def test_a_step_no_factor_of_a_dim_makes_a_stride_is_refused(tmp_path):
+    # channels 1000 apart in a [4, 8, 8192] view: 1000 divides no dim's size times its stride,
+    # so no factored view of x has a dim of stride 1000
+    path = tmp_path / "grouped_step.py"
+    path.write_text(GROUPED.replace("grouped_scale", "grouped_step"))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go(step=1000)", hardware="ascend910b4")
+    message = str(e.value)
+    assert message.startswith(f"{path}:24: tl.load"), message
+    assert "'x_ptr' ([4, 8, 8192], strides [65536, 8192, 1]) step by [1000, 1], which are not " \
+        "its dims' strides, nor those of a factored view of them" in message, message

@@ -277,8 +277,27 @@ def _merged(arg, accesses):
     return (out_dims, out_strides) if len(out_dims) < len(dims) else None
 
 
+def _factored(arg, accesses):
+    """The tensor's dims with a dim (n, stride t) split into (n / f, f), strides (t * f, t),
+    wherever an access steps by t * f (n % f == 0): a [B, C, HW] tensor whose channels a
+    kernel walks inside a group (offsets b * C * HW + c * HW + hw over [B, G, C / G * HW]) is a
+    [B, G, C / G, HW] one. None when some step is no dim's stride after the splits."""
+    dims, strides = list(arg.shape), list(arg.strides)
+    for s in sorted({s for acc in accesses for _, s in _axes_of(acc)}, reverse=True):
+        if any(st == s and n > 1 for st, n in zip(strides, dims)):
+            continue
+        for d, (n, t) in enumerate(zip(dims, strides)):
+            f = s // t if t else 0
+            if t and s % t == 0 and 1 < f < n and n % f == 0:
+                dims[d:d + 1], strides[d:d + 1] = [n // f, f], [s, t]
+                break
+        else:
+            return None
+    return dims, strides
+
+
 def view_of(arg, accesses):
-    nat = _natural(arg, accesses)
+    nat = _natural(arg, accesses) or _factored(arg, accesses)
     if nat is not None:
         return nat
     t = arg.tensor
@@ -288,8 +307,10 @@ def view_of(arg, accesses):
     a = accesses[0]
     refuse("tl.load / tl.store", f"the offsets into '{arg.name}' ({list(arg.shape)}, strides "
            f"{list(arg.strides)}) step by {[s for _, s in _axes_of(a)]}, which are not its dims' "
-           "strides", "walk each dim with an arange times that dim's stride (x.stride(d)); "
-           "transposed or gathered access is not modelled", a.where)
+           "strides, nor those of a factored view of them (a dim of size n and stride t split "
+           "into n / f and f, stride t * f, n % f == 0)", "walk each dim with an arange times "
+           "that dim's stride (x.stride(d)), or a factor of a dim; transposed or gathered "
+           "access is not modelled", a.where)
 
 
 def _unravel(flat, dims, strides):
@@ -418,6 +439,8 @@ class Writer:
             self.rank = max([len(self.views[n][0]) for n in by_arg] or [1])
             for name, accs in by_arg.items():
                 placed = self._placed(accs, by_arg)
+                if not self._fits(placed or self.views[name]):
+                    placed = self._aligned(accs, by_arg) or placed
                 if placed is not None:
                     self.views[name] = placed
         for name, accs in by_arg.items():
@@ -477,6 +500,78 @@ class Writer:
             new_dims[p], new_strides[p] = dims[d], strides[d]
         return new_dims, new_strides
 
+    def _fits(self, view):
+        """Whether a tensor's view, padded in front to the program's rank, is no larger along
+        any dim than the tensors of the program's rank."""
+        dims = [1] * (self.rank - len(view[0])) + list(view[0])
+        full = [v[0] for v in self.views.values() if len(v[0]) == self.rank]
+        return not full or all(n == 1 or any(f[d] == n for f in full)
+                               for d, n in enumerate(dims))
+
+    def _aligned(self, accs, by_arg):
+        """A tensor of fewer dims laid along the dims of a tensor of the program's rank, read
+        from where the kernel's offsets put its blocks: for every program and iteration its
+        block's start is sum_d c_d * start_d of that tensor's block (a [B * G] statistic at b * G
+        + g beside a [B, G, C / G, HW] tensor is [B, G, 1, 1]; a [C] weight at g * C / G + c is
+        [1, G, C / G, 1]), each dim the kernel steps by c_d (or a block axis steps by) one of
+        its dims, row-major over its elements. None where no such view exists."""
+        refs = [a for n, other in by_arg.items() if len(self.views[n][0]) == self.rank
+                for a in other]
+        if not refs:
+            return None
+        ref = max(refs, key=lambda a: len(_axes_of(a)))
+        rdims, rstrides = self.views[ref.ptr.arg.name]
+        rows = set()
+        for a in accs:
+            for _, env in self.t.envs(a.frames, f"tl.{a.kind}", a.where):
+                e = dict(env)
+                for f in ref.frames:
+                    if f not in a.frames:
+                        vals = f.values(e)
+                        if not len(vals):
+                            break
+                        e[f.var] = vals[0]
+                else:
+                    idx, rem = _unravel(ref.ptr.offset.base(e), rdims, rstrides)
+                    if rem:
+                        return None
+                    rows.add((a.ptr.offset.base(env), tuple(idx)))
+        rows = sorted(rows)
+        c = [None] * self.rank
+        varying = [d for d in range(self.rank) if len({r[1][d] for r in rows}) > 1]
+        for d in varying:
+            others = {}
+            for off, idx in rows:
+                key = tuple(idx[:d] + idx[d + 1:])
+                if key in others and others[key][1] != idx[d]:
+                    o0, i0 = others[key]
+                    if (off - o0) % (idx[d] - i0):
+                        return None
+                    c[d] = (off - o0) // (idx[d] - i0)
+                    break
+                others.setdefault(key, (off, idx[d]))
+            if c[d] is None:
+                return None
+        if any(off != sum(c[d] * idx[d] for d in varying) for off, idx in rows):
+            return None
+        # a block axis along a dim no block start moves (the block spans it, or every
+        # program's block starts at 0 there): the one free dim that makes the view row-major
+        spans = sorted({s for acc in accs for _, s in _axes_of(acc)} - set(c))
+        free = [d for d in range(self.rank) if c[d] is None and rdims[d] > 1]
+        views = []
+        for at in itertools.permutations(free, len(spans)):
+            cc = list(c)
+            for d, s in zip(at, spans):
+                cc[d] = s
+            dims = [rdims[d] if cc[d] else 1 for d in range(self.rank)]
+            strides = [cc[d] or 0 for d in range(self.rank)]
+            placed = [d for d in range(self.rank) if cc[d]]
+            if math.prod(dims) == accs[0].ptr.arg.tensor.numel() and placed and \
+                    strides[placed[-1]] == 1 and all(strides[a] == strides[b] * dims[b]
+                                                     for a, b in zip(placed, placed[1:])):
+                views.append((dims, strides))
+        return views[0] if len(views) == 1 else None
+
     def _moving(self, access):
         """_coefficients of the program ids and loop indices that take two values or more (a
         column loop of one iteration moves nothing, whatever its step)."""
@@ -495,7 +590,7 @@ class Writer:
         a.extent = ext
         a.tiles = []
         for pid, env in t.envs(a.frames, call, a.where):
-            box = a.mask.valid(env, a.shape) if a.mask is not None else [[0, n] for n in a.shape]
+            box = a.mask.valid(env, a.shape, a.where) if a.mask is not None else [[0, n] for n in a.shape]
             if box is False:
                 continue
             idx, rem = _unravel(a.ptr.offset.base(env), dims, strides)
