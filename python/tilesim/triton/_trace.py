@@ -224,9 +224,16 @@ def _natural(arg, accesses):
     dims, strides = list(arg.shape), list(arg.strides)
     for acc in accesses:
         for _, s in _axes_of(acc):
-            if not any(st == s and n > 1 for st, n in zip(strides, dims)):
+            if not _dims_stepped(s, dims, strides):
                 return None
     return dims, strides
+
+
+def _dims_stepped(step, dims, strides):
+    """The dims of stride `step` that a block axis stepping by it walks: those of size 2 or
+    more, else one of size 1 (a [1, N] buffer read in row blocks that its mask cuts to one)."""
+    return [d for d, (st, n) in enumerate(zip(strides, dims)) if st == step and n > 1] or \
+        [d for d, (st, n) in enumerate(zip(strides, dims)) if st == step][:1]
 
 
 def _coefficients(access):
@@ -277,14 +284,29 @@ def _merged(arg, accesses):
     return (out_dims, out_strides) if len(out_dims) < len(dims) else None
 
 
-def _factored(arg, accesses):
-    """The tensor's dims with a dim (n, stride t) split into (n / f, f), strides (t * f, t),
-    wherever an access steps by t * f (n % f == 0): a [B, C, HW] tensor whose channels a
-    kernel walks inside a group (offsets b * C * HW + c * HW + hw over [B, G, C / G * HW]) is a
-    [B, G, C / G, HW] one. None when some step is no dim's stride after the splits."""
-    dims, strides = list(arg.shape), list(arg.strides)
-    for s in sorted({s for acc in accesses for _, s in _axes_of(acc)}, reverse=True):
-        if any(st == s and n > 1 for st, n in zip(strides, dims)):
+def _nested_steps(dims, strides, accesses):
+    """The steps of loops that move a dim another loop inside them walks too: a channel loop
+    stepping by HW around a loop over the channel's HW in blocks (both in a [B, G, C / G * HW]
+    tensor's last dim) steps by a dim of a factored view ([B, G, C / G, HW])."""
+    steps = set()
+    for acc in accesses:
+        moved = {}
+        for v, c in _coefficients(acc).items():
+            d = _moved(c, dims, strides) if v.kind == "loop" else None
+            if d is not None:
+                moved.setdefault(d, []).append(c)
+        for cs in moved.values():
+            steps |= set(sorted(cs)[1:])
+    return steps
+
+
+def _split(dims, strides, steps):
+    """dims and strides with a dim (n, stride t) split into (n / f, f), strides (t * f, t),
+    for each step t * f no dim has (n % f == 0); None when some step is no dim's stride after
+    the splits."""
+    dims, strides = list(dims), list(strides)
+    for s in sorted(steps, reverse=True):
+        if _dims_stepped(s, dims, strides):
             continue
         for d, (n, t) in enumerate(zip(dims, strides)):
             f = s // t if t else 0
@@ -296,10 +318,17 @@ def _factored(arg, accesses):
     return dims, strides
 
 
+def _factored(arg, accesses):
+    """The tensor's dims split (_split) wherever an access's block steps by no dim's stride: a
+    [B, C, HW] tensor whose channels a kernel walks inside a group (offsets b * C * HW + c * HW
+    + hw over [B, G, C / G * HW]) is a [B, G, C / G, HW] one. None when no split does."""
+    return _split(arg.shape, arg.strides, {s for acc in accesses for _, s in _axes_of(acc)})
+
+
 def view_of(arg, accesses):
     nat = _natural(arg, accesses) or _factored(arg, accesses)
     if nat is not None:
-        return nat
+        return _split(*nat, _nested_steps(*nat, accesses)) or nat
     t = arg.tensor
     if t.is_contiguous() and all(len(_axes_of(a)) <= 1 and
                                  all(s == 1 for _, s in _axes_of(a)) for a in accesses):
@@ -453,7 +482,7 @@ class Writer:
             for a in accs:
                 a.axes = [None] * len(a.shape)
                 for ax, s in _axes_of(a):
-                    ds = [i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1]
+                    ds = _dims_stepped(s, dims, strides)
                     if not ds:
                         refuse(f"tl.{kind}", f"an axis of the block of '{name}' steps by {s}, "
                                f"not the stride of one of its dims {dims} (strides {strides})",
@@ -519,10 +548,15 @@ class Writer:
                 for a in other]
         if not refs:
             return None
-        ref = max(refs, key=lambda a: len(_axes_of(a)))
-        rdims, rstrides = self.views[ref.ptr.arg.name]
-        rows = set()
-        for a in accs:
+        rows, rdims = set(), None
+        for a in accs:  # beside a block of the tensor in the loops around it
+            inside = [r for r in refs if set(a.frames) <= set(r.frames)]
+            if not inside:
+                return None
+            ref = max(inside, key=lambda r: len(_axes_of(r)))
+            if rdims not in (None, self.views[ref.ptr.arg.name][0]):
+                return None
+            rdims, rstrides = self.views[ref.ptr.arg.name]
             for _, env in self.t.envs(a.frames, f"tl.{a.kind}", a.where):
                 e = dict(env)
                 for f in ref.frames:
@@ -590,7 +624,8 @@ class Writer:
         a.extent = ext
         a.tiles = []
         for pid, env in t.envs(a.frames, call, a.where):
-            box = a.mask.valid(env, a.shape, a.where) if a.mask is not None else [[0, n] for n in a.shape]
+            box = a.mask.valid(env, a.shape, a.where) if a.mask is not None else \
+                [[0, n] for n in a.shape]
             if box is False:
                 continue
             idx, rem = _unravel(a.ptr.offset.base(env), dims, strides)
@@ -889,19 +924,21 @@ class Writer:
 
     def _accumulator(self, d, name, ops):
         """acc = acc + x (or maximum / minimum) with acc made before the innermost loop and
-        used after it: x summed (maxed, minned) over the loop."""
+        used after it: x summed (maxed, minned) over the loop; over every loop around it that
+        acc was made before (a tl.zeros block outside a channel loop and its column loop)."""
         if name not in _COMBINE or not d.frames:
             return None
-        loop = d.frames[-1]
         consts = [x for x in ops if not isinstance(x, Data) or x.kind == "const"]
         others = [x for x in ops if isinstance(x, Data) and x.kind != "const"]
         if len(consts) != 1 or len(others) != 1:
             return None
         c = consts[0]
-        if isinstance(c, Data) and loop in c.frames:
+        loops = [f for f in d.frames if f not in c.frames] if isinstance(c, Data) else \
+            [d.frames[-1]]
+        if not loops or loops[-1] is not d.frames[-1] or not d.uses or \
+                any(f in frames for frames, _ in d.uses for f in loops):
             return None
-        if not d.uses or any(loop in frames for frames, _ in d.uses):
-            return None
+        loop, done = loops[0], set(loops)
         kind = _COMBINE[name]
         value = c.args[0] if isinstance(c, Data) else c
         if value != _IDENTITY[kind]:
@@ -912,15 +949,15 @@ class Writer:
         x = others[0]
         r = self.resolve(x)
         if isinstance(r, DotPending):
-            if name != "add" or loop not in r.partial_of:
+            if name != "add" or not done & r.partial_of:
                 return None
             d.axes, d.extent = x.axes, x.extent
-            return DotPending(r.a, r.b, r.tile, r.partial_of - {loop}, d)
-        dims = self.loop_dims(x, loop)
-        if not dims and not self._repeats(x, loop):  # one iteration: the value itself
+            return DotPending(r.a, r.b, r.tile, r.partial_of - done, d)
+        dims = set().union(*(self.loop_dims(x, f) for f in loops))
+        if not dims and not any(self._repeats(x, f) for f in loops):  # one iteration
             d.axes, d.extent = x.axes, getattr(x, "extent", None)
-            if isinstance(r, Pending) and loop in r.partial_of:
-                p = Pending(r.kind, r.src, r.dims, r.partial_of - {loop}, r.dtype)
+            if isinstance(r, Pending) and done & r.partial_of:
+                p = Pending(r.kind, r.src, r.dims, r.partial_of - done, r.dtype)
                 p.tile_data = r.tile_data
                 return p
             return r
@@ -932,7 +969,7 @@ class Writer:
             if r.kind != kind:
                 refuse(f"an accumulator over the loop at {_at(loop.where)}",
                        f"a {kind} of {r.kind} partials", None, d.where)
-            p = Pending(kind, r.src, r.dims | dims, r.partial_of - {loop}, r.dtype)
+            p = Pending(kind, r.src, r.dims | dims, r.partial_of - done, r.dtype)
             p.tile_data = r.tile_data
             return p
         p = Pending(kind, r, dims, set(), r.dtype)
@@ -1006,14 +1043,18 @@ class Writer:
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
-        stored = {id(a.data) for a in t.accesses if a.kind == "store"}
+        stores = {id(a.data): a for a in t.accesses if a.kind == "store"}
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
                 r = self.resolve(d)
                 # an accumulator its loop has finished (sum_m_x += tl.sum(...)) where the loop
-                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage
+                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage;
+                # stored as it is too (a channel's dw after its column loop), not when its store
+                # combines it across programs (an atomic, a part per program)
+                store = stores.get(id(d))
                 if isinstance(r, Pending) and not r.partial_of and r.src.kind != "input" and \
-                        id(d) not in stored and not any(
+                        (store is None or not (store.combine or self._is_part(store, r))) and \
+                        not any(
                             any(x is d for x in _operands(u)) and
                             (u.kind != "op" or _accumulates(u, d)) for u in t.nodes):
                     self.materialize(r, d)
@@ -1184,19 +1225,24 @@ class Writer:
             p.tile_data = x
         return p
 
+    def _is_part(self, a, r):
+        """Whether store `a` of `r` writes each program's sum over its rows as its own row of a
+        [grid, ...] buffer (_partial_row)."""
+        grid = math.prod(self.t.grid)
+        shape = a.ptr.arg.shape
+        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
+                shape[0] != grid or r.kind != "sum":
+            return False
+        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
+        return math.prod(shape) == grid * kept
+
     def _partial_row(self, a):
         """The value a store writes; a program's reduction over the rows it walks stored as its
         own row of a [grid, ...] buffer (dw_acc summed over the row loop, then tl.store(dw_ptr +
         pid * stride + cols, dw_acc): the wrapper sums the rows) is the sum over those rows,
         each block's part written once to a slot of its own (spmd_rows "parts")."""
         r = self.resolve(a.data)
-        grid = math.prod(self.t.grid)
-        shape = a.ptr.arg.shape
-        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
-                shape[0] != grid or r.kind != "sum":
-            return r
-        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
-        if math.prod(shape) != grid * kept:
+        if not self._is_part(a, r):
             return r
         a.slots = True
         self.t.note(f"each program's row of '{a.ptr.arg.name}' stored at {_at(a.where)} is its "
