@@ -1799,33 +1799,40 @@ def go(batch=4, channels=32, groups=4, plane=2048, BH=512):
 '''
 
 
-def test_a_channel_loop_around_a_column_loop_reads_a_factored_view(tmp_path):
+@pytest.mark.parametrize("plane, passes", [(2048, 4), (512, 3)])
+def test_a_channel_loop_around_a_column_loop_reads_a_factored_view(tmp_path, plane, passes):
     # Each program walks its group's 8 channels (a loop stepping by the 2048-element plane)
     # and each channel's plane in 512-column blocks (a loop inside it), in a [4, 4, 8 * 2048]
     # view: the two loops walk dims of [4, 4, 8, 2048]. The channel's sum (a float accumulated
     # over the column loop, stored after it) is the sum over the batch and the plane ([1, 4, 8,
     # 1]); tot, a tl.zeros block accumulated over both loops, is each row's sum over the
-    # group ([4, 4, 1, 1]), used by the second pass.
-    path = tmp_path / "grouped_grad.py"
-    path.write_text(GROUPED_GRAD)
-    launch = tt.trace_file(str(path), call="go()", hardware="ascend910b4")[0]
+    # group ([4, 4, 1, 1]), used by the second pass. With a 512-element plane the column loop
+    # runs once: still one sum each (the row sum inside it is not a statistic of its own).
+    path = tmp_path / f"grouped_grad{plane}.py"
+    path.write_text(GROUPED_GRAD.replace("grouped_grad", f"grouped_grad{plane}"))
+    launch = tt.trace_file(str(path), call=f"go(plane={plane})", hardware="ascend910b4")[0]
     shapes = {i["name"]: i["shape"] for i in launch.program["inputs"]}
-    assert shapes == {"x_ptr": [4, 4, 8, 2048], "dy_ptr": [4, 4, 8, 2048]}
-    hand = spmd(prog([("dy", [4, 4, 8, 2048], "fp32"), ("x", [4, 4, 8, 2048], "fp32")],
+    assert shapes == {"x_ptr": [4, 4, 8, plane], "dy_ptr": [4, 4, 8, plane]}
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["mul", "sum", "sum", "sub"]
+    # a whole plane a tile: gsum is no split reduction, tot the first, run in the block's task
+    in_task = {"apply_in_task": True} if plane == 512 else {}
+    hand = spmd(prog([("dy", [4, 4, 8, plane], "fp32"), ("x", [4, 4, 8, plane], "fp32")],
                      ["gsum", "dx"], [
         tile(4, 1, 1, 512), op("mul", ["dy", "x"], "g"),
         op("sum", ["g"], "gsum", dim=[0, 3], keepdim=True),
-        op("sum", ["g"], "tot", dim=[2, 3], keepdim=True), op("sub", ["dy", "tot"], "dx")]), 4)
+        op("sum", ["g"], "tot", dim=[2, 3], keepdim=True, **in_task),
+        op("sub", ["dy", "tot"], "dx")]), 4)
     a, b = tilesim.run(launch.config), tilesim.run(hand)
     assert a.tasks == b.tasks == 4
     assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
     assert a.gm["read_bytes"] == b.gm["read_bytes"]
     assert a.gm["write_bytes"] == b.gm["write_bytes"]
-    # dy and x in the first pass, dy in the second; g [4, 4, 8, 2048] crosses GM between the
-    # two sums over other dims (each a stage of its own: docs/triton.md), the sums a few bytes
-    x = 4 * 32 * 2048 * 4
-    assert 4 * x <= a.gm["read_bytes"] < 4 * x + 4096
-    assert 2 * x <= a.gm["write_bytes"] < 2 * x + 4096
+    # dy and x in the first pass, dy in the second, the sums a few bytes; with 2048-element
+    # planes g crosses GM between the two sums over other dims, both split (each a stage of its
+    # own: docs/triton.md)
+    x = 4 * 32 * plane * 4
+    assert passes * x <= a.gm["read_bytes"] < passes * x + 4096
+    assert (passes - 2) * x <= a.gm["write_bytes"] < (passes - 2) * x + 4096
 
 
 FOLD = '''

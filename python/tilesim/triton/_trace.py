@@ -1060,10 +1060,12 @@ class Writer:
                     self.materialize(r, d)
             elif id(d) in needed and d.kind == "reduce":
                 # a statistic where the kernel computes it: the passes after it come after it
+                # (not one an accumulator sums over loops around it: acc += tl.sum(x, axis=1))
                 r = self.resolve(d)
                 if isinstance(r, Pending) and not r.partial_of and not any(
                         u.kind in ("reduce", "view") and u.args[1 if u.kind == "reduce" else 0]
-                        is d for u in t.nodes):
+                        is d or (u.kind == "op" and _accumulates(u, d) and
+                                 any(x is d for x in _operands(u))) for u in t.nodes):
                     self.materialize(r, d)
         for a in t.accesses:
             if a.kind != "store":
