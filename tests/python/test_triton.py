@@ -299,7 +299,7 @@ REFUSED = {
                      "    offs = (pid * 4 + r) * N + c\n"
                      "    m = offs < n\n"
                      "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
-                     "which are not its dims' strides"),
+                     "one comparison of a 2-D offset block (offs < n over rows and columns)"),
     "overlap": ("    offs = pid * 8 + tl.arange(0, BLOCK)\n"
                 "    m = offs < n\n"
                 "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)",
@@ -1679,3 +1679,195 @@ def test_gm_accumulations_the_trace_cannot_say_are_refused(tmp_path, source, cal
     with pytest.raises(TraceFailure) as e:
         _norm_bwd(tmp_path, call, source)
     assert said in str(e.value) and str(e.value).startswith(str(tmp_path)), str(e.value)
+
+
+GROUPED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_scale(x_ptr, y_ptr, mu_ptr, rs_ptr, w_ptr, b_ptr, n_groups,
+                  per_group: tl.constexpr, plane: tl.constexpr, BC: tl.constexpr,
+                  BH: tl.constexpr):
+    n = tl.program_id(0)
+    unit = tl.program_id(1)  # a (group, channel block) pair
+    blocks = per_group // BC
+    grp = unit // blocks
+    chans = (unit % blocks) * BC + tl.arange(0, BC)
+    at = n * n_groups + grp
+    mu = tl.load(mu_ptr + at)
+    rs = tl.load(rs_ptr + at)
+    scale = tl.load(w_ptr + grp * per_group + chans)
+    shift = tl.load(b_ptr + grp * per_group + chans)
+    start = at * per_group * plane
+    for h in tl.range(0, plane, BH):
+        where = start + chans[:, None] * plane + h + tl.arange(0, BH)[None, :]
+        v = tl.load(x_ptr + where)
+        tl.store(y_ptr + where, (v - mu) * rs * scale[:, None] + shift[:, None])
+
+
+def go(batch=4, channels=64, groups=8, plane=1024, BC=4, BH=256, step=None):
+    x = torch.randn(batch, channels, plane).view(batch, groups, -1)
+    stats = torch.randn(batch * groups)
+    per = channels // groups
+    grouped_scale[(batch, groups * (per // BC))](
+        x, torch.empty_like(x), stats, torch.randn(batch * groups), torch.randn(channels),
+        torch.randn(channels), groups, per, step or plane, BC=BC, BH=BH)
+'''
+
+
+@pytest.mark.parametrize("groups, bc", [(8, 4), (8, 8), (32, 2)])
+def test_channels_walked_inside_a_group_read_a_factored_view(tmp_path, groups, bc):
+    # x [4, 64, 1024] viewed [4, G, 64 / G * 1024] by the wrapper, its channels stepped by the
+    # plane (1024) inside a group: the program reads it as [4, G, 64 / G, 1024]; the [4 * G]
+    # statistics at n * G + g lie along its batch and group dims ([4, G, 1, 1]) and the [64]
+    # weight and bias along its group and channel dims ([1, G, 64 / G, 1]), with channel blocks
+    # shorter than the group (8, 4), the whole group (8, 8) and two channels a group (32, 2).
+    path = tmp_path / "grouped.py"
+    path.write_text(GROUPED)
+    launch = tt.trace_file(str(path), call=f"go(groups={groups}, BC={bc})",
+                           hardware="ascend910b4")[0]
+    per = 64 // groups
+    shapes = {i["name"]: i["shape"] for i in launch.program["inputs"]}
+    assert shapes == {"x_ptr": [4, groups, per, 1024], "mu_ptr": [4, groups, 1, 1],
+                      "rs_ptr": [4, groups, 1, 1], "w_ptr": [1, groups, per, 1],
+                      "b_ptr": [1, groups, per, 1]}
+    grid = 4 * groups * (per // bc)
+    hand = spmd(prog([("x", [4, groups, per, 1024], "fp32"), ("mu", [4, groups, 1, 1], "fp32"),
+                      ("rs", [4, groups, 1, 1], "fp32"), ("w", [1, groups, per, 1], "fp32"),
+                      ("b", [1, groups, per, 1], "fp32")], ["y"], [
+        tile(1, 1, bc, 256), op("sub", ["x", "mu"], "d"), op("mul", ["d", "rs"], "n"),
+        op("mul", ["n", "w"], "nw"), op("add", ["nw", "b"], "y")]), grid)
+    for i in hand["program"]["inputs"][1:]:
+        i["resident"] = True  # loaded once per program, before its loop
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == grid
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    x = 4 * 64 * 1024 * 4
+    # x once, each program's two statistics and its channels' weight and bias once
+    assert a.gm["read_bytes"] == b.gm["read_bytes"] == x + grid * (2 * 4 + 2 * bc * 4)
+    assert a.gm["write_bytes"] == x
+
+
+def test_a_step_no_factor_of_a_dim_makes_a_stride_is_refused(tmp_path):
+    # channels 1000 apart in a [4, 8, 8192] view: 1000 divides no dim's size times its stride,
+    # so no factored view of x has a dim of stride 1000
+    path = tmp_path / "grouped_step.py"
+    path.write_text(GROUPED.replace("grouped_scale", "grouped_step"))
+    with pytest.raises(TraceFailure) as e:
+        tt.trace_file(str(path), call="go(step=1000)", hardware="ascend910b4")
+    message = str(e.value)
+    assert message.startswith(f"{path}:24: tl.load"), message
+    assert "'x_ptr' ([4, 8, 8192], strides [65536, 8192, 1]) step by [1000, 1], which are not " \
+        "its dims' strides, nor those of a factored view of them" in message, message
+
+
+GROUPED_GRAD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_grad(x_ptr, dy_ptr, dx_ptr, gsum_ptr, n_groups, per_group: tl.constexpr,
+                 plane: tl.constexpr, BB: tl.constexpr, BH: tl.constexpr):
+    grp = tl.program_id(0)
+    lanes = tl.arange(0, BH)
+    first = (tl.arange(0, BB) * n_groups + grp) * per_group * plane
+    tot = tl.zeros([BB], dtype=tl.float32)
+    for ch in range(per_group):
+        part = 0.0
+        for h in range(0, plane, BH):
+            at = first[:, None] + ch * plane + h + lanes[None, :]
+            g = tl.load(dy_ptr + at) * tl.load(x_ptr + at)
+            part += tl.sum(tl.sum(g, axis=1), axis=0)
+            tot += tl.sum(g, axis=1)
+        tl.store(gsum_ptr + grp * per_group + ch, part)
+    for ch in range(per_group):
+        for h in range(0, plane, BH):
+            at = first[:, None] + ch * plane + h + lanes[None, :]
+            tl.store(dx_ptr + at, tl.load(dy_ptr + at) - tot[:, None])
+
+
+def go(batch=4, channels=32, groups=4, plane=2048, BH=512):
+    x = torch.randn(batch, channels, plane).view(batch, groups, -1)
+    grouped_grad[(groups,)](x, torch.randn(batch, groups, channels // groups * plane),
+                            torch.empty_like(x), torch.empty(channels), groups,
+                            channels // groups, plane, BB=batch, BH=BH)
+'''
+
+
+@pytest.mark.parametrize("plane, passes", [(2048, 4), (512, 3)])
+def test_a_channel_loop_around_a_column_loop_reads_a_factored_view(tmp_path, plane, passes):
+    # Each program walks its group's 8 channels (a loop stepping by the 2048-element plane)
+    # and each channel's plane in 512-column blocks (a loop inside it), in a [4, 4, 8 * 2048]
+    # view: the two loops walk dims of [4, 4, 8, 2048]. The channel's sum (a float accumulated
+    # over the column loop, stored after it) is the sum over the batch and the plane ([1, 4, 8,
+    # 1]); tot, a tl.zeros block accumulated over both loops, is each row's sum over the
+    # group ([4, 4, 1, 1]), used by the second pass. With a 512-element plane the column loop
+    # runs once: still one sum each (the row sum inside it is not a statistic of its own).
+    path = tmp_path / f"grouped_grad{plane}.py"
+    path.write_text(GROUPED_GRAD.replace("grouped_grad", f"grouped_grad{plane}"))
+    launch = tt.trace_file(str(path), call=f"go(plane={plane})", hardware="ascend910b4")[0]
+    shapes = {i["name"]: i["shape"] for i in launch.program["inputs"]}
+    assert shapes == {"x_ptr": [4, 4, 8, plane], "dy_ptr": [4, 4, 8, plane]}
+    assert [e["op"] for e in launch.program["body"] if "op" in e] == ["mul", "sum", "sum", "sub"]
+    # a whole plane a tile: gsum is no split reduction, tot the first, run in the block's task
+    in_task = {"apply_in_task": True} if plane == 512 else {}
+    hand = spmd(prog([("dy", [4, 4, 8, plane], "fp32"), ("x", [4, 4, 8, plane], "fp32")],
+                     ["gsum", "dx"], [
+        tile(4, 1, 1, 512), op("mul", ["dy", "x"], "g"),
+        op("sum", ["g"], "gsum", dim=[0, 3], keepdim=True),
+        op("sum", ["g"], "tot", dim=[2, 3], keepdim=True, **in_task),
+        op("sub", ["dy", "tot"], "dx")]), 4)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert a.tasks == b.tasks == 4
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)
+    assert a.gm["read_bytes"] == b.gm["read_bytes"]
+    assert a.gm["write_bytes"] == b.gm["write_bytes"]
+    # dy and x in the first pass, dy in the second, the sums a few bytes; with 2048-element
+    # planes g crosses GM between the two sums over other dims, both split (each a stage of its
+    # own: docs/triton.md)
+    x = 4 * 32 * plane * 4
+    assert passes * x <= a.gm["read_bytes"] < passes * x + 4096
+    assert (passes - 2) * x <= a.gm["write_bytes"] < (passes - 2) * x + 4096
+
+
+FOLD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fold_rows(part_ptr, out_ptr, n_rows, n_cols, BR: tl.constexpr, BC: tl.constexpr):
+    cols = tl.program_id(0) * BC + tl.arange(0, BC)
+    acc = tl.zeros([BC], dtype=tl.float32)
+    for r0 in range(0, n_rows, BR):
+        rows = r0 + tl.arange(0, BR)
+        blk = tl.load(part_ptr + rows[:, None] * n_cols + cols[None, :],
+                      mask=(rows < n_rows)[:, None], other=0.0)
+        acc += tl.sum(blk, axis=0)
+    tl.store(out_ptr + cols, acc)
+
+
+def go(n_rows):
+    fold_rows[(2,)](torch.randn(n_rows, 128), torch.empty(128), n_rows, 128, BR=16, BC=64)
+'''
+
+
+@pytest.mark.parametrize("n_rows", [1, 40])
+def test_row_blocks_of_a_buffer_with_one_row_read_its_one_row(tmp_path, n_rows):
+    # A [1, 128] buffer of parts (one partial row) read in 16-row blocks its mask cuts to the
+    # one row: the block's row axis walks the dim of size 1, as it walks 40 rows in 3 blocks.
+    path = tmp_path / f"fold{n_rows}.py"
+    path.write_text(FOLD.replace("fold_rows", f"fold_rows{n_rows}"))
+    launch = tt.trace_file(str(path), call=f"go({n_rows})", hardware="ascend910b4")[0]
+    hand = spmd(prog([("p", [n_rows, 128], "fp32")], ["out"], [
+        tile(16, 64), op("sum", ["p"], "out", dim=0, keepdim=True)]), 2)
+    a, b = tilesim.run(launch.config), tilesim.run(hand)
+    assert launch.program["inputs"][0]["shape"] == [n_rows, 128]
+    assert a.tasks == b.tasks and a.gm["read_bytes"] == b.gm["read_bytes"] == n_rows * 128 * 4
+    assert a.kernel_time_us == pytest.approx(b.kernel_time_us, rel=0.01)

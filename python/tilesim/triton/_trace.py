@@ -224,9 +224,16 @@ def _natural(arg, accesses):
     dims, strides = list(arg.shape), list(arg.strides)
     for acc in accesses:
         for _, s in _axes_of(acc):
-            if not any(st == s and n > 1 for st, n in zip(strides, dims)):
+            if not _dims_stepped(s, dims, strides):
                 return None
     return dims, strides
+
+
+def _dims_stepped(step, dims, strides):
+    """The dims of stride `step` that a block axis stepping by it walks: those of size 2 or
+    more, else one of size 1 (a [1, N] buffer read in row blocks that its mask cuts to one)."""
+    return [d for d, (st, n) in enumerate(zip(strides, dims)) if st == step and n > 1] or \
+        [d for d, (st, n) in enumerate(zip(strides, dims)) if st == step][:1]
 
 
 def _coefficients(access):
@@ -277,10 +284,51 @@ def _merged(arg, accesses):
     return (out_dims, out_strides) if len(out_dims) < len(dims) else None
 
 
+def _nested_steps(dims, strides, accesses):
+    """The steps of loops that move a dim another loop inside them walks too: a channel loop
+    stepping by HW around a loop over the channel's HW in blocks (both in a [B, G, C / G * HW]
+    tensor's last dim) steps by a dim of a factored view ([B, G, C / G, HW])."""
+    steps = set()
+    for acc in accesses:
+        moved = {}
+        for v, c in _coefficients(acc).items():
+            d = _moved(c, dims, strides) if v.kind == "loop" else None
+            if d is not None:
+                moved.setdefault(d, []).append(c)
+        for cs in moved.values():
+            steps |= set(sorted(cs)[1:])
+    return steps
+
+
+def _split(dims, strides, steps):
+    """dims and strides with a dim (n, stride t) split into (n / f, f), strides (t * f, t),
+    for each step t * f no dim has (n % f == 0); None when some step is no dim's stride after
+    the splits."""
+    dims, strides = list(dims), list(strides)
+    for s in sorted(steps, reverse=True):
+        if _dims_stepped(s, dims, strides):
+            continue
+        for d, (n, t) in enumerate(zip(dims, strides)):
+            f = s // t if t else 0
+            if t and s % t == 0 and 1 < f < n and n % f == 0:
+                dims[d:d + 1], strides[d:d + 1] = [n // f, f], [s, t]
+                break
+        else:
+            return None
+    return dims, strides
+
+
+def _factored(arg, accesses):
+    """The tensor's dims split (_split) wherever an access's block steps by no dim's stride: a
+    [B, C, HW] tensor whose channels a kernel walks inside a group (offsets b * C * HW + c * HW
+    + hw over [B, G, C / G * HW]) is a [B, G, C / G, HW] one. None when no split does."""
+    return _split(arg.shape, arg.strides, {s for acc in accesses for _, s in _axes_of(acc)})
+
+
 def view_of(arg, accesses):
-    nat = _natural(arg, accesses)
+    nat = _natural(arg, accesses) or _factored(arg, accesses)
     if nat is not None:
-        return nat
+        return _split(*nat, _nested_steps(*nat, accesses)) or nat
     t = arg.tensor
     if t.is_contiguous() and all(len(_axes_of(a)) <= 1 and
                                  all(s == 1 for _, s in _axes_of(a)) for a in accesses):
@@ -288,8 +336,10 @@ def view_of(arg, accesses):
     a = accesses[0]
     refuse("tl.load / tl.store", f"the offsets into '{arg.name}' ({list(arg.shape)}, strides "
            f"{list(arg.strides)}) step by {[s for _, s in _axes_of(a)]}, which are not its dims' "
-           "strides", "walk each dim with an arange times that dim's stride (x.stride(d)); "
-           "transposed or gathered access is not modelled", a.where)
+           "strides, nor those of a factored view of them (a dim of size n and stride t split "
+           "into n / f and f, stride t * f, n % f == 0)", "walk each dim with an arange times "
+           "that dim's stride (x.stride(d)), or a factor of a dim; transposed or gathered "
+           "access is not modelled", a.where)
 
 
 def _unravel(flat, dims, strides):
@@ -418,6 +468,8 @@ class Writer:
             self.rank = max([len(self.views[n][0]) for n in by_arg] or [1])
             for name, accs in by_arg.items():
                 placed = self._placed(accs, by_arg)
+                if not self._fits(placed or self.views[name]):
+                    placed = self._aligned(accs, by_arg) or placed
                 if placed is not None:
                     self.views[name] = placed
         for name, accs in by_arg.items():
@@ -430,7 +482,7 @@ class Writer:
             for a in accs:
                 a.axes = [None] * len(a.shape)
                 for ax, s in _axes_of(a):
-                    ds = [i for i, (st, n) in enumerate(zip(strides, dims)) if st == s and n > 1]
+                    ds = _dims_stepped(s, dims, strides)
                     if not ds:
                         refuse(f"tl.{kind}", f"an axis of the block of '{name}' steps by {s}, "
                                f"not the stride of one of its dims {dims} (strides {strides})",
@@ -477,6 +529,83 @@ class Writer:
             new_dims[p], new_strides[p] = dims[d], strides[d]
         return new_dims, new_strides
 
+    def _fits(self, view):
+        """Whether a tensor's view, padded in front to the program's rank, is no larger along
+        any dim than the tensors of the program's rank."""
+        dims = [1] * (self.rank - len(view[0])) + list(view[0])
+        full = [v[0] for v in self.views.values() if len(v[0]) == self.rank]
+        return not full or all(n == 1 or any(f[d] == n for f in full)
+                               for d, n in enumerate(dims))
+
+    def _aligned(self, accs, by_arg):
+        """A tensor of fewer dims laid along the dims of a tensor of the program's rank, read
+        from where the kernel's offsets put its blocks: for every program and iteration its
+        block's start is sum_d c_d * start_d of that tensor's block (a [B * G] statistic at b * G
+        + g beside a [B, G, C / G, HW] tensor is [B, G, 1, 1]; a [C] weight at g * C / G + c is
+        [1, G, C / G, 1]), each dim the kernel steps by c_d (or a block axis steps by) one of
+        its dims, row-major over its elements. None where no such view exists."""
+        refs = [a for n, other in by_arg.items() if len(self.views[n][0]) == self.rank
+                for a in other]
+        if not refs:
+            return None
+        rows, rdims = set(), None
+        for a in accs:  # beside a block of the tensor in the loops around it
+            inside = [r for r in refs if set(a.frames) <= set(r.frames)]
+            if not inside:
+                return None
+            ref = max(inside, key=lambda r: len(_axes_of(r)))
+            if rdims not in (None, self.views[ref.ptr.arg.name][0]):
+                return None
+            rdims, rstrides = self.views[ref.ptr.arg.name]
+            for _, env in self.t.envs(a.frames, f"tl.{a.kind}", a.where):
+                e = dict(env)
+                for f in ref.frames:
+                    if f not in a.frames:
+                        vals = f.values(e)
+                        if not len(vals):
+                            break
+                        e[f.var] = vals[0]
+                else:
+                    idx, rem = _unravel(ref.ptr.offset.base(e), rdims, rstrides)
+                    if rem:
+                        return None
+                    rows.add((a.ptr.offset.base(env), tuple(idx)))
+        rows = sorted(rows)
+        c = [None] * self.rank
+        varying = [d for d in range(self.rank) if len({r[1][d] for r in rows}) > 1]
+        for d in varying:
+            others = {}
+            for off, idx in rows:
+                key = tuple(idx[:d] + idx[d + 1:])
+                if key in others and others[key][1] != idx[d]:
+                    o0, i0 = others[key]
+                    if (off - o0) % (idx[d] - i0):
+                        return None
+                    c[d] = (off - o0) // (idx[d] - i0)
+                    break
+                others.setdefault(key, (off, idx[d]))
+            if c[d] is None:
+                return None
+        if any(off != sum(c[d] * idx[d] for d in varying) for off, idx in rows):
+            return None
+        # a block axis along a dim no block start moves (the block spans it, or every
+        # program's block starts at 0 there): the one free dim that makes the view row-major
+        spans = sorted({s for acc in accs for _, s in _axes_of(acc)} - set(c))
+        free = [d for d in range(self.rank) if c[d] is None and rdims[d] > 1]
+        views = []
+        for at in itertools.permutations(free, len(spans)):
+            cc = list(c)
+            for d, s in zip(at, spans):
+                cc[d] = s
+            dims = [rdims[d] if cc[d] else 1 for d in range(self.rank)]
+            strides = [cc[d] or 0 for d in range(self.rank)]
+            placed = [d for d in range(self.rank) if cc[d]]
+            if math.prod(dims) == accs[0].ptr.arg.tensor.numel() and placed and \
+                    strides[placed[-1]] == 1 and all(strides[a] == strides[b] * dims[b]
+                                                     for a, b in zip(placed, placed[1:])):
+                views.append((dims, strides))
+        return views[0] if len(views) == 1 else None
+
     def _moving(self, access):
         """_coefficients of the program ids and loop indices that take two values or more (a
         column loop of one iteration moves nothing, whatever its step)."""
@@ -495,7 +624,8 @@ class Writer:
         a.extent = ext
         a.tiles = []
         for pid, env in t.envs(a.frames, call, a.where):
-            box = a.mask.valid(env, a.shape) if a.mask is not None else [[0, n] for n in a.shape]
+            box = a.mask.valid(env, a.shape, a.where) if a.mask is not None else \
+                [[0, n] for n in a.shape]
             if box is False:
                 continue
             idx, rem = _unravel(a.ptr.offset.base(env), dims, strides)
@@ -794,19 +924,21 @@ class Writer:
 
     def _accumulator(self, d, name, ops):
         """acc = acc + x (or maximum / minimum) with acc made before the innermost loop and
-        used after it: x summed (maxed, minned) over the loop."""
+        used after it: x summed (maxed, minned) over the loop; over every loop around it that
+        acc was made before (a tl.zeros block outside a channel loop and its column loop)."""
         if name not in _COMBINE or not d.frames:
             return None
-        loop = d.frames[-1]
         consts = [x for x in ops if not isinstance(x, Data) or x.kind == "const"]
         others = [x for x in ops if isinstance(x, Data) and x.kind != "const"]
         if len(consts) != 1 or len(others) != 1:
             return None
         c = consts[0]
-        if isinstance(c, Data) and loop in c.frames:
+        loops = [f for f in d.frames if f not in c.frames] if isinstance(c, Data) else \
+            [d.frames[-1]]
+        if not loops or loops[-1] is not d.frames[-1] or not d.uses or \
+                any(f in frames for frames, _ in d.uses for f in loops):
             return None
-        if not d.uses or any(loop in frames for frames, _ in d.uses):
-            return None
+        loop, done = loops[0], set(loops)
         kind = _COMBINE[name]
         value = c.args[0] if isinstance(c, Data) else c
         if value != _IDENTITY[kind]:
@@ -817,15 +949,15 @@ class Writer:
         x = others[0]
         r = self.resolve(x)
         if isinstance(r, DotPending):
-            if name != "add" or loop not in r.partial_of:
+            if name != "add" or not done & r.partial_of:
                 return None
             d.axes, d.extent = x.axes, x.extent
-            return DotPending(r.a, r.b, r.tile, r.partial_of - {loop}, d)
-        dims = self.loop_dims(x, loop)
-        if not dims and not self._repeats(x, loop):  # one iteration: the value itself
+            return DotPending(r.a, r.b, r.tile, r.partial_of - done, d)
+        dims = set().union(*(self.loop_dims(x, f) for f in loops))
+        if not dims and not any(self._repeats(x, f) for f in loops):  # one iteration
             d.axes, d.extent = x.axes, getattr(x, "extent", None)
-            if isinstance(r, Pending) and loop in r.partial_of:
-                p = Pending(r.kind, r.src, r.dims, r.partial_of - {loop}, r.dtype)
+            if isinstance(r, Pending) and done & r.partial_of:
+                p = Pending(r.kind, r.src, r.dims, r.partial_of - done, r.dtype)
                 p.tile_data = r.tile_data
                 return p
             return r
@@ -837,7 +969,7 @@ class Writer:
             if r.kind != kind:
                 refuse(f"an accumulator over the loop at {_at(loop.where)}",
                        f"a {kind} of {r.kind} partials", None, d.where)
-            p = Pending(kind, r.src, r.dims | dims, r.partial_of - {loop}, r.dtype)
+            p = Pending(kind, r.src, r.dims | dims, r.partial_of - done, r.dtype)
             p.tile_data = r.tile_data
             return p
         p = Pending(kind, r, dims, set(), r.dtype)
@@ -911,23 +1043,29 @@ class Writer:
             if isinstance(d, Data) and id(d) not in needed:
                 needed.add(id(d))
                 todo += _operands(d)
-        stored = {id(a.data) for a in t.accesses if a.kind == "store"}
+        stores = {id(a.data): a for a in t.accesses if a.kind == "store"}
         for d in t.nodes:  # the program's ops in the kernel's order
             if id(d) in needed and d.kind in ("op", "dot"):
                 r = self.resolve(d)
                 # an accumulator its loop has finished (sum_m_x += tl.sum(...)) where the loop
-                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage
+                # ends: the ops after the loop (rstd * rstd) come after it, in its pass's stage;
+                # stored as it is too (a channel's dw after its column loop), not when its store
+                # combines it across programs (an atomic, a part per program)
+                store = stores.get(id(d))
                 if isinstance(r, Pending) and not r.partial_of and r.src.kind != "input" and \
-                        id(d) not in stored and not any(
+                        (store is None or not (store.combine or self._is_part(store, r))) and \
+                        not any(
                             any(x is d for x in _operands(u)) and
                             (u.kind != "op" or _accumulates(u, d)) for u in t.nodes):
                     self.materialize(r, d)
             elif id(d) in needed and d.kind == "reduce":
                 # a statistic where the kernel computes it: the passes after it come after it
+                # (not one an accumulator sums over loops around it: acc += tl.sum(x, axis=1))
                 r = self.resolve(d)
                 if isinstance(r, Pending) and not r.partial_of and not any(
                         u.kind in ("reduce", "view") and u.args[1 if u.kind == "reduce" else 0]
-                        is d for u in t.nodes):
+                        is d or (u.kind == "op" and _accumulates(u, d) and
+                                 any(x is d for x in _operands(u))) for u in t.nodes):
                     self.materialize(r, d)
         for a in t.accesses:
             if a.kind != "store":
@@ -1089,19 +1227,24 @@ class Writer:
             p.tile_data = x
         return p
 
+    def _is_part(self, a, r):
+        """Whether store `a` of `r` writes each program's sum over its rows as its own row of a
+        [grid, ...] buffer (_partial_row)."""
+        grid = math.prod(self.t.grid)
+        shape = a.ptr.arg.shape
+        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
+                shape[0] != grid or r.kind != "sum":
+            return False
+        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
+        return math.prod(shape) == grid * kept
+
     def _partial_row(self, a):
         """The value a store writes; a program's reduction over the rows it walks stored as its
         own row of a [grid, ...] buffer (dw_acc summed over the row loop, then tl.store(dw_ptr +
         pid * stride + cols, dw_acc): the wrapper sums the rows) is the sum over those rows,
         each block's part written once to a slot of its own (spmd_rows "parts")."""
         r = self.resolve(a.data)
-        grid = math.prod(self.t.grid)
-        shape = a.ptr.arg.shape
-        if not isinstance(r, Pending) or r.partial_of or grid < 2 or not shape or \
-                shape[0] != grid or r.kind != "sum":
-            return r
-        kept = math.prod(1 if d in r.dims else n for d, n in enumerate(r.src.shape))
-        if math.prod(shape) != grid * kept:
+        if not self._is_part(a, r):
             return r
         a.slots = True
         self.t.note(f"each program's row of '{a.ptr.arg.name}' stored at {_at(a.where)} is its "

@@ -402,9 +402,10 @@ class Mask:
         shape, _ = reshaped(self.shape, (0,) * len(self.shape), key, "a mask")
         return Mask(shape, terms, self.vector_cmp)
 
-    def valid(self, env, shape):
+    def valid(self, env, shape, where=None):
         """Per axis of `shape`, the [lo, hi) of positions the mask keeps at `env` (None for an
-        axis the mask does not cut); or False when it keeps nothing."""
+        axis the mask does not cut); or False when it keeps nothing. `where`: the access's
+        file and line, for a refusal."""
         box = [[0, n] for n in shape]
         for diff, op in self.terms:
             s, t = _pad(diff.shape, diff.strides, len(shape))
@@ -413,7 +414,7 @@ class Mask:
             if len(axes) > 1:
                 refuse("a mask", "one comparison of a 2-D offset block (offs < n over rows and "
                        "columns) is not a box of the tensor",
-                       "compare the row and column aranges separately, joined with &")
+                       "compare the row and column aranges separately, joined with &", where)
             if not axes:
                 if not _OPS[op](base, 0):
                     return False
