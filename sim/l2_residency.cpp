@@ -113,12 +113,9 @@ void L2Residency::touch(int32_t block, double bytes) {
 }
 
 void L2Residency::use_prior_starts(const std::vector<double>& starts,
-                                   const std::vector<double>& runs) {
-  if (runs.size() != starts.size())
-    throw InternalError("L2 residency: prior starts and runs differ in count");
+                                   const std::vector<double>& kind_runs) {
   prior_ = starts;
-  prior_run_ = runs;
-  // Each block's slice holds one entry per read access, then keeps one per task.
+  // Each block's slice holds one entry per read access (a task's reads of it at one time once).
   const std::vector<int32_t>& off = blocks_->read_offsets();
   prior_readers_.resize(static_cast<size_t>(off.back()));
   prior_end_.assign(off.begin(), off.end() - 1);
@@ -127,9 +124,10 @@ void L2Residency::use_prior_starts(const std::vector<double>& starts,
     for (const Access* a = graph_.access_begin(t); a != graph_.access_end(t); ++a)
       if (!a->write) {
         const auto b = static_cast<size_t>(blocks_->id(graph_, a));
-        const auto ti = static_cast<size_t>(t);
+        const double run =
+            kind_runs.at(static_cast<size_t>(graph_.tasks[static_cast<size_t>(t)].kind));
         prior_readers_[static_cast<size_t>(prior_end_[b]++)] = {
-            prior_[ti] + blocks_->read_share(graph_, a) * prior_run_[ti], t};
+            prior_[static_cast<size_t>(t)] + blocks_->read_share(graph_, a) * run, t};
       }
   for (size_t b = 0; b < prior_end_.size(); ++b) {
     const auto lo = prior_readers_.begin() + off[b], hi = prior_readers_.begin() + prior_end_[b];
@@ -199,14 +197,12 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
       while (head < tail && reads_[static_cast<size_t>(head)].at <= now - window) ++head;
       // Other tasks only: a task reading one block twice does not wait for itself.
       const auto others =
-          prior_.empty() ? std::count_if(reads_.begin() + head, reads_.begin() + tail,
-                                         [&](const Read& x) {
-                                           return x.task != task && std::abs(x.at - at) < window;
-                                         })
-                         : prior_co_readers(block, task,
-                                            prior_[static_cast<size_t>(task)] +
-                                                share * prior_run_[static_cast<size_t>(task)],
-                                            window);
+          prior_.empty()
+              ? std::count_if(
+                    reads_.begin() + head, reads_.begin() + tail,
+                    [&](const Read& x) { return x.task != task && std::abs(x.at - at) < window; })
+              : prior_co_readers(block, task, prior_[static_cast<size_t>(task)] + share * run,
+                                 window);
       if (others > 0) {
         co_read_ = true;
         shared += static_cast<double>(a->bytes);

@@ -118,9 +118,9 @@ class L2Residency {
   // Co-readers from a finished pass: with every task's start in it, a block's co-readers are the
   // tasks that read it within the window on either side, those that start later included (cores
   // reading one region in step share its service whoever came first). A task reads a block at its
-  // start plus the block's read share of its idle-machine run (`runs`, on_start's `run`). Without,
-  // only earlier reads are known.
-  void use_prior_starts(const std::vector<double>& starts, const std::vector<double>& runs);
+  // start plus the block's read share of its kind's idle-machine run (`kind_runs`, by kind id: the
+  // `run` on_start gets). Without, only earlier reads are known.
+  void use_prior_starts(const std::vector<double>& starts, const std::vector<double>& kind_runs);
   // True when some block is read by two or more tasks (co-readers are possible).
   bool has_shared_blocks() const { return blocks_->shared(); }
   // After a pass without prior starts: true when some read had a co-reader on either side, by
@@ -158,10 +158,9 @@ class L2Residency {
   std::vector<Read> reads_;
   std::vector<int32_t> head_, tail_;
   std::vector<Read> fetched_;  // each block's last miss (its HBM fetch)
-  // Each task's start in the earlier pass (empty: none) and its idle-machine run.
-  std::vector<double> prior_, prior_run_;
-  // Each block's readers by when they read it in the earlier pass (one entry per task), sorted,
-  // in its slice [prior_off_[b], prior_end_[b]) of prior_readers_.
+  std::vector<double> prior_;  // each task's start in the earlier pass (empty: none)
+  // Each block's reads by when they happened in the earlier pass (a task's reads of it at one time
+  // once), sorted, in its slice [prior_off_[b], prior_end_[b]) of prior_readers_.
   std::vector<std::pair<double, int32_t>> prior_readers_;
   std::vector<int32_t> prior_end_;
   int64_t prior_co_readers(int32_t block, int32_t task, double at, double window) const;

@@ -33,10 +33,9 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     l2_.emplace(g, opt.l2_blocks ? opt.l2_blocks : std::make_shared<const L2Blocks>(g),
                 static_cast<double>(hw.l2.bytes), opt.l2_start);
     if (!opt.prior_starts.empty()) {
-      std::vector<double> runs(g.tasks.size());
-      for (size_t t = 0; t < runs.size(); ++t)
-        runs[t] = kinds_[static_cast<size_t>(g.tasks[t].kind)].cycles;
-      l2_->use_prior_starts(opt.prior_starts, runs);
+      std::vector<double> kind_runs;
+      for (const KindInfo& k : kinds_) kind_runs.push_back(k.cycles);
+      l2_->use_prior_starts(opt.prior_starts, kind_runs);
     }
     res_.read_hit.assign(g.tasks.size(), 0.0F);
   }
