@@ -986,42 +986,94 @@ TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
   EXPECT_DOUBLE_EQ(t->write_hbm, 0.5);
 }
 
+// The HBM bytes a lowered kernel's GM accesses read and write through an L2 of `capacity` bytes,
+// its tasks counted in the order the simulation started them.
+struct HbmBytes {
+  double read = 0, write = 0;
+};
+HbmBytes hbm_bytes(const TaskGraph& g, const SimResult& r, double capacity) {
+  std::vector<int32_t> order(g.tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return r.tasks[static_cast<size_t>(a)].start < r.tasks[static_cast<size_t>(b)].start;
+  });
+  L2Residency l2(g, capacity);
+  HbmBytes total;
+  for (const int32_t t : order) {
+    double bytes = 0;
+    for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a)
+      bytes += static_cast<double>(a->bytes);
+    const auto share = l2.on_start(t);
+    total.read += bytes * share->read_hbm;
+    total.write += bytes * share->write_hbm;
+  }
+  return total;
+}
+
+// An fp16 spmd matmul of `shape` [m, k, n] in `tile` [m1, k1, n1] on `grid` blocks, its C tiles
+// handed out in bands of `rows` tile rows (swizzle [rows, 0]).
+KernelSpec spmd_matmul(Dims shape, Dims tile, int64_t grid, int64_t rows) {
+  KernelSpec s;
+  s.op = "matmul";
+  s.shape = std::move(shape);
+  s.tile = std::move(tile);
+  s.dtype = DType::kFp16;
+  s.partition = PartitionStyle::kSpmd;
+  s.grid = grid;
+  s.params["swizzle"] = {rows, 0};
+  return s;
+}
+
 // The spmd matmul records each C tile's GM blocks, so tiles of different blocks that read the
 // same A row or B column panel hit L2. C [256, 1024] in [128, 256] tiles = 2 x 4 tiles over 4
 // blocks, one k step: 8 tiles read 8 x (64 + 128) KiB, of which only the 2 A and 4 B panels
 // (128 + 512 KiB) miss; C (512 KiB) fits with the inputs, so its writes stay in L2. Without L2
 // every byte reaches HBM.
 TEST(L2Residency, SpmdMatmulTilesOfDifferentBlocksShareThePanels) {
-  KernelSpec s;
-  s.op = "matmul";
-  s.shape = {256, 256, 1024};
-  s.tile = {128, 256, 256};
-  s.dtype = DType::kFp16;
-  s.partition = PartitionStyle::kSpmd;
-  s.grid = 4;
-  s.params["swizzle"] = {2, 0};
+  const KernelSpec s = spmd_matmul({256, 256, 1024}, {128, 256, 256}, 4, 2);
   const LoweredKernel k = lower_kernel(s, default_hw());
   const SimResult r = simulate(k.graph, default_hw());
-  std::vector<int32_t> order(k.graph.tasks.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return r.tasks[static_cast<size_t>(a)].start < r.tasks[static_cast<size_t>(b)].start;
-  });
-  auto hbm = [&](double capacity) {
-    L2Residency l2(k.graph, capacity);
-    double total = 0;
-    for (const int32_t t : order) {
-      double bytes = 0;
-      for (const Access* a = k.graph.access_begin(t); a != k.graph.access_end(t); ++a)
-        bytes += static_cast<double>(a->bytes);
-      const auto share = l2.on_start(t);
-      total += bytes * (share->read_hbm + share->write_hbm);
-    }
-    return total;
-  };
   const double kib = 1024;
-  EXPECT_DOUBLE_EQ(hbm(static_cast<double>(default_hw().l2.bytes)), (128 + 512) * kib);
-  EXPECT_DOUBLE_EQ(hbm(0), (8 * (64 + 128) + 512) * kib);
+  const HbmBytes fits = hbm_bytes(k.graph, r, static_cast<double>(default_hw().l2.bytes));
+  EXPECT_DOUBLE_EQ(fits.read + fits.write, (128 + 512) * kib);
+  const HbmBytes none = hbm_bytes(k.graph, r, 0);
+  EXPECT_DOUBLE_EQ(none.read + none.write, (8 * (64 + 128) + 512) * kib);
+}
+
+// A round of L2 tiles (params.l2_block): C [512, 1024] in [128, 128] tiles = 4 x 8 tiles, one k
+// step, on one block, walked in serpentine rows (swizzle [1, 0]). Each tile reads a 64 KiB A
+// panel and a 64 KiB B panel, then writes its 32 KiB C tile; L2 holds 384 KiB. Row by row, a B
+// panel is read again one row later: it hits only next to the turn, where 96 KiB (A, C) or 288
+// KiB (the last two B panels, A, three C tiles) came between, and misses once 416 KiB did. So
+// 4 A + 8 B panels miss on the first row and 6 B panels on each of the other three: 30 panels.
+// In L2 blocks of 2 x 2 tiles each block fetches its two B panels once, and each block row its
+// two A panels once (the second block re-reads an A panel after at most 352 KiB): 2 x 2 + 8 x 2
+// = 20 panels. The footprint (12 panels and 32 C tiles, 1.75 MiB) exceeds L2, so both walks
+// write every C tile to HBM. When L2 holds the footprint both fetch each panel once and write
+// nothing back: the split gains only when the unsplit working set exceeds L2.
+TEST(L2Residency, ARoundOfL2TilesFetchesEachPanelOncePerBlock) {
+  const KernelSpec s = spmd_matmul({512, 256, 1024}, {128, 256, 128}, 1, 1);
+  KernelSpec blocked = s;
+  blocked.params["l2_block"] = {2, 2};
+  Hardware hw = default_hw();
+  hw.l2.bytes = 384 * 1024;
+  const double panel = 64 * 1024, c_tiles = 32 * 32 * 1024;
+  const LoweredKernel rows = lower_kernel(s, hw), tiles = lower_kernel(blocked, hw);
+  const SimResult r_rows = simulate(rows.graph, hw), r_tiles = simulate(tiles.graph, hw);
+  const double l2 = static_cast<double>(hw.l2.bytes);
+  const HbmBytes row_walk = hbm_bytes(rows.graph, r_rows, l2);
+  const HbmBytes block_walk = hbm_bytes(tiles.graph, r_tiles, l2);
+  EXPECT_DOUBLE_EQ(row_walk.read, 30 * panel);
+  EXPECT_DOUBLE_EQ(block_walk.read, 20 * panel);
+  EXPECT_DOUBLE_EQ(row_walk.write, c_tiles);
+  EXPECT_DOUBLE_EQ(block_walk.write, c_tiles);
+  EXPECT_LT(r_tiles.last_end, r_rows.last_end);
+  const double all = 4 * 1024 * 1024;
+  for (const auto& [k, r] : {std::pair{&rows, &r_rows}, {&tiles, &r_tiles}}) {
+    const HbmBytes fits = hbm_bytes(k->graph, *r, all);
+    EXPECT_DOUBLE_EQ(fits.read, 12 * panel);
+    EXPECT_DOUBLE_EQ(fits.write, 0);
+  }
 }
 
 TEST(SharedBandwidth, ProportionalSlowdown) {
