@@ -2322,6 +2322,7 @@ TEST(ProgramLowering, ACubeTileLargerThanItsMatmulHoldsTheMatmulsExtent) {
 }
 
 TEST(ProgramRun, ShippedProgramsRunAndSweepsRecommend) {
+  TILESIM_EVERY_SHIPPED_CONFIG();
   for (const auto& f : fs::directory_iterator(test::source_path("configs/programs"))) {
     if (f.path().filename().string().find("8x32x2048") != std::string::npos ||
         f.path().filename().string().find("32x2048x32") != std::string::npos)

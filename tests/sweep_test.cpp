@@ -874,6 +874,7 @@ SweepResult table_sweep(const SweepConfig& cfg, const Hardware& hw) {
 
 // The default table fits a 120-column terminal; --wide adds the rest of the columns.
 TEST(SweepReport, TableFitsOneHundredTwentyColumns) {
+  TILESIM_EVERY_SHIPPED_CONFIG();
   const auto hw = test::default_hw();
   // The full-size program sweeps (up to ~200,000 tasks per candidate) print the same columns as
   // their small siblings and would cost minutes under the sanitizers: the CLI runs them.

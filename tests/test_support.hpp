@@ -11,6 +11,12 @@
 #include "model/error.hpp"
 #include "model/hardware.hpp"
 
+// The first line of a case that walks every shipped config of a kind (each sweep, each program),
+// whose code other cases run on a few: a build without the figure tests (the sanitizer pass,
+// tests/CMakeLists.txt) skips it.
+#define TILESIM_EVERY_SHIPPED_CONFIG() \
+  if (!TILESIM_FIGURE_TESTS) GTEST_SKIP() << "every shipped config: the Release pass"
+
 namespace tilesim::test {
 
 inline Hardware default_hw() {
