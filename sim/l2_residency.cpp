@@ -114,6 +114,8 @@ void L2Residency::touch(int32_t block, double bytes) {
 
 void L2Residency::use_prior_starts(const std::vector<double>& starts,
                                    const std::vector<double>& kind_runs) {
+  if (starts.size() != graph_.tasks.size())
+    throw InternalError("L2 residency: prior starts and the graph's tasks differ in count");
   prior_ = starts;
   // Each block's slice holds one entry per read access (a task's reads of it at one time once).
   const std::vector<int32_t>& off = blocks_->read_offsets();

@@ -877,7 +877,7 @@ TEST(SweepReport, TableFitsOneHundredTwentyColumns) {
   TILESIM_EVERY_SHIPPED_CONFIG();
   const auto hw = test::default_hw();
   // The full-size program sweeps (up to ~200,000 tasks per candidate) print the same columns as
-  // their small siblings and would cost minutes under the sanitizers: the CLI runs them.
+  // their small siblings: the CLI runs them.
   const std::set<std::string> heavy = {"program_attention_softmax_8x32x2048x2048.json",
                                        "program_rmsnorm_rope_32x2048x32x128.json",
                                        "program_swiglu_backward_16x1024x2048.json",
