@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "kernels/lowering.hpp"
@@ -35,8 +36,9 @@ TEST(Registry, EveryOpHasAShippedExample) {
     EXPECT_TRUE(example_of.count(op)) << "no example in configs/examples/ has op '" << op << "'";
 }
 
-TEST(Registry, OpsAreUniqueAndKnownOpsAreTheRegistry) {
-  EXPECT_EQ(known_ops(), registered_ops());
+TEST(Registry, OpsAreUniqueAndFoundInTheirFamilies) {
+  const std::vector<std::string> ops = registered_ops();
+  EXPECT_EQ(std::set<std::string>(ops.begin(), ops.end()).size(), ops.size());
   EXPECT_EQ(find_family("relu")->name, "elementwise");
   EXPECT_EQ(find_family("groupnorm")->name, "norm");
   EXPECT_EQ(find_family("nope"), nullptr);

@@ -55,17 +55,9 @@ Program loss_program(const KernelSpec& spec, const Hardware& hw) {
                       dtype_bytes(DType::kFp32), hw);
   check_reducing_partition(spec, 1, false, spec.partition == PartitionStyle::kSpmd);
   const LossForm form = form_of<LossForm>(spec.op);
-  const MergeMode asked = merge_mode_of(spec);
-  const bool sums = form == LossForm::kMse;
-  KernelSpec view = spec;
-  view.dims = {1};
-  if (view.loop_axis < 0) view.loop_axis = 0;
-  ReducingProgram b =
-      reducing_program(spec, view, hw,
-                       asked != MergeMode::kAuto                 ? asked
-                       : spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask
-                       : sums                                    ? MergeMode::kAtomic
-                                                                 : MergeMode::kTree);
+  ReducingProgram b = reducing_program(
+      spec, reducing_view(spec, spec.shape, spec.tile, {1}), hw,
+      merge_mode_of(spec, form == LossForm::kMse ? MergeMode::kAtomic : MergeMode::kTree));
   const Dims col{n, 1};
   const auto f32 = DType::kFp32;
   int r = -1;  // each sample's statistic
@@ -123,9 +115,7 @@ Program loss_program(const KernelSpec& spec, const Hardware& hw) {
   b.base.op.loop = -1;
   b.dims = {0};
   // Under spmd the blocks add their rows' share (X13), which needs no merge of the stage's own.
-  b.merge = asked != MergeMode::kAuto                 ? asked
-            : spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask
-                                                      : MergeMode::kAtomic;
+  b.merge = merge_mode_of(spec, MergeMode::kAtomic);
   b.psg = spec.op + "_batch";
   b.add("mean", {r}, b.tensor("loss", {1, 1}, false, true, f32));
   return std::move(p);

@@ -99,15 +99,8 @@ Program norm_program(const KernelSpec& spec, const Hardware& hw) {
   const NormView v = norm_view(spec);
   const bool rms = form_of<NormForm>(spec.op) == NormForm::kRms;
   check_reducing_partition(spec, 1, v.shape != spec.shape || v.dims.size() != 1, false);
-  KernelSpec view = spec;
-  view.shape = v.shape;
-  view.tile = v.tile;
-  view.dims = v.dims;
-  if (view.loop_axis < 0) view.loop_axis = default_loop_axis(view, v.dims);
-  MergeMode merge = merge_mode_of(spec);
-  if (merge == MergeMode::kAuto)
-    merge = spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask : MergeMode::kAtomic;
-  ReducingProgram b = reducing_program(spec, view, hw, merge);
+  ReducingProgram b = reducing_program(spec, reducing_view(spec, v.shape, v.tile, v.dims), hw,
+                                       merge_mode_of(spec, MergeMode::kAtomic));
   Dims stat = v.shape;
   double count = 1;
   for (int d : v.dims) {

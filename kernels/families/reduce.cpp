@@ -77,18 +77,10 @@ Program reduce_program(const KernelSpec& spec, const Hardware& hw) {
     throw InternalError("reduce: '" + spec.op + "' has no reduction record");
   validate_tile(spec, hw);  // the tile as given, before the view reshapes it
   check_reducing_partition(spec, v.dims.size(), v.shape != spec.shape || v.dims.size() != 1, false);
-  KernelSpec view = spec;
-  view.shape = v.shape;
-  view.tile = v.tile;
-  view.dims = v.dims;
-  if (view.loop_axis < 0) view.loop_axis = default_loop_axis(view, v.dims);
+  const KernelSpec view = reducing_view(spec, v.shape, v.tile, v.dims);
   OneOpProgram b = one_op_program(view, hw, record);
-  MergeMode merge = merge_mode_of(spec);
-  if (merge == MergeMode::kAuto)
-    merge = spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask
-            : record->reduction->merges_atomically  ? MergeMode::kAtomic
-                                                    : MergeMode::kTree;
-  b.op.merge = merge;
+  b.op.merge = merge_mode_of(
+      spec, record->reduction->merges_atomically ? MergeMode::kAtomic : MergeMode::kTree);
   if (spec.partition == PartitionStyle::kSpmd)
     b.op.spmd_rows = *enum_named(kSpmdRowsNames, param_string(spec, "spmd_rows"));
   Program& p = b.program;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -81,8 +82,19 @@ ParamDecl spmd_rows_param() {
   return p;
 }
 
-MergeMode merge_mode_of(const KernelSpec& spec) {
-  return parse_merge_mode(param_string(spec, "merge"));
+MergeMode merge_mode_of(const KernelSpec& spec, MergeMode pypto_auto) {
+  const MergeMode asked = parse_merge_mode(param_string(spec, "merge"));
+  if (asked != MergeMode::kAuto) return asked;
+  return spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask : pypto_auto;
+}
+
+KernelSpec reducing_view(const KernelSpec& spec, Dims shape, Dims tile, std::vector<int> dims) {
+  KernelSpec view = spec;
+  view.shape = std::move(shape);
+  view.tile = std::move(tile);
+  view.dims = std::move(dims);
+  if (view.loop_axis < 0) view.loop_axis = default_loop_axis(view, view.dims);
+  return view;
 }
 
 }  // namespace tilesim

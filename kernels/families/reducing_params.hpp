@@ -18,10 +18,14 @@ namespace tilesim {
 void check_reducing_partition(const KernelSpec& spec, size_t launches, bool reshaped,
                               bool folds_rows);
 
-// The merge param every reducing family declares, and its value for a spec.
+// The merge param every reducing family declares.
 ParamDecl merge_param();
 // spmd_rows: how an spmd launch shares output rows over its blocks (auto, whole, split).
 ParamDecl spmd_rows_param();
-MergeMode merge_mode_of(const KernelSpec& spec);
+// The spec's merge; "auto" is in_task under spmd (a block accumulates in UB), `pypto_auto` else.
+MergeMode merge_mode_of(const KernelSpec& spec, MergeMode pypto_auto);
+// The spec as a reducing family's builder sees it: `shape`, `tile` and reduced `dims` (the family's
+// view of the tensor), its loop axis the spec's or the outermost one not reduced.
+KernelSpec reducing_view(const KernelSpec& spec, Dims shape, Dims tile, std::vector<int> dims);
 
 }  // namespace tilesim

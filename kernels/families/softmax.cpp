@@ -38,18 +38,14 @@ Program softmax_program(const KernelSpec& spec, const Hardware& hw) {
                 std::to_string(spec.dims.size()) + ")");
   const bool log = form_of<SoftmaxForm>(spec.op) == SoftmaxForm::kLog;
   check_reducing_partition(spec, 1, false, false);
-  MergeMode merge = merge_mode_of(spec);
+  const MergeMode merge = merge_mode_of(spec, MergeMode::kTree);
   if (merge == MergeMode::kAtomic)
     throw Error(spec.op +
                     ": params.merge: \"atomic\" needs statistics that merge by sum, max or min; " +
                     spec.op + " does not (use auto, tree, chain or in_task)",
                 ErrorKind::kParams);
-  if (merge == MergeMode::kAuto)
-    merge = spec.partition == PartitionStyle::kSpmd ? MergeMode::kInTask : MergeMode::kTree;
-  KernelSpec view = spec;
-  if (view.loop_axis < 0) view.loop_axis = default_loop_axis(spec, spec.dims);
-  view.dims = spec.dims;
-  ReducingProgram b = reducing_program(spec, view, hw, merge);
+  ReducingProgram b =
+      reducing_program(spec, reducing_view(spec, spec.shape, spec.tile, spec.dims), hw, merge);
   const int d = spec.dims.front();
   Dims col = spec.shape;
   col[static_cast<size_t>(d)] = 1;

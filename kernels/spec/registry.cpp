@@ -208,10 +208,6 @@ std::vector<int64_t> param_ints(const KernelSpec& spec, const std::string& name)
   return param_value(spec, name).get<std::vector<int64_t>>();
 }
 
-std::vector<std::string> known_ops() {
-  return registered_ops();
-}
-
 std::string unknown_op_message(const std::string& op) {
   return fmt::format("unknown op '{}' (known: {})", op, fmt::join(registered_ops(), ", "));
 }

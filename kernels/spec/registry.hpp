@@ -99,10 +99,8 @@ template <class Form>
 Form form_of(const std::string& op) {
   return static_cast<Form>(op_form(op));
 }
-// Every op name in registration order.
+// Every op name in registration order, and the one-line rejection of any other op.
 std::vector<std::string> registered_ops();
-// The same list, and the one-line rejection of any other op.
-std::vector<std::string> known_ops();
 std::string unknown_op_message(const std::string& op);
 // The params `op` takes.
 std::vector<const ParamDecl*> op_params(const std::string& op);

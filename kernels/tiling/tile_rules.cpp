@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "model/dma_cost.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -55,12 +54,6 @@ int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw) {
 
 int64_t ub_copy_bytes(const DmaOp& copy, const Hardware& hw) {
   return copy.bursts * (ceil_div(copy.burst_bytes, hw.ub.align_bytes) * hw.ub.align_bytes);
-}
-
-DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
-               const Dims& extent, const Hardware& hw) {
-  const DmaOp op = block_dma(dir, shape, origin, extent, spec.dtype, hw.dma.gm_granule_bytes);
-  return spec.partition == PartitionStyle::kSpmd ? data_copy_pad(op) : op;
 }
 
 std::vector<Chunk> loop_chunks(const KernelSpec& spec, int axis) {

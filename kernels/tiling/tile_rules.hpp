@@ -35,10 +35,6 @@ int64_t ub_tile_bytes(const Dims& tile, DType dtype, const Hardware& hw);
 // UB bytes a copy brings into its own buffer: each burst rounded up to ub.align_bytes (a
 // column's scalars, contiguous in GM, arrive packed).
 int64_t ub_copy_bytes(const DmaOp& copy, const Hardware& hw);
-// The DMA instruction moving the block `extent` at `origin` of tensor `shape` (block_dma); under
-// the spmd partition it is a DataCopyPad, whose unaligned rows pay their padding.
-DmaOp tile_dma(const KernelSpec& spec, DmaDir dir, const Dims& shape, const Dims& origin,
-               const Dims& extent, const Hardware& hw);
 
 struct Chunk {
   int64_t offset = 0;
@@ -57,11 +53,6 @@ int default_loop_axis(const KernelSpec& spec);
 // past both the units and the task limit is a kLimits error.
 void check_grid(const KernelSpec& spec, int64_t units, const std::string& what,
                 const std::string& note);
-
-// Tensor ids for Access keys: kernel inputs are 0, 1, ...; these name the rest.
-constexpr uint32_t kOutputTensor = 100;     // the kernel's output
-constexpr uint32_t kWorkspaceTensor = 200;  // intermediates between phases (+ phase index)
-constexpr uint32_t kStatsTensor = 300;      // partial statistics (+ phase index)
 
 // The extent vector ops compute over: PyPTO code is generated for the static tile shape, so in a
 // dim where the tile exceeds the tensor the padding is computed too (data moved is only the
