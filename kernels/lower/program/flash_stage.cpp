@@ -98,9 +98,8 @@ class FlashLowering {
     return ps;
   }
   // A cube access of a whole block as its row pieces' workspace slots (an AIV task reads or
-  // writes one piece): the access with key `key` replaced by one per piece, bytes by rows.
-  // A block sent out in column parts (S drained an L0 tile at a time) has an access per part:
-  // `keys` names them all.
+  // writes one piece): the accesses `keys` (one per column part, when S drains an L0 tile at a
+  // time) replaced by one per piece, bytes by rows.
   void by_pieces(const std::vector<uint64_t>& keys, const Block& b, uint32_t id, int64_t slot) {
     Access whole{0, 0, false};
     for (const uint64_t key : keys) {
