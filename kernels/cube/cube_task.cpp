@@ -11,15 +11,15 @@ namespace {
 
 // GM -> L1 copies of an ND block: one ND2NZ DataCopy, or one per row when the source row stride
 // does not fit the instruction's 16-bit srcDValue (catlass copy_gm_to_l1.hpp: a stride of
-// STRIDE_LIMIT 65536 elements or more falls back to a DataCopy per row).
-void nd2nz_loads(const Dims& shape, const Dims& origin, const Dims& extent, DType dt,
-                 const Hardware& hw, std::vector<DmaOp>& out) {
+// STRIDE_LIMIT 65536 elements or more falls back to a DataCopy per row). Returns their bytes.
+int64_t nd2nz_loads(const Dims& shape, const Dims& origin, const Dims& extent, DType dt,
+                    const Hardware& hw, std::vector<DmaOp>& out) {
   DmaOp op = row_dma(DmaDir::kRead, shape, origin, extent, dt, hw.dma.gm_granule_bytes);
   op.path = DmaPath::kL1Nd2nz;
   constexpr int64_t kStrideLimit = 65536;  // catlass copy_gm_to_l1.hpp STRIDE_LIMIT
   if (shape.back() < kStrideLimit || op.bursts == 1) {
     out.push_back(op);
-    return;
+    return op.bytes();
   }
   for (int64_t r = 0; r < op.bursts; ++r) {
     DmaOp row = op;
@@ -27,34 +27,34 @@ void nd2nz_loads(const Dims& shape, const Dims& origin, const Dims& extent, DTyp
     row.extra_granules = op.extra_granules / op.bursts + (r < op.extra_granules % op.bursts);
     out.push_back(row);
   }
+  return op.bytes();
+}
+
+// A GM -> L1 copy in `bursts` contiguous bursts (no layout conversion).
+DmaOp l1_copy(int64_t bursts, int64_t burst_bytes) {
+  return DmaOp{
+      .dir = DmaDir::kRead, .bursts = bursts, .burst_bytes = burst_bytes, .path = DmaPath::kL1};
 }
 
 // The GM -> L1 copy of B [k0.., n0..] of extent (kext, next), as B is stored, and its GM block.
 void b_loads(const MatmulTensors& x, int64_t k0, int64_t kext, int64_t n0, int64_t next,
              const Hardware& hw, std::vector<DmaOp>& out, std::vector<Access>& acc) {
-  const size_t first = out.size();
+  int64_t bytes = 0;
   switch (x.layout) {
     case BLayout::kRowMajor:
-      nd2nz_loads(x.b_shape, {k0, n0}, {kext, next}, x.dt, hw, out);
+      bytes = nd2nz_loads(x.b_shape, {k0, n0}, {kext, next}, x.dt, hw, out);
       break;
     case BLayout::kColumnMajor:
-      nd2nz_loads(x.b_shape, {n0, k0}, {next, kext}, x.dt, hw, out);
+      bytes = nd2nz_loads(x.b_shape, {n0, k0}, {next, kext}, x.dt, hw, out);
       break;
-    case BLayout::kNz: {
+    case BLayout::kNz:
       // zN: column blocks of C0 = 32 B of n, each k rows x 32 B contiguous (catlass
       // CopyGmToL1<zN>: blockCount = ceil(cols / C0), blockLen = roundup16(rows) x 32 B).
-      const int64_t c0 = hw.l1.align_bytes / x.b;
-      DmaOp op;
-      op.dir = DmaDir::kRead;
-      op.path = DmaPath::kL1;
-      op.bursts = ceil_div(next, c0);
-      op.burst_bytes = round_up(kext, hw.cube.fractal) * hw.l1.align_bytes;
-      out.push_back(op);
+      out.push_back(l1_copy(ceil_div(next, hw.l1.align_bytes / x.b),
+                            round_up(kext, hw.cube.fractal) * hw.l1.align_bytes));
+      bytes = out.back().bytes();
       break;
-    }
   }
-  int64_t bytes = 0;
-  for (size_t i = first; i < out.size(); ++i) bytes += out[i].bytes();
   acc.push_back({block_key(x.b_id, x.key_b({k0, n0})), bytes, false});
 }
 
@@ -69,22 +69,14 @@ void add_cube_tile(TaskKind& kind, const MatmulTensors& x, const CubeTiling& t, 
     const int64_t kext = std::min(t.k1, w.k0 + w.kext - k0);
     TileStep st;
     if (load_a) {
-      const size_t first = st.loads.size();
-      nd2nz_loads(x.a_shape, {w.m0, k0}, {w.mext, kext}, x.dt, hw, st.loads);
-      int64_t bytes = 0;
-      for (size_t i = first; i < st.loads.size(); ++i) bytes += st.loads[i].bytes();
+      const int64_t bytes = nd2nz_loads(x.a_shape, {w.m0, k0}, {w.mext, kext}, x.dt, hw, st.loads);
       acc.push_back({block_key(x.a_id, x.key_a({w.m0, k0})), bytes, false});
     }
     if (load_b) b_loads(x, k0, kext, w.n0, w.next, hw, st.loads, acc);
     const bool bias = x.bias_b > 0 && k0 == w.k0 && w.k0 == 0;
     if (bias) {  // the bias row of the tile's n range, GM -> L1 (ND2ND: one burst)
-      DmaOp op;
-      op.dir = DmaDir::kRead;
-      op.path = DmaPath::kL1;
-      op.bursts = 1;
-      op.burst_bytes = w.next * x.bias_b;
-      st.loads.push_back(op);
-      acc.push_back({block_key(x.bias_id, x.key({0, w.n0})), op.bytes(), false});
+      st.loads.push_back(l1_copy(1, w.next * x.bias_b));
+      acc.push_back({block_key(x.bias_id, x.key({0, w.n0})), st.loads.back().bytes(), false});
     }
     // catlass's L0 loop: m parts, k parts, then n parts; L0A is loaded once per (m, k) part and
     // L0B once per n part (block_mmad_pingpong.hpp).

@@ -175,11 +175,6 @@ Program matmul_program(const KernelSpec& spec, const Hardware& hw) {
   return p;
 }
 
-// The operand tiles the rulebook limit counts (cube_task.hpp).
-int64_t operand_tile_elements(const KernelSpec& spec) {
-  return cube_tile_elements(spec.tile);
-}
-
 }  // namespace
 
 KernelFamily matmul_kernels() {
@@ -187,8 +182,6 @@ KernelFamily matmul_kernels() {
   f.name = "matmul";
   f.spmd = true;
   f.ops = {KernelOp("matmul")};  // the op table's record, as a program's matmul stage
-  const ParamDecl epi = flag_param(
-      "vector_epilogue", "pypto: write C as fp32 to a workspace that an AIV task casts and writes");
   // The spmd partition's catlass tiling; defaults from catlass's basic matmul example
   // (hicann/catlass examples/00_basic_matmul/basic_matmul.cpp: L1TileShape <128, 256, 256>,
   // L0TileShape <128, 256, 64>, GemmIdentityBlockSwizzle<3, 0>).
@@ -224,7 +217,8 @@ KernelFamily matmul_kernels() {
     return p;
   };
   f.params = {
-      epi,
+      flag_param("vector_epilogue",
+                 "pypto: write C as fp32 to a workspace that an AIV task casts and writes"),
       ints("l1_tile", 3, 1, nullptr,
            "spmd: the block's L1 tile [m1, n1, k1] (default: the config's tile [m1, k1, n1])"),
       ints("l0_tile", 3, 1, {128, 256, 64},
@@ -260,7 +254,8 @@ KernelFamily matmul_kernels() {
              "for int8)"),
   };
   f.program = matmul_program;
-  f.tile_elements = operand_tile_elements;
+  // The operand tiles the rulebook limit counts (cube_task.hpp).
+  f.tile_elements = [](const KernelSpec& spec) { return cube_tile_elements(spec.tile); };
   f.tensors_of = [](const Dims& s) {
     return s.size() == 3 ? std::vector<Dims>{{s[0], s[1]}, {s[1], s[2]}, {s[0], s[2]}}
                          : std::vector<Dims>{s};

@@ -17,14 +17,14 @@ RuleFigures rule_figures(const KernelSpec& spec, const Hardware& hw) {
   f.contiguous_bytes = contiguous_bytes(spec.tile, spec.dtype);
   // The elements the limit counts: prod(tile), or what the family says one tile holds.
   const KernelFamily* family = find_family(spec.op);
+  const bool family_counts = family && family->tile_elements;
   // A program's cube tile counts as the matmul family's does (cube_tile_elements).
+  const int tile = spec.program ? spec.program->tile_id(spec.program_tile) : -1;
   const bool operand_tiles =
-      (family && family->tile_elements) ||
-      (spec.program && spec.program->tile_id(spec.program_tile) >= 0 &&
-       spec.program->tiles[static_cast<size_t>(spec.program->tile_id(spec.program_tile))].cube);
-  f.prod_tile = family && family->tile_elements ? family->tile_elements(spec)
-                : operand_tiles                 ? cube_tile_elements(spec.tile)
-                                                : product(spec.tile);
+      family_counts || (tile >= 0 && spec.program->tiles[static_cast<size_t>(tile)].cube);
+  f.prod_tile = family_counts   ? family->tile_elements(spec)
+                : operand_tiles ? cube_tile_elements(spec.tile)
+                                : product(spec.tile);
   // Per loop body: loop + view/assemble is the rulebook's remedy for too many tiles, so the limit
   // applies to the largest chunk's tiles. Kernels that loop over a view (groupnorm's (N*G) rows)
   // are counted on the tensor's own loop axis, an upper bound.
@@ -56,10 +56,6 @@ void fill_common_diagnostics(const KernelSpec& spec, const Hardware& hw, Lowered
   d.auto_tiles = f.auto_tiles;
   d.tile_exceeds_shape = std::move(f.tile_exceeds_shape);
   d.limit_violations = std::move(f.limit_violations);
-  d.reduction_segments = 1;
-  for (int dim : spec.dims)
-    d.reduction_segments *=
-        ceil_div(spec.shape[static_cast<size_t>(dim)], spec.tile[static_cast<size_t>(dim)]);
   d.tasks = static_cast<int64_t>(out.graph.tasks.size());
   fill_buffer_diagnostics(hw, out);
 }

@@ -45,81 +45,79 @@ StageGrid grid_of(const LoweringContext& cx, const ProgStage& s) {
   return stage_grid(whole_k);
 }
 
-// The column stage right after split stage `si` that is its epilogue, when the reduction asks
-// for its row to be finished in the task that finishes it (apply_in_task): vector ops over the
+// Whether stage b may fuse into the tasks of split stage a (as its epilogue or second pass): a
+// vector stage after a split reduction that asks for it (apply_in_task).
+bool fuses(const LoweringContext& cx, const ProgStage& a, const ProgStage& b) {
+  const ProgOp& red = cx.op(a.last);
+  return !cx.ascendc() && a.split && a.online < 0 && !b.split && b.online < 0 &&
+         b.kind == OpKind::kUnary && b.loop == a.loop && red.info->kind == OpKind::kReduce &&
+         red.apply_in_task;
+}
+
+// Whether the column stage right after split stage `si` is its epilogue: vector ops over the
 // statistics' shape in the same loop, reading nothing from GM but the statistics (a norm's mean,
 // variance and 1 / sqrt, a softmax's 1 / sum). The task (or spmd block) that completes a row runs
-// them once on the row's statistics, as the reducing families finalize a row; -1: none.
-int epilogue_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si) {
-  if (si + 1 >= stages.size() || cx.ascendc()) return -1;
+// them once on the row's statistics, as the reducing families finalize a row.
+bool is_epilogue(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si) {
+  if (si + 1 >= stages.size() || !fuses(cx, stages[si], stages[si + 1])) return false;
   const ProgStage& a = stages[si];
   const ProgStage& b = stages[si + 1];
-  if (!a.split || a.online >= 0 || b.split || b.online >= 0 || b.kind != OpKind::kUnary ||
-      b.loop != a.loop)
-    return -1;
   const ProgOp& red = cx.op(a.last);
-  if (red.info->kind != OpKind::kReduce || !red.apply_in_task || !red.keepdim ||
-      b.shape != cx.tensor(red.out).shape)
-    return -1;
+  if (!red.keepdim || b.shape != cx.tensor(red.out).shape) return false;
   for (int o = b.first; o <= b.last; ++o)  // a reduction of the statistics is no finalize
-    if (cx.op(o).info->kind == OpKind::kReduce) return -1;
+    if (cx.op(o).info->kind == OpKind::kReduce) return false;
   for (int t : b.loads) {
     bool statistic = false;
     for (int o = a.reduce_first; o <= a.last; ++o) statistic = statistic || cx.op(o).out == t;
-    if (!statistic) return -1;
+    if (!statistic) return false;
   }
-  return static_cast<int>(si + 1);
+  return true;
 }
 
-// The vector stage `next` after split stage `si` (and its epilogue) that is its second pass, when
-// the reduction asks for it (apply_in_task): on the same tiles and loops, reading a statistic (or
-// the epilogue's results). Where the statistics are whole inside one task (in_task under pypto;
-// an spmd block's whole rows) the task that finishes a row then walks the row's tiles again, the
-// statistics still in UB (Ascend C's and Triton's two loops over a row in one kernel); under
-// pypto's other merges each row's tiles are tasks right after the row completes (the reducing
-// families' in-task, per-segment and in-block apply). -1: none.
-int second_pass_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
-                   size_t next) {
-  if (next >= stages.size() || cx.ascendc()) return -1;
-  const ProgStage& a = stages[si];
+// Whether the vector stage `next` after split stage `si` (and its epilogue) is its second pass: on
+// the same tiles, reading a statistic (or the epilogue's results). Where the statistics are whole
+// inside one task (in_task under pypto; an spmd block's whole rows) the task that finishes a row
+// then walks the row's tiles again, the statistics still in UB (Ascend C's and Triton's two loops
+// over a row in one kernel); under pypto's other merges each row's tiles are tasks right after
+// the row completes (the reducing families' in-task, per-segment and in-block apply).
+bool is_second_pass(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
+                    size_t next) {
+  if (next >= stages.size() || !fuses(cx, stages[si], stages[next])) return false;
   const ProgStage& b = stages[next];
-  if (!a.split || a.online >= 0 || b.split || b.online >= 0 || b.kind != OpKind::kUnary) return -1;
-  const ProgOp& red = cx.op(a.last);
-  if (red.info->kind != OpKind::kReduce || !red.apply_in_task) return -1;
-  if (b.shape != a.shape || b.tile != a.tile || b.loop != a.loop) return -1;
+  if (b.shape != stages[si].shape || b.tile != stages[si].tile) return false;
   for (size_t k = si; k < next; ++k)
     for (int o = stages[k].reduce_first; o <= stages[k].last; ++o)
-      if (b.reader_op.count(cx.op(o).out)) return static_cast<int>(next);
-  return -1;
+      if (b.reader_op.count(cx.op(o).out)) return true;
+  return false;
 }
 
-// spmd (X13): the stage `next` after stage `si` (and what is fused into it) that reduces every dim
-// of a per-row result made by stages [si, maker] (the stage or its epilogue; a second pass's
+// spmd (X13): whether the stage `next` after stage `si` (and what is fused into it) reduces every
+// dim of a per-row result made by stages [si, maker] (the stage or its epilogue; a second pass's
 // results are not per row) by a statistic that merges by an atomic add with a linear finalize
 // (sum, mean), read by nothing after it: the stage's blocks fold their values into its output
-// (fold_stage.cpp) rather than a launch of its own; -1: none. Only a fused vector stage and a
-// split stage fold (lower_tiles, SplitSpmd).
-int fold_of(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si,
-            size_t maker, size_t next) {
+// (fold_stage.cpp) rather than a launch of its own. Only a fused vector stage and a split stage
+// fold (lower_tiles, SplitSpmd).
+bool folds(const LoweringContext& cx, const std::vector<ProgStage>& stages, size_t si, size_t maker,
+           size_t next) {
   const StageLowering lower = lowering_of(cx, stages[si]);
   if (!cx.spmd() || next >= stages.size() || !cx.spec().block.empty() ||
       (lower != lower_vector_stage && lower != lower_split_stage))
-    return -1;
+    return false;
   const ProgStage& f = stages[next];
   const ProgOp& red = cx.op(f.first);
   if (f.first != f.last || f.online >= 0 || red.info->kind != OpKind::kReduce ||
       !red.info->reduction->merges_atomically || red.info->reduction->gives_index ||
       red.info->reduction->picks || f.loop != stages[si].loop)
-    return -1;
+    return false;
   // Every dim reduced but those of extent 1: one value out.
-  if (product(cx.tensor(red.out).shape) != 1 || cx.tensor(red.in[0]).output) return -1;
+  if (product(cx.tensor(red.out).shape) != 1 || cx.tensor(red.in[0]).output) return false;
   bool made = false;
   for (size_t k = si; k <= maker; ++k)
     for (int o = stages[k].first; o <= stages[k].last; ++o)
       made = made || cx.op(o).out == red.in[0];
   for (size_t k = next + 1; k < stages.size(); ++k)
-    if (stages[k].reader_op.count(red.in[0])) return -1;
-  return made ? static_cast<int>(next) : -1;
+    if (stages[k].reader_op.count(red.in[0])) return false;
+  return made;
 }
 
 // What the split stage `si` and its fused stages (up to `unfused`, the first stage that is not)
@@ -140,11 +138,9 @@ std::vector<int> statistics_dropped(const LoweringContext& cx, const std::vector
   return dropped;
 }
 
-// Adds the run of stage `index` fused into a split stage's tasks (its epilogue or second pass).
-StageRun& fused_run(LoweringContext& cx, const std::vector<ProgStage>& stages, int index,
-                    const StageGrid& grid, int32_t base, const Produced& produced,
-                    std::optional<StageRun>& slot) {
-  const ProgStage& b = stages[static_cast<size_t>(index)];
+// Adds the run of stage b fused into a stage's tasks (its epilogue, second pass or fold).
+StageRun& fused_run(LoweringContext& cx, const ProgStage& b, const StageGrid& grid, int32_t base,
+                    const Produced& produced, std::optional<StageRun>& slot) {
   check_stage(cx, b);
   slot.emplace(StageRun{b, grid, cx.graph().add_psg(b.psg), base, produced, {}});
   for (int t : b.stores) slot->stores.push_back(cx.producer_of(b, slot->grid, t));
@@ -175,39 +171,36 @@ LoweredKernel lower_program(const Program& p, const KernelSpec& spec, const Hard
       run.stores.resize(s.stores.size());
     else
       for (int t : s.stores) run.stores.push_back(cx.producer_of(s, run.grid, t));
-    const int epilogue = epilogue_of(cx, stages, si);
-    const int second =
-        second_pass_of(cx, stages, si, epilogue >= 0 ? static_cast<size_t>(epilogue) + 1 : si + 1);
-    std::optional<StageRun> epi, pass;
-    if (epilogue >= 0)
+    // The stages fused into this one's tasks: its epilogue (si + 1), its second pass (after the
+    // epilogue) and the fold after them.
+    const bool epilogue = is_epilogue(cx, stages, si);
+    const size_t after = epilogue ? si + 2 : si + 1;
+    const bool second = is_second_pass(cx, stages, si, after);
+    const size_t fused = second ? after : after - 1;  // the last fused stage
+    const bool fold = folds(cx, stages, si, after - 1, fused + 1);
+    std::optional<StageRun> epi, pass, folded;
+    if (epilogue)
       run.epilogue =
-          &fused_run(cx, stages, epilogue, stage_grid(stages[static_cast<size_t>(epilogue)]), base,
-                     produced, epi);
-    if (second >= 0) run.second = &fused_run(cx, stages, second, run.grid, base, produced, pass);
-    const size_t fused = si + (epilogue >= 0 ? 1 : 0) + (second >= 0 ? 1 : 0);
-    std::optional<StageRun> folded;
-    const int fold =
-        fold_of(cx, stages, si, epilogue >= 0 ? static_cast<size_t>(epilogue) : si, fused + 1);
-    if (fold >= 0)
-      run.fold = &fused_run(cx, stages, fold, stage_grid(stages[static_cast<size_t>(fold)]), base,
-                            produced, folded);
+          &fused_run(cx, stages[si + 1], stage_grid(stages[si + 1]), base, produced, epi);
+    if (second) run.second = &fused_run(cx, stages[after], run.grid, base, produced, pass);
+    if (fold)
+      run.fold =
+          &fused_run(cx, stages[fused + 1], stage_grid(stages[fused + 1]), base, produced, folded);
     // What the split stage's tasks hold in UB for the work after them: under pypto's tree,
     // chain and atomic merges the second pass is tasks of its own, which read from GM.
-    const bool apart = second >= 0 && !cx.spmd() && cx.op(s.last).merge != MergeMode::kInTask;
+    const bool apart = second && !cx.spmd() && cx.op(s.last).merge != MergeMode::kInTask;
     if (fused > si) run.dropped = statistics_dropped(cx, stages, si, apart ? fused : fused + 1);
-    if (fold >= 0) run.dropped.push_back(cx.op(stages[static_cast<size_t>(fold)].first).in[0]);
+    if (fold) run.dropped.push_back(cx.op(stages[fused + 1].first).in[0]);
     // Row-local passes of the grid share a launch (launch_join.cpp): fused vector and split
     // stages, whose copies are the program's tensors' regions.
     const StageLowering lower = lowering_of(cx, s);
     cx.set_stage_joins(lower == lower_vector_stage || lower == lower_split_stage);
     lower(cx, run);
-    for (size_t i = 0; i < s.stores.size(); ++i) produced[s.stores[i]] = std::move(run.stores[i]);
-    for (std::optional<StageRun>* f : {&epi, &pass, &folded})
-      if (*f) {
-        for (size_t i = 0; i < (*f)->s.stores.size(); ++i)
-          produced[(*f)->s.stores[i]] = std::move((*f)->stores[i]);
-      }
-    si = fold >= 0 ? static_cast<size_t>(fold) : fused;
+    for (StageRun* r :
+         {&run, epi ? &*epi : nullptr, pass ? &*pass : nullptr, folded ? &*folded : nullptr})
+      for (size_t i = 0; r != nullptr && i < r->s.stores.size(); ++i)
+        produced[r->s.stores[i]] = std::move(r->stores[i]);  // what later stages read
+    si = fold ? fused + 1 : fused;
   }
   cx.close_launch();
   g.finalize();

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "kernels/tiling/kind_cache.hpp"
+#include "model/tile_geometry.hpp"
 
 namespace tilesim {
 
@@ -57,10 +58,6 @@ bool keeps_partial_for(const TaskGraph& g, int32_t a, int32_t b) {
                      first.accumulates ? accumulate_target(g, b) : 0);
 }
 
-}  // namespace
-
-namespace {
-
 double kind_read_bytes(const TaskKind& k) {
   double bytes = 0;
   for (const auto& st : k.steps)
@@ -72,14 +69,13 @@ double kind_read_bytes(const TaskKind& k) {
 // One task running members `m` back to back: their steps in order (partials accumulating into
 // one GM block kept in UB), the largest member's buffers.
 TaskKind packed_kind(const TaskGraph& g, const std::vector<int32_t>& m) {
-  const TaskKind& first =
-      g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(m.front())].kind)];
+  const TaskKind& first = kind_of(g, m.front());
   TaskKind k = first;
   k.steps.clear();
   int64_t biggest = -1;
   std::vector<uint64_t> target;
   for (int32_t t : m) {
-    const TaskKind& mk = g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)];
+    const TaskKind& mk = kind_of(g, t);
     k.steps.insert(k.steps.end(), mk.steps.begin(), mk.steps.end());
     const uint64_t into = accumulate_target(g, t);
     for (const auto& st : mk.steps) target.push_back(st.accumulates ? into : 0);
@@ -95,51 +91,42 @@ TaskKind packed_kind(const TaskGraph& g, const std::vector<int32_t>& m) {
   return k;
 }
 
+// The packs of each (root, psg) group, in creation order within a group.
+std::vector<std::vector<int32_t>> packs_of(const TaskGraph& g, const int64_t max_tasks[2],
+                                           int64_t cube_copyin_cap) {
+  std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
+  for (size_t i = 0; i < g.tasks.size(); ++i) {
+    const auto t = static_cast<int32_t>(i);
+    groups[{g.tasks[i].root, kind_of(g, t).psg}].push_back(t);
+  }
+  std::vector<std::vector<int32_t>> members;
+  for (const auto& [key, list] : groups) {
+    const TaskKind& lead = kind_of(g, list[0]);
+    const int core = lead.core == CoreType::kAiv ? 0 : 1;
+    const auto n = static_cast<int64_t>(list.size());
+    int64_t packs = max_tasks[core] > 0 && !lead.carries_state ? std::min(n, max_tasks[core]) : n;
+    if (core == 1 && cube_copyin_cap > 0 && !lead.carries_state) {
+      double heaviest = 0;
+      for (const int32_t t : list) heaviest = std::max(heaviest, kind_read_bytes(kind_of(g, t)));
+      const auto per_pack = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(cube_copyin_cap) / std::max(heaviest, 1.0)));
+      packs = std::max(packs, std::min(n, ceil_div(n, per_pack)));
+    }
+    for (int64_t p = 0; p < packs; ++p)
+      members.emplace_back(list.begin() + n * p / packs, list.begin() + n * (p + 1) / packs);
+  }
+  return members;
+}
+
 }  // namespace
 
 TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cube_copyin_cap) {
-  // Members of each (root, psg) group, in creation order.
-  std::map<std::pair<int32_t, int>, std::vector<int32_t>> groups;
-  for (size_t i = 0; i < g.tasks.size(); ++i) {
-    const auto& t = g.tasks[i];
-    groups[{t.root, g.kinds[static_cast<size_t>(t.kind)].psg}].push_back(static_cast<int32_t>(i));
-  }
-  // Assign each old task to a packed task; packed tasks are numbered in the order of their first
-  // member, which keeps every edge pointing from an earlier to a later task.
+  // Packed tasks are numbered in the order of their first member, which keeps every edge
+  // pointing from an earlier to a later task.
+  std::vector<std::vector<int32_t>> members = packs_of(g, max_tasks, cube_copyin_cap);
+  std::sort(members.begin(), members.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
   std::vector<int32_t> pack_of(g.tasks.size(), -1);
-  std::vector<std::vector<int32_t>> members;
-  std::vector<int32_t> first_member;
-  for (const auto& [key, list] : groups) {
-    const int core =
-        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].core ==
-                CoreType::kAiv
-            ? 0
-            : 1;
-    const int64_t n = static_cast<int64_t>(list.size());
-    const bool chained =
-        g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(list[0])].kind)].carries_state;
-    int64_t packs = max_tasks[core] > 0 && !chained ? std::min(n, max_tasks[core]) : n;
-    if (core == 1 && cube_copyin_cap > 0 && !chained) {
-      double heaviest = 0;
-      for (const int32_t t : list)
-        heaviest = std::max(
-            heaviest,
-            kind_read_bytes(g.kinds[static_cast<size_t>(g.tasks[static_cast<size_t>(t)].kind)]));
-      const auto per_pack = std::max<int64_t>(
-          1, static_cast<int64_t>(static_cast<double>(cube_copyin_cap) / std::max(heaviest, 1.0)));
-      packs = std::max(packs, std::min(n, (n + per_pack - 1) / per_pack));
-    }
-    for (int64_t p = 0; p < packs; ++p) {
-      std::vector<int32_t> m(list.begin() + n * p / packs, list.begin() + n * (p + 1) / packs);
-      first_member.push_back(m.front());
-      members.push_back(std::move(m));
-    }
-  }
-  std::vector<size_t> order(members.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return first_member[a] < first_member[b]; });
-
   TaskGraph out;
   out.runtime = g.runtime;
   out.psg_names = g.psg_names;
@@ -150,8 +137,7 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
   // (keep_partials_in_ub): packs alike share their new id without building it again.
   std::map<std::vector<int64_t>, int> packed;
   std::vector<int64_t> key;
-  for (size_t idx : order) {
-    const auto& m = members[idx];
+  for (const auto& m : members) {
     const Task& lead = g.tasks[static_cast<size_t>(m.front())];
     const TaskKind& first = g.kinds[static_cast<size_t>(lead.kind)];
     int kind = kept[static_cast<size_t>(lead.kind)];
@@ -159,10 +145,8 @@ TaskGraph pack_tasks(const TaskGraph& g, const int64_t max_tasks[2], int64_t cub
       key.clear();
       uint64_t prev = 0;
       for (const int32_t t : m) {
-        const int32_t k = g.tasks[static_cast<size_t>(t)].kind;
-        const uint64_t into =
-            accumulates(g.kinds[static_cast<size_t>(k)]) ? accumulate_target(g, t) : 0;
-        key.push_back(k);
+        const uint64_t into = accumulates(kind_of(g, t)) ? accumulate_target(g, t) : 0;
+        key.push_back(g.tasks[static_cast<size_t>(t)].kind);
         key.push_back(into != 0 && into == prev ? 1 : 0);
         prev = into;
       }

@@ -17,41 +17,14 @@ namespace tilesim {
 
 namespace {
 
+// fp32 work on n elements (the running statistics and O).
+VecOp fp32(VecClass cls, int64_t n) {
+  return VecOp{cls, DType::kFp32, 1, 1, n};
+}
+
 class FlashLowering {
  public:
-  FlashLowering(LoweringContext& cx, StageRun& run)
-      : cx_(cx),
-        s_(run.s),
-        run_(run),
-        mm1_(cx.op(s_.first)),
-        lse_(cx.op(s_.online)),
-        mm2_(cx.op(s_.last)),
-        pt_(mm2_.in[0]),
-        r_(s_.shape.size()),
-        keys_(static_cast<int64_t>(run.grid.pieces[r_ - 1].size())),
-        dk_(cx.tensor(mm1_.in[0]).shape.back()),
-        dv_(cx.tensor(mm2_.out).shape.back()),
-        vec_(cx.program().tiles[static_cast<size_t>(lse_.tile)].dims),
-        rows_(vec_[r_ - 2]),
-        pv_ws_(static_cast<uint32_t>(cx.program().tensors.size() + static_cast<size_t>(mm2_.out))),
-        align_(cx.hw().ub.align_bytes),
-        // Under spmd a block's AIV runs every task of its row pieces, so the running m, l, alpha
-        // and O stay in its UB (Triton-Ascend keeps a loop's accumulators on chip); under pypto
-        // they go through GM, as PyPTO's running tensors do.
-        resident_(cx.spmd()),
-        lead_(std::max(1, cx.spec().preload)),
-        slots_(lead_ + 1),
-        o_tile_(ub_tile_bytes(Dims{rows_, dv_}, DType::kFp32, cx.hw())),
-        c1_(static_cast<size_t>(keys_)),
-        c2_(static_cast<size_t>(keys_)),
-        v1_(static_cast<size_t>(keys_)),
-        v2_(static_cast<size_t>(keys_)) {
-    make_statistic_stage();
-    psg_v_ = cx.graph().add_psg(vs_.psg);
-    psg_pv_ = cx.graph().add_psg(s_.psg + ":pv");
-    psg_o_ = cx.graph().add_psg(s_.psg + ":rescale_o");
-    make_producers();
-  }
+  FlashLowering(LoweringContext& cx, StageRun& run) : cx_(cx), run_(run) {}
 
   void lower() {
     const int64_t chains = run_.grid.count() / keys_;
@@ -79,40 +52,39 @@ class FlashLowering {
 
  private:
   // The statistic's ops on a row piece of an S block, S read from its workspace (the first load).
-  void make_statistic_stage() {
-    vs_.first = s_.first + 1;
-    vs_.last = s_.online;
-    vs_.shape = s_.shape;
-    vs_.tile = vec_;
-    vs_.psg = s_.psg + ":online_softmax";
-    vs_.loads.push_back(mm1_.out);
+  ProgStage statistic_stage() const {
+    ProgStage vs;
+    vs.first = s_.first + 1;
+    vs.last = s_.online;
+    vs.shape = s_.shape;
+    vs.tile = vec_;
+    vs.psg = s_.psg + ":online_softmax";
+    vs.loads.push_back(mm1_.out);
     std::set<int> made{mm1_.out};
-    for (int o = vs_.first; o <= vs_.last; ++o) {
+    for (int o = vs.first; o <= vs.last; ++o) {
       const ProgOp& x = cx_.op(o);
-      vs_.writer_op.emplace(x.out, o);
+      vs.writer_op.emplace(x.out, o);
       for (int t : x.in) {
-        vs_.reader_op.emplace(t, o);
-        if (!made.count(t) && std::find(vs_.loads.begin(), vs_.loads.end(), t) == vs_.loads.end())
-          vs_.loads.push_back(t);
+        vs.reader_op.emplace(t, o);
+        if (!made.count(t) && std::find(vs.loads.begin(), vs.loads.end(), t) == vs.loads.end())
+          vs.loads.push_back(t);
       }
       made.insert(x.out);
     }
+    return vs;
   }
-  // Producers of O and of the statistic: one piece per row piece.
-  void make_producers() {
+  // The producer of O or of the statistic (`last`: its last dim's extent): one piece per row
+  // piece.
+  Producer row_producer(int64_t last) const {
     const StageGrid& grid = run_.grid;
-    for (size_t a = 0; a + 2 < r_; ++a) {
-      o_pr_.pieces.push_back(grid.pieces[a]);
-      l_pr_.pieces.push_back(grid.pieces[a]);
-    }
-    std::vector<Piece> qp;
+    Producer pr;
+    pr.pieces.assign(grid.pieces.begin(), grid.pieces.begin() + static_cast<ptrdiff_t>(r_ - 2));
+    std::vector<Piece>& qp = pr.pieces.emplace_back();
     for (const Piece& q : grid.pieces[r_ - 2])
       for (int64_t o = 0; o < q.size; o += rows_)
         qp.push_back({q.offset + o, std::min(rows_, q.size - o)});
-    o_pr_.pieces.push_back(qp);
-    l_pr_.pieces.push_back(qp);
-    o_pr_.pieces.push_back({{0, dv_}});
-    l_pr_.pieces.push_back({{0, 1}});
+    pr.pieces.push_back({{0, last}});
+    return pr;
   }
   // The row pieces of a query block.
   std::vector<Block> pieces_of(const Block& b) const {
@@ -126,9 +98,8 @@ class FlashLowering {
     return ps;
   }
   // A cube access of a whole block as its row pieces' workspace slots (an AIV task reads or
-  // writes one piece): the access with key `key` replaced by one per piece, bytes by rows.
-  // A block sent out in column parts (S drained an L0 tile at a time) has an access per part:
-  // `keys` names them all.
+  // writes one piece): the accesses `keys` (one per column part, when S drains an L0 tile at a
+  // time) replaced by one per piece, bytes by rows.
   void by_pieces(const std::vector<uint64_t>& keys, const Block& b, uint32_t id, int64_t slot) {
     Access whole{0, 0, false};
     for (const uint64_t key : keys) {
@@ -155,11 +126,13 @@ class FlashLowering {
   static int lane_of(size_t q, const std::vector<Block>& pieces) {
     return 1 + static_cast<int>(2 * q / pieces.size());
   }
-  // Under spmd a run of query blocks is one mixed block's work (a Triton-Ascend mix kernel: a
-  // block per AIC, its rows split over the cluster's two AIVs); the block's edges stay inside it
-  // (earlier stages are earlier launches).
+  // Every task carries the running state to the next of its chain. Under spmd a run of query
+  // blocks is one mixed block's work (a Triton-Ascend mix kernel: a block per AIC, its rows split
+  // over the cluster's two AIVs); the block's edges stay inside it (earlier stages are earlier
+  // launches).
   int32_t emit(const ProgStage& st, TaskKind k, int ps, int32_t root, std::vector<int32_t> deps,
                int lane) {
+    k.carries_state = true;
     if (!cx_.spmd()) return cx_.add_task(st, std::move(k), ps, root, acc_, deps);
     k.psg = ps;
     k.overlap = cx_.spec().overlap_depth();
@@ -180,11 +153,10 @@ class FlashLowering {
   void qk_and_statistic(int64_t c, int64_t j, int32_t root) {
     const auto ju = static_cast<size_t>(j);
     const Block b = run_.grid.block(c * keys_ + j);
-    const Dims batch_q(b.origin.begin(), b.origin.end() - 1);  // [batch..., q0]
     acc_.clear();
-    Block mb{batch_q, Dims(b.extent.begin(), b.extent.end() - 1)};
-    mb.origin.insert(mb.origin.end(), {0, b.origin[r_ - 1]});
-    mb.extent.insert(mb.extent.end(), {dk_, b.extent[r_ - 1]});
+    Block mb = b;  // [batch..., q, d_k, key]
+    mb.origin.insert(mb.origin.end() - 1, 0);
+    mb.extent.insert(mb.extent.end() - 1, dk_);
     const ProgTile& t1 = cx_.program().tiles[static_cast<size_t>(mm1_.tile)];
     // A preloading kernel's AIC keeps its query block in L1 across the key blocks (pto-isa's
     // compute_qk loads Q at the first key block only).
@@ -196,15 +168,14 @@ class FlashLowering {
     const int64_t n0 = t1.l0.empty() ? b.extent[r_ - 1] : t1.l0[2];
     std::vector<uint64_t> parts;
     for (int64_t n = 0; n < b.extent[r_ - 1]; n += n0) {
-      Dims c_origin(batch_q);
-      c_origin.push_back(b.origin[r_ - 1] + n);
+      Dims c_origin = b.origin;
+      c_origin.back() += n;
       parts.push_back(block_key(static_cast<uint32_t>(mm1_.out), c_origin));
     }
     by_pieces(parts, b, static_cast<uint32_t>(mm1_.out), j % slots_);
     std::vector<int32_t> deps;
     for (int t : mm1_.in) deps_on(t, operand_region(cx_.program(), mm1_, t, mb), deps);
     if (j >= slots_) deps.insert(deps.end(), v1_[ju - sl_].begin(), v1_[ju - sl_].end());
-    k.carries_state = true;
     c1_[ju] = emit(s_, std::move(k), run_.psg, root, deps, 0);
     v1_[ju].clear();
     const std::vector<Block> pieces = pieces_of(b);
@@ -224,15 +195,14 @@ class FlashLowering {
     const int64_t prow = pc.extent[r_ - 2];
     for (VecClass cl : {VecClass::kSimple, VecClass::kSimple, VecClass::kExpLn, VecClass::kSimple,
                         VecClass::kSimple})
-      st.vec.push_back(VecOp{cl, DType::kFp32, 1, 1, prow});
+      st.vec.push_back(fp32(cl, prow));
     // P is the statistic's own exp(x - m); its casts are priced as they are written.
     Block full{Dims(r_, 0), vec_};
     for (size_t d = 0; d < r_; ++d) full.extent[d] = std::min(vec_[d], s_.shape[d]);
     const Dims ce = compute_extent(s_.shape, vec_, pc.extent);
     for (int o = s_.online + 3; o < s_.last; ++o)
       cx_.op_vector_work(cx_.op(o), ce, product(ce), full, st.vec);
-    // pypto: m, l and alpha pass between tasks through GM (any core may run the next); spmd: the
-    // block's AIV keeps them, and O, in its UB across the key blocks.
+    // pypto: m, l and alpha pass through GM, as any core may run the next task (resident_).
     if (j > 0 && !resident_)
       for (int64_t slot : {0, 1}) st.loads.push_back(stat_dma(DmaDir::kRead, pc, slot));
     if (!resident_)
@@ -248,7 +218,6 @@ class FlashLowering {
     vdeps.push_back(c1_[ju]);
     if (j > 0) vdeps.push_back(v1_[ju - 1][q]);
     if (j >= slots_) vdeps.push_back(c2_[ju - sl_]);  // P's slot read by P V slots_ blocks back
-    vk.carries_state = true;
     return emit(vs_, std::move(vk), psg_v_, root, vdeps, lane);
   }
 
@@ -257,7 +226,6 @@ class FlashLowering {
   void pv_and_rescale(int64_t c, int64_t j, int32_t root) {
     const auto ju = static_cast<size_t>(j);
     const Block b = run_.grid.block(c * keys_ + j);
-    const Dims batch_q(b.origin.begin(), b.origin.end() - 1);
     acc_.clear();
     Block pb = b;
     pb.origin.push_back(0);
@@ -267,29 +235,28 @@ class FlashLowering {
                                 fmt::format("{}:pv{}", s_.psg, format_dims(b.extent)), acc_);
     by_pieces({block_key(static_cast<uint32_t>(pt_), b.origin)}, b, static_cast<uint32_t>(pt_),
               j % slots_);
-    Dims o_origin(batch_q);
-    o_origin.push_back(0);
+    Dims o_origin = b.origin;
+    o_origin.back() = 0;
     by_pieces({block_key(static_cast<uint32_t>(mm2_.out), o_origin)}, b, pv_ws_, j % slots_);
-    ck.carries_state = true;
     std::vector<int32_t> deps = v1_[ju];
     if (j >= slots_) deps.insert(deps.end(), v2_[ju - sl_].begin(), v2_[ju - sl_].end());
     deps_on(mm2_.in[1], operand_region(cx_.program(), mm2_, mm2_.in[1], pb), deps);
     c2_[ju] = emit(s_, std::move(ck), psg_pv_, root, deps, 0);
     v2_[ju].clear();
     const std::vector<Block> pieces = pieces_of(b);
-    for (size_t q = 0; q < pieces.size(); ++q) {
+    for (size_t q = 0; q < pieces.size(); ++q)
       v2_[ju].push_back(rescale_task(j, pieces[q], root, lane_of(q, pieces), q));
-      if (j + 1 == keys_) {
-        o_pr_.tasks.push_back({v2_[ju].back()});
-        l_pr_.tasks.push_back({v2_[ju].back()});
-      }
+    if (j + 1 < keys_) return;
+    for (const int32_t t : v2_[ju]) {
+      o_pr_.tasks.push_back({t});
+      l_pr_.tasks.push_back({t});
     }
   }
 
-  // O = O * alpha + P V on row piece pc; after the last key block O / l (and lse = m + ln l).
+  // O = O * alpha + P V on row piece pc; after the last key block O / l written (cast when O is
+  // not fp32), and lse = m + ln l when the stage stores it.
   int32_t rescale_task(int64_t j, const Block& pc, int32_t root, int lane, size_t q) {
     const auto ju = static_cast<size_t>(j);
-    const bool last = j + 1 == keys_;
     const int64_t prow = pc.extent[r_ - 2];
     const Dims& o_shape = cx_.tensor(mm2_.out).shape;
     Block ob = pc;
@@ -299,15 +266,13 @@ class FlashLowering {
     acc_.clear();
     TaskKind ok;
     ok.buffer_count = cx_.spec().buffer_count;
-    ok.carries_state = true;
     ok.label = fmt::format("{}:rescale_o{}", s_.psg, format_dims(ob.extent));
     TileStep st;
     st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
                                   cx_.ring_key(pv_ws_, pc, j % slots_), acc_));
     const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
-      st.vec.push_back(
-          VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow * align_ / dtype_bytes(DType::kFp32)});
-      st.vec.push_back(VecOp{then, DType::kFp32, 1, 1, on});
+      st.vec.push_back(fp32(VecClass::kSimple, prow * align_ / dtype_bytes(DType::kFp32)));
+      st.vec.push_back(fp32(then, on));
     };
     const uint64_t o_key = cx_.ring_key(static_cast<uint32_t>(mm2_.out), pc, 0);
     if (j > 0) {
@@ -315,14 +280,24 @@ class FlashLowering {
         st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, o_key, acc_));
         st.loads.push_back(stat_dma(DmaDir::kRead, pc, 2));
       }
-      column(VecClass::kSimple);                                           // O * alpha
-      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});  // + P V
+      column(VecClass::kSimple);                      // O * alpha
+      st.vec.push_back(fp32(VecClass::kSimple, on));  // + P V
     }
-    if (!last) {
+    if (j + 1 < keys_) {
       if (!resident_)
         st.stores.push_back(cx_.gm_dma(DmaDir::kWrite, o_shape, ob, DType::kFp32, o_key, acc_));
     } else {
-      finish_rows(pc, ob, st, column);
+      if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1));
+      column(VecClass::kDiv);  // O / l
+      if (cx_.tensor(mm2_.out).dtype != DType::kFp32) st.vec.push_back(fp32(VecClass::kSimple, on));
+      st.stores.push_back(cx_.dma(DmaDir::kWrite, mm2_.out, ob, acc_));
+      if (std::find(s_.stores.begin(), s_.stores.end(), lse_.out) != s_.stores.end()) {
+        if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0));
+        st.vec.push_back(fp32(VecClass::kExpLn, prow));   // ln l
+        st.vec.push_back(fp32(VecClass::kSimple, prow));  // + m
+        st.stores.push_back(
+            cx_.dma(DmaDir::kWrite, lse_.out, output_region(cx_.program(), lse_, pc), acc_));
+      }
     }
     ok.steps.push_back(st);
     ok.buffers = {{"pv", o_tile_, BufferRole::kInput, MemSpace::kUb},
@@ -333,46 +308,40 @@ class FlashLowering {
     return emit(s_, std::move(ok), psg_o_, root, odeps, lane);
   }
 
-  // After the last key block: O / l written (cast when O is not fp32), and lse = m + ln l when
-  // the stage stores it.
-  template <class Column>
-  void finish_rows(const Block& pc, const Block& ob, TileStep& st, const Column& column) {
-    const int64_t prow = pc.extent[r_ - 2];
-    const int64_t on = prow * dv_;
-    if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 1));
-    column(VecClass::kDiv);  // O / l
-    if (cx_.tensor(mm2_.out).dtype != DType::kFp32)
-      st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, on});
-    st.stores.push_back(cx_.dma(DmaDir::kWrite, mm2_.out, ob, acc_));
-    if (std::find(s_.stores.begin(), s_.stores.end(), lse_.out) == s_.stores.end()) return;
-    if (!resident_) st.loads.push_back(stat_dma(DmaDir::kRead, pc, 0));
-    st.vec.push_back(VecOp{VecClass::kExpLn, DType::kFp32, 1, 1, prow});   // ln l
-    st.vec.push_back(VecOp{VecClass::kSimple, DType::kFp32, 1, 1, prow});  // + m
-    st.stores.push_back(
-        cx_.dma(DmaDir::kWrite, lse_.out, output_region(cx_.program(), lse_, pc), acc_));
-  }
-
   LoweringContext& cx_;
-  const ProgStage& s_;
   StageRun& run_;
-  const ProgOp &mm1_, &lse_, &mm2_;
-  const int pt_;  // P
-  const size_t r_;
-  const int64_t keys_, dk_, dv_;
-  const Dims& vec_;  // the statistic's tile [1..., rows, key block]
-  const int64_t rows_;
-  const uint32_t pv_ws_;
-  const int64_t align_;
-  const bool resident_;
-  const int64_t lead_, slots_;  // key blocks the AIC runs ahead; workspace slots
+  const ProgStage& s_ = run_.s;
+  const ProgOp &mm1_ = cx_.op(s_.first), &lse_ = cx_.op(s_.online), &mm2_ = cx_.op(s_.last);
+  const int pt_ = mm2_.in[0];  // P
+  const size_t r_ = s_.shape.size();
+  const int64_t keys_ = static_cast<int64_t>(run_.grid.pieces[r_ - 1].size());
+  const int64_t dk_ = cx_.tensor(mm1_.in[0]).shape.back();
+  const int64_t dv_ = cx_.tensor(mm2_.out).shape.back();
+  // the statistic's tile [1..., rows, key block]
+  const Dims& vec_ = cx_.program().tiles[static_cast<size_t>(lse_.tile)].dims;
+  const int64_t rows_ = vec_[r_ - 2];
+  const uint32_t pv_ws_ =
+      static_cast<uint32_t>(cx_.program().tensors.size() + static_cast<size_t>(mm2_.out));
+  const int64_t align_ = cx_.hw().ub.align_bytes;
+  // Under spmd a block's AIV runs every task of its row pieces, so the running m, l, alpha and O
+  // stay in its UB (Triton-Ascend keeps a loop's accumulators on chip); under pypto they go
+  // through GM, as PyPTO's running tensors do.
+  const bool resident_ = cx_.spmd();
+  const int64_t lead_ = std::max(1, cx_.spec().preload);  // key blocks the AIC runs ahead
+  const int64_t slots_ = lead_ + 1;                       // workspace slots
   const size_t sl_ = static_cast<size_t>(slots_);
-  const int64_t o_tile_;
-  ProgStage vs_;
-  int psg_v_ = -1, psg_pv_ = -1, psg_o_ = -1;
-  Producer o_pr_, l_pr_;
+  const int64_t o_tile_ = ub_tile_bytes(Dims{rows_, dv_}, DType::kFp32, cx_.hw());
+  const ProgStage vs_ = statistic_stage();
+  const int psg_v_ = cx_.graph().add_psg(vs_.psg);
+  const int psg_pv_ = cx_.graph().add_psg(s_.psg + ":pv");
+  const int psg_o_ = cx_.graph().add_psg(s_.psg + ":rescale_o");
+  Producer o_pr_ = row_producer(dv_), l_pr_ = row_producer(1);
   std::vector<Access> acc_;
-  std::vector<int32_t> c1_, c2_;
-  std::vector<std::vector<int32_t>> v1_, v2_;
+  // Per key block: the cube tasks (S, P V) and the AIV tasks (statistic, rescale) per row piece.
+  std::vector<int32_t> c1_ = std::vector<int32_t>(static_cast<size_t>(keys_));
+  std::vector<int32_t> c2_ = c1_;
+  std::vector<std::vector<int32_t>> v1_ = std::vector<std::vector<int32_t>>(c1_.size());
+  std::vector<std::vector<int32_t>> v2_ = v1_;
   int32_t block_first_ = -1;
 };
 

@@ -87,8 +87,8 @@ void lower_pypto_matmul(MatmulStage& m) {
   const ProgStage& s = m.run.s;
   const std::vector<CubePiece> pieces = task_order(m);
   std::vector<int32_t> slice_tasks;  // the cube tasks of the current C tile (split K)
-  for (size_t i = 0; i < pieces.size();) {
-    const size_t end = run_end(m, pieces, i);
+  for (size_t i = 0, end = 0; i < pieces.size(); i = end) {
+    end = run_end(m, pieces, i);
     const CubePiece& first = pieces[i];
     TaskKind k = m.cube_kind(fmt::format("matmul[{}x{}]{}", first.w.mext, first.w.next,
                                          end - i > 1 ? fmt::format("x{}", end - i) : ""));
@@ -102,16 +102,15 @@ void lower_pypto_matmul(MatmulStage& m) {
       deps.insert(deps.end(), d.begin(), d.end());
     }
     const int32_t cube = cx.add_task(s, std::move(k), m.run.psg, first.root, acc, deps);
-    const size_t begin = i;
-    i = end;
     if (m.vector_merge) {
       slice_tasks.push_back(cube);
-      if (first.w.k0 + first.w.kext < m.k) continue;
-      set_producer(m, first.index, {add_aiv_task(m, first, true, slice_tasks)});
-      slice_tasks.clear();
+      if (first.w.k0 + first.w.kext == m.k) {  // the C tile's last slice: its merge
+        set_producer(m, first.index, {add_aiv_task(m, first, true, slice_tasks)});
+        slice_tasks.clear();
+      }
       continue;
     }
-    for (size_t j = begin; j < end; ++j) {
+    for (size_t j = i; j < end; ++j) {
       const CubePiece& p = pieces[j];
       if (m.o.vector_epilogue) {
         set_producer(m, p.index, {add_aiv_task(m, p, false, {cube})});

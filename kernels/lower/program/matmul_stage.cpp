@@ -1,15 +1,11 @@
 // A matmul stage: its pre-check and what both partitions share (matmul_stage.hpp). A cube task
-// computes one C tile over its K range (the whole K, or a split-K slice): each L1 k step copies A
-// [m1, k1] and B [k1, n1] GM -> L1 (ND2NZ for ND operands), then for each L0 tile loads L0A / L0B
-// and runs the mmad into L0C; the last step sends C out through the fixpipe (cast to C's dtype,
-// added atomically for a split K, or as fp32 into a workspace). A split K's partials in a
-// workspace are summed and cast by AIV tasks (PyPTO's Add of the partial sums; catlass's split-K
-// matmul reduces on the AIV, a second launch); params.vector_epilogue's fp32 C tile is cast by an
-// AIV task after its cube task.
+// (kernels/cube/cube_task.hpp) computes one C tile over its K range (the whole K, or a split-K
+// slice). A split K's partials in a workspace are summed and cast by AIV tasks (PyPTO's Add of the
+// partial sums; catlass's split-K matmul reduces on the AIV, a second launch);
+// params.vector_epilogue's fp32 C tile is cast by an AIV task after its cube task.
 #include "kernels/lower/program/matmul_stage.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -21,15 +17,14 @@ namespace tilesim {
 
 namespace {
 
-BLayout b_layout(const ProgOp& x) {
-  return x.transpose_b ? BLayout::kColumnMajor : x.mm.b_nz ? BLayout::kNz : BLayout::kRowMajor;
-}
-
 // The operands of matmul x (A [m, k], B as stored, C [m, n]) in the batch at `batch`.
 MatmulTensors operands(const LoweringContext& cx, const ProgOp& x, Dims batch) {
   const Dims& a = cx.tensor(x.in[0]).shape;
   MatmulTensors mt(a[a.size() - 2], a.back(), cx.tensor(x.out).shape.back(),
-                   cx.tensor(x.in[0]).dtype, b_layout(x));
+                   cx.tensor(x.in[0]).dtype,
+                   x.transpose_b ? BLayout::kColumnMajor
+                   : x.mm.b_nz   ? BLayout::kNz
+                                 : BLayout::kRowMajor);
   mt.a_id = static_cast<uint32_t>(x.in[0]);
   mt.b_id = static_cast<uint32_t>(x.in[1]);
   if (x.in.size() > 2) {
@@ -100,23 +95,9 @@ void check_block_buffers(const MatmulStage& m, const TaskKind& kind) {
 MatmulStage::MatmulStage(LoweringContext& c, StageRun& rn)
     : cx(c),
       run(rn),
-      x(c.op(rn.s.first)),
-      o(x.mm),
-      r(rn.s.shape.size()),
-      k(rn.s.shape[r - 2]),
-      t(tiling(Dims(rn.s.tile.end() - 3, rn.s.tile.end()), rn.s.l0, DType::kFp32, o.l1_resident,
-               c.spec().buffer_count, Dims(rn.s.shape.end() - 3, rn.s.shape.end()),
-               c.hw().cube.fractal)),
-      out(c.tensor(x.out).dtype),
-      vector_merge(o.split_k > 1 && !o.split_k_atomic),
-      workspace(vector_merge || o.vector_epilogue),
-      kslice(std::min(k, ceil_div(ceil_div(k, t.k1), o.split_k) * t.k1)),
-      workspace_id(static_cast<uint32_t>(3 * c.program().tensors.size()) +
-                   static_cast<uint32_t>(x.out)),
-      tiles_m(static_cast<int64_t>(rn.grid.pieces[r - 3].size())),
-      tiles_n(static_cast<int64_t>(rn.grid.pieces[r - 1].size())) {
-  if (!workspace) t.out = out;
-}
+      t(tiling(Dims(rn.s.tile.end() - 3, rn.s.tile.end()), rn.s.l0, workspace ? DType::kFp32 : out,
+               o.l1_resident, c.spec().buffer_count, Dims(rn.s.shape.end() - 3, rn.s.shape.end()),
+               c.hw().cube.fractal)) {}
 
 MatmulTensors MatmulStage::tensors(const Block& b) const {
   return operands(cx, x, Dims(b.origin.begin(), b.origin.end() - 3));
@@ -131,12 +112,16 @@ TaskKind MatmulStage::cube_kind(std::string label) const {
   return tilesim::cube_kind(run.psg, std::move(label), operands(cx, x, {}), t, kslice);
 }
 
-int MatmulStage::aiv_psg() {
+TaskKind MatmulStage::aiv_kind(const char* what, const MatmulWork& w) {
   if (aiv_psg_ < 0)
     aiv_psg_ = cx.graph().add_psg(
         !o.aiv_psg.empty() ? o.aiv_psg
                            : run.s.psg + (vector_merge ? ":split_k_merge" : ":epilogue"));
-  return aiv_psg_;
+  TaskKind e;
+  e.psg = aiv_psg_;
+  e.label = fmt::format("matmul_{}[{}x{}]", what, w.mext, w.next);
+  e.buffer_count = cx.spec().buffer_count;
+  return e;
 }
 
 TaskKind MatmulStage::merge_kind(const MatmulWork& w, const MatmulTensors& mt,
@@ -144,10 +129,7 @@ TaskKind MatmulStage::merge_kind(const MatmulWork& w, const MatmulTensors& mt,
   // Row chunks sized so the partial, the running sum and the output fit UB double-buffered.
   const Hardware& hw = cx.hw();
   const int depth = cx.spec().buffer_count;
-  TaskKind e;
-  e.psg = aiv_psg();
-  e.label = fmt::format("matmul_merge[{}x{}]", w.mext, w.next);
-  e.buffer_count = depth;
+  TaskKind e = aiv_kind("merge", w);
   const int64_t row32 = round_up(w.next * 4, hw.ub.align_bytes);
   const int64_t row_out = round_up(w.next * dtype_bytes(out), hw.ub.align_bytes);
   int64_t rows = w.mext;
@@ -182,10 +164,7 @@ TaskKind MatmulStage::merge_kind(const MatmulWork& w, const MatmulTensors& mt,
 TaskKind MatmulStage::cast_kind(const MatmulWork& w, const MatmulTensors& mt,
                                 std::vector<Access>& acc) {
   const int64_t gran = cx.hw().dma.gm_granule_bytes;
-  TaskKind e;
-  e.psg = aiv_psg();
-  e.label = fmt::format("matmul_cast[{}x{}]", w.mext, w.next);
-  e.buffer_count = cx.spec().buffer_count;
+  TaskKind e = aiv_kind("cast", w);
   e.buffers = {{"c32", t.m1 * t.n1 * 4, BufferRole::kInput, MemSpace::kUb},
                {"c", t.m1 * t.n1 * mt.b, BufferRole::kOutput, MemSpace::kUb}};
   TileStep st;
@@ -249,30 +228,27 @@ TaskKind LoweringContext::cube_task(const ProgOp& x, const Dims& tile, const Dim
                                     const Block& b, DType out, std::string label,
                                     std::vector<Access>& acc, bool load_a,
                                     bool drain_by_l0_n) const {
-  // The cube task of C tile b over the block's k range, C written as `out`.
   const size_t r = b.origin.size();
   const MatmulTensors mt = operands(*this, x, Dims(b.origin.begin(), b.origin.end() - 3));
   CubeTiling t = tiling(tile, l0, out, L1Resident::kNone, spec_.buffer_count);
   const MatmulWork w{b.origin[r - 3], b.extent[r - 3], b.origin[r - 1],
                      b.extent[r - 1], b.origin[r - 2], b.extent[r - 2]};
-  const uint32_t c_id = static_cast<uint32_t>(x.out);
-  if (!drain_by_l0_n || t.n0 >= w.next) {
-    TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
-    add_cube_tile(k, mt, t, w, load_a, true, {c_id}, hw_, acc);
-    return k;
-  }
-  // Each L0 column part of C is its own accumulator in L0C, sent out by the fixpipe as soon as
-  // its mmads end while the next part computes (pto-isa's flash compute_qk: a TSTORE per CUBE_S1
-  // sub-tile, two accumulators ping-ponged in L0C by assign_running_acc_tile). A is loaded once
-  // when the whole k range is one L1 step (it stays in L1 across the parts).
-  t.n1 = t.n0;
+  // Drained by L0 columns, each L0 column part of C is its own accumulator in L0C, sent out by
+  // the fixpipe as soon as its mmads end while the next part computes (pto-isa's flash
+  // compute_qk: a TSTORE per CUBE_S1 sub-tile, two accumulators ping-ponged in L0C by
+  // assign_running_acc_tile). A is loaded once when the whole k range is one L1 step (it stays in
+  // L1 across the parts).
+  const bool drain = drain_by_l0_n && t.n0 < w.next;
+  if (drain) t.n1 = t.n0;
+  const int64_t part_n = drain ? t.n0 : w.next;
   const bool one_step = w.kext <= t.k1;
   TaskKind k = tilesim::cube_kind(-1, std::move(label), mt, t, tile[1]);
-  for (int64_t n = 0; n < w.next; n += t.n0) {
+  for (int64_t n = 0; n < w.next; n += part_n) {
     MatmulWork part = w;
     part.n0 = w.n0 + n;
-    part.next = std::min(t.n0, w.next - n);
-    add_cube_tile(k, mt, t, part, load_a && (n == 0 || !one_step), true, {c_id}, hw_, acc);
+    part.next = std::min(part_n, w.next - n);
+    add_cube_tile(k, mt, t, part, load_a && (n == 0 || !one_step), true,
+                  {static_cast<uint32_t>(x.out)}, hw_, acc);
   }
   return k;
 }

@@ -16,17 +16,24 @@ struct MatmulStage {
   MatmulStage(LoweringContext& cx, StageRun& run);
   LoweringContext& cx;
   StageRun& run;
-  const ProgOp& x;
-  const MatmulOptions& o;
-  size_t r;   // rank of the iteration space [batch..., m, k, n]
-  int64_t k;  // K
-  CubeTiling t;
-  DType out;                 // C's dtype in GM
-  bool vector_merge;         // a split K summed by AIV tasks from a workspace
-  bool workspace;            // the cube tasks write fp32 C tiles (or partials) to a workspace
-  int64_t kslice;            // the largest K slice (what a resident panel holds)
-  uint32_t workspace_id;     // the workspace's id for the L2 model
-  int64_t tiles_m, tiles_n;  // C tiles per batch
+  const ProgOp& x = cx.op(run.s.first);
+  const MatmulOptions& o = x.mm;
+  size_t r = run.s.shape.size();       // rank of the iteration space [batch..., m, k, n]
+  int64_t k = run.s.shape[r - 2];      // K
+  DType out = cx.tensor(x.out).dtype;  // C's dtype in GM
+  // a split K summed by AIV tasks from a workspace
+  bool vector_merge = o.split_k > 1 && !o.split_k_atomic;
+  // the cube tasks write fp32 C tiles (or partials) to a workspace
+  bool workspace = vector_merge || o.vector_epilogue;
+  CubeTiling t;  // C written as fp32 into a workspace, else as `out`
+  // the largest K slice (what a resident panel holds)
+  int64_t kslice = std::min(k, ceil_div(ceil_div(k, t.k1), o.split_k) * t.k1);
+  // the workspace's id for the L2 model
+  uint32_t workspace_id =
+      static_cast<uint32_t>(3 * cx.program().tensors.size()) + static_cast<uint32_t>(x.out);
+  // C tiles per batch
+  int64_t tiles_m = static_cast<int64_t>(run.grid.pieces[r - 3].size());
+  int64_t tiles_n = static_cast<int64_t>(run.grid.pieces[r - 1].size());
 
   // The operands with the batch origin of the iteration block b.
   MatmulTensors tensors(const Block& b) const;
@@ -41,24 +48,21 @@ struct MatmulStage {
             workspace};
   }
   TaskKind cube_kind(std::string label) const;
-  // The PSG of the AIV tasks (registered at first use).
-  int aiv_psg();
   // The AIV task that sums C tile w's K slices from the workspace and writes C.
   TaskKind merge_kind(const MatmulWork& w, const MatmulTensors& mt, std::vector<Access>& acc);
   // The AIV task that casts C tile w's fp32 workspace tile and writes C (vector_epilogue).
   TaskKind cast_kind(const MatmulWork& w, const MatmulTensors& mt, std::vector<Access>& acc);
 
  private:
+  // An AIV task's kind, `what` in its label, in the AIV tasks' PSG (registered at first use).
+  TaskKind aiv_kind(const char* what, const MatmulWork& w);
   int aiv_psg_ = -1;
 };
 
 // The matmul's option checks, then the catlass capacity check at a fixed depth.
 void check_matmul_stage(const MatmulStage& m);
-// PyPTO's cube lowering: a task per C tile (or K slice of it), n outer and m inner within each
-// root function, runs sharing a resident operand merged up to l1_reuse.
+// The two partitions' lowerings (matmul_pypto.cpp, matmul_spmd.cpp).
 void lower_pypto_matmul(MatmulStage& m);
-// catlass's basic matmul: grid blocks each walking their C tiles back to back, a split K's merge
-// a second launch.
 void lower_spmd_matmul(MatmulStage& m);
 
 }  // namespace tilesim
