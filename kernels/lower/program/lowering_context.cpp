@@ -24,23 +24,17 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) 
     if (first >= last) return;
     range.emplace_back(first - ps.begin(), last - ps.begin());
   }
-  std::vector<size_t> at(range.size());
-  for (size_t a = 0; a < range.size(); ++a) at[a] = range[a].first;
-  while (true) {
-    int64_t flat = 0;
-    for (size_t a = 0; a < at.size(); ++a)
-      flat = flat * static_cast<int64_t>(pr.pieces[a].size()) + static_cast<int64_t>(at[a]);
-    if (static_cast<size_t>(flat) >= pr.tasks.size())
-      throw InternalError("overlapping: a producer without its tasks");
-    const auto& done = pr.tasks[static_cast<size_t>(flat)];
-    out.insert(out.end(), done.begin(), done.end());
-    size_t a = at.size();
-    while (a-- > 0) {
-      if (++at[a] < range[a].second) break;
-      at[a] = range[a].first;
+  // The pieces' tasks in row-major order, axis by axis.
+  const auto walk = [&](const auto& self, size_t a, size_t flat) -> void {
+    if (a == range.size()) {
+      if (flat >= pr.tasks.size()) throw InternalError("overlapping: a producer without its tasks");
+      out.insert(out.end(), pr.tasks[flat].begin(), pr.tasks[flat].end());
+      return;
     }
-    if (a == static_cast<size_t>(-1)) break;
-  }
+    for (size_t i = range[a].first; i < range[a].second; ++i)
+      self(self, a + 1, flat * pr.pieces[a].size() + i);
+  };
+  walk(walk, 0, 0);
 }
 
 void append_kind(TaskKind& block, TaskKind&& part) {
@@ -49,6 +43,13 @@ void append_kind(TaskKind& block, TaskKind&& part) {
     return;
   }
   for (const TileStep& st : part.steps) append_step(block, st);
+}
+
+void append_tile(TaskKind& walk, TaskKind&& tile) {
+  const TileStep last = std::move(tile.steps.back());
+  tile.steps.pop_back();
+  append_kind(walk, std::move(tile));
+  append_step(walk, last);
 }
 
 void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers) {
@@ -205,7 +206,7 @@ std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block&
   return deps;
 }
 
-int32_t LoweringContext::add_task(const ProgStage& s, TaskKind& k, int psg, int32_t root,
+int32_t LoweringContext::add_task(const ProgStage& s, TaskKind&& k, int psg, int32_t root,
                                   const std::vector<Access>& acc,
                                   const std::vector<int32_t>& deps) {
   k.psg = psg;

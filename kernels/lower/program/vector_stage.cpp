@@ -63,19 +63,16 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   for (int t : x.in) {
     // One value per tile (a one-row tile's statistic) is a vector-scalar instruction's operand
     // (Ascend C Adds / Muls with a scalar read from UB): no Brcb, no per-row split.
+    const Dims& sh = cx.tensor(t).shape;
     const int64_t values = product(operand_region(cx.program(), x, t, full).extent);
-    broadcast = broadcast || (cx.tensor(t).shape != is && values > 1);
+    broadcast = broadcast || (sh != is && values > 1);
     tiles += values > 1;
-  }
-  for (int t : x.in) {
     // A column operand of several rows: Brcb spreads each row's scalar over one UB block, as the
     // elementwise family does.
-    const Dims& sh = cx.tensor(t).shape;
-    const int64_t scalars = product(operand_region(cx.program(), x, t, full).extent);
-    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1 && scalars > 1) {
+    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1 && values > 1) {
       const int64_t align = cx.hw().ub.align_bytes;
-      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, scalars * align / dtype_bytes(dt)});
-      w.columns.emplace_back(t, scalars * align);
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, values * align / dtype_bytes(dt)});
+      w.columns.emplace_back(t, values * align);
     }
   }
   // The Triton-Ascend compiler materialises a broadcast of more than one value per tile
@@ -382,13 +379,13 @@ class VectorTile {
   // (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h, in-place reuse); a
   // loaded input's buffer passes to the result. With own buffers a temporary does the same (Ascend
   // C's vector instructions take dst == src; the Triton-Ascend compiler's PlanMemory writes
-  // results in place): returns whether the result took a source's place.
-  bool reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
+  // results in place).
+  void reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
     const int donor = in_place_donor(x, o, out_bytes);
-    if (donor < 0) return false;
+    if (donor < 0) return;
     drop(donor);
     const auto held = holds_input_.find(donor);
-    if (held == holds_input_.end()) return true;
+    if (held == holds_input_.end()) return;
     const size_t buffer = held->second;
     holds_input_.erase(held);
     holds_input_[x.out] = buffer;
@@ -397,7 +394,6 @@ class VectorTile {
       stored_in_place_.insert(x.out);
       k_.buffers[buffer].name += "+" + cx_.tensor(x.out).name;
     }
-    return true;
   }
 
   // A loaded input, at its first reader, takes the buffer of an earlier input whose data (or
@@ -462,23 +458,21 @@ class VectorTile {
     const bool stored = is_stored(x.out);
     const int64_t out_bytes = cx_.ub_bytes(x.out, output_region(cx_.program(), x, full_));
     const bool gather = x.info->kind == OpKind::kGather;
-    if (pooled_) {
-      if (!gather) reuse_in_place(x, o, out_bytes, stored);
-      if (!gather) hold(x.out, out_bytes);
-    } else if (!stored && !gather) {
+    if (pooled_ && !gather) {
+      reuse_in_place(x, o, out_bytes, stored);
+      hold(x.out, out_bytes);
+    } else if (!gather) {
       // A temporary: in a dying loaded input's buffer, or in a dying temporary's place. The
       // Triton-Ascend compiler writes it over the temporary as the op runs (AscendNPU-IR
       // PlanMemory's in-place reuse: the result's life starts where the source's ends,
-      // docs/developer_guide/features/PlanMemory); as written, the two are held for the op.
+      // docs/developer_guide/features/PlanMemory); as written, the two are held for the op. A
+      // stored result it writes over a loaded input that dies at it: the store drains that buffer.
       const int donor = in_place_donor(x, o, out_bytes);
       const bool into_input = donor >= 0 && holds_input_.count(donor) > 0;
-      if (into_input || (donor >= 0 && cx_.spec().triton)) reuse_in_place(x, o, out_bytes, false);
-      if (!into_input) hold(x.out, out_bytes);
-    } else if (cx_.spec().triton && !gather) {
-      // A stored result the Triton-Ascend compiler writes over a loaded input that dies at it
-      // (PlanMemory's in-place reuse, as for a temporary): the store drains that buffer.
-      const int donor = in_place_donor(x, o, out_bytes);
-      if (donor >= 0 && holds_input_.count(donor) > 0) reuse_in_place(x, o, out_bytes, true);
+      const bool triton = cx_.spec().triton;
+      if (stored ? into_input && triton : into_input || (donor >= 0 && triton))
+        reuse_in_place(x, o, out_bytes, stored);
+      if (!stored && !into_input) hold(x.out, out_bytes);
     }
     // The result outlives the op that makes it: it dies at its last use, or one op later.
     if (live_.count(x.out)) schedule_death(x.out, o + 1);
@@ -531,6 +525,25 @@ class VectorTile {
   int64_t broadcasts_ = 0;  // Triton: the largest op's materialised broadcasts
 };
 
+// What decides a tile's kind besides its origin (VectorKindTemplates).
+std::vector<int64_t> template_key(const ProgStage& s, const Block& b,
+                                  const std::vector<int>& skip_stores,
+                                  const std::vector<int>& skip_loads) {
+  std::vector<int64_t> key = {s.first, s.last, s.reduce_first};
+  const auto add = [&key](const auto& v) {
+    key.push_back(static_cast<int64_t>(v.size()));
+    key.insert(key.end(), v.begin(), v.end());
+  };
+  add(s.shape);
+  add(s.tile);
+  add(s.loads);
+  add(s.stores);
+  add(b.extent);
+  add(skip_stores);
+  add(skip_loads);
+  return key;
+}
+
 }  // namespace
 
 // A stage's tile kinds by what decides them besides the tile's origin: the stage, the tile's
@@ -543,51 +556,20 @@ struct VectorKindTemplates {
   };
   // By the stage's PSG, then by what else decides the kind (template_key).
   std::map<std::string, std::map<std::vector<int64_t>, Template>, std::less<>> by_stage;
-  std::vector<int64_t> key;  // the key being looked up (its storage reused)
 };
-
-namespace {
-
-void template_key(std::vector<int64_t>& key, const ProgStage& s, const Block& b,
-                  const std::vector<int>& skip_stores, const std::vector<int>& skip_loads) {
-  key.assign({s.first, s.last, s.reduce_first});
-  const auto add = [&key](const auto& v) {
-    key.push_back(static_cast<int64_t>(v.size()));
-    key.insert(key.end(), v.begin(), v.end());
-  };
-  add(s.shape);
-  add(s.tile);
-  add(s.loads);
-  add(s.stores);
-  add(b.extent);
-  add(skip_stores);
-  add(skip_loads);
-}
-
-}  // namespace
 
 TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                                       const std::vector<int>& skip_stores,
                                       const std::vector<int>& skip_loads) {
-  TaskKind k;
-  vector_kind_into(k, s, b, acc, skip_stores, skip_loads);
-  return k;
-}
-
-void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b,
-                                       std::vector<Access>& acc,
-                                       const std::vector<int>& skip_stores,
-                                       const std::vector<int>& skip_loads) {
   if (!vector_templates_) vector_templates_ = std::make_shared<VectorKindTemplates>();
-  VectorKindTemplates& templates = *vector_templates_;
-  template_key(templates.key, s, b, skip_stores, skip_loads);
-  auto& by_key = templates.by_stage[s.psg];
-  const auto found = by_key.find(templates.key);
+  std::vector<int64_t> key = template_key(s, b, skip_stores, skip_loads);
+  auto& by_key = vector_templates_->by_stage[s.psg];
+  const auto found = by_key.find(key);
   if (found != by_key.end()) {
-    out = found->second.kind;
+    TaskKind k = found->second.kind;
     for (const VectorTileCopy& c : found->second.calls)
-      c.slot(out)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
-    return;
+      c.slot(k)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
+    return k;
   }
   // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then,
   // their copies waiting for them (what an author short of UB writes).
@@ -600,7 +582,6 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
       return false;
     }
   };
-  std::vector<int64_t> key = templates.key;  // building may look up other kinds
   const size_t before = acc.size();
   VectorTile own(*this, s, b, acc, false);
   VectorKindTemplates::Template t{own.build(skip_stores, skip_loads), std::move(own).calls()};
@@ -614,7 +595,7 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
       t = {std::move(k), std::move(shared).calls()};
     }
   }
-  out = by_key.emplace(std::move(key), std::move(t)).first->second.kind;
+  return by_key.emplace(std::move(key), std::move(t)).first->second.kind;
 }
 
 void resident_loads(const LoweringContext& cx, const ProgStage& s, const Block& b, bool first,
