@@ -206,7 +206,7 @@ std::vector<int32_t> LoweringContext::load_deps(const ProgStage& s, const Block&
   return deps;
 }
 
-int32_t LoweringContext::add_task(const ProgStage& s, TaskKind&& k, int psg, int32_t root,
+int32_t LoweringContext::add_task(const ProgStage& s, TaskKind& k, int psg, int32_t root,
                                   const std::vector<Access>& acc,
                                   const std::vector<int32_t>& deps) {
   k.psg = psg;

@@ -67,7 +67,7 @@ struct StageRun {
   // the stage's blocks (fold_stage.cpp), as the loss family's blocks add their samples' share of
   // the batch mean.
   StageRun* fold = nullptr;
-  std::vector<int> dropped = {};  // the statistics not stored (read by none but the above)
+  std::vector<int> dropped = {};  // statistics (and a fold's input) not stored: read in UB only
 };
 
 struct VectorKindTemplates;  // vector_stage.cpp
@@ -120,7 +120,15 @@ class LoweringContext {
   // of skip_loads (already in UB).
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        const std::vector<int>& skip_stores = {},
-                       const std::vector<int>& skip_loads = {});
+                       const std::vector<int>& skip_loads = {}) {
+    TaskKind k;
+    vector_kind_into(k, s, b, acc, skip_stores, skip_loads);
+    return k;
+  }
+  // The same into `out`, whose storage it reuses (a lowering's per-task scratch kind).
+  void vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b, std::vector<Access>& acc,
+                        const std::vector<int>& skip_stores = {},
+                        const std::vector<int>& skip_loads = {});
   // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] under the L1 tile
   // [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out` (matmul_stage.cpp);
   // without `load_a`, A is already in L1 (kept by the task before on its core). With
@@ -143,8 +151,13 @@ class LoweringContext {
   Producer producer_of(const ProgStage& s, const StageGrid& g, int t) const;
   std::vector<int32_t> load_deps(const ProgStage& s, const Block& b,
                                  const Produced& produced) const;
-  int32_t add_task(const ProgStage& s, TaskKind&& k, int psg, int32_t root,
+  // `k` is left with `psg` set (a caller may reuse it as scratch).
+  int32_t add_task(const ProgStage& s, TaskKind& k, int psg, int32_t root,
                    const std::vector<Access>& acc, const std::vector<int32_t>& deps);
+  int32_t add_task(const ProgStage& s, TaskKind&& k, int psg, int32_t root,
+                   const std::vector<Access>& acc, const std::vector<int32_t>& deps) {
+    return add_task(s, k, psg, root, acc, deps);
+  }
   // spmd: block `blk` of the current launch, one task of kind `k` with its GM accesses (ascendc:
   // the task of core `blk`, pinned to it).
   void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,

@@ -65,8 +65,7 @@ class SplitLowering {
     for (int t : stats_) bytes += cx_.ub_bytes(t, out);
     return bytes;
   }
-  // Stores each statistic's output block `out` but those `dropped` (read only by a second pass in
-  // the same task).
+  // Stores each statistic's output block `out` but those `dropped` (StageRun::dropped).
   void store(const Block& out, const std::vector<int>& dropped, TileStep& st) {
     for (int t : stats_)
       if (std::find(dropped.begin(), dropped.end(), t) == dropped.end())
@@ -84,17 +83,15 @@ class SplitLowering {
     cx_.combine(run_.s, product(out.extent), st.vec);
     store(out, {}, st);
   }
-  // The epilogue on output block c (its grid index), in the task that completes the block: its
-  // ops on the statistics (in UB, or loaded from GM where `in_ub` is false: after atomic
-  // partials), its results stored but those dropped.
+  // The epilogue on output block c (its grid index), in the task that completes the block, on the
+  // statistics in UB (else loaded from GM: after atomic partials).
   void append_epilogue(int64_t c, bool in_ub, TaskKind& k) {
     const StageRun& epi = *run_.epilogue;
     append_work(k, cx_.vector_kind(epi.s, epi.grid.block(c), acc_, run_.dropped,
                                    in_ub ? stats_ : std::vector<int>{}));
   }
-  // The second pass over tile b, appended to the task that holds the row's statistics (and the
-  // epilogue's results) in UB, its loads of them skipped; `deps`: the tasks its other loads wait
-  // for.
+  // The second pass over tile b in the task that holds the row's statistics (and the epilogue's
+  // results) in UB; `deps`: the tasks its other loads wait for.
   void append_second_pass(const Block& b, TaskKind& k, std::vector<int32_t>& deps) {
     const StageRun& pass = *run_.second;
     std::vector<int> held = stats_;
@@ -159,15 +156,16 @@ class ChainLowering : SplitLowering {
     std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
     for (int64_t j = 0; j < n_; ++j) {
       acc_.clear();
-      TaskKind k = cx_.vector_kind(run_.s, block(j), acc_, stats_);  // its last step merges
+      // The segment's kind, built in the chain's scratch kind: its last step gains the merge.
+      TaskKind& k = scratch_;
+      cx_.vector_kind_into(k, run_.s, block(j), acc_, stats_);
       std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
       add_merge(j, k.steps.back(), deps, holder);
       // The last segment of a chain, or a lone one, completes the block.
       const bool completes = j == n_ - 1 && (red_.merge == MergeMode::kChain ||
                                              (red_.merge == MergeMode::kTree && n_ == 1));
       if (completes && run_.epilogue) append_epilogue(c_, true, k);
-      holder[static_cast<size_t>(j)] =
-          cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+      holder[static_cast<size_t>(j)] = cx_.add_task(run_.s, k, run_.psg, root_, acc_, deps);
       if (completes) finished_by(holder[static_cast<size_t>(j)]);
       segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
     }
@@ -206,7 +204,7 @@ class ChainLowering : SplitLowering {
       fold_into(out_, st);
       deps.push_back(holder[static_cast<size_t>(j - 1)]);
     } else if (red_.merge == MergeMode::kChain || n_ == 1) {
-      store(out_, {}, st);  // the first of a chain, or a lone segment: the result
+      store(out_, {}, st);  // the first of a chain, or a lone segment
     } else {                // kTree: the partials to the workspace
       st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, j, acc_));
     }
@@ -218,10 +216,13 @@ class ChainLowering : SplitLowering {
     for (size_t l = 0; l < levels.size(); ++l)
       for (const MergeStep& m : levels[l]) {
         acc_.clear();
-        TaskKind k;
+        // A merge task's kind, in the chain's scratch (one step; its vectors keep their room).
+        TaskKind& k = merge_scratch_;
         k.buffer_count = cx_.spec().buffer_count;
         k.label = label;
-        TileStep& st = k.steps.emplace_back();
+        k.steps.resize(1);
+        TileStep& st = k.steps.front();
+        st.clear();
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
         cx_.combine(run_.s, product(out_.extent), st.vec);
@@ -234,7 +235,7 @@ class ChainLowering : SplitLowering {
             1, {"partials", 2 * statistics_bytes(out_), BufferRole::kInput, MemSpace::kUb});
         if (root && run_.epilogue) append_epilogue(c_, true, k);
         holder[static_cast<size_t>(m.a)] =
-            cx_.add_task(run_.s, std::move(k), merge_psg, root_, acc_,
+            cx_.add_task(run_.s, k, merge_psg, root_, acc_,
                          {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
         if (root) finished_by(holder[static_cast<size_t>(m.a)]);
       }
@@ -247,24 +248,24 @@ class ChainLowering : SplitLowering {
   const int64_t n_;
   std::vector<int32_t> segment_tasks_;
   int32_t finisher_ = -1;
+  TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
 };
 
-// The second pass over one chain's tiles, a task per tile right after the chain's tasks (the
-// reducing families' apply tasks), each waiting for the tasks that completed the row (`done`)
-// and for those that wrote what else it loads.
+// The second pass over one chain's tiles, a task per tile (the reducing families' apply tasks)
+// waiting for the tasks that completed the row (`done`) and those that wrote what else it loads.
 void add_second_pass_tasks(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& tiles,
                            const std::vector<int32_t>& done) {
   StageRun& pass = *run.second;
   std::vector<Access> acc;
+  TaskKind k;  // each tile's kind, its storage reused
   for (int64_t i : tiles) {
     acc.clear();
     const Block b = pass.grid.block(i);
-    TaskKind k = cx.vector_kind(pass.s, b, acc);
+    cx.vector_kind_into(k, pass.s, b, acc);
     std::vector<int32_t> deps = cx.load_deps(pass.s, b, run.produced);
     deps.insert(deps.end(), done.begin(), done.end());
-    produced_by(
-        pass, {i},
-        cx.add_task(pass.s, std::move(k), pass.psg, pass.base + pass.grid.root(i), acc, deps));
+    produced_by(pass, {i},
+                cx.add_task(pass.s, k, pass.psg, pass.base + pass.grid.root(i), acc, deps));
   }
 }
 
@@ -351,15 +352,13 @@ class SplitSpmd : SplitLowering {
   void lower() {
     for (int64_t blk = 0; blk < used_; ++blk) first_launch_block(blk);
     cx_.end_launch(run_.s, run_.psg, used_, what_, run_.s.psg);
-    // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
-    // a workspace and a second launch folds them; with a second pass and an epilogue to follow,
-    // each block of the second pass's launch folds its own parts' rows from their slots there
-    // (as the softmax family's second launch does).
+    // Products, indices and log-sum-exps do not accumulate atomically: a row's parts go to a
+    // workspace and a second launch folds them (with a second pass and an epilogue, that of the
+    // second pass: each block folds its own parts' rows, as the softmax family's does).
     if (!atomic_parts() && !(run_.second && run_.epilogue && !whole_rows_)) second_launch();
-    // Rows split over blocks: once the rows are whole, a launch in which each block finishes
-    // the rows of its own parts (the epilogue, from the statistics in GM or folded from the
-    // row's slots) and walks those parts again (the second pass), as the first launch shared
-    // them; without a second pass the epilogue is a launch of its own.
+    // Rows split over blocks: once they are whole, a launch in which each block finishes the rows
+    // of its own parts (the epilogue) and walks those parts again (the second pass); without a
+    // second pass the epilogue is a launch of its own.
     if (run_.fold && !folds_)
       run_.fold->s.split ? lower_split_stage(cx_, *run_.fold) : lower_vector_stage(cx_, *run_.fold);
     if (whole_rows_) return;
@@ -421,9 +420,8 @@ class SplitSpmd : SplitLowering {
     if (most > 0) merge_buffers(k, {{"partials", most, BufferRole::kInput, MemSpace::kUb}});
     cx_.add_block(run_.second->s, std::move(k), run_.second->psg, blk, acc_);
   }
-  // The epilogue of row c in the second pass's block: on the statistics read from GM, or, for a
-  // row whose parts went to workspace slots (statistics that do not add atomically), on the
-  // slots loaded and folded in UB first.
+  // The epilogue of row c in the second pass's block: on the statistics read from GM, or on the
+  // row's workspace slots loaded and folded in UB first.
   void epilogue_of_part(int64_t c, TaskKind& k, int64_t& most) {
     const int64_t parts = parts_of_[static_cast<size_t>(c)];
     if (atomic_parts() || parts < 2) {
@@ -447,8 +445,8 @@ class SplitSpmd : SplitLowering {
   }
   // A part of a row: its tiles folded in UB, then the whole row written, or the part added
   // atomically, or written to its workspace slot; spmd_rows tiles / slots: each sub-tile's
-  // partial into GM, added atomically into the output (tiles), or read from the part's slot,
-  // added and written back (slots; a part that is the whole row, the output itself).
+  // partial added into GM, atomically (tiles) or into the part's slot (slots; a whole row's
+  // slot is the output).
   TaskKind part_kind(const Part& part) {
     const Block out = out_of(part.chain);
     int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
