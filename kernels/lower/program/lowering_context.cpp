@@ -55,19 +55,19 @@ void append_tile(TaskKind& walk, TaskKind&& tile) {
 void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers) {
   // The later work reuses the kind's buffers role by role, in order (its n-th input buffer is the
   // kind's n-th), each grown to the larger size; what it needs beyond them is added.
-  std::vector<bool> taken(kind.buffers.size(), false);
+  const size_t own = kind.buffers.size();
+  std::vector<bool> taken(own, false);
   for (const Buffer& b : buffers) {
     size_t i = 0;
-    while (i < kind.buffers.size() &&
+    while (i < own &&
            (taken[i] || kind.buffers[i].role != b.role || kind.buffers[i].space != b.space))
       ++i;
-    if (i == kind.buffers.size()) {
+    if (i == own) {
       kind.buffers.push_back(b);
-      taken.push_back(true);
-      continue;
+    } else {
+      taken[i] = true;
+      kind.buffers[i].bytes = std::max(kind.buffers[i].bytes, b.bytes);
     }
-    taken[i] = true;
-    kind.buffers[i].bytes = std::max(kind.buffers[i].bytes, b.bytes);
   }
 }
 

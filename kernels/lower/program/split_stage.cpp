@@ -146,12 +146,14 @@ class ChainLowering : SplitLowering {
     if (run_.second)
       for (int64_t j = 0; j < n_; ++j) append_second_pass(block(j), k, deps);
     const int32_t task = cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+    tile_tasks_.assign(chain_.size(), task);
     finished_by(task);
     if (run_.second) produced_by(*run_.second, chain_, task);
     return task;
   }
 
-  // A task per segment, merged as the op says; the tasks that complete the output block.
+  // A task per segment, merged as the op says, then the second pass's tasks; the tasks that
+  // complete the output block.
   std::vector<int32_t> segments(int& merge_psg) {
     std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
     for (int64_t j = 0; j < n_; ++j) {
@@ -167,7 +169,7 @@ class ChainLowering : SplitLowering {
       if (completes && run_.epilogue) append_epilogue(c_, true, k);
       holder[static_cast<size_t>(j)] = cx_.add_task(run_.s, k, run_.psg, root_, acc_, deps);
       if (completes) finished_by(holder[static_cast<size_t>(j)]);
-      segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
+      tile_tasks_.push_back(holder[static_cast<size_t>(j)]);
     }
     if (red_.merge == MergeMode::kTree && n_ > 1) merge_tree(holder, merge_psg);
     if (red_.merge == MergeMode::kAtomic && run_.epilogue) {
@@ -178,14 +180,16 @@ class ChainLowering : SplitLowering {
       finished_by(
           cx_.add_task(run_.epilogue->s, std::move(k), run_.epilogue->psg, root_, acc_, holder));
     }
-    return red_.merge == MergeMode::kAtomic  ? holder
-           : red_.merge == MergeMode::kChain ? std::vector<int32_t>{holder.back()}
-                                             : std::vector<int32_t>{holder.front()};
+    const std::vector<int32_t> done = red_.merge == MergeMode::kAtomic ? holder
+                                      : red_.merge == MergeMode::kChain
+                                          ? std::vector<int32_t>{holder.back()}
+                                          : std::vector<int32_t>{holder.front()};
+    // The epilogue's task follows every task of the row: it alone is waited for.
+    if (run_.second) second_pass_tasks(finisher_ >= 0 ? std::vector<int32_t>{finisher_} : done);
+    return done;
   }
-  // The task of each segment (segments()), in chain order.
-  const std::vector<int32_t>& segment_tasks() const { return segment_tasks_; }
-  // The task that ran the epilogue (-1: none).
-  int32_t finisher() const { return finisher_; }
+  // The task that ran each tile, in chain order.
+  const std::vector<int32_t>& tile_tasks() const { return tile_tasks_; }
 
  private:
   Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
@@ -194,6 +198,21 @@ class ChainLowering : SplitLowering {
     if (!run_.epilogue) return;
     produced_by(*run_.epilogue, {c_}, task);
     finisher_ = task;
+  }
+  // The second pass over the chain's tiles, a task per tile (the reducing families' apply tasks)
+  // waiting for the tasks that completed the row (`done`) and those that wrote what else it loads.
+  void second_pass_tasks(const std::vector<int32_t>& done) {
+    StageRun& pass = *run_.second;
+    for (int64_t i : chain_) {
+      acc_.clear();
+      const Block b = pass.grid.block(i);
+      cx_.vector_kind_into(scratch_, pass.s, b, acc_);
+      std::vector<int32_t> deps = cx_.load_deps(pass.s, b, run_.produced);
+      deps.insert(deps.end(), done.begin(), done.end());
+      produced_by(
+          pass, {i},
+          cx_.add_task(pass.s, scratch_, pass.psg, pass.base + pass.grid.root(i), acc_, deps));
+    }
   }
   void add_merge(int64_t j, TileStep& st, std::vector<int32_t>& deps,
                  const std::vector<int32_t>& holder) {
@@ -246,28 +265,10 @@ class ChainLowering : SplitLowering {
   const int32_t root_;
   const Block out_;
   const int64_t n_;
-  std::vector<int32_t> segment_tasks_;
+  std::vector<int32_t> tile_tasks_;
   int32_t finisher_ = -1;
   TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
 };
-
-// The second pass over one chain's tiles, a task per tile (the reducing families' apply tasks)
-// waiting for the tasks that completed the row (`done`) and those that wrote what else it loads.
-void add_second_pass_tasks(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& tiles,
-                           const std::vector<int32_t>& done) {
-  StageRun& pass = *run.second;
-  std::vector<Access> acc;
-  TaskKind k;  // each tile's kind, its storage reused
-  for (int64_t i : tiles) {
-    acc.clear();
-    const Block b = pass.grid.block(i);
-    cx.vector_kind_into(k, pass.s, b, acc);
-    std::vector<int32_t> deps = cx.load_deps(pass.s, b, run.produced);
-    deps.insert(deps.end(), done.begin(), done.end());
-    produced_by(pass, {i},
-                cx.add_task(pass.s, k, pass.psg, pass.base + pass.grid.root(i), acc, deps));
-  }
-}
 
 void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   const ProgStage& s = run.s;
@@ -279,21 +280,10 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   int merge_psg = -1;
   for (size_t c = 0; c < chains.size(); ++c) {
     ChainLowering chain(cx, run, chains, c);
-    if (cx.op(s.last).merge == MergeMode::kInTask) {
-      const int32_t task = chain.in_task();
-      by_chain[c] = {task};
-      for (int64_t i : chains[c]) by_tile[static_cast<size_t>(i)] = {task};
-      continue;
-    }
-    by_chain[c] = chain.segments(merge_psg);
+    by_chain[c] = cx.op(s.last).merge == MergeMode::kInTask ? std::vector<int32_t>{chain.in_task()}
+                                                            : chain.segments(merge_psg);
     for (size_t j = 0; j < chains[c].size(); ++j)
-      by_tile[static_cast<size_t>(chains[c][j])] = {chain.segment_tasks()[j]};
-    if (run.second) {
-      // The epilogue's task follows every task of the row: it alone is waited for.
-      add_second_pass_tasks(
-          cx, run, chains[c],
-          chain.finisher() >= 0 ? std::vector<int32_t>{chain.finisher()} : by_chain[c]);
-    }
+      by_tile[static_cast<size_t>(chains[c][j])] = {chain.tile_tasks()[j]};
   }
   for (size_t i = 0; i < s.stores.size(); ++i)
     run.stores[i].tasks =
