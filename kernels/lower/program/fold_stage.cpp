@@ -33,13 +33,14 @@ TaskKind fold_kind(LoweringContext& cx, const StageRun& run, int64_t values,
   TileStep st;
   cx.op_vector_work(f, ce, values, Block{Dims(in.size(), 0), ce}, st.vec, &run.fold->s);
   const Dims& out = cx.tensor(f.out).shape;
-  st.stores.push_back(cx.dma(DmaDir::kWrite, f.out, Block{Dims(out.size(), 0), out}, acc));
+  const Block whole{Dims(out.size(), 0), out};
+  st.stores.push_back(cx.dma(DmaDir::kWrite, f.out, whole, acc));
   st.accumulates = true;
   reduce_merge_work(*f.info->reduction, product(out), cx.tensor(f.in[0]).dtype,
                     cx.tensor(f.out).dtype, st.fold);
   k.steps.push_back(st);
-  k.buffers.push_back({cx.tensor(f.out).name, cx.ub_bytes(f.out, Block{Dims(out.size(), 0), out}),
-                       BufferRole::kOutput, MemSpace::kUb});
+  k.buffers.push_back(
+      {cx.tensor(f.out).name, cx.ub_bytes(f.out, whole), BufferRole::kOutput, MemSpace::kUb});
   return k;
 }
 

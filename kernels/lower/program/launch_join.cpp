@@ -1,13 +1,10 @@
-// spmd launches as they form: row-local passes share a launch. A stage's blocks wait, as the
-// open launch, until the next stage is lowered; when that stage's blocks read and write only what
-// the same block wrote before them in the launch (or what nobody in it wrote), each block runs
-// them after its earlier passes, with no launch boundary between: a Triton program that makes its
-// mean, variance and normalise passes over its own rows in sequence is one launch, as on the
-// board (no grid-wide sync is needed where no block reads another's results). A pass that reads
-// what other blocks wrote (a statistic split over blocks, a fold's atomic result, a workspace
-// slot) starts a launch of its own.
-#include <fmt/format.h>
-
+// spmd launches as they form: a stage's blocks wait, as the open launch, until the next stage is
+// lowered; when that stage's blocks read and write only what the same block wrote before them in
+// the launch (or what nobody in it wrote), each block runs them after its earlier passes in the
+// same launch: a Triton program making its mean, variance and normalise passes over its own rows
+// is one launch, as on the board (no grid-wide sync where no block reads another's results). A
+// pass that reads what other blocks wrote (a statistic split over blocks, a fold's atomic
+// result, a workspace slot) starts a launch of its own.
 #include <algorithm>
 #include <map>
 

@@ -24,23 +24,17 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out) 
     if (first >= last) return;
     range.emplace_back(first - ps.begin(), last - ps.begin());
   }
-  std::vector<size_t> at(range.size());
-  for (size_t a = 0; a < range.size(); ++a) at[a] = range[a].first;
-  while (true) {
-    int64_t flat = 0;
-    for (size_t a = 0; a < at.size(); ++a)
-      flat = flat * static_cast<int64_t>(pr.pieces[a].size()) + static_cast<int64_t>(at[a]);
-    if (static_cast<size_t>(flat) >= pr.tasks.size())
-      throw InternalError("overlapping: a producer without its tasks");
-    const auto& done = pr.tasks[static_cast<size_t>(flat)];
-    out.insert(out.end(), done.begin(), done.end());
-    size_t a = at.size();
-    while (a-- > 0) {
-      if (++at[a] < range[a].second) break;
-      at[a] = range[a].first;
+  // The pieces' tasks in row-major order, axis by axis.
+  const auto walk = [&](const auto& self, size_t a, size_t flat) -> void {
+    if (a == range.size()) {
+      if (flat >= pr.tasks.size()) throw InternalError("overlapping: a producer without its tasks");
+      out.insert(out.end(), pr.tasks[flat].begin(), pr.tasks[flat].end());
+      return;
     }
-    if (a == static_cast<size_t>(-1)) break;
-  }
+    for (size_t i = range[a].first; i < range[a].second; ++i)
+      self(self, a + 1, flat * pr.pieces[a].size() + i);
+  };
+  walk(walk, 0, 0);
 }
 
 void append_kind(TaskKind& block, TaskKind&& part) {
@@ -51,22 +45,29 @@ void append_kind(TaskKind& block, TaskKind&& part) {
   for (const TileStep& st : part.steps) append_step(block, st);
 }
 
+void append_tile(TaskKind& walk, TaskKind&& tile) {
+  const TileStep last = std::move(tile.steps.back());
+  tile.steps.pop_back();
+  append_kind(walk, std::move(tile));
+  append_step(walk, last);
+}
+
 void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers) {
   // The later work reuses the kind's buffers role by role, in order (its n-th input buffer is the
   // kind's n-th), each grown to the larger size; what it needs beyond them is added.
-  std::vector<bool> taken(kind.buffers.size(), false);
+  const size_t own = kind.buffers.size();
+  std::vector<bool> taken(own, false);
   for (const Buffer& b : buffers) {
     size_t i = 0;
-    while (i < kind.buffers.size() &&
+    while (i < own &&
            (taken[i] || kind.buffers[i].role != b.role || kind.buffers[i].space != b.space))
       ++i;
-    if (i == kind.buffers.size()) {
+    if (i == own) {
       kind.buffers.push_back(b);
-      taken.push_back(true);
-      continue;
+    } else {
+      taken[i] = true;
+      kind.buffers[i].bytes = std::max(kind.buffers[i].bytes, b.bytes);
     }
-    taken[i] = true;
-    kind.buffers[i].bytes = std::max(kind.buffers[i].bytes, b.bytes);
   }
 }
 

@@ -1,10 +1,9 @@
 #pragma once
 // What every stage kind's lowering shares (internal to kernels/lower/): the program, spec and
-// hardware, the graph being built, and the helpers that turn a stage's tiles into tasks (GM
-// copies keyed for the L2 model, kinds de-duplicated and their UB planned, dependencies on the
-// tasks that wrote the blocks a tile reads). Each stage kind is one file of kernels/lower/program/
-// with the same two steps: its pre-check (stage_checks.cpp: the tile and partition rules, with
-// the messages they give) and its lowering.
+// hardware, the graph being built, and the helpers that turn tiles into tasks (GM copies keyed
+// for the L2 model, kinds de-duplicated and their UB planned, dependencies on the tasks that
+// wrote the blocks a tile reads). Each stage kind is one file here: its pre-check
+// (stage_checks.cpp) and its lowering.
 
 #include <cstdint>
 #include <functional>
@@ -31,27 +30,25 @@ void overlapping(const Producer& pr, const Block& r, std::vector<int32_t>& out);
 
 // Appends `part`'s steps to `block` (the first part gives the block its kind: buffers, core).
 void append_kind(TaskKind& block, TaskKind&& part);
-// Adds the buffers of more work run later in the same task: it reuses the kind's buffers of its
-// roles in order (each grown to the larger size), and the rest are added.
+// The same for a tile of a walk whose steps all merge with the step before where alike
+// (append_step): the first tile's last step too.
+void append_tile(TaskKind& walk, TaskKind&& tile);
+// Adds the buffers of more work run later in the same task (lowering_context.cpp).
 void merge_buffers(TaskKind& kind, const std::vector<Buffer>& buffers);
 
-// What one op of a fused stage adds to a tile's UB beside its output: scratch tiles the size of
-// the output, other scratch bytes, broadcasts the Triton-Ascend compiler materialises (tiles the
-// size of the output), and each column operand Brcb spreads over UB blocks (tensor, bytes; alive
-// for the op only).
+// What one op of a fused stage adds to a tile's UB beside its output.
 struct OpVectorWork {
-  int scratch = 0;
+  int scratch = 0;          // scratch tiles the size of the output
   int broadcast_tiles = 0;  // Triton: broadcasts materialised as tiles of the output's size
   int64_t scratch_bytes = 0;
-  std::vector<std::pair<int, int64_t>> columns;
+  std::vector<std::pair<int, int64_t>> columns;  // (tensor, bytes) Brcb spreads, for the op only
 };
 
 // The tensors a stage leaves in GM, by tensor: who wrote each block (later stages wait on them).
 using Produced = std::map<int, Producer>;
 
 // One stage on its way to tasks: its grid of tiles, its PSG, its loop chunks' first root, the
-// producers of the tensors earlier stages wrote, and (filled by the lowering) the producers of
-// the tensors it stores, in the order of s.stores.
+// producers of the tensors earlier stages wrote, and (filled by the lowering) those of s.stores.
 struct StageRun {
   const ProgStage& s;
   StageGrid grid;
@@ -59,23 +56,18 @@ struct StageRun {
   int32_t base = 0;
   const Produced& produced;
   std::vector<Producer> stores;
-  // A split stage's second pass (second_pass_of, program_lowering.cpp): the vector stage after
-  // it, on the same tiles, using its statistic, which the task that finishes a row (in_task, or an
-  // spmd block holding whole rows) runs over the row's tiles once the statistic is whole, as the
-  // reducing families' chains and blocks do; null: none. a statistic is also
-  // stored (an output, or read by a later stage); `dropped`: the statistics that are not.
+  // A split stage's second pass (second_pass_of, program_lowering.cpp): the vector stage after it
+  // on the same tiles, using its statistics, which the task that finishes a row runs over the
+  // row's tiles once they are whole, as the reducing families' chains and blocks do.
   StageRun* second = nullptr;
-  // A split stage's epilogue (epilogue_of, program_lowering.cpp): the column ops after it on its
-  // statistics, run once per output block by the task that completes the block (the in_task
-  // chain, the last chain segment, the root merge, a finishing task after atomic partials, an
-  // spmd block holding whole rows; where rows split over blocks, a launch of its own).
+  // A split stage's epilogue (epilogue_of): the column ops after it on its statistics, run once
+  // per output block by the task that completes the block.
   StageRun* epilogue = nullptr;
-  // spmd (X13): the reduction of every dim of this stage's per-row result after it (fold_of,
-  // program_lowering.cpp), folded into the stage's blocks: each reduces the values it produced
-  // and adds its share to the output atomically (fold_stage.cpp), as the loss family's blocks
-  // add their samples' share of the batch mean; null: none.
+  // spmd (X13, fold_of): the reduction of every dim of this stage's per-row result, folded into
+  // the stage's blocks (fold_stage.cpp), as the loss family's blocks add their samples' share of
+  // the batch mean.
   StageRun* fold = nullptr;
-  std::vector<int> dropped = {};
+  std::vector<int> dropped = {};  // statistics (and a fold's input) not stored: read in UB only
 };
 
 struct VectorKindTemplates;  // vector_stage.cpp
@@ -106,8 +98,7 @@ class LoweringContext {
   std::string where(const ProgOp& o) const {
     return (p_.origin.empty() ? "" : p_.origin + ": ") + o.where();
   }
-  // A copy of the region r of a [shape] GM tensor (or workspace) of dtype dt, its L2 block keyed
-  // by `key` (an spmd block copies with DataCopyPad).
+  // A copy of region r of a [shape] GM tensor (or workspace), its L2 block keyed by `key`.
   DmaOp gm_dma(DmaDir dir, const Dims& shape, const Block& r, DType dt, uint64_t key,
                std::vector<Access>& acc) const;
   DmaOp dma(DmaDir dir, int t, const Block& r, std::vector<Access>& acc) const;
@@ -120,34 +111,35 @@ class LoweringContext {
   const ProgOp& writer(const ProgStage& s, int t) const;
 
   // The vector instructions op `x` issues on a tile computing `ce` (n elements; `full` the whole
-  // tile, both in the op's own iteration space), and the UB it needs beside its output.
-  // `stage`: the stage it runs in (a sumexp reuses an amax's max there, program.hpp reused_max).
+  // tile, both in the op's own iteration space), and the UB it needs beside its output. `stage`:
+  // the stage it runs in (a sumexp may reuse an amax's max there, program.hpp reused_max).
   OpVectorWork op_vector_work(const ProgOp& x, const Dims& ce, int64_t n, const Block& full,
                               std::vector<VecOp>& vec, const ProgStage* stage = nullptr) const;
   // A fused vector stage's task kind on tile b: loads, every op's instructions, stores and the UB
-  // its tensors take. skip_stores: tensors of s.stores whose stores the caller places (a split
-  // stage's statistics); skip_loads: tensors already in UB (a split stage's statistics, for its
-  // second pass).
+  // its tensors take; without the stores of skip_stores (the caller places them) and the loads
+  // of skip_loads (already in UB).
   TaskKind vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
                        const std::vector<int>& skip_stores = {},
-                       const std::vector<int>& skip_loads = {});
-  // The same into `out`, whose storage it reuses (a lowering's per-tile scratch kind).
+                       const std::vector<int>& skip_loads = {}) {
+    TaskKind k;
+    vector_kind_into(k, s, b, acc, skip_stores, skip_loads);
+    return k;
+  }
+  // The same into `out`, whose storage it reuses (a lowering's per-task scratch kind).
   void vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b, std::vector<Access>& acc,
                         const std::vector<int>& skip_stores = {},
                         const std::vector<int>& skip_loads = {});
-  // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] (its k range) under
-  // the L1 tile [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out`; without
-  // `load_a`, A is already in L1 (kept there by the task before on its core). With
-  // `drain_by_l0_n`, C leaves L0C an L0 tile's columns at a time (an accumulator per part).
+  // A cube task for matmul `x` on the iteration block b [batch..., m, k, n] under the L1 tile
+  // [tm, tk, tn] and L0 tile `l0` (empty: the L1 tile), C written as `out` (matmul_stage.cpp);
+  // without `load_a`, A is already in L1 (kept by the task before on its core). With
+  // `drain_by_l0_n`, C leaves L0C an L0 tile's columns at a time.
   TaskKind cube_task(const ProgOp& x, const Dims& tile, const Dims& l0, const Block& b, DType out,
                      std::string label, std::vector<Access>& acc, bool load_a = true,
                      bool drain_by_l0_n = false) const;
-  // Folding one partial of `out_elems` into another: each statistic's merge instructions (split
-  // stage s's reductions, ops [s.reduce_first, s.last]).
+  // Folding one partial of `out_elems` into another: split stage s's statistics' merges.
   void combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const;
-  // Split stage s's partials of output block `out`, one record of its statistics, in a GM
-  // workspace (tree merges and second launches): slot `slot` of the block, or `slots` slots from
-  // it in one copy (a row's parts' slots lie side by side).
+  // Split stage s's partials of output block `out` in a GM workspace: slot `slot` of the block,
+  // or `slots` slots from it in one copy.
   DmaOp partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
                     std::vector<Access>& acc, int64_t slots = 1) const;
   // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
@@ -170,14 +162,12 @@ class LoweringContext {
   // the task of core `blk`, pinned to it).
   void add_block(const ProgStage& s, TaskKind k, int psg, int64_t blk,
                  const std::vector<Access>& acc);
-  // spmd: the launch's blocks past its `used` ones (of its work units, named `units` in the grid
-  // check's message) up to partition.grid, which start on a core of type `core`, find no work
-  // and return (block_range), labelled `<name>_block<i>`; then the launch ends, or stays open
-  // for the next stage's blocks (launch_join.cpp).
+  // spmd: the launch's idle blocks past its `used` ones (of its work units, named `units` in the
+  // grid check's message) up to partition.grid, labelled `<name>_block<i>`; then the launch
+  // ends, or stays open for the next stage's blocks (launch_join.cpp).
   void end_launch(const ProgStage& s, int psg, int64_t used, const std::string& units,
                   const std::string& name, CoreType core = CoreType::kAiv);
-  // A launch whose blocks past the work are not modelled ends: a launch of mixed blocks (an AIC
-  // and its AIVs; each would be a mixed block of its own), a split-K merge (a block per C tile).
+  // A launch whose blocks past the work are not modelled ends (mixed blocks, a split-K merge).
   void end_mixed_launch() {
     close_launch();
     ++launch_;
@@ -187,11 +177,9 @@ class LoweringContext {
     close_launch();
     return launch_;
   }
-  // spmd, row-local passes (launch_join.cpp): whether the stage lowered next may run in the open
-  // launch's blocks (a fused vector or split stage, whose GM copies are all of program tensors).
+  // spmd: whether the stage lowered next may run in the open launch's blocks (launch_join.cpp).
   void set_stage_joins(bool joins) { stage_joins_ = joins; }
-  // The open launch's blocks become its tasks (at the end of lowering, or before a launch of
-  // another kind).
+  // The open launch's blocks become its tasks.
   void close_launch();
   // The most tiles of a split reduction's row (diagnostics).
   void note_segments(int64_t n) { segments_ = std::max(segments_, n); }
@@ -210,8 +198,8 @@ class LoweringContext {
   int32_t launch_ = 0;                                     // spmd: the next launch
   int64_t segments_ = 1;  // the most tiles of a split reduction's row
 
-  // spmd launches as they form (launch_join.cpp). A block of a launch: its kind, its GM accesses
-  // and the program tensors' regions it reads and writes.
+  // spmd launches as they form (launch_join.cpp). A block: its kind, its GM accesses and the
+  // program tensors' regions it reads and writes.
   struct Region {
     int tensor;
     Block r;
@@ -238,35 +226,27 @@ class LoweringContext {
 };
 
 // A stage of independent tiles as tasks under the partition (tile_tasks.cpp): `make` gives tile
-// b's kind (its GM accesses appended to `acc`; `first`: the first sub-tile its block or core
-// walks, or a task of its own); the tasks run on cores of type `core`.
+// b's kind (`first`: the first sub-tile its block or core walks, or a task of its own).
 using TileKindMaker = std::function<TaskKind(const Block& b, std::vector<Access>& acc, bool first)>;
 void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKindMaker& make);
 
-// The stage kinds, each a pre-check and a lowering.
-// The pre-check of every stage (stage_checks.cpp): the partition's loop and grid rules, the
-// stage's tile alignment, a split reduction's merge under the partition.
+// The pre-check of every stage (stage_checks.cpp); then the stage kinds' lowerings.
 void check_stage(const LoweringContext& cx, const ProgStage& s);
 // A fused vector stage (vector_stage.cpp): a task per tile, or an spmd block per run of tiles.
 void lower_vector_stage(LoweringContext& cx, StageRun& run);
 // The resident inputs (ProgTensor::resident) sub-tile b of a block leaves unloaded (`skip`): the
-// block's first sub-tile loads them and records their regions in `held`; the others read them in
-// UB, and throw where a region differs from the first sub-tile's.
+// first sub-tile loads them and records their regions in `held`, which the others must match.
 void resident_loads(const LoweringContext& cx, const ProgStage& s, const Block& b, bool first,
                     std::map<int, Block>& held, std::vector<int>& skip);
 // A copy stage (copy_stage.cpp): op "load", each tile read into UB or L1 and kept there.
 void lower_copy_stage(LoweringContext& cx, StageRun& run);
-// A matmul stage (matmul_stage.cpp, matmul_pypto.cpp, matmul_spmd.cpp): a cube task per C tile
-// (or K slice of it) walking k, the split-K merge or cast epilogue on the AIV.
+// A matmul stage (matmul_*.cpp): a cube task per C tile (or K slice) walking k, the split-K
+// merge or cast epilogue on the AIV.
 void lower_matmul_stage(LoweringContext& cx, StageRun& run);
-// A stage ending in a reduction that splits a reduced dim (split_stage.cpp): its chains' tasks
-// and the merge the op names (pypto), or rows shared over blocks (spmd); with run.second, the
-// second pass in the tasks that finish rows (or, where rows split over blocks, a launch of its
-// own).
+// A stage ending in a reduction that splits a reduced dim (split_stage.cpp).
 void lower_split_stage(LoweringContext& cx, StageRun& run);
-// The fold of run.fold into a block that produced `values` of its input (fold_stage.cpp): the
-// values reduced as one column, the reduction's finalize (a mean's scale: the fold is linear, so
-// each block scales its share) and one atomic add into the output; empty when values is 0.
+// The fold of run.fold into a block that produced `values` of its input (fold_stage.cpp); empty
+// when values is 0.
 TaskKind fold_kind(LoweringContext& cx, const StageRun& run, int64_t values,
                    std::vector<Access>& acc);
 // The values of the fold's input that tile (or output block) b of the stage holds.

@@ -18,20 +18,15 @@ void walk_chain(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& 
   for (size_t j = 0; j < chain.size(); ++j) {
     const Block b = run.grid.block(chain[j]);
     TaskKind t = cx.vector_kind(s, b, acc);
-    TileStep st = std::move(t.steps.back());  // the carry's Add ends the tile's work
-    t.steps.pop_back();
-    if (j > 0)
-      st.vec.push_back(
-          VecOp{VecClass::kSimple, cx.tensor(scan.out).dtype, 1, 1, product(b.extent)});
-    if (k.steps.empty()) {
+    if (j == 0) {
       Block line = b;
       line.extent[static_cast<size_t>(scan.dims[0])] = 1;
       t.buffers.push_back({"carry", cx.ub_bytes(scan.out, line), BufferRole::kTemp, MemSpace::kUb});
-      k = std::move(t);
-    } else {
-      for (TileStep& e : t.steps) append_step(k, e);
+    } else {  // the carry's Add ends the tile's work
+      t.steps.back().vec.push_back(
+          VecOp{VecClass::kSimple, cx.tensor(scan.out).dtype, 1, 1, product(b.extent)});
     }
-    append_step(k, st);
+    append_tile(k, std::move(t));
     if (cx.spmd()) continue;  // launches run in order: no edges
     const auto d = cx.load_deps(s, b, run.produced);
     deps.insert(deps.end(), d.begin(), d.end());

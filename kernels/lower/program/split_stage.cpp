@@ -17,7 +17,6 @@
 namespace tilesim {
 
 void LoweringContext::combine(const ProgStage& s, int64_t out_elems, std::vector<VecOp>& v) const {
-  // Each statistic's merge of two partials (its record in the op table cites the instructions).
   for (int o = s.reduce_first; o <= s.last; ++o) {
     const ProgOp& red = op(o);
     // A sumexp reusing the group's amax as its running max (X10) rescales to the amax's merge.
@@ -35,32 +34,6 @@ std::vector<int> statistics(const LoweringContext& cx, const ProgStage& s) {
   return out;
 }
 
-// The UB of one partial of output block `out`: every statistic's block.
-int64_t statistics_bytes(const LoweringContext& cx, const std::vector<int>& stats,
-                         const Block& out) {
-  int64_t bytes = 0;
-  for (int t : stats) bytes += cx.ub_bytes(t, out);
-  return bytes;
-}
-
-// Stores each statistic's output block `out` (added atomically where the step accumulates) but
-// those `dropped` (read only by a second pass in the same task).
-void store_statistics(LoweringContext& cx, const std::vector<int>& stats, const Block& out,
-                      const std::vector<int>& dropped, TileStep& st, std::vector<Access>& acc) {
-  for (int t : stats)
-    if (std::find(dropped.begin(), dropped.end(), t) == dropped.end())
-      st.stores.push_back(cx.dma(DmaDir::kWrite, t, out, acc));
-}
-
-// What a task that finishes a row holds in UB: the statistics and its epilogue's results.
-std::vector<int> row_results(const LoweringContext& cx, const StageRun& run) {
-  std::vector<int> held = statistics(cx, run.s);
-  if (run.epilogue)
-    for (int o = run.epilogue->s.first; o <= run.epilogue->s.last; ++o)
-      held.push_back(cx.op(o).out);
-  return held;
-}
-
 // Appends kind t's steps and buffers to k, work run later in the same task (an empty k takes t).
 void append_work(TaskKind& k, TaskKind&& t) {
   if (k.steps.empty() && k.buffers.empty()) {
@@ -71,27 +44,6 @@ void append_work(TaskKind& k, TaskKind&& t) {
   merge_buffers(k, t.buffers);
 }
 
-// The epilogue on output block c (its grid index), in the task that completes the block: its ops
-// on the statistics (in UB, or loaded from GM where `in_ub` is false: after atomic partials), its
-// results stored but those dropped.
-void append_epilogue(LoweringContext& cx, const StageRun& run, int64_t c, bool in_ub, TaskKind& k,
-                     std::vector<Access>& acc) {
-  const StageRun& epi = *run.epilogue;
-  append_work(k, cx.vector_kind(epi.s, epi.grid.block(c), acc, run.dropped,
-                                in_ub ? statistics(cx, run.s) : std::vector<int>{}));
-}
-
-// The second pass over tile b, appended to the task that holds the row's statistics in UB: its
-// loads (the statistics' and the epilogue's skipped), ops and stores, its buffers beside the
-// task's, and the tasks its other loads wait for.
-void append_second_pass(LoweringContext& cx, const StageRun& run, const Block& b, TaskKind& k,
-                        std::vector<Access>& acc, std::vector<int32_t>& deps) {
-  const StageRun& pass = *run.second;
-  append_work(k, cx.vector_kind(pass.s, b, acc, {}, row_results(cx, run)));
-  const auto d = cx.load_deps(pass.s, b, run.produced);
-  deps.insert(deps.end(), d.begin(), d.end());
-}
-
 // The second pass's tiles `tiles` (grid indices) were written by `task`.
 void produced_by(StageRun& pass, const std::vector<int64_t>& tiles, int32_t task) {
   for (Producer& pr : pass.stores) {
@@ -100,20 +52,74 @@ void produced_by(StageRun& pass, const std::vector<int64_t>& tiles, int32_t task
   }
 }
 
+// What both partitions' lowerings share: the statistics' copies and merges, and the work the task
+// that finishes a row runs after it.
+class SplitLowering {
+ protected:
+  SplitLowering(LoweringContext& cx, StageRun& run)
+      : cx_(cx), run_(run), red_(cx.op(run.s.last)), stats_(statistics(cx, run.s)) {}
+
+  // The UB of one partial of output block `out`: every statistic's block.
+  int64_t statistics_bytes(const Block& out) const {
+    int64_t bytes = 0;
+    for (int t : stats_) bytes += cx_.ub_bytes(t, out);
+    return bytes;
+  }
+  // Stores each statistic's output block `out` but those `dropped` (StageRun::dropped).
+  void store(const Block& out, const std::vector<int>& dropped, TileStep& st) {
+    for (int t : stats_)
+      if (std::find(dropped.begin(), dropped.end(), t) == dropped.end())
+        st.stores.push_back(cx_.dma(DmaDir::kWrite, t, out, acc_));
+  }
+  // Adds (max, min) the partial into the statistics in GM atomically.
+  void add_atomically(const Block& out, TileStep& st) {
+    store(out, {}, st);
+    st.accumulates = true;
+    cx_.combine(run_.s, product(out.extent), st.fold);
+  }
+  // Folds the partial into the running statistics in GM: read, combined, written back.
+  void fold_into(const Block& out, TileStep& st) {
+    for (int t : stats_) st.loads.push_back(cx_.dma(DmaDir::kRead, t, out, acc_));
+    cx_.combine(run_.s, product(out.extent), st.vec);
+    store(out, {}, st);
+  }
+  // The epilogue on output block c (its grid index), in the task that completes the block, on the
+  // statistics in UB (else loaded from GM: after atomic partials).
+  void append_epilogue(int64_t c, bool in_ub, TaskKind& k) {
+    const StageRun& epi = *run_.epilogue;
+    append_work(k, cx_.vector_kind(epi.s, epi.grid.block(c), acc_, run_.dropped,
+                                   in_ub ? stats_ : std::vector<int>{}));
+  }
+  // The second pass over tile b in the task that holds the row's statistics (and the epilogue's
+  // results) in UB; `deps`: the tasks its other loads wait for.
+  void append_second_pass(const Block& b, TaskKind& k, std::vector<int32_t>& deps) {
+    const StageRun& pass = *run_.second;
+    std::vector<int> held = stats_;
+    if (run_.epilogue)
+      for (int o = run_.epilogue->s.first; o <= run_.epilogue->s.last; ++o)
+        held.push_back(cx_.op(o).out);
+    append_work(k, cx_.vector_kind(pass.s, b, acc_, {}, held));
+    const auto d = cx_.load_deps(pass.s, b, run_.produced);
+    deps.insert(deps.end(), d.begin(), d.end());
+  }
+
+  LoweringContext& cx_;
+  StageRun& run_;
+  const ProgOp& red_;
+  const std::vector<int> stats_;
+  std::vector<Access> acc_;
+};
+
 // One chain (an output block's row of tiles) of a split stage under pypto.
-class ChainLowering {
+class ChainLowering : SplitLowering {
  public:
   ChainLowering(LoweringContext& cx, StageRun& run, const std::vector<std::vector<int64_t>>& chains,
                 size_t c)
-      : cx_(cx),
-        run_(run),
-        red_(cx.op(run.s.last)),
-        stats_(statistics(cx, run.s)),
+      : SplitLowering(cx, run),
         chain_(chains[c]),
         c_(static_cast<int64_t>(c)),
         root_(run.base + run.grid.root(chain_.front())),
         out_(output_region(cx.program(), red_, run.grid.block(chain_.front()))),
-        out_elems_(product(out_.extent)),
         n_(static_cast<int64_t>(chain_.size())) {
     if (run.epilogue && run.epilogue->grid.count() != static_cast<int64_t>(chains.size()))
       throw InternalError("program: a split stage's epilogue has a block per output block");
@@ -125,31 +131,29 @@ class ChainLowering {
     TaskKind k;
     std::vector<int32_t> deps;
     for (int64_t j = 0; j < n_; ++j) {
-      TaskKind seg;
-      TileStep st = segment(j, seg);
-      if (j == 0) k = std::move(seg);
-      if (j > 0) {
-        for (TileStep& e : seg.steps) append_step(k, e);
-        cx_.combine(run_.s, out_elems_, st.vec);
-      }
-      append_step(k, st);
+      TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, stats_);
+      if (j > 0) cx_.combine(run_.s, product(out_.extent), t.steps.back().vec);
+      append_tile(k, std::move(t));
       const auto d = cx_.load_deps(run_.s, block(j), run_.produced);
       deps.insert(deps.end(), d.begin(), d.end());
     }
-    if (n_ > 1) k.buffers.push_back({"partial", partial_bytes(), BufferRole::kTemp, MemSpace::kUb});
+    if (n_ > 1)
+      k.buffers.push_back({"partial", statistics_bytes(out_), BufferRole::kTemp, MemSpace::kUb});
     TileStep fin;
-    store_statistics(cx_, stats_, out_, run_.dropped, fin, acc_);
+    store(out_, run_.dropped, fin);
     if (!fin.stores.empty()) k.steps.push_back(fin);
-    if (run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
+    if (run_.epilogue) append_epilogue(c_, true, k);
     if (run_.second)
-      for (int64_t j = 0; j < n_; ++j) append_second_pass(cx_, run_, block(j), k, acc_, deps);
+      for (int64_t j = 0; j < n_; ++j) append_second_pass(block(j), k, deps);
     const int32_t task = cx_.add_task(run_.s, std::move(k), run_.psg, root_, acc_, deps);
+    tile_tasks_.assign(chain_.size(), task);
     finished_by(task);
     if (run_.second) produced_by(*run_.second, chain_, task);
     return task;
   }
 
-  // A task per segment, merged as the op says; the tasks that complete the output block.
+  // A task per segment, merged as the op says, then the second pass's tasks; the tasks that
+  // complete the output block.
   std::vector<int32_t> segments(int& merge_psg) {
     std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
     for (int64_t j = 0; j < n_; ++j) {
@@ -162,28 +166,30 @@ class ChainLowering {
       // The last segment of a chain, or a lone one, completes the block.
       const bool completes = j == n_ - 1 && (red_.merge == MergeMode::kChain ||
                                              (red_.merge == MergeMode::kTree && n_ == 1));
-      if (completes && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
+      if (completes && run_.epilogue) append_epilogue(c_, true, k);
       holder[static_cast<size_t>(j)] = cx_.add_task(run_.s, k, run_.psg, root_, acc_, deps);
       if (completes) finished_by(holder[static_cast<size_t>(j)]);
-      segment_tasks_.push_back(holder[static_cast<size_t>(j)]);
+      tile_tasks_.push_back(holder[static_cast<size_t>(j)]);
     }
     if (red_.merge == MergeMode::kTree && n_ > 1) merge_tree(holder, merge_psg);
     if (red_.merge == MergeMode::kAtomic && run_.epilogue) {
       // The partials land in GM atomically: a task after them all finishes the block.
       acc_.clear();
       TaskKind k;
-      append_epilogue(cx_, run_, c_, false, k, acc_);
+      append_epilogue(c_, false, k);
       finished_by(
           cx_.add_task(run_.epilogue->s, std::move(k), run_.epilogue->psg, root_, acc_, holder));
     }
-    return red_.merge == MergeMode::kAtomic  ? holder
-           : red_.merge == MergeMode::kChain ? std::vector<int32_t>{holder.back()}
-                                             : std::vector<int32_t>{holder.front()};
+    const std::vector<int32_t> done = red_.merge == MergeMode::kAtomic ? holder
+                                      : red_.merge == MergeMode::kChain
+                                          ? std::vector<int32_t>{holder.back()}
+                                          : std::vector<int32_t>{holder.front()};
+    // The epilogue's task follows every task of the row: it alone is waited for.
+    if (run_.second) second_pass_tasks(finisher_ >= 0 ? std::vector<int32_t>{finisher_} : done);
+    return done;
   }
-  // The task of each segment (segments()), in chain order.
-  const std::vector<int32_t>& segment_tasks() const { return segment_tasks_; }
-  // The task that ran the epilogue (-1: none).
-  int32_t finisher() const { return finisher_; }
+  // The task that ran each tile, in chain order.
+  const std::vector<int32_t>& tile_tasks() const { return tile_tasks_; }
 
  private:
   Block block(int64_t j) const { return run_.grid.block(chain_[static_cast<size_t>(j)]); }
@@ -193,38 +199,33 @@ class ChainLowering {
     produced_by(*run_.epilogue, {c_}, task);
     finisher_ = task;
   }
-  int64_t partial_bytes() const { return statistics_bytes(cx_, stats_, out_); }
-  // A segment's last step: its loads, the fused ops and its partial, without the output store;
-  // `k` takes the kind with the steps before it (a copy waiting for a shared buffer).
-  TileStep segment(int64_t j, TaskKind& k) {
-    TaskKind t = cx_.vector_kind(run_.s, block(j), acc_, stats_);
-    TileStep st = std::move(t.steps.back());
-    t.steps.pop_back();
-    k = std::move(t);
-    return st;
+  // The second pass over the chain's tiles, a task per tile (the reducing families' apply tasks)
+  // waiting for the tasks that completed the row (`done`) and those that wrote what else it loads.
+  void second_pass_tasks(const std::vector<int32_t>& done) {
+    StageRun& pass = *run_.second;
+    for (int64_t i : chain_) {
+      acc_.clear();
+      const Block b = pass.grid.block(i);
+      cx_.vector_kind_into(scratch_, pass.s, b, acc_);
+      std::vector<int32_t> deps = cx_.load_deps(pass.s, b, run_.produced);
+      deps.insert(deps.end(), done.begin(), done.end());
+      produced_by(
+          pass, {i},
+          cx_.add_task(pass.s, scratch_, pass.psg, pass.base + pass.grid.root(i), acc_, deps));
+    }
   }
   void add_merge(int64_t j, TileStep& st, std::vector<int32_t>& deps,
                  const std::vector<int32_t>& holder) {
-    switch (red_.merge) {
-      case MergeMode::kAtomic:  // add (max, min) the partials into the outputs in GM
-        store_statistics(cx_, stats_, out_, {}, st, acc_);
-        st.accumulates = true;
-        cx_.combine(run_.s, out_elems_, st.fold);
-        break;
-      case MergeMode::kChain:  // fold into the running results the previous segment wrote
-        if (j > 0) {
-          for (int t : stats_) st.loads.push_back(cx_.dma(DmaDir::kRead, t, out_, acc_));
-          cx_.combine(run_.s, out_elems_, st.vec);
-          deps.push_back(holder[static_cast<size_t>(j - 1)]);
-        }
-        store_statistics(cx_, stats_, out_, {}, st, acc_);
-        break;
-      default:  // kTree: the partials to the workspace (a lone segment is the result)
-        if (n_ == 1)
-          store_statistics(cx_, stats_, out_, {}, st, acc_);
-        else
-          st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, j, acc_));
-        break;
+    if (red_.merge == MergeMode::kAtomic) {
+      add_atomically(out_, st);
+    } else if (red_.merge == MergeMode::kChain && j > 0) {
+      // Folded into the running results the previous segment wrote.
+      fold_into(out_, st);
+      deps.push_back(holder[static_cast<size_t>(j - 1)]);
+    } else if (red_.merge == MergeMode::kChain || n_ == 1) {
+      store(out_, {}, st);  // the first of a chain, or a lone segment
+    } else {                // kTree: the partials to the workspace
+      st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, j, acc_));
     }
   }
   void merge_tree(std::vector<int32_t>& holder, int& merge_psg) {
@@ -243,14 +244,15 @@ class ChainLowering {
         st.clear();
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.a, acc_));
         st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out_, m.b, acc_));
-        cx_.combine(run_.s, out_elems_, st.vec);
+        cx_.combine(run_.s, product(out_.extent), st.vec);
         const bool root = l + 1 == levels.size();
         if (root)
-          store_statistics(cx_, stats_, out_, run_.dropped, st, acc_);
+          store(out_, run_.dropped, st);
         else
           st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out_, m.a, acc_));
-        k.buffers.assign(1, {"partials", 2 * partial_bytes(), BufferRole::kInput, MemSpace::kUb});
-        if (root && run_.epilogue) append_epilogue(cx_, run_, c_, true, k, acc_);
+        k.buffers.assign(
+            1, {"partials", 2 * statistics_bytes(out_), BufferRole::kInput, MemSpace::kUb});
+        if (root && run_.epilogue) append_epilogue(c_, true, k);
         holder[static_cast<size_t>(m.a)] =
             cx_.add_task(run_.s, k, merge_psg, root_, acc_,
                          {holder[static_cast<size_t>(m.a)], holder[static_cast<size_t>(m.b)]});
@@ -258,40 +260,15 @@ class ChainLowering {
       }
   }
 
-  LoweringContext& cx_;
-  StageRun& run_;
-  const ProgOp& red_;
-  const std::vector<int> stats_;
   const std::vector<int64_t>& chain_;
   const int64_t c_;  // the chain's index: its output block's
   const int32_t root_;
   const Block out_;
-  const int64_t out_elems_;
   const int64_t n_;
-  std::vector<Access> acc_;
-  TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
-  std::vector<int32_t> segment_tasks_;
+  std::vector<int32_t> tile_tasks_;
   int32_t finisher_ = -1;
+  TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
 };
-
-// The second pass over one chain's tiles, a task per tile right after the chain's tasks (the
-// reducing families' apply tasks), each waiting for the tasks that completed the row (`done`)
-// and for those that wrote what else it loads.
-void add_second_pass_tasks(LoweringContext& cx, StageRun& run, const std::vector<int64_t>& tiles,
-                           const std::vector<int32_t>& done) {
-  StageRun& pass = *run.second;
-  std::vector<Access> acc;
-  TaskKind k;  // each tile's kind, its storage reused
-  for (int64_t i : tiles) {
-    acc.clear();
-    const Block b = pass.grid.block(i);
-    cx.vector_kind_into(k, pass.s, b, acc);
-    std::vector<int32_t> deps = cx.load_deps(pass.s, b, run.produced);
-    deps.insert(deps.end(), done.begin(), done.end());
-    produced_by(pass, {i},
-                cx.add_task(pass.s, k, pass.psg, pass.base + pass.grid.root(i), acc, deps));
-  }
-}
 
 void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   const ProgStage& s = run.s;
@@ -303,21 +280,10 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   int merge_psg = -1;
   for (size_t c = 0; c < chains.size(); ++c) {
     ChainLowering chain(cx, run, chains, c);
-    if (cx.op(s.last).merge == MergeMode::kInTask) {
-      const int32_t task = chain.in_task();
-      by_chain[c] = {task};
-      for (int64_t i : chains[c]) by_tile[static_cast<size_t>(i)] = {task};
-      continue;
-    }
-    by_chain[c] = chain.segments(merge_psg);
+    by_chain[c] = cx.op(s.last).merge == MergeMode::kInTask ? std::vector<int32_t>{chain.in_task()}
+                                                            : chain.segments(merge_psg);
     for (size_t j = 0; j < chains[c].size(); ++j)
-      by_tile[static_cast<size_t>(chains[c][j])] = {chain.segment_tasks()[j]};
-    if (run.second) {
-      // The epilogue's task follows every task of the row: it alone is waited for.
-      add_second_pass_tasks(
-          cx, run, chains[c],
-          chain.finisher() >= 0 ? std::vector<int32_t>{chain.finisher()} : by_chain[c]);
-    }
+      by_tile[static_cast<size_t>(chains[c][j])] = {chain.tile_tasks()[j]};
   }
   for (size_t i = 0; i < s.stores.size(); ++i)
     run.stores[i].tasks =
@@ -329,13 +295,10 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
 // row split over blocks finishes in GM. With partition.block each block region is a unit: the
 // grid's pieces are the regions' sub-tiles (grid_of), so a region's rows are whole or split as
 // the regions cut them.
-class SplitSpmd {
+class SplitSpmd : SplitLowering {
  public:
   SplitSpmd(LoweringContext& cx, StageRun& run)
-      : cx_(cx),
-        run_(run),
-        red_(cx.op(run.s.last)),
-        stats_(statistics(cx, run.s)),
+      : SplitLowering(cx, run),
         chains_(split_chains(cx.program(), run.s, run.grid)),
         rows_(static_cast<int64_t>(chains_.size())),
         segs_(static_cast<int64_t>(chains_.front().size())),
@@ -357,10 +320,10 @@ class SplitSpmd {
     }
     // The epilogue and the second pass run in the blocks when every row is whole in one block
     // (read from the blocks' runs, neighbouring parts of a row joined, not from the units).
-    const int64_t used = std::min(grid, static_cast<int64_t>(units_.size()));
-    for (int64_t blk = 0; blk < used; ++blk)
-      for (const Part& p : block_chain_runs(units_, used, blk))
-        whole_rows_ = whole_rows_ && p.s0 == 0 && p.s1 == segs_;
+    used_ = std::min(grid, static_cast<int64_t>(units_.size()));
+    for (int64_t blk = 0; blk < used_; ++blk)
+      for (const Part& p : block_chain_runs(units_, used_, blk))
+        whole_rows_ = whole_rows_ && whole(p);
     fuse_second_ = run.second != nullptr && whole_rows_;
     // X13: the fold goes into the blocks that finish rows, or that add a linear statistic's parts
     // (each part's scaled share is its share of the fold); otherwise the per-row result is stored
@@ -377,24 +340,21 @@ class SplitSpmd {
   }
 
   void lower() {
-    const int64_t used = std::min(cx_.spec().grid, static_cast<int64_t>(units_.size()));
-    for (int64_t blk = 0; blk < used; ++blk) first_launch_block(blk, used);
-    cx_.end_launch(run_.s, run_.psg, used, what_, run_.s.psg);
-    // Products, indices and log-sum-exps do not accumulate atomically: such a row's parts go to
-    // a workspace and a second launch folds them.
-    // With a second pass to follow, that launch is the second pass's: each block folds its own
-    // parts' rows from their slots there (as the softmax family's second launch does).
-    if (!atomic_parts() && !folds_in_second_pass()) second_launch();
-    // Rows split over blocks: once the rows are whole, a launch in which each block finishes
-    // the rows of its own parts (the epilogue, from the statistics in GM or folded from the
-    // row's slots) and walks those parts again (the second pass), as the first launch shared
-    // them; without a second pass the epilogue is a launch of its own.
+    for (int64_t blk = 0; blk < used_; ++blk) first_launch_block(blk);
+    cx_.end_launch(run_.s, run_.psg, used_, what_, run_.s.psg);
+    // Products, indices and log-sum-exps do not accumulate atomically: a row's parts go to a
+    // workspace and a second launch folds them (with a second pass and an epilogue, that of the
+    // second pass: each block folds its own parts' rows, as the softmax family's does).
+    if (!atomic_parts() && !(run_.second && run_.epilogue && !whole_rows_)) second_launch();
+    // Rows split over blocks: once they are whole, a launch in which each block finishes the rows
+    // of its own parts (the epilogue) and walks those parts again (the second pass); without a
+    // second pass the epilogue is a launch of its own.
     if (run_.fold && !folds_)
       run_.fold->s.split ? lower_split_stage(cx_, *run_.fold) : lower_vector_stage(cx_, *run_.fold);
     if (whole_rows_) return;
     if (run_.second) {
-      for (int64_t blk = 0; blk < used; ++blk) second_pass_block(blk, used);
-      cx_.end_launch(run_.second->s, run_.second->psg, used, what_, run_.second->s.psg);
+      for (int64_t blk = 0; blk < used_; ++blk) second_pass_block(blk);
+      cx_.end_launch(run_.second->s, run_.second->psg, used_, what_, run_.second->s.psg);
     } else if (run_.epilogue) {
       lower_vector_stage(cx_, *run_.epilogue);
     }
@@ -403,154 +363,126 @@ class SplitSpmd {
  private:
   using Part = ChainRun;
   int fold_input() const { return run_.fold ? cx_.op(run_.fold->s.first).in[0] : -1; }
-  bool merges_atomically() const {
-    for (int o = run_.s.reduce_first; o <= run_.s.last; ++o)
-      if (!cx_.op(o).info->reduction->merges_atomically) return false;
-    return true;
-  }
+  bool whole(const Part& p) const { return p.s0 == 0 && p.s1 == segs_; }
   // A row's parts added into the output atomically (else written to slots a launch folds).
   bool atomic_parts() const {
-    return merges_atomically() && red_.spmd_rows != SpmdRows::kSlots &&
-           red_.spmd_rows != SpmdRows::kParts;
+    for (int o = run_.s.reduce_first; o <= run_.s.last; ++o)
+      if (!cx_.op(o).info->reduction->merges_atomically) return false;
+    return red_.spmd_rows != SpmdRows::kSlots && red_.spmd_rows != SpmdRows::kParts;
   }
   // A block's part kept in GM, sub-tile by sub-tile (spmd_rows tiles or slots).
   bool in_gm() const {
     return red_.spmd_rows == SpmdRows::kTiles || red_.spmd_rows == SpmdRows::kSlots;
   }
-  // spmd_rows tiles / slots: sub-tile j's partial into GM at the end of its step st: added
-  // atomically into the output (tiles), or read from the part's slot, added and written back
-  // (slots; a part that is the whole row, the output itself).
-  void gm_merge(const Part& part, const Block& out, TileStep& st) {
-    const int64_t out_elems = product(out.extent);
-    if (red_.spmd_rows == SpmdRows::kTiles) {
-      store_statistics(cx_, stats_, out, {}, st, acc_);
-      st.accumulates = true;
-      cx_.combine(run_.s, out_elems, st.fold);
-      return;
-    }
-    const int64_t slot = parts_of_[static_cast<size_t>(part.chain)];
-    if (part.s0 == 0 && part.s1 == segs_) {
-      for (int t : stats_) st.loads.push_back(cx_.dma(DmaDir::kRead, t, out, acc_));
-      cx_.combine(run_.s, out_elems, st.vec);
-      store_statistics(cx_, stats_, out, {}, st, acc_);
-      return;
-    }
-    st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, slot, acc_));
-    cx_.combine(run_.s, out_elems, st.vec);
-    st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out, slot, acc_));
-  }
   Block out_of(int64_t chain) const {
     return output_region(cx_.program(), red_,
                          run_.grid.block(chains_[static_cast<size_t>(chain)].front()));
   }
-  void first_launch_block(int64_t blk, int64_t used) {
+  // Tile j of part p's row.
+  Block tile(const Part& p, int64_t j) const {
+    return run_.grid.block(chains_[static_cast<size_t>(p.chain)][static_cast<size_t>(j)]);
+  }
+  void first_launch_block(int64_t blk) {
     acc_.clear();
     block_first_ = true;
     TaskKind k;
     int64_t values = 0;  // of the fold's input (X13)
-    for (const Part& part : block_chain_runs(units_, used, blk)) {
+    for (const Part& part : block_chain_runs(units_, used_, blk)) {
       append_kind(k, part_kind(part));
       values += product(out_of(part.chain).extent);
     }
     if (folds_) append_kind(k, fold_kind(cx_, run_, values, acc_));
     cx_.add_block(run_.s, std::move(k), run_.psg, blk, acc_);
   }
-  void second_pass_block(int64_t blk, int64_t used) {
+  void second_pass_block(int64_t blk) {
     acc_.clear();
     TaskKind k;
     int64_t most = 0;
-    for (const Part& part : block_chain_runs(units_, used, blk)) {
+    for (const Part& part : block_chain_runs(units_, used_, blk)) {
       if (run_.epilogue) epilogue_of_part(part.chain, k, most);
-      const auto& chain = chains_[static_cast<size_t>(part.chain)];
       std::vector<int32_t> deps;  // spmd: launches run in order
-      for (int64_t j = part.s0; j < part.s1; ++j) {
-        const Block b = run_.grid.block(chain[static_cast<size_t>(j)]);
+      for (int64_t j = part.s0; j < part.s1; ++j)
         if (run_.epilogue)
-          append_second_pass(cx_, run_, b, k, acc_, deps);
+          append_second_pass(tile(part, j), k, deps);
         else
-          append_work(k, cx_.vector_kind(run_.second->s, b, acc_));
-      }
+          append_work(k, cx_.vector_kind(run_.second->s, tile(part, j), acc_));
     }
     if (most > 0) merge_buffers(k, {{"partials", most, BufferRole::kInput, MemSpace::kUb}});
     cx_.add_block(run_.second->s, std::move(k), run_.second->psg, blk, acc_);
   }
-  // Split rows whose parts go to workspace slots fold them in the second pass's launch.
-  bool folds_in_second_pass() const { return run_.second && run_.epilogue && !whole_rows_; }
-  // The epilogue of row c in the second pass's block: on the statistics read from GM, or, for a
-  // row whose parts went to workspace slots (statistics that do not add atomically), on the
-  // slots loaded and folded in UB first.
+  // The epilogue of row c in the second pass's block: on the statistics read from GM, or on the
+  // row's workspace slots loaded and folded in UB first.
   void epilogue_of_part(int64_t c, TaskKind& k, int64_t& most) {
     const int64_t parts = parts_of_[static_cast<size_t>(c)];
     if (atomic_parts() || parts < 2) {
-      append_epilogue(cx_, run_, c, false, k, acc_);
+      append_epilogue(c, false, k);
       return;
     }
     const Block out = out_of(c);
-    TileStep fold;  // the row's slots are side by side: one copy
-    fold.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, 0, acc_, parts));
-    for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), fold.vec);
+    // The row's slots lie side by side: one copy.
+    const DmaOp slots = cx_.partial_dma(DmaDir::kRead, run_.s, out, 0, acc_, parts);
     const StageRun& epi = *run_.epilogue;
     TaskKind e = cx_.vector_kind(epi.s, epi.grid.block(c), acc_, run_.dropped, stats_);
     // The fold and the finalize are one step: the finalize's instructions follow the fold's.
     if (e.steps.empty()) e.steps.emplace_back();
     TileStep& first = e.steps.front();
-    first.loads.insert(first.loads.begin(), fold.loads.begin(), fold.loads.end());
-    first.vec.insert(first.vec.begin(), fold.vec.begin(), fold.vec.end());
+    first.loads.insert(first.loads.begin(), slots);
+    std::vector<VecOp> fold;
+    for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), fold);
+    first.vec.insert(first.vec.begin(), fold.begin(), fold.end());
     append_work(k, std::move(e));
-    most = std::max(most, parts * statistics_bytes(cx_, stats_, out));
+    most = std::max(most, parts * statistics_bytes(out));
   }
   // A part of a row: its tiles folded in UB, then the whole row written, or the part added
-  // atomically, or written to its workspace slot.
+  // atomically, or written to its workspace slot; spmd_rows tiles / slots: each sub-tile's
+  // partial added into GM, atomically (tiles) or into the part's slot (slots; a whole row's
+  // slot is the output).
   TaskKind part_kind(const Part& part) {
-    const auto& chain = chains_[static_cast<size_t>(part.chain)];
     const Block out = out_of(part.chain);
-    const int64_t out_elems = product(out.extent);
+    int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     TaskKind pk;
     for (int64_t j = part.s0; j < part.s1; ++j) {
-      const Block b = run_.grid.block(chain[static_cast<size_t>(j)]);
+      const Block b = tile(part, j);
       resident_loads(cx_, run_.s, b, block_first_, held_, skip_);
       block_first_ = false;
       TaskKind t = cx_.vector_kind(run_.s, b, acc_, stats_, skip_);
-      TileStep st = std::move(t.steps.back());
-      t.steps.pop_back();
-      if (in_gm())
-        gm_merge(part, out, st);
-      else if (j > part.s0)
-        cx_.combine(run_.s, out_elems, st.vec);
-      if (j == part.s0)
-        pk = std::move(t);
-      else
-        for (TileStep& e : t.steps) append_step(pk, e);
-      append_step(pk, st);
+      TileStep& st = t.steps.back();
+      if (in_gm() && red_.spmd_rows == SpmdRows::kTiles) {
+        add_atomically(out, st);
+      } else if (in_gm() && whole(part)) {
+        fold_into(out, st);
+      } else if (in_gm()) {
+        st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, parts, acc_));
+        cx_.combine(run_.s, product(out.extent), st.vec);
+        st.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out, parts, acc_));
+      } else if (j > part.s0) {
+        cx_.combine(run_.s, product(out.extent), st.vec);
+      }
+      append_tile(pk, std::move(t));
     }
     TileStep fin;
-    int64_t& parts = parts_of_[static_cast<size_t>(part.chain)];
     if (in_gm()) {
-      // Each sub-tile merged its partial in GM (gm_merge).
-    } else if (part.s0 == 0 && part.s1 == segs_) {
+      // Each sub-tile merged its partial in GM.
+    } else if (whole(part)) {
       // Rows split over blocks keep their statistics in GM for the launches after (but the
       // fold's input, which the block folds).
       std::vector<int> unstored = run_.dropped;
       if (!whole_rows_)
         std::erase_if(unstored, [&](int t) { return !folds_ || t != fold_input(); });
-      store_statistics(cx_, stats_, out, unstored, fin, acc_);
+      store(out, unstored, fin);
     } else if (folds_) {
       // A linear statistic's part: its scaled share stays in UB for the block's fold.
     } else if (atomic_parts()) {
-      store_statistics(cx_, stats_, out, {}, fin, acc_);
-      fin.accumulates = true;
-      cx_.combine(run_.s, out_elems, fin.fold);
+      add_atomically(out, fin);
     } else {
       fin.stores.push_back(cx_.partial_dma(DmaDir::kWrite, run_.s, out, parts, acc_));
     }
     ++parts;
     if (!fin.stores.empty()) pk.steps.push_back(fin);
-    if (run_.epilogue && whole_rows_) append_epilogue(cx_, run_, part.chain, true, pk, acc_);
+    if (run_.epilogue && whole_rows_) append_epilogue(part.chain, true, pk);
     if (fuse_second_) {
       std::vector<int32_t> deps;  // spmd: launches run in order, blocks start at launch
-      for (int64_t j = part.s0; j < part.s1; ++j)
-        append_second_pass(cx_, run_, run_.grid.block(chain[static_cast<size_t>(j)]), pk, acc_,
-                           deps);
+      for (int64_t j = part.s0; j < part.s1; ++j) append_second_pass(tile(part, j), pk, deps);
     }
     return pk;
   }
@@ -579,13 +511,13 @@ class SplitSpmd {
         for (int64_t q = 0; q < parts; ++q)
           st.loads.push_back(cx_.partial_dma(DmaDir::kRead, run_.s, out, q, acc_));
         for (int64_t q = 1; q < parts; ++q) cx_.combine(run_.s, product(out.extent), st.vec);
-        store_statistics(cx_, stats_, out, {}, st, acc_);
+        store(out, {}, st);
         append_step(k, st);
         // Slots, one per block, stream through two buffers (the wrapper's sum over them).
         const bool streamed =
             red_.spmd_rows == SpmdRows::kSlots || red_.spmd_rows == SpmdRows::kParts;
         const int64_t held = streamed ? std::min<int64_t>(parts, 2) : parts;
-        most = std::max(most, held * statistics_bytes(cx_, stats_, out));
+        most = std::max(most, held * statistics_bytes(out));
       }
       k.buffers = {{"partials", most, BufferRole::kInput, MemSpace::kUb}};
       const int32_t task = g.add_task(cx_.kind_id(run_.s, k), 0, -1, cx_.launch());
@@ -594,19 +526,15 @@ class SplitSpmd {
     cx_.end_launch(run_.s, merge_psg, blocks, "split rows", run_.s.psg + ":merge");
   }
 
-  LoweringContext& cx_;
-  StageRun& run_;
-  const ProgOp& red_;
-  const std::vector<int> stats_;
   const std::vector<std::vector<int64_t>> chains_;
   const int64_t rows_, segs_;
+  int64_t used_ = 0;                      // the blocks with work
   bool whole_rows_ = true;                // every row whole in one block
   bool fuse_second_ = false;              // run_.second runs in the first launch's blocks
   bool folds_ = false;                    // run_.fold runs in the first launch's blocks
   std::vector<std::vector<Part>> units_;  // shared in contiguous runs over the blocks
   std::string what_;                      // the units, for the grid check's message
   std::vector<int64_t> parts_of_;         // per row: the parts written so far
-  std::vector<Access> acc_;
   // Resident inputs: loaded by a block's first sub-tile (resident_loads), held for the others.
   bool block_first_ = true;
   std::map<int, Block> held_;

@@ -4,8 +4,6 @@
 // planned (LoweringContext::kind_id), where the kind's buffers are known.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"

@@ -14,12 +14,6 @@ namespace tilesim {
 
 namespace {
 
-// The region an spmd block owns: partition.block (its rank checked by check_stage; a block walks
-// it in tile-sized sub-tiles); empty: a run of whole tiles.
-Dims block_of(const LoweringContext& cx) {
-  return cx.spmd() ? cx.spec().block : Dims{};
-}
-
 // Ascend C: partition.cores (default every core of the stage's type), each a pinned task.
 int64_t cores_of(const LoweringContext& cx, CoreType core) {
   const int64_t have = core == CoreType::kAic ? cx.hw().cores.aic : cx.hw().cores.aiv;
@@ -48,9 +42,10 @@ void lower_tiles(LoweringContext& cx, StageRun& run, CoreType core, const TileKi
     }
     return;
   }
-  // Runs of regions per block (spmd) or core (ascendc); without partition.block each region is
-  // one tile, in the grid's row-major order.
-  const BlockTiling cut(s.shape, block_of(cx), s.tile);
+  // Runs of regions per block (spmd) or core (ascendc): an spmd block's partition.block (its rank
+  // checked by check_stage), walked in tile-sized sub-tiles; else each region one tile, in the
+  // grid's row-major order.
+  const BlockTiling cut(s.shape, cx.spmd() ? cx.spec().block : Dims{}, s.tile);
   const int64_t used = std::min(cx.spmd() ? cx.spec().grid : cores_of(cx, core), cut.regions());
   for (int64_t blk = 0; blk < used; ++blk) {
     const BlockRange range = block_range(cut.regions(), used, blk);

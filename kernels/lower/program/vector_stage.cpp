@@ -19,12 +19,11 @@ namespace tilesim {
 namespace {
 
 // Whether the Triton-Ascend compiler reads operand `sh` of op `x` (iteration space `is`) in
-// place rather than materialising its broadcast as a tile of its own. AscendNPU-IR's
-// InlineOTFBroadcast (bishengir/lib/Dialect/HIVM/Transforms/InlineOTFBroadcast.cpp) folds a
-// vbrc along one axis into its binary users (vadd, vsub, vmul, vdiv, vmax, vmin:
-// BroadcastableOTF), wherever the vbrc stands (a loop-invariant one hoisted before the loop too),
-// not into a select (tl.where) nor along two axes; a last-axis one keeps a per-row block, which
-// the column's Brcb prices (GetExtraBuffers.cpp).
+// place rather than materialising its broadcast: AscendNPU-IR's InlineOTFBroadcast
+// (bishengir/lib/Dialect/HIVM/Transforms/InlineOTFBroadcast.cpp) folds a vbrc along one axis,
+// wherever it stands, into its binary users (BroadcastableOTF), not into a select (tl.where) nor
+// along two axes; a last-axis one keeps a per-row block the column's Brcb prices
+// (GetExtraBuffers.cpp).
 bool broadcast_inlined(const ProgOp& x, const Dims& sh, const Dims& is) {
   if (x.info->kind != OpKind::kBinary) return false;
   int axes = 0;
@@ -37,10 +36,9 @@ bool broadcast_inlined(const ProgOp& x, const Dims& sh, const Dims& is) {
 
 // A binary op with an operand broadcast along the rows, as the Triton-Ascend compiler's vector
 // library issues it (AscendNPU-IR bishengir/lib/Template/lib/Vector/Elementwise/EltWise2D.cpp,
-// vector_eltwise_2d): the larger of the rows and the row's repeats is the instruction's repeat
-// axis (the broadcast operand's repeat stride 0), so one instruction per repeat-wide column
-// chunk when there are more rows than chunks; without a broadcast, or a row within one repeat,
-// one instruction.
+// vector_eltwise_2d): the larger of the rows and the row's repeats is the repeat axis (the
+// broadcast operand's repeat stride 0), so one instruction per repeat-wide column chunk when
+// there are more rows than chunks; else one instruction.
 void add_compiled_binary_vec(VecClass cls, DType dt, const Dims& ce, bool broadcast,
                              const Hardware& hw, std::vector<VecOp>& vec) {
   const int64_t cols = ce.back(), rows = product(ce) / cols;
@@ -63,24 +61,21 @@ void binary_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, con
   for (int t : x.in) {
     // One value per tile (a one-row tile's statistic) is a vector-scalar instruction's operand
     // (Ascend C Adds / Muls with a scalar read from UB): no Brcb, no per-row split.
+    const Dims& sh = cx.tensor(t).shape;
     const int64_t values = product(operand_region(cx.program(), x, t, full).extent);
-    broadcast = broadcast || (cx.tensor(t).shape != is && values > 1);
+    broadcast = broadcast || (sh != is && values > 1);
     tiles += values > 1;
-  }
-  for (int t : x.in) {
     // A column operand of several rows: Brcb spreads each row's scalar over one UB block, as the
     // elementwise family does.
-    const Dims& sh = cx.tensor(t).shape;
-    const int64_t scalars = product(operand_region(cx.program(), x, t, full).extent);
-    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1 && scalars > 1) {
+    if (sh.size() == is.size() && sh.back() == 1 && is.back() != 1 && values > 1) {
       const int64_t align = cx.hw().ub.align_bytes;
-      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, scalars * align / dtype_bytes(dt)});
-      w.columns.emplace_back(t, scalars * align);
+      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, values * align / dtype_bytes(dt)});
+      w.columns.emplace_back(t, values * align);
     }
   }
   // The Triton-Ascend compiler materialises a broadcast of more than one value per tile
-  // (tl.broadcast_to) as a full tile, a copy into a tile of its own, unless it is read in place
-  // (broadcast_inlined). One value per tile goes to a vector-scalar instruction.
+  // (tl.broadcast_to) as a copy into a tile of its own, unless it reads it in place
+  // (broadcast_inlined).
   if (cx.spec().triton)
     for (int t : x.in)
       if (cx.tensor(t).shape != is &&
@@ -129,9 +124,9 @@ void scan_work(DType dt, const ProgOp& x, const Dims& ce, int64_t n, std::vector
   w.scratch += 2;
 }
 
-// A reduction of the tile along its reduced dims: its statistic's passes (the op table's record,
-// kernels/ops/op_table.cpp, cites each instruction), then its finalize (a mean's scale).
-// A sumexp whose running max an earlier amax of the stage computed starts past the max (X10).
+// A reduction of the tile: its statistic's passes (kernels/ops/op_table.cpp cites each
+// instruction), then its finalize (a mean's scale). A sumexp whose running max an earlier amax of
+// the stage computed starts past the max (X10).
 void reduce_work(const LoweringContext& cx, const ProgOp& x, const Dims& ce, const Block& full,
                  std::vector<VecOp>& vec, OpVectorWork& w, const ProgStage* stage) {
   const ReduceRecord& rec = *x.info->reduction;
@@ -159,12 +154,14 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
   const DType in_dt = tensor(x.in[0]).dtype;
   OpVectorWork w;
   w.scratch = x.info->scratch_tiles;
+  // One source: no two reads to meet in a bank group (binary_work).
+  const auto one_source = [&](VecClass c, DType t) {
+    vec.push_back(VecOp{c, t, 1, 1, n});
+    vec.back().bank_conflict = false;
+  };
   switch (x.info->kind) {
-    case OpKind::kUnary:  // one source: no two reads to meet in a bank group (binary_work)
-      for (VecClass c : x.info->instrs) {
-        vec.push_back(VecOp{c, dt, 1, 1, n});
-        vec.back().bank_conflict = false;
-      }
+    case OpKind::kUnary:
+      for (VecClass c : x.info->instrs) one_source(c, dt);
       // The NZ scatter: a repeat's C0 blocks land c0_stride blocks apart, the compact layout's
       // stride the tile's rows (each C0 column holds one block per row).
       if (x.info->name == std::string_view(kNd2nzOp))
@@ -176,9 +173,7 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       binary_work(*this, x, ce, full, vec, w);
       break;
     case OpKind::kCast:
-      vec.push_back(
-          VecOp{VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt, 1, 1, n});
-      vec.back().bank_conflict = false;
+      one_source(VecClass::kSimple, dtype_bytes(dt) > dtype_bytes(in_dt) ? dt : in_dt);
       break;
     case OpKind::kScan:
       scan_work(dt, x, ce, n, vec, w);
@@ -187,9 +182,8 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
       reduce_work(*this, x, ce, full, vec, w, stage);
       break;
     case OpKind::kRotateHalf:
-    case OpKind::kTranspose:                                 // Ascend C Transpose
-      vec.push_back(VecOp{VecClass::kSimple, dt, 1, 1, n});  // one pass over the tile
-      vec.back().bank_conflict = false;
+    case OpKind::kTranspose:  // Ascend C Transpose: one pass over the tile
+      one_source(VecClass::kSimple, dt);
       break;
     case OpKind::kGather:
     case OpKind::kMatmul:
@@ -199,10 +193,9 @@ OpVectorWork LoweringContext::op_vector_work(const ProgOp& x, const Dims& ce, in
   return w;
 }
 
-// A GM copy of a vector tile, as a recipe of the tile: which region of which tensor (an operand's
-// of the op reading it, an output's of the op writing it, one gathered row), and where its DmaOp
-// sits in the kind (step, loads or stores, index), so another tile of the same extent takes the
-// kind and recomputes only its copies (what the tile's origin changes: alignment, L2 blocks).
+// A GM copy of a vector tile as a recipe: which region of which tensor, and where its DmaOp sits
+// in the kind, so another tile of the same extent takes the kind and recomputes only its copies
+// (what the tile's origin changes: alignment, L2 blocks).
 struct VectorTileCopy {
   enum class Region { kOperand, kOutput, kGatherRow };
   DmaDir dir = DmaDir::kRead;
@@ -224,16 +217,21 @@ struct VectorTileCopy {
   }
 };
 
+// A tile's kind and its GM copies, in the order they were made (their accesses' order).
+struct VectorKindTemplate {
+  TaskKind kind;
+  std::vector<VectorTileCopy> calls;
+};
+
 namespace {
 
 // One tile of a fused vector stage on its way to a task kind: its loads, each op's instructions
 // with the UB its tensors hold as they come and go, its stores. The tensors in UB (a key -1 - t:
-// t's column spread by Brcb, for one op) keep their bytes' sum as they come and go, and the op at
-// whose end each one dies, so a stage of n ops costs n log n however many of them stay live.
+// t's column spread by Brcb, for one op) keep their bytes' sum and the op at whose end each dies,
+// so a stage of n ops costs n log n however many of them stay live.
 class VectorTile {
  public:
-  // share_inputs: own buffers, a loaded input takes a dead input's buffer, its copy waiting for
-  // the ops that free it (place_inputs).
+  // share_inputs: own buffers shared by inputs whose lives do not overlap (place_inputs).
   VectorTile(const LoweringContext& cx, const ProgStage& s, const Block& b,
              std::vector<Access>& acc, bool share_inputs)
       : cx_(cx), s_(s), b_(b), acc_(acc), pooled_(cx.pooled()), share_(share_inputs && !pooled_) {
@@ -255,7 +253,8 @@ class VectorTile {
       for (int t : cx.op(o).in) last_use_[t] = o;
   }
 
-  TaskKind build(const std::vector<int>& skip_stores, const std::vector<int>& skip_loads) {
+  VectorKindTemplate build(const std::vector<int>& skip_stores,
+                           const std::vector<int>& skip_loads) {
     load_inputs(skip_loads);
     for (int o = s_.first; o <= s_.last; ++o) run_op(o);
     store_outputs(skip_stores);
@@ -278,10 +277,8 @@ class VectorTile {
     for (VectorTileCopy& c : calls_)
       if (c.step == 0 && c.dir == DmaDir::kRead)
         c.index -= static_cast<size_t>(std::distance(moved_.begin(), moved_.lower_bound(c.index)));
-    return std::move(k_);
+    return {std::move(k_), std::move(calls_)};
   }
-  // The kind's GM copies as built, in the order they were made (their accesses' order).
-  std::vector<VectorTileCopy> calls() && { return std::move(calls_); }
 
  private:
   bool is_stored(int t) const { return stores_.count(t) > 0; }
@@ -303,8 +300,8 @@ class VectorTile {
     const auto lu = t >= 0 ? last_use_.find(t) : last_use_.end();
     dies_after_[std::max(from, lu == last_use_.end() ? from : lu->second)].push_back(t);
   }
-  // The source of op `x` (index o) whose buffer its result of `bytes` may take: one that dies at
-  // it with the same size; -1 if none.
+  // The source of op `x` (index o) that dies at it with the result's size (its buffer the
+  // result may take); -1 if none.
   int in_place_donor(const ProgOp& x, int o, int64_t bytes) {
     for (int t : x.in) {
       // A resident input stays for the block's later sub-tiles: nothing is written over it.
@@ -336,7 +333,7 @@ class VectorTile {
       const Block region = operand_region(cx_.program(), r, t, b_);
       const std::string& name = cx_.tensor(t).name;
       if (r.info->kind == OpKind::kGather && t == r.in[0]) {
-        // One copy per gathered row (its address comes from the index): rows x 1 burst.
+        // One copy per gathered row (its address comes from the index).
         for (int64_t i = 0; i < b_.extent[0]; ++i)
           copy({DmaDir::kRead, t, r.index, VectorTileCopy::Region::kGatherRow});
         Block rows = operand_region(cx_.program(), r, t, full_);
@@ -349,9 +346,8 @@ class VectorTile {
       copy({DmaDir::kRead, t, r.index, VectorTileCopy::Region::kOperand});
       const Block buffer = operand_region(cx_.program(), r, t, full_);
       // Triton-Ascend: a load the mask cuts (a ragged edge, or a tile past the tensor) first
-      // fills its whole buffer with the load's `other` (AscendNPU-IR LoadOp::decomposeOperation:
-      // a VBrc of the pad value, then the copy), then MTE2 copies the valid part. The VBrc reads
-      // nothing from UB: no two reads to meet in a bank group (binary_work).
+      // fills its buffer with the load's `other` (AscendNPU-IR LoadOp::decomposeOperation: a
+      // VBrc of the pad value, which reads nothing from UB), then MTE2 copies the valid part.
       const Block tile = operand_region(cx_.program(), r, t, Block{full_.origin, s_.tile});
       const bool filled = cx_.spec().triton && region.extent != tile.extent;
       if (filled) {
@@ -379,16 +375,15 @@ class VectorTile {
   }
 
   // PyPTO's compiler writes an op's result over a source that dies at it when the sizes agree
-  // (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h, in-place reuse); a
-  // loaded input's buffer passes to the result. With own buffers a temporary does the same (Ascend
-  // C's vector instructions take dst == src; the Triton-Ascend compiler's PlanMemory writes
-  // results in place): returns whether the result took a source's place.
-  bool reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
+  // (hicann/pypto passes/block_graph_pass/memory_reuse/merge_src_dst_buffer.h); a loaded input's
+  // buffer passes to the result. With own buffers a temporary does the same (Ascend C's vector
+  // instructions take dst == src; Triton-Ascend's PlanMemory writes results in place).
+  void reuse_in_place(const ProgOp& x, int o, int64_t out_bytes, bool stored) {
     const int donor = in_place_donor(x, o, out_bytes);
-    if (donor < 0) return false;
+    if (donor < 0) return;
     drop(donor);
     const auto held = holds_input_.find(donor);
-    if (held == holds_input_.end()) return true;
+    if (held == holds_input_.end()) return;
     const size_t buffer = held->second;
     holds_input_.erase(held);
     holds_input_[x.out] = buffer;
@@ -397,14 +392,12 @@ class VectorTile {
       stored_in_place_.insert(x.out);
       k_.buffers[buffer].name += "+" + cx_.tensor(x.out).name;
     }
-    return true;
   }
 
-  // A loaded input, at its first reader, takes the buffer of an earlier input whose data (or
-  // what was written over it in place) died before, when the sizes agree: its copy then waits
-  // for the ops before it, a step of its own (an Ascend C queue freed and allocated again; the
-  // Triton-Ascend compiler's PlanMemory shares buffers whose lifetimes do not overlap). Else a
-  // buffer of its own, its copy with the tile's first.
+  // A loaded input, at its first reader, takes the buffer of the same size of an earlier input
+  // whose data died before: its copy then waits for the ops before it, a step of its own (an
+  // Ascend C queue freed and allocated again; Triton-Ascend's PlanMemory shares buffers whose
+  // lifetimes do not overlap). Else a buffer of its own, its copy with the tile's first.
   void place_inputs(const ProgOp& x) {
     for (int t : x.in) {
       const auto it = unplaced_.find(t);
@@ -462,23 +455,21 @@ class VectorTile {
     const bool stored = is_stored(x.out);
     const int64_t out_bytes = cx_.ub_bytes(x.out, output_region(cx_.program(), x, full_));
     const bool gather = x.info->kind == OpKind::kGather;
-    if (pooled_) {
-      if (!gather) reuse_in_place(x, o, out_bytes, stored);
-      if (!gather) hold(x.out, out_bytes);
-    } else if (!stored && !gather) {
+    if (pooled_ && !gather) {
+      reuse_in_place(x, o, out_bytes, stored);
+      hold(x.out, out_bytes);
+    } else if (!gather) {
       // A temporary: in a dying loaded input's buffer, or in a dying temporary's place. The
       // Triton-Ascend compiler writes it over the temporary as the op runs (AscendNPU-IR
       // PlanMemory's in-place reuse: the result's life starts where the source's ends,
-      // docs/developer_guide/features/PlanMemory); as written, the two are held for the op.
+      // docs/developer_guide/features/PlanMemory); as written, the two are held for the op. A
+      // stored result it writes over a loaded input that dies at it: the store drains that buffer.
       const int donor = in_place_donor(x, o, out_bytes);
       const bool into_input = donor >= 0 && holds_input_.count(donor) > 0;
-      if (into_input || (donor >= 0 && cx_.spec().triton)) reuse_in_place(x, o, out_bytes, false);
-      if (!into_input) hold(x.out, out_bytes);
-    } else if (cx_.spec().triton && !gather) {
-      // A stored result the Triton-Ascend compiler writes over a loaded input that dies at it
-      // (PlanMemory's in-place reuse, as for a temporary): the store drains that buffer.
-      const int donor = in_place_donor(x, o, out_bytes);
-      if (donor >= 0 && holds_input_.count(donor) > 0) reuse_in_place(x, o, out_bytes, true);
+      const bool triton = cx_.spec().triton;
+      if (stored ? into_input && triton : into_input || (donor >= 0 && triton))
+        reuse_in_place(x, o, out_bytes, stored);
+      if (!stored && !into_input) hold(x.out, out_bytes);
     }
     // The result outlives the op that makes it: it dies at its last use, or one op later.
     if (live_.count(x.out)) schedule_death(x.out, o + 1);
@@ -531,23 +522,7 @@ class VectorTile {
   int64_t broadcasts_ = 0;  // Triton: the largest op's materialised broadcasts
 };
 
-}  // namespace
-
-// A stage's tile kinds by what decides them besides the tile's origin: the stage, the tile's
-// extent and the copies the caller places. Another tile of the same key takes the kind and
-// recomputes its copies only.
-struct VectorKindTemplates {
-  struct Template {
-    TaskKind kind;
-    std::vector<VectorTileCopy> calls;
-  };
-  // By the stage's PSG, then by what else decides the kind (template_key).
-  std::map<std::string, std::map<std::vector<int64_t>, Template>, std::less<>> by_stage;
-  std::vector<int64_t> key;  // the key being looked up (its storage reused)
-};
-
-namespace {
-
+// What decides a tile's kind besides its origin (VectorKindTemplates), into `key`.
 void template_key(std::vector<int64_t>& key, const ProgStage& s, const Block& b,
                   const std::vector<int>& skip_stores, const std::vector<int>& skip_loads) {
   key.assign({s.first, s.last, s.reduce_first});
@@ -566,32 +541,30 @@ void template_key(std::vector<int64_t>& key, const ProgStage& s, const Block& b,
 
 }  // namespace
 
-TaskKind LoweringContext::vector_kind(const ProgStage& s, const Block& b, std::vector<Access>& acc,
-                                      const std::vector<int>& skip_stores,
-                                      const std::vector<int>& skip_loads) {
-  TaskKind k;
-  vector_kind_into(k, s, b, acc, skip_stores, skip_loads);
-  return k;
-}
+// A stage's tile kinds by the stage's PSG, then by what else decides them (template_key).
+struct VectorKindTemplates {
+  std::map<std::string, std::map<std::vector<int64_t>, VectorKindTemplate>, std::less<>> by_stage;
+  std::vector<int64_t> key;  // the key being looked up (its storage reused)
+};
 
 void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const Block& b,
                                        std::vector<Access>& acc,
                                        const std::vector<int>& skip_stores,
                                        const std::vector<int>& skip_loads) {
   if (!vector_templates_) vector_templates_ = std::make_shared<VectorKindTemplates>();
-  VectorKindTemplates& templates = *vector_templates_;
-  template_key(templates.key, s, b, skip_stores, skip_loads);
-  auto& by_key = templates.by_stage[s.psg];
-  const auto found = by_key.find(templates.key);
+  template_key(vector_templates_->key, s, b, skip_stores, skip_loads);
+  auto& by_key = vector_templates_->by_stage[s.psg];
+  const auto found = by_key.find(vector_templates_->key);
   if (found != by_key.end()) {
     out = found->second.kind;
     for (const VectorTileCopy& c : found->second.calls)
       c.slot(out)[c.index] = dma(c.dir, c.t, c.region_of(p_, b), acc);
     return;
   }
-  // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then,
-  // their copies waiting for them (what an author short of UB writes).
-  // When sharing does not make it fit either, the kernel as written is the one refused.
+  std::vector<int64_t> key = vector_templates_->key;  // building may look up other kinds
+  // Own buffers that do not fit: the inputs read late share the buffers of inputs dead by then
+  // (what an author short of UB writes); if that does not fit either, the kernel as written is
+  // the one refused.
   const auto fits = [&](const TaskKind& k) {
     try {
       plan_buffers(k, hw_);
@@ -600,18 +573,16 @@ void LoweringContext::vector_kind_into(TaskKind& out, const ProgStage& s, const 
       return false;
     }
   };
-  std::vector<int64_t> key = templates.key;  // building may look up other kinds
   const size_t before = acc.size();
-  VectorTile own(*this, s, b, acc, false);
-  VectorKindTemplates::Template t{own.build(skip_stores, skip_loads), std::move(own).calls()};
+  VectorKindTemplate t = VectorTile(*this, s, b, acc, false).build(skip_stores, skip_loads);
   if (!pooled_ && !fits(t.kind)) {
     std::vector<Access> shared_acc;
-    VectorTile shared(*this, s, b, shared_acc, true);
-    TaskKind k = shared.build(skip_stores, skip_loads);
-    if (fits(k)) {
+    VectorKindTemplate shared =
+        VectorTile(*this, s, b, shared_acc, true).build(skip_stores, skip_loads);
+    if (fits(shared.kind)) {
       acc.resize(before);
       acc.insert(acc.end(), shared_acc.begin(), shared_acc.end());
-      t = {std::move(k), std::move(shared).calls()};
+      t = std::move(shared);
     }
   }
   out = by_key.emplace(std::move(key), std::move(t)).first->second.kind;
