@@ -93,7 +93,7 @@ struct OpRecord {
   int scratch_tiles = 0;                 // temporaries the decomposition needs besides its output
   bool n_ary = false;                    // binary: folds any number of operands left to right
   ReduceKind reduce = ReduceKind::kSum;  // kReduce
-  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+  std::function<double(double, double)> value{};  // elementwise math (unary ops ignore y)
   // The dtypes its value operands take (where's condition and gather's index have their own
   // rule: any dtype, rank-1 int32), in programs and as a built-in kernel's dtype alike.
   DTypeSet operands = DTypeSet::floats();

@@ -249,6 +249,7 @@ struct StageGrid {
   std::vector<int64_t> chunk_counts;              // and its loop counts
   std::vector<std::vector<int32_t>> piece_chunk;  // per loop: the chunk of each piece on its axis
   int64_t count() const;
+  Dims piece_index(int64_t index) const;  // the tile's piece on each axis
   Block block(int64_t index) const;
   int32_t root(int64_t index) const;
 };
