@@ -168,18 +168,17 @@ bool fusable(OpKind k) {
 // with its error.
 class OnlineFusion {
  public:
-  OnlineFusion(const Program& p, std::vector<ProgStage>& stages) : p_(p), stages_(stages) {}
+  OnlineFusion(const Program& p, std::vector<ProgStage>& stages)
+      : p_(p), stages_(stages), last_reader_(p.tensors.size(), -1) {
+    for (const ProgOp& x : p_.ops)
+      for (int t : x.in) last_reader_[static_cast<size_t>(t)] = x.index;
+  }
 
   void run() {
     for (size_t b = 0; b < stages_.size(); ++b) {
       if (!op(stages_[b].last).online) continue;
-      if (last_reader_.empty()) {
-        last_reader_.assign(p_.tensors.size(), -1);
-        for (const ProgOp& x : p_.ops)
-          for (int t : x.in) last_reader_[static_cast<size_t>(t)] = x.index;
-      }
       fuse(b);
-      b -= 1;
+      b -= 1;  // the flash stage took stage b - 1's place
     }
   }
 
@@ -334,7 +333,7 @@ class OnlineFusion {
 
   const Program& p_;
   std::vector<ProgStage>& stages_;
-  std::vector<int> last_reader_;  // per tensor: the last op reading it (-1: none), once needed
+  std::vector<int> last_reader_;  // per tensor: the last op reading it (-1: none)
 };
 
 void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
