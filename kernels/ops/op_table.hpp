@@ -36,13 +36,7 @@ enum class OpKind {
 };
 
 // A reduction's statistic, the name of its record (what the statistic is, costs and computes is
-// the record's `reduction`, which every user reads). any / all reduce the truth of each element (x
-// != 0) to 1 or 0; argmax / argmin give the int32 index of the first extreme along the reduced dim;
-// logsumexp is log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled
-// to it), so partials of a split row merge by log(exp(a) + exp(b)); sumexp is sum(exp(x - max x)),
-// the softmax family's (max, sum of exp) pair kept the same way, its max shared with an amax of
-// the same input in the same pass; pick keeps each row's element at an int32 index (cross
-// entropy's target logit).
+// the record's `reduction`, which every user reads; op_table.cpp describes each).
 enum class ReduceKind {
   kSum,
   kMax,

@@ -77,10 +77,6 @@ Block StageGrid::block(int64_t index) const {
   return b;
 }
 
-int64_t ProgStage::roots() const {
-  return product(loop_counts);
-}
-
 int32_t StageGrid::root(int64_t index) const {
   // The chunks of the loop axes' pieces, mixed radix.
   const Dims at = piece_index(index);
@@ -307,7 +303,7 @@ class OnlineFusion {
     }
   }
 
-  // Stages b - 1 .. b + 2 become one flash stage.
+  // Stages b - 1 .. b + 2 become one flash stage, at b - 1.
   void fuse(size_t b) {
     const ProgOp& lse = op(stages_[b].last);
     const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
@@ -318,7 +314,7 @@ class OnlineFusion {
     check_tiles(b, lse, mm1, mm2, r);
     check_on_chip(lse, mm1, mm2);
     const Dims& t1 = p_.tiles[static_cast<size_t>(mm1.tile)].dims;
-    ProgStage f = stages_[b - 1];
+    ProgStage& f = stages_[b - 1];
     f.last = mm2.index;
     f.shape = tensor(mm1.out).shape;
     f.tile = Dims(static_cast<size_t>(r - 2), 1);
@@ -326,9 +322,8 @@ class OnlineFusion {
     f.tile.push_back(t1[2]);
     f.split = false;
     f.online = lse.index;
-    stages_.erase(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1,
-                  stages_.begin() + static_cast<std::ptrdiff_t>(b) + 3);
-    stages_.insert(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
+    const auto at = stages_.begin() + static_cast<std::ptrdiff_t>(b);
+    stages_.erase(at, at + 3);
   }
 
   const Program& p_;
