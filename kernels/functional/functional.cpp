@@ -23,6 +23,10 @@ NdArray random_array(const Dims& shape, unsigned seed) {
   return a;
 }
 
+NdArray zero_array(const Dims& shape) {
+  return NdArray{shape, Eigen::ArrayXd::Zero(product(shape))};
+}
+
 NdArray reshaped(NdArray a, const Dims& shape) {
   if (product(shape) != a.data.size()) throw InternalError("reshape: element counts differ");
   a.shape = shape;
@@ -36,9 +40,7 @@ TilesResult execute_independent_tiles(const KernelSpec& spec, const std::vector<
                               ? static_cast<size_t>(param_int(spec, "operands"))
                               : static_cast<size_t>(op->inputs);
   if (inputs.size() != operands) throw InternalError(spec.op + ": wrong number of inputs");
-  const int64_t n = product(spec.shape);
-  TilesResult r{NdArray{spec.shape, Eigen::ArrayXd::Zero(n)},
-                NdArray{spec.shape, Eigen::ArrayXd::Zero(n)}};
+  TilesResult r{zero_array(spec.shape), zero_array(spec.shape)};
   // A broadcast second operand (params.broadcast) is read at index 0 of its size-1 dims.
   auto y = [&](Dims at) {
     for (size_t d = 0; d < at.size(); ++d)

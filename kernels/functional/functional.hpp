@@ -22,6 +22,7 @@ struct NdArray {
 };
 
 NdArray random_array(const Dims& shape, unsigned seed);
+NdArray zero_array(const Dims& shape);
 
 // Calls f(position) for every position of the block, row-major.
 template <typename F>

@@ -24,16 +24,17 @@ struct Local {
   Block region;  // in the tensor's coordinates
   NdArray data;
   Eigen::ArrayXd values;  // argmax / argmin: the extreme value beside each index in `data`
+  // The element at tensor coordinates q.
+  double& operator[](const Dims& q) { return data[relative(q)]; }
+  double operator[](const Dims& q) const { return data[relative(q)]; }
+  Dims relative(Dims q) const {
+    for (size_t d = 0; d < q.size(); ++d) q[d] -= region.origin[d];
+    return q;
+  }
 };
 
 Local zeros(const Block& r) {
-  return Local{r, NdArray{r.extent, Eigen::ArrayXd::Zero(product(r.extent))}, {}};
-}
-
-double at(const Local& l, const Dims& tensor_coords) {
-  Dims rel(tensor_coords.size());
-  for (size_t d = 0; d < rel.size(); ++d) rel[d] = tensor_coords[d] - l.region.origin[d];
-  return l.data[rel];
+  return Local{r, zero_array(r.extent), {}};
 }
 
 // Iteration coordinates to a tensor of `shape` (right-aligned, dims of 1 broadcast).
@@ -70,12 +71,11 @@ void eval_reduce(const Program& p, const ProgOp& op, const Block& b, const Local
     }
     ReduceAcc& a = acc[static_cast<size_t>(out.data.offset(o))];
     const int64_t along = q[static_cast<size_t>(op.dims[0])];
-    double e = at(x, q);
-    if (index)
-      e = along == static_cast<int64_t>(at(
-                       *index, broadcast_coords(p.tensors[static_cast<size_t>(op.in[1])].shape, q)))
-              ? e
-              : 0.0;
+    double e = x[q];
+    if (index &&
+        along != static_cast<int64_t>(
+                     (*index)[broadcast_coords(p.tensors[static_cast<size_t>(op.in[1])].shape, q)]))
+      e = 0.0;
     a = v.fold(a, e, along);
   });
   out.values = Eigen::ArrayXd::Zero(out.data.data.size());
@@ -93,49 +93,44 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
   const auto shape = [&](int t) -> const Dims& { return p.tensors[static_cast<size_t>(t)].shape; };
   Local out = zeros(output_region(p, op, b));
   const Block& r = out.region;
-  auto set = [&](const Dims& q, double v) {
-    Dims rel(q.size());
-    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
-    out.data[rel] = v;
-  };
   switch (op.info->kind) {
     case OpKind::kUnary:
-      for_each_position(r, [&](const Dims& q) { set(q, op.info->value(at(in(0), q), 0.0)); });
+      for_each_position(r, [&](const Dims& q) { out[q] = op.info->value(in(0)[q], 0.0); });
       break;
     case OpKind::kLoad:  // the tile as it lands on chip
-      for_each_position(r, [&](const Dims& q) { set(q, at(in(0), q)); });
+      for_each_position(r, [&](const Dims& q) { out[q] = in(0)[q]; });
       break;
     case OpKind::kBinary:
       for_each_position(r, [&](const Dims& q) {
-        double x = at(in(0), broadcast_coords(shape(op.in[0]), q));
+        double x = in(0)[broadcast_coords(shape(op.in[0]), q)];
         if (op.scalar) x = op.info->value(x, *op.scalar);
         for (size_t i = 1; i < op.in.size(); ++i)  // n-ary ops fold left to right
-          x = op.info->value(x, at(in(i), broadcast_coords(shape(op.in[i]), q)));
-        set(q, x);
+          x = op.info->value(x, in(i)[broadcast_coords(shape(op.in[i]), q)]);
+        out[q] = x;
       });
       break;
     case OpKind::kScan: {
       const size_t d = static_cast<size_t>(op.dims[0]);
       for_each_position(r, [&](const Dims& q) {
-        double x = at(in(0), q);
+        double x = in(0)[q];
         if (q[d] > r.origin[d]) {
           Dims prev = q;
           --prev[d];
-          x += at(out, prev);
+          x += out[prev];
         }
-        set(q, x);
+        out[q] = x;
       });
       break;
     }
     case OpKind::kWhere:
       for_each_position(r, [&](const Dims& q) {
-        const bool c = at(in(0), broadcast_coords(shape(op.in[0]), q)) != 0.0;
-        set(q, at(in(c ? 1 : 2), broadcast_coords(shape(op.in[c ? 1 : 2]), q)));
+        const size_t pick = in(0)[broadcast_coords(shape(op.in[0]), q)] != 0.0 ? 1 : 2;
+        out[q] = in(pick)[broadcast_coords(shape(op.in[pick]), q)];
       });
       break;
     case OpKind::kCast: {
       const DType to = p.tensors[static_cast<size_t>(op.out)].dtype;
-      for_each_position(r, [&](const Dims& q) { set(q, cast_value(at(in(0), q), to)); });
+      for_each_position(r, [&](const Dims& q) { out[q] = cast_value(in(0)[q], to); });
       break;
     }
     case OpKind::kReduce:
@@ -147,7 +142,7 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
         Dims x = q;
         const bool low = q.back() < half;
         x.back() = low ? q.back() + half : q.back() - half;
-        set(q, low ? -at(in(0), x) : at(in(0), x));
+        out[q] = low ? -in(0)[x] : in(0)[x];
       });
       break;
     }
@@ -155,14 +150,14 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
       for_each_position(r, [&](const Dims& q) {
         Dims x = q;
         std::swap(x[x.size() - 1], x[x.size() - 2]);
-        set(q, at(in(0), x));
+        out[q] = in(0)[x];
       });
       break;
     case OpKind::kGather:
       for_each_position(r, [&](const Dims& q) {
         Dims x = q;
-        x[0] = static_cast<int64_t>(at(in(1), {q[0]}));
-        set(q, at(in(0), x));
+        x[0] = static_cast<int64_t>(in(1)[{q[0]}]);
+        out[q] = in(0)[x];
       });
       break;
     case OpKind::kMatmul: {
@@ -190,13 +185,13 @@ Local eval_op(const Program& p, const ProgOp& op, const Block& b,
             a.back() = k;
             bb[bb.size() - 2] = op.transpose_b ? q.back() : k;
             bb.back() = op.transpose_b ? k : q.back();
-            partial += at(in(0), a) * at(in(1), bb);
+            partial += in(0)[a] * in(1)[bb];
           }
           sum += partial;
         }
         // A bias row (the op's third input) starts the C tile whose k range starts K.
-        if (op.in.size() > 2 && k0 == 0) sum += at(in(2), {0, q.back()});
-        set(q, sum);
+        if (op.in.size() > 2 && k0 == 0) sum += in(2)[{0, q.back()}];
+        out[q] = sum;
       });
       break;
     }
@@ -210,12 +205,7 @@ Local whole(const NdArray& a) {
 
 Local extract(const NdArray& a, const Block& r) {
   Local l = zeros(r);
-  Local src = whole(a);
-  for_each_position(r, [&](const Dims& q) {
-    Dims rel(q.size());
-    for (size_t d = 0; d < q.size(); ++d) rel[d] = q[d] - r.origin[d];
-    l.data[rel] = at(src, q);
-  });
+  for_each_position(r, [&](const Dims& q) { l[q] = a[q]; });
   return l;
 }
 
@@ -228,7 +218,7 @@ std::vector<NdArray> empty_tensors(const Program& p, const std::vector<NdArray>&
         throw InternalError("execute_program: inputs must match the program's input tensors");
       gm.push_back(inputs[next++]);
     } else {
-      gm.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+      gm.push_back(zero_array(t.shape));
     }
   }
   return gm;
@@ -249,8 +239,7 @@ void update_running_max(const Local& x, const Block& b, size_t r, std::vector<do
   const double inf = std::numeric_limits<double>::infinity();
   for (int64_t row = 0; row < b.extent[r - 2]; ++row) {
     double mx = -inf;
-    for (int64_t c = 0; c < b.extent[r - 1]; ++c)
-      mx = max_nan(mx, at(x, flash_coords(b, r, row, c)));
+    for (int64_t c = 0; c < b.extent[r - 1]; ++c) mx = max_nan(mx, x[flash_coords(b, r, row, c)]);
     const double mo = m[static_cast<size_t>(row)];
     const double mn = max_nan(mo, mx);
     alpha[static_cast<size_t>(row)] = mo == -inf ? 0.0 : std::exp(mo - mn);
@@ -266,7 +255,7 @@ void accumulate_rows(const Local& p_blk, const Local& pv, const Block& b, size_t
                      const std::vector<double>& alpha, std::vector<double>& l, Local& o) {
   for (int64_t row = 0; row < b.extent[r - 2]; ++row) {
     double sum = 0;
-    for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += at(p_blk, flash_coords(b, r, row, c));
+    for (int64_t c = 0; c < b.extent[r - 1]; ++c) sum += p_blk[flash_coords(b, r, row, c)];
     const double a = alpha[static_cast<size_t>(row)];
     l[static_cast<size_t>(row)] = l[static_cast<size_t>(row)] * a + sum;
     Dims rel(r, 0);
@@ -464,11 +453,10 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
   ProgramTiledResult res;
   res.tensors = empty_tensors(p, inputs);
   std::vector<NdArray>& gm = res.tensors;
-  for (const ProgTensor& t : p.tensors)
-    res.writes.push_back(NdArray{t.shape, Eigen::ArrayXd::Zero(product(t.shape))});
+  for (const ProgTensor& t : p.tensors) res.writes.push_back(zero_array(t.shape));
   auto store = [&](int t, const Local& l) {
     for_each_position(l.region, [&](const Dims& q) {
-      gm[static_cast<size_t>(t)][q] = at(l, q);
+      gm[static_cast<size_t>(t)][q] = l[q];
       res.writes[static_cast<size_t>(t)][q] += 1;
     });
   };
@@ -490,28 +478,19 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
     if (s.split && !scan)
       for (int o = s.reduce_first; o <= s.last; ++o)
         reduced.emplace(p.ops[static_cast<size_t>(o)].out, &p.ops[static_cast<size_t>(o)]);
-    // A cumsum over a split dim: each row's running carry (the previous tile's last line), added
-    // to the tile's own cumsum; tiles come in row-major order, so a row's in order.
-    std::vector<int64_t> chain_of;
-    std::map<int64_t, Local> carry;
-    if (scan) {
-      const auto chains = split_chains(p, s, grid);
-      chain_of.resize(static_cast<size_t>(grid.count()));
-      for (size_t c = 0; c < chains.size(); ++c)
-        for (int64_t i : chains[c]) chain_of[static_cast<size_t>(i)] = static_cast<int64_t>(c);
-    }
+    // A cumsum over a split dim: each row's running carry (the previous tile's last line, keyed
+    // by the line's origin), added to the tile's own cumsum; tiles come in row-major order, so a
+    // row's in order.
+    std::map<Dims, Local> carry;
     std::map<int, std::vector<Local>> partials;
     for (const auto& r : reduced) partials[r.first].resize(static_cast<size_t>(grid.count()));
     for (int64_t i = 0; i < grid.count(); ++i) {
       const Block b = grid.block(i);
       std::map<int, Local> locals;
-      for (int t : s.loads)
-        for (int o = s.first; o <= s.last; ++o) {
-          const ProgOp& op = p.ops[static_cast<size_t>(o)];
-          if (std::find(op.in.begin(), op.in.end(), t) == op.in.end()) continue;
-          locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, op, t, b)));
-          break;
-        }
+      for (int t : s.loads) {  // the region its first reader reads
+        const ProgOp& op = p.ops[static_cast<size_t>(s.reader_op.at(t))];
+        locals.emplace(t, extract(gm[static_cast<size_t>(t)], operand_region(p, op, t, b)));
+      }
       for (int o = s.first; o <= s.last; ++o) {
         const ProgOp& op = p.ops[static_cast<size_t>(o)];
         locals.insert_or_assign(op.out, eval_op(p, op, b, locals));
@@ -519,27 +498,18 @@ ProgramTiledResult execute_program_tiled(const Program& p, const std::vector<NdA
       if (scan) {
         Local& y = locals.at(last.out);
         const size_t d = static_cast<size_t>(last.dims[0]);
-        const auto c = chain_of[static_cast<size_t>(i)];
-        const auto it = carry.find(c);
-        Local next = zeros([&] {
-          Block line = y.region;
-          line.origin[d] = 0;
-          line.extent[d] = 1;
-          return line;
-        }());
+        Block line = y.region;
+        line.origin[d] = 0;
+        line.extent[d] = 1;
+        const auto it = carry.find(line.origin);
+        Local next = zeros(line);
         for_each_position(y.region, [&](const Dims& q) {
           Dims l = q;
           l[d] = 0;
-          Dims rel(q.size());
-          for (size_t a = 0; a < q.size(); ++a) rel[a] = q[a] - y.region.origin[a];
-          if (it != carry.end()) y.data[rel] += at(it->second, l);
-          if (q[d] == y.region.origin[d] + y.region.extent[d] - 1) {
-            Dims lr(q.size());
-            for (size_t a = 0; a < q.size(); ++a) lr[a] = l[a] - next.region.origin[a];
-            next.data[lr] = y.data[rel];
-          }
+          if (it != carry.end()) y[q] += it->second[l];
+          if (q[d] == y.region.origin[d] + y.region.extent[d] - 1) next[l] = y[q];
         });
-        carry.insert_or_assign(c, std::move(next));
+        carry.insert_or_assign(line.origin, std::move(next));
       }
       for (int t : s.stores)
         if (!reduced.count(t)) store(t, locals.at(t));

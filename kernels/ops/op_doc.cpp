@@ -35,29 +35,14 @@ tree). Its value (`kernels/ops/op_table.cpp`) is what the functional proof folds
 into the identity, two partials merged, the output finalized.
 )";
 
-std::string classes_text(const std::vector<VecClass>& instrs) {
-  std::vector<std::string> names;
-  for (VecClass c : instrs) names.emplace_back(vec_class_name(c));
-  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
-}
-
 std::string pass_text(const VecPass& p) {
   const PassDType usual = p.over == ReducePass::kOut ? PassDType::kOut : PassDType::kIn;
   std::string where;
-  switch (p.over) {
-    case ReducePass::kReduce:
-      where = "reduce";
-      break;
-    case ReducePass::kReduceByRows:
-      where = "reduce_rows";
-      break;
-    case ReducePass::kTile:
-      where = fmt::format("{}/tile", vec_class_name(p.cls));
-      break;
-    case ReducePass::kOut:
-      where = fmt::format("{}/out", vec_class_name(p.cls));
-      break;
-  }
+  if (p.over == ReducePass::kReduce || p.over == ReducePass::kReduceByRows)
+    where = p.over == ReducePass::kReduce ? "reduce" : "reduce_rows";
+  else
+    where =
+        fmt::format("{}/{}", vec_class_name(p.cls), p.over == ReducePass::kTile ? "tile" : "out");
   if (p.dtype != usual) where += p.dtype == PassDType::kIn ? " (in dtype)" : " (out dtype)";
   return fmt::format("{}: {}", p.what, where);
 }
@@ -76,15 +61,18 @@ std::string inputs_text(const OpRecord& r) {
 }
 
 std::string out_text(OutDType out) {
-  switch (out) {
-    case OutDType::kOperand:
-      return "its operands'";
-    case OutDType::kInt32:
-      return "int32";
-    case OutDType::kGiven:
-      return "the one it names (`dtype`, `out_dtype`)";
-  }
-  return "?";
+  if (out == OutDType::kGiven) return "the one it names (`dtype`, `out_dtype`)";
+  return out == OutDType::kInt32 ? "int32" : "its operands'";
+}
+
+// A record's classes ("simple, complex"), a reduction's passes, or the cost_doc of a kind the
+// lowering prices by kind.
+std::string instructions_text(const OpRecord& r) {
+  if (r.reduction) return reduce_passes_text(r.reduction->tile_passes);
+  if (!r.cost_doc.empty()) return r.cost_doc;
+  std::vector<std::string> names;
+  for (VecClass c : r.instrs) names.emplace_back(vec_class_name(c));
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string identity_text(const ReduceRecord& r) {
@@ -109,11 +97,6 @@ std::string reduce_passes_text(const std::vector<VecPass>& passes) {
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
-std::string op_instructions_text(const OpRecord& r) {
-  if (r.reduction) return reduce_passes_text(r.reduction->tile_passes);
-  return r.cost_doc.empty() ? classes_text(r.instrs) : r.cost_doc;
-}
-
 std::string op_table_markdown() {
   std::string md = "## The op table\n\n";
   md += kTableIntro;
@@ -123,7 +106,7 @@ std::string op_table_markdown() {
   md += "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpRecord& r : op_records())
     md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", r.name, op_kind_name(r.kind),
-                      inputs_text(r), markdown_cell(r.doc), markdown_cell(op_instructions_text(r)),
+                      inputs_text(r), markdown_cell(r.doc), markdown_cell(instructions_text(r)),
                       temporaries_text(r), r.operands.text(), out_text(r.out));
   md += "\n## Reductions\n\n";
   md += kReduceIntro;

@@ -14,10 +14,6 @@ namespace tilesim {
 // A Markdown table cell: one line, '|' escaped.
 std::string markdown_cell(const std::string& s);
 
-// A record's vector instructions per tile as docs/ops.md writes them: its classes ("simple,
-// complex"), a reduction's passes ("ReduceMax: reduce; Sub (x - max): simple/tile"), or the
-// record's cost_doc for a kind the lowering prices by kind.
-std::string op_instructions_text(const OpRecord& r);
 // Reduction passes: "what: reduce" (along the reduced dims), "what: class/tile",
 // "what: class/out", with " (out dtype)" or " (in dtype)" where the pass leaves the default (the
 // input's for tile passes, the output's for passes over the outputs).

@@ -4,12 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <numbers>
 
-#include "model/error.hpp"
+#include "model/enum_names.hpp"
 
 namespace tilesim {
 
@@ -33,40 +34,35 @@ double sigmoid(double x) {
 
 using Value = std::function<double(double, double)>;
 
-OpRecord unary(std::string name, std::string doc, std::vector<VecClass> instrs, int scratch,
-               Value v) {
-  return {std::move(name), OpKind::kUnary, std::move(doc),   std::move(instrs),
-          scratch,         false,          ReduceKind::kSum, std::move(v)};
-}
-
-// An op whose decomposition is for fp32 operands (fp16 / bf16 would add casts around it).
-OpRecord fp32_only(OpRecord r) {
-  r.operands = {DType::kFp32};
-  return r;
-}
-
-OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, Value v) {
-  return {std::move(name), OpKind::kBinary,  std::move(doc), {instr}, 0,
-          n_ary,           ReduceKind::kSum, std::move(v)};
-}
-
-// An op the vector unit also runs on int32 at the fp32 rate per 256 B repeat (Ascend C Add, Sub,
-// Mul, Max, Min take int32; triton-ascend's performance guidelines,
-// docs/en/migration_guide/performance_guidelines.md, list int64 add as the one falling back to
-// the scalar unit).
-OpRecord with_int32(OpRecord r) {
-  r.operands = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32};
-  return r;
-}
-
 OpRecord other(std::string name, OpKind kind, std::string doc, std::vector<VecClass> instrs,
                DTypeSet operands = DTypeSet::floats(), OutDType out = OutDType::kOperand,
                std::string cost_doc = "") {
-  OpRecord r{std::move(name),  kind, std::move(doc), std::move(instrs), 0, false,
-             ReduceKind::kSum, {}};
+  OpRecord r{std::move(name), kind, std::move(doc), std::move(instrs)};
   r.operands = operands;
   r.out = out;
   r.cost_doc = std::move(cost_doc);
+  return r;
+}
+
+OpRecord unary(std::string name, std::string doc, std::vector<VecClass> instrs, int scratch,
+               Value v, DTypeSet operands = DTypeSet::floats()) {
+  OpRecord r = other(std::move(name), OpKind::kUnary, std::move(doc), std::move(instrs), operands);
+  r.scratch_tiles = scratch;
+  r.value = std::move(v);
+  return r;
+}
+
+// Ops the vector unit also runs on int32 at the fp32 rate per 256 B repeat (Ascend C Add, Sub,
+// Mul, Max, Min take int32; triton-ascend's performance guidelines,
+// docs/en/migration_guide/performance_guidelines.md, list int64 add as the one falling back to
+// the scalar unit).
+constexpr DTypeSet kWithInt32 = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt32};
+
+OpRecord binary(std::string name, std::string doc, VecClass instr, bool n_ary, Value v,
+                DTypeSet operands = DTypeSet::floats()) {
+  OpRecord r = unary(std::move(name), std::move(doc), {instr}, 0, std::move(v), operands);
+  r.kind = OpKind::kBinary;
+  r.n_ary = n_ary;
   return r;
 }
 
@@ -122,8 +118,9 @@ std::vector<OpRecord> elementwise_records() {
       unary("where_index_fp32",
             "z = x where its index, cast to fp32, passes a bound: a vector Cmp and Select", {S, S},
             0, [](double x, double) { return x; }),
-      fp32_only(unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
-                      [](double x, double) { return std::nearbyint(x); })),
+      // Its decomposition is for fp32 operands (fp16 / bf16 would add casts around it).
+      unary("round", "z = x rounded to the nearest integer, half to even", {S, S, C}, 0,
+            [](double x, double) { return std::nearbyint(x); }, {DType::kFp32}),
       unary("tanh", "z = tanh(x)", {S, E, S, S, D}, 1,
             [](double x, double) { return std::tanh(x); }),
       unary("erf", "z = erf(x), Ascend C's rational approximation",
@@ -135,14 +132,16 @@ std::vector<OpRecord> elementwise_records() {
             [](double x, double) { return x * sigmoid(x); }),
       unary("gelu", "z = gelu(x), tanh form", {S, S, S, S, S, E, S, D}, 1,
             [](double x, double) { return gelu(x); }),
-      with_int32(binary("add", "z = x + y", S, true, [](double x, double y) { return x + y; })),
-      with_int32(binary("sub", "z = x - y", S, false, [](double x, double y) { return x - y; })),
-      with_int32(binary("mul", "z = x * y", S, true, [](double x, double y) { return x * y; })),
-      binary("div", "z = x / y", D, false, [](double x, double y) { return x / y; }),
-      with_int32(binary("maximum", "z = max(x, y)", S, true,
-                        [](double x, double y) { return std::max(x, y); })),
-      with_int32(binary("minimum", "z = min(x, y)", S, true,
-                        [](double x, double y) { return std::min(x, y); })),
+      binary("add", "z = x + y", S, true, std::plus<>(), kWithInt32),
+      binary("sub", "z = x - y", S, false, std::minus<>(), kWithInt32),
+      binary("mul", "z = x * y", S, true, std::multiplies<>(), kWithInt32),
+      binary("div", "z = x / y", D, false, std::divides<>()),
+      binary(
+          "maximum", "z = max(x, y)", S, true, [](double x, double y) { return std::max(x, y); },
+          kWithInt32),
+      binary(
+          "minimum", "z = min(x, y)", S, true, [](double x, double y) { return std::min(x, y); },
+          kWithInt32),
       other("where", OpKind::kWhere, "z = cond ? x : y (Select)", {S}),
       other("cast", OpKind::kCast, "z = x converted to dtype (Cast)", {S}, DTypeSet::all(),
             OutDType::kGiven, "simple, in the wider of the two dtypes (Cast)"),
@@ -170,7 +169,6 @@ ReduceValue number(double identity, std::function<double(double, double)> merge,
   v.merge = [merge = std::move(merge)](const ReduceAcc& a, const ReduceAcc& b) {
     return ReduceAcc{merge(a.stat, b.stat), 0};
   };
-  v.finalize = [](double stat, double) { return stat; };
   return v;
 }
 
@@ -193,7 +191,6 @@ ReduceValue index_value(bool max) {
     if (std::isnan(b.extreme)) return b;
     return (max ? b.extreme > a.extreme : b.extreme < a.extreme) ? b : a;
   };
-  v.finalize = [](double stat, double) { return stat; };
   return v;
 }
 
@@ -211,9 +208,9 @@ VecPass out_pass(VecClass c, std::string what, PassDType dt = PassDType::kOut) {
 // give an int32 index.
 OpRecord reduction(std::string name, std::string doc, ReduceKind k, ReduceRecord red,
                    DTypeSet operands = DTypeSet::floats()) {
-  OpRecord r{std::move(name), OpKind::kReduce, std::move(doc), {}, 0, false, k, {}};
-  r.operands = operands;
-  if (red.gives_index) r.out = OutDType::kInt32;
+  OpRecord r = other(std::move(name), OpKind::kReduce, std::move(doc), {}, operands,
+                     red.gives_index ? OutDType::kInt32 : OutDType::kOperand);
+  r.reduce = k;
   r.reduction = std::move(red);
   return r;
 }
@@ -280,7 +277,6 @@ ReduceValue sum_exp_value() {
     return ReduceAcc{
         sum_exp_merge_scale(a.stat, a.extreme, m) + sum_exp_merge_scale(b.stat, b.extreme, m), m};
   };
-  v.finalize = [](double stat, double) { return stat; };
   return v;
 }
 ReduceRecord sum_exp() {
@@ -394,7 +390,9 @@ std::vector<OpRecord> other_records() {
   };
 }
 
-const std::vector<OpRecord>& table() {
+}  // namespace
+
+const std::vector<OpRecord>& op_records() {
   static const std::vector<OpRecord> t = [] {
     std::vector<OpRecord> all = elementwise_records();
     for (std::vector<OpRecord> part : {reduction_records(), other_records()})
@@ -403,8 +401,6 @@ const std::vector<OpRecord>& table() {
   }();
   return t;
 }
-
-}  // namespace
 
 double max_nan(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
@@ -415,41 +411,24 @@ double min_nan(double a, double b) {
 }
 
 const OpRecord* find_op_record(const std::string& name) {
-  for (const auto& r : table())
+  for (const auto& r : op_records())
     if (r.name == name) return &r;
   return nullptr;
 }
 
-const std::vector<OpRecord>& op_records() {
-  return table();
-}
-
 const char* op_kind_name(OpKind k) {
-  switch (k) {
-    case OpKind::kUnary:
-      return "unary";
-    case OpKind::kBinary:
-      return "binary";
-    case OpKind::kWhere:
-      return "where";
-    case OpKind::kCast:
-      return "cast";
-    case OpKind::kReduce:
-      return "reduce";
-    case OpKind::kScan:
-      return "scan";
-    case OpKind::kRotateHalf:
-      return "rotate_half";
-    case OpKind::kTranspose:
-      return "transpose";
-    case OpKind::kGather:
-      return "gather";
-    case OpKind::kMatmul:
-      return "matmul";
-    case OpKind::kLoad:
-      return "load";
-  }
-  return "?";
+  static constexpr std::array<EnumName<OpKind>, 11> kNames = {{{OpKind::kUnary, "unary"},
+                                                               {OpKind::kBinary, "binary"},
+                                                               {OpKind::kWhere, "where"},
+                                                               {OpKind::kCast, "cast"},
+                                                               {OpKind::kReduce, "reduce"},
+                                                               {OpKind::kScan, "scan"},
+                                                               {OpKind::kRotateHalf, "rotate_half"},
+                                                               {OpKind::kTranspose, "transpose"},
+                                                               {OpKind::kGather, "gather"},
+                                                               {OpKind::kMatmul, "matmul"},
+                                                               {OpKind::kLoad, "load"}}};
+  return enum_name(kNames, k);
 }
 
 int op_inputs(const OpRecord& r) {
@@ -471,7 +450,7 @@ int op_inputs(OpKind k) {
 
 std::vector<std::string> op_record_names() {
   std::vector<std::string> n;
-  for (const auto& r : table()) n.push_back(r.name);
+  for (const auto& r : op_records()) n.push_back(r.name);
   return n;
 }
 

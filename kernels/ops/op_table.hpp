@@ -36,13 +36,7 @@ enum class OpKind {
 };
 
 // A reduction's statistic, the name of its record (what the statistic is, costs and computes is
-// the record's `reduction`, which every user reads). any / all reduce the truth of each element (x
-// != 0) to 1 or 0; argmax / argmin give the int32 index of the first extreme along the reduced dim;
-// logsumexp is log(sum(exp(x))) kept as online softmax keeps it (a running max and a sum rescaled
-// to it), so partials of a split row merge by log(exp(a) + exp(b)); sumexp is sum(exp(x - max x)),
-// the softmax family's (max, sum of exp) pair kept the same way, its max shared with an amax of
-// the same input in the same pass; pick keeps each row's element at an int32 index (cross
-// entropy's target logit).
+// the record's `reduction`, which every user reads; op_table.cpp describes each).
 enum class ReduceKind {
   kSum,
   kMax,
@@ -93,7 +87,7 @@ struct OpRecord {
   int scratch_tiles = 0;                 // temporaries the decomposition needs besides its output
   bool n_ary = false;                    // binary: folds any number of operands left to right
   ReduceKind reduce = ReduceKind::kSum;  // kReduce
-  std::function<double(double, double)> value;  // elementwise math (unary ops ignore y)
+  std::function<double(double, double)> value{};  // elementwise math (unary ops ignore y)
   // The dtypes its value operands take (where's condition and gather's index have their own
   // rule: any dtype, rank-1 int32), in programs and as a built-in kernel's dtype alike.
   DTypeSet operands = DTypeSet::floats();

@@ -48,7 +48,9 @@ struct ReduceValue {
   std::function<ReduceAcc(const ReduceAcc& a, const ReduceAcc& b)> merge;
   // The output of a statistic over `count` elements (a mean divides; the rest keep the stat).
   // Linear or the identity, so partials may be finalized apart and then merged.
-  std::function<double(double stat, double count)> finalize;
+  std::function<double(double stat, double count)> finalize = [](double stat, double) {
+    return stat;
+  };
 
   ReduceAcc fold(const ReduceAcc& acc, double x, int64_t index) const {
     return merge(acc, element(x, index));

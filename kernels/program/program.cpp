@@ -18,22 +18,26 @@ std::string ProgOp::where() const {
   return fmt::format("op {} ({})", index, name);
 }
 
+namespace {
+
+template <class T>
+int index_named(const std::vector<T>& v, const std::string& n) {
+  const auto it = std::find_if(v.begin(), v.end(), [&](const T& x) { return x.name == n; });
+  return it == v.end() ? -1 : static_cast<int>(it - v.begin());
+}
+
+}  // namespace
+
 int Program::tensor_id(const std::string& n) const {
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].name == n) return static_cast<int>(i);
-  return -1;
+  return index_named(tensors, n);
 }
 
 int Program::tile_id(const std::string& n) const {
-  for (size_t i = 0; i < tiles.size(); ++i)
-    if (tiles[i].name == n) return static_cast<int>(i);
-  return -1;
+  return index_named(tiles, n);
 }
 
 int Program::loop_id(const std::string& n) const {
-  for (size_t i = 0; i < loops.size(); ++i)
-    if (loops[i].name == n) return static_cast<int>(i);
-  return -1;
+  return index_named(loops, n);
 }
 
 Dims iteration_shape(const Program& p, const ProgOp& op) {
@@ -52,32 +56,30 @@ int64_t StageGrid::count() const {
   return n;
 }
 
-Block StageGrid::block(int64_t index) const {
-  Block b{Dims(pieces.size()), Dims(pieces.size())};
-  for (size_t a = pieces.size(); a-- > 0;) {
-    const auto n = static_cast<int64_t>(pieces[a].size());
-    const Piece& p = pieces[a][static_cast<size_t>(index % n)];
-    b.origin[a] = p.offset;
-    b.extent[a] = p.size;
-    index /= n;
-  }
-  return b;
-}
-
-int64_t ProgStage::roots() const {
-  int64_t n = 1;
-  for (int64_t c : loop_counts) n *= c;
-  return n;
-}
-
-int32_t StageGrid::root(int64_t index) const {
-  // The piece index on every axis (row-major), then the chunks of the loop axes, mixed radix.
-  std::vector<int64_t> at(pieces.size());
+Dims StageGrid::piece_index(int64_t index) const {
+  Dims at(pieces.size());
   for (size_t a = pieces.size(); a-- > 0;) {
     const auto n = static_cast<int64_t>(pieces[a].size());
     at[a] = index % n;
     index /= n;
   }
+  return at;
+}
+
+Block StageGrid::block(int64_t index) const {
+  const Dims at = piece_index(index);
+  Block b{Dims(pieces.size()), Dims(pieces.size())};
+  for (size_t a = 0; a < pieces.size(); ++a) {
+    const Piece& p = pieces[a][static_cast<size_t>(at[a])];
+    b.origin[a] = p.offset;
+    b.extent[a] = p.size;
+  }
+  return b;
+}
+
+int32_t StageGrid::root(int64_t index) const {
+  // The chunks of the loop axes' pieces, mixed radix.
+  const Dims at = piece_index(index);
   int64_t root = 0;
   for (size_t l = 0; l < chunk_axes.size(); ++l)
     root = root * chunk_counts[l] +
@@ -123,23 +125,23 @@ std::vector<std::vector<int64_t>> split_chains(const Program& p, const ProgStage
   const ProgOp& red = p.ops[static_cast<size_t>(s.last)];
   // Chain of a tile: its piece index on every kept axis, row-major; segment: on the reduced ones.
   std::vector<std::vector<int64_t>> chains;
-  Dims idx(g.pieces.size(), 0);
   for (int64_t i = 0; i < g.count(); ++i) {
+    const Dims idx = g.piece_index(i);
     int64_t chain = 0;
     for (size_t a = 0; a < idx.size(); ++a)
       if (std::find(red.dims.begin(), red.dims.end(), static_cast<int>(a)) == red.dims.end())
         chain = chain * static_cast<int64_t>(g.pieces[a].size()) + idx[a];
     if (chain >= static_cast<int64_t>(chains.size())) chains.resize(static_cast<size_t>(chain) + 1);
     chains[static_cast<size_t>(chain)].push_back(i);
-    for (size_t a = idx.size(); a-- > 0;) {
-      if (++idx[a] < static_cast<int64_t>(g.pieces[a].size())) break;
-      idx[a] = 0;
-    }
   }
   return chains;
 }
 
 namespace {
+
+std::string op_where(const Program& p, const ProgOp& op) {
+  return (p.origin.empty() ? "" : p.origin + ": ") + op.where();
+}
 
 std::string tensor_text(const ProgTensor& t) {
   return fmt::format("'{}' {} {}", t.name, format_dims(t.shape), dtype_name(t.dtype));
@@ -162,18 +164,17 @@ bool fusable(OpKind k) {
 // with its error.
 class OnlineFusion {
  public:
-  OnlineFusion(const Program& p, std::vector<ProgStage>& stages) : p_(p), stages_(stages) {}
+  OnlineFusion(const Program& p, std::vector<ProgStage>& stages)
+      : p_(p), stages_(stages), last_reader_(p.tensors.size(), -1) {
+    for (const ProgOp& x : p_.ops)
+      for (int t : x.in) last_reader_[static_cast<size_t>(t)] = x.index;
+  }
 
   void run() {
     for (size_t b = 0; b < stages_.size(); ++b) {
       if (!op(stages_[b].last).online) continue;
-      if (last_reader_.empty()) {
-        last_reader_.assign(p_.tensors.size(), -1);
-        for (const ProgOp& x : p_.ops)
-          for (int t : x.in) last_reader_[static_cast<size_t>(t)] = x.index;
-      }
       fuse(b);
-      b -= 1;
+      b -= 1;  // the flash stage took stage b - 1's place
     }
   }
 
@@ -182,8 +183,7 @@ class OnlineFusion {
   const ProgTensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
   [[noreturn]] void fail(const ProgOp& lse, const std::string& why,
                          ErrorKind kind = ErrorKind::kInput) const {
-    const std::string where = (p_.origin.empty() ? "" : p_.origin + ": ") + lse.where();
-    throw Error(fmt::format("{}: merge \"online\" {}", where, why), kind);
+    throw Error(fmt::format("{}: merge \"online\" {}", op_where(p_, lse), why), kind);
   }
   static constexpr const char* kChain = "sub(x, lse) -> exp -> matmul(p, v) after it";
 
@@ -303,7 +303,7 @@ class OnlineFusion {
     }
   }
 
-  // Stages b - 1 .. b + 2 become one flash stage.
+  // Stages b - 1 .. b + 2 become one flash stage, at b - 1.
   void fuse(size_t b) {
     const ProgOp& lse = op(stages_[b].last);
     const auto r = static_cast<int>(tensor(lse.in[0]).shape.size());
@@ -314,7 +314,7 @@ class OnlineFusion {
     check_tiles(b, lse, mm1, mm2, r);
     check_on_chip(lse, mm1, mm2);
     const Dims& t1 = p_.tiles[static_cast<size_t>(mm1.tile)].dims;
-    ProgStage f = stages_[b - 1];
+    ProgStage& f = stages_[b - 1];
     f.last = mm2.index;
     f.shape = tensor(mm1.out).shape;
     f.tile = Dims(static_cast<size_t>(r - 2), 1);
@@ -322,26 +322,17 @@ class OnlineFusion {
     f.tile.push_back(t1[2]);
     f.split = false;
     f.online = lse.index;
-    stages_.erase(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1,
-                  stages_.begin() + static_cast<std::ptrdiff_t>(b) + 3);
-    stages_.insert(stages_.begin() + static_cast<std::ptrdiff_t>(b) - 1, f);
+    const auto at = stages_.begin() + static_cast<std::ptrdiff_t>(b);
+    stages_.erase(at, at + 3);
   }
 
   const Program& p_;
   std::vector<ProgStage>& stages_;
-  std::vector<int> last_reader_;  // per tensor: the last op reading it (-1: none), once needed
+  std::vector<int> last_reader_;  // per tensor: the last op reading it (-1: none)
 };
 
 void fuse_online(const Program& p, std::vector<ProgStage>& stages) {
   OnlineFusion(p, stages).run();
-}
-
-}  // namespace
-
-namespace {
-
-std::string op_where(const Program& p, const ProgOp& op) {
-  return (p.origin.empty() ? "" : p.origin + ": ") + op.where();
 }
 
 // The op's tile against the op: in force, of the right rank, a cube tile whose L1 extents hold

@@ -215,7 +215,7 @@ struct ProgStage {
   // The loop nest, outermost first: the axis each loop cuts and its loop_count.
   std::vector<int> loop_axes;
   std::vector<int64_t> loop_counts;
-  int64_t roots() const;    // root functions: the product of the loop counts
+  int64_t roots() const { return product(loop_counts); }  // root functions
   std::vector<int> loads;   // tensors read from GM, in order of first use
   std::vector<int> stores;  // tensors written to GM
   // Tensor -> the stage's first op reading it, and the op writing it (op indices).
@@ -249,6 +249,7 @@ struct StageGrid {
   std::vector<int64_t> chunk_counts;              // and its loop counts
   std::vector<std::vector<int32_t>> piece_chunk;  // per loop: the chunk of each piece on its axis
   int64_t count() const;
+  Dims piece_index(int64_t index) const;  // the tile's piece on each axis
   Block block(int64_t index) const;
   int32_t root(int64_t index) const;
 };
