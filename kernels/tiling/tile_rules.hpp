@@ -16,7 +16,7 @@ namespace tilesim {
 
 // Rank match, positive dims, last tile dim aligned to the UB block; throws tilesim::Error. An
 // spmd kernel may use an unaligned sub-tile (Triton masked loads, Ascend C DataCopyPad): its UB
-// rows are padded (ub_tile_bytes) and its copies are padded copies (tile_dma).
+// rows are padded (ub_tile_bytes) and its copies are padded copies (LoweringContext::gm_dma).
 void validate_tile(const KernelSpec& spec, const Hardware& hw);
 // The 32 B rule, written once: a tile's last dim of `bytes`-byte elements fills whole UB blocks
 // (ub.align_bytes). Throws kAlignment: "<subject> is misaligned: last dim L x B B = N B is not a
