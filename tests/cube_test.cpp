@@ -42,7 +42,7 @@ Eigen::ArrayXd family_matmul(const KernelSpec& s, const NdArray& a, const NdArra
 }
 
 // The spmd plan of an spmd matmul spec as its stage builds it (kernels/lower/program/
-// matmul_spmd.cpp): catlass's defaults where the spec gives no param.
+// matmul_stage.cpp, spmd_plan): catlass's defaults where the spec gives no param.
 SpmdMatmulPlan spmd_plan(const KernelSpec& s) {
   SpmdMatmulPlan p;
   p.m = s.shape[0];

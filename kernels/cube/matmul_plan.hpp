@@ -1,7 +1,8 @@
 #pragma once
 // The matmul's work plans: the K slices of a split K, and the spmd partition's order of C tiles
 // and their share over the blocks (catlass's basic matmul). The matmul stage lowers them
-// (kernels/lower/program/matmul_spmd.cpp) and the tests check them against catlass's swizzle.
+// (kernels/lower/program/matmul_stage.cpp, lower_spmd_matmul) and the tests check them against
+// catlass's swizzle.
 
 #include <cstdint>
 #include <utility>

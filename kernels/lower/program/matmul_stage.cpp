@@ -1,19 +1,71 @@
-// A matmul stage: its pre-check and what both partitions share (matmul_stage.hpp). A cube task
-// (kernels/cube/cube_task.hpp) computes one C tile over its K range (the whole K, or a split-K
-// slice). A split K's partials in a workspace are summed and cast by AIV tasks (PyPTO's Add of the
-// partial sums; catlass's split-K matmul reduces on the AIV, a second launch);
-// params.vector_epilogue's fp32 C tile is cast by an AIV task after its cube task.
-#include "kernels/lower/program/matmul_stage.hpp"
-
+// A matmul stage, one file: its pre-check, what both partitions share, and each partition's
+// lowering. A cube task (kernels/cube/cube_task.hpp) computes one C tile over its K range (the
+// whole K, or a split-K slice); C leaves the cube into C, atomically for a split K, or into an
+// fp32 workspace that AIV tasks sum (PyPTO's Add of the partial sums; catlass's split-K matmul
+// reduces on the AIV, a second launch) or cast (params.vector_epilogue). Under pypto the C tiles
+// are walked as PyPTO's cube lowering does (lower_pypto_matmul), under spmd as catlass's basic
+// matmul (lower_spmd_matmul).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
 
+#include "kernels/cube/cube_task.hpp"
+#include "kernels/lower/program/lowering_context.hpp"
 #include "kernels/tiling/tile_rules.hpp"
 #include "model/error.hpp"
 #include "model/ub_budget.hpp"
 
 namespace tilesim {
+
+struct MatmulStage {
+  MatmulStage(LoweringContext& cx, StageRun& run);
+  LoweringContext& cx;
+  StageRun& run;
+  const ProgOp& x = cx.op(run.s.first);
+  const MatmulOptions& o = x.mm;
+  size_t r = run.s.shape.size();       // rank of the iteration space [batch..., m, k, n]
+  int64_t k = run.s.shape[r - 2];      // K
+  DType out = cx.tensor(x.out).dtype;  // C's dtype in GM
+  // a split K summed by AIV tasks from a workspace
+  bool vector_merge = o.split_k > 1 && !o.split_k_atomic;
+  // the cube tasks write fp32 C tiles (or partials) to a workspace
+  bool workspace = vector_merge || o.vector_epilogue;
+  CubeTiling t;  // C written as fp32 into a workspace, else as `out`
+  // the largest K slice (what a resident panel holds)
+  int64_t kslice = std::min(k, ceil_div(ceil_div(k, t.k1), o.split_k) * t.k1);
+  // the workspace's id for the L2 model
+  uint32_t workspace_id =
+      static_cast<uint32_t>(3 * cx.program().tensors.size()) + static_cast<uint32_t>(x.out);
+  // C tiles per batch
+  int64_t tiles_m = static_cast<int64_t>(run.grid.pieces[r - 3].size());
+  int64_t tiles_n = static_cast<int64_t>(run.grid.pieces[r - 1].size());
+
+  // The operands with the batch origin of the iteration block b.
+  MatmulTensors tensors(const Block& b) const;
+  // The C tile of grid block b over K slice `slice`.
+  MatmulWork work(const Block& b, int64_t slice) const;
+  // The grid index of C tile (batch, mi, ni) (the whole-K grid: k is one piece).
+  int64_t index(int64_t batch, int64_t mi, int64_t ni) const {
+    return (batch * tiles_m + mi) * tiles_n + ni;
+  }
+  CubeStore c_store() const {
+    return {workspace ? workspace_id : static_cast<uint32_t>(x.out), !workspace && o.split_k > 1,
+            workspace};
+  }
+  TaskKind cube_kind(std::string label) const;
+  // The AIV task that sums C tile w's K slices from the workspace and writes C.
+  TaskKind merge_kind(const MatmulWork& w, const MatmulTensors& mt, std::vector<Access>& acc);
+  // The AIV task that casts C tile w's fp32 workspace tile and writes C (vector_epilogue).
+  TaskKind cast_kind(const MatmulWork& w, const MatmulTensors& mt, std::vector<Access>& acc);
+
+ private:
+  // An AIV task's kind, `what` in its label, in the AIV tasks' PSG (registered at first use).
+  TaskKind aiv_kind(const char* what, const MatmulWork& w);
+  int aiv_psg_ = -1;
+};
 
 namespace {
 
@@ -251,6 +303,214 @@ TaskKind LoweringContext::cube_task(const ProgOp& x, const Dims& tile, const Dim
                   {static_cast<uint32_t>(x.out)}, hw_, acc);
   }
   return k;
+}
+
+// A matmul stage under pypto, as PyPTO's cube lowering builds it (hicann/pypto framework/src/
+// interface/operation/cube_operation_impl.cpp ConstructTileGraph): within each root function
+// (a loop chunk, or an L2 view of l2_block tiles: the matmul guide's 2-D loop over m and n views)
+// the C tiles become tasks n outer, m inner, each split into its K slices. Runs of consecutive
+// tiles sharing the operand kept in L1 merge into one task, up to l1_reuse (PyPTO's
+// L1CopyInReuseMerge, cube_l1_reuse_setting).
+
+namespace {
+
+// One cube task's share of the work: C tile `index` of the grid over K slice `slice`.
+struct CubePiece {
+  int32_t root;
+  int64_t index;
+  Block b;
+  MatmulWork w;
+};
+
+// The C tiles in task order: root first (a loop chunk's L2 views in turn, m views outer), then
+// batch, n, m; each tile's K slices in order.
+std::vector<CubePiece> task_order(const MatmulStage& m) {
+  const StageGrid& g = m.run.grid;
+  const Dims& l2 = m.o.l2_block;
+  const int64_t views_n = l2.empty() ? 1 : ceil_div(m.tiles_n, l2[1]);
+  const int64_t per_batch = m.tiles_m * m.tiles_n;
+  std::vector<std::tuple<int32_t, int64_t, int64_t, int64_t, int64_t>> keys;
+  for (int64_t i = 0; i < g.count(); ++i) {
+    const int64_t batch = i / per_batch, mi = i / m.tiles_n % m.tiles_m, ni = i % m.tiles_n;
+    const int64_t view = l2.empty() ? 0 : mi / l2[0] * views_n + ni / l2[1];
+    const auto root = static_cast<int32_t>(m.run.base + g.root(i) * m.run.s.views + view);
+    keys.emplace_back(root, batch, ni, mi, i);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<CubePiece> out;
+  for (const auto& [root, batch, ni, mi, i] : keys) {
+    const Block b = g.block(i);
+    for (int64_t s = 0; s < m.o.split_k; ++s) out.push_back({root, i, b, m.work(b, s)});
+  }
+  return out;
+}
+
+// The end of the run of pieces from `i` that one task computes: consecutive tiles of one root
+// and K range sharing the resident operand's panel, up to l1_reuse of them.
+size_t run_end(const MatmulStage& m, const std::vector<CubePiece>& pieces, size_t i) {
+  const CubePiece& first = pieces[i];
+  const Dims batch(first.b.origin.begin(), first.b.origin.end() - 3);
+  auto shares = [&](const CubePiece& p) {
+    if (p.root != first.root || p.w.k0 != first.w.k0 || p.w.kext != first.w.kext ||
+        !std::equal(batch.begin(), batch.end(), p.b.origin.begin()))
+      return false;
+    return m.t.resident == L1Resident::kA ? p.w.m0 == first.w.m0 : p.w.n0 == first.w.n0;
+  };
+  size_t end = i + 1;
+  if (m.t.resident != L1Resident::kNone)
+    while (end < pieces.size() && static_cast<int64_t>(end - i) < m.o.l1_reuse &&
+           shares(pieces[end]))
+      ++end;
+  return end;
+}
+
+// The AIV task after a cube task: the split-K merge of a C tile's slices or the cast epilogue.
+int32_t add_aiv_task(MatmulStage& m, const CubePiece& p, bool merge,
+                     const std::vector<int32_t>& deps) {
+  std::vector<Access> acc;
+  const MatmulTensors mt = m.tensors(p.b);
+  const MatmulWork whole{p.w.m0, p.w.mext, p.w.n0, p.w.next, 0, m.k, 0};
+  TaskKind e = merge ? m.merge_kind(whole, mt, acc) : m.cast_kind(p.w, mt, acc);
+  const int psg = e.psg;
+  return m.cx.add_task(m.run.s, std::move(e), psg, p.root, acc, deps);
+}
+
+void set_producer(MatmulStage& m, int64_t index, std::vector<int32_t> tasks) {
+  for (auto& pr : m.run.stores) pr.tasks[static_cast<size_t>(index)] = tasks;
+}
+
+}  // namespace
+
+void lower_pypto_matmul(MatmulStage& m) {
+  LoweringContext& cx = m.cx;
+  const ProgStage& s = m.run.s;
+  const std::vector<CubePiece> pieces = task_order(m);
+  std::vector<int32_t> slice_tasks;  // the cube tasks of the current C tile (split K)
+  for (size_t i = 0, end = 0; i < pieces.size(); i = end) {
+    end = run_end(m, pieces, i);
+    const CubePiece& first = pieces[i];
+    TaskKind k = m.cube_kind(fmt::format("matmul[{}x{}]{}", first.w.mext, first.w.next,
+                                         end - i > 1 ? fmt::format("x{}", end - i) : ""));
+    std::vector<Access> acc;
+    std::vector<int32_t> deps;
+    for (size_t j = i; j < end; ++j) {
+      const CubePiece& p = pieces[j];
+      add_cube_tile(k, m.tensors(p.b), m.t, p.w, j == i || m.t.resident != L1Resident::kA,
+                    j == i || m.t.resident != L1Resident::kB, m.c_store(), cx.hw(), acc);
+      const std::vector<int32_t> d = cx.load_deps(s, p.b, m.run.produced);
+      deps.insert(deps.end(), d.begin(), d.end());
+    }
+    const int32_t cube = cx.add_task(s, std::move(k), m.run.psg, first.root, acc, deps);
+    if (m.vector_merge) {
+      slice_tasks.push_back(cube);
+      if (first.w.k0 + first.w.kext == m.k) {  // the C tile's last slice: its merge
+        set_producer(m, first.index, {add_aiv_task(m, first, true, slice_tasks)});
+        slice_tasks.clear();
+      }
+      continue;
+    }
+    for (size_t j = i; j < end; ++j) {
+      const CubePiece& p = pieces[j];
+      if (m.o.vector_epilogue) {
+        set_producer(m, p.index, {add_aiv_task(m, p, false, {cube})});
+        continue;
+      }
+      // An atomic split K: C is done when every slice's task is.
+      if (p.w.slice == 0) slice_tasks.clear();
+      slice_tasks.push_back(cube);
+      set_producer(m, p.index, slice_tasks);
+    }
+  }
+}
+
+// A matmul stage under spmd, catlass's basic matmul (hicann/catlass include/catlass/gemm/kernel/
+// basic_matmul.hpp): partition.grid blocks on the AIC cores share the C tiles (each batch's in
+// swizzle order, inside L2 blocks when given; strided or in contiguous runs); a block's pieces run
+// back to back on its core (Task::continues_block), each recording its GM blocks so blocks reading
+// the same panel close in time hit L2. A resident panel stays while the block's next piece shares
+// it. A split K merged on the AIV is a second launch, a block per C tile.
+
+namespace {
+
+SpmdMatmulPlan spmd_plan(const MatmulStage& m) {
+  const Dims& shape = m.run.s.shape;
+  const MatmulOptions& o = m.o;
+  return {.m = shape[m.r - 3],
+          .k = m.k,
+          .n = shape[m.r - 1],
+          .m1 = m.t.m1,
+          .n1 = m.t.n1,
+          .k1 = m.t.k1,
+          .swizzle_offset = o.swizzle.empty() ? 0 : o.swizzle[0],
+          .swizzle_direction = o.swizzle.empty() ? 0 : o.swizzle[1],
+          .tiles_m = m.tiles_m,
+          .tiles_n = m.tiles_n,
+          .grid = m.cx.spec().grid,
+          .l2_block_m = o.l2_block.empty() ? 0 : o.l2_block[0],
+          .l2_block_n = o.l2_block.empty() ? 0 : o.l2_block[1],
+          .split_k = o.split_k,
+          .batches = m.run.grid.count() / (m.tiles_m * m.tiles_n),
+          .contiguous = !o.strided};
+}
+
+// The grid index of the C tile a piece of work computes.
+int64_t index_of(const MatmulStage& m, const MatmulWork& w) {
+  return m.index(w.batch, w.m0 / m.t.m1, w.n0 / m.t.n1);
+}
+
+// The second launch: one AIV block per C tile sums its partials and writes C.
+void merge_launch(MatmulStage& m, const SpmdMatmulPlan& p) {
+  TaskGraph& g = m.cx.graph();
+  for (int64_t idx = 0; idx < p.tiles(); ++idx) {
+    const MatmulTile c = spmd_matmul_tile(p, idx);
+    const MatmulWork w{c.m0, c.mext, c.n0, c.next, 0, p.k, 0, c.batch};
+    const int64_t i = index_of(m, w);
+    std::vector<Access> acc;
+    const TaskKind e = m.merge_kind(w, m.tensors(m.run.grid.block(i)), acc);
+    const int32_t task = g.add_task(m.cx.kind_id(m.run.s, e), 0, -1, m.cx.launch());
+    for (const Access& a : acc) g.add_access(task, a);
+    for (auto& pr : m.run.stores) pr.tasks[static_cast<size_t>(i)] = {task};
+  }
+  m.cx.end_mixed_launch();
+}
+
+}  // namespace
+
+void lower_spmd_matmul(MatmulStage& m) {
+  LoweringContext& cx = m.cx;
+  TaskGraph& g = cx.graph();
+  const SpmdMatmulPlan p = spmd_plan(m);
+  const int64_t items = p.tiles() * p.split_k;
+  const std::vector<std::vector<MatmulWork>> blocks = spmd_matmul_work(p);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const MatmulWork* prev = nullptr;
+    for (const MatmulWork& piece : blocks[b]) {
+      MatmulWork w = piece;
+      if (m.o.shuffle_k) w.k_first = static_cast<int64_t>(b) % ceil_div(w.kext, m.t.k1);
+      const bool same_k =
+          prev && prev->k0 == w.k0 && prev->kext == w.kext && prev->batch == w.batch;
+      const bool keep_a = m.t.resident == L1Resident::kA && same_k && prev->m0 == w.m0;
+      const bool keep_b = m.t.resident == L1Resident::kB && same_k && prev->n0 == w.n0;
+      const int64_t i = index_of(m, w);
+      TaskKind k = m.cube_kind(fmt::format("matmul_tile[{}x{}]", w.mext, w.next));
+      // A kernel that preloads (catlass's block_mmad_preload.hpp) loads the next C tile's operands
+      // while this one computes: the block's tasks overlap (KernelSpec::overlap_depth).
+      k.overlap = cx.spec().overlap_depth();
+      std::vector<Access> acc;
+      add_cube_tile(k, m.tensors(m.run.grid.block(i)), m.t, w, !keep_a, !keep_b, m.c_store(),
+                    cx.hw(), acc);
+      const int32_t task = g.add_task(cx.kind_id(m.run.s, k), 0, -1, cx.launch(), prev != nullptr);
+      for (const Access& a : acc) g.add_access(task, a);
+      for (auto& pr : m.run.stores) pr.tasks[static_cast<size_t>(i)].push_back(task);
+      prev = &piece;
+    }
+  }
+  // The blocks past the work start on an AIC, find nothing and return.
+  const std::string units =
+      p.split_k > 1 ? fmt::format("[{}, {}] C tiles x {} K slices", p.m1, p.n1, p.split_k)
+                    : fmt::format("[{}, {}] C tiles", p.m1, p.n1);
+  cx.end_launch(m.run.s, m.run.psg, std::min(p.grid, items), units, m.run.s.psg, CoreType::kAic);
+  if (m.vector_merge) merge_launch(m, p);
 }
 
 void lower_matmul_stage(LoweringContext& cx, StageRun& run) {

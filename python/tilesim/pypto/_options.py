@@ -222,7 +222,7 @@ class Options:
           cores (GetL1ReuseOpOrder);
         - the copy-in of a merged subgraph stays under mg_copyin_upper_bound (GetMergedL1).
         tilesim's matmul op has that merge: "l1_resident" a / b with "l1_reuse" count
-        (kernels/lower/program/matmul_pypto.cpp run_end: consecutive C tiles, n outer and m
+        (kernels/lower/program/matmul_stage.cpp run_end: consecutive C tiles, n outer and m
         inner as PyPTO walks them, that share the resident operand's panel). Side 0 becomes
         a where the matmul has one m tile (every C tile shares A's rows, and neighbours in
         that walk share A) and b otherwise (neighbours in the walk share B's columns)."""
