@@ -1,7 +1,8 @@
 #pragma once
 // What the reducing families' run configs say about merges and partitions: the merge and
 // spmd_rows params every reducing family declares, and the partition checks their builders run
-// first (their messages name the param and what is allowed).
+// first (their messages name the param and what is allowed), the merge a spec resolves to, and the
+// spec as a builder sees it (its view of shape, tile and reduced dims).
 
 #include <cstddef>
 
