@@ -695,6 +695,21 @@ TEST(ProgramFlash, OnlineSoftmaxFusesQkSoftmaxAndPvIntoOneStageAndProvesEqual) {
   std::set<int32_t> cores;
   for (const auto& t : r.tasks) cores.insert(t.core);
   EXPECT_EQ(cores.size(), 9u);  // three clusters of three cores
+  // S's workspace: a ring of two slots, one block per row piece. Under pypto a ring per query
+  // block (6 chains x 2 pieces x 2 slots); under spmd a ring per block, which its two chains take
+  // in turn (3 blocks x 2 x 2; pto-isa's FIFOs per core, TSyncCVID.hpp).
+  const auto s_slots = [](const LoweredKernel& lk) {
+    std::set<uint64_t> keys;
+    for (int32_t t = 0; t < static_cast<int32_t>(lk.graph.tasks.size()); ++t) {
+      const TaskKind& kind = lk.graph.kinds[static_cast<size_t>(lk.graph.tasks[t].kind)];
+      if (kind.label.find(":qk") == std::string::npos) continue;
+      for (const Access* a = lk.graph.access_begin(t); a != lk.graph.access_end(t); ++a)
+        if (a->write) keys.insert(a->block);
+    }
+    return keys.size();
+  };
+  EXPECT_EQ(s_slots(k), 6u * 2u * 2u);
+  EXPECT_EQ(s_slots(m), 3u * 2u * 2u);
 }
 
 // S's L0 tile narrower than the key block (pto-isa's CUBE_S1 sub-tiles of a TILE_S1 key block):

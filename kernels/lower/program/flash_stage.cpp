@@ -33,6 +33,7 @@ class FlashLowering {
       const BlockRange range =
           cx_.spmd() ? block_range(chains, used, blk) : BlockRange{blk, blk + 1};
       block_first_ = -1;
+      blk_ = blk;
       for (int64_t c = range.begin; c < range.end; ++c) {
         const int32_t root = run_.base + run_.grid.root(c * keys_);
         // The AIC runs `lead` key blocks ahead (catlass's preload, Triton-Ascend's CV
@@ -111,8 +112,18 @@ class FlashLowering {
       acc_.erase(it);
     }
     for (const Block& pc : pieces_of(b))
-      acc_.push_back({cx_.ring_key(id, pc, slot),
-                      whole.bytes * pc.extent[r_ - 2] / b.extent[r_ - 2], whole.write});
+      acc_.push_back(
+          {ring(id, pc, slot), whole.bytes * pc.extent[r_ - 2] / b.extent[r_ - 2], whole.write});
+  }
+  // Slot `slot` of the GM workspace ring of tensor-like `t` that row piece pc passes through.
+  // Under spmd a ring per block (one core), which the block's query blocks take in turn:
+  // pto-isa's kernel addresses its FIFOs by the physical core's comm slot once there are more
+  // query blocks than cores (include/pto/npu/a2a3/custom/TSyncCVID.hpp, kCvMaxCores), and a
+  // Triton-Ascend mix kernel's workspace is per program. Under pypto a ring per query block, as
+  // any core may run the next task.
+  uint64_t ring(uint32_t t, const Block& pc, int64_t slot) const {
+    if (!cx_.spmd()) return cx_.ring_key(t, pc, slot);
+    return cx_.ring_key(t, Block{{blk_, pc.origin[r_ - 2] - q_row_, 0}, {}}, slot);
   }
   void deps_on(int t, const Block& region, std::vector<int32_t>& deps) const {
     if (const auto it = run_.produced.find(t); it != run_.produced.end())
@@ -153,6 +164,7 @@ class FlashLowering {
   void qk_and_statistic(int64_t c, int64_t j, int32_t root) {
     const auto ju = static_cast<size_t>(j);
     const Block b = run_.grid.block(c * keys_ + j);
+    q_row_ = b.origin[r_ - 2];
     acc_.clear();
     Block mb = b;  // [batch..., q, d_k, key]
     mb.origin.insert(mb.origin.end() - 1, 0);
@@ -188,7 +200,7 @@ class FlashLowering {
     const auto ju = static_cast<size_t>(j);
     acc_.clear();
     TaskKind vk = cx_.vector_kind(vs_, pc, acc_);
-    acc_.front().block = cx_.ring_key(static_cast<uint32_t>(mm1_.out), pc, j % slots_);
+    acc_.front().block = ring(static_cast<uint32_t>(mm1_.out), pc, j % slots_);
     TileStep& st = vk.steps.back();
     // The running update on the rows: Max with the running max, alpha = exp(m_old - m) (Sub,
     // Exp), l = l * alpha + the tile's sum (Mul, Add).
@@ -209,7 +221,7 @@ class FlashLowering {
       for (int64_t slot : {0, 1, 2}) st.stores.push_back(stat_dma(DmaDir::kWrite, pc, slot));
     const ProgTensor& p = cx_.tensor(pt_);
     st.stores.push_back(cx_.gm_dma(DmaDir::kWrite, p.shape, pc, p.dtype,
-                                   cx_.ring_key(static_cast<uint32_t>(pt_), pc, j % slots_), acc_));
+                                   ring(static_cast<uint32_t>(pt_), pc, j % slots_), acc_));
     vk.label = fmt::format("{}{}", vs_.psg, format_dims(pc.extent));
     vk.buffers.push_back({p.name, cx_.ub_bytes(pt_, full), BufferRole::kOutput, MemSpace::kUb});
     vk.buffers.push_back({"m_l_alpha", 3 * rows_ * align_, BufferRole::kTemp, MemSpace::kUb});
@@ -226,6 +238,7 @@ class FlashLowering {
   void pv_and_rescale(int64_t c, int64_t j, int32_t root) {
     const auto ju = static_cast<size_t>(j);
     const Block b = run_.grid.block(c * keys_ + j);
+    q_row_ = b.origin[r_ - 2];
     acc_.clear();
     Block pb = b;
     pb.origin.push_back(0);
@@ -268,8 +281,8 @@ class FlashLowering {
     ok.buffer_count = cx_.spec().buffer_count;
     ok.label = fmt::format("{}:rescale_o{}", s_.psg, format_dims(ob.extent));
     TileStep st;
-    st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32,
-                                  cx_.ring_key(pv_ws_, pc, j % slots_), acc_));
+    st.loads.push_back(
+        cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, ring(pv_ws_, pc, j % slots_), acc_));
     const auto column = [&](VecClass then) {  // Brcb a row statistic, then one op over O
       st.vec.push_back(fp32(VecClass::kSimple, prow * align_ / dtype_bytes(DType::kFp32)));
       st.vec.push_back(fp32(then, on));
@@ -343,6 +356,8 @@ class FlashLowering {
   std::vector<std::vector<int32_t>> v1_ = std::vector<std::vector<int32_t>>(c1_.size());
   std::vector<std::vector<int32_t>> v2_ = v1_;
   int32_t block_first_ = -1;
+  int64_t blk_ = 0;    // the spmd block being lowered
+  int64_t q_row_ = 0;  // the first row of the query block being lowered
 };
 
 }  // namespace
