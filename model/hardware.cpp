@@ -83,7 +83,10 @@ std::vector<HardwareParam> make_table() {
       P(gm.hbm_queue_ns, 0, 1e6, "ns",
         "a memory wait on a task's critical path waits this x u / (1 - u) more at HBM use u"),
       P(l2.bytes, 0, 1e12, "B", "L2 cache shared by all cores"),
-      P(l2.bandwidth_gbps, 1, 1e7, "GB/s", "L2 bandwidth all cores' GM traffic shares"),
+      P(l2.bandwidth_gbps, 1, 1e7, "GB/s",
+        "L2 bandwidth all cores' GM traffic shares, reads and writes together"),
+      P(l2.read_bandwidth_gbps, 1, 1e7, "GB/s",
+        "L2 bandwidth all cores' GM reads share (hits and misses), within l2.bandwidth_gbps"),
       P(l2.same_line_request_ns, 0, 1e6, "ns",
         "requests for one L2 line by several cores at once are served one after another, each "
         "this long (a request: a DMA burst's piece within one line)"),

@@ -64,7 +64,8 @@ struct Hardware {
   } gm;
   struct L2 {
     int64_t bytes = 0;
-    double bandwidth_gbps = 0;  // all cores' traffic through L2, hits and misses
+    double bandwidth_gbps = 0;       // all cores' traffic through L2, reads and writes together
+    double read_bandwidth_gbps = 0;  // ... their reads alone (hits and misses)
     // Requests for one line by several cores at once are served one after another, this long
     // each: a request is one DMA burst's piece within a line (at most dma.gm_granule_bytes).
     double same_line_request_ns = 0;
@@ -151,6 +152,7 @@ struct Hardware {
   // HBM bandwidth in bytes per core clock cycle.
   double hbm_bytes_per_cycle() const { return gm.hbm_bandwidth_gbps * 1e3 / clock_mhz; }
   double l2_bytes_per_cycle() const { return l2.bandwidth_gbps * 1e3 / clock_mhz; }
+  double l2_read_bytes_per_cycle() const { return l2.read_bandwidth_gbps * 1e3 / clock_mhz; }
   double hbm_queue_cycles() const { return gm.hbm_queue_ns * clock_mhz / 1e3; }
 };
 

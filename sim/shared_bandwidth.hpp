@@ -2,10 +2,11 @@
 // Shared global-memory bandwidth as a fluid (processor-sharing) resource with two stages.
 //
 // Every running task is a flow that, alone, would move its GM bytes over its idle-machine
-// duration: every byte passes through L2 (its L2 demand is bytes / duration) and its L2 misses
-// and write-backs through HBM (its HBM demand, in read-byte equivalents: a written byte costs
-// hbm read / write bandwidth times a read byte). While either stage's summed demand exceeds its
-// capacity, every flow is slowed by the same factor, the smaller of capacity / demand (the
+// duration: every byte passes through L2 (its L2 demand is bytes / duration; its reads alone
+// have a bound of their own: L2 serves mixed reads and writes faster than reads only) and its
+// L2 misses and write-backs through HBM (its HBM demand, in read-byte equivalents: a written byte
+// costs hbm read / write bandwidth times a read byte). While either stage's summed demand exceeds
+// its capacity, every flow is slowed by the same factor, the smaller of capacity / demand (the
 // memory serves all cores' requests interleaved, so each sees the same stretch). Because all flows
 // share one factor, progress is one virtual clock: a task finishes when the virtual clock has
 // advanced by its duration, so each start and finish costs O(log n).
@@ -40,26 +41,33 @@ namespace tilesim {
 
 class SharedBandwidth {
  public:
-  // HBM capacity; L2 capacity (+inf: L2 never binds), in bytes per cycle; HBM's queueing delay
-  // scale in cycles (0: no queueing).
+  // HBM capacity; L2 capacity for all traffic and for reads (+inf: never binds), in bytes per
+  // cycle; HBM's queueing delay scale in cycles (0: no queueing).
   explicit SharedBandwidth(double capacity_bytes_per_cycle,
                            double l2_capacity = std::numeric_limits<double>::infinity(),
-                           double queue_cycles = 0)
-      : capacity_(capacity_bytes_per_cycle), l2_capacity_(l2_capacity), queue_(queue_cycles) {}
+                           double queue_cycles = 0,
+                           double l2_read_capacity = std::numeric_limits<double>::infinity())
+      : capacity_(capacity_bytes_per_cycle),
+        l2_capacity_(l2_capacity),
+        l2_read_capacity_(l2_read_capacity),
+        queue_(queue_cycles) {}
 
   void start(int32_t task, double now, double duration, double gm_bytes);
   // start() with its per-kind terms precomputed: run_time(), demand_of() and flow_class().
-  // `waiting`: the flow's HBM demand times its memory waits per cycle of run time.
+  // `waiting`: the flow's HBM demand times its memory waits per cycle of run time;
+  // `l2_read_demand`: the part of `l2_demand` that reads.
   [[gnu::always_inline]] void start_flow(int32_t task, double now, int32_t cls, double demand,
-                                         double l2_demand = 0, double waiting = 0) {
+                                         double l2_demand = 0, double waiting = 0,
+                                         double l2_read_demand = 0) {
     advance(now);
     demand_ += demand;
     l2_demand_ += l2_demand;
+    l2_read_demand_ += l2_read_demand;
     waiting_ += waiting;
     auto& q = classes_[static_cast<size_t>(cls)];
     const bool was_empty = q.empty();
     if (q.push(Flow{TimeKey::make(vclock_ + q.run, static_cast<uint32_t>(task)), demand, l2_demand,
-                    waiting})) {
+                    l2_read_demand, waiting})) {
       if (was_empty)
         heads_.insert(cls, q.front().key);
       else
@@ -89,6 +97,7 @@ class SharedBandwidth {
       heads_.increase_top(q.front().key);
     demand_ -= f.demand;
     l2_demand_ -= f.l2_demand;
+    l2_read_demand_ -= f.l2_read_demand;
     waiting_ -= f.waiting;
     --running_;
     update_rate();
@@ -106,13 +115,15 @@ class SharedBandwidth {
   }
   void update_rate() {
     const bool idle = running_ == 0;
-    if (idle) demand_ = l2_demand_ = waiting_ = 0;  // drop accumulated rounding
+    if (idle) demand_ = l2_demand_ = l2_read_demand_ = waiting_ = 0;  // drop accumulated rounding
     rate_ = demand_ > capacity_ ? capacity_ / demand_ : 1.0;
     if (waiting_ > 0 && queue_ > 0) {
       const double a = demand_ / capacity_;
       rate_ = 2.0 / ((1 + a) + std::sqrt((1 - a) * (1 - a) + 4 * queue_ * waiting_ / capacity_));
     }
     if (l2_demand_ > l2_capacity_) rate_ = std::min(rate_, l2_capacity_ / l2_demand_);
+    if (l2_read_demand_ > l2_read_capacity_)
+      rate_ = std::min(rate_, l2_read_capacity_ / l2_read_demand_);
     if (idle) {
       next_ = std::numeric_limits<double>::infinity();
       return;
@@ -126,6 +137,7 @@ class SharedBandwidth {
     TimeKey key;  // virtual finish time, then task
     double demand;
     double l2_demand;
+    double l2_read_demand;
     double waiting;
   };
 
@@ -240,11 +252,13 @@ class SharedBandwidth {
 
   double capacity_;
   double l2_capacity_;
+  double l2_read_capacity_;
   double now_ = 0;
   double vclock_ = 0;
   double rate_ = 1;
   double demand_ = 0;
   double l2_demand_ = 0;
+  double l2_read_demand_ = 0;
   double queue_;
   double waiting_ = 0;
   double next_ = std::numeric_limits<double>::infinity();

@@ -12,7 +12,8 @@ TaskEngine::TaskEngine(const TaskGraph& g, std::vector<TaskCost> costs, const Ha
     : g_(g),
       hw_(hw),
       opt_(opt),
-      bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle(), hw.hbm_queue_cycles()),
+      bw_(hw.hbm_bytes_per_cycle(), hw.l2_bytes_per_cycle(), hw.hbm_queue_cycles(),
+          hw.l2_read_bytes_per_cycle()),
       write_weight_(hw.gm.hbm_bandwidth_gbps / hw.gm.hbm_write_bandwidth_gbps),
       request_cycles_(hw.ns_to_cycles(hw.l2.same_line_request_ns)) {
   res_.kind_costs = std::move(costs);

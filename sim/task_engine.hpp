@@ -154,7 +154,7 @@ class TaskEngine {
     record(task).write_share = static_cast<float>(hbm_demand > 0 ? hbm_writes / hbm_demand
                                                   : all > 0      ? writes / all
                                                                  : 0.0);
-    bw_.start_flow(task, t, cls, hbm_demand, all, hbm_demand * kind.waits * scale);
+    bw_.start_flow(task, t, cls, hbm_demand, all, hbm_demand * kind.waits * scale, reads);
   }
   // An overlapping task started at `t` on its core, its stages at read-hit share `h` stretched by
   // `stretch` (queueing at L2): each stage waits for its pipe (model/task_overlap.hpp

@@ -1096,6 +1096,27 @@ TEST(SharedBandwidth, TheTighterStageBinds) {
   EXPECT_NEAR(bw.slowdown(), 2.0, 1e-12);
 }
 
+// L2 bounds reads alone more tightly than its mixed traffic (l2.read_bandwidth_gbps within
+// l2.bandwidth_gbps): two flows of 8 B/cycle each, reads 6 and writes 2, through an L2 of 20
+// B/cycle for all traffic and 10 for reads. Together they want 16 of 20 (fits) but read 12 of 10:
+// the read bound slows both by 10 / 12. Writes alone leave the read bound idle.
+TEST(SharedBandwidth, ReadsHaveABoundOfTheirOwn) {
+  const double inf = std::numeric_limits<double>::infinity();
+  SharedBandwidth bw(inf, 20.0, 0, 10.0);
+  const int32_t cls = bw.flow_class(SharedBandwidth::run_time(100));
+  bw.start_flow(0, 0, cls, 0.0, 8.0, 0.0, 6.0);
+  EXPECT_NEAR(bw.next_finish(), 100, 1e-9);  // reads 6 of 10, all 8 of 20
+  bw.start_flow(1, 0, cls, 0.0, 8.0, 0.0, 6.0);
+  EXPECT_NEAR(bw.slowdown(), 12.0 / 10.0, 1e-12);
+  EXPECT_NEAR(bw.next_finish(), 120, 1e-9);
+  SharedBandwidth writes(inf, 20.0, 0, 10.0);
+  ASSERT_EQ(writes.flow_class(SharedBandwidth::run_time(100)), cls);
+  writes.start_flow(0, 0, cls, 0.0, 16.0, 0.0, 0.0);  // 16 of 20, no reads
+  EXPECT_DOUBLE_EQ(writes.slowdown(), 1.0);
+  writes.start_flow(1, 0, cls, 0.0, 8.0, 0.0, 0.0);  // 24 of 20: the mixed bound
+  EXPECT_NEAR(writes.slowdown(), 24.0 / 20.0, 1e-12);
+}
+
 // HBM queueing: flows that wait for memory stretch by S = ((1 + a) + sqrt((1 - a)^2 + 4 q X / B)) /
 // 2 (a = demand / capacity, X = demand x waits per cycle, q the queue scale); without waits, max(1,
 // a).
@@ -1125,7 +1146,7 @@ TEST(SharedBandwidth, WaitingFlowsQueue) {
 TEST(HbmQueue, OneBufferTasksWaitInTheQueueDoubleBufferedOnesHide) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps;
-  hw.l2.bandwidth_gbps = 1e6;
+  hw.l2.bandwidth_gbps = hw.l2.read_bandwidth_gbps = 1e6;
   ASSERT_GT(hw.gm.hbm_queue_ns, 0);
   const int cores = 48;
   const int64_t tile = 8192, n = 64;
@@ -1237,7 +1258,7 @@ TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;  // the split of a delay, whatever makes it
   hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 100;  // binds; L2 does not
-  hw.l2.bandwidth_gbps = 1e6;
+  hw.l2.bandwidth_gbps = hw.l2.read_bandwidth_gbps = 1e6;
   TaskGraph g;
   g.runtime = RuntimeStyle::kSpmd;
   g.add_psg("copy");
@@ -1273,7 +1294,8 @@ TEST(DmaAttribution, OneCoreReadingOneWritingShareHbm) {
 TEST(SharedReads, CoReadersQueueForTheirLinesOnePerRequest) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;
-  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
+  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps =
+      hw.l2.read_bandwidth_gbps = 1e6;
   hw.dma.gm_granule_bytes = 512;
   hw.l2.same_line_request_ns = 2.0;
   const auto last_end = [&](int32_t readers, int64_t burst_bytes, CoreType type) {
@@ -1311,7 +1333,8 @@ TEST(SharedReads, CoReadersQueueForTheirLinesOnePerRequest) {
 TEST(SharedReads, ReadersOfOneBlockAtOtherPointsOfTheirRunsDoNotQueue) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;
-  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
+  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps =
+      hw.l2.read_bandwidth_gbps = 1e6;
   hw.dma.gm_granule_bytes = 512;
   const auto last_end = [&](bool reversed, double same_line_ns) {
     hw.l2.same_line_request_ns = same_line_ns;
@@ -1342,7 +1365,8 @@ TEST(SharedReads, ReadersOfOneBlockAtOtherPointsOfTheirRunsDoNotQueue) {
 TEST(SharedReads, ReadersApartInTimeNeedNoSecondPass) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;
-  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps = 1e6;
+  hw.gm.hbm_bandwidth_gbps = hw.gm.hbm_write_bandwidth_gbps = hw.l2.bandwidth_gbps =
+      hw.l2.read_bandwidth_gbps = 1e6;
   hw.dma.gm_granule_bytes = 512;
   hw.l2.same_line_request_ns = 8.0;  // two readers' 1024 requests queue past a lone run
   const auto graph = [&](bool chained) {
@@ -1385,7 +1409,7 @@ TEST(DmaAttribution, LoadsAndStoresInTurnOrMixedUnderSharedHbm) {
   Hardware hw = ideal_runtime_hw();
   hw.gm.hbm_queue_ns = 0;  // the split of a delay, whatever makes it
   hw.gm.hbm_write_bandwidth_gbps = hw.gm.hbm_bandwidth_gbps = 400;
-  hw.l2.bandwidth_gbps = 1e6;
+  hw.l2.bandwidth_gbps = hw.l2.read_bandwidth_gbps = 1e6;
   const int cores = 16;
   const int64_t tile = 16384;
   for (const int depth : {1, 2}) {

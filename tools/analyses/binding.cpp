@@ -27,11 +27,16 @@ std::vector<ResourceUse> resource_uses(const Metrics& m, const Hardware& hw) {
   if (m.achieved_gm_gbps <= hw.gm.hbm_bandwidth_gbps || hw.l2.bandwidth_gbps <= 0)
     uses.push_back(use("HBM bandwidth", m.achieved_gm_gbps, hw.gm.hbm_bandwidth_gbps, "GB/s",
                        "GM traffic against HBM bandwidth"));
-  else
+  else {
     uses.push_back(use("L2 bandwidth", m.achieved_gm_gbps, hw.l2.bandwidth_gbps, "GB/s",
                        fmt::format("GM traffic (above HBM's {:.0f} GB/s: L2 hits) against L2 "
                                    "bandwidth",
                                    hw.gm.hbm_bandwidth_gbps)));
+    // Reads have a lower bound of their own (sim/shared_bandwidth.hpp).
+    const double reads = m.gm_read_bytes / (m.gen_time_us * 1e3);
+    uses.push_back(use("L2 read bandwidth", reads, hw.l2.read_bandwidth_gbps, "GB/s",
+                       "GM reads against L2's read bandwidth"));
+  }
   for (const PipeMetrics& p : m.pipes)
     if (p.max_us > 0)
       uses.push_back(use(p.pipe, p.max_us, m.gen_time_us, "us",
