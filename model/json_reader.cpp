@@ -265,7 +265,7 @@ double JsonReader::number(double min, double max) const {
   return v;
 }
 
-std::vector<int64_t> JsonReader::positive_ints(size_t rank) const {
+Dims JsonReader::positive_ints(size_t rank) const {
   const bool shape_ok = value_->is_array() && !value_->empty() &&
                         (rank == 0 || value_->size() == rank) &&
                         std::all_of(value_->begin(), value_->end(), [](const nlohmann::json& x) {
@@ -275,7 +275,9 @@ std::vector<int64_t> JsonReader::positive_ints(size_t rank) const {
     fail(rank == 0 ? "expected a non-empty array of positive integers, got " + shown(*value_)
                    : fmt::format("expected an array of {} positive integers, got {}", rank,
                                  shown(*value_)));
-  return value_->get<std::vector<int64_t>>();
+  Dims d;
+  for (const nlohmann::json& x : *value_) d.push_back(x.get<int64_t>());
+  return d;
 }
 
 std::string JsonReader::string_or(const std::string& key, const std::string& fallback) const {

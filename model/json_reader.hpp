@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/dims.hpp"
 #include "model/error.hpp"
 
 namespace tilesim {
@@ -67,7 +68,7 @@ class JsonReader {
   double number(double min = -std::numeric_limits<double>::infinity(),
                 double max = std::numeric_limits<double>::infinity()) const;
   // A non-empty array of positive integers; `rank` > 0 requires exactly that many.
-  std::vector<int64_t> positive_ints(size_t rank = 0) const;
+  Dims positive_ints(size_t rank = 0) const;
 
   // Optional members with a default.
   std::string string_or(const std::string& key, const std::string& fallback) const;

@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/dims.hpp"
 #include "model/dtype.hpp"
 #include "model/task_graph.hpp"
 
 namespace tilesim {
 
-using Dims = std::vector<int64_t>;
-
 int64_t product(const Dims& d);
+int64_t product(const std::vector<int64_t>& d);
 // Inline: the DMA and cost formulas call it per burst and per instruction.
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow

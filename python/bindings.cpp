@@ -94,7 +94,8 @@ std::pair<std::string, std::string> run(const std::string& source, bool is_file,
   return nogil([&] {
     const std::string origin = origin_of(source, is_file);
     RunConfig rc = run_config_from_json(config_doc(source, is_file, "run config"), origin);
-    KernelSpec spec = run_spec(rc, tile, "give it in the config or with tile=");
+    KernelSpec spec =
+        run_spec(rc, Dims(tile.begin(), tile.end()), "give it in the config or with tile=");
     if (loop > 0) override_loop_count(spec, loop, "loop=");
     if (!hardware.empty()) rc.hardware = resolve_hardware_arg(hardware);
     const Hardware hw = load_hardware(rc.hardware, settings);

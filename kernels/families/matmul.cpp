@@ -97,7 +97,7 @@ ProgTile spmd_cube_tile(const KernelSpec& spec, const Hardware& hw) {
   const int64_t m1 = spec.tile[0], k1 = spec.tile[1], n1 = spec.tile[2];
   if (has_param(spec, "l1_tile")) {
     const auto l1 = param_ints(spec, "l1_tile");
-    if (l1 != std::vector<int64_t>{m1, n1, k1})
+    if (l1 != Dims{m1, n1, k1})
       throw Error(fmt::format("matmul: params.l1_tile [{}, {}, {}] disagrees with tile {}: under "
                               "the spmd partition tile is the L1 tile [m1, k1, n1], so l1_tile "
                               "must be [{}, {}, {}] (or left out)",

@@ -204,8 +204,10 @@ std::string param_string(const KernelSpec& spec, const std::string& name) {
   return param_value(spec, name).get<std::string>();
 }
 
-std::vector<int64_t> param_ints(const KernelSpec& spec, const std::string& name) {
-  return param_value(spec, name).get<std::vector<int64_t>>();
+Dims param_ints(const KernelSpec& spec, const std::string& name) {
+  Dims d;
+  for (const auto& x : param_value(spec, name)) d.push_back(x.get<int64_t>());
+  return d;
 }
 
 std::string unknown_op_message(const std::string& op) {

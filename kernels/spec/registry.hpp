@@ -123,6 +123,6 @@ bool has_param(const KernelSpec& spec, const std::string& name);
 int64_t param_int(const KernelSpec& spec, const std::string& name);
 bool param_bool(const KernelSpec& spec, const std::string& name);
 std::string param_string(const KernelSpec& spec, const std::string& name);
-std::vector<int64_t> param_ints(const KernelSpec& spec, const std::string& name);
+Dims param_ints(const KernelSpec& spec, const std::string& name);
 
 }  // namespace tilesim
