@@ -9,14 +9,6 @@
 
 namespace tilesim {
 
-int64_t product(const Dims& d) {
-  return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<>());
-}
-
-int64_t product(const std::vector<int64_t>& d) {
-  return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<>());
-}
-
 int64_t round_up(int64_t x, int64_t a) {
   return ceil_div(x, a) * a;
 }

@@ -3,6 +3,8 @@
 // DMA instruction that moves one, and the rulebook's per-candidate figures.
 
 #include <cstdint>
+#include <functional>
+#include <numeric>
 #include <vector>
 
 #include "model/dims.hpp"
@@ -11,8 +13,11 @@
 
 namespace tilesim {
 
-int64_t product(const Dims& d);
-int64_t product(const std::vector<int64_t>& d);
+// The product of a list of extents or counts (Dims, a loop nest's counts): 1 when empty.
+template <class Ints>
+int64_t product(const Ints& d) {
+  return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<>());
+}
 // Inline: the DMA and cost formulas call it per burst and per instruction.
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return a / b + (a % b > 0 ? 1 : 0);  // a + b - 1 could overflow

@@ -5,8 +5,8 @@
 // duration: every byte passes through L2 (its L2 demand is bytes / duration; its reads alone
 // have a bound of their own: L2 serves mixed reads and writes faster than reads only) and its
 // L2 misses and write-backs through HBM (its HBM demand, in read-byte equivalents: a written byte
-// costs hbm read / write bandwidth times a read byte). While either stage's summed demand exceeds
-// its capacity, every flow is slowed by the same factor, the smaller of capacity / demand (the
+// costs hbm read / write bandwidth times a read byte). While any bound's summed demand exceeds its
+// capacity, every flow is slowed by the same factor, the smallest of capacity / demand (the
 // memory serves all cores' requests interleaved, so each sees the same stretch). Because all flows
 // share one factor, progress is one virtual clock: a task finishes when the virtual clock has
 // advanced by its duration, so each start and finish costs O(log n).

@@ -205,9 +205,8 @@ std::string param_string(const KernelSpec& spec, const std::string& name) {
 }
 
 Dims param_ints(const KernelSpec& spec, const std::string& name) {
-  Dims d;
-  for (const auto& x : param_value(spec, name)) d.push_back(x.get<int64_t>());
-  return d;
+  const auto v = param_value(spec, name).get<std::vector<int64_t>>();
+  return Dims(v.begin(), v.end());
 }
 
 std::string unknown_op_message(const std::string& op) {

@@ -122,8 +122,8 @@ class FlashLowering {
   // Triton-Ascend mix kernel's workspace is per program. Under pypto a ring per query block, as
   // any core may run the next task.
   uint64_t ring(uint32_t t, const Block& pc, int64_t slot) const {
-    if (!cx_.spmd()) return cx_.ring_key(t, pc, slot);
-    return cx_.ring_key(t, Block{{blk_, pc.origin[r_ - 2] - q_row_, 0}, {}}, slot);
+    if (!cx_.spmd()) return cx_.ring_key(t, Dims(pc.origin.begin(), pc.origin.end() - 1), slot);
+    return cx_.ring_key(t, Dims{blk_, pc.origin[r_ - 2] - q_row_}, slot);
   }
   void deps_on(int t, const Block& region, std::vector<int32_t>& deps) const {
     if (const auto it = run_.produced.find(t); it != run_.produced.end())
@@ -131,7 +131,7 @@ class FlashLowering {
   }
   DmaOp stat_dma(DmaDir dir, const Block& pc, int64_t slot) {
     return cx_.gm_dma(dir, cx_.tensor(lse_.out).shape, output_region(cx_.program(), lse_, pc),
-                      DType::kFp32, cx_.ring_key(static_cast<uint32_t>(lse_.out), pc, slot), acc_);
+                      DType::kFp32, ring(static_cast<uint32_t>(lse_.out), pc, slot), acc_);
   }
   // The AIV of a mixed block that takes row piece q: the first half of the rows on the first.
   static int lane_of(size_t q, const std::vector<Block>& pieces) {
@@ -287,7 +287,7 @@ class FlashLowering {
       st.vec.push_back(fp32(VecClass::kSimple, prow * align_ / dtype_bytes(DType::kFp32)));
       st.vec.push_back(fp32(then, on));
     };
-    const uint64_t o_key = cx_.ring_key(static_cast<uint32_t>(mm2_.out), pc, 0);
+    const uint64_t o_key = ring(static_cast<uint32_t>(mm2_.out), pc, 0);
     if (j > 0) {
       if (!resident_) {
         st.loads.push_back(cx_.gm_dma(DmaDir::kRead, o_shape, ob, DType::kFp32, o_key, acc_));

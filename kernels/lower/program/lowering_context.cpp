@@ -151,10 +151,9 @@ DmaOp LoweringContext::partial_dma(DmaDir dir, const ProgStage& s, const Block& 
                 acc);
 }
 
-uint64_t LoweringContext::ring_key(uint32_t t, const Block& q, int64_t slot) const {
-  Dims key(q.origin.begin(), q.origin.end() - 1);
-  key.push_back(slot);
-  return block_key(static_cast<uint32_t>(2 * p_.tensors.size()) + t, key);
+uint64_t LoweringContext::ring_key(uint32_t t, Dims place, int64_t slot) const {
+  place.push_back(slot);
+  return block_key(static_cast<uint32_t>(2 * p_.tensors.size()) + t, place);
 }
 
 int LoweringContext::kind_id(const ProgStage& s, const TaskKind& k) {

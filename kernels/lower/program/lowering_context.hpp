@@ -142,9 +142,9 @@ class LoweringContext {
   // or `slots` slots from it in one copy.
   DmaOp partial_dma(DmaDir dir, const ProgStage& s, const Block& out, int64_t slot,
                     std::vector<Access>& acc, int64_t slots = 1) const;
-  // The GM workspace block of tensor-like `t` (slot `slot`) of one query block `q`: equal keys
-  // for the same slot, so a ring of slots stays in L2.
-  uint64_t ring_key(uint32_t t, const Block& q, int64_t slot) const;
+  // The GM workspace block of tensor-like `t`, slot `slot` of the ring at `place` (whose ring it
+  // is: a query block's rows, a core): equal keys for the same slot, so a ring stays in L2.
+  uint64_t ring_key(uint32_t t, Dims place, int64_t slot) const;
 
   // The kind's id in the graph (a new kind's UB planned: an overflow names the stage).
   int kind_id(const ProgStage& s, const TaskKind& k);
