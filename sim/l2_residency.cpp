@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,8 +24,17 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
   const Access* first = graph.access_begin(0);
   ids_.resize(static_cast<size_t>(graph.access_end(tasks - 1) - first));
   shares_.assign(ids_.size(), 0.0F);
-  std::unordered_map<uint64_t, int32_t> id_of;  // the one hash lookup per access
-  id_of.reserve(ids_.size());
+  // The one lookup per access: an open-addressing table (linear probing, at most half full),
+  // indexed by Fibonacci hashing (the key's top bits after a multiply), so keys that are not
+  // mixed (a hand-made graph's 1, 2, 3) spread too.
+  int bits = 4;
+  while ((size_t{1} << bits) < 2 * ids_.size()) ++bits;
+  const size_t slots = size_t{1} << bits, mask = slots - 1;
+  const auto home = [bits](uint64_t key) {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+  };
+  std::vector<uint64_t> slot_key(slots);
+  std::vector<int32_t> slot_id(slots, -1);  // -1: empty
   struct Seen {
     int64_t bytes = -1;   // largest allocating touch (-1: none yet)
     int32_t reader = -1;  // first reading task
@@ -43,9 +51,14 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
         shares_[static_cast<size_t>(a - first)] = static_cast<float>(before / task_read);
         before += static_cast<double>(a->bytes);
       }
-      const auto [it, fresh] = id_of.try_emplace(a->block, static_cast<int32_t>(seen.size()));
-      if (fresh) seen.emplace_back();
-      const int32_t b = it->second;
+      size_t i = home(a->block);
+      while (slot_id[i] >= 0 && slot_key[i] != a->block) i = (i + 1) & mask;
+      if (slot_id[i] < 0) {
+        slot_key[i] = a->block;
+        slot_id[i] = static_cast<int32_t>(seen.size());
+        seen.emplace_back();
+      }
+      const int32_t b = slot_id[i];
       ids_[static_cast<size_t>(a - first)] = b;
       Seen& s = seen[static_cast<size_t>(b)];
       if (!a->write) {
@@ -79,6 +92,9 @@ L2Residency::L2Residency(const TaskGraph& graph, std::shared_ptr<const L2Blocks>
   if (!graph.has_accesses()) return;
   const L2Blocks& b = *blocks_;
   absorb_writes_ = b.footprint() <= capacity_;
+  // A block's stack distance is at most the footprint less its own bytes: below capacity, every
+  // block touched before is resident, and the distances need no tree.
+  distances_ = b.footprint() >= capacity_;
   const auto n = static_cast<size_t>(b.count());
   last_touch_.assign(n, Last{});
   fetched_.assign(n, Read{});
@@ -88,7 +104,7 @@ L2Residency::L2Residency(const TaskGraph& graph, std::shared_ptr<const L2Blocks>
   double input_bytes = 0;
   for (const auto& in : b.inputs()) input_bytes += static_cast<double>(in.bytes);
   const bool warm = start == L2Start::kWarm && input_bytes <= capacity_;
-  tree_.assign(b.touches() + (warm ? b.inputs().size() : 0) + 1, 0.0);
+  if (distances_) tree_.assign(b.touches() + (warm ? b.inputs().size() : 0) + 1, 0.0);
   if (!warm) return;
   for (const auto& in : b.inputs()) touch(in.block, static_cast<double>(in.bytes));
 }
@@ -107,6 +123,10 @@ double L2Residency::bytes_after(int64_t pos) const {
 
 void L2Residency::touch(int32_t block, double bytes) {
   Last& last = last_touch_[static_cast<size_t>(block)];
+  if (!distances_) {
+    last = Last{next_++, bytes};
+    return;
+  }
   if (last.pos >= 0) add(last.pos, -last.bytes);
   last = Last{next_, bytes};
   add(next_++, bytes);
@@ -186,7 +206,7 @@ std::optional<Traffic> L2Residency::on_start(int32_t task, double now, double ru
     const int32_t block = blocks_->id(graph_, a);
     const auto bi = static_cast<size_t>(block);
     const Last& last = last_touch_[bi];
-    const bool resident = last.pos >= 0 && bytes_after(last.pos) < capacity_;
+    const bool resident = last.pos >= 0 && (!distances_ || bytes_after(last.pos) < capacity_);
     if (!a->write && run <= 0) co_read_ = true;  // not in reads_: saw_co_readers cannot tell
     if (!a->write && run > 0) {
       int32_t& head = head_[bi];

@@ -133,6 +133,7 @@ class L2Residency {
   std::shared_ptr<const L2Blocks> blocks_;
   double capacity_;
   bool absorb_writes_ = false;
+  bool distances_ = true;  // false: the footprint is below capacity (no stack distances kept)
   // Touches in order: each block's bytes sit at its latest touch, so the sum over the touches
   // after a block's last one is its stack distance.
   void touch(int32_t block, double bytes);

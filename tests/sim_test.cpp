@@ -986,6 +986,55 @@ TEST(L2Residency, ReReadsHitWithinCapacityAndWritesAbsorbWhenTheFootprintFits) {
   EXPECT_DOUBLE_EQ(t->write_hbm, 0.5);
 }
 
+// L2Residency's shares against a brute-force LRU over random access streams, at capacities on both
+// sides of the footprint (below it the stack distances come from the Fenwick tree; above it
+// every block touched before is resident and no distance is kept).
+TEST(L2Residency, SharesMatchABruteForceLruOnBothSidesOfTheFootprint) {
+  std::mt19937_64 rng(51);
+  for (int round = 0; round < 40; ++round) {
+    const int tasks = 20 + static_cast<int>(rng() % 40);
+    const auto blocks = 3 + rng() % 12;
+    TaskGraph g = fixed_graph(tasks);
+    std::map<uint64_t, int64_t> largest;  // a block's largest touch: the footprint's term
+    for (int t = 0; t < tasks; ++t)
+      for (auto n = 1 + rng() % 3; n-- > 0;) {
+        const Access a{1 + rng() % blocks, static_cast<int64_t>(1 + rng() % 4096), rng() % 4 == 0};
+        g.add_access(t, a);
+        largest[a.block] = std::max(largest[a.block], a.bytes);
+      }
+    g.finalize();
+    int64_t footprint = 0;
+    for (const auto& [block, bytes] : largest) footprint += bytes;
+    for (const int64_t capacity : {footprint / 3, footprint - 1, footprint, footprint + 1}) {
+      L2Residency l2(g, static_cast<double>(capacity));
+      std::vector<std::pair<uint64_t, int64_t>> touches;  // (block, bytes), oldest first
+      for (int t = 0; t < tasks; ++t) {
+        double moved = 0, miss = 0, write_hbm = 0;
+        for (const Access* a = g.access_begin(t); a != g.access_end(t); ++a) {
+          // Distinct other blocks touched since this block's last touch, at their latest bytes.
+          std::map<uint64_t, int64_t> after;
+          bool seen = false;
+          for (auto it = touches.rbegin(); it != touches.rend() && !seen; ++it) {
+            seen = it->first == a->block;
+            if (!seen) after.try_emplace(it->first, it->second);
+          }
+          int64_t distance = 0;
+          for (const auto& [block, bytes] : after) distance += bytes;
+          const bool resident = seen && distance < capacity;
+          moved += static_cast<double>(a->bytes);
+          if (a->write && footprint > capacity) write_hbm += static_cast<double>(a->bytes);
+          if (!a->write && !resident) miss += static_cast<double>(a->bytes);
+          touches.emplace_back(a->block, a->bytes);
+        }
+        const auto share = l2.on_start(t);
+        ASSERT_TRUE(share.has_value());
+        EXPECT_DOUBLE_EQ(share->read_hbm, miss / moved) << "round " << round << " task " << t;
+        EXPECT_DOUBLE_EQ(share->write_hbm, write_hbm / moved) << "round " << round;
+      }
+    }
+  }
+}
+
 // The HBM bytes a lowered kernel's GM accesses read and write through an L2 of `capacity` bytes,
 // its tasks counted in the order the simulation started them.
 struct HbmBytes {
