@@ -5,19 +5,10 @@
 
 #include <cstdint>
 
-// g++ 12 warns (-Wstringop-overread) inside Boost's inline-buffer copy once it is inlined into a
-// move: a false positive on a copy its size check guards, an error under -Werror.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-#include <boost/container/small_vector.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "model/small_vector.hpp"
 
 namespace tilesim {
 
-using Dims = boost::container::small_vector<int64_t, 6>;
+using Dims = SmallVector<int64_t, 6>;
 
 }  // namespace tilesim

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <utility>
 
 #include "model/cube_cost.hpp"
 #include "model/dma_cost.hpp"
+#include "model/small_vector.hpp"
 #include "model/ub_budget.hpp"
 #include "model/vector_cost.hpp"
 
@@ -52,6 +52,12 @@ StageTimes stage_times(const TileStep& step, int l0_depth, const Hardware& hw) {
   return s;
 }
 
+template <class T>
+using Recent = SmallVector<T, 12>;
+void pop_front(auto& q) {
+  q.erase(q.begin());
+}
+
 // Pipeline state carried from one iteration to the next (and across steps).
 struct PipeState {
   double load_free = 0, compute_free = 0, store_free = 0;
@@ -60,11 +66,12 @@ struct PipeState {
   double first_compute = -1, first_store = -1;  // when the compute and store pipes first start
   double mte2_busy = 0, mte3_busy = 0;          // busy-interval unions
   double mte2_mark = 0, mte3_mark = 0;          // end of the last counted busy interval
-  std::deque<double> input_release;             // per past iteration: when its inputs were released
-  std::deque<double> output_release;  // per past iteration: when its outputs were released
+  // The last depth + 4 iterations (a few: inline, no allocation per task cost), oldest first.
+  Recent<double> input_release;   // per past iteration: when its inputs were released
+  Recent<double> output_release;  // per past iteration: when its outputs were released
   // Store busy time overlapped by loads issued before the store, and its union mark.
   double mixed = 0, mixed_mark = 0;
-  std::deque<std::pair<double, double>> stores;  // store intervals starting after the last load
+  Recent<std::pair<double, double>> stores;  // store intervals starting after the last load
 };
 
 // Adds [start, end) to a union of start-ordered intervals.
@@ -75,7 +82,7 @@ void add_busy(double& total, double& mark, double start, double end) {
 }
 
 void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
-  auto released = [&](const std::deque<double>& q) {
+  auto released = [&](const Recent<double>& q) {
     return q.size() >= depth ? q[q.size() - depth] : kNever;
   };
   double data_ready = p.load_free;
@@ -93,7 +100,7 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
     data_ready = p.load_free + s.load_lat;
     add_busy(p.mte2_busy, p.mte2_mark, load_start, data_ready);
     // Stores that began before this load can no longer meet a load issued before them.
-    while (!p.stores.empty() && p.stores.front().first <= load_start) p.stores.pop_front();
+    while (!p.stores.empty() && p.stores.front().first <= load_start) pop_front(p.stores);
     for (const auto& [from, to] : p.stores)
       add_busy(p.mixed, p.mixed_mark, from, std::min(to, data_ready));
   }
@@ -112,13 +119,13 @@ void run_iteration(PipeState& p, const StageTimes& s, size_t depth) {
     store_end = p.store_free + s.store_lat;
     add_busy(p.mte3_busy, p.mte3_mark, start, store_end);
     p.stores.emplace_back(start, store_end);
-    if (p.stores.size() > depth + 4) p.stores.pop_front();
+    if (p.stores.size() > depth + 4) pop_front(p.stores);
   }
   p.end = std::max({p.end, data_ready, compute_end, store_end});
   p.input_release.push_back(s.has_consumer ? compute_end : kNever);
   p.output_release.push_back(store_end);
-  if (p.input_release.size() > depth + 4) p.input_release.pop_front();
-  if (p.output_release.size() > depth + 4) p.output_release.pop_front();
+  if (p.input_release.size() > depth + 4) pop_front(p.input_release);
+  if (p.output_release.size() > depth + 4) pop_front(p.output_release);
 }
 
 // All times of the state, for detecting the periodic regime.

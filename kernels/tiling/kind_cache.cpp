@@ -1,6 +1,7 @@
 #include "kernels/tiling/kind_cache.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tilesim {
 
@@ -113,15 +114,24 @@ void append_step(TaskKind& kind, const TileStep& step) {
   kind.steps.push_back(step);
 }
 
-int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
+template <class Kind>
+int KindCache::find_or_add(TaskGraph& graph, Kind&& kind) {
   const auto at = [&](int id) -> const TaskKind& { return graph.kinds[static_cast<size_t>(id)]; };
   if (last_id_ >= 0 && same_kind_work(kind, at(last_id_))) return last_id_;
   std::vector<int>& bucket = ids_[kind_hash(kind)];
   for (const int id : bucket)
     if (same_kind_work(kind, at(id))) return last_id_ = id;
-  last_id_ = graph.add_kind(kind);
+  last_id_ = graph.add_kind(std::forward<Kind>(kind));
   bucket.push_back(last_id_);
   return last_id_;
+}
+
+int KindCache::get(TaskGraph& graph, const TaskKind& kind) {
+  return find_or_add(graph, kind);
+}
+
+int KindCache::get(TaskGraph& graph, TaskKind&& kind) {
+  return find_or_add(graph, std::move(kind));
 }
 
 }  // namespace tilesim

@@ -17,9 +17,13 @@ namespace tilesim {
 
 class KindCache {
  public:
+  // The id of a kind with `kind`'s work, adding it (a copy, or moved in) when there is none.
   int get(TaskGraph& graph, const TaskKind& kind);
+  int get(TaskGraph& graph, TaskKind&& kind);
 
  private:
+  template <class Kind>
+  int find_or_add(TaskGraph& graph, Kind&& kind);
   // Ids of the graph's kinds by the hash of their work (a bucket holds the rare collisions).
   std::unordered_map<uint64_t, std::vector<int>> ids_;
   // The last kind asked for: consecutive tasks often share one (a chain's middle segments).

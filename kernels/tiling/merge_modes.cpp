@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "model/error.hpp"
 
@@ -26,10 +27,12 @@ std::vector<std::vector<MergeStep>> merge_levels(int n, MergeMode mode) {
   if (mode == MergeMode::kTree) {
     for (int stride = 1; stride < n; stride *= 2) {
       std::vector<MergeStep> level;
+      level.reserve(static_cast<size_t>((n - stride + 2 * stride - 1) / (2 * stride)));
       for (int a = 0; a + stride < n; a += 2 * stride) level.push_back({a, a + stride});
-      levels.push_back(level);
+      levels.push_back(std::move(level));
     }
   } else {
+    levels.reserve(static_cast<size_t>(std::max(0, n - 1)));
     for (int b = 1; b < n; ++b) levels.push_back({{0, b}});
   }
   return levels;

@@ -1,5 +1,7 @@
 #include "kernels/tiling/vector_work.hpp"
 
+#include <span>
+
 #include "kernels/tiling/merge_modes.hpp"
 
 namespace tilesim {
@@ -67,7 +69,7 @@ void add_pass(const VecPass& p, const TileReduceGeometry& g, DType in, DType out
 }
 
 // Passes over a partial: its elements are the outputs, nothing left to reduce.
-void add_out_passes(const std::vector<VecPass>& passes, int64_t out_elems, DType in, DType out,
+void add_out_passes(std::span<const VecPass> passes, int64_t out_elems, DType in, DType out,
                     std::vector<VecOp>& ops) {
   TileReduceGeometry g;
   g.elems = g.out_elems = out_elems;
@@ -88,8 +90,7 @@ void reduce_finalize_work(const ReduceRecord& r, int64_t out_elems, DType in, DT
 
 void reduce_merge_work(const ReduceRecord& r, int64_t out_elems, DType in, DType out,
                        std::vector<VecOp>& ops, size_t from) {
-  add_out_passes({r.merge_passes.begin() + static_cast<std::ptrdiff_t>(from), r.merge_passes.end()},
-                 out_elems, in, out, ops);
+  add_out_passes(std::span(r.merge_passes).subspan(from), out_elems, in, out, ops);
 }
 
 void add_elementwise(VecClass cls, DType dt, int64_t elems, int count, std::vector<VecOp>& ops) {

@@ -56,8 +56,8 @@ void produced_by(StageRun& pass, const std::vector<int64_t>& tiles, int32_t task
 // that finishes a row runs after it.
 class SplitLowering {
  protected:
-  SplitLowering(LoweringContext& cx, StageRun& run)
-      : cx_(cx), run_(run), red_(cx.op(run.s.last)), stats_(statistics(cx, run.s)) {}
+  SplitLowering(LoweringContext& cx, StageRun& run, std::vector<Access>& acc)
+      : cx_(cx), run_(run), red_(cx.op(run.s.last)), stats_(statistics(cx, run.s)), acc_(acc) {}
 
   // The UB of one partial of output block `out`: every statistic's block.
   int64_t statistics_bytes(const Block& out) const {
@@ -107,20 +107,33 @@ class SplitLowering {
   StageRun& run_;
   const ProgOp& red_;
   const std::vector<int> stats_;
-  std::vector<Access> acc_;
+  std::vector<Access>& acc_;  // the GM accesses of the task being built
+};
+
+// What a split stage's chains build task by task, kept from chain to chain so that its storage
+// is reused (a sweep lowers thousands of candidates, each with a chain per output row).
+struct ChainScratch {
+  std::vector<Access> acc;
+  TaskKind kind, merge;
+  std::vector<int32_t> tile_tasks;
+  int64_t levels_of = -1;  // the chain length `levels` is for (-1: none yet)
+  std::vector<std::vector<MergeStep>> levels;
 };
 
 // One chain (an output block's row of tiles) of a split stage under pypto.
 class ChainLowering : SplitLowering {
  public:
   ChainLowering(LoweringContext& cx, StageRun& run, const std::vector<std::vector<int64_t>>& chains,
-                size_t c)
-      : SplitLowering(cx, run),
+                size_t c, ChainScratch& scratch)
+      : SplitLowering(cx, run, scratch.acc),
+        scratch_(scratch),
         chain_(chains[c]),
         c_(static_cast<int64_t>(c)),
         root_(run.base + run.grid.root(chain_.front())),
         out_(output_region(cx.program(), red_, run.grid.block(chain_.front()))),
-        n_(static_cast<int64_t>(chain_.size())) {
+        n_(static_cast<int64_t>(chain_.size())),
+        tile_tasks_(scratch.tile_tasks) {
+    tile_tasks_.clear();
     if (run.epilogue && run.epilogue->grid.count() != static_cast<int64_t>(chains.size()))
       throw InternalError("program: a split stage's epilogue has a block per output block");
   }
@@ -159,7 +172,7 @@ class ChainLowering : SplitLowering {
     for (int64_t j = 0; j < n_; ++j) {
       acc_.clear();
       // The segment's kind, built in the chain's scratch kind: its last step gains the merge.
-      TaskKind& k = scratch_;
+      TaskKind& k = scratch_.kind;
       cx_.vector_kind_into(k, run_.s, block(j), acc_, stats_);
       std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
       add_merge(j, k.steps.back(), deps, holder);
@@ -206,12 +219,12 @@ class ChainLowering : SplitLowering {
     for (int64_t i : chain_) {
       acc_.clear();
       const Block b = pass.grid.block(i);
-      cx_.vector_kind_into(scratch_, pass.s, b, acc_);
+      cx_.vector_kind_into(scratch_.kind, pass.s, b, acc_);
       std::vector<int32_t> deps = cx_.load_deps(pass.s, b, run_.produced);
       deps.insert(deps.end(), done.begin(), done.end());
       produced_by(
           pass, {i},
-          cx_.add_task(pass.s, scratch_, pass.psg, pass.base + pass.grid.root(i), acc_, deps));
+          cx_.add_task(pass.s, scratch_.kind, pass.psg, pass.base + pass.grid.root(i), acc_, deps));
     }
   }
   void add_merge(int64_t j, TileStep& st, std::vector<int32_t>& deps,
@@ -230,13 +243,17 @@ class ChainLowering : SplitLowering {
   }
   void merge_tree(std::vector<int32_t>& holder, int& merge_psg) {
     if (merge_psg < 0) merge_psg = cx_.graph().add_psg(run_.s.psg + ":merge");
-    const auto levels = merge_levels(static_cast<int>(n_), MergeMode::kTree);
+    if (scratch_.levels_of != n_) {
+      scratch_.levels = merge_levels(static_cast<int>(n_), MergeMode::kTree);
+      scratch_.levels_of = n_;
+    }
+    const auto& levels = scratch_.levels;
     const std::string label = fmt::format("{}:merge{}", run_.s.psg, format_dims(out_.extent));
     for (size_t l = 0; l < levels.size(); ++l)
       for (const MergeStep& m : levels[l]) {
         acc_.clear();
         // A merge task's kind, in the chain's scratch (one step; its vectors keep their room).
-        TaskKind& k = merge_scratch_;
+        TaskKind& k = scratch_.merge;
         k.buffer_count = cx_.spec().buffer_count;
         k.label = label;
         k.steps.resize(1);
@@ -260,14 +277,14 @@ class ChainLowering : SplitLowering {
       }
   }
 
+  ChainScratch& scratch_;
   const std::vector<int64_t>& chain_;
   const int64_t c_;  // the chain's index: its output block's
   const int32_t root_;
   const Block out_;
   const int64_t n_;
-  std::vector<int32_t> tile_tasks_;
+  std::vector<int32_t>& tile_tasks_;
   int32_t finisher_ = -1;
-  TaskKind scratch_, merge_scratch_;  // kinds built task by task, their storage reused
 };
 
 void lower_split_pypto(LoweringContext& cx, StageRun& run) {
@@ -278,8 +295,9 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
   std::vector<std::vector<int32_t>> by_tile(static_cast<size_t>(run.grid.count()));
   std::vector<std::vector<int32_t>> by_chain(chains.size());
   int merge_psg = -1;
+  ChainScratch scratch;
   for (size_t c = 0; c < chains.size(); ++c) {
-    ChainLowering chain(cx, run, chains, c);
+    ChainLowering chain(cx, run, chains, c, scratch);
     by_chain[c] = cx.op(s.last).merge == MergeMode::kInTask ? std::vector<int32_t>{chain.in_task()}
                                                             : chain.segments(merge_psg);
     for (size_t j = 0; j < chains[c].size(); ++j)
@@ -295,10 +313,16 @@ void lower_split_pypto(LoweringContext& cx, StageRun& run) {
 // row split over blocks finishes in GM. With partition.block each block region is a unit: the
 // grid's pieces are the regions' sub-tiles (grid_of), so a region's rows are whole or split as
 // the regions cut them.
-class SplitSpmd : SplitLowering {
+// The accesses a SplitSpmd builds its blocks' tasks in: a base constructed before SplitLowering,
+// which keeps a reference to them.
+struct OwnAccesses {
+  std::vector<Access> accesses_;
+};
+
+class SplitSpmd : OwnAccesses, SplitLowering {
  public:
   SplitSpmd(LoweringContext& cx, StageRun& run)
-      : SplitLowering(cx, run),
+      : SplitLowering(cx, run, accesses_),
         chains_(split_chains(cx.program(), run.s, run.grid)),
         rows_(static_cast<int64_t>(chains_.size())),
         segs_(static_cast<int64_t>(chains_.front().size())),
