@@ -24,17 +24,31 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
   const Access* first = graph.access_begin(0);
   ids_.resize(static_cast<size_t>(graph.access_end(tasks - 1) - first));
   shares_.assign(ids_.size(), 0.0F);
-  // The one lookup per access: an open-addressing table (linear probing, at most half full),
-  // indexed by Fibonacci hashing (the key's top bits after a multiply), so keys that are not
-  // mixed (a hand-made graph's 1, 2, 3) spread too.
-  int bits = 4;
-  while ((size_t{1} << bits) < 2 * ids_.size()) ++bits;
-  const size_t slots = size_t{1} << bits, mask = slots - 1;
-  const auto home = [bits](uint64_t key) {
+  // The one lookup per access: an open-addressing table (linear probing, kept at most half full
+  // of distinct blocks, doubled as they come), indexed by Fibonacci hashing (the key's top bits
+  // after a multiply), so keys that are not mixed (a hand-made graph's 1, 2, 3) spread too.
+  int bits = 6;
+  std::vector<uint64_t> slot_key;
+  std::vector<int32_t> slot_id;  // -1: empty
+  const auto home = [&bits](uint64_t key) {
     return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
   };
-  std::vector<uint64_t> slot_key(slots);
-  std::vector<int32_t> slot_id(slots, -1);  // -1: empty
+  const auto place = [&](uint64_t key, int32_t id) {
+    size_t i = home(key);
+    while (slot_id[i] >= 0) i = (i + 1) & (slot_id.size() - 1);
+    slot_key[i] = key;
+    slot_id[i] = id;
+  };
+  const auto rehash = [&](int new_bits) {
+    std::vector<uint64_t> keys = std::move(slot_key);
+    std::vector<int32_t> ids = std::move(slot_id);
+    bits = new_bits;
+    slot_key.assign(size_t{1} << bits, 0);
+    slot_id.assign(size_t{1} << bits, -1);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] >= 0) place(keys[i], ids[i]);
+  };
+  rehash(bits);
   struct Seen {
     int64_t bytes = -1;   // largest allocating touch (-1: none yet)
     int32_t reader = -1;  // first reading task
@@ -52,13 +66,14 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
         before += static_cast<double>(a->bytes);
       }
       size_t i = home(a->block);
-      while (slot_id[i] >= 0 && slot_key[i] != a->block) i = (i + 1) & mask;
-      if (slot_id[i] < 0) {
-        slot_key[i] = a->block;
-        slot_id[i] = static_cast<int32_t>(seen.size());
+      while (slot_id[i] >= 0 && slot_key[i] != a->block) i = (i + 1) & (slot_id.size() - 1);
+      int32_t b = slot_id[i];
+      if (b < 0) {
+        b = static_cast<int32_t>(seen.size());
         seen.emplace_back();
+        if (2 * seen.size() > slot_id.size()) rehash(bits + 1);
+        place(a->block, b);  // at slot i, unless the table grew
       }
-      const int32_t b = slot_id[i];
       ids_[static_cast<size_t>(a - first)] = b;
       Seen& s = seen[static_cast<size_t>(b)];
       if (!a->write) {

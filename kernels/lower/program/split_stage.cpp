@@ -171,7 +171,7 @@ class ChainLowering : SplitLowering {
     std::vector<int32_t> holder(static_cast<size_t>(n_), -1);
     for (int64_t j = 0; j < n_; ++j) {
       acc_.clear();
-      // The segment's kind, built in the chain's scratch kind: its last step gains the merge.
+      // The segment's kind, built in the scratch kind: its last step gains the merge.
       TaskKind& k = scratch_.kind;
       cx_.vector_kind_into(k, run_.s, block(j), acc_, stats_);
       std::vector<int32_t> deps = cx_.load_deps(run_.s, block(j), run_.produced);
@@ -252,7 +252,7 @@ class ChainLowering : SplitLowering {
     for (size_t l = 0; l < levels.size(); ++l)
       for (const MergeStep& m : levels[l]) {
         acc_.clear();
-        // A merge task's kind, in the chain's scratch (one step; its vectors keep their room).
+        // A merge task's kind, in the scratch (one step; its vectors keep their room).
         TaskKind& k = scratch_.merge;
         k.buffer_count = cx_.spec().buffer_count;
         k.label = label;
