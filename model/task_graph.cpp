@@ -57,7 +57,26 @@ void TaskGraph::add_edge(int32_t from, int32_t to) {
 }
 
 void TaskGraph::add_access(int32_t task, Access a) {
-  if ((pending_access_.size() & 0xfff) == 0) check_stop();  // a long lowering stops when asked
+  if (((access_.size() + pending_access_.size()) & 0xfff) == 0)
+    check_stop();                                               // a long lowering stops when asked
+  const auto first = static_cast<int32_t>(access_off_.size());  // tasks with offsets so far
+  if (pending_access_.empty() && task >= first - 1 && task >= 0) {
+    // In task order, as lowerings add them: straight into the final lists.
+    access_off_.resize(static_cast<size_t>(task) + 1, static_cast<int64_t>(access_.size()));
+    access_.push_back(a);
+    return;
+  }
+  if (pending_access_.empty()) {  // out of order: the lists so far become (task, access) pairs
+    pending_access_.reserve(access_.size() + 1);
+    for (int32_t t = 0; t < first; ++t) {
+      const auto end = t + 1 < first ? access_off_[static_cast<size_t>(t) + 1]
+                                     : static_cast<int64_t>(access_.size());
+      for (auto i = access_off_[static_cast<size_t>(t)]; i < end; ++i)
+        pending_access_.emplace_back(t, access_[static_cast<size_t>(i)]);
+    }
+    access_off_.clear();
+    access_.clear();
+  }
   pending_access_.emplace_back(task, a);
 }
 
@@ -104,9 +123,12 @@ void TaskGraph::finish() {
   const auto n = static_cast<int32_t>(tasks.size());
   indeg_.assign(n, 0);
   for (const int32_t b : succ_) ++indeg_[b];
-  access_off_.clear();
-  access_.clear();
-  if (pending_access_.empty()) {
+  if (pending_access_.empty()) {  // added in task order: the offsets of the tasks after the last
+    if (static_cast<int32_t>(access_off_.size()) > n)
+      throw InternalError("task graph: access of unknown task " +
+                          std::to_string(access_off_.size() - 1));
+    if (!access_.empty())
+      access_off_.resize(static_cast<size_t>(n) + 1, static_cast<int64_t>(access_.size()));
     finalized_ = true;
     return;
   }

@@ -20,6 +20,7 @@
 
 #include "model/dtype.hpp"
 #include "model/enum_names.hpp"
+#include "model/recycling_allocator.hpp"
 
 namespace tilesim {
 
@@ -285,8 +286,8 @@ class TaskGraph {
   std::vector<int32_t> succ_;
   std::vector<int32_t> indeg_;
   std::vector<std::pair<int32_t, Access>> pending_access_;
-  std::vector<int64_t> access_off_;
-  std::vector<Access> access_;
+  RecycledVector<int64_t> access_off_;
+  RecycledVector<Access> access_;
   int32_t num_roots_ = 0;
   int32_t num_launches_ = 1;
   bool finalized_ = false;

@@ -23,6 +23,7 @@
 #include "model/json_reader.hpp"
 #include "model/printable.hpp"
 #include "sim/chrome_trace.hpp"
+#include "tools/analyses/parallel_indices.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
 #include "tools/calibration/board_compare.hpp"
@@ -235,13 +236,21 @@ std::string shard_text(const SweepJob& job, int64_t k, int64_t n, int threads) {
 
 // The same shard as bytes (sweep_shard.hpp shard_to_bytes): what a Dask chunk hands back.
 py::bytes shard_bytes(const SweepJob& job, int64_t k, int64_t n, int threads) {
-  std::string bytes = nogil([&] {
+  py::bytes bytes;
+  nogil([&] {
     SweepOptions opt;
     opt.threads = threads;
     const ShardSpec spec = parse_shard(std::to_string(k) + "/" + std::to_string(n), "shard");
-    return shard_to_bytes(run_shard(job, spec, opt));
+    shard_to_bytes(run_shard(job, spec, opt), [&](size_t size) {
+      const py::gil_scoped_acquire gil;
+      // An uninitialised bytes object of the size: written in place, without the GIL.
+      bytes = py::reinterpret_steal<py::bytes>(
+          PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
+      if (!bytes) throw py::error_already_set();
+      return std::span<char>(PyBytes_AS_STRING(bytes.ptr()), size);
+    });
   });
-  return py::bytes(bytes);
+  return bytes;
 }
 
 // `tilesim merge`: shard-file texts named by `origins` (their files, for errors), or binary shards
@@ -251,12 +260,22 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
     if (texts.size() != origins.size())
       throw Error(fmt::format("merge: {} shard texts but {} origins (one origin names each text)",
                               texts.size(), origins.size()));
-    std::vector<SweepShard> shards;
-    for (size_t i = 0; i < texts.size(); ++i)
-      shards.push_back(
-          is_shard_bytes(texts[i])
-              ? shard_from_bytes(texts[i], origins[i])
-              : shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]));
+    // The shards are read side by side (the client's cores are free once the chunks are in); an
+    // error is the first shard's by position, whichever thread met it first.
+    std::vector<SweepShard> shards(texts.size());
+    std::vector<std::exception_ptr> errors(texts.size());
+    parallel_indices(texts.size(), 0, [&](size_t i) {
+      try {
+        shards[i] =
+            is_shard_bytes(texts[i])
+                ? shard_from_bytes(texts[i], origins[i])
+                : shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
     MergedSweep m = merge_shards(std::move(shards));
     return SweepOutcome{std::move(m.job), std::move(m.result)};
   });

@@ -28,8 +28,8 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
   // of distinct blocks, doubled as they come), indexed by Fibonacci hashing (the key's top bits
   // after a multiply), so keys that are not mixed (a hand-made graph's 1, 2, 3) spread too.
   int bits = 6;
-  std::vector<uint64_t> slot_key;
-  std::vector<int32_t> slot_id;  // -1: empty
+  RecycledVector<uint64_t> slot_key;
+  RecycledVector<int32_t> slot_id;  // -1: empty
   const auto home = [&bits](uint64_t key) {
     return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
   };
@@ -40,8 +40,8 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
     slot_id[i] = id;
   };
   const auto rehash = [&](int new_bits) {
-    std::vector<uint64_t> keys = std::move(slot_key);
-    std::vector<int32_t> ids = std::move(slot_id);
+    RecycledVector<uint64_t> keys = std::move(slot_key);
+    RecycledVector<int32_t> ids = std::move(slot_id);
     bits = new_bits;
     slot_key.assign(size_t{1} << bits, 0);
     slot_id.assign(size_t{1} << bits, -1);
@@ -54,7 +54,7 @@ L2Blocks::L2Blocks(const TaskGraph& graph) {
     int32_t reader = -1;  // first reading task
     int32_t reads = 0;
   };
-  std::vector<Seen> seen;
+  RecycledVector<Seen> seen;
   for (int32_t t = 0; t < tasks; ++t) {
     check_stop();
     double task_read = 0, before = 0;
@@ -151,9 +151,9 @@ void L2Residency::use_prior_starts(const std::vector<double>& starts,
                                    const std::vector<double>& kind_runs) {
   if (starts.size() != graph_.tasks.size())
     throw InternalError("L2 residency: prior starts and the graph's tasks differ in count");
-  prior_ = starts;
+  prior_.assign(starts.begin(), starts.end());
   // Each block's slice holds one entry per read access (a task's reads of it at one time once).
-  const std::vector<int32_t>& off = blocks_->read_offsets();
+  const auto& off = blocks_->read_offsets();
   prior_readers_.resize(static_cast<size_t>(off.back()));
   prior_end_.assign(off.begin(), off.end() - 1);
   if (!graph_.has_accesses()) return;
@@ -187,7 +187,7 @@ int64_t L2Residency::prior_co_readers(int32_t block, int32_t task, double at, do
 
 bool L2Residency::saw_co_readers() const {
   if (co_read_) return true;
-  const std::vector<int32_t>& off = blocks_->read_offsets();
+  const auto& off = blocks_->read_offsets();
   // A read's co-readers are the block's reads within its window: in the order of when they read
   // (a later task may read a block before an earlier one that reads it late in its run), the
   // neighbours on either side.

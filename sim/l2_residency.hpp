@@ -87,12 +87,12 @@ class L2Blocks {
   // Blocks first touched by a read (the graph's inputs), in task order, with that read's bytes.
   const std::vector<Input>& inputs() const { return inputs_; }
   // Offsets of each block's reads (reads_of(b) = read_off[b + 1] - read_off[b]).
-  const std::vector<int32_t>& read_offsets() const { return read_off_; }
+  const RecycledVector<int32_t>& read_offsets() const { return read_off_; }
 
  private:
-  std::vector<int32_t> ids_;       // per access, in the graph's access order
-  std::vector<float> shares_;      // per access: read_share
-  std::vector<int32_t> read_off_;  // per block: prefix sums of its read accesses
+  RecycledVector<int32_t> ids_;       // per access, in the graph's access order
+  RecycledVector<float> shares_;      // per access: read_share
+  RecycledVector<int32_t> read_off_;  // per block: prefix sums of its read accesses
   std::vector<Input> inputs_;
   double footprint_ = 0;
   size_t touches_ = 0;
@@ -139,15 +139,15 @@ class L2Residency {
   void touch(int32_t block, double bytes);
   double bytes_after(int64_t pos) const;  // bytes at touches after `pos`
   void add(int64_t pos, double bytes);
-  double dirty_left_ = 0;     // flushed: dirty bytes still to evict
-  int64_t next_ = 0;          // the next touch's position
-  double live_ = 0;           // bytes at all touches
-  std::vector<double> tree_;  // Fenwick tree of bytes by touch position
+  double dirty_left_ = 0;        // flushed: dirty bytes still to evict
+  int64_t next_ = 0;             // the next touch's position
+  double live_ = 0;              // bytes at all touches
+  RecycledVector<double> tree_;  // Fenwick tree of bytes by touch position
   struct Last {
     int64_t pos = -1;  // -1: never touched
     double bytes = 0;
   };
-  std::vector<Last> last_touch_;  // by block id
+  RecycledVector<Last> last_touch_;  // by block id
   struct Read {
     double at;
     int32_t task = -1;  // -1: none
@@ -156,14 +156,14 @@ class L2Residency {
   bool co_read_ = false;  // a read found an earlier co-reader, or one went unrecorded (no run)
   // Recent reads of each block, a queue in its slice of reads_ (L2Blocks::read_offsets: a block
   // is read at most once per reading access, so its slice holds them all): [head, tail).
-  std::vector<Read> reads_;
-  std::vector<int32_t> head_, tail_;
-  std::vector<Read> fetched_;  // each block's last miss (its HBM fetch)
-  std::vector<double> prior_;  // each task's start in the earlier pass (empty: none)
+  RecycledVector<Read> reads_;
+  RecycledVector<int32_t> head_, tail_;
+  RecycledVector<Read> fetched_;  // each block's last miss (its HBM fetch)
+  RecycledVector<double> prior_;  // each task's start in the earlier pass (empty: none)
   // Each block's reads by when they happened in the earlier pass (a task's reads of it at one time
   // once), sorted, in its slice [prior_off_[b], prior_end_[b]) of prior_readers_.
-  std::vector<std::pair<double, int32_t>> prior_readers_;
-  std::vector<int32_t> prior_end_;
+  RecycledVector<std::pair<double, int32_t>> prior_readers_;
+  RecycledVector<int32_t> prior_end_;
   int64_t prior_co_readers(int32_t block, int32_t task, double at, double window) const;
 };
 

@@ -7,8 +7,11 @@
 #include <functional>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <span>
 #include <sstream>
 
 #include "model/error.hpp"
@@ -133,6 +136,73 @@ TEST(Shard, BytesMergeAsShardFilesDo) {
     EXPECT_EQ(candidate_to_json(m.result.candidates[i]), candidate_to_json(whole.candidates[i]));
 }
 
+// Numbers as varints and tagged floating-point values: every value of every width comes back bit
+// for bit, with the byte counts the encoding promises; a value too wide for its field is refused.
+TEST(ByteRecord, NumbersRoundTripBitForBitInFewBytes) {
+  enum class Small : uint8_t { kA = 0, kB = 200 };
+  struct Record {
+    bool b;
+    int32_t i32;
+    int64_t i64;
+    uint64_t u64;
+    Small e;
+    double d;
+    float f;
+  };
+  const auto fields_of = [](auto& io, auto& r) {
+    io(r.b), io(r.i32), io(r.i64), io(r.u64), io(r.e), io(r.d), io(r.f);
+  };
+  const std::vector<Record> records = {
+      {false, 0, 0, 0, Small::kA, 0.0, 0.0F},
+      {true, -1, 63, 127, Small::kB, -0.0, -0.0F},
+      {true, -64, -65, 128, Small::kA, std::numeric_limits<double>::denorm_min(), 1.5F},
+      {false, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::min(),
+       std::numeric_limits<uint64_t>::max(), Small::kB, std::numeric_limits<double>::quiet_NaN(),
+       std::numeric_limits<float>::infinity()},
+      {true, std::numeric_limits<int32_t>::max(), std::numeric_limits<int64_t>::max(), 300,
+       Small::kA, -1e300, -3.0F}};
+  for (const Record& r : records) {
+    ByteWriter counter;
+    fields_of(counter, r);
+    std::string bytes(counter.size(), '\0');
+    ByteWriter w{std::span<char>(bytes)};
+    fields_of(w, r);
+    ASSERT_EQ(w.size(), bytes.size());
+    Record back{};
+    ByteReader in(bytes, "<test>", "the record");
+    fields_of(in, back);
+    EXPECT_TRUE(in.at_end());
+    EXPECT_EQ(back.b, r.b);
+    EXPECT_EQ(back.i32, r.i32);
+    EXPECT_EQ(back.i64, r.i64);
+    EXPECT_EQ(back.u64, r.u64);
+    EXPECT_EQ(back.e, r.e);
+    EXPECT_EQ(std::memcmp(&back.d, &r.d, sizeof r.d), 0) << r.d;
+    EXPECT_EQ(std::memcmp(&back.f, &r.f, sizeof r.f), 0) << r.f;
+  }
+  // All zeros: one byte each. The extremes: a 64-bit varint takes 10 bytes, 32 bits 5.
+  ByteWriter zeros;
+  fields_of(zeros, records[0]);
+  EXPECT_EQ(zeros.size(), 7U);
+  ByteWriter wide;
+  fields_of(wide, records[3]);
+  EXPECT_EQ(wide.size(), 1U + 5 + 10 + 10 + 2 + 9 + 5);
+  // An int64 where an int32 is read: refused, not truncated.
+  ByteWriter c;
+  c(int64_t{1} << 40);
+  std::string bytes(c.size(), '\0');
+  ByteWriter w{std::span<char>(bytes)};
+  w(int64_t{1} << 40);
+  int32_t narrow = 0;
+  ByteReader in(bytes, "<test>", "the record");
+  try {
+    in(narrow);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("an integer out of range"), std::string::npos);
+  }
+}
+
 // Cut short, extended, or edited: refused in one line naming the origin, never read past its end.
 TEST(Shard, MalformedBytesAreRefused) {
   const SweepJob job =
@@ -153,7 +223,7 @@ TEST(Shard, MalformedBytesAreRefused) {
   EXPECT_EQ(error_of("{}"), "<chunk 1/3>: not a tilesim binary shard");
   // A version that is not this one (the version string follows the magic and byte-order mark).
   std::string other = good;
-  const size_t version_at = 21 + sizeof(uint32_t) + sizeof(uint64_t);
+  const size_t version_at = 21 + sizeof(uint32_t) + 1;  // its length is one varint byte
   other[version_at] = other[version_at] == '9' ? '8' : '9';
   EXPECT_NE(error_of(other).find("another machine's byte order or version"), std::string::npos);
   // A figure edited into a time no run has is refused as in a shard file.

@@ -162,9 +162,8 @@ static void fields(IO& io, C& c) {
   io(c.aicpu_build_us), io(c.aicpu_schedule_us);
 }
 
-void append_candidate_bytes(std::string& out, const CandidateResult& c) {
-  ByteWriter w(out);
-  w(c);
+void write_candidate_bytes(ByteWriter& out, const CandidateResult& c) {
+  out(c);
 }
 
 CandidateResult candidate_from_bytes(ByteReader& in, const std::string& origin) {

@@ -20,7 +20,7 @@ CandidateResult candidate_from_json(const nlohmann::json& j, const std::string& 
 // The same record as bytes (tools/formats/byte_record.hpp: for one tilesim build only), every
 // figure bit for bit, without building a JSON tree: how Dask chunks travel. The figures read back
 // are checked as candidate_from_json checks them.
-void append_candidate_bytes(std::string& out, const CandidateResult& c);
+void write_candidate_bytes(ByteWriter& out, const CandidateResult& c);
 CandidateResult candidate_from_bytes(ByteReader& in, const std::string& origin);
 
 }  // namespace tilesim

@@ -219,17 +219,39 @@ bool is_shard_bytes(std::string_view text) {
   return text.starts_with(kShardBytesMagic);
 }
 
-std::string shard_to_bytes(const SweepShard& s) {
-  std::string out(kShardBytesMagic);
-  ByteWriter w(out);
-  w(kByteOrderMark);
+namespace {
+// The shard's bytes through `w` (a counting pass, then the writing one); `job` is its job's dump.
+void shard_io(ByteWriter& w, const SweepShard& s, const std::string& job) {
+  w.raw(kShardBytesMagic.data(), kShardBytesMagic.size());
+  w.raw(&kByteOrderMark, sizeof kByteOrderMark);  // the doubles' bits are in the machine's order
   w(std::string(tilesim_version()));
   w(s.hash);
   w(s.shard.k), w(s.shard.n);
   w(static_cast<uint64_t>(s.total));
-  w(s.job.dump());
+  w(job);
   w(static_cast<uint64_t>(s.results.size()));
-  for (const auto& c : s.results) append_candidate_bytes(out, c);
+  for (const auto& c : s.results) write_candidate_bytes(w, c);
+}
+}  // namespace
+
+void shard_to_bytes(const SweepShard& s, const std::function<std::span<char>(size_t)>& allocate) {
+  const std::string job = s.job.dump();
+  ByteWriter counter;
+  shard_io(counter, s, job);
+  const std::span<char> out = allocate(counter.size());
+  ByteWriter w(out);
+  shard_io(w, s, job);
+  if (w.size() != out.size())
+    throw InternalError("binary shard: " + std::to_string(w.size()) + " bytes written, " +
+                        std::to_string(out.size()) + " counted");
+}
+
+std::string shard_to_bytes(const SweepShard& s) {
+  std::string out;
+  shard_to_bytes(s, [&](size_t size) {
+    out.resize(size);
+    return std::span<char>(out);
+  });
   return out;
 }
 
@@ -237,7 +259,7 @@ SweepShard shard_from_bytes(std::string_view bytes, const std::string& origin) {
   if (!is_shard_bytes(bytes)) throw Error(origin + ": not a tilesim binary shard");
   ByteReader in(bytes.substr(kShardBytesMagic.size()), origin, "the binary shard");
   uint32_t order = 0;
-  in(order);
+  in.raw(&order, sizeof order);
   std::string version;
   in(version);
   if (order != kByteOrderMark || version != tilesim_version())
