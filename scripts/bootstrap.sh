@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libeigen3-dev libtbb-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libsimdjson-dev libjemalloc-dev
+          libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libsimdjson-dev libzstd-dev libjemalloc-dev
           libboost-dev pkgconf
           pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib
           python3-distributed python3-mesonpy python3-hypothesis python3-tqdm python3-jsonschema)

@@ -1,9 +1,10 @@
 """Sweeps on a Dask cluster: the candidates of each sweep are split into chunks, the shards of
 ``tilesim sweep --shard K/N``; each chunk is evaluated on a worker through the same C++ path
 (tilesim._core.shard_bytes) and the chunks are merged as ``tilesim merge`` merges shard files, so
-the result equals a local sweep's. A chunk travels as a binary shard (the same records as the
-shard file's JSON, about half its size and no JSON to build or parse: that cost the client more
-than the workers' own evaluation). A chunk whose task fails is retried (Dask ``retries``); with
+the result equals a local sweep's. A chunk travels as a binary shard: the same records as the
+shard file's JSON, with no JSON to build or parse (that cost the client more than the workers' own
+evaluation), zstd-compressed to about a sixth of the JSON's size (3.5 MB for half of the
+exhaustive softmax sweep, against 20 MB). A chunk whose task fails is retried (Dask ``retries``); with
 ``results_dir`` every finished chunk is kept there as a shard file (``<hash>-K-of-N.json``, the
 CLI's format) and a rerun evaluates only the chunks not there yet.
 

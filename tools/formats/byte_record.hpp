@@ -205,6 +205,8 @@ class ByteReader {
   }
 
   bool at_end() const { return pos_ == in_.size(); }
+  // Bytes read so far.
+  size_t position() const { return pos_; }
   [[noreturn]] void fail(const std::string& why) const {
     throw Error(origin_ + ": " + what_ + " is malformed (" + why + ")");
   }
