@@ -253,6 +253,37 @@ py::bytes shard_bytes(const SweepJob& job, int64_t k, int64_t n, int threads) {
   return bytes;
 }
 
+// A shard-file text, or a binary shard (shard_bytes) in its place, named by `origin` (its file).
+SweepShard shard_of_text(const std::string& text, const std::string& origin) {
+  return is_shard_bytes(text) ? shard_from_bytes(text, origin)
+                              : shard_from_json(parse_text(text, origin, "a shard file"), origin);
+}
+
+// One shard read ahead of its merge (merge_read): a Dask client reads each chunk as it arrives,
+// while the workers finish the rest.
+std::shared_ptr<SweepShard> read_shard(const std::string& text, const std::string& origin) {
+  return nogil([&] { return std::make_shared<SweepShard>(shard_of_text(text, origin)); });
+}
+
+SweepOutcome merge_shards_once(std::vector<SweepShard> shards) {
+  MergedSweep m = merge_shards(std::move(shards));
+  return SweepOutcome{std::move(m.job), std::move(m.result)};
+}
+
+// Shards read_shard gave, merged; each is taken (merged once).
+SweepOutcome merge_read(const std::vector<std::shared_ptr<SweepShard>>& read) {
+  return nogil([&] {
+    std::vector<SweepShard> shards;
+    for (const auto& s : read) {
+      if (!s || s->hash.empty())
+        throw Error("merge: a shard given twice, or already merged (read_shard gives each once)");
+      shards.push_back(std::move(*s));
+      *s = SweepShard{};
+    }
+    return merge_shards_once(std::move(shards));
+  });
+}
+
 // `tilesim merge`: shard-file texts named by `origins` (their files, for errors), or binary shards
 // (shard_bytes) in their place.
 SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std::string>& origins) {
@@ -266,18 +297,14 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
     std::vector<std::exception_ptr> errors(texts.size());
     parallel_indices(texts.size(), 0, [&](size_t i) {
       try {
-        shards[i] =
-            is_shard_bytes(texts[i])
-                ? shard_from_bytes(texts[i], origins[i])
-                : shard_from_json(parse_text(texts[i], origins[i], "a shard file"), origins[i]);
+        shards[i] = shard_of_text(texts[i], origins[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     });
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
-    MergedSweep m = merge_shards(std::move(shards));
-    return SweepOutcome{std::move(m.job), std::move(m.result)};
+    return merge_shards_once(std::move(shards));
   });
 }
 
@@ -466,6 +493,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("shard_bytes", &shard_bytes, py::arg("job"), py::arg("k"), py::arg("n"),
         py::arg("threads"));
   m.def("merge", &merge, py::arg("texts"), py::arg("origins"));
+  py::class_<SweepShard, std::shared_ptr<SweepShard>>(
+      m, "Shard", "A shard read ahead of its merge (read_shard; merge_read takes it once).");
+  m.def("read_shard", &read_shard, py::arg("text"), py::arg("origin"));
+  m.def("merge_read", &merge_read, py::arg("shards"));
   // The CLI's option checks (tools/formats/option_values.hpp): "" or what is wrong with `text`.
   m.def("integer_option_error", &integer_option_error, py::arg("text"), py::arg("min"),
         py::arg("max") = std::numeric_limits<int64_t>::max());

@@ -13,6 +13,7 @@ CLI's format) and a rerun evaluates only the chunks not there yet.
     res = tilesim.sweep("cfg.json", client=client, results_dir="chunks/")
     results = tilesim.dask.sweep_many(["a.json", "b.json"], client)
 """
+import concurrent.futures
 import json
 import os
 import tempfile
@@ -149,24 +150,27 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
                                        retries=retries, key=f"tilesim-{job.hash}-{k}-of-{n}-{run_id}")
                 pending[future] = (j, k)
         plans.append((n, done))
-    if pending:
-        from distributed import as_completed
+    # Each chunk is read (parsed and checked) on a thread of its own as it arrives, while the
+    # workers finish the rest: the merge at the end only ranks.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as reader:
+        for _, done in plans:
+            for k, (text, origin) in done.items():
+                done[k] = (reader.submit(_core.read_shard, text, origin), origin)
+        if pending:
+            from distributed import as_completed
 
-        for future, text in as_completed(list(pending), with_results=True):
-            j, k = pending[future]
-            n, done = plans[j]
-            origin = f"<chunk {k}/{n}>"
-            if results_dir is not None:
-                origin = _chunk_path(results_dir, jobs[j], k, n)
-                _write_atomically(origin, text)
-            done[k] = (text, origin)
-            advance(_chunk_size(jobs[j].candidates, k, n))
-    results = []
-    for n, done in plans:
-        texts = [done[k][0] for k in range(1, n + 1)]
-        origins = [done[k][1] for k in range(1, n + 1)]
-        results.append(SweepResult(_core.merge(texts, origins)))
-    return results
+            for future, text in as_completed(list(pending), with_results=True):
+                j, k = pending[future]
+                n, done = plans[j]
+                origin = f"<chunk {k}/{n}>"
+                if results_dir is not None:
+                    origin = _chunk_path(results_dir, jobs[j], k, n)
+                    _write_atomically(origin, text)
+                done[k] = (reader.submit(_core.read_shard, text, origin), origin)
+                advance(_chunk_size(jobs[j].candidates, k, n))
+        # The first chunk's error by position, as tilesim merge gives it.
+        return [SweepResult(_core.merge_read([done[k][0].result() for k in range(1, n + 1)]))
+                for n, done in plans]
 
 
 def sweep_job_on(job, client, chunks=None, results_dir=None, retries=2, jobs=0, timeout=60,

@@ -111,7 +111,14 @@ def test_binary_chunks_merge_as_shard_files_do():
     mixed = tilesim.results.SweepResult(tilesim._core.merge(
         [chunk, tilesim.dask.evaluate_chunk(job.doc, 2, 3, 1),
          tilesim.dask.evaluate_chunk_bytes(job.doc, 3, 3, 1)], ["a", "b", "c"]))
+    read = [tilesim._core.read_shard(chunk, "a"),
+            tilesim._core.read_shard(tilesim.dask.evaluate_chunk(job.doc, 2, 3, 1), "b"),
+            tilesim._core.read_shard(tilesim.dask.evaluate_chunk_bytes(job.doc, 3, 3, 1), "c")]
+    ahead = tilesim.results.SweepResult(tilesim._core.merge_read(read))
     local = tilesim.sweep(LOOPS, jobs=2)
-    for res in (binary, text, mixed):
+    for res in (binary, text, mixed, ahead):
         assert res.to_json() == local.to_json()
         assert res.to_csv() == local.to_csv()
+    # A shard read ahead is merged once: a second merge of it is refused, not ranked empty.
+    with pytest.raises(tilesim.ConfigError, match="already merged"):
+        tilesim._core.merge_read(read)
