@@ -377,6 +377,17 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
                                                  const std::vector<size_t>& indices,
                                                  const SweepOptions& options) {
   std::vector<CandidateResult> results(indices.size());
+  evaluate_candidates(cfg, hw, candidates, indices, results, options);
+  return results;
+}
+
+void evaluate_candidates(const SweepConfig& cfg, const Hardware& hw,
+                         const std::vector<Candidate>& candidates,
+                         const std::vector<size_t>& indices, std::span<CandidateResult> results,
+                         const SweepOptions& options) {
+  if (results.size() != indices.size())
+    throw InternalError("evaluate_candidates: " + std::to_string(results.size()) +
+                        " result slots for " + std::to_string(indices.size()) + " candidates");
   parallel_indices(indices.size(), options.threads, [&](size_t j) {
     // An exception leaving a worker cancels the TBB loop's remaining candidates.
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SweepCancelled();
@@ -388,7 +399,6 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
     }
     if (options.progress) options.progress->fetch_add(1, std::memory_order_relaxed);
   });
-  return results;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,11 @@ std::vector<CandidateResult> evaluate_candidates(const SweepConfig& cfg, const H
                                                  const std::vector<Candidate>& candidates,
                                                  const std::vector<size_t>& indices,
                                                  const SweepOptions& options = {});
+// The same into `out` (out.size() == indices.size()), whose memory the caller owns.
+void evaluate_candidates(const SweepConfig& cfg, const Hardware& hw,
+                         const std::vector<Candidate>& candidates,
+                         const std::vector<size_t>& indices, std::span<CandidateResult> out,
+                         const SweepOptions& options = {});
 // Ranks, zones and recommends once every candidate is evaluated (`results[i]` is candidate i):
 // the same result whether the results came from one run or from merged shards.
 SweepResult rank_sweep(const SweepConfig& cfg, const std::vector<Candidate>& candidates,

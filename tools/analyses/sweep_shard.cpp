@@ -145,8 +145,9 @@ SweepShard run_shard(const SweepJob& job, const ShardSpec& shard, const SweepOpt
   s.hash = job.hash;
   s.shard = shard;
   s.total = job.candidates.size();
-  s.results = evaluate_candidates(job.cfg, job.hw, job.candidates,
-                                  shard_indices(job.candidates.size(), shard), options);
+  const auto indices = shard_indices(job.candidates.size(), shard);
+  s.results.resize(indices.size());
+  evaluate_candidates(job.cfg, job.hw, job.candidates, indices, s.results, options);
   return s;
 }
 

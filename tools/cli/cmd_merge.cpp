@@ -47,7 +47,7 @@ int merge(const MergeArgs& a) {
     all.job = m.job.doc;
     all.hash = m.job.hash;
     all.total = m.result.candidates.size();
-    all.results = m.result.candidates;
+    all.results.assign(m.result.candidates.begin(), m.result.candidates.end());
     write_output(a.output, shard_to_json(all).dump() + "\n", "the merged shard file");
   }
   std::string note = fmt::format("{} candidates merged from {} shard{}", m.result.candidates.size(),
