@@ -23,7 +23,6 @@
 #include "model/json_reader.hpp"
 #include "model/printable.hpp"
 #include "sim/chrome_trace.hpp"
-#include "tools/analyses/parallel_indices.hpp"
 #include "tools/analyses/run_kernel.hpp"
 #include "tools/analyses/sweep_shard.hpp"
 #include "tools/calibration/board_compare.hpp"
@@ -291,20 +290,8 @@ SweepOutcome merge(const std::vector<std::string>& texts, const std::vector<std:
     if (texts.size() != origins.size())
       throw Error(fmt::format("merge: {} shard texts but {} origins (one origin names each text)",
                               texts.size(), origins.size()));
-    // The shards are read side by side (the client's cores are free once the chunks are in); an
-    // error is the first shard's by position, whichever thread met it first.
-    std::vector<SweepShard> shards(texts.size());
-    std::vector<std::exception_ptr> errors(texts.size());
-    parallel_indices(texts.size(), 0, [&](size_t i) {
-      try {
-        shards[i] = shard_of_text(texts[i], origins[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
-    return merge_shards_once(std::move(shards));
+    return merge_shards_once(
+        read_shards(texts.size(), [&](size_t i) { return shard_of_text(texts[i], origins[i]); }));
   });
 }
 

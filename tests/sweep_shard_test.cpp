@@ -203,6 +203,28 @@ TEST(ByteRecord, NumbersRoundTripBitForBitInFewBytes) {
   }
 }
 
+// Shards read side by side: each in its slot, and of several errors the first by position.
+TEST(Shard, ReadSideBySideTheFirstErrorByPositionIsRaised) {
+  const auto shards = read_shards(5, [](size_t i) {
+    SweepShard s;
+    s.origin = "s" + std::to_string(i);
+    return s;
+  });
+  ASSERT_EQ(shards.size(), 5U);
+  for (size_t i = 0; i < shards.size(); ++i) EXPECT_EQ(shards[i].origin, "s" + std::to_string(i));
+  for (int trial = 0; trial < 20; ++trial) {
+    try {
+      read_shards(64, [](size_t i) -> SweepShard {
+        if (i % 7 == 3) throw Error("shard " + std::to_string(i));
+        return {};
+      });
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "shard 3");
+    }
+  }
+}
+
 // Cut short, extended, or edited: refused in one line naming the origin, never read past its end.
 TEST(Shard, MalformedBytesAreRefused) {
   const SweepJob job =

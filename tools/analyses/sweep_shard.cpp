@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
 
 #include "model/error.hpp"
@@ -13,6 +14,7 @@
 #include "model/json_reader.hpp"
 #include "model/recycling_allocator.hpp"
 #include "tools/analyses/candidate_json.hpp"
+#include "tools/analyses/parallel_indices.hpp"
 #include "tools/formats/run_config.hpp"
 #include "tools/formats/version.hpp"
 
@@ -354,6 +356,21 @@ SweepShard shard_from_bytes(std::string_view bytes, const std::string& origin) {
 SweepShard load_shard(const std::string& file) {
   // A shard of a large sweep holds every candidate's per-core figures (~5 KB each).
   return shard_from_json(JsonReader::parse_file(file, "shard file", kMaxShardBytes), file);
+}
+
+std::vector<SweepShard> read_shards(size_t n, const std::function<SweepShard(size_t)>& read) {
+  std::vector<SweepShard> shards(n);
+  std::vector<std::exception_ptr> errors(n);
+  parallel_indices(n, 0, [&](size_t i) {
+    try {
+      shards[i] = read(i);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return shards;
 }
 
 MergedSweep merge_shards(std::vector<SweepShard> shards) {

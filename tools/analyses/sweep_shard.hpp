@@ -72,6 +72,10 @@ nlohmann::json shard_to_json(const SweepShard& s);
 // A shard file's content; one-line errors name `origin` and the key.
 SweepShard shard_from_json(const nlohmann::json& doc, const std::string& origin);
 SweepShard load_shard(const std::string& file);
+// Shards 0 .. n-1 read by `read(i)` side by side (a merge's shards are independent: files parsed,
+// chunks decompressed and checked), on every core; an error is the first shard's by position,
+// whichever thread met it first.
+std::vector<SweepShard> read_shards(size_t n, const std::function<SweepShard(size_t)>& read);
 
 // The same shard as bytes, for one tilesim build to hand to itself (Dask chunks): the records in
 // the machine's layout (tools/formats/byte_record.hpp) instead of JSON text and trees: about half

@@ -37,8 +37,8 @@ int merge(const MergeArgs& a) {
     check_sweep_outputs(a.out, s);
     if (!a.output.empty()) check_not_an_input(a.output, "-o", s);
   }
-  std::vector<SweepShard> shards;
-  for (const auto& s : a.shards) shards.push_back(load_shard(s));
+  std::vector<SweepShard> shards =
+      read_shards(a.shards.size(), [&](size_t i) { return load_shard(a.shards[i]); });
   const int64_t n = shards.front().shard.n;
   const MergedSweep m = merge_shards(std::move(shards));
   check_sweep_outputs_fit(a.out, m.job.candidates);
