@@ -702,12 +702,12 @@ TEST(RecyclingAllocator, AThreadGetsBackTheLargeBlocksItFreed) {
   EXPECT_EQ(rb::size_class(rb::kMinBytes + 1), 2 * rb::kMinBytes);
   void* a = rb::take(rb::kMinBytes);
   rb::give(a, rb::kMinBytes);
-  EXPECT_EQ(rb::take(rb::kMinBytes), a);  // kept, and handed back
-  void* b = rb::take(2 * rb::kMinBytes);
-  EXPECT_NE(b, a);  // another size class: not that block
+  void* b = rb::take(2 * rb::kMinBytes);  // `a` is kept, but in another size class
+  EXPECT_NE(b, a);
+  EXPECT_EQ(rb::take(rb::kMinBytes), a);  // kept, and handed back for its own class
   rb::give(b, 2 * rb::kMinBytes);
   rb::give(a, rb::kMinBytes);
-  // Past what a thread keeps: freed, not kept (a new block of that size is not that one).
+  // Past what a thread keeps: freed at once (under ASan, a block kept and never freed would leak).
   void* huge = rb::take(2 * rb::kMaxHeldBytes);
   rb::give(huge, 2 * rb::kMaxHeldBytes);
   RecycledVector<int64_t> v;

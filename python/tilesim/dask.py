@@ -121,7 +121,7 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
         os.makedirs(results_dir, exist_ok=True)
     if client is not None:
         _wait_for_workers(client, timeout)
-    plans = []  # per job: n and {k: (text, origin)}
+    plans = []  # per job: n and {k: (text, origin)}, then {k: the future of its read_shard}
     pending = {}  # future -> (job index, k)
     # Keys unique per call: Dask would hand back a result it still holds for an equal key
     # instead of evaluating the chunk again.
@@ -155,7 +155,7 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as reader:
         for _, done in plans:
             for k, (text, origin) in done.items():
-                done[k] = (reader.submit(_core.read_shard, text, origin), origin)
+                done[k] = reader.submit(_core.read_shard, text, origin)
         if pending:
             from distributed import as_completed
 
@@ -166,10 +166,10 @@ def sweep_jobs(jobs, client, chunks=None, results_dir=None, retries=2, threads=1
                 if results_dir is not None:
                     origin = _chunk_path(results_dir, jobs[j], k, n)
                     _write_atomically(origin, text)
-                done[k] = (reader.submit(_core.read_shard, text, origin), origin)
+                done[k] = reader.submit(_core.read_shard, text, origin)
                 advance(_chunk_size(jobs[j].candidates, k, n))
         # The first chunk's error by position, as tilesim merge gives it.
-        return [SweepResult(_core.merge_read([done[k][0].result() for k in range(1, n + 1)]))
+        return [SweepResult(_core.merge_read([done[k].result() for k in range(1, n + 1)]))
                 for n, done in plans]
 
 

@@ -77,15 +77,15 @@ SweepShard load_shard(const std::string& file);
 // whichever thread met it first.
 std::vector<SweepShard> read_shards(size_t n, const std::function<SweepShard(size_t)>& read);
 
-// The same shard as bytes, for one tilesim build to hand to itself (Dask chunks): the records in
-// the machine's layout (tools/formats/byte_record.hpp) instead of JSON text and trees: about half
-// the size, and no tree to build or parse. The header names the tilesim version and byte order, and
-// a reader of another refuses it; the job is checked against its hash and the candidates against
-// the shard as shard_from_json checks them. is_shard_bytes tells the two forms apart by their first
-// bytes.
+// The same shard as bytes, for one tilesim build to hand to itself (Dask chunks): the records as
+// tools/formats/byte_record.hpp writes them (varints, one byte a zero), zstd-compressed, instead
+// of JSON text and trees: about a sixth of the JSON's size, and no tree to build or parse. The
+// uncompressed header names the tilesim version and byte order, and a reader of another refuses
+// it; the job is checked against its hash and the candidates against the shard as
+// shard_from_json checks them. is_shard_bytes tells the two forms apart by their first bytes.
 std::string shard_to_bytes(const SweepShard& s);
-// The same bytes into memory the caller allocates, once, for the size `allocate` is given (a
-// shard of 10^4 candidates is ~20 MB: Python's bytes object takes them without another copy).
+// The same bytes into memory the caller allocates, once, for the size `allocate` is given (half
+// of a 10^4-candidate sweep is ~3.5 MB: Python's bytes object takes them without another copy).
 void shard_to_bytes(const SweepShard& s, const std::function<std::span<char>(size_t)>& allocate);
 SweepShard shard_from_bytes(std::string_view bytes, const std::string& origin);
 bool is_shard_bytes(std::string_view text);
